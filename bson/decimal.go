@@ -1,0 +1,53 @@
+package bson
+
+import (
+	"math"
+	"math/big"
+	"strconv"
+)
+
+// Decimal128 layout (IEEE 754-2008 BID encoding, as BSON stores it): the sign
+// is bit 63 of hi; combination bits then give either a 14-bit exponent and a
+// 113-bit coefficient, or infinity and NaN. Exponent bias is 6176.
+const decimalBias = 6176
+
+// DecimalParts splits a decimal128 into its sign, coefficient and unbiased
+// exponent. kind is 0 for finite, 1 for infinity, 2 for NaN.
+func DecimalParts(hi, lo uint64) (neg bool, coef *big.Int, exp int, kind int) {
+	neg = hi>>63 == 1
+	switch {
+	case (hi>>58)&0x1f == 0x1f:
+		return neg, nil, 0, 2
+	case (hi>>58)&0x1f == 0x1e:
+		return neg, nil, 0, 1
+	case (hi>>61)&0x3 == 0x3:
+		// Coefficient would exceed 10^34: non-canonical, the value is zero.
+		exp = int((hi>>47)&0x3fff) - decimalBias
+		return neg, new(big.Int), exp, 0
+	}
+	exp = int((hi>>49)&0x3fff) - decimalBias
+	coef = new(big.Int).SetUint64(hi & (1<<49 - 1))
+	coef.Lsh(coef, 64)
+	coef.Or(coef, new(big.Int).SetUint64(lo))
+	return neg, coef, exp, 0
+}
+
+// Decimal128ToFloat64 converts a decimal128 to the nearest float64.
+func Decimal128ToFloat64(hi, lo uint64) float64 {
+	neg, coef, exp, kind := DecimalParts(hi, lo)
+	switch kind {
+	case 1:
+		if neg {
+			return math.Inf(-1)
+		}
+		return math.Inf(1)
+	case 2:
+		return math.NaN()
+	}
+	s := coef.String() + "e" + strconv.Itoa(exp)
+	f, _ := strconv.ParseFloat(s, 64) // out of range gives ±Inf or 0, which is the nearest float
+	if neg {
+		f = -f
+	}
+	return f
+}
