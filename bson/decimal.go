@@ -20,15 +20,11 @@ func DecimalParts(hi, lo uint64) (neg bool, coef *big.Int, exp int, kind int) {
 		return neg, nil, 0, 2
 	case (hi>>58)&0x1f == 0x1e:
 		return neg, nil, 0, 1
-	case (hi>>61)&0x3 == 0x3:
-		// Coefficient would exceed 10^34: non-canonical, the value is zero.
-		exp = int((hi>>47)&0x3fff) - decimalBias
-		return neg, new(big.Int), exp, 0
 	}
-	exp = int((hi>>49)&0x3fff) - decimalBias
-	coef = new(big.Int).SetUint64(hi & (1<<49 - 1))
+	_, chi, clo, exp, _ := decimalFields(hi, lo) // non-canonical coefficients read as zero
+	coef = new(big.Int).SetUint64(chi)
 	coef.Lsh(coef, 64)
-	coef.Or(coef, new(big.Int).SetUint64(lo))
+	coef.Or(coef, new(big.Int).SetUint64(clo))
 	return neg, coef, exp, 0
 }
 
@@ -44,10 +40,27 @@ func Decimal128ToFloat64(hi, lo uint64) float64 {
 	case 2:
 		return math.NaN()
 	}
-	s := coef.String() + "e" + strconv.Itoa(exp)
-	f, _ := strconv.ParseFloat(s, 64) // out of range gives ±Inf or 0, which is the nearest float
+	var buf [48]byte
+	b := strconv.AppendInt(append(coef.Append(buf[:0], 10), 'e'), int64(exp), 10)
+	f, _ := strconv.ParseFloat(unsafeString(b), 64) // out of range gives ±Inf or 0, which is the nearest float
 	if neg {
 		f = -f
 	}
 	return f
+}
+
+// Exponent range of decimal128 (unbiased, applied to the integer coefficient).
+const (
+	decimalMinExp = -6176
+	decimalMaxExp = 6111
+)
+
+// decimalPack encodes a finite decimal128 from its sign, coefficient (at most
+// 10^34-1) and unbiased exponent (within decimalMinExp..decimalMaxExp).
+func decimalPack(neg bool, chi, clo uint64, exp int) (hi, lo uint64) {
+	hi = chi | uint64(exp+decimalBias)<<49
+	if neg {
+		hi |= 1 << 63
+	}
+	return hi, clo
 }
