@@ -1,0 +1,196 @@
+package wire
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Message is one decoded request. Exactly one of Msg and Query is set.
+type Message struct {
+	// Header is the header of the message; for an OP_COMPRESSED message it
+	// is the reconstructed header of the inner message, so OpCode is the
+	// inner opcode and MessageLength the uncompressed length.
+	Header Header
+	// Compressor is the compressor the message arrived with, or
+	// CompressorNoop if it was not compressed (a noop-compressed message
+	// also reports CompressorNoop).
+	Compressor Compressor
+	// Compressed reports whether the message arrived as OP_COMPRESSED.
+	Compressed bool
+	Msg        *Msg   // set for OP_MSG
+	Query      *Query // set for OP_QUERY
+}
+
+const (
+	// readBufferSize is the size of the Reader's bufio buffer.
+	readBufferSize = 16 << 10
+	// minBufferSize is the smallest message buffer a Reader allocates.
+	minBufferSize = 4 << 10
+	// maxRetainedBufferSize is the largest buffer a Reader keeps between
+	// messages; larger ones, needed for the occasional big message, are
+	// released so that idle connections do not pin memory.
+	maxRetainedBufferSize = 1 << 20
+)
+
+// Reader reads messages from a stream, reusing its buffers. It is not safe
+// for concurrent use.
+type Reader struct {
+	r       *bufio.Reader
+	maxSize int
+	buf     []byte // the message as read
+	dbuf    []byte // the decompressed inner message
+	msg     Message
+	opMsg   Msg
+	query   Query
+	broken  error // set after a fatal error
+}
+
+// NewReader returns a Reader that reads from r and rejects messages longer
+// than maxMessageSize bytes (header included); a maxMessageSize <= 0 means
+// MaxMessageSize. The limit also applies to the uncompressed size of
+// OP_COMPRESSED messages.
+func NewReader(r io.Reader, maxMessageSize int) *Reader {
+	if maxMessageSize <= 0 {
+		maxMessageSize = MaxMessageSize
+	}
+	return &Reader{r: bufio.NewReaderSize(r, readBufferSize), maxSize: maxMessageSize}
+}
+
+// ReadMessage reads and decodes the next message. The returned Message and
+// all slices it refers to are owned by the Reader and remain valid only until
+// the next call to ReadMessage.
+//
+// It returns io.EOF if the stream ends cleanly between messages, a
+// *ProtocolError for malformed input (see ProtocolError for Fatal), and
+// other errors from the underlying reader wrapped with context. After a
+// fatal error, or a read error in the middle of a message, every later call
+// returns the same error; a read error before the first byte of a message
+// (such as an expired read deadline) leaves the Reader usable.
+func (r *Reader) ReadMessage() (*Message, error) {
+	if r.broken != nil {
+		return nil, r.broken
+	}
+	b, err := r.readFrame()
+	if err != nil {
+		var re resumableError
+		if errors.As(err, &re) {
+			return nil, re.err
+		}
+		if err != io.EOF {
+			r.broken = err
+		}
+		return nil, err
+	}
+
+	h := parseHeader(b)
+	m := &r.msg
+	*m = Message{Header: h}
+	if h.OpCode == OpCompressed {
+		var perr *ProtocolError
+		r.dbuf, h, m.Compressor, perr = decompress(r.dbuf, b, r.maxSize)
+		if perr != nil {
+			return nil, perr
+		}
+		m.Header, m.Compressed, b = h, true, r.dbuf
+	}
+
+	var perr *ProtocolError
+	switch h.OpCode {
+	case OpMsg:
+		perr = parseMsg(&r.opMsg, b)
+		if perr == nil {
+			m.Msg = &r.opMsg
+		} else if len(b) >= HeaderSize+4 {
+			perr.Flags = binary.LittleEndian.Uint32(b[HeaderSize:])
+		}
+	case OpQuery:
+		perr = parseQuery(&r.query, b)
+		if perr == nil {
+			m.Query = &r.query
+		}
+	case OpCompressed:
+		// Only reachable for an inner message; decompress rejects it.
+		perr = newError(CodeBadValue, "OP_COMPRESSED message wraps another OP_COMPRESSED message")
+	case OpReply, OpUpdate, OpInsert, OpGetMore, OpDelete, OpKillCursors:
+		perr = newError(CodeBadValue, "unsupported legacy opcode %d (%v): only OP_MSG, OP_QUERY and OP_COMPRESSED are accepted", int32(h.OpCode), h.OpCode)
+	default:
+		perr = newError(CodeBadValue, "unknown opcode %d", int32(h.OpCode))
+	}
+	if perr != nil {
+		perr.Header, perr.Compressor = h, m.Compressor
+		return nil, perr
+	}
+	return m, nil
+}
+
+// readFrame reads one whole message, header included, into r.buf.
+func (r *Reader) readFrame() ([]byte, error) {
+	if cap(r.buf) > maxRetainedBufferSize || cap(r.dbuf) > maxRetainedBufferSize {
+		r.releaseBuffers()
+	}
+	if cap(r.buf) < minBufferSize {
+		r.buf = make([]byte, 0, minBufferSize)
+	}
+
+	b := r.buf[:HeaderSize]
+	if n, err := io.ReadFull(r.r, b[:4]); err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		if err == io.ErrUnexpectedEOF {
+			return nil, fatalError(err, "connection closed after %d of the 4 bytes of a message length", n)
+		}
+		err = fmt.Errorf("wire: reading message length: %w", err)
+		if n == 0 {
+			// Nothing was consumed (e.g. a read deadline expired between
+			// messages): the stream is still in sync.
+			return nil, resumableError{err}
+		}
+		return nil, err
+	}
+	length := int64(int32(binary.LittleEndian.Uint32(b)))
+	if length < HeaderSize || length > int64(r.maxSize) {
+		return nil, fatalError(nil, "recv(): message msgLen %d is invalid. Min %d Max: %d", length, HeaderSize, r.maxSize)
+	}
+	n := int(length)
+	have := 4
+	for have < n {
+		if have == cap(b) {
+			// Grow with the data actually received rather than trusting the
+			// length prefix, so a peer cannot make us allocate maxSize bytes
+			// by sending only a header.
+			nb := make([]byte, have, min(n, 2*cap(b)))
+			copy(nb, b[:have])
+			b = nb
+		}
+		end := min(n, cap(b))
+		m, err := io.ReadFull(r.r, b[have:end])
+		have += m
+		if err != nil {
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				r.buf = b[:0]
+				return nil, fatalError(io.ErrUnexpectedEOF, "connection closed after %d of the %d bytes of a message", have, n)
+			}
+			r.buf = b[:0]
+			return nil, fmt.Errorf("wire: reading message body (%d of %d bytes): %w", have, n, err)
+		}
+	}
+	r.buf = b[:0]
+	return b[:n], nil
+}
+
+// releaseBuffers drops the message buffers and everything pointing into
+// them.
+func (r *Reader) releaseBuffers() {
+	r.buf, r.dbuf = nil, nil
+	r.opMsg = Msg{}
+	r.query = Query{}
+}
+
+// resumableError marks a read error that left the stream in sync.
+type resumableError struct{ err error }
+
+func (e resumableError) Error() string { return e.err.Error() }
