@@ -1,0 +1,60 @@
+package conformance
+
+// driverSkips lists tests that the official Go driver v2 cannot pass against
+// any server, with the driver project's own reason (its test suite skips the
+// same tests). Keys are "file/description".
+var driverSkips = map[string]string{}
+
+func init() {
+	add := func(reason string, file string, descriptions ...string) {
+		for _, d := range descriptions {
+			driverSkips[file+"/"+d] = reason
+		}
+	}
+
+	const unackHint = "does not send hint with unacknowledged writes (GODRIVER-2125)"
+	for _, op := range []string{"deleteMany", "deleteOne"} {
+		add(unackHint, "bulkWrite-"+op+"-hint-unacknowledged",
+			"Unacknowledged "+op+" with hint string on 4.4+ server",
+			"Unacknowledged "+op+" with hint document on 4.4+ server")
+		add(unackHint, op+"-hint-unacknowledged",
+			"Unacknowledged "+op+" with hint string on 4.4+ server",
+			"Unacknowledged "+op+" with hint document on 4.4+ server")
+	}
+	for _, op := range []string{"replaceOne", "updateMany", "updateOne"} {
+		add(unackHint, "bulkWrite-"+op+"-hint-unacknowledged",
+			"Unacknowledged "+op+" with hint string on 4.2+ server",
+			"Unacknowledged "+op+" with hint document on 4.2+ server")
+		add(unackHint, op+"-hint-unacknowledged",
+			"Unacknowledged "+op+" with hint string on 4.2+ server",
+			"Unacknowledged "+op+" with hint document on 4.2+ server")
+	}
+	for _, op := range []string{"findOneAndDelete", "findOneAndReplace", "findOneAndUpdate"} {
+		add(unackHint, op+"-hint-unacknowledged",
+			"Unacknowledged "+op+" with hint string on 4.4+ server",
+			"Unacknowledged "+op+" with hint document on 4.4+ server")
+	}
+
+	add("does not send bypassDocumentValidation: false (GODRIVER-3407)", "bypassDocumentValidation",
+		"Aggregate with $out passes bypassDocumentValidation: false",
+		"BulkWrite passes bypassDocumentValidation: false",
+		"FindOneAndReplace passes bypassDocumentValidation: false",
+		"FindOneAndUpdate passes bypassDocumentValidation: false",
+		"InsertMany passes bypassDocumentValidation: false",
+		"InsertOne passes bypassDocumentValidation: false",
+		"ReplaceOne passes bypassDocumentValidation: false",
+		"UpdateMany passes bypassDocumentValidation: false",
+		"UpdateOne passes bypassDocumentValidation: false")
+
+	add("replaces a null _id with a generated ObjectId (GODRIVER-3392)", "create-null-ids",
+		"inserting _id with type null via insertOne",
+		"inserting _id with type null via clientBulkWrite")
+
+	add("findOne-style batchSize handling differs (GODRIVER-3395)", "find",
+		"Find with batchSize equal to limit")
+
+	add("CRUD v1 conversion not supported by the driver (GODRIVER-3143)", "bulkWrite-collation",
+		"BulkWrite with delete operations and collation")
+	add("CRUD v1 conversion not supported by the driver (GODRIVER-3143)", "findOne",
+		"FindOne with filter, sort, and skip")
+}

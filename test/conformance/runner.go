@@ -1,0 +1,313 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readconcern"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+)
+
+// skipError means the runner cannot run a test; the reason is reported.
+type skipError struct{ reason string }
+
+func (e *skipError) Error() string { return "skipped: " + e.reason }
+
+func skipf(format string, a ...any) error {
+	return &skipError{reason: fmt.Sprintf(format, a...)}
+}
+
+// skipReason returns the reason if err is (or wraps) a skipError.
+func skipReason(err error) (string, bool) {
+	var s *skipError
+	if errors.As(err, &s) {
+		return s.reason, true
+	}
+	return "", false
+}
+
+// Status is a test's outcome.
+type Status int
+
+// Test outcomes.
+const (
+	Passed Status = iota
+	Failed
+	Skipped
+)
+
+func (s Status) String() string {
+	return [...]string{"passed", "failed", "skipped"}[s]
+}
+
+// Result is the outcome of one spec test.
+type Result struct {
+	Status Status
+	Reason string // skip reason or failure message
+}
+
+// Runner runs unified-format tests against one server.
+type Runner struct {
+	URI      string        // the server's connection string
+	Internal *mongo.Client // the "internal MongoClient" for setup and outcome checks
+	Server   serverInfo
+	// DriverSkips maps "file/description" to the reason the Go driver
+	// cannot run that test, whatever the server does.
+	DriverSkips map[string]string
+	// Timeout bounds one test.
+	Timeout time.Duration
+}
+
+// NewRunner connects the internal client and reads the server's version and
+// topology.
+func NewRunner(ctx context.Context, uri string) (*Runner, error) {
+	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(10 * time.Second))
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{URI: uri, Internal: client, DriverSkips: driverSkips, Timeout: 30 * time.Second}
+	if r.Server, err = detectServer(ctx, client); err != nil {
+		_ = client.Disconnect(ctx)
+		return nil, err
+	}
+	return r, nil
+}
+
+// Close disconnects the internal client.
+func (r *Runner) Close(ctx context.Context) error { return r.Internal.Disconnect(ctx) }
+
+func detectServer(ctx context.Context, c *mongo.Client) (serverInfo, error) {
+	var s serverInfo
+	admin := c.Database("admin")
+	var bi struct {
+		Version      string  `bson:"version"`
+		VersionArray []int32 `bson:"versionArray"`
+	}
+	if err := admin.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&bi); err != nil {
+		return s, fmt.Errorf("buildInfo: %w", err)
+	}
+	if len(bi.VersionArray) >= 3 {
+		for i := range s.Version {
+			s.Version[i] = int(bi.VersionArray[i])
+		}
+	} else {
+		v, err := parseVersion(bi.Version)
+		if err != nil {
+			return s, err
+		}
+		s.Version = v
+	}
+	var hello bson.M
+	if err := admin.RunCommand(ctx, bson.D{{Key: "hello", Value: 1}}).Decode(&hello); err != nil {
+		return s, fmt.Errorf("hello: %w", err)
+	}
+	switch {
+	case hello["msg"] == "isdbgrid":
+		s.Topology = "sharded"
+	case hello["setName"] != nil:
+		s.Topology = "replicaset"
+	default:
+		s.Topology = "single"
+	}
+	return s, nil
+}
+
+// Run executes one test of a file.
+func (r *Runner) Run(ctx context.Context, f *specFile, t *specTest) Result {
+	if why := r.Server.unmetRequirements(f.RunOnRequirements); why != "" {
+		return Result{Status: Skipped, Reason: why}
+	}
+	if why := r.Server.unmetRequirements(t.RunOnRequirements); why != "" {
+		return Result{Status: Skipped, Reason: why}
+	}
+	if t.SkipReason != "" {
+		return Result{Status: Skipped, Reason: "test file: " + t.SkipReason}
+	}
+	if why, ok := r.DriverSkips[f.Name+"/"+t.Description]; ok {
+		return Result{Status: Skipped, Reason: "Go driver: " + why}
+	}
+	for _, op := range t.Operations {
+		if op.Object == "testRunner" && (op.Name == "failPoint" || op.Name == "targetedFailPoint") {
+			return Result{Status: Skipped, Reason: "needs fail points"}
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.Timeout)
+	defer cancel()
+	err := r.run(ctx, f, t)
+	if why, ok := skipReason(err); ok {
+		return Result{Status: Skipped, Reason: "runner: " + why}
+	}
+	if err != nil {
+		return Result{Status: Failed, Reason: err.Error()}
+	}
+	return Result{Status: Passed}
+}
+
+func (r *Runner) run(ctx context.Context, f *specFile, t *specTest) error {
+	if err := r.setUp(ctx, f.InitialData); err != nil {
+		return fmt.Errorf("initialData: %w", err)
+	}
+	em := newEntityMap()
+	defer em.close(context.Background())
+	for _, e := range f.CreateEntities {
+		if err := em.createEntity(ctx, r.URI, e); err != nil {
+			return fmt.Errorf("createEntities: %w", err)
+		}
+	}
+	m := matcher{entities: em}
+	for i, op := range t.Operations {
+		if err := runAndCheck(ctx, em, m, op); err != nil {
+			if _, ok := skipReason(err); ok {
+				return err
+			}
+			return fmt.Errorf("operation %d (%s on %s): %w", i, op.Name, op.Object, err)
+		}
+	}
+	for _, c := range em.clients {
+		c.stopRecording()
+	}
+	for _, exp := range t.ExpectEvents {
+		if err := checkExpectedEvents(em, exp); err != nil {
+			if _, ok := skipReason(err); ok {
+				return err
+			}
+			return fmt.Errorf("expectEvents: %w", err)
+		}
+	}
+	for _, want := range t.Outcome {
+		if err := r.checkOutcome(ctx, want); err != nil {
+			return fmt.Errorf("outcome: %w", err)
+		}
+	}
+	return nil
+}
+
+func runAndCheck(ctx context.Context, em *entityMap, m matcher, op operation) error {
+	res, err := runOperation(ctx, em, op)
+	if err != nil {
+		return err
+	}
+	if op.IgnoreResultAndError {
+		return nil
+	}
+	if op.ExpectError != nil {
+		return checkExpectedError(m, op.ExpectError, res)
+	}
+	if res.err != nil {
+		return fmt.Errorf("unexpected error: %w", res.err)
+	}
+	if !isMissing(op.ExpectResult) {
+		if err := matchResult(m, op.ExpectResult, res); err != nil {
+			return fmt.Errorf("result: %w\nactual: %s", err, show(res.resultValue()))
+		}
+	}
+	if name := op.SaveResultAsEntity; name != "" {
+		if res.cursor != nil {
+			if err := em.add(name, "cursor"); err != nil {
+				return err
+			}
+			em.cursors[name] = res.cursor
+			return nil
+		}
+		if err := em.add(name, "value"); err != nil {
+			return err
+		}
+		em.values[name] = res.resultValue()
+	}
+	return nil
+}
+
+// matchResult applies expectResult: iterated results are arrays of root
+// documents; single documents are root documents; other values (distinct's
+// array, counts) match exactly.
+func matchResult(m matcher, expected bson.RawValue, res opResult) error {
+	if res.iter {
+		return matchDocList(m, expected, res.docs)
+	}
+	if res.value.Type == bson.TypeEmbeddedDocument {
+		return m.matchRoot(expected, res.value)
+	}
+	return m.matchNested(expected, res.value)
+}
+
+func matchDocList(m matcher, expected bson.RawValue, docs []bson.Raw) error {
+	if d, ok := expected.DocumentOK(); ok {
+		// A special operator applied to the whole list.
+		if _, _, ok := specialOperator(d); ok {
+			return m.matchRoot(expected, arrayValue(docs))
+		}
+	}
+	arr, ok := expected.ArrayOK()
+	if !ok {
+		return fmt.Errorf("expected %s, got a list of %d documents", expected, len(docs))
+	}
+	vals, _ := arr.Values()
+	if len(vals) != len(docs) {
+		return fmt.Errorf("expected %d documents, got %d: %s", len(vals), len(docs), arrayValue(docs))
+	}
+	for i, v := range vals {
+		if err := m.matchRoot(v, docValue(docs[i])); err != nil {
+			return fmt.Errorf("document %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+// setUp applies initialData with w:majority: drop, create, insert.
+func (r *Runner) setUp(ctx context.Context, data []collData) error {
+	wc := options.Database().SetWriteConcern(writeconcern.Majority())
+	for _, cd := range data {
+		db := r.Internal.Database(cd.DatabaseName, wc)
+		if err := db.Collection(cd.CollectionName).Drop(ctx); err != nil {
+			return fmt.Errorf("dropping %s.%s: %w", cd.DatabaseName, cd.CollectionName, err)
+		}
+		if cd.CreateOptions != nil || len(cd.Documents) == 0 {
+			cmd := bson.D{{Key: "create", Value: cd.CollectionName}}
+			elems, _ := cd.CreateOptions.Elements()
+			for _, e := range elems {
+				cmd = append(cmd, bson.E{Key: e.Key(), Value: e.Value()})
+			}
+			cmd = append(cmd, bson.E{Key: "writeConcern", Value: bson.D{{Key: "w", Value: "majority"}}})
+			if err := db.RunCommand(ctx, cmd).Err(); err != nil {
+				return fmt.Errorf("creating %s.%s: %w", cd.DatabaseName, cd.CollectionName, err)
+			}
+		}
+		if len(cd.Documents) > 0 {
+			if _, err := db.Collection(cd.CollectionName).InsertMany(ctx, cd.Documents); err != nil {
+				return fmt.Errorf("inserting into %s.%s: %w", cd.DatabaseName, cd.CollectionName, err)
+			}
+		}
+	}
+	return nil
+}
+
+// checkOutcome compares a collection's contents, sorted by _id, exactly.
+func (r *Runner) checkOutcome(ctx context.Context, want collData) error {
+	coll := r.Internal.Database(want.DatabaseName).Collection(want.CollectionName,
+		options.Collection().SetReadPreference(readpref.Primary()).SetReadConcern(readconcern.Local()))
+	cur, err := coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
+	if err != nil {
+		return fmt.Errorf("reading %s.%s: %w", want.DatabaseName, want.CollectionName, err)
+	}
+	res := iterate(ctx, cur, nil)
+	if res.err != nil {
+		return fmt.Errorf("reading %s.%s: %w", want.DatabaseName, want.CollectionName, res.err)
+	}
+	if len(res.docs) != len(want.Documents) {
+		return fmt.Errorf("%s.%s: expected %d documents %s, found %d: %s", want.DatabaseName, want.CollectionName,
+			len(want.Documents), arrayValue(want.Documents), len(res.docs), arrayValue(res.docs))
+	}
+	for i := range res.docs {
+		if err := exactEqual(want.Documents[i], res.docs[i]); err != nil {
+			return fmt.Errorf("%s.%s document %d: %v\nexpected: %s\nfound:    %s", want.DatabaseName,
+				want.CollectionName, i, err, want.Documents[i], res.docs[i])
+		}
+	}
+	return nil
+}
