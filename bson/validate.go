@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"unicode/utf8"
 )
 
 // ValidationError describes why bytes are not valid BSON.
@@ -24,7 +25,19 @@ func (e *ValidationError) Error() string {
 // level 1 not counted against the limit: maxDepth embedded levels allowed).
 // It allocates nothing on success.
 func Validate(d []byte, maxDepth int) error {
-	n, err := validateDoc(d, 0, 0, maxDepth)
+	return validate(d, maxDepth, false)
+}
+
+// ValidateStrict is Validate plus the checks the BSON specification requires
+// of a conforming decoder and MongoDB applies to user input: every field name,
+// string, symbol, JavaScript code, regex pattern and options, and DBPointer
+// namespace must be valid UTF-8. It allocates nothing on success.
+func ValidateStrict(d []byte, maxDepth int) error {
+	return validate(d, maxDepth, true)
+}
+
+func validate(d []byte, maxDepth int, strict bool) error {
+	n, err := validateDoc(d, 0, 0, maxDepth, strict)
 	if err != nil {
 		return err
 	}
@@ -34,7 +47,7 @@ func Validate(d []byte, maxDepth int) error {
 	return nil
 }
 
-func validateDoc(d []byte, base, depth, maxDepth int) (int, error) {
+func validateDoc(d []byte, base, depth, maxDepth int, strict bool) (int, error) {
 	if len(d) < 5 {
 		return 0, &ValidationError{Offset: base, Reason: "document shorter than 5 bytes"}
 	}
@@ -54,6 +67,9 @@ func validateDoc(d []byte, base, depth, maxDepth int) (int, error) {
 			return 0, &ValidationError{Offset: base + keyStart, Reason: "unterminated field name"}
 		}
 		vs := keyStart + i + 1
+		if strict && !utf8.Valid(d[keyStart:keyStart+i]) {
+			return 0, &ValidationError{Offset: base + keyStart, Reason: "field name is not valid UTF-8"}
+		}
 		n := valueSize(t, d[vs:size-1])
 		if n < 0 {
 			if _, known := typeNames[t]; !known {
@@ -67,10 +83,20 @@ func validateDoc(d []byte, base, depth, maxDepth int) (int, error) {
 			if v[n-1] != 0 {
 				return 0, &ValidationError{Offset: base + vs, Reason: "string not terminated by 0x00"}
 			}
+			if strict && !utf8.Valid(v[4:n-1]) {
+				return 0, &ValidationError{Offset: base + vs, Reason: fmt.Sprintf("%s is not valid UTF-8", t)}
+			}
 		case TypeDBPointer:
 			sl := int(binary.LittleEndian.Uint32(v))
 			if v[4+sl-1] != 0 {
 				return 0, &ValidationError{Offset: base + vs, Reason: "DBPointer namespace not terminated by 0x00"}
+			}
+			if strict && !utf8.Valid(v[4:4+sl-1]) {
+				return 0, &ValidationError{Offset: base + vs, Reason: "DBPointer namespace is not valid UTF-8"}
+			}
+		case TypeRegex:
+			if strict && !utf8.Valid(v) {
+				return 0, &ValidationError{Offset: base + vs, Reason: "regex is not valid UTF-8"}
 			}
 		case TypeBoolean:
 			if v[0] > 1 {
@@ -86,7 +112,7 @@ func validateDoc(d []byte, base, depth, maxDepth int) (int, error) {
 			if depth+1 > maxDepth {
 				return 0, &ValidationError{Offset: base + vs, Reason: fmt.Sprintf("nesting deeper than %d levels", maxDepth), TooDeep: true}
 			}
-			if _, err := validateDoc(v, base+vs, depth+1, maxDepth); err != nil {
+			if _, err := validateDoc(v, base+vs, depth+1, maxDepth, strict); err != nil {
 				return 0, err
 			}
 		case TypeCodeWithScope:
@@ -97,7 +123,10 @@ func validateDoc(d []byte, base, depth, maxDepth int) (int, error) {
 			if sl < 1 || 8+sl > n || v[8+sl-1] != 0 {
 				return 0, &ValidationError{Offset: base + vs, Reason: "code with scope: bad code string"}
 			}
-			m, err := validateDoc(v[8+sl:], base+vs+8+sl, depth+1, maxDepth)
+			if strict && !utf8.Valid(v[8:8+sl-1]) {
+				return 0, &ValidationError{Offset: base + vs, Reason: "code with scope: code is not valid UTF-8"}
+			}
+			m, err := validateDoc(v[8+sl:n], base+vs+8+sl, depth+1, maxDepth, strict)
 			if err != nil {
 				return 0, err
 			}
