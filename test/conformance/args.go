@@ -163,3 +163,14 @@ func (a *args) done() error {
 	}
 	return nil
 }
+
+// rawData passes the rawData argument through the driver's internal options
+// API (the driver itself omits it for servers older than 8.2).
+func rawData[T any](a *args, opts T, set func(T, string, any) error) {
+	if !a.has("rawData") {
+		return
+	}
+	if err := set(opts, "rawData", a.bool("rawData")); err != nil && a.err == nil {
+		a.err = err
+	}
+}

@@ -17,6 +17,7 @@ import (
 
 // entityMap holds one test's entities. Names are unique across kinds.
 type entityMap struct {
+	server   serverInfo
 	names    map[string]string // name -> kind
 	clients  map[string]*clientEntity
 	dbs      map[string]*mongo.Database

@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/xoptions"
 )
 
 // opFunc runs one operation. The returned error is the runner's own (bad or
@@ -104,7 +105,7 @@ func runOperation(ctx context.Context, em *entityMap, op operation) (opResult, e
 		}
 		ctx = mongo.NewSessionContext(ctx, s)
 	}
-	for _, k := range []string{"rawData", "timeoutMS", "maxTimeMS"} {
+	for _, k := range []string{"timeoutMS", "maxTimeMS"} {
 		if a.has(k) {
 			return opResult{}, skipf("argument %s (not in the Go driver v2 public API)", k)
 		}
@@ -232,6 +233,7 @@ func aggregateOptions(a *args) *options.AggregateOptionsBuilder {
 	if l, ok := a.doc("let"); ok {
 		opts.SetLet(l)
 	}
+	rawData(a, opts, xoptions.SetInternalAggregateOptions)
 	return opts
 }
 
@@ -285,6 +287,7 @@ func findOptions(a *args) *options.FindOptionsBuilder {
 	if a.has("allowPartialResults") {
 		opts.SetAllowPartialResults(a.bool("allowPartialResults"))
 	}
+	rawData(a, opts, xoptions.SetInternalFindOptions)
 	return opts
 }
 
@@ -333,6 +336,7 @@ func findOne(ctx context.Context, em *entityMap, obj string, a *args) (opResult,
 	if s, ok := a.doc("sort"); ok {
 		opts.SetSort(s)
 	}
+	rawData(a, opts, xoptions.SetInternalFindOneOptions)
 	return singleDocResult(coll.FindOne(ctx, filter, opts)), nil
 }
 
@@ -358,6 +362,7 @@ func countDocuments(ctx context.Context, em *entityMap, obj string, a *args) (op
 	if a.has("skip") {
 		opts.SetSkip(a.int("skip"))
 	}
+	rawData(a, opts, xoptions.SetInternalCountOptions)
 	n, err := coll.CountDocuments(ctx, filter, opts)
 	if err != nil {
 		return opResult{err: err}, nil
@@ -374,6 +379,7 @@ func estimatedDocumentCount(ctx context.Context, em *entityMap, obj string, a *a
 	if c, ok := commentArg(a); ok {
 		opts.SetComment(c)
 	}
+	rawData(a, opts, xoptions.SetInternalEstimatedDocumentCountOptions)
 	n, err := coll.EstimatedDocumentCount(ctx, opts)
 	if err != nil {
 		return opResult{err: err}, nil
@@ -404,6 +410,10 @@ func count(ctx context.Context, em *entityMap, obj string, a *args) (opResult, e
 	if c, ok := commentArg(a); ok {
 		cmd = append(cmd, bson.E{Key: "comment", Value: c})
 	}
+	// Like the drivers, send rawData only to servers that know it (8.2+).
+	if raw := a.bool("rawData"); raw && compareVersions(em.server.Version, [3]int{8, 2, 0}) >= 0 {
+		cmd = append(cmd, bson.E{Key: "rawData", Value: raw})
+	}
 	var reply struct {
 		N int64 `bson:"n"`
 	}
@@ -429,6 +439,7 @@ func distinct(ctx context.Context, em *entityMap, obj string, a *args) (opResult
 	if h, ok := hintArg(a); ok {
 		opts.SetHint(h)
 	}
+	rawData(a, opts, xoptions.SetInternalDistinctOptions)
 	arr, err := coll.Distinct(ctx, field, filter, opts).Raw()
 	if err != nil {
 		return opResult{err: err}, nil

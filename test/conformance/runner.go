@@ -85,24 +85,6 @@ func (r *Runner) Close(ctx context.Context) error { return r.Internal.Disconnect
 func detectServer(ctx context.Context, c *mongo.Client) (serverInfo, error) {
 	var s serverInfo
 	admin := c.Database("admin")
-	var bi struct {
-		Version      string  `bson:"version"`
-		VersionArray []int32 `bson:"versionArray"`
-	}
-	if err := admin.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&bi); err != nil {
-		return s, fmt.Errorf("buildInfo: %w", err)
-	}
-	if len(bi.VersionArray) >= 3 {
-		for i := range s.Version {
-			s.Version[i] = int(bi.VersionArray[i])
-		}
-	} else {
-		v, err := parseVersion(bi.Version)
-		if err != nil {
-			return s, err
-		}
-		s.Version = v
-	}
 	var hello bson.M
 	if err := admin.RunCommand(ctx, bson.D{{Key: "hello", Value: 1}}).Decode(&hello); err != nil {
 		return s, fmt.Errorf("hello: %w", err)
@@ -115,7 +97,36 @@ func detectServer(ctx context.Context, c *mongo.Client) (serverInfo, error) {
 	default:
 		s.Topology = "single"
 	}
+	var bi struct {
+		Version      string  `bson:"version"`
+		VersionArray []int32 `bson:"versionArray"`
+	}
+	err := admin.RunCommand(ctx, bson.D{{Key: "buildInfo", Value: 1}}).Decode(&bi)
+	switch {
+	case err == nil && len(bi.VersionArray) >= 3:
+		for i := range s.Version {
+			s.Version[i] = int(bi.VersionArray[i])
+		}
+	case err == nil:
+		if s.Version, err = parseVersion(bi.Version); err != nil {
+			return s, fmt.Errorf("buildInfo: %w", err)
+		}
+	default:
+		// No buildInfo: infer the version from the wire protocol version.
+		wire, ok := hello["maxWireVersion"].(int32)
+		v, known := wireVersions[wire]
+		if !ok || !known {
+			return s, fmt.Errorf("buildInfo: %w; maxWireVersion %v unknown", err, hello["maxWireVersion"])
+		}
+		s.Version = v
+	}
 	return s, nil
+}
+
+// wireVersions maps maxWireVersion to the server release that introduced it.
+var wireVersions = map[int32][3]int{
+	13: {5, 0, 0}, 14: {5, 1, 0}, 17: {6, 0, 0}, 21: {7, 0, 0},
+	25: {8, 0, 0}, 26: {8, 1, 0}, 27: {8, 2, 0},
 }
 
 // Run executes one test of a file.
@@ -154,6 +165,7 @@ func (r *Runner) run(ctx context.Context, f *specFile, t *specTest) error {
 		return fmt.Errorf("initialData: %w", err)
 	}
 	em := newEntityMap()
+	em.server = r.Server
 	defer em.close(context.Background())
 	for _, e := range f.CreateEntities {
 		if err := em.createEntity(ctx, r.URI, e); err != nil {

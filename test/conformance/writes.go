@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/xoptions"
 )
 
 // updateArg returns an update document or an update pipeline.
@@ -47,6 +48,7 @@ func insertOne(ctx context.Context, em *entityMap, obj string, a *args) (opResul
 	if c, ok := commentArg(a); ok {
 		opts.SetComment(c)
 	}
+	rawData(a, opts, xoptions.SetInternalInsertOneOptions)
 	return insertOneResult(coll.InsertOne(ctx, doc, opts)), nil
 }
 
@@ -68,6 +70,7 @@ func insertMany(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 	if c, ok := commentArg(a); ok {
 		opts.SetComment(c)
 	}
+	rawData(a, opts, xoptions.SetInternalInsertManyOptions)
 	res, err := coll.InsertMany(ctx, docs, opts)
 	return insertManyResult(res, len(docs), ordered, err), nil
 }
@@ -91,6 +94,7 @@ func deleteOne(ctx context.Context, em *entityMap, obj string, a *args) (opResul
 	if l, ok := a.doc("let"); ok {
 		opts.SetLet(l)
 	}
+	rawData(a, opts, xoptions.SetInternalDeleteOneOptions)
 	return deleteResult(coll.DeleteOne(ctx, filter, opts)), nil
 }
 
@@ -113,6 +117,7 @@ func deleteMany(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 	if l, ok := a.doc("let"); ok {
 		opts.SetLet(l)
 	}
+	rawData(a, opts, xoptions.SetInternalDeleteManyOptions)
 	return deleteResult(coll.DeleteMany(ctx, filter, opts)), nil
 }
 
@@ -151,6 +156,7 @@ func updateOne(ctx context.Context, em *entityMap, obj string, a *args) (opResul
 	if a.has("upsert") {
 		opts.SetUpsert(a.bool("upsert"))
 	}
+	rawData(a, opts, xoptions.SetInternalUpdateOneOptions)
 	return updateResult(coll.UpdateOne(ctx, filter, update, opts)), nil
 }
 
@@ -186,6 +192,7 @@ func updateMany(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 	if a.has("upsert") {
 		opts.SetUpsert(a.bool("upsert"))
 	}
+	rawData(a, opts, xoptions.SetInternalUpdateManyOptions)
 	return updateResult(coll.UpdateMany(ctx, filter, update, opts)), nil
 }
 
@@ -218,6 +225,7 @@ func replaceOne(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 	if a.has("upsert") {
 		opts.SetUpsert(a.bool("upsert"))
 	}
+	rawData(a, opts, xoptions.SetInternalReplaceOptions)
 	return updateResult(coll.ReplaceOne(ctx, filter, replacement, opts)), nil
 }
 
@@ -246,6 +254,7 @@ func findOneAndDelete(ctx context.Context, em *entityMap, obj string, a *args) (
 	if s, ok := a.doc("sort"); ok {
 		opts.SetSort(s)
 	}
+	rawData(a, opts, xoptions.SetInternalFindOneAndDeleteOptions)
 	return singleDocResult(coll.FindOneAndDelete(ctx, filter, opts)), nil
 }
 
@@ -288,6 +297,7 @@ func findOneAndReplace(ctx context.Context, em *entityMap, obj string, a *args) 
 	if ok {
 		opts.SetReturnDocument(rd)
 	}
+	rawData(a, opts, xoptions.SetInternalFindOneAndReplaceOptions)
 	return singleDocResult(coll.FindOneAndReplace(ctx, filter, replacement, opts)), nil
 }
 
@@ -336,6 +346,7 @@ func findOneAndUpdate(ctx context.Context, em *entityMap, obj string, a *args) (
 	if ok {
 		opts.SetReturnDocument(rd)
 	}
+	rawData(a, opts, xoptions.SetInternalFindOneAndUpdateOptions)
 	return singleDocResult(coll.FindOneAndUpdate(ctx, filter, update, opts)), nil
 }
 
@@ -365,6 +376,7 @@ func bulkWrite(ctx context.Context, em *entityMap, obj string, a *args) (opResul
 	if l, ok := a.doc("let"); ok {
 		opts.SetLet(l)
 	}
+	rawData(a, opts, xoptions.SetInternalBulkWriteOptions)
 	return bulkWriteResult(coll.BulkWrite(ctx, models, opts)), nil
 }
 
@@ -511,6 +523,7 @@ func clientBulkWrite(ctx context.Context, em *entityMap, obj string, a *args) (o
 		}
 		opts.SetWriteConcern(wc)
 	}
+	rawData(a, opts, xoptions.SetInternalClientBulkWriteOptions)
 	return clientBulkWriteResult(c.client.BulkWrite(ctx, writes, opts)), nil
 }
 
