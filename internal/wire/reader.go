@@ -3,7 +3,6 @@ package wire
 import (
 	"bufio"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"io"
 )
@@ -75,13 +74,6 @@ func (r *Reader) ReadMessage() (*Message, error) {
 	}
 	b, err := r.readFrame()
 	if err != nil {
-		var re resumableError
-		if errors.As(err, &re) {
-			return nil, re.err
-		}
-		if err != io.EOF {
-			r.broken = err
-		}
 		return nil, err
 	}
 
@@ -111,9 +103,6 @@ func (r *Reader) ReadMessage() (*Message, error) {
 		if perr == nil {
 			m.Query = &r.query
 		}
-	case OpCompressed:
-		// Only reachable for an inner message; decompress rejects it.
-		perr = newError(CodeBadValue, "OP_COMPRESSED message wraps another OP_COMPRESSED message")
 	case OpReply, OpUpdate, OpInsert, OpGetMore, OpDelete, OpKillCursors:
 		perr = newError(CodeBadValue, "unsupported legacy opcode %d (%v): only OP_MSG, OP_QUERY and OP_COMPRESSED are accepted", int32(h.OpCode), h.OpCode)
 	default:
@@ -126,7 +115,8 @@ func (r *Reader) ReadMessage() (*Message, error) {
 	return m, nil
 }
 
-// readFrame reads one whole message, header included, into r.buf.
+// readFrame reads one whole message, header included, into r.buf. Errors
+// that leave the stream out of sync are recorded in r.broken.
 func (r *Reader) readFrame() ([]byte, error) {
 	if cap(r.buf) > maxRetainedBufferSize || cap(r.dbuf) > maxRetainedBufferSize {
 		r.releaseBuffers()
@@ -135,51 +125,53 @@ func (r *Reader) readFrame() ([]byte, error) {
 		r.buf = make([]byte, 0, minBufferSize)
 	}
 
-	b := r.buf[:HeaderSize]
-	if n, err := io.ReadFull(r.r, b[:4]); err != nil {
-		if err == io.EOF {
+	b := r.buf[:4]
+	if n, err := io.ReadFull(r.r, b); err != nil {
+		switch {
+		case err == io.EOF:
 			return nil, io.EOF
-		}
-		if err == io.ErrUnexpectedEOF {
-			return nil, fatalError(err, "connection closed after %d of the 4 bytes of a message length", n)
-		}
-		err = fmt.Errorf("wire: reading message length: %w", err)
-		if n == 0 {
+		case n == 0:
 			// Nothing was consumed (e.g. a read deadline expired between
-			// messages): the stream is still in sync.
-			return nil, resumableError{err}
+			// messages), so the stream is still in sync.
+			return nil, fmt.Errorf("wire: reading message length: %w", err)
+		case err == io.ErrUnexpectedEOF:
+			return nil, r.fail(fatalError(err, "connection closed after %d of the 4 bytes of a message length", n))
+		default:
+			return nil, r.fail(fmt.Errorf("wire: reading message length (%d of 4 bytes): %w", n, err))
 		}
-		return nil, err
 	}
 	length := int64(int32(binary.LittleEndian.Uint32(b)))
 	if length < HeaderSize || length > int64(r.maxSize) {
-		return nil, fatalError(nil, "recv(): message msgLen %d is invalid. Min %d Max: %d", length, HeaderSize, r.maxSize)
+		return nil, r.fail(fatalError(nil, "recv(): message msgLen %d is invalid. Min %d Max: %d", length, HeaderSize, r.maxSize))
 	}
 	n := int(length)
-	have := 4
-	for have < n {
+	for have := len(b); have < n; {
 		if have == cap(b) {
 			// Grow with the data actually received rather than trusting the
-			// length prefix, so a peer cannot make us allocate maxSize bytes
-			// by sending only a header.
+			// length prefix, so that a peer cannot make us allocate maxSize
+			// bytes by sending only a header.
 			nb := make([]byte, have, min(n, 2*cap(b)))
-			copy(nb, b[:have])
+			copy(nb, b)
 			b = nb
+			r.buf = nb
 		}
-		end := min(n, cap(b))
-		m, err := io.ReadFull(r.r, b[have:end])
+		m, err := io.ReadFull(r.r, b[have:min(n, cap(b))])
 		have += m
+		b = b[:have]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, r.fail(fatalError(io.ErrUnexpectedEOF, "connection closed after %d of the %d bytes of a message", have, n))
+		}
 		if err != nil {
-			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-				r.buf = b[:0]
-				return nil, fatalError(io.ErrUnexpectedEOF, "connection closed after %d of the %d bytes of a message", have, n)
-			}
-			r.buf = b[:0]
-			return nil, fmt.Errorf("wire: reading message body (%d of %d bytes): %w", have, n, err)
+			return nil, r.fail(fmt.Errorf("wire: reading message (%d of %d bytes): %w", have, n, err))
 		}
 	}
-	r.buf = b[:0]
-	return b[:n], nil
+	return b, nil
+}
+
+// fail records err as the permanent state of the Reader and returns it.
+func (r *Reader) fail(err error) error {
+	r.broken = err
+	return err
 }
 
 // releaseBuffers drops the message buffers and everything pointing into
@@ -189,8 +181,3 @@ func (r *Reader) releaseBuffers() {
 	r.opMsg = Msg{}
 	r.query = Query{}
 }
-
-// resumableError marks a read error that left the stream in sync.
-type resumableError struct{ err error }
-
-func (e resumableError) Error() string { return e.err.Error() }
