@@ -139,9 +139,14 @@ func decompress(buf, b []byte, maxSize int) (out []byte, h Header, c Compressor,
 	if size+HeaderSize > int64(maxSize) {
 		return fail(newError(CodeBadValue, "Decompressed message would be larger than maximum message size: uncompressedSize %d plus the %d-byte header exceeds %d", size, HeaderSize, maxSize))
 	}
+	if err := checkDeclaredSize(c, payload, int(size)); err != nil {
+		e := newError(CodeBadValue, "failed to decompress OP_COMPRESSED message with %v: %v", c, err)
+		e.Err = err
+		return fail(e)
+	}
 	n := int(size) + HeaderSize
 	if cap(buf) < n {
-		buf = make([]byte, n)
+		buf = make([]byte, n, max(n, minBufferSize))
 	}
 	buf = buf[:n]
 	h = Header{MessageLength: int32(n), RequestID: outer.RequestID, ResponseTo: outer.ResponseTo, OpCode: origOp}
@@ -189,6 +194,46 @@ func sizeMismatch(got, want int) error {
 		return fmt.Errorf("%w: got more than the declared %d bytes", errSizeMismatch, want)
 	}
 	return fmt.Errorf("%w: got %d bytes, declared %d", errSizeMismatch, got, want)
+}
+
+// maxDeflateRatio bounds how much deflate can expand its input: a
+// 258-byte match costs at least 2 bits, so 1 byte yields at most 1032.
+const maxDeflateRatio = 1032
+
+// maxZstdBlockSize is the largest output of one zstd block.
+const maxZstdBlockSize = 128 << 10
+
+// checkDeclaredSize rejects, before the output buffer is allocated, a
+// declared size that the payload cannot possibly decode to. It keeps a few
+// bytes of input from making the Reader allocate a buffer of up to the
+// maximum message size. Sizes that pass are still verified exactly while
+// decoding.
+func checkDeclaredSize(c Compressor, payload []byte, size int) error {
+	switch c {
+	case CompressorSnappy:
+		n, err := s2.DecodedLen(payload)
+		if err != nil {
+			return err
+		}
+		if n != size {
+			return sizeMismatch(n, size)
+		}
+	case CompressorZlib:
+		if int64(size) > int64(len(payload))*maxDeflateRatio {
+			return fmt.Errorf("%w: %d payload bytes cannot inflate to the declared %d", errSizeMismatch, len(payload), size)
+		}
+	case CompressorZstd:
+		var h zstd.Header
+		if h.Decode(payload) == nil && h.HasFCS && !h.Skippable && h.FrameContentSize > uint64(size) {
+			return fmt.Errorf("%w: the zstd frame holds %d bytes, declared %d", errSizeMismatch, h.FrameContentSize, size)
+		}
+		// Every zstd block has a 3-byte header and decodes to at most
+		// 128 KiB.
+		if int64(size) > (int64(len(payload))/3+1)*maxZstdBlockSize {
+			return fmt.Errorf("%w: %d payload bytes cannot decode to the declared %d", errSizeMismatch, len(payload), size)
+		}
+	}
+	return nil
 }
 
 // snappyDecompress decodes the snappy block src into dst, which must be

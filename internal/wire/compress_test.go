@@ -281,3 +281,29 @@ func TestCompressNoAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestDecompressImplausibleSize checks that a small payload declaring a huge
+// uncompressed size is rejected before the output buffer is allocated.
+func TestDecompressImplausibleSize(t *testing.T) {
+	payload := AppendMsg(nil, 1, 0, 0, doc(t, "ping", int32(1)))[HeaderSize:]
+	var zb bytes.Buffer
+	zw := zlib.NewWriter(&zb)
+	zw.Write(payload)
+	zw.Close()
+	enc, _ := zstd.NewWriter(nil)
+	const declared = 40_000_000
+	for c, data := range map[Compressor][]byte{
+		CompressorSnappy: s2.EncodeSnappy(nil, payload),
+		CompressorZlib:   zb.Bytes(),
+		CompressorZstd:   enc.EncodeAll(payload, nil),
+	} {
+		r := NewReader(bytes.NewReader(compressedMessage(OpMsg, declared, c, data)), 0)
+		_, err := r.ReadMessage()
+		if pe := asProtocolError(t, err); pe.Fatal || pe.Code != CodeBadValue {
+			t.Errorf("%v: got %v, want a non-fatal BadValue", c, err)
+		}
+		if cap(r.dbuf) >= declared {
+			t.Errorf("%v: allocated %d bytes for an implausible declaration", c, cap(r.dbuf))
+		}
+	}
+}
