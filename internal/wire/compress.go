@@ -130,6 +130,9 @@ func decompress(buf, b []byte, maxSize int) (out []byte, h Header, c Compressor,
 	size := int64(int32(binary.LittleEndian.Uint32(data[4:])))
 	c = Compressor(data[8])
 	payload := data[9:]
+	if c > CompressorZstd {
+		return fail(newError(CodeInternalError, "Compression algorithm specified in message is not available: compressor id %d", uint8(c)))
+	}
 	if origOp == OpCompressed {
 		return fail(newError(CodeBadValue, "OP_COMPRESSED message wraps another OP_COMPRESSED message"))
 	}
@@ -170,8 +173,6 @@ func decompress(buf, b []byte, maxSize int) (out []byte, h Header, c Compressor,
 		err = zlibDecompress(dst, payload)
 	case CompressorZstd:
 		err = zstdDecompress(dst, payload)
-	default:
-		return fail(newError(CodeInternalError, "Compression algorithm specified in message is not available: compressor id %d", uint8(c)))
 	}
 	if err != nil {
 		code := int32(CodeBadValue)

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/crc32"
 	"slices"
+	"strconv"
 )
 
 // OP_MSG flag bits. The low 16 bits are "required": a receiver must reject a
@@ -151,7 +152,7 @@ func parseSequence(m *Msg, b []byte) ([]byte, *ProtocolError) {
 	for len(docs) > 0 {
 		doc, more, err := readDocument(docs, "OP_MSG document sequence")
 		if err != nil {
-			err.Msg += " " + quote(id)
+			err.Msg += " " + strconv.Quote(id)
 			return nil, err
 		}
 		seq.Docs = append(seq.Docs, doc)
@@ -194,10 +195,6 @@ func readDocument(b []byte, where string) (doc, rest []byte, perr *ProtocolError
 		return nil, nil, newError(CodeInvalidBSON, "%s: document of length %d is not terminated by a zero byte", where, size)
 	}
 	return b[:size:size], b[size:], nil
-}
-
-func quote(s string) string {
-	return `"` + s + `"`
 }
 
 // AppendMsg appends an OP_MSG with flags and a single kind-0 section holding
