@@ -1,0 +1,712 @@
+package query
+
+import (
+	"math"
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// Options carry the per-command settings that change how specifications
+// are interpreted.
+type Options struct {
+	// Collation orders and compares strings; nil is simple binary
+	// comparison.
+	Collation *Collation
+	// Let holds user variables, for $expr once expressions exist.
+	Let bson.Doc
+}
+
+func (o *Options) comparer() bson.StringComparer {
+	if o == nil || o.Collation == nil {
+		return nil
+	}
+	return o.Collation
+}
+
+// Filter is a compiled query predicate. It is safe for concurrent use.
+type Filter struct {
+	root node
+	spec bson.Doc
+	coll bson.StringComparer
+}
+
+// Match reports whether doc satisfies the filter.
+func (f *Filter) Match(doc bson.Doc) bool { return f.root.match(doc, nil) }
+
+// MatchDetails is Match that also records, in d, the array position the
+// positional $ operator refers to.
+func (f *Filter) MatchDetails(doc bson.Doc, d *MatchDetails) bool {
+	return f.root.match(doc, d)
+}
+
+// parseLevel says where in the filter the parser is: operators like $expr
+// and $text apply only to the whole document.
+type parseLevel uint8
+
+const (
+	levelTop parseLevel = iota // the filter itself, or inside $and/$or/$nor
+	levelSub                   // inside $elemMatch
+)
+
+type filterParser struct {
+	coll bson.StringComparer
+	opts *Options
+}
+
+// ParseFilter compiles a query filter. Errors are *mongoerr.Error with
+// MongoDB's codes and messages.
+func ParseFilter(filter bson.Doc, opts *Options) (*Filter, error) {
+	p := &filterParser{coll: opts.comparer(), opts: opts}
+	root, err := p.parse(filter, levelTop)
+	if err != nil {
+		return nil, err
+	}
+	return &Filter{root: root, spec: filter, coll: p.coll}, nil
+}
+
+func badValue(format string, args ...any) error {
+	return mongoerr.New(mongoerr.BadValue, format, args...)
+}
+
+// parse compiles a query document: an implicit AND of its clauses.
+func (p *filterParser) parse(d bson.Doc, level parseLevel) (node, error) {
+	var and andNode
+	it := d.Iter()
+	for it.Next() {
+		e := it.Element()
+		if strings.HasPrefix(e.Key, "$") {
+			n, err := p.parseTopOperator(e, level)
+			if err != nil {
+				return nil, err
+			}
+			if n != nil {
+				and = append(and, n)
+			}
+			continue
+		}
+		parts := splitPath(e.Key)
+		if isExpressionDoc(e.Value, false) {
+			ps, err := p.parseSub(e.Key, bson.Doc(e.Value.Data), level)
+			if err != nil {
+				return nil, err
+			}
+			for _, pr := range ps {
+				and = append(and, pr.bind(parts))
+			}
+			continue
+		}
+		if e.Value.Type == bson.TypeRegex {
+			m, err := newRegexMatcher(e.Value.Regex())
+			if err != nil {
+				return nil, err
+			}
+			and = append(and, &leafNode{parts: parts, m: m})
+			continue
+		}
+		and = append(and, &leafNode{parts: parts, m: &cmpMatcher{op: opEQ, rhs: e.Value, coll: p.coll}})
+	}
+	if it.Corrupt() {
+		return nil, mongoerr.New(mongoerr.InvalidBSON, "invalid BSON in query filter")
+	}
+	if len(and) == 1 {
+		return and[0], nil
+	}
+	return and, nil
+}
+
+// isDBRefDoc reports whether d looks like a DBRef: $ref and $id (or, if
+// incomplete ones are allowed, any of $ref, $id, $db).
+func isDBRefDoc(d bson.Doc, allowIncomplete bool) bool {
+	var ref, id, db bool
+	it := d.Iter()
+	for it.Next() {
+		switch it.Element().Key {
+		case "$ref":
+			ref = true
+		case "$id":
+			id = true
+		case "$db":
+			db = true
+		}
+	}
+	if allowIncomplete {
+		return ref || id || db
+	}
+	return ref && id
+}
+
+// isExpressionDoc reports whether v is a document of operators ({$gt: 1})
+// rather than a literal to compare with.
+func isExpressionDoc(v bson.Value, allowIncompleteDBRef bool) bool {
+	if v.Type != bson.TypeDocument {
+		return false
+	}
+	d := bson.Doc(v.Data)
+	it := d.Iter()
+	if !it.Next() {
+		return false
+	}
+	if !strings.HasPrefix(it.Element().Key, "$") {
+		return false
+	}
+	return !isDBRefDoc(d, allowIncompleteDBRef)
+}
+
+// pathlessOperators are the top-level operators ($and, $expr, ...); the
+// value form of $elemMatch is chosen when the first key is not one of them.
+var pathlessOperators = map[string]bool{
+	"$and": true, "$or": true, "$nor": true, "$expr": true, "$where": true, "$text": true,
+	"$comment": true, "$jsonSchema": true, "$alwaysTrue": true, "$alwaysFalse": true,
+	"$id": true, "$ref": true, "$db": true, "$sampleRate": true,
+}
+
+func (p *filterParser) parseTopOperator(e bson.Element, level parseLevel) (node, error) {
+	switch e.Key {
+	case "$and", "$or", "$nor":
+		if e.Value.Type != bson.TypeArray {
+			return nil, badValue("%s must be an array", e.Key)
+		}
+		arr := bson.Doc(e.Value.Data)
+		var children []node
+		it := arr.Iter()
+		for it.Next() {
+			v := it.Element().Value
+			if v.Type != bson.TypeDocument {
+				return nil, badValue("$or/$and/$nor entries need to be full objects")
+			}
+			c, err := p.parse(bson.Doc(v.Data), level)
+			if err != nil {
+				return nil, err
+			}
+			children = append(children, c)
+		}
+		if len(children) == 0 {
+			return nil, badValue("$and/$or/$nor must be a nonempty array")
+		}
+		switch e.Key {
+		case "$and":
+			if len(children) == 1 {
+				return children[0], nil
+			}
+			return andNode(children), nil
+		case "$or":
+			if len(children) == 1 {
+				return children[0], nil
+			}
+			return orNode(children), nil
+		default:
+			return norNode(children), nil
+		}
+	case "$comment":
+		return nil, nil
+	case "$expr":
+		if level == levelSub {
+			return nil, badValue("$expr can only be applied to the top-level document")
+		}
+		return nil, mongoerr.New(mongoerr.NotImplemented, "$expr is not supported by Cairn yet: aggregation expressions are not implemented")
+	case "$where":
+		if level == levelSub {
+			return nil, badValue("$where cannot be applied to a field")
+		}
+		return nil, mongoerr.New(mongoerr.NotImplemented, "$where is not supported: Cairn does not run server-side JavaScript")
+	case "$text":
+		if level == levelSub {
+			return nil, badValue("$text can only be applied to the top-level document")
+		}
+		return nil, mongoerr.New(mongoerr.IndexNotFound, "text index required for $text query")
+	case "$jsonSchema":
+		if e.Value.Type != bson.TypeDocument {
+			return nil, mongoerr.New(mongoerr.TypeMismatch, "$jsonSchema must be an object")
+		}
+		return nil, mongoerr.New(mongoerr.NotImplemented, "$jsonSchema is not supported by Cairn yet")
+	case "$alwaysTrue", "$alwaysFalse":
+		n, err := parseIntegerLong(e)
+		if err != nil {
+			return nil, err
+		}
+		if n != 1 {
+			return nil, mongoerr.New(mongoerr.FailedToParse, "%s must be an integer value of 1", e.Key)
+		}
+		return constNode(e.Key == "$alwaysTrue"), nil
+	case "$id", "$ref", "$db":
+		coll := p.coll
+		if e.Key != "$id" {
+			coll = nil
+		}
+		return &leafNode{parts: []string{e.Key}, m: &cmpMatcher{op: opEQ, rhs: e.Value, coll: coll}}, nil
+	}
+	return nil, badValue("unknown top level operator: %s", e.Key)
+}
+
+// parseIntegerLong is MongoDB's parseIntegerElementToLong.
+func parseIntegerLong(e bson.Element) (int64, error) {
+	v := e.Value
+	if !v.IsNumber() {
+		return 0, mongoerr.New(mongoerr.FailedToParse, "Expected a number in: %s", elemString(e))
+	}
+	switch v.Type {
+	case bson.TypeInt32:
+		return int64(v.Int32()), nil
+	case bson.TypeInt64:
+		return v.Int64(), nil
+	}
+	f, _ := v.AsFloat64()
+	if math.IsNaN(f) {
+		return 0, mongoerr.New(mongoerr.FailedToParse, "Expected an integer, but found NaN in: %s", elemString(e))
+	}
+	if f >= 9.223372036854775807e18 || f < -9.223372036854775808e18 {
+		return 0, mongoerr.New(mongoerr.FailedToParse, "Cannot represent as a 64-bit integer: %s", elemString(e))
+	}
+	if f != math.Trunc(f) {
+		if v.Type == bson.TypeDecimal128 {
+			return 0, mongoerr.New(mongoerr.FailedToParse, "Cannot represent as a 64-bit integer: %s", elemString(e))
+		}
+		return 0, mongoerr.New(mongoerr.FailedToParse, "Expected an integer: %s", elemString(e))
+	}
+	return int64(f), nil
+}
+
+// elemString formats an element as MongoDB's messages do ("a: 1").
+func elemString(e bson.Element) string { return e.Key + ": " + e.Value.String() }
+
+// parseSub compiles the operator document of one path ({$gt: 1, $lt: 5}).
+func (p *filterParser) parseSub(path string, sub bson.Doc, level parseLevel) ([]pred, error) {
+	var out []pred
+	it := sub.Iter()
+	for it.Next() {
+		pr, err := p.parseSubField(path, sub, it.Element(), level)
+		if err != nil {
+			return nil, err
+		}
+		if pr != nil {
+			out = append(out, pr)
+		}
+	}
+	return out, nil
+}
+
+func (p *filterParser) cmp(op cmpOp, path string, v bson.Value) (pred, error) {
+	if op != opEQ && v.Type == bson.TypeRegex {
+		return nil, badValue("Can't have RegEx as arg to predicate over field '%s'.", path)
+	}
+	return &leafPred{m: &cmpMatcher{op: op, rhs: v, coll: p.coll}}, nil
+}
+
+func (p *filterParser) parseSubField(path string, context bson.Doc, e bson.Element, level parseLevel) (pred, error) {
+	v := e.Value
+	switch e.Key {
+	case "$eq":
+		return p.cmp(opEQ, path, v)
+	case "$lt":
+		return p.cmp(opLT, path, v)
+	case "$lte":
+		return p.cmp(opLTE, path, v)
+	case "$gt":
+		return p.cmp(opGT, path, v)
+	case "$gte":
+		return p.cmp(opGTE, path, v)
+	case "$ne":
+		if v.Type == bson.TypeRegex {
+			return nil, badValue("Can't have regex as arg to $ne.")
+		}
+		eq, _ := p.cmp(opEQ, path, v)
+		return &notPred{eq}, nil
+	case "$not":
+		return p.parseNot(path, v, level)
+	case "$in", "$nin":
+		if v.Type != bson.TypeArray {
+			return nil, badValue("%s needs an array", e.Key)
+		}
+		m, err := p.parseIn(bson.Doc(v.Data))
+		if err != nil {
+			return nil, err
+		}
+		if e.Key == "$nin" {
+			return &notPred{&leafPred{m: m}}, nil
+		}
+		return &leafPred{m: m}, nil
+	case "$exists":
+		if v.Truthy() {
+			return &leafPred{m: existsMatcher{}}, nil
+		}
+		return &notPred{&leafPred{m: existsMatcher{}}}, nil
+	case "$type":
+		m, err := parseTypeSet(path, v)
+		if err != nil {
+			return nil, err
+		}
+		return &leafPred{m: m}, nil
+	case "$size":
+		n, err := parseSize(v)
+		if err != nil {
+			return nil, err
+		}
+		return &leafPred{m: sizeMatcher{n}, mode: leafWhole}, nil
+	case "$mod":
+		m, err := parseMod(v)
+		if err != nil {
+			return nil, err
+		}
+		return &leafPred{m: m}, nil
+	case "$regex":
+		return p.parseRegexDoc(context)
+	case "$options":
+		it := context.Iter()
+		for it.Next() {
+			if it.Element().Key == "$regex" {
+				return nil, nil
+			}
+		}
+		return nil, badValue("$options needs a $regex")
+	case "$elemMatch":
+		return p.parseElemMatch(v)
+	case "$all":
+		return p.parseAll(path, v)
+	case "$bitsAllSet", "$bitsAnySet", "$bitsAllClear", "$bitsAnyClear":
+		m, err := parseBits(e)
+		if err != nil {
+			return nil, err
+		}
+		return &leafPred{m: m}, nil
+	case "$where":
+		return nil, badValue("$where cannot be applied to a field")
+	case "$near", "$nearSphere", "$geoNear":
+		return nil, badValue("$geoNear, $near, and $nearSphere are not allowed in this context")
+	case "$geoWithin", "$within", "$geoIntersects":
+		return nil, mongoerr.New(mongoerr.NotImplemented, "%s is not supported by Cairn yet: geospatial queries are not implemented", e.Key)
+	}
+	return nil, badValue("unknown operator: %s", e.Key)
+}
+
+func (p *filterParser) parseNot(path string, v bson.Value, level parseLevel) (pred, error) {
+	if v.Type == bson.TypeRegex {
+		m, err := newRegexMatcher(v.Regex())
+		if err != nil {
+			return nil, err
+		}
+		return &notPred{&leafPred{m: m}}, nil
+	}
+	if v.Type != bson.TypeDocument {
+		return nil, badValue("$not needs a regex or a document")
+	}
+	d := bson.Doc(v.Data)
+	if d.Len() == 0 {
+		return nil, badValue("$not cannot be empty")
+	}
+	// A $not of a non-operator document ({$not: {a: 1}}) is parsed by
+	// MongoDB as operators too, and so fails on the first key.
+	ps, err := p.parseSub(path, d, level)
+	if err != nil {
+		return nil, err
+	}
+	return &notPred{andPred(ps)}, nil
+}
+
+func (p *filterParser) parseIn(arr bson.Doc) (*inMatcher, error) {
+	m := &inMatcher{coll: p.coll}
+	it := arr.Iter()
+	for it.Next() {
+		v := it.Element().Value
+		if isExpressionDoc(v, false) {
+			return nil, badValue("cannot nest $ under $in")
+		}
+		switch v.Type {
+		case bson.TypeRegex:
+			r, err := newRegexMatcher(v.Regex())
+			if err != nil {
+				return nil, err
+			}
+			m.regexes = append(m.regexes, r)
+		case bson.TypeNull:
+			m.hasNull = true
+			m.eqs = append(m.eqs, v)
+		default:
+			m.eqs = append(m.eqs, v)
+		}
+	}
+	return m, nil
+}
+
+func (p *filterParser) parseRegexDoc(context bson.Doc) (pred, error) {
+	var pattern, options string
+	var optSet bool
+	it := context.Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "$regex":
+			switch e.Value.Type {
+			case bson.TypeString:
+				pattern = e.Value.StringValue()
+			case bson.TypeRegex:
+				pat, opt := e.Value.Regex()
+				pattern = pat
+				if opt != "" {
+					if optSet {
+						return nil, mongoerr.New(51074, "options set in both $regex and $options")
+					}
+					options, optSet = opt, true
+				}
+			default:
+				return nil, badValue("$regex has to be a string")
+			}
+		case "$options":
+			if e.Value.Type != bson.TypeString {
+				return nil, badValue("$options has to be a string")
+			}
+			if optSet {
+				return nil, mongoerr.New(51075, "options set in both $regex and $options")
+			}
+			options, optSet = e.Value.StringValue(), true
+		}
+	}
+	m, err := newRegexMatcher(pattern, options)
+	if err != nil {
+		return nil, err
+	}
+	return &leafPred{m: m}, nil
+}
+
+func (p *filterParser) parseElemMatch(v bson.Value) (pred, error) {
+	if v.Type != bson.TypeDocument {
+		return nil, badValue("$elemMatch needs an Object")
+	}
+	d := bson.Doc(v.Data)
+	valueForm := false
+	if isExpressionDoc(v, true) {
+		it := d.Iter()
+		it.Next()
+		valueForm = !pathlessOperators[it.Element().Key]
+	}
+	if valueForm {
+		ps, err := p.parseSub("", d, levelSub)
+		if err != nil {
+			return nil, err
+		}
+		return &leafPred{m: &elemMatchValue{preds: ps}, mode: leafWhole}, nil
+	}
+	sub, err := p.parse(d, levelSub)
+	if err != nil {
+		return nil, err
+	}
+	return &leafPred{m: &elemMatchObject{sub: sub}, mode: leafWhole}, nil
+}
+
+func (p *filterParser) parseAll(path string, v bson.Value) (pred, error) {
+	if v.Type != bson.TypeArray {
+		return nil, badValue("$all needs an array")
+	}
+	arr := bson.Doc(v.Data)
+	var out andPred
+	it := arr.Iter()
+	first := true
+	elemMatchForm := false
+	for it.Next() {
+		x := it.Element().Value
+		if first {
+			first = false
+			elemMatchForm = x.Type == bson.TypeDocument && firstKey(bson.Doc(x.Data)) == "$elemMatch"
+		}
+		if elemMatchForm {
+			if x.Type != bson.TypeDocument {
+				return nil, badValue("$all/$elemMatch has to be consistent")
+			}
+			d := bson.Doc(x.Data)
+			if firstKey(d) != "$elemMatch" {
+				return nil, badValue("$all/$elemMatch has to be consistent")
+			}
+			fv, _ := d.Lookup("$elemMatch")
+			pr, err := p.parseElemMatch(fv)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, pr)
+			continue
+		}
+		switch {
+		case x.Type == bson.TypeRegex:
+			m, err := newRegexMatcher(x.Regex())
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, &leafPred{m: m})
+		case x.Type == bson.TypeDocument && isPathOperator(firstKey(bson.Doc(x.Data))):
+			return nil, badValue("no $ expressions in $all")
+		default:
+			pr, _ := p.cmp(opEQ, path, x)
+			out = append(out, pr)
+		}
+	}
+	if len(out) == 0 {
+		return constPred(false), nil
+	}
+	return out, nil
+}
+
+func firstKey(d bson.Doc) string {
+	it := d.Iter()
+	if it.Next() {
+		return it.Element().Key
+	}
+	return ""
+}
+
+// isPathOperator reports whether name is an operator that applies to a
+// path ($gt, $in, ...), as MongoDB's parsePathAcceptingKeyword.
+func isPathOperator(name string) bool {
+	switch name {
+	case "$eq", "$lt", "$lte", "$gt", "$gte", "$ne", "$in", "$nin", "$exists", "$type", "$size",
+		"$mod", "$regex", "$options", "$elemMatch", "$all", "$bitsAllSet", "$bitsAnySet",
+		"$bitsAllClear", "$bitsAnyClear", "$near", "$nearSphere", "$geoNear", "$geoWithin",
+		"$within", "$geoIntersects", "$not":
+		return true
+	}
+	return false
+}
+
+func parseSize(v bson.Value) (int, error) {
+	var n int64
+	switch v.Type {
+	case bson.TypeInt32:
+		n = int64(v.Int32())
+	case bson.TypeInt64:
+		n = v.Int64()
+		if n != int64(int32(n)) {
+			return 0, badValue("$size must be representable as a 32-bit integer")
+		}
+	case bson.TypeDouble:
+		f := v.Double()
+		if f != math.Trunc(f) || f > math.MaxInt32 || f < math.MinInt32 {
+			return 0, badValue("$size must be a whole number")
+		}
+		n = int64(f)
+	case bson.TypeDecimal128:
+		f, _ := v.AsFloat64()
+		if f != math.Trunc(f) || f > math.MaxInt32 || f < math.MinInt32 {
+			return 0, badValue("$size must be a whole number")
+		}
+		n = int64(f)
+	default:
+		return 0, badValue("$size needs a number")
+	}
+	if n < 0 {
+		return 0, badValue("$size may not be negative")
+	}
+	return int(n), nil
+}
+
+func parseMod(v bson.Value) (valueMatcher, error) {
+	if v.Type != bson.TypeArray {
+		return nil, badValue("malformed mod, needs to be an array")
+	}
+	vals := bson.Doc(v.Data).Values()
+	if len(vals) < 2 {
+		return nil, badValue("malformed mod, not enough elements")
+	}
+	if len(vals) > 2 {
+		return nil, badValue("malformed mod, too many elements")
+	}
+	if !vals[0].IsNumber() {
+		return nil, badValue("malformed mod, divisor not a number")
+	}
+	if !vals[1].IsNumber() {
+		return nil, badValue("malformed mod, remainder not a number")
+	}
+	d, err := coerceModArg(vals[0], "divisor")
+	if err != nil {
+		return nil, err
+	}
+	r, err := coerceModArg(vals[1], "remainder")
+	if err != nil {
+		return nil, err
+	}
+	if d == 0 {
+		return nil, badValue("divisor cannot be 0")
+	}
+	return modMatcher{divisor: d, remainder: r}, nil
+}
+
+func coerceModArg(v bson.Value, what string) (int64, error) {
+	f, _ := v.AsFloat64()
+	if v.Type == bson.TypeDouble || v.Type == bson.TypeDecimal128 {
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, badValue("malformed mod, %s value is invalid :: caused by :: Unable to coerce NaN/Inf to integral type", what)
+		}
+		if f >= 9.223372036854775807e18 || f < -9.223372036854775808e18 {
+			return 0, badValue("malformed mod, %s value is invalid :: caused by :: Out of bounds coercing to integral value", what)
+		}
+	}
+	n, _ := truncToInt64(v)
+	return n, nil
+}
+
+func parseBits(e bson.Element) (valueMatcher, error) {
+	m := &bitsMatcher{
+		set: e.Key == "$bitsAllSet" || e.Key == "$bitsAnySet",
+		all: e.Key == "$bitsAllSet" || e.Key == "$bitsAllClear",
+	}
+	v := e.Value
+	switch {
+	case v.Type == bson.TypeArray:
+		it := bson.Doc(v.Data).Iter()
+		for it.Next() {
+			x := it.Element()
+			if !x.Value.IsNumber() {
+				return nil, badValue("bit positions must be an integer but got: %s", elemString(x))
+			}
+			var n int64
+			switch x.Value.Type {
+			case bson.TypeInt32:
+				n = int64(x.Value.Int32())
+			case bson.TypeInt64:
+				n = x.Value.Int64()
+				if n > math.MaxInt32 || n < math.MinInt32 {
+					return nil, badValue("bit positions cannot be represented as a 32-bit signed integer: %s", elemString(x))
+				}
+			default:
+				f, _ := x.Value.AsFloat64()
+				if math.IsNaN(f) {
+					return nil, badValue("bit positions cannot take a NaN: %s", elemString(x))
+				}
+				if f > math.MaxInt32 || f < math.MinInt32 {
+					return nil, badValue("bit positions cannot be represented as a 32-bit signed integer: %s", elemString(x))
+				}
+				if f != math.Trunc(f) {
+					return nil, badValue("bit positions must be an integer but got: %s", elemString(x))
+				}
+				n = int64(f)
+			}
+			if n < 0 {
+				return nil, badValue("bit positions must be >= 0 but got: %s", elemString(x))
+			}
+			m.positions = append(m.positions, uint32(n))
+		}
+	case v.IsNumber():
+		n, err := parseIntegerLong(e)
+		if err != nil {
+			return nil, err
+		}
+		if n < 0 {
+			return nil, mongoerr.New(mongoerr.FailedToParse, "Expected a positive number in: %s", elemString(e))
+		}
+		for i := uint32(0); i < 63; i++ {
+			if n&(1<<i) != 0 {
+				m.positions = append(m.positions, i)
+			}
+		}
+	case v.Type == bson.TypeBinary:
+		_, data := v.Binary()
+		for i, b := range data {
+			for j := uint32(0); j < 8; j++ {
+				if b&(1<<j) != 0 {
+					m.positions = append(m.positions, uint32(i)*8+j)
+				}
+			}
+		}
+	default:
+		return nil, badValue("%s takes an Array, a number, or a BinData but received: %s", e.Key, elemString(e))
+	}
+	return m, nil
+}

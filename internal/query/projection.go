@@ -1,0 +1,696 @@
+package query
+
+import (
+	"math"
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// Projection is a compiled find projection. It is safe for concurrent use.
+type Projection struct {
+	inclusion bool
+	idExclude bool
+	root      *projNode
+	// tail holds the $elemMatch and computed fields appended after the
+	// document's own fields, in specification order (MongoDB 4.4+).
+	tail []*projNode
+	// positional is the path of a "a.b.$" projection.
+	positional []string
+	hasSlice   bool
+	empty      bool
+}
+
+type projKind uint8
+
+const (
+	projSub projKind = iota // internal node: children
+	projInclude
+	projExclude
+	projSlice
+	projElemMatch
+	projLiteral
+	projFieldPath
+)
+
+type projNode struct {
+	kind     projKind
+	name     string
+	path     []string // full path of this node
+	children []*projNode
+	byName   map[string]*projNode
+
+	skip, limit int  // $slice
+	hasSkip     bool // [skip, limit] form
+	elemMatch   interface {
+		first(bson.Value) (string, bool)
+	}
+	literal   bson.Value
+	fieldPath []string
+}
+
+func (n *projNode) child(name string) *projNode {
+	if n.byName == nil {
+		return nil
+	}
+	return n.byName[name]
+}
+
+func (n *projNode) add(c *projNode) {
+	if n.byName == nil {
+		n.byName = map[string]*projNode{}
+	}
+	n.byName[c.name] = c
+	n.children = append(n.children, c)
+}
+
+// ParseProjection compiles a find projection. An empty projection returns
+// whole documents.
+func ParseProjection(proj bson.Doc, opts *Options) (*Projection, error) {
+	p := &Projection{root: &projNode{kind: projSub}}
+	fp := &filterParser{coll: opts.comparer(), opts: opts}
+	modeSet := false
+	var err error
+	setMode := func(incl bool, path string) error {
+		if !modeSet {
+			modeSet, p.inclusion = true, incl
+			return nil
+		}
+		if p.inclusion != incl {
+			if incl {
+				return mongoerr.New(31253, "Cannot do inclusion on field %s in exclusion projection", path)
+			}
+			return mongoerr.New(31254, "Cannot do exclusion on field %s in inclusion projection", path)
+		}
+		return nil
+	}
+	n := 0
+	var walk func(prefix string, d bson.Doc) error
+	walk = func(prefix string, d bson.Doc) error {
+		it := d.Iter()
+		for it.Next() {
+			e := it.Element()
+			n++
+			path := e.Key
+			if prefix != "" {
+				path = prefix + "." + e.Key
+			}
+			if err := validateProjPath(path, e.Key); err != nil {
+				return err
+			}
+			v := e.Value
+			if strings.HasSuffix(path, ".$") || path == "$" {
+				if p.positional != nil {
+					return mongoerr.New(31276, "Cannot specify more than one positional projection per query.")
+				}
+				if !(v.IsNumber() || v.Type == bson.TypeBoolean) || !v.Truthy() {
+					return mongoerr.New(31395, "positional projection cannot be used with exclusion")
+				}
+				base := strings.TrimSuffix(path, ".$")
+				if err := setMode(true, path); err != nil {
+					return err
+				}
+				if _, err := p.addNode(base, &projNode{kind: projInclude}); err != nil {
+					return err
+				}
+				p.positional = splitPath(base)
+				continue
+			}
+			switch {
+			case v.IsNumber() || v.Type == bson.TypeBoolean:
+				incl := v.Truthy()
+				if path == "_id" {
+					if !incl {
+						p.idExclude = true
+					} else if _, err := p.addNode(path, &projNode{kind: projInclude}); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := setMode(incl, path); err != nil {
+					return err
+				}
+				kind := projExclude
+				if incl {
+					kind = projInclude
+				}
+				if _, err := p.addNode(path, &projNode{kind: kind}); err != nil {
+					return err
+				}
+			case v.Type == bson.TypeDocument:
+				sub := bson.Doc(v.Data)
+				k := firstKey(sub)
+				if sub.Len() == 0 {
+					return mongoerr.New(51270, "An empty sub-projection is not a valid value. Found empty object at path")
+				}
+				if !strings.HasPrefix(k, "$") {
+					if err := walk(path, sub); err != nil {
+						return err
+					}
+					continue
+				}
+				if err := p.parseOperator(fp, path, e.Key, prefix, sub, setMode); err != nil {
+					return err
+				}
+			case v.Type == bson.TypeString && strings.HasPrefix(v.StringValue(), "$"):
+				if err := setMode(true, path); err != nil {
+					return mongoerr.New(31310, "Cannot use an expression %s in exclusion projection", elemString(e))
+				}
+				fpath := v.StringValue()[1:]
+				if strings.HasPrefix(fpath, "$") {
+					return mongoerr.New(mongoerr.NotImplemented, "variables in projection expressions are not supported by Cairn yet: %s", v.StringValue())
+				}
+				if fpath == "" {
+					return mongoerr.New(16872, "'$' by itself is not a valid FieldPath")
+				}
+				node, err := p.addNode(path, &projNode{kind: projFieldPath, fieldPath: splitPath(fpath)})
+				if err != nil {
+					return err
+				}
+				p.tail = append(p.tail, node)
+			default:
+				if err := setMode(true, path); err != nil {
+					return mongoerr.New(31310, "Cannot use an expression %s in exclusion projection", elemString(e))
+				}
+				node, err := p.addNode(path, &projNode{kind: projLiteral, literal: v})
+				if err != nil {
+					return err
+				}
+				p.tail = append(p.tail, node)
+			}
+		}
+		return nil
+	}
+	if err = walk("", proj); err != nil {
+		return nil, err
+	}
+	if !modeSet {
+		// Only _id, $slice or nothing: {_id: 1} alone is an inclusion.
+		if _, ok := p.root.byName["_id"]; ok && !p.idExclude {
+			p.inclusion = true
+		}
+	}
+	p.empty = n == 0
+	return p, nil
+}
+
+func (p *Projection) parseOperator(fp *filterParser, path, key, prefix string, sub bson.Doc, setMode func(bool, string) error) error {
+	op := firstKey(sub)
+	v, _ := sub.Lookup(op)
+	switch op {
+	case "$slice":
+		node := &projNode{kind: projSlice}
+		switch {
+		case v.IsNumber():
+			f, _ := v.AsFloat64()
+			node.limit = clampInt(f)
+		case v.Type == bson.TypeArray:
+			vals := bson.Doc(v.Data).Values()
+			if len(vals) != 2 {
+				return badValue("$slice array wrong size")
+			}
+			if !vals[0].IsNumber() || !vals[1].IsNumber() {
+				return badValue("$slice only supports numbers and [skip, limit] arrays")
+			}
+			s, _ := vals[0].AsFloat64()
+			l, _ := vals[1].AsFloat64()
+			node.skip, node.limit, node.hasSkip = clampInt(s), clampInt(l), true
+			if node.limit <= 0 {
+				return badValue("$slice limit must be positive")
+			}
+		default:
+			return badValue("$slice only supports numbers and [skip, limit] arrays")
+		}
+		if _, err := p.addNode(path, node); err != nil {
+			return err
+		}
+		p.hasSlice = true
+		return nil
+	case "$elemMatch":
+		if prefix != "" || strings.Contains(key, ".") {
+			return mongoerr.New(31275, "Cannot use $elemMatch projection on a nested field.")
+		}
+		if v.Type != bson.TypeDocument {
+			return badValue("elemMatch: Invalid argument, object required.")
+		}
+		pr, err := fp.parseElemMatch(v)
+		if err != nil {
+			return err
+		}
+		if err := setMode(true, path); err != nil {
+			return err
+		}
+		node := &projNode{kind: projElemMatch}
+		switch m := pr.(*leafPred).m.(type) {
+		case *elemMatchObject:
+			node.elemMatch = m
+		case *elemMatchValue:
+			node.elemMatch = m
+		}
+		n, err := p.addNode(path, node)
+		if err != nil {
+			return err
+		}
+		p.tail = append(p.tail, n)
+		return nil
+	case "$meta":
+		if v.Type != bson.TypeString {
+			return mongoerr.New(16871, "$meta expects a string argument")
+		}
+		switch v.StringValue() {
+		case "textScore":
+			return mongoerr.New(40218, "query requires text score metadata, but it is not available")
+		case "searchScore", "searchHighlights", "searchScoreDetails", "vectorSearchScore", "geoNearDistance", "geoNearPoint", "indexKey", "recordId", "sortKey", "randVal", "searchSequenceToken":
+			return mongoerr.New(mongoerr.NotImplemented, "$meta %q is not supported by Cairn yet", v.StringValue())
+		}
+		return mongoerr.New(17308, "Unsupported argument to $meta: %s", v.StringValue())
+	case "$literal":
+		if err := setMode(true, path); err != nil {
+			return mongoerr.New(31310, "Cannot use an expression %s in exclusion projection", elemString(bson.Element{Key: key, Value: bson.Value{Type: bson.TypeDocument, Data: sub}}))
+		}
+		n, err := p.addNode(path, &projNode{kind: projLiteral, literal: v})
+		if err != nil {
+			return err
+		}
+		p.tail = append(p.tail, n)
+		return nil
+	}
+	return mongoerr.New(mongoerr.NotImplemented, "aggregation expression %s in a projection is not supported by Cairn yet", op)
+}
+
+func clampInt(f float64) int {
+	switch {
+	case math.IsNaN(f):
+		return 0
+	case f > math.MaxInt32:
+		return math.MaxInt32
+	case f < math.MinInt32:
+		return math.MinInt32
+	}
+	return int(f)
+}
+
+func validateProjPath(path, key string) error {
+	if key == "" || path == "" {
+		return mongoerr.New(40352, "FieldPath cannot be constructed with empty string")
+	}
+	if strings.HasSuffix(path, ".") {
+		return mongoerr.New(40353, "FieldPath must not end with a '.'.")
+	}
+	parts := splitPath(path)
+	for i, c := range parts {
+		if c == "" {
+			return mongoerr.New(15998, "FieldPath field names may not be empty strings.")
+		}
+		if c == "$" && i == len(parts)-1 {
+			continue
+		}
+		if c == "$" {
+			return mongoerr.New(31394, "As of 4.4, it's illegal to specify positional operator in the middle of a path.Positional projection may only be used at the end, for example: a.b.$. If the query previously used a form like a.b.$.d, remove the parts following the '$' and the results will be equivalent.")
+		}
+		if strings.HasPrefix(c, "$") {
+			return mongoerr.New(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+		}
+	}
+	return nil
+}
+
+// addNode inserts node at path, reporting MongoDB's path collisions.
+func (p *Projection) addNode(path string, node *projNode) (*projNode, error) {
+	parts := splitPath(path)
+	cur := p.root
+	for i, c := range parts {
+		last := i == len(parts)-1
+		existing := cur.child(c)
+		if existing != nil {
+			if last {
+				return nil, mongoerr.New(31250, "Path collision at %s", path)
+			}
+			if existing.kind != projSub {
+				return nil, mongoerr.New(31249, "Path collision at %s remaining portion %s", path, strings.Join(parts[i+1:], "."))
+			}
+			cur = existing
+			continue
+		}
+		if last {
+			node.name = c
+			node.path = parts
+			cur.add(node)
+			return node, nil
+		}
+		sub := &projNode{kind: projSub, name: c, path: parts[:i+1]}
+		cur.add(sub)
+		cur = sub
+	}
+	return node, nil
+}
+
+// IsEmpty reports whether the projection returns whole documents.
+func (p *Projection) IsEmpty() bool { return p.empty }
+
+// Apply builds the projected document in the spare capacity of dst and
+// returns it. md supplies the array position for a positional projection.
+func (p *Projection) Apply(dst []byte, doc bson.Doc, md *MatchDetails) (bson.Doc, error) {
+	if p.empty {
+		return append(dst[len(dst):], doc...), nil
+	}
+	if p.positional != nil && (md == nil || !md.HasKey) {
+		return nil, mongoerr.New(51246, "Executor error during find command :: caused by :: positional operator '.$' couldn't find a matching element in the array")
+	}
+	b := bson.NewBuilder(dst[len(dst):])
+	var err error
+	if p.inclusion {
+		err = p.include(b, doc, doc, p.root, true, md)
+		if err == nil {
+			p.appendNestedTail(b, doc, doc, p.root)
+		}
+	} else {
+		err = p.exclude(b, doc, p.root, true)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.Finish(), nil
+}
+
+func (p *Projection) include(b *bson.Builder, d, root bson.Doc, n *projNode, top bool, md *MatchDetails) error {
+	it := d.Iter()
+	for it.Next() {
+		e := it.Element()
+		c := n.child(e.Key)
+		if top && e.Key == "_id" && c == nil {
+			if !p.idExclude {
+				b.AppendElement(e)
+			}
+			continue
+		}
+		if c == nil {
+			continue
+		}
+		switch c.kind {
+		case projInclude:
+			if p.positional != nil && samePath(c.path, p.positional) {
+				if err := appendPositional(b, e, md); err != nil {
+					return err
+				}
+				continue
+			}
+			b.AppendElement(e)
+		case projSlice:
+			appendSliced(b, e, c)
+		case projSub:
+			if !hasInclusionContent(c) {
+				continue
+			}
+			switch e.Value.Type {
+			case bson.TypeDocument:
+				b.StartDocument(e.Key)
+				if err := p.include(b, bson.Doc(e.Value.Data), root, c, false, md); err != nil {
+					return err
+				}
+				p.appendNestedTail(b, bson.Doc(e.Value.Data), root, c)
+				b.End()
+			case bson.TypeArray:
+				b.StartArray(e.Key)
+				if err := p.includeArray(b, bson.Doc(e.Value.Data), root, c, md); err != nil {
+					return err
+				}
+				b.End()
+			}
+		}
+	}
+	return nil
+}
+
+func samePath(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func appendPositional(b *bson.Builder, e bson.Element, md *MatchDetails) error {
+	if e.Value.Type != bson.TypeArray {
+		return mongoerr.New(51246, "Executor error during find command :: caused by :: positional operator '.$' couldn't find a matching element in the array")
+	}
+	v, ok := bson.Doc(e.Value.Data).Lookup(md.ElemMatchKey)
+	if !ok {
+		return mongoerr.New(51246, "Executor error during find command :: caused by :: positional operator '.$' couldn't find a matching element in the array")
+	}
+	b.StartArray(e.Key)
+	b.AppendValue("0", v)
+	b.End()
+	return nil
+}
+
+// hasInclusionContent reports whether a sub-projection includes anything
+// taken from the document (not only computed fields).
+func hasInclusionContent(n *projNode) bool {
+	for _, c := range n.children {
+		switch c.kind {
+		case projInclude, projSlice:
+			return true
+		case projSub:
+			if hasInclusionContent(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *Projection) includeArray(b *bson.Builder, arr, root bson.Doc, n *projNode, md *MatchDetails) error {
+	it := arr.Iter()
+	i := 0
+	for it.Next() {
+		v := it.Element().Value
+		switch v.Type {
+		case bson.TypeDocument:
+			b.StartDocument(bson.Index(i))
+			if err := p.include(b, bson.Doc(v.Data), root, n, false, md); err != nil {
+				return err
+			}
+			b.End()
+			i++
+		case bson.TypeArray:
+			b.StartArray(bson.Index(i))
+			if err := p.includeArray(b, bson.Doc(v.Data), root, n, md); err != nil {
+				return err
+			}
+			b.End()
+			i++
+		}
+	}
+	return nil
+}
+
+// appendNestedTail appends, for node n applied to d, its computed and
+// $elemMatch children and the sub-documents holding computed fields that d
+// lacks. Field paths are evaluated against root.
+func (p *Projection) appendNestedTail(b *bson.Builder, d, root bson.Doc, n *projNode) {
+	for _, c := range n.children {
+		switch c.kind {
+		case projElemMatch:
+			v, ok := d.Lookup(c.name)
+			if !ok {
+				continue
+			}
+			if k, ok := c.elemMatch.first(v); ok {
+				x, _ := bson.Doc(v.Data).Lookup(k)
+				b.StartArray(c.name)
+				b.AppendValue("0", x)
+				b.End()
+			}
+		case projLiteral:
+			b.AppendValue(c.name, c.literal)
+		case projFieldPath:
+			appendFieldPath(b, c.name, root, c.fieldPath)
+		case projSub:
+			if !hasComputed(c) {
+				continue
+			}
+			v, ok := d.Lookup(c.name)
+			if ok && v.Type == bson.TypeDocument && hasInclusionContent(c) {
+				continue // handled while including the sub-document
+			}
+			b.StartDocument(c.name)
+			var sub bson.Doc
+			if ok && v.Type == bson.TypeDocument {
+				sub = bson.Doc(v.Data)
+			} else {
+				sub = bson.EmptyDoc
+			}
+			p.appendNestedTail(b, sub, root, c)
+			b.End()
+		}
+	}
+}
+
+func hasComputed(n *projNode) bool {
+	for _, c := range n.children {
+		switch c.kind {
+		case projLiteral, projFieldPath:
+			return true
+		case projSub:
+			if hasComputed(c) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (p *Projection) exclude(b *bson.Builder, d bson.Doc, n *projNode, top bool) error {
+	it := d.Iter()
+	for it.Next() {
+		e := it.Element()
+		if top && e.Key == "_id" && p.idExclude {
+			continue
+		}
+		c := n.child(e.Key)
+		if c == nil {
+			b.AppendElement(e)
+			continue
+		}
+		switch c.kind {
+		case projExclude:
+		case projInclude:
+			b.AppendElement(e)
+		case projSlice:
+			appendSliced(b, e, c)
+		case projSub:
+			switch e.Value.Type {
+			case bson.TypeDocument:
+				b.StartDocument(e.Key)
+				if err := p.exclude(b, bson.Doc(e.Value.Data), c, false); err != nil {
+					return err
+				}
+				b.End()
+			case bson.TypeArray:
+				b.StartArray(e.Key)
+				p.excludeArray(b, bson.Doc(e.Value.Data), c)
+				b.End()
+			default:
+				b.AppendElement(e)
+			}
+		}
+	}
+	return nil
+}
+
+func (p *Projection) excludeArray(b *bson.Builder, arr bson.Doc, n *projNode) {
+	it := arr.Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Value.Type {
+		case bson.TypeDocument:
+			b.StartDocument(e.Key)
+			p.exclude(b, bson.Doc(e.Value.Data), n, false)
+			b.End()
+		case bson.TypeArray:
+			b.StartArray(e.Key)
+			p.excludeArray(b, bson.Doc(e.Value.Data), n)
+			b.End()
+		default:
+			b.AppendElement(e)
+		}
+	}
+}
+
+// appendSliced appends e with $slice applied if it is an array.
+func appendSliced(b *bson.Builder, e bson.Element, n *projNode) {
+	if e.Value.Type != bson.TypeArray {
+		b.AppendElement(e)
+		return
+	}
+	vals := bson.Doc(e.Value.Data).Values()
+	start, end := sliceBounds(len(vals), n.skip, n.limit, n.hasSkip)
+	b.StartArray(e.Key)
+	for i := start; i < end; i++ {
+		b.AppendValue(bson.Index(i-start), vals[i])
+	}
+	b.End()
+}
+
+func sliceBounds(length, skip, limit int, hasSkip bool) (int, int) {
+	if !hasSkip {
+		if limit >= 0 {
+			return 0, min(limit, length)
+		}
+		return max(0, length+limit), length
+	}
+	start := skip
+	if start < 0 {
+		start = max(0, length+start)
+	} else {
+		start = min(start, length)
+	}
+	return start, min(length, start+limit)
+}
+
+// appendFieldPath appends key: the value of an aggregation field path
+// ("$a.b") in d: arrays map over their elements; a missing value appends
+// nothing.
+func appendFieldPath(b *bson.Builder, key string, d bson.Doc, path []string) {
+	v, ok := d.Lookup(path[0])
+	if !ok {
+		return
+	}
+	if len(path) == 1 {
+		b.AppendValue(key, v)
+		return
+	}
+	switch v.Type {
+	case bson.TypeDocument:
+		appendFieldPath(b, key, bson.Doc(v.Data), path[1:])
+	case bson.TypeArray:
+		b.StartArray(key)
+		appendFieldPathArray(b, bson.Doc(v.Data), path[1:], 0)
+		b.End()
+	}
+}
+
+func appendFieldPathArray(b *bson.Builder, arr bson.Doc, path []string, i int) int {
+	it := arr.Iter()
+	for it.Next() {
+		v := it.Element().Value
+		switch v.Type {
+		case bson.TypeDocument:
+			x, ok := bson.Doc(v.Data).Lookup(path[0])
+			if !ok {
+				continue
+			}
+			if len(path) == 1 {
+				b.AppendValue(bson.Index(i), x)
+				i++
+				continue
+			}
+			switch x.Type {
+			case bson.TypeDocument:
+				var sub bson.Builder
+				appendFieldPath(&sub, "v", bson.Doc(x.Data), path[1:])
+				if y, ok := sub.Finish().Lookup("v"); ok {
+					b.AppendValue(bson.Index(i), y)
+					i++
+				}
+			case bson.TypeArray:
+				b.StartArray(bson.Index(i))
+				appendFieldPathArray(b, bson.Doc(x.Data), path[1:], 0)
+				b.End()
+				i++
+			}
+		case bson.TypeArray:
+			b.StartArray(bson.Index(i))
+			appendFieldPathArray(b, bson.Doc(v.Data), path, 0)
+			b.End()
+			i++
+		}
+	}
+	return i
+}

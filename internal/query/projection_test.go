@@ -1,0 +1,88 @@
+package query
+
+import "testing"
+
+func TestProjection(t *testing.T) {
+	cases := []struct {
+		proj, filter, doc, want string
+	}{
+		{`{}`, `{}`, `{"_id": 1, "a": 1}`, `{"_id": 1, "a": 1}`},
+		{`{"a": 1}`, `{}`, `{"b": 2, "a": 1, "_id": 1}`, `{"a": 1, "_id": 1}`},
+		{`{"a": 1, "_id": 0}`, `{}`, `{"_id": 1, "a": 1, "b": 2}`, `{"a": 1}`},
+		{`{"a": 0}`, `{}`, `{"_id": 1, "a": 1, "b": 2}`, `{"_id": 1, "b": 2}`},
+		{`{"_id": 0}`, `{}`, `{"_id": 1, "a": 1}`, `{"a": 1}`},
+		{`{"_id": 1}`, `{}`, `{"_id": 1, "a": 1}`, `{"_id": 1}`},
+		{`{"a.b": 1}`, `{}`, `{"_id": 1, "a": {"b": 1, "c": 2}}`, `{"_id": 1, "a": {"b": 1}}`},
+		{`{"a": {"b": 1}}`, `{}`, `{"_id": 1, "a": {"b": 1, "c": 2}}`, `{"_id": 1, "a": {"b": 1}}`},
+		{`{"a.b": 1}`, `{}`, `{"_id": 1, "a": [{"b": 1, "c": 2}, 5, {"c": 1}, [{"b": 3}]]}`, `{"_id": 1, "a": [{"b": 1}, {}, [{"b": 3}]]}`},
+		{`{"a.b": 1}`, `{}`, `{"_id": 1, "a": 5}`, `{"_id": 1}`},
+		{`{"a.b": 0}`, `{}`, `{"_id": 1, "a": [{"b": 1, "c": 2}, 5]}`, `{"_id": 1, "a": [{"c": 2}, 5]}`},
+		{`{"a": {"$slice": 2}}`, `{}`, `{"_id": 1, "a": [1, 2, 3], "b": 1}`, `{"_id": 1, "a": [1, 2], "b": 1}`},
+		{`{"a": {"$slice": -2}}`, `{}`, `{"_id": 1, "a": [1, 2, 3]}`, `{"_id": 1, "a": [2, 3]}`},
+		{`{"a": {"$slice": [1, 1]}}`, `{}`, `{"_id": 1, "a": [1, 2, 3]}`, `{"_id": 1, "a": [2]}`},
+		{`{"a": {"$slice": [-5, 2]}}`, `{}`, `{"_id": 1, "a": [1, 2, 3]}`, `{"_id": 1, "a": [1, 2]}`},
+		{`{"b": 1, "a": {"$slice": 1}}`, `{}`, `{"_id": 1, "a": [1, 2, 3], "b": 1, "c": 1}`, `{"_id": 1, "a": [1], "b": 1}`},
+		{`{"a": {"$elemMatch": {"x": 2}}}`, `{}`, `{"_id": 1, "a": [{"x": 1}, {"x": 2, "y": 1}], "b": 1}`, `{"_id": 1, "a": [{"x": 2, "y": 1}]}`},
+		{`{"a": {"$elemMatch": {"x": 9}}, "b": 1}`, `{}`, `{"_id": 1, "a": [{"x": 1}], "b": 1}`, `{"_id": 1, "b": 1}`},
+		{`{"a": {"$elemMatch": {"x": 1}}, "b": 1}`, `{}`, `{"_id": 1, "a": [{"x": 1}], "b": 1}`, `{"_id": 1, "b": 1, "a": [{"x": 1}]}`},
+		{`{"a.$": 1}`, `{"a": {"$gt": 1}}`, `{"_id": 1, "a": [1, 2, 3]}`, `{"_id": 1, "a": [2]}`},
+		{`{"a.$": 1}`, `{"a.b": 2}`, `{"_id": 1, "a": [{"b": 1}, {"b": 2}]}`, `{"_id": 1, "a": [{"b": 2}]}`},
+		{`{"x": "lit", "a": 1}`, `{}`, `{"_id": 1, "a": 1}`, `{"_id": 1, "a": 1, "x": "lit"}`},
+		{`{"x": "$a.b"}`, `{}`, `{"_id": 1, "a": {"b": 7}}`, `{"_id": 1, "x": 7}`},
+		{`{"x": "$a.b"}`, `{}`, `{"_id": 1, "a": [{"b": 7}, {"b": 8}, {}]}`, `{"_id": 1, "x": [7, 8]}`},
+		{`{"x": {"$literal": 1}}`, `{}`, `{"_id": 1}`, `{"_id": 1, "x": 1}`},
+	}
+	for _, c := range cases {
+		p, err := ParseProjection(d(t, c.proj), nil)
+		if err != nil {
+			t.Errorf("ParseProjection(%s): %v", c.proj, err)
+			continue
+		}
+		f, _ := ParseFilter(d(t, c.filter), nil)
+		doc := d(t, c.doc)
+		var md MatchDetails
+		if !f.MatchDetails(doc, &md) {
+			t.Errorf("filter %s does not match %s", c.filter, c.doc)
+			continue
+		}
+		got, err := p.Apply(nil, doc, &md)
+		if err != nil {
+			t.Errorf("projection %s of %s: %v", c.proj, c.doc, err)
+			continue
+		}
+		if js(t, got) != normJSON(t, c.want) {
+			t.Errorf("projection %s of %s:\n got %s\nwant %s", c.proj, c.doc, js(t, got), normJSON(t, c.want))
+		}
+	}
+}
+
+func TestProjectionErrors(t *testing.T) {
+	cases := []struct {
+		proj string
+		code int32
+		msg  string
+	}{
+		{`{"a": 1, "b": 0}`, 31254, "Cannot do exclusion on field b in inclusion projection"},
+		{`{"a": 0, "b": 1}`, 31253, "Cannot do inclusion on field b in exclusion projection"},
+		{`{"a": 1, "a.b": 1}`, 31249, "Path collision at a.b remaining portion b"},
+		{`{"a.b": 1, "a": 1}`, 31250, "Path collision at a"},
+		{`{"a": {"$slice": "x"}}`, 2, "$slice only supports numbers and [skip, limit] arrays"},
+		{`{"a": {"$slice": [1, 0]}}`, 2, "$slice limit must be positive"},
+		{`{"a": {"$slice": [1, 2, 3]}}`, 2, "$slice array wrong size"},
+		{`{"a.b": {"$elemMatch": {"x": 1}}}`, 31275, "Cannot use $elemMatch projection on a nested field."},
+		{`{"a": {"$elemMatch": 1}}`, 2, "elemMatch: Invalid argument, object required."},
+		{`{"a.$": 1, "b.$": 1}`, 31276, ""},
+		{`{"a.$.b": 1}`, 31394, ""},
+		{`{"s": {"$meta": "textScore"}}`, 40218, ""},
+		{`{"s": {"$meta": "bogus"}}`, 17308, ""},
+		{`{"$a": 1}`, 16410, ""},
+		{`{"a": {}}`, 51270, ""},
+		{`{"a": 0, "x": "lit"}`, 31310, ""},
+	}
+	for _, c := range cases {
+		_, err := ParseProjection(d(t, c.proj), nil)
+		if errCode(err) != c.code || (c.msg != "" && err.Error() != c.msg) {
+			t.Errorf("ParseProjection(%s) = %d %v, want %d %q", c.proj, errCode(err), err, c.code, c.msg)
+		}
+	}
+}

@@ -1,0 +1,277 @@
+package query
+
+import (
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// Sort is a compiled sort specification. It is safe for concurrent use.
+type Sort struct {
+	keys    []sortKey
+	natural int
+	coll    *Collation
+}
+
+type sortKey struct {
+	path  string
+	parts []string
+	desc  bool
+	meta  bool // {$meta: "textScore"}: the score is not known here and sorts all documents equal
+}
+
+// ParseSort compiles a sort document: {field: 1 or -1 (any numeric type),
+// ..., $natural: ±1, field: {$meta: "textScore"}}.
+func ParseSort(spec bson.Doc, opts *Options) (*Sort, error) {
+	s := &Sort{}
+	if opts != nil {
+		s.coll = opts.Collation
+	}
+	it := spec.Iter()
+	for it.Next() {
+		e := it.Element()
+		v := e.Value
+		if e.Key == "$natural" {
+			n, ok := sortDirection(v)
+			if !ok {
+				return nil, mongoerr.New(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+			}
+			s.natural = n
+			continue
+		}
+		if err := validateSortPath(e.Key); err != nil {
+			return nil, err
+		}
+		switch {
+		case v.IsNumber():
+			n, ok := sortDirection(v)
+			if !ok {
+				return nil, mongoerr.New(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+			}
+			s.keys = append(s.keys, sortKey{path: e.Key, parts: splitPath(e.Key), desc: n < 0})
+		case v.Type == bson.TypeDocument:
+			m, ok := bson.Doc(v.Data).Lookup("$meta")
+			if !ok || bson.Doc(v.Data).Len() != 1 {
+				return nil, mongoerr.New(17312, "$meta is the only expression supported by $sort right now")
+			}
+			if m.Type != bson.TypeString {
+				return nil, mongoerr.New(17312, "$meta is the only expression supported by $sort right now")
+			}
+			switch m.StringValue() {
+			case "textScore", "randVal", "searchScore":
+			default:
+				return nil, mongoerr.New(31138, "Illegal $meta sort: %s", elemString(e))
+			}
+			s.keys = append(s.keys, sortKey{path: e.Key, meta: true, desc: true})
+		default:
+			return nil, mongoerr.New(15974, "Illegal key in $sort specification: %s", elemString(e))
+		}
+	}
+	if s.natural != 0 && len(s.keys) > 0 {
+		return nil, badValue("$natural sort cannot be combined with other sort keys")
+	}
+	return s, nil
+}
+
+func validateSortPath(p string) error {
+	if p == "" {
+		return mongoerr.New(40352, "FieldPath cannot be constructed with empty string")
+	}
+	if strings.HasSuffix(p, ".") {
+		return mongoerr.New(40353, "FieldPath must not end with a '.'.")
+	}
+	for _, c := range splitPath(p) {
+		if c == "" {
+			return mongoerr.New(15998, "FieldPath field names may not be empty strings.")
+		}
+		if strings.HasPrefix(c, "$") {
+			return mongoerr.New(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+		}
+	}
+	return nil
+}
+
+func sortDirection(v bson.Value) (int, bool) {
+	f, ok := v.AsFloat64()
+	if !ok {
+		return 0, false
+	}
+	switch f {
+	case 1:
+		return 1, true
+	case -1:
+		return -1, true
+	}
+	return 0, false
+}
+
+// Natural returns 0 for an ordinary sort, or the direction of a $natural
+// sort.
+func (s *Sort) Natural() int { return s.natural }
+
+// Empty reports whether the sort orders nothing (no keys, not $natural).
+func (s *Sort) Empty() bool { return len(s.keys) == 0 && s.natural == 0 }
+
+// HasMeta reports whether the sort uses {$meta: ...}.
+func (s *Sort) HasMeta() bool {
+	for _, k := range s.keys {
+		if k.meta {
+			return true
+		}
+	}
+	return false
+}
+
+// keyValue returns the value doc sorts by for key k: the smallest (or, for a
+// descending key, the largest) of the values the path yields, arrays
+// contributing their elements; a missing field sorts as null and an empty
+// array below null.
+func (s *Sort) keyValue(doc bson.Doc, k *sortKey) bson.Value {
+	var c sortCollector
+	c.desc = k.desc
+	c.coll = s.comparer()
+	collectSortValues(doc, k.parts, 0, &c)
+	if !c.have {
+		if c.empty {
+			return bson.Value{Type: bson.TypeUndefined}
+		}
+		return bson.Value{Type: bson.TypeNull}
+	}
+	return c.best
+}
+
+func (s *Sort) comparer() bson.StringComparer {
+	if s.coll == nil {
+		return nil
+	}
+	return s.coll
+}
+
+type sortCollector struct {
+	best  bson.Value
+	have  bool
+	empty bool // saw an empty array
+	desc  bool
+	coll  bson.StringComparer
+}
+
+func (c *sortCollector) add(v bson.Value) {
+	if v.Type == 0 || v.Type == bson.TypeUndefined {
+		v = bson.Value{Type: bson.TypeNull}
+	}
+	if !c.have {
+		c.best, c.have = v, true
+		return
+	}
+	r := bson.CompareCollated(v, c.best, c.coll)
+	if (c.desc && r > 0) || (!c.desc && r < 0) {
+		c.best = v
+	}
+}
+
+func collectSortValues(d bson.Doc, parts []string, i int, c *sortCollector) {
+	for {
+		v, ok := d.Lookup(parts[i])
+		if !ok {
+			c.add(bson.Value{})
+			return
+		}
+		if i == len(parts)-1 {
+			addLeaf(v, c)
+			return
+		}
+		switch v.Type {
+		case bson.TypeDocument:
+			d = bson.Doc(v.Data)
+			i++
+		case bson.TypeArray:
+			arr := bson.Doc(v.Data)
+			if isAllDigits(parts[i+1]) {
+				if x, ok := arr.Lookup(parts[i+1]); ok {
+					if i+1 == len(parts)-1 {
+						addLeaf(x, c)
+						return
+					}
+					if x.Type == bson.TypeDocument {
+						d = bson.Doc(x.Data)
+						i += 2
+						continue
+					}
+				}
+			}
+			it := arr.Iter()
+			n := 0
+			for it.Next() {
+				x := it.Element().Value
+				n++
+				if x.Type == bson.TypeDocument {
+					collectSortValues(bson.Doc(x.Data), parts, i+1, c)
+				} else {
+					c.add(bson.Value{})
+				}
+			}
+			if n == 0 {
+				c.add(bson.Value{})
+			}
+			return
+		default:
+			c.add(bson.Value{})
+			return
+		}
+	}
+}
+
+// addLeaf adds the value at the end of a path: an array contributes its
+// elements.
+func addLeaf(v bson.Value, c *sortCollector) {
+	if v.Type != bson.TypeArray {
+		c.add(v)
+		return
+	}
+	n := 0
+	it := bson.Doc(v.Data).Iter()
+	for it.Next() {
+		c.add(it.Element().Value)
+		n++
+	}
+	if n == 0 {
+		c.empty = true
+	}
+}
+
+// Compare orders a and b by the sort: negative if a sorts first.
+func (s *Sort) Compare(a, b bson.Doc) int {
+	for i := range s.keys {
+		k := &s.keys[i]
+		if k.meta {
+			continue
+		}
+		r := bson.CompareCollated(s.keyValue(a, k), s.keyValue(b, k), s.comparer())
+		if r != 0 {
+			if k.desc {
+				return -r
+			}
+			return r
+		}
+	}
+	return 0
+}
+
+// Key appends to dst a byte string whose bytewise order is the sort order of
+// doc (equal keys: equal under the sort).
+func (s *Sort) Key(dst []byte, doc bson.Doc) []byte {
+	for i := range s.keys {
+		k := &s.keys[i]
+		if k.meta {
+			continue
+		}
+		v := s.keyValue(doc, k)
+		if s.coll != nil {
+			dst = bson.AppendKeyCollated(dst, v, k.desc, s.coll)
+		} else {
+			dst = bson.AppendKey(dst, v, k.desc)
+		}
+	}
+	return dst
+}

@@ -1,0 +1,761 @@
+package query
+
+import (
+	"bytes"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// applyCtx carries what one Apply call needs below the root.
+type applyCtx struct {
+	u      *Update
+	root   bson.Doc
+	md     *MatchDetails
+	upsert bool
+	now    time.Time
+	// scratch builds array-filter probe documents.
+	scratch    bson.Builder
+	scratchBuf []byte
+}
+
+// idString formats the document's _id as MongoDB's update messages do:
+// "{_id: 1}".
+func (c *applyCtx) idString() string {
+	if id, ok := c.root.Lookup("_id"); ok {
+		return "{_id: " + id.String() + "}"
+	}
+	return "{}"
+}
+
+// Apply applies the update to doc and builds the result in the spare
+// capacity of dst. md supplies the array position for the positional $
+// operator; upsertInsert is true when doc is the seed of an upsert (then
+// $setOnInsert applies). changed reports whether the result differs from
+// doc.
+func (u *Update) Apply(dst []byte, doc bson.Doc, md *MatchDetails, upsertInsert bool) (newDoc bson.Doc, changed bool, err error) {
+	if u.pipeline != nil {
+		out, err := u.pipeline.apply(dst, doc, u.opts)
+		if err != nil {
+			return nil, false, err
+		}
+		if err := checkIDUnchanged(doc, out, "_id"); err != nil {
+			return nil, false, err
+		}
+		return out, !bytes.Equal(out, doc), nil
+	}
+	if u.isReplacement {
+		return u.applyReplacement(dst, doc)
+	}
+	if u.hasPositional && (md == nil || !md.HasKey) {
+		return nil, false, badValue("The positional operator did not find the match needed from the query.")
+	}
+	c := &applyCtx{u: u, root: doc, md: md, upsert: upsertInsert, now: time.Now()}
+	b := bson.NewBuilder(dst[len(dst):])
+	if err := c.applyObject(b, doc, u.root, nil); err != nil {
+		return nil, false, err
+	}
+	out := b.Finish()
+	if err := checkIDUnchanged(doc, out, u.idPath); err != nil {
+		return nil, false, err
+	}
+	if err := checkIDType(out); err != nil {
+		return nil, false, err
+	}
+	if len(out) > bson.MaxDocumentSize {
+		return nil, false, mongoerr.New(17419, "Resulting document after update is larger than %d", bson.MaxDocumentSize)
+	}
+	return out, !bytes.Equal(out, doc), nil
+}
+
+func checkIDUnchanged(before, after bson.Doc, path string) error {
+	old, had := before.Lookup("_id")
+	if !had {
+		return nil
+	}
+	nv, has := after.Lookup("_id")
+	if has && nv.Type == old.Type && bytes.Equal(nv.Data, old.Data) {
+		return nil
+	}
+	if path == "" {
+		path = "_id"
+	}
+	return mongoerr.New(mongoerr.ImmutableField, "Performing an update on the path '%s' would modify the immutable field '_id'", path)
+}
+
+func checkIDType(d bson.Doc) error {
+	id, ok := d.Lookup("_id")
+	if !ok {
+		return nil
+	}
+	switch id.Type {
+	case bson.TypeArray, bson.TypeRegex, bson.TypeUndefined:
+		return mongoerr.New(mongoerr.InvalidIdField, "The '_id' value cannot be of type %s", id.Type)
+	}
+	return nil
+}
+
+func (u *Update) applyReplacement(dst []byte, doc bson.Doc) (bson.Doc, bool, error) {
+	b := bson.NewBuilder(dst[len(dst):])
+	old, had := doc.Lookup("_id")
+	nid, has := u.replacement.Lookup("_id")
+	if had {
+		if has && !(nid.Type == old.Type && bytes.Equal(nid.Data, old.Data)) {
+			return nil, false, mongoerr.New(mongoerr.ImmutableField, "After applying the update, the (immutable) field '_id' was found to have been altered to _id: %s", nid.String())
+		}
+		b.AppendValue("_id", old)
+	} else if has {
+		b.AppendValue("_id", nid)
+	}
+	it := u.replacement.Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Key == "_id" {
+			continue
+		}
+		b.AppendElement(e)
+	}
+	out := b.Finish()
+	if err := checkIDType(out); err != nil {
+		return nil, false, err
+	}
+	return out, !bytes.Equal(out, doc), nil
+}
+
+func appendPath(path []string, c string) []string {
+	p := make([]string, len(path)+1)
+	copy(p, path)
+	p[len(path)] = c
+	return p
+}
+
+// resolveName maps a tree child name to the field it stands for in a
+// document: "$" is the matched array position.
+func (c *applyCtx) resolveName(n *updNode) string {
+	if n.positional {
+		return c.md.ElemMatchKey
+	}
+	return n.name
+}
+
+// applyObject writes document d (nil when it does not exist yet) with the
+// children of n applied: existing fields in place, new fields appended in
+// the tree's order.
+func (c *applyCtx) applyObject(b *bson.Builder, d bson.Doc, n *updNode, path []string) error {
+	for _, ch := range n.children {
+		if ch.allElems || ch.filterID != "" {
+			if d == nil {
+				break
+			}
+			return badValue("Cannot apply array updates to non-array element %s", elementString(path, d))
+		}
+	}
+	it := d.Iter()
+	for it.Next() {
+		e := it.Element()
+		ch := n.child(e.Key)
+		if ch == nil && n.byName != nil {
+			if p := n.byName["$"]; p != nil && c.md.ElemMatchKey == e.Key {
+				ch = p
+			}
+		}
+		if ch == nil {
+			b.AppendElement(e)
+			continue
+		}
+		if err := c.applyChild(b, e.Key, e.Value, ch, appendPath(path, e.Key), false); err != nil {
+			return err
+		}
+	}
+	for _, ch := range n.children {
+		name := c.resolveName(ch)
+		if d != nil {
+			if _, ok := d.Lookup(name); ok {
+				continue
+			}
+		}
+		if err := c.create(b, name, ch, appendPath(path, name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// elementString prints the element at path in the root document as
+// MongoDB's messages do: "a: 5" or, for the root, the document.
+func elementString(path []string, v bson.Doc) string {
+	if len(path) == 0 {
+		return v.String()
+	}
+	return path[len(path)-1] + ": " + v.String()
+}
+
+func (c *applyCtx) applyChild(b *bson.Builder, key string, v bson.Value, n *updNode, path []string, inArray bool) error {
+	if n.op != nil {
+		return n.op.apply(c, b, key, v, path, inArray)
+	}
+	switch v.Type {
+	case bson.TypeDocument:
+		b.StartDocument(key)
+		if err := c.applyObject(b, bson.Doc(v.Data), n, path); err != nil {
+			return err
+		}
+		b.End()
+		return nil
+	case bson.TypeArray:
+		b.StartArray(key)
+		if err := c.applyArray(b, bson.Doc(v.Data), n, path); err != nil {
+			return err
+		}
+		b.End()
+		return nil
+	}
+	for _, ch := range n.children {
+		if ch.allElems || ch.filterID != "" {
+			return badValue("Cannot apply array updates to non-array element %s: %s", key, v.String())
+		}
+		if c.creates(ch) {
+			return mongoerr.New(mongoerr.PathNotViable, "Cannot create field '%s' in element {%s: %s}", c.resolveName(ch), key, v.String())
+		}
+	}
+	b.AppendValue(key, v)
+	return nil
+}
+
+// applyArray writes array arr with the children of n applied to its
+// elements.
+func (c *applyCtx) applyArray(b *bson.Builder, arr bson.Doc, n *updNode, path []string) error {
+	length := 0
+	it := arr.Iter()
+	for it.Next() {
+		e := it.Element()
+		var chosen *updNode
+		count := 0
+		for _, ch := range n.children {
+			ok := false
+			switch {
+			case ch.allElems:
+				ok = true
+			case ch.filterID != "":
+				m, err := c.filterMatches(ch.filterID, e.Value)
+				if err != nil {
+					return err
+				}
+				ok = m
+			default:
+				ok = c.resolveName(ch) == e.Key
+			}
+			if ok {
+				chosen = ch
+				count++
+			}
+		}
+		key := bson.Index(length)
+		length++
+		switch {
+		case count == 0:
+			b.AppendValue(key, e.Value)
+		case count > 1:
+			return mongoerr.New(mongoerr.ConflictingUpdateOperators, "Update created a conflict at '%s'", strings.Join(appendPath(path, key), "."))
+		default:
+			if err := c.applyChild(b, key, e.Value, chosen, appendPath(path, key), true); err != nil {
+				return err
+			}
+		}
+	}
+	// Positions past the end: pad with nulls, in numeric order.
+	for _, ch := range n.children {
+		if ch.allElems || ch.filterID != "" {
+			continue
+		}
+		name := c.resolveName(ch)
+		if !isAllDigits(name) {
+			if c.creates(ch) {
+				return mongoerr.New(mongoerr.PathNotViable, "Cannot create field '%s' in element {%s: %s}", name, path[len(path)-1], bson.Value{Type: bson.TypeArray, Data: arr}.String())
+			}
+			continue
+		}
+		idx, ok := parseIndex(name)
+		if !ok || idx < length || !c.creates(ch) {
+			continue
+		}
+		if idx-length > 1500000 {
+			return badValue("can't backfill more than 1500000 elements")
+		}
+		for length < idx {
+			b.AppendNull(bson.Index(length))
+			length++
+		}
+		if err := c.create(b, bson.Index(idx), ch, appendPath(path, name)); err != nil {
+			return err
+		}
+		length++
+	}
+	return nil
+}
+
+func parseIndex(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		n = n*10 + int(s[i]-'0')
+		if n > 1<<30 {
+			return 0, false
+		}
+	}
+	return n, true
+}
+
+func (c *applyCtx) filterMatches(id string, v bson.Value) (bool, error) {
+	f := c.u.arrayFilters[id]
+	c.scratch.Reset(c.scratchBuf)
+	c.scratch.AppendValue(id, v)
+	probe := c.scratch.Finish()
+	c.scratchBuf = probe[:0]
+	return f.Match(probe), nil
+}
+
+// creates reports whether applying n to a missing field writes anything.
+func (c *applyCtx) creates(n *updNode) bool {
+	if n.op != nil {
+		return n.op.creates(c)
+	}
+	for _, ch := range n.children {
+		if c.creates(ch) {
+			return true
+		}
+	}
+	return false
+}
+
+// create writes the field key for a path that does not exist yet.
+func (c *applyCtx) create(b *bson.Builder, key string, n *updNode, path []string) error {
+	if n.op != nil {
+		return n.op.create(c, b, key, path)
+	}
+	if !c.creates(n) {
+		return nil
+	}
+	for _, ch := range n.children {
+		if (ch.allElems || ch.filterID != "") && c.creates(ch) {
+			return badValue("The path '%s' must exist in the document in order to apply array updates.", strings.Join(path, "."))
+		}
+	}
+	b.StartDocument(key)
+	if err := c.applyObject(b, nil, n, path); err != nil {
+		return err
+	}
+	b.End()
+	return nil
+}
+
+// ---- leaf operators ----
+
+// leafOp is one operator applied at the end of its path.
+type leafOp interface {
+	// apply writes the field key (whose current value is old) with the
+	// operator applied, or nothing to remove it.
+	apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, path []string, inArray bool) error
+	// create writes the field for a missing path, if the operator creates.
+	create(c *applyCtx, b *bson.Builder, key string, path []string) error
+	// creates reports whether create writes anything.
+	creates(c *applyCtx) bool
+}
+
+type setOp struct {
+	v        bson.Value
+	onInsert bool
+}
+
+func (o *setOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
+	if o.onInsert && !c.upsert {
+		b.AppendValue(key, old)
+		return nil
+	}
+	b.AppendValue(key, o.v)
+	return nil
+}
+
+func (o *setOp) create(c *applyCtx, b *bson.Builder, key string, _ []string) error {
+	if o.creates(c) {
+		b.AppendValue(key, o.v)
+	}
+	return nil
+}
+
+func (o *setOp) creates(c *applyCtx) bool { return !o.onInsert || c.upsert }
+
+type unsetOp struct{}
+
+func (unsetOp) apply(_ *applyCtx, b *bson.Builder, key string, _ bson.Value, _ []string, inArray bool) error {
+	if inArray {
+		b.AppendNull(key)
+	}
+	return nil
+}
+func (unsetOp) create(*applyCtx, *bson.Builder, string, []string) error { return nil }
+func (unsetOp) creates(*applyCtx) bool                                  { return false }
+
+type renameSrcOp struct{ unsetOp }
+
+func (renameSrcOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, path []string, inArray bool) error {
+	if inArray {
+		return mongoerr.New(mongoerr.PathNotViable, "The source field cannot be an array element, '%s' in doc with %s has an array field called '%s'", strings.Join(path, "."), c.idString(), path[len(path)-2])
+	}
+	return nil
+}
+
+type renameDstOp struct{ from []string }
+
+// source finds the value being renamed in the original document.
+func (o *renameDstOp) source(c *applyCtx) (bson.Value, bool, error) {
+	d := c.root
+	for i, p := range o.from {
+		v, ok := d.Lookup(p)
+		if !ok {
+			return bson.Value{}, false, nil
+		}
+		if i == len(o.from)-1 {
+			return v, true, nil
+		}
+		switch v.Type {
+		case bson.TypeDocument:
+			d = bson.Doc(v.Data)
+		case bson.TypeArray:
+			return bson.Value{}, false, mongoerr.New(mongoerr.PathNotViable, "The source field cannot be an array element, '%s' in doc with %s: %s has an array field called '%s'", strings.Join(o.from, "."), p, v.String(), p)
+		default:
+			return bson.Value{}, false, nil
+		}
+	}
+	return bson.Value{}, false, nil
+}
+
+func (o *renameDstOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, path []string, inArray bool) error {
+	if inArray {
+		return mongoerr.New(mongoerr.PathNotViable, "The destination field cannot be an array element, '%s' in doc with %s has an array field called '%s'", strings.Join(path, "."), c.idString(), path[len(path)-2])
+	}
+	v, ok, err := o.source(c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		b.AppendValue(key, old)
+		return nil
+	}
+	b.AppendValue(key, v)
+	return nil
+}
+
+func (o *renameDstOp) create(c *applyCtx, b *bson.Builder, key string, _ []string) error {
+	v, ok, err := o.source(c)
+	if err != nil || !ok {
+		return err
+	}
+	b.AppendValue(key, v)
+	return nil
+}
+
+func (o *renameDstOp) creates(c *applyCtx) bool {
+	_, ok, err := o.source(c)
+	return ok || err != nil
+}
+
+type arithOp struct {
+	v   bson.Value
+	mul bool
+}
+
+func (o *arithOp) name() string {
+	if o.mul {
+		return "$mul"
+	}
+	return "$inc"
+}
+
+func (o *arithOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, path []string, _ bool) error {
+	if !old.IsNumber() {
+		return mongoerr.New(mongoerr.TypeMismatch, "Cannot apply %s to a value of non-numeric type. %s has the field '%s' of non-numeric type %s", o.name(), c.idString(), key, typeNameForMessage(old.Type))
+	}
+	var r numResult
+	if o.mul {
+		r = mulNumbers(old, o.v)
+	} else {
+		r = addNumbers(old, o.v)
+	}
+	if r.overflow {
+		return badValue("Failed to apply %s operations to current value (%s) for document %s", o.name(), safeNumString(old), c.idString())
+	}
+	r.append(b, key)
+	return nil
+}
+
+func (o *arithOp) create(_ *applyCtx, b *bson.Builder, key string, _ []string) error {
+	if o.mul {
+		zero := bson.Value{Type: bson.TypeInt32, Data: []byte{0, 0, 0, 0}}
+		mulNumbers(zero, o.v).append(b, key)
+		return nil
+	}
+	b.AppendValue(key, o.v)
+	return nil
+}
+
+func (o *arithOp) creates(*applyCtx) bool { return true }
+
+type minMaxOp struct {
+	v    bson.Value
+	max  bool
+	coll bson.StringComparer
+}
+
+func (o *minMaxOp) apply(_ *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
+	r := bson.CompareCollated(o.v, old, o.coll)
+	if (o.max && r > 0) || (!o.max && r < 0) {
+		b.AppendValue(key, o.v)
+	} else {
+		b.AppendValue(key, old)
+	}
+	return nil
+}
+
+func (o *minMaxOp) create(_ *applyCtx, b *bson.Builder, key string, _ []string) error {
+	b.AppendValue(key, o.v)
+	return nil
+}
+
+func (o *minMaxOp) creates(*applyCtx) bool { return true }
+
+type currentDateOp struct{ timestamp bool }
+
+var tsIncrement atomic.Uint32
+
+func (o currentDateOp) write(c *applyCtx, b *bson.Builder, key string) {
+	if o.timestamp {
+		b.AppendTimestamp(key, uint32(c.now.Unix()), tsIncrement.Add(1))
+		return
+	}
+	b.AppendDateTime(key, c.now.UnixMilli())
+}
+
+func (o currentDateOp) apply(c *applyCtx, b *bson.Builder, key string, _ bson.Value, _ []string, _ bool) error {
+	o.write(c, b, key)
+	return nil
+}
+
+func (o currentDateOp) create(c *applyCtx, b *bson.Builder, key string, _ []string) error {
+	o.write(c, b, key)
+	return nil
+}
+
+func (currentDateOp) creates(*applyCtx) bool { return true }
+
+type popOp struct{ first bool }
+
+func (o popOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, path []string, _ bool) error {
+	if old.Type != bson.TypeArray {
+		return mongoerr.New(mongoerr.TypeMismatch, "Path '%s' contains an element of non-array type '%s'", strings.Join(path, "."), typeNameForMessage(old.Type))
+	}
+	vals := bson.Doc(old.Data).Values()
+	if len(vals) > 0 {
+		if o.first {
+			vals = vals[1:]
+		} else {
+			vals = vals[:len(vals)-1]
+		}
+	}
+	appendArray(b, key, vals)
+	return nil
+}
+
+func (popOp) create(*applyCtx, *bson.Builder, string, []string) error { return nil }
+func (popOp) creates(*applyCtx) bool                                  { return false }
+
+func appendArray(b *bson.Builder, key string, vals []bson.Value) {
+	b.StartArray(key)
+	for i, v := range vals {
+		b.AppendValue(bson.Index(i), v)
+	}
+	b.End()
+}
+
+type pullMode uint8
+
+const (
+	pullEqual pullMode = iota
+	pullValue
+	pullObject
+)
+
+type pullOp struct {
+	mode   pullMode
+	eq     bson.Value
+	preds  []pred
+	object node
+	coll   bson.StringComparer
+}
+
+func (o *pullOp) matches(v bson.Value) bool {
+	switch o.mode {
+	case pullEqual:
+		return bson.CompareCollated(v, o.eq, o.coll) == 0
+	case pullValue:
+		for _, p := range o.preds {
+			if !p.single(v) {
+				return false
+			}
+		}
+		return true
+	default:
+		if v.Type != bson.TypeDocument {
+			return false
+		}
+		return o.object.match(bson.Doc(v.Data), nil)
+	}
+}
+
+func (o *pullOp) apply(_ *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
+	if old.Type != bson.TypeArray {
+		return badValue("Cannot apply $pull to a non-array value")
+	}
+	b.StartArray(key)
+	i := 0
+	it := bson.Doc(old.Data).Iter()
+	for it.Next() {
+		v := it.Element().Value
+		if o.matches(v) {
+			continue
+		}
+		b.AppendValue(bson.Index(i), v)
+		i++
+	}
+	b.End()
+	return nil
+}
+
+func (o *pullOp) create(*applyCtx, *bson.Builder, string, []string) error { return nil }
+func (o *pullOp) creates(*applyCtx) bool                                  { return false }
+
+type pullAllOp struct {
+	vals []bson.Value
+	coll bson.StringComparer
+}
+
+func (o *pullAllOp) apply(_ *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
+	if old.Type != bson.TypeArray {
+		return badValue("Cannot apply $pullAll to a non-array value")
+	}
+	b.StartArray(key)
+	i := 0
+	it := bson.Doc(old.Data).Iter()
+next:
+	for it.Next() {
+		v := it.Element().Value
+		for _, x := range o.vals {
+			if bson.CompareCollated(v, x, o.coll) == 0 {
+				continue next
+			}
+		}
+		b.AppendValue(bson.Index(i), v)
+		i++
+	}
+	b.End()
+	return nil
+}
+
+func (o *pullAllOp) create(*applyCtx, *bson.Builder, string, []string) error { return nil }
+func (o *pullAllOp) creates(*applyCtx) bool                                  { return false }
+
+type addToSetOp struct {
+	each []bson.Value
+	coll bson.StringComparer
+}
+
+func (o *addToSetOp) build(b *bson.Builder, key string, existing []bson.Value) {
+	vals := existing
+	for _, v := range o.each {
+		dup := false
+		for _, x := range vals {
+			if bson.CompareCollated(v, x, o.coll) == 0 {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			vals = append(vals, v)
+		}
+	}
+	appendArray(b, key, vals)
+}
+
+func (o *addToSetOp) apply(_ *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
+	if old.Type != bson.TypeArray {
+		return badValue("Cannot apply $addToSet to non-array field. Field named '%s' has non-array type %s", key, typeNameForMessage(old.Type))
+	}
+	o.build(b, key, bson.Doc(old.Data).Values())
+	return nil
+}
+
+func (o *addToSetOp) create(_ *applyCtx, b *bson.Builder, key string, _ []string) error {
+	o.build(b, key, nil)
+	return nil
+}
+
+func (o *addToSetOp) creates(*applyCtx) bool { return true }
+
+type bitStep struct {
+	kind byte
+	v    bson.Value
+}
+
+type bitOp struct{ ops []bitStep }
+
+func (o *bitOp) compute(old bson.Value) bson.Value {
+	is64 := old.Type == bson.TypeInt64
+	var n int64
+	if is64 {
+		n = old.Int64()
+	} else {
+		n = int64(old.Int32())
+	}
+	for _, s := range o.ops {
+		var x int64
+		if s.v.Type == bson.TypeInt64 {
+			x = s.v.Int64()
+			is64 = true
+		} else {
+			x = int64(s.v.Int32())
+		}
+		switch s.kind {
+		case '&':
+			n &= x
+		case '|':
+			n |= x
+		default:
+			n ^= x
+		}
+	}
+	var b bson.Builder
+	if is64 {
+		b.AppendInt64("v", n)
+	} else {
+		b.AppendInt32("v", int32(n))
+	}
+	v, _ := b.Finish().Lookup("v")
+	return v
+}
+
+func (o *bitOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
+	if old.Type != bson.TypeInt32 && old.Type != bson.TypeInt64 {
+		return mongoerr.New(mongoerr.BadValue, "Cannot apply $bit to a value of non-integral type.%s has the field %s of non-integer type %s", c.idString(), key, typeNameForMessage(old.Type))
+	}
+	b.AppendValue(key, o.compute(old))
+	return nil
+}
+
+func (o *bitOp) create(_ *applyCtx, b *bson.Builder, key string, _ []string) error {
+	b.AppendValue(key, o.compute(bson.Value{Type: bson.TypeInt32, Data: []byte{0, 0, 0, 0}}))
+	return nil
+}
+
+func (o *bitOp) creates(*applyCtx) bool { return true }
