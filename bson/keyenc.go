@@ -259,6 +259,14 @@ func appendCollatedKey(dst []byte, s string, c SortKeyer) []byte {
 
 // appendNumberKey appends the class, exponent and packed digits of a number.
 func appendNumberKey(dst []byte, v Value) []byte {
+	if n, ok := smallNumber(v); ok {
+		return appendScaledKey(dst, n)
+	}
+	return appendNumberKeyDigits(dst, v)
+}
+
+// appendNumberKeyDigits is appendNumberKey through the full digit expansion.
+func appendNumberKeyDigits(dst []byte, v Value) []byte {
 	start := len(dst)
 	dst = append(dst, 0, 0, 0)
 	dst, class, exp := appendExactDigits(dst, v)

@@ -27,9 +27,10 @@ const (
 	numPosInf uint8 = 6
 )
 
-// maxNumDigits bounds the significant digits of any BSON number: a float64
-// needs at most 767, a decimal128 34, an int64 19.
-const maxNumDigits = 770
+// maxNumDigits bounds the digits appendExactDigits writes before trimming:
+// a float64 fraction expands to at most 1074 digits (in 19-digit chunks), a
+// decimal128 34, an int64 19.
+const maxNumDigits = 1100
 
 // decimalMaxCoef is the largest canonical decimal128 coefficient, 10^34-1, as
 // its high and low 64-bit halves.
@@ -114,26 +115,42 @@ const (
 	pow5_27  = 7450580596923828125
 )
 
+const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879" +
+	"8081828384858687888990919293949596979899"
+
 // appendUintDigits appends the decimal digits of x (no leading zeros; nothing
 // for 0) as ASCII.
 func appendUintDigits(dst []byte, x uint64) []byte {
 	var buf [20]byte
 	i := len(buf)
-	for x > 0 {
+	for x >= 100 {
+		q := x / 100
+		r := x - q*100
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+		x = q
+	}
+	if x >= 10 {
+		i -= 2
+		buf[i], buf[i+1] = digitPairs[2*x], digitPairs[2*x+1]
+	} else if x > 0 {
 		i--
-		buf[i] = byte('0' + x%10)
-		x /= 10
+		buf[i] = byte('0' + x)
 	}
 	return append(dst, buf[i:]...)
 }
 
-// appendChunk19 appends x as exactly 19 digits, zero-padded.
+// appendChunk19 appends x < 10^19 as exactly 19 digits, zero-padded.
 func appendChunk19(dst []byte, x uint64) []byte {
 	var buf [19]byte
-	for i := 18; i >= 0; i-- {
-		buf[i] = byte('0' + x%10)
-		x /= 10
+	for i := 17; i >= 1; i -= 2 {
+		q := x / 100
+		r := x - q*100
+		buf[i], buf[i+1] = digitPairs[2*r], digitPairs[2*r+1]
+		x = q
 	}
+	buf[0] = byte('0' + x)
 	return append(dst, buf[:]...)
 }
 
@@ -243,42 +260,102 @@ func appendFloatDigits(dst []byte, f float64) ([]byte, uint8, int) {
 	m >>= uint(tz)
 	e += tz
 	start := len(dst)
-	k := 0 // value = digits × 10^-k
 	switch {
 	case e >= 0 && e+bits.Len64(m) <= 64:
 		dst = appendUintDigits(dst, m<<uint(e))
+		return trimZeros(dst, start), class, len(dst) - start
 	case e >= 0:
 		var z limbs
 		z.setUint64(m)
 		z.shl(uint(e))
 		dst = appendLimbsDigits(dst, &z)
-	default:
-		k = -e
-		// m × 5^k fits in 64 bits for small k: the common fast path.
-		if k <= 27 {
-			if hi, lo := bits.Mul64(m, pow5(k)); hi == 0 {
-				dst = appendUintDigits(dst, lo)
-				break
-			}
-		}
-		var z limbs
-		z.setUint64(m)
-		for r := k; r > 0; r -= 27 {
-			z.mul(pow5(min(r, 27)))
-		}
-		dst = appendLimbsDigits(dst, &z)
+		exp := len(dst) - start
+		return trimZeros(dst, start), class, exp
 	}
-	exp := len(dst) - start - k
-	return trimZeros(dst, start), class, exp
+	// A fraction: m × 2^-s has an integer part and exactly s fractional
+	// binary digits, which expand to exactly s fractional decimal digits.
+	s := -e
+	var intPart, frac uint64
+	if s < 64 {
+		intPart, frac = m>>uint(s), m&(1<<uint(s)-1)
+	} else {
+		frac = m
+	}
+	if intPart > 0 {
+		dst = appendUintDigits(dst, intPart)
+		exp := len(dst) - start
+		dst = appendFracDigits(dst, frac, s)
+		return trimZeros(dst, start), class, exp
+	}
+	dst = appendFracDigits(dst, frac, s)
+	lz := 0
+	for dst[start+lz] == '0' {
+		lz++
+	}
+	n := copy(dst[start:], dst[start+lz:])
+	dst = dst[:start+n]
+	return trimZeros(dst, start), class, -lz
 }
 
-// pow5 returns 5^k for 0 <= k <= 27.
-func pow5(k int) uint64 {
-	p := uint64(1)
-	for ; k > 0; k-- {
-		p *= 5
+// appendFracDigits appends the decimal digits of the fraction frac / 2^s
+// (frac < 2^s, 1 <= s <= 1074) in zero-padded 19-digit chunks until the
+// remainder is zero. The fraction is held left-aligned in L = ceil(s/64)
+// limbs, so multiplying by 10^19 carries the next chunk out of the top limb.
+func appendFracDigits(dst []byte, frac uint64, s int) []byte {
+	var w [18]uint64
+	l := (s + 63) / 64
+	sh := uint(64*l - s)
+	w[0] = frac << sh
+	if sh > 0 {
+		w[1] = frac >> (64 - sh)
 	}
-	return p
+	low := 0
+	for {
+		for low < l && w[low] == 0 {
+			low++
+		}
+		if low == l {
+			return dst
+		}
+		var carry uint64
+		for i := low; i < l; i++ {
+			hi, lo := bits.Mul64(w[i], pow10_19)
+			var c uint64
+			w[i], c = bits.Add64(lo, carry, 0)
+			carry = hi + c
+		}
+		dst = appendChunk19(dst, carry)
+	}
+}
+
+// pow5Table[k] is 5^k for 0 <= k <= 27 (the largest power of 5 below 2^64).
+var pow5Table = func() (t [28]uint64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 5
+	}
+	return t
+}()
+
+// pow10Table[k] is 10^k for 0 <= k <= 19.
+var pow10Table = func() (t [20]uint64) {
+	t[0] = 1
+	for i := 1; i < len(t); i++ {
+		t[i] = t[i-1] * 10
+	}
+	return t
+}()
+
+// pow5 returns 5^k for 0 <= k <= 27.
+func pow5(k int) uint64 { return pow5Table[k] }
+
+// digitCount returns the number of decimal digits of x > 0.
+func digitCount(x uint64) int {
+	n := (bits.Len64(x) * 1233) >> 12 // floor(log10(2) * bitlen)
+	if n < len(pow10Table) && x >= pow10Table[n] {
+		n++
+	}
+	return n
 }
 
 // decimalFields splits a decimal128 into sign, coefficient halves and
@@ -372,43 +449,24 @@ func compareNumbers(a, b Value) int {
 		case TypeDouble:
 			return cmpFloat64(a.Double(), b.Double())
 		}
-	case TypeDecimal128:
-		if b.Type == TypeDecimal128 {
-			if r, ok := compareDecimalsFast(a, b); ok {
-				return r
-			}
+	}
+	if na, ok := smallNumber(a); ok {
+		if nb, ok := smallNumber(b); ok {
+			return compareScaled(na, nb)
 		}
 	}
+	return compareNumbersSlow(a, b)
+}
+
+// compareNumbersSlow compares through the full digit expansion; it is kept
+// out of line so the common paths keep a small stack frame.
+//
+//go:noinline
+func compareNumbersSlow(a, b Value) int {
 	var bufA, bufB [maxNumDigits]byte
 	da, ca, ea := appendExactDigits(bufA[:0], a)
 	db, cb, eb := appendExactDigits(bufB[:0], b)
 	return compareExact(ca, ea, da, cb, eb, db)
-}
-
-// compareDecimalsFast handles two finite decimals with equal exponents (the
-// common case of fixed-point data) without digit expansion.
-func compareDecimalsFast(a, b Value) (int, bool) {
-	ah, al := a.Decimal128()
-	bh, bl := b.Decimal128()
-	na, ahi, alo, ea, ca := decimalFields(ah, al)
-	nb, bhi, blo, eb, cb := decimalFields(bh, bl)
-	if ca == numZero && cb == numZero {
-		return 0, true
-	}
-	if ea != eb || ca == numNaN || cb == numNaN || ca == numNegInf || ca == numPosInf || cb == numNegInf || cb == numPosInf {
-		return 0, false
-	}
-	if na != nb {
-		return cmpInt(int(ca), int(cb)), true
-	}
-	r := cmpUint64(ahi, bhi)
-	if r == 0 {
-		r = cmpUint64(alo, blo)
-	}
-	if na {
-		r = -r
-	}
-	return r, true
 }
 
 func cmpInt(a, b int) int {

@@ -131,3 +131,35 @@ func TestExactDigits(t *testing.T) {
 		t.Errorf("smallest subnormal: %d digits, exp %d, %s...", len(d), exp, d[:10])
 	}
 }
+
+func TestScaledKeyMatchesDigitKey(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	var vals []Value
+	for _, f := range specialFloats {
+		vals = append(vals, vDouble(f))
+	}
+	for _, n := range specialInts {
+		vals = append(vals, vInt64(n))
+	}
+	for _, s := range specialDecimals {
+		vals = append(vals, vDecimal(s))
+	}
+	for i := 0; i < 5000; i++ {
+		vals = append(vals, randNumber(r))
+	}
+	fast := 0
+	for _, v := range vals {
+		if _, ok := smallNumber(v); !ok {
+			continue
+		}
+		fast++
+		a := appendNumberKey(nil, v)
+		b := appendNumberKeyDigits(nil, v)
+		if string(a) != string(b) {
+			t.Fatalf("%s %s: fast key %x, digit key %x", v.Type, v, a, b)
+		}
+	}
+	if fast < 1000 {
+		t.Fatalf("only %d values took the fast path", fast)
+	}
+}
