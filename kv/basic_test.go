@@ -1,0 +1,221 @@
+package kv
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/cairndb/cairn/kv/vfs"
+)
+
+func memOpts(fs vfs.FS) *Options {
+	return &Options{FS: fs, PageSize: 4096, JournalSize: 256 << 10, CheckpointInterval: -1}
+}
+
+func mustOpen(t testing.TB, fs vfs.FS, opts *Options) *DB {
+	t.Helper()
+	if opts == nil {
+		opts = memOpts(fs)
+	}
+	db, err := Open("/db", opts)
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	return db
+}
+
+func key(i int) []byte { return []byte(fmt.Sprintf("key%08d", i)) }
+func val(i int) []byte { return []byte(fmt.Sprintf("value-%d-%s", i, bytes.Repeat([]byte{'x'}, i%50))) }
+
+func TestBasicPutGetReopen(t *testing.T) {
+	fs := vfs.NewMem()
+	db := mustOpen(t, fs, nil)
+	ctx := context.Background()
+	const n = 5000
+	err := db.Update(ctx, func(tx *Tx) error {
+		tr, err := tx.CreateTree("t")
+		if err != nil {
+			return err
+		}
+		for i := 0; i < n; i++ {
+			if err := tr.Put(key(i), val(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(db *DB) {
+		t.Helper()
+		err := db.View(func(tx *Tx) error {
+			tr, err := tx.Tree("t")
+			if err != nil {
+				return err
+			}
+			if tr.Len() != n {
+				return fmt.Errorf("len %d", tr.Len())
+			}
+			for i := 0; i < n; i++ {
+				v, err := tr.Get(key(i))
+				if err != nil {
+					return err
+				}
+				if !bytes.Equal(v, val(i)) {
+					return fmt.Errorf("key %d: got %q", i, v)
+				}
+			}
+			c := tr.Cursor()
+			i := 0
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				if !bytes.Equal(k, key(i)) || !bytes.Equal(v, val(i)) {
+					return fmt.Errorf("cursor at %d: %q", i, k)
+				}
+				i++
+			}
+			if i != n {
+				return fmt.Errorf("cursor saw %d", i)
+			}
+			for k, _ := c.Last(); k != nil; k, _ = c.Prev() {
+				i--
+				if !bytes.Equal(k, key(i)) {
+					return fmt.Errorf("reverse cursor at %d: %q", i, k)
+				}
+			}
+			return c.Err()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	check(db)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db = mustOpen(t, fs, nil)
+	check(db)
+	if err := db.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// Delete half, reopen after a crash (journal replay).
+	err = db.Update(ctx, func(tx *Tx) error {
+		tr, _ := tx.Tree("t")
+		for i := 0; i < n; i += 2 {
+			if ok, err := tr.Delete(key(i)); err != nil || !ok {
+				return fmt.Errorf("delete %d: %v %v", i, ok, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs.Crash(vfs.CrashOptions{})
+	db.Close()
+	db = mustOpen(t, fs, nil)
+	db.View(func(tx *Tx) error {
+		tr, _ := tx.Tree("t")
+		if tr.Len() != n/2 {
+			t.Fatalf("len after crash %d", tr.Len())
+		}
+		for i := 0; i < n; i++ {
+			v, _ := tr.Get(key(i))
+			if (i%2 == 0) != (v == nil) {
+				t.Fatalf("key %d after crash: %q", i, v)
+			}
+		}
+		return nil
+	})
+	if err := db.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+}
+
+func TestSecondOpenFails(t *testing.T) {
+	fs := vfs.NewMem()
+	db := mustOpen(t, fs, nil)
+	defer db.Close()
+	_, err := Open("/db", memOpts(fs))
+	if !errors.Is(err, vfs.ErrLocked) {
+		t.Fatalf("second open: %v", err)
+	}
+}
+
+func TestBulkLoadAndCompact(t *testing.T) {
+	fs := vfs.NewMem()
+	db := mustOpen(t, fs, nil)
+	ctx := context.Background()
+	const n = 20000
+	tx, err := db.BeginWrite(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	_, err = tx.BulkLoad("b", func() ([]byte, []byte, bool, error) {
+		if i == n {
+			return nil, nil, false, nil
+		}
+		i++
+		return key(i - 1), val(i - 1), true, nil
+	}, 0.9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sizeBefore := db.Stats().DataFileBytes
+	// Reader opened before the deletes must keep working through compaction.
+	rtx, _ := db.BeginRead()
+	err = db.Update(ctx, func(tx *Tx) error {
+		tr, _ := tx.Tree("b")
+		_, err := tr.DeleteRange(nil, key(n*3/4))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rt, _ := rtx.Tree("b")
+	for j := 0; j < n; j += 97 {
+		v, err := rt.Get(key(j))
+		if err != nil || !bytes.Equal(v, val(j)) {
+			t.Fatalf("old reader key %d: %q %v", j, v, err)
+		}
+	}
+	rtx.Rollback()
+	if err := db.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sizeAfter := db.Stats().DataFileBytes
+	t.Logf("size before %d after %d", sizeBefore, sizeAfter)
+	if sizeAfter >= sizeBefore/2 {
+		t.Fatalf("compaction did not shrink the file: %d -> %d", sizeBefore, sizeAfter)
+	}
+	if err := db.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db = mustOpen(t, fs, nil)
+	defer db.Close()
+	db.View(func(tx *Tx) error {
+		tr, _ := tx.Tree("b")
+		if tr.Len() != n/4 {
+			t.Fatalf("len %d", tr.Len())
+		}
+		k, _ := tr.Cursor().First()
+		if !bytes.Equal(k, key(n*3/4)) {
+			t.Fatalf("first %q", k)
+		}
+		return nil
+	})
+}

@@ -1,0 +1,368 @@
+package kv
+
+import "bytes"
+
+// This file holds the copy-on-write B+tree algorithms used by write
+// transactions: insert with splitting, delete with merging, root growth and
+// collapse, and freeing of the on-disk extents of replaced node versions.
+
+// extent is a run of pages in the data file.
+type extent struct {
+	pgid   uint64
+	npages uint32
+}
+
+// treeRoot is the root record of one named tree. Published root records are
+// immutable; a write transaction works on a private copy (txid == tx.id).
+type treeRoot struct {
+	name    string
+	root    *childRef
+	count   int64
+	height  int // 1 = the root is a leaf
+	txid    uint64
+	mod     uint64 // bumped by every change in a write tx (cursor revalidation)
+	dropped bool
+}
+
+func (tr *treeRoot) clone(txid uint64) *treeRoot {
+	c := *tr
+	c.txid = txid
+	return &c
+}
+
+// load returns the node behind r, reading and decoding it if needed.
+func (db *DB) load(r *childRef) (*node, error) {
+	if n := r.ptr.Load(); n != nil {
+		return n, nil
+	}
+	buf, err := db.pager.read(r.pgid, r.npages)
+	if err != nil {
+		return nil, err
+	}
+	n, err := decodeNode(buf, r.pgid, r.npages, dataFileName)
+	if err != nil {
+		return nil, err
+	}
+	if !r.ptr.CompareAndSwap(nil, n) {
+		return r.ptr.Load(), nil
+	}
+	return n, nil
+}
+
+// retire records that node version n is no longer part of the tree being
+// built, so its extent can be freed once no reader can reach it.
+func (tx *Tx) retire(n *node) {
+	if n.txid == tx.id {
+		return
+	}
+	if p := n.pgid.Load(); p != 0 {
+		tx.freed = append(tx.freed, extent{p, n.npages.Load()})
+	}
+}
+
+func (tx *Tx) retireRef(r *childRef) {
+	if n := r.ptr.Load(); n != nil {
+		tx.retire(n)
+		return
+	}
+	if r.pgid != 0 {
+		tx.freed = append(tx.freed, extent{r.pgid, r.npages})
+	}
+}
+
+// mutable returns a version of n that tx may modify in place.
+func (tx *Tx) mutable(n *node) *node {
+	if n.txid == tx.id {
+		return n
+	}
+	tx.retire(n)
+	return n.clone(tx.id)
+}
+
+func (tx *Tx) pageSize() int { return tx.db.pageSize }
+
+// insert puts key/val below n and returns the replacement node(s) of n (more
+// than one after a split) and whether the key existed before.
+func (tx *Tx) insert(n *node, key, val []byte) ([]*node, bool, error) {
+	if n.leaf {
+		i, found := search(n.keys, key)
+		m := tx.mutable(n)
+		if found {
+			m.size += leafEntrySize(key, val) - leafEntrySize(m.keys[i], m.vals[i])
+			m.keys[i] = key
+			m.vals[i] = val
+		} else {
+			m.keys = insertAt(m.keys, i, key)
+			m.vals = insertAt(m.vals, i, val)
+			m.size += leafEntrySize(key, val)
+		}
+		return tx.maybeSplit(m, i), found, nil
+	}
+	i := childIndex(n.keys, key)
+	child, err := tx.db.load(n.kids[i])
+	if err != nil {
+		return nil, false, err
+	}
+	res, found, err := tx.insert(child, key, val)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(res) == 1 && res[0] == child {
+		return []*node{n}, found, nil // child changed in place; n already private
+	}
+	m := tx.mutable(n)
+	m.kids[i] = refTo(res[0])
+	for j := 1; j < len(res); j++ {
+		sep := res[j].keys[0]
+		m.keys = insertAt(m.keys, i+j, sep)
+		m.kids = insertAt(m.kids, i+j, refTo(res[j]))
+		m.size += branchEntrySize(sep)
+	}
+	return tx.maybeSplit(m, i+len(res)-1), found, nil
+}
+
+func insertAt[T any](s []T, i int, v T) []T {
+	var zero T
+	s = append(s, zero)
+	copy(s[i+1:], s[i:])
+	s[i] = v
+	return s
+}
+
+func removeAt[T any](s []T, i int) []T {
+	copy(s[i:], s[i+1:])
+	var zero T
+	s[len(s)-1] = zero
+	return s[:len(s)-1]
+}
+
+// maybeSplit splits m if it no longer fits in one page. at is the index of
+// the last change: a change at the end (sequential insertion) leaves the
+// left node full instead of half full.
+func (tx *Tx) maybeSplit(m *node, at int) []*node {
+	ps := tx.pageSize()
+	if m.size <= ps || len(m.keys) < 2 {
+		return []*node{m}
+	}
+	limit := ps
+	if at < len(m.keys)-1 && m.size <= 2*ps-pageHeaderSize {
+		limit = (m.size + pageHeaderSize + 1) / 2
+	}
+	return tx.splitGreedy(m, limit, ps)
+}
+
+// splitGreedy cuts m into pieces, each holding entries while its size stays
+// within limit (at least one entry per piece); pieces are then rebalanced so
+// none exceeds max unless it holds a single entry.
+func (tx *Tx) splitGreedy(m *node, limit, max int) []*node {
+	var out []*node
+	start, size := 0, pageHeaderSize
+	for i := range m.keys {
+		es := m.entrySize(i)
+		if i > start && size+es > limit {
+			out = append(out, m.slice(tx.id, start, i, size))
+			start, size = i, pageHeaderSize
+		}
+		size += es
+	}
+	out = append(out, m.slice(tx.id, start, len(m.keys), size))
+	// The last piece of a half split may exceed max; split it again.
+	if last := out[len(out)-1]; last.size > max && len(last.keys) > 1 {
+		out = append(out[:len(out)-1], tx.splitGreedy(last, max, max)...)
+	}
+	return out
+}
+
+func (m *node) slice(txid uint64, i, j, size int) *node {
+	p := &node{leaf: m.leaf, txid: txid, size: size}
+	p.keys = append(make([][]byte, 0, j-i+1), m.keys[i:j]...)
+	if m.leaf {
+		p.vals = append(make([][]byte, 0, j-i+1), m.vals[i:j]...)
+	} else {
+		p.kids = append(make([]*childRef, 0, j-i+1), m.kids[i:j]...)
+	}
+	return p
+}
+
+// growRoot makes a root for pieces (the result of splitting the old root).
+func (tx *Tx) growRoot(tr *treeRoot, pieces []*node) {
+	for len(pieces) > 1 {
+		b := &node{txid: tx.id, size: pageHeaderSize}
+		for j, p := range pieces {
+			var sep []byte
+			if j > 0 {
+				sep = p.keys[0]
+			}
+			b.keys = append(b.keys, sep)
+			b.kids = append(b.kids, refTo(p))
+			b.size += branchEntrySize(sep)
+		}
+		tr.height++
+		pieces = tx.maybeSplit(b, len(b.keys)-1)
+	}
+	tr.root = refTo(pieces[0])
+}
+
+func (tx *Tx) treePut(tr *treeRoot, key, val []byte) error {
+	root, err := tx.db.load(tr.root)
+	if err != nil {
+		return err
+	}
+	res, found, err := tx.insert(root, key, val)
+	if err != nil {
+		return err
+	}
+	if len(res) > 1 {
+		tx.growRoot(tr, res)
+	} else if res[0] != root {
+		tr.root = refTo(res[0])
+	}
+	if !found {
+		tr.count++
+	}
+	tr.mod++
+	return nil
+}
+
+// remove deletes key below n. It returns the replacement of n (possibly
+// empty or underfull; the caller merges) and whether the key existed.
+func (tx *Tx) remove(n *node, key []byte) (*node, bool, error) {
+	if n.leaf {
+		i, found := search(n.keys, key)
+		if !found {
+			return n, false, nil
+		}
+		m := tx.mutable(n)
+		m.size -= leafEntrySize(m.keys[i], m.vals[i])
+		m.keys = removeAt(m.keys, i)
+		m.vals = removeAt(m.vals, i)
+		return m, true, nil
+	}
+	i := childIndex(n.keys, key)
+	child, err := tx.db.load(n.kids[i])
+	if err != nil {
+		return nil, false, err
+	}
+	res, found, err := tx.remove(child, key)
+	if err != nil || !found {
+		return n, found, err
+	}
+	m := tx.mutable(n)
+	if res != child {
+		m.kids[i] = refTo(res)
+	}
+	if err := tx.rebalance(m, i, res); err != nil {
+		return nil, false, err
+	}
+	return m, true, nil
+}
+
+// rebalance fixes child i of the private branch m after a removal: an empty
+// child is dropped, a small one is merged with a sibling if they fit.
+func (tx *Tx) rebalance(m *node, i int, c *node) error {
+	if len(c.keys) == 0 {
+		m.size -= branchEntrySize(m.keys[i])
+		m.keys = removeAt(m.keys, i)
+		m.kids = removeAt(m.kids, i)
+		if i == 0 && len(m.keys) > 0 {
+			m.size += branchEntrySize(nil) - branchEntrySize(m.keys[0])
+			m.keys[0] = nil
+		}
+		return nil
+	}
+	ps := tx.pageSize()
+	if c.size >= ps/4 || len(m.kids) < 2 {
+		return nil
+	}
+	l := i
+	if i+1 >= len(m.kids) {
+		l = i - 1
+	}
+	left, err := tx.db.load(m.kids[l])
+	if err != nil {
+		return err
+	}
+	right, err := tx.db.load(m.kids[l+1])
+	if err != nil {
+		return err
+	}
+	rsep := m.keys[l+1]
+	extra := 0
+	if !right.leaf {
+		extra = branchEntrySize(rsep) - branchEntrySize(right.keys[0])
+	}
+	if left.size+right.size-pageHeaderSize+extra > ps {
+		return nil
+	}
+	merged := &node{leaf: left.leaf, txid: tx.id, size: left.size + right.size - pageHeaderSize + extra}
+	merged.keys = append(append(make([][]byte, 0, len(left.keys)+len(right.keys)), left.keys...), right.keys...)
+	if left.leaf {
+		merged.vals = append(append(make([][]byte, 0, len(merged.keys)), left.vals...), right.vals...)
+	} else {
+		merged.keys[len(left.keys)] = rsep
+		merged.kids = append(append(make([]*childRef, 0, len(merged.keys)), left.kids...), right.kids...)
+	}
+	tx.retire(left)
+	tx.retire(right)
+	m.kids[l] = refTo(merged)
+	m.size -= branchEntrySize(rsep)
+	m.keys = removeAt(m.keys, l+1)
+	m.kids = removeAt(m.kids, l+1)
+	return nil
+}
+
+func (tx *Tx) treeDelete(tr *treeRoot, key []byte) (bool, error) {
+	root, err := tx.db.load(tr.root)
+	if err != nil {
+		return false, err
+	}
+	res, found, err := tx.remove(root, key)
+	if err != nil || !found {
+		return false, err
+	}
+	// Collapse single-child roots.
+	for !res.leaf && len(res.kids) <= 1 {
+		tx.retire(res)
+		if len(res.kids) == 0 {
+			res = &node{leaf: true, txid: tx.id, size: pageHeaderSize}
+			tr.height = 1
+			break
+		}
+		if res, err = tx.db.load(res.kids[0]); err != nil {
+			return false, err
+		}
+		tr.height--
+	}
+	if res != root {
+		tr.root = refTo(res)
+	}
+	tr.count--
+	tr.mod++
+	return true, nil
+}
+
+// freeTree retires every node of a tree (DropTree). Leaves are not loaded:
+// their extents are known from the parent.
+func (tx *Tx) freeTree(r *childRef, height int) error {
+	if height > 1 {
+		n, err := tx.db.load(r)
+		if err != nil {
+			return err
+		}
+		for _, k := range n.kids {
+			if err := tx.freeTree(k, height-1); err != nil {
+				return err
+			}
+		}
+	}
+	tx.retireRef(r)
+	return nil
+}
+
+func newLeafRoot(txid uint64) *childRef {
+	return refTo(&node{leaf: true, txid: txid, size: pageHeaderSize})
+}
+
+func keyInRange(k, start, end []byte) bool {
+	return (start == nil || bytes.Compare(k, start) >= 0) && (end == nil || bytes.Compare(k, end) < 0)
+}

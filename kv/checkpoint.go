@@ -1,0 +1,198 @@
+package kv
+
+// Checkpoints.
+//
+// A checkpoint makes the current snapshot durable in the data file so that
+// the journal can be recycled:
+//
+//  1. Retire reader-less snapshots and compute the oldest snapshot a reader
+//     may still use; release to the allocator every extent freed by a
+//     transaction included in an earlier checkpoint that no reader can reach.
+//  2. Write every dirty node (pgid 0) of every tree, children before
+//     parents, into newly allocated extents. Pages referenced by the last
+//     durable checkpoint are never overwritten (copy-on-write on disk).
+//  3. Write the catalog (tree name -> root extent, count, height).
+//  4. fdatasync the data file.
+//  5. Write the meta record into slot (N+1)%2 and fdatasync again. The
+//     meta names the journal salt and sequence number of the next cycle.
+//  6. Recycle the journal from offset 0, trim free pages off the end of the
+//     file and truncate it.
+//
+// A crash before step 5 completes leaves the previous meta, whose pages are
+// intact, plus the full journal. Any I/O error puts the DB into the failed
+// state. Checkpoints hold the writer lock (commits wait; readers do not).
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Checkpoint writes the current state to the data file and recycles the
+// journal.
+func (db *DB) Checkpoint(ctx context.Context) error {
+	if db.readOnly {
+		return ErrReadOnly
+	}
+	if err := db.acquireWriter(ctx); err != nil {
+		return err
+	}
+	defer db.releaseWriter()
+	if err := db.failedErr(); err != nil {
+		return err
+	}
+	return db.checkpointLocked()
+}
+
+func randomSalt() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// checkpointLocked checkpoints the current snapshot. Writer lock held.
+func (db *DB) checkpointLocked() error {
+	db.ckptMu.Lock()
+	defer db.ckptMu.Unlock()
+	if err := db.failedErr(); err != nil {
+		return err
+	}
+	start := time.Now()
+	snap := db.current.Load()
+
+	// 1. Release extents no reader or meta can reach.
+	oldest := db.pruneSnapshots()
+	keep := db.freedAt[:0]
+	var release []extent
+	for _, f := range db.freedAt {
+		if f.ckpt <= db.meta.ckptID && f.txid <= oldest {
+			release = append(release, f.pages...)
+		} else {
+			keep = append(keep, f)
+		}
+	}
+	db.freedAt = keep
+	db.alloc.release(release)
+
+	// 2. Write dirty nodes.
+	w := newPageWriter(db.pager)
+	names := make([]string, 0, len(snap.trees))
+	for name := range snap.trees {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	trees := make([]*treeRoot, 0, len(names))
+	written := 0
+	for _, name := range names {
+		tr := snap.trees[name]
+		trees = append(trees, tr)
+		if n := tr.root.ptr.Load(); n != nil {
+			written += db.writeNode(w, n)
+		}
+	}
+
+	// 3. Catalog.
+	newMeta := db.meta
+	newMeta.ckptID++
+	newMeta.txid = snap.txid
+	newMeta.catalog = extent{}
+	if len(trees) > 0 {
+		buf, e := encodeCatalog(trees, db.pageSize, db.alloc.alloc)
+		copy(w.buffer(e.pgid, e.npages), buf)
+		newMeta.catalog = e
+	}
+	w.flush()
+	if w.err != nil {
+		db.fail(w.err)
+		return w.err
+	}
+
+	// 4. Make the pages durable.
+	if err := db.pager.f.Datasync(); err != nil {
+		err = fmt.Errorf("kv: checkpoint: fdatasync data file: %w", err)
+		db.fail(err)
+		return err
+	}
+
+	// 5. Meta.
+	db.alloc.trimTail()
+	newMeta.filePages = db.alloc.end
+	newMeta.journalSeq = db.journal.seq
+	newMeta.journalSalt = randomSalt()
+	metaBuf := newMeta.encode()
+	if _, err := db.pager.f.WriteAt(metaBuf, int64(newMeta.ckptID%2)*int64(db.pageSize)); err != nil {
+		err = fmt.Errorf("kv: checkpoint: write meta: %w", err)
+		db.fail(err)
+		return err
+	}
+	if err := db.pager.f.Datasync(); err != nil {
+		err = fmt.Errorf("kv: checkpoint: fdatasync meta: %w", err)
+		db.fail(err)
+		return err
+	}
+
+	// 6. The checkpoint is durable: account frees, recycle the journal.
+	for _, f := range db.pendingFree {
+		db.freedAt = append(db.freedAt, ckptFree{ckpt: newMeta.ckptID, txid: f.txid, pages: f.pages})
+	}
+	db.pendingFree = db.pendingFree[:0]
+	if old := db.meta.catalog; old.pgid != 0 {
+		db.freedAt = append(db.freedAt, ckptFree{ckpt: newMeta.ckptID, pages: []extent{old}})
+	}
+	db.meta = newMeta
+	db.journal.recycle(newMeta.journalSalt)
+	if size, err := db.pager.f.Size(); err == nil && size > int64(db.alloc.end)*int64(db.pageSize) {
+		if err := db.pager.f.Truncate(int64(db.alloc.end) * int64(db.pageSize)); err != nil {
+			db.opts.Logger.Warn("kv: truncate data file", "err", err)
+		}
+	}
+	db.st.checkpoints.Add(1)
+	db.st.ckptPages.Add(uint64(written))
+	db.st.dataSyncs.Add(2)
+	db.st.lastCkpt.Store(time.Now().UnixNano())
+	db.st.lastCkptDur.Store(int64(time.Since(start)))
+	db.updateSpaceStats()
+	return nil
+}
+
+// writeNode writes n and its dirty descendants; it returns the pages
+// written.
+func (db *DB) writeNode(w *pageWriter, n *node) int {
+	if n.pgid.Load() != 0 {
+		return 0
+	}
+	written := 0
+	if !n.leaf {
+		for _, k := range n.kids {
+			if c := k.ptr.Load(); c != nil {
+				written += db.writeNode(w, c)
+			}
+		}
+	}
+	np := pagesFor(n.size, db.pageSize)
+	pg := db.alloc.alloc(np)
+	n.encode(w.buffer(pg, np), pg, np)
+	n.npages.Store(np)
+	n.pgid.Store(pg)
+	return written + int(np)
+}
+
+func (db *DB) updateSpaceStats() {
+	var pending uint64
+	for _, f := range db.freedAt {
+		for _, e := range f.pages {
+			pending += uint64(e.npages)
+		}
+	}
+	for _, f := range db.pendingFree {
+		for _, e := range f.pages {
+			pending += uint64(e.npages)
+		}
+	}
+	db.st.filePages.Store(db.alloc.end)
+	db.st.freePages.Store(uint64(len(db.alloc.free)))
+	db.st.pendingPages.Store(pending)
+}

@@ -1,0 +1,120 @@
+package kv
+
+// Compaction.
+//
+// Compact returns free space at the end of the data file to the file system
+// while readers keep reading:
+//
+//  1. Checkpoint, so every node is on disk and old frees are released.
+//  2. Compute the number of live pages L. Every node whose extent ends
+//     beyond page 2+L (plus the pages still pinned by readers) is copied by
+//     an internal write transaction — path copying its ancestors — and the
+//     following checkpoint writes the copies into the lowest free pages
+//     (the allocator always hands out the lowest free page first).
+//  3. A second checkpoint rotates the meta so that neither meta slot
+//     references the old locations; the old extents become reusable if no
+//     reader still needs them, are trimmed off the end of the file and the
+//     file is truncated.
+//
+// Readers that began before compaction keep their snapshot: the extents
+// they can reach stay pinned (not reused, not truncated) until they finish;
+// a later checkpoint or Compact then shrinks the file further.
+
+import (
+	"context"
+	"fmt"
+)
+
+// Compact moves pages towards the start of the data file and truncates it.
+func (db *DB) Compact(ctx context.Context) error {
+	if db.readOnly {
+		return ErrReadOnly
+	}
+	if err := db.acquireWriter(ctx); err != nil {
+		return err
+	}
+	defer db.releaseWriter()
+	if err := db.failedErr(); err != nil {
+		return err
+	}
+	if err := db.checkpointLocked(); err != nil {
+		return err
+	}
+	if err := db.checkpointLocked(); err != nil { // release frees of the first
+		return err
+	}
+	pinned := uint64(0)
+	for _, f := range db.freedAt {
+		for _, e := range f.pages {
+			pinned += uint64(e.npages)
+		}
+	}
+	free := uint64(len(db.alloc.free)) + pinned
+	if free > db.alloc.end-2 {
+		free = db.alloc.end - 2
+	}
+	live := db.alloc.end - 2 - free
+	boundary := 2 + live + pinned + uint64(db.meta.catalog.npages)
+	if db.alloc.end > boundary {
+		tx := db.newWriteTx()
+		for name := range tx.trees {
+			tr, err := tx.writableRoot(name)
+			if err != nil {
+				return err
+			}
+			c, err := tx.relocate(tr.root, tr.height, boundary)
+			if err != nil {
+				return fmt.Errorf("kv: compact tree %q: %w", name, err)
+			}
+			if c != nil {
+				tr.root = refTo(c)
+				tx.dirty = true
+			}
+		}
+		if tx.dirty {
+			db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
+			if err := db.checkpointLocked(); err != nil {
+				return err
+			}
+			if err := db.checkpointLocked(); err != nil {
+				return err
+			}
+		}
+	}
+	db.st.compactions.Add(1)
+	return nil
+}
+
+// relocate copies every node of the subtree at r whose extent reaches past
+// boundary, with its ancestors. It returns the new version of r's node, or
+// nil if nothing below r moved.
+func (tx *Tx) relocate(r *childRef, height int, boundary uint64) (*node, error) {
+	pg, np := r.extent()
+	high := pg != 0 && pg+uint64(np) > boundary
+	if height <= 1 && !high {
+		return nil, nil
+	}
+	n, err := tx.db.load(r)
+	if err != nil {
+		return nil, err
+	}
+	var m *node
+	if !n.leaf {
+		for i, k := range n.kids {
+			c, err := tx.relocate(k, height-1, boundary)
+			if err != nil {
+				return nil, err
+			}
+			if c != nil {
+				if m == nil {
+					m = tx.mutable(n)
+				}
+				m.kids[i] = refTo(c)
+			}
+		}
+	}
+	if m == nil && high {
+		m = tx.mutable(n)
+	}
+	return m, nil
+}

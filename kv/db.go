@@ -1,0 +1,395 @@
+package kv
+
+// MVCC and transactions.
+//
+// The state of the database is a chain of immutable snapshots. A snapshot
+// is a txid and a map from tree name to an immutable root record; the
+// trees are copy-on-write B+trees of immutable nodes (node.go). The current
+// snapshot is published through one atomic pointer.
+//
+// Readers: BeginRead loads the current snapshot and registers on it by
+// incrementing that snapshot's reference count (a CAS that fails only if the
+// snapshot was concurrently retired, see below). From then on every Get or
+// cursor move is lock-free: it follows atomic child pointers, loading
+// missing nodes from disk on demand (concurrent loaders race benignly with a
+// CAS). Nothing a reader does takes a lock the writer holds, and nothing the
+// writer does waits for readers.
+//
+// The writer: one write transaction at a time (a channel semaphore, so
+// BeginWrite honours its context). The write transaction copies every node
+// it changes, and its parents up to the root (path copying), stamping the
+// copies with its txid so that later changes in the same transaction modify
+// them in place. Commit appends the journal record, publishes a new
+// snapshot, releases the writer lock and only then waits for durability
+// (journal.go).
+//
+// Reclaiming pages: when a write transaction replaces a node version that
+// lives on disk, the extent is "freed by tx F". A reader whose snapshot is
+// older than F may still need to load it, and the last durable checkpoint
+// may reference it. It therefore becomes reusable only when (1) a
+// checkpoint after F has completed, so neither the newest meta nor the
+// fallback used while writing the next one references it, and (2) every
+// registered reader's snapshot is >= F. To compute (2) without racing with
+// BeginRead, the checkpoint retires every superseded snapshot whose
+// reference count is zero with a CAS 0 -> -1; a reader can never register on
+// a retired snapshot, so the minimum txid over the surviving snapshots is a
+// safe bound.
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairndb/cairn/kv/vfs"
+)
+
+// snapshot is one committed state.
+type snapshot struct {
+	txid  uint64
+	trees map[string]*treeRoot
+	refs  atomic.Int64 // registered readers; -1 once retired
+}
+
+// txFree lists the extents freed by one committed transaction.
+type txFree struct {
+	txid  uint64
+	pages []extent
+}
+
+// DB is an open database.
+type DB struct {
+	dir      string
+	opts     Options
+	fs       vfs.FS
+	lock     io.Closer
+	pageSize int
+	pager    *pager
+	journal  *journal
+	jfile    vfs.File
+	readOnly bool
+
+	current atomic.Pointer[snapshot]
+	writer  chan struct{}
+	ckptMu  sync.Mutex // held by checkpoints and Check
+
+	// Writer-lock protected.
+	snaps       []*snapshot // published snapshots that may have readers, oldest first
+	pendingFree []txFree    // freed by commits since the last checkpoint
+	freedAt     []ckptFree  // freed by commits included in a checkpoint
+	alloc       allocator
+	meta        meta
+
+	failed atomic.Pointer[error]
+	closed atomic.Bool
+
+	ckptCh  chan struct{}
+	flushCh chan struct{}
+	done    chan struct{}
+	wg      sync.WaitGroup
+
+	st stats
+}
+
+// ckptFree lists extents freed by tx txid and first unreferenced by
+// checkpoint ckpt.
+type ckptFree struct {
+	ckpt  uint64
+	txid  uint64
+	pages []extent
+}
+
+func (db *DB) failedErr() error {
+	if p := db.failed.Load(); p != nil {
+		return fmt.Errorf("%w: %w", ErrDatabaseFailed, *p)
+	}
+	return nil
+}
+
+// fail puts the database into the failed state (first cause wins).
+func (db *DB) fail(cause error) {
+	if db.failed.CompareAndSwap(nil, &cause) {
+		db.opts.Logger.Error("kv: database failed; refusing writes until reopened", "dir", db.dir, "err", cause)
+	}
+}
+
+// BeginRead starts a read transaction on the current snapshot. It never
+// blocks.
+func (db *DB) BeginRead() (*Tx, error) {
+	if db.closed.Load() {
+		return nil, ErrClosed
+	}
+	for {
+		s := db.current.Load()
+		if r := s.refs.Load(); r >= 0 && s.refs.CompareAndSwap(r, r+1) {
+			return &Tx{db: db, snap: s, trees: s.trees}, nil
+		}
+	}
+}
+
+// BeginWrite starts the write transaction, waiting for the writer lock or
+// ctx.
+func (db *DB) BeginWrite(ctx context.Context) (*Tx, error) {
+	if db.readOnly {
+		return nil, ErrReadOnly
+	}
+	if err := db.acquireWriter(ctx); err != nil {
+		return nil, err
+	}
+	if err := db.failedErr(); err != nil {
+		db.releaseWriter()
+		return nil, err
+	}
+	return db.newWriteTx(), nil
+}
+
+func (db *DB) newWriteTx() *Tx {
+	s := db.current.Load()
+	tx := &Tx{db: db, snap: s, writable: true, id: s.txid + 1, trees: s.trees}
+	tx.log.reset(int(db.journal.size / 4))
+	return tx
+}
+
+func (db *DB) acquireWriter(ctx context.Context) error {
+	if db.closed.Load() {
+		return ErrClosed
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	select {
+	case db.writer <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("kv: waiting for the writer lock: %w", ctx.Err())
+	}
+	if db.closed.Load() {
+		db.releaseWriter()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (db *DB) releaseWriter() { <-db.writer }
+
+// View runs fn in a read transaction.
+func (db *DB) View(fn func(*Tx) error) error {
+	tx, err := db.BeginRead()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+// Update runs fn in a write transaction and commits it with the default
+// durability if fn returns nil; otherwise it rolls back.
+func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
+	tx, err := db.BeginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// publish makes snap current. Called with the writer lock held.
+func (db *DB) publish(snap *snapshot, freed []extent) {
+	db.pruneSnapshots()
+	db.snaps = append(db.snaps, snap)
+	db.current.Store(snap)
+	if len(freed) > 0 {
+		db.pendingFree = append(db.pendingFree, txFree{txid: snap.txid, pages: freed})
+	}
+}
+
+// pruneSnapshots retires superseded snapshots without readers and returns
+// the oldest txid a registered reader may still see.
+func (db *DB) pruneSnapshots() uint64 {
+	cur := db.current.Load()
+	kept := db.snaps[:0]
+	for _, s := range db.snaps {
+		if s != cur && s.refs.CompareAndSwap(0, -1) {
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(db.snaps[len(kept):])
+	db.snaps = kept
+	oldest := cur.txid
+	for _, s := range db.snaps {
+		oldest = min(oldest, s.txid)
+	}
+	return oldest
+}
+
+// commit finishes write transaction tx.
+func (db *DB) commit(tx *Tx, d Durability) error {
+	tx.closed = true
+	if err := db.failedErr(); err != nil {
+		db.releaseWriter()
+		return err
+	}
+	if !tx.dirty {
+		db.releaseWriter()
+		return nil
+	}
+	snap := &snapshot{txid: tx.id, trees: tx.trees}
+	start := time.Now()
+	if tx.forceCkpt || tx.log.off || !db.journal.fits(len(tx.log.buf)) {
+		// Too big for the journal: commit by checkpointing.
+		db.publish(snap, tx.freed)
+		err := db.checkpointLocked()
+		db.releaseWriter()
+		if err != nil {
+			return fmt.Errorf("kv: commit %d: %w", tx.id, err)
+		}
+		db.st.commits.Add(1)
+		db.st.commitNanos.Add(uint64(time.Since(start)))
+		return nil
+	}
+	lsn, err := db.journal.append(tx.id, tx.log.buf)
+	if err != nil {
+		db.fail(err)
+		db.releaseWriter()
+		return fmt.Errorf("kv: commit %d: %w", tx.id, err)
+	}
+	db.publish(snap, tx.freed)
+	needCkpt := db.journal.off > db.opts.CheckpointBytes
+	db.releaseWriter()
+	db.st.commits.Add(1)
+	if needCkpt {
+		select {
+		case db.ckptCh <- struct{}{}:
+		default:
+		}
+	}
+	switch d {
+	case Sync:
+		if err := db.journal.waitDurable(lsn); err != nil {
+			db.fail(err)
+			return fmt.Errorf("kv: commit %d not durable: %w (%w)", tx.id, err, ErrDatabaseFailed)
+		}
+	case Lazy:
+		select {
+		case db.flushCh <- struct{}{}:
+		default:
+		}
+	}
+	db.st.commitNanos.Add(uint64(time.Since(start)))
+	return nil
+}
+
+// Sync makes every committed transaction durable.
+func (db *DB) Sync(ctx context.Context) error {
+	if db.readOnly {
+		return nil
+	}
+	if err := db.failedErr(); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- db.journal.flush() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			db.fail(err)
+		}
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// background runs timed and size-triggered checkpoints.
+func (db *DB) checkpointer() {
+	defer db.wg.Done()
+	var tick <-chan time.Time
+	if db.opts.CheckpointInterval > 0 {
+		t := time.NewTicker(db.opts.CheckpointInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-db.done:
+			return
+		case <-tick:
+		case <-db.ckptCh:
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			select {
+			case <-db.done:
+			case <-ctx.Done():
+			}
+			cancel()
+		}()
+		if err := db.Checkpoint(ctx); err != nil && !db.closed.Load() {
+			db.opts.Logger.Warn("kv: background checkpoint failed", "err", err)
+		}
+		cancel()
+	}
+}
+
+// flusher makes Lazy commits durable within CommitInterval.
+func (db *DB) flusher() {
+	defer db.wg.Done()
+	for {
+		select {
+		case <-db.done:
+			return
+		case <-db.flushCh:
+		}
+		t := time.NewTimer(db.opts.CommitInterval)
+		select {
+		case <-db.done:
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		if db.failed.Load() == nil {
+			if err := db.journal.flush(); err != nil {
+				db.fail(err)
+			}
+		}
+	}
+}
+
+// Close checkpoints (if anything changed) and releases the database. Read
+// transactions still open must not be used afterwards.
+func (db *DB) Close() error {
+	if !db.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	close(db.done)
+	db.wg.Wait()
+	db.writer <- struct{}{} // wait for the active writer
+	var err error
+	if !db.readOnly && db.failed.Load() == nil && db.needsCheckpoint() {
+		err = db.checkpointLocked()
+	}
+	if db.jfile != nil {
+		if cerr := db.jfile.Close(); err == nil && cerr != nil {
+			err = cerr
+		}
+	}
+	if cerr := db.pager.f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if cerr := db.lock.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("kv: close %s: %w", db.dir, err)
+	}
+	return nil
+}
+
+func (db *DB) needsCheckpoint() bool {
+	return db.current.Load().txid != db.meta.txid || len(db.pendingFree) > 0 || db.journal.off > 0
+}

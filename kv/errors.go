@@ -1,0 +1,57 @@
+package kv
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrTreeNotFound is returned when a named tree does not exist.
+	ErrTreeNotFound = errors.New("kv: tree not found")
+	// ErrTreeExists is returned when creating a tree that already exists.
+	ErrTreeExists = errors.New("kv: tree already exists")
+	// ErrTxClosed is returned by operations on a committed or rolled back
+	// transaction.
+	ErrTxClosed = errors.New("kv: transaction closed")
+	// ErrReadOnlyTx is returned by writes in a read transaction.
+	ErrReadOnlyTx = errors.New("kv: write in read-only transaction")
+	// ErrReadOnly is returned by BeginWrite on a database opened ReadOnly.
+	ErrReadOnly = errors.New("kv: database opened read-only")
+	// ErrDatabaseFailed is wrapped by every write after an I/O failure on
+	// the write path (for example a failed fdatasync). The error also
+	// wraps the original cause. Reopen the database to recover.
+	ErrDatabaseFailed = errors.New("kv: database failed; reopen to recover")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("kv: database closed")
+	// ErrKeyTooLarge is returned for keys longer than MaxKeySize.
+	ErrKeyTooLarge = errors.New("kv: key too large")
+	// ErrValueTooLarge is returned for values longer than MaxValueSize.
+	ErrValueTooLarge = errors.New("kv: value too large")
+	// ErrEmptyKey is returned for zero-length keys.
+	ErrEmptyKey = errors.New("kv: empty key")
+	// ErrUnsorted is returned by BulkLoad when keys are not strictly
+	// ascending.
+	ErrUnsorted = errors.New("kv: bulk load keys not strictly ascending")
+)
+
+const (
+	// MaxKeySize is the largest key accepted (64 KiB).
+	MaxKeySize = 64 << 10
+	// MaxValueSize is the largest value accepted (64 MiB).
+	MaxValueSize = 64 << 20
+)
+
+// CorruptionError reports damaged on-disk state.
+type CorruptionError struct {
+	File    string // file name within the database directory
+	Page    uint64 // page number (0 when not page related)
+	Problem string
+}
+
+func (e *CorruptionError) Error() string {
+	return fmt.Sprintf("kv: corruption in %s page %d: %s", e.File, e.Page, e.Problem)
+}
+
+func corruptf(file string, page uint64, format string, args ...any) error {
+	return &CorruptionError{File: file, Page: page, Problem: fmt.Sprintf(format, args...)}
+}

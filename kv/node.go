@@ -1,0 +1,292 @@
+package kv
+
+import (
+	"bytes"
+	"encoding/binary"
+	"sync/atomic"
+)
+
+// node is the in-memory form of one B+tree node. A node reachable from a
+// published snapshot is immutable, except for the lazily filled child
+// pointers (childRef.ptr) and its disk location, which a checkpoint records
+// once it has written the node. A write transaction modifies a node in place
+// only when it created that node version itself (txid == tx.id); otherwise it
+// copies it first (copy-on-write, path copying up to the root).
+//
+// Leaf: keys[i] -> vals[i], strictly ascending.
+// Branch: kids[i] holds keys >= keys[i] and < keys[i+1]; keys[0] is ignored
+// (minus infinity) and stored empty.
+type node struct {
+	leaf   bool
+	txid   uint64        // write tx that created this version
+	pgid   atomic.Uint64 // first page on disk; 0 while dirty
+	npages atomic.Uint32 // pages of the on-disk extent
+	size   int           // encoded size in bytes, header included
+	keys   [][]byte
+	vals   [][]byte
+	kids   []*childRef
+}
+
+// childRef points from a branch (or a tree root record) to a child. ptr is
+// nil until the child has been loaded from disk; childRefs are shared
+// between node versions, so a child loaded through one snapshot is loaded
+// for all. A writer that replaces a child installs a new childRef.
+type childRef struct {
+	ptr    atomic.Pointer[node]
+	pgid   uint64
+	npages uint32
+}
+
+func refTo(n *node) *childRef {
+	r := &childRef{}
+	r.ptr.Store(n)
+	return r
+}
+
+// extent reports where the child lives on disk (0 if it was never written).
+func (r *childRef) extent() (uint64, uint32) {
+	if n := r.ptr.Load(); n != nil {
+		return n.pgid.Load(), n.npages.Load()
+	}
+	return r.pgid, r.npages
+}
+
+const (
+	pageHeaderSize = 32
+	branchEntryFix = 12 // child pgid (8) + npages (4)
+)
+
+func uvarintLen(x uint64) int {
+	n := 1
+	for x >= 0x80 {
+		x >>= 7
+		n++
+	}
+	return n
+}
+
+func leafEntrySize(k, v []byte) int {
+	return uvarintLen(uint64(len(k))) + uvarintLen(uint64(len(v))) + len(k) + len(v)
+}
+
+func branchEntrySize(k []byte) int {
+	return uvarintLen(uint64(len(k))) + len(k) + branchEntryFix
+}
+
+func (n *node) entrySize(i int) int {
+	if n.leaf {
+		return leafEntrySize(n.keys[i], n.vals[i])
+	}
+	return branchEntrySize(n.keys[i])
+}
+
+func (n *node) recomputeSize() {
+	s := pageHeaderSize
+	for i := range n.keys {
+		s += n.entrySize(i)
+	}
+	n.size = s
+}
+
+// search returns the first index i with keys[i] >= key and whether it is
+// an exact match.
+func search(keys [][]byte, key []byte) (int, bool) {
+	lo, hi := 0, len(keys)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if bytes.Compare(keys[m], key) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(keys) && bytes.Equal(keys[lo], key)
+}
+
+// childIndex returns the index of the child of branch keys that may hold key.
+func childIndex(keys [][]byte, key []byte) int {
+	lo, hi := 1, len(keys)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if bytes.Compare(keys[m], key) <= 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
+// clone returns a private, dirty copy of n for write transaction txid.
+func (n *node) clone(txid uint64) *node {
+	c := &node{leaf: n.leaf, txid: txid, size: n.size}
+	c.keys = make([][]byte, len(n.keys), len(n.keys)+1)
+	copy(c.keys, n.keys)
+	if n.leaf {
+		c.vals = make([][]byte, len(n.vals), len(n.vals)+1)
+		copy(c.vals, n.vals)
+	} else {
+		c.kids = make([]*childRef, len(n.kids), len(n.kids)+1)
+		copy(c.kids, n.kids)
+	}
+	return c
+}
+
+// ---- on-disk node encoding ----
+//
+// Every node occupies an extent of one or more contiguous pages. Header:
+//
+//	0  crc32c of bytes [4, used)
+//	4  page type
+//	5  reserved (3 bytes)
+//	8  pgid of the first page (detects misdirected writes)
+//	16 npages of the extent
+//	20 entry count
+//	24 used bytes (header included)
+//	28 reserved
+//
+// Leaf entry: uvarint klen, uvarint vlen, key, value.
+// Branch entry: uvarint klen, key, child pgid u64, child npages u32.
+
+const (
+	pageTypeMeta    = 1
+	pageTypeBranch  = 2
+	pageTypeLeaf    = 3
+	pageTypeCatalog = 4
+)
+
+func pagesFor(size, pageSize int) uint32 {
+	return uint32((size + pageSize - 1) / pageSize)
+}
+
+// encode writes n into buf (len >= n.size) for extent pgid/npages.
+func (n *node) encode(buf []byte, pgid uint64, npages uint32) {
+	p := buf[pageHeaderSize:]
+	off := 0
+	for i, k := range n.keys {
+		off += binary.PutUvarint(p[off:], uint64(len(k)))
+		if n.leaf {
+			off += binary.PutUvarint(p[off:], uint64(len(n.vals[i])))
+			off += copy(p[off:], k)
+			off += copy(p[off:], n.vals[i])
+		} else {
+			off += copy(p[off:], k)
+			cp, cn := n.kids[i].extent()
+			binary.LittleEndian.PutUint64(p[off:], cp)
+			binary.LittleEndian.PutUint32(p[off+8:], cn)
+			off += branchEntryFix
+		}
+	}
+	typ := byte(pageTypeBranch)
+	if n.leaf {
+		typ = pageTypeLeaf
+	}
+	sealPage(buf, typ, pgid, npages, len(n.keys), pageHeaderSize+off)
+}
+
+func sealPage(buf []byte, typ byte, pgid uint64, npages uint32, count, used int) {
+	buf[4] = typ
+	buf[5], buf[6], buf[7] = 0, 0, 0
+	binary.LittleEndian.PutUint64(buf[8:], pgid)
+	binary.LittleEndian.PutUint32(buf[16:], npages)
+	binary.LittleEndian.PutUint32(buf[20:], uint32(count))
+	binary.LittleEndian.PutUint32(buf[24:], uint32(used))
+	binary.LittleEndian.PutUint32(buf[28:], 0)
+	binary.LittleEndian.PutUint32(buf[0:], checksum(buf[4:used]))
+}
+
+// verifyPage checks the header and checksum of an extent read from pgid.
+// It returns the page type, entry count and payload.
+func verifyPage(buf []byte, pgid uint64, npages uint32, file string) (typ byte, count int, payload []byte, err error) {
+	if len(buf) < pageHeaderSize {
+		return 0, 0, nil, corruptf(file, pgid, "short page (%d bytes)", len(buf))
+	}
+	used := int(binary.LittleEndian.Uint32(buf[24:]))
+	if used < pageHeaderSize || used > len(buf) {
+		return 0, 0, nil, corruptf(file, pgid, "bad used length %d", used)
+	}
+	if got, want := checksum(buf[4:used]), binary.LittleEndian.Uint32(buf[0:]); got != want {
+		return 0, 0, nil, corruptf(file, pgid, "checksum mismatch (stored %08x, computed %08x)", want, got)
+	}
+	if p := binary.LittleEndian.Uint64(buf[8:]); p != pgid {
+		return 0, 0, nil, corruptf(file, pgid, "page header names page %d (misdirected write)", p)
+	}
+	if np := binary.LittleEndian.Uint32(buf[16:]); np != npages {
+		return 0, 0, nil, corruptf(file, pgid, "extent has %d pages, parent says %d", np, npages)
+	}
+	return buf[4], int(binary.LittleEndian.Uint32(buf[20:])), buf[pageHeaderSize:used], nil
+}
+
+// decodeNode parses a verified extent. Keys and values alias buf.
+func decodeNode(buf []byte, pgid uint64, npages uint32, file string) (*node, error) {
+	typ, count, p, err := verifyPage(buf, pgid, npages, file)
+	if err != nil {
+		return nil, err
+	}
+	if typ != pageTypeLeaf && typ != pageTypeBranch {
+		return nil, corruptf(file, pgid, "unexpected page type %d in tree", typ)
+	}
+	if count > len(p) {
+		return nil, corruptf(file, pgid, "entry count %d exceeds page", count)
+	}
+	n := &node{leaf: typ == pageTypeLeaf, size: pageHeaderSize + len(p)}
+	n.pgid.Store(pgid)
+	n.npages.Store(npages)
+	if n.leaf {
+		kv := make([][]byte, 2*count)
+		n.keys, n.vals = kv[:count:count], kv[count:]
+	} else {
+		n.keys = make([][]byte, count)
+		n.kids = make([]*childRef, count)
+		refs := make([]childRef, count)
+		for i := range refs {
+			n.kids[i] = &refs[i]
+		}
+	}
+	off := 0
+	for i := 0; i < count; i++ {
+		kl, m := binary.Uvarint(p[off:])
+		if m <= 0 {
+			return nil, corruptf(file, pgid, "entry %d: bad key length", i)
+		}
+		off += m
+		var vl uint64
+		if n.leaf {
+			vl, m = binary.Uvarint(p[off:])
+			if m <= 0 {
+				return nil, corruptf(file, pgid, "entry %d: bad value length", i)
+			}
+			off += m
+		}
+		if kl > uint64(len(p)-off) {
+			return nil, corruptf(file, pgid, "entry %d: key overruns page", i)
+		}
+		n.keys[i] = p[off : off+int(kl) : off+int(kl)]
+		off += int(kl)
+		if n.leaf {
+			if vl > uint64(len(p)-off) {
+				return nil, corruptf(file, pgid, "entry %d: value overruns page", i)
+			}
+			n.vals[i] = p[off : off+int(vl) : off+int(vl)]
+			off += int(vl)
+		} else {
+			if len(p)-off < branchEntryFix {
+				return nil, corruptf(file, pgid, "entry %d: child pointer overruns page", i)
+			}
+			r := n.kids[i]
+			r.pgid = binary.LittleEndian.Uint64(p[off:])
+			r.npages = binary.LittleEndian.Uint32(p[off+8:])
+			if r.pgid < 2 || r.npages == 0 {
+				return nil, corruptf(file, pgid, "entry %d: bad child extent %d+%d", i, r.pgid, r.npages)
+			}
+			off += branchEntryFix
+		}
+	}
+	if off != len(p) {
+		return nil, corruptf(file, pgid, "%d trailing bytes after %d entries", len(p)-off, count)
+	}
+	if !n.leaf && count == 0 {
+		return nil, corruptf(file, pgid, "empty branch")
+	}
+	return n, nil
+}

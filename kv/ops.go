@@ -1,0 +1,198 @@
+package kv
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// journalOps accumulates the logical operations of a write transaction; the
+// encoded form is the payload of its journal record. Replaying the ops in
+// order on the previous state reproduces the transaction exactly.
+//
+// Encoding: a sequence of ops, each an op byte followed by fields:
+//
+//	opUse      name          (selects the tree of the following ops)
+//	opCreate   name
+//	opDrop     name
+//	opPut      key, value
+//	opDel      key
+//	opDelRange flags, start, end (flags bit0: start is nil, bit1: end is nil)
+//
+// where name/key/value/start/end are uvarint length + bytes.
+type journalOps struct {
+	buf   []byte
+	cur   string // tree selected by the last opUse
+	limit int    // stop logging beyond this many bytes
+	off   bool   // exceeded limit: the commit must go through a checkpoint
+}
+
+const (
+	opUse      = 1
+	opCreate   = 2
+	opDrop     = 3
+	opPut      = 4
+	opDel      = 5
+	opDelRange = 6
+)
+
+func (o *journalOps) reset(limit int) {
+	o.buf, o.cur, o.limit, o.off = o.buf[:0], "", limit, false
+}
+
+func (o *journalOps) bytesField(b []byte) {
+	o.buf = binary.AppendUvarint(o.buf, uint64(len(b)))
+	o.buf = append(o.buf, b...)
+}
+
+func (o *journalOps) room() bool {
+	if o.off {
+		return false
+	}
+	if len(o.buf) > o.limit {
+		o.off = true
+		o.buf = nil
+		return false
+	}
+	return true
+}
+
+func (o *journalOps) use(name string) {
+	if o.cur != name {
+		o.buf = append(o.buf, opUse)
+		o.bytesField([]byte(name))
+		o.cur = name
+	}
+}
+
+func (o *journalOps) create(name string) {
+	if o.room() {
+		o.buf = append(o.buf, opCreate)
+		o.bytesField([]byte(name))
+		o.cur = ""
+	}
+}
+
+func (o *journalOps) drop(name string) {
+	if o.room() {
+		o.buf = append(o.buf, opDrop)
+		o.bytesField([]byte(name))
+		o.cur = ""
+	}
+}
+
+func (o *journalOps) put(name string, k, v []byte) {
+	if o.room() {
+		o.use(name)
+		o.buf = append(o.buf, opPut)
+		o.bytesField(k)
+		o.bytesField(v)
+	}
+}
+
+func (o *journalOps) del(name string, k []byte) {
+	if o.room() {
+		o.use(name)
+		o.buf = append(o.buf, opDel)
+		o.bytesField(k)
+	}
+}
+
+func (o *journalOps) delRange(name string, start, end []byte) {
+	if o.room() {
+		o.use(name)
+		var flags byte
+		if start == nil {
+			flags |= 1
+		}
+		if end == nil {
+			flags |= 2
+		}
+		o.buf = append(o.buf, opDelRange, flags)
+		o.bytesField(start)
+		o.bytesField(end)
+	}
+}
+
+var errBadOps = errors.New("malformed journal record payload")
+
+// replayOps applies an encoded op list to write transaction tx.
+func replayOps(tx *Tx, p []byte) error {
+	field := func() ([]byte, error) {
+		l, n := binary.Uvarint(p)
+		if n <= 0 || l > uint64(len(p)-n) {
+			return nil, errBadOps
+		}
+		b := p[n : n+int(l)]
+		p = p[n+int(l):]
+		return b, nil
+	}
+	var cur *Tree
+	for len(p) > 0 {
+		op := p[0]
+		p = p[1:]
+		switch op {
+		case opUse, opCreate, opDrop:
+			name, err := field()
+			if err != nil {
+				return err
+			}
+			switch op {
+			case opUse:
+				cur, err = tx.Tree(string(name))
+			case opCreate:
+				_, err = tx.CreateTree(string(name))
+			case opDrop:
+				err = tx.DropTree(string(name))
+			}
+			if err != nil {
+				return fmt.Errorf("replay: %w", err)
+			}
+		case opPut, opDel:
+			if cur == nil {
+				return errBadOps
+			}
+			k, err := field()
+			if err != nil {
+				return err
+			}
+			if op == opDel {
+				_, err = cur.Delete(k)
+			} else {
+				var v []byte
+				if v, err = field(); err == nil {
+					err = cur.Put(k, v)
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("replay: %w", err)
+			}
+		case opDelRange:
+			if cur == nil || len(p) < 1 {
+				return errBadOps
+			}
+			flags := p[0]
+			p = p[1:]
+			s, err := field()
+			if err != nil {
+				return err
+			}
+			e, err := field()
+			if err != nil {
+				return err
+			}
+			if flags&1 != 0 {
+				s = nil
+			}
+			if flags&2 != 0 {
+				e = nil
+			}
+			if _, err := cur.DeleteRange(s, e); err != nil {
+				return fmt.Errorf("replay: %w", err)
+			}
+		default:
+			return errBadOps
+		}
+	}
+	return nil
+}

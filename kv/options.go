@@ -1,0 +1,125 @@
+package kv
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/cairndb/cairn/kv/vfs"
+)
+
+// Durability says when a commit is durable.
+type Durability int
+
+const (
+	// Sync commits are durable before Commit returns; concurrent
+	// committers share one fdatasync (group commit).
+	Sync Durability = iota
+	// Lazy commits return at once and become durable within
+	// Options.CommitInterval, or at the next Sync commit, whichever comes
+	// first.
+	Lazy
+	// NoSync commits are never fdatasync'd except by a checkpoint, Sync or
+	// Close (scratch data).
+	NoSync
+)
+
+func (d Durability) String() string {
+	switch d {
+	case Sync:
+		return "sync"
+	case Lazy:
+		return "lazy"
+	case NoSync:
+		return "nosync"
+	}
+	return fmt.Sprintf("Durability(%d)", int(d))
+}
+
+// Options configure a DB. A nil *Options means all defaults.
+type Options struct {
+	// FS is the file system; default vfs.OS{}.
+	FS vfs.FS
+	// PageSize is the page size of a new database, a power of two between
+	// 4096 and 65536; default 8192. An existing database keeps its own.
+	PageSize int
+	// Durability is the default durability of Commit and Update; default
+	// Sync.
+	Durability Durability
+	// CommitInterval bounds how long a Lazy commit stays non-durable;
+	// default 100ms, clamped to 1ms..500ms.
+	CommitInterval time.Duration
+	// JournalSize is the size of the preallocated, recycled journal of a
+	// new database; default 64 MiB, minimum 64 KiB.
+	JournalSize int64
+	// CheckpointInterval is the time between background checkpoints;
+	// 0 means the default 60s, a negative value disables timed checkpoints
+	// (manual and journal-size-triggered checkpoints still happen).
+	CheckpointInterval time.Duration
+	// CheckpointBytes is the amount of journal that triggers a background
+	// checkpoint; default half the journal size.
+	CheckpointBytes int64
+	// FillFactor is the default page fill factor of BulkLoad; default 1.0,
+	// clamped to 0.5..1.0.
+	FillFactor float64
+	// CacheSize is the page cache budget in bytes; default 1 GiB. The
+	// current engine keeps every loaded node resident and only reports the
+	// budget (see docs/architecture.md, known limitations).
+	CacheSize int64
+	// Logger receives diagnostics; default a logger that discards.
+	Logger *slog.Logger
+	// ReadOnly opens the database for reading only: the journal is
+	// replayed in memory and nothing is written.
+	ReadOnly bool
+}
+
+const (
+	defaultPageSize       = 8192
+	defaultJournalSize    = 64 << 20
+	minJournalSize        = 64 << 10
+	defaultCommitInterval = 100 * time.Millisecond
+	defaultCkptInterval   = 60 * time.Second
+	defaultCacheSize      = 1 << 30
+)
+
+func (o *Options) withDefaults() (Options, error) {
+	var r Options
+	if o != nil {
+		r = *o
+	}
+	if r.FS == nil {
+		r.FS = vfs.OS{}
+	}
+	if r.PageSize == 0 {
+		r.PageSize = defaultPageSize
+	}
+	if r.PageSize < 4096 || r.PageSize > 65536 || r.PageSize&(r.PageSize-1) != 0 {
+		return r, fmt.Errorf("kv: invalid page size %d: want a power of two in 4096..65536", r.PageSize)
+	}
+	if r.Durability < Sync || r.Durability > NoSync {
+		return r, fmt.Errorf("kv: invalid durability %d", r.Durability)
+	}
+	if r.CommitInterval == 0 {
+		r.CommitInterval = defaultCommitInterval
+	}
+	r.CommitInterval = min(max(r.CommitInterval, time.Millisecond), 500*time.Millisecond)
+	if r.JournalSize == 0 {
+		r.JournalSize = defaultJournalSize
+	}
+	r.JournalSize = max(r.JournalSize, minJournalSize)
+	if r.CheckpointInterval == 0 {
+		r.CheckpointInterval = defaultCkptInterval
+	}
+	if r.FillFactor == 0 {
+		r.FillFactor = 1.0
+	}
+	r.FillFactor = min(max(r.FillFactor, 0.5), 1.0)
+	if r.CacheSize == 0 {
+		r.CacheSize = defaultCacheSize
+	}
+	if r.Logger == nil {
+		r.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return r, nil
+}

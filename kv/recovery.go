@@ -1,0 +1,302 @@
+package kv
+
+// Opening and recovery.
+//
+// Open takes the directory lock, then:
+//
+//  1. Creates a new database if the data file is empty: two meta slots
+//     (checkpoint 1 in slot 1, slot 0 left invalid) and a journal
+//     preallocated with zeros, both fsync'd, then the directory.
+//  2. Otherwise reads both meta slots and picks the valid one with the
+//     highest checkpoint id. A torn meta write leaves the other slot, whose
+//     pages and journal cycle are intact (see checkpoint.go).
+//  3. Loads the catalog and walks every branch node of every tree to learn
+//     which pages are in use; every other page below the meta's file size
+//     is free. (Leaves are not read: their extents are named by their
+//     parents.)
+//  4. Replays the journal: records of the meta's cycle (its salt) with
+//     consecutive sequence numbers from the meta's, each re-executed as a
+//     write transaction. The first record with a bad CRC, a sequence gap or
+//     an unexpected txid ends the replay: that is the torn tail of the
+//     crash, and everything after it is discarded.
+//  5. If anything was replayed, checkpoints at once, so the state is in the
+//     data file and a fresh journal cycle (new salt) starts at offset 0.
+//
+// ReadOnly databases replay into memory only and write nothing.
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/cairndb/cairn/kv/vfs"
+)
+
+// Open opens (creating if needed) the database in directory dir. A second
+// Open of the same directory fails with an error naming the holder.
+func Open(dir string, opts *Options) (*DB, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if o.CheckpointBytes <= 0 {
+		o.CheckpointBytes = o.JournalSize / 2
+	}
+	db := &DB{dir: dir, opts: o, fs: o.FS, readOnly: o.ReadOnly,
+		writer: make(chan struct{}, 1), ckptCh: make(chan struct{}, 1),
+		flushCh: make(chan struct{}, 1), done: make(chan struct{})}
+	if err := db.open(); err != nil {
+		db.closeFiles()
+		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
+	}
+	if !db.readOnly {
+		db.wg.Add(2)
+		go db.checkpointer()
+		go db.flusher()
+	}
+	return db, nil
+}
+
+func (db *DB) closeFiles() {
+	if db.jfile != nil {
+		db.jfile.Close()
+	}
+	if db.pager != nil {
+		db.pager.f.Close()
+	}
+	if db.lock != nil {
+		db.lock.Close()
+	}
+}
+
+func (db *DB) open() error {
+	fsys := db.fs
+	if !db.readOnly {
+		if err := fsys.MkdirAll(db.dir, 0o755); err != nil {
+			return err
+		}
+	}
+	lock, err := fsys.Lock(filepath.Join(db.dir, "LOCK"))
+	if err != nil {
+		return err
+	}
+	db.lock = lock
+	flag := os.O_RDWR | os.O_CREATE
+	if db.readOnly {
+		flag = os.O_RDONLY
+	}
+	f, err := fsys.OpenFile(filepath.Join(db.dir, dataFileName), flag, 0o644)
+	if err != nil {
+		return err
+	}
+	db.pager = &pager{f: f}
+	size, err := f.Size()
+	if err != nil {
+		return err
+	}
+	if size == 0 {
+		if db.readOnly {
+			return errors.New("kv: empty database opened read-only")
+		}
+		if err := db.create(); err != nil {
+			return fmt.Errorf("create: %w", err)
+		}
+	}
+	m, errs := readMetas(f)
+	if m == nil {
+		return errors.Join(append([]error{corruptf(dataFileName, 0, "no valid meta page")}, errs...)...)
+	}
+	for _, e := range errs {
+		db.opts.Logger.Warn("kv: ignoring meta slot", "err", e)
+	}
+	db.meta = *m
+	db.pageSize = m.pageSize
+	db.pager.pageSize = m.pageSize
+
+	trees := map[string]*treeRoot{}
+	if m.catalog.pgid != 0 {
+		buf, err := db.pager.read(m.catalog.pgid, m.catalog.npages)
+		if err != nil {
+			return err
+		}
+		if trees, err = decodeCatalog(buf, m.catalog); err != nil {
+			return err
+		}
+	}
+	if err := db.initFreeSpace(trees, size); err != nil {
+		return err
+	}
+	snap := &snapshot{txid: m.txid, trees: trees}
+	db.current.Store(snap)
+	db.snaps = []*snapshot{snap}
+	return db.openJournal()
+}
+
+// create initialises an empty data file and journal.
+func (db *DB) create() error {
+	ps := db.opts.PageSize
+	m := meta{pageSize: ps, ckptID: 1, journalSeq: 1, journalSalt: randomSalt(), filePages: 2, journalSize: uint64(db.opts.JournalSize)}
+	page := make([]byte, 2*ps)
+	copy(page[ps:], m.encode())
+	if _, err := db.pager.f.WriteAt(page, 0); err != nil {
+		return err
+	}
+	if err := db.pager.f.Sync(); err != nil {
+		return err
+	}
+	if err := db.createJournal(db.opts.JournalSize); err != nil {
+		return err
+	}
+	return db.fs.SyncDir(db.dir)
+}
+
+func (db *DB) createJournal(size int64) error {
+	jf, err := db.fs.OpenFile(filepath.Join(db.dir, journalFileName), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer jf.Close()
+	zeros := make([]byte, 1<<20)
+	for off := int64(0); off < size; off += int64(len(zeros)) {
+		n := min(int64(len(zeros)), size-off)
+		if _, err := jf.WriteAt(zeros[:n], off); err != nil {
+			return fmt.Errorf("preallocate journal: %w", err)
+		}
+	}
+	return jf.Sync()
+}
+
+// initFreeSpace marks the pages reachable from the catalog and makes every
+// other page below the file size free.
+func (db *DB) initFreeSpace(trees map[string]*treeRoot, fileSize int64) error {
+	end := db.meta.filePages
+	used := make([]bool, end)
+	used[0], used[1] = true, true
+	mark := func(e extent) error {
+		if e.pgid+uint64(e.npages) > end {
+			return corruptf(dataFileName, e.pgid, "extent of %d pages beyond file end %d", e.npages, end)
+		}
+		for i := uint64(0); i < uint64(e.npages); i++ {
+			used[e.pgid+i] = true
+		}
+		return nil
+	}
+	if c := db.meta.catalog; c.pgid != 0 {
+		if err := mark(c); err != nil {
+			return err
+		}
+	}
+	var walk func(r *childRef, height int) error
+	walk = func(r *childRef, height int) error {
+		pg, np := r.extent()
+		if err := mark(extent{pg, np}); err != nil {
+			return err
+		}
+		if height <= 1 {
+			return nil
+		}
+		n, err := db.load(r)
+		if err != nil {
+			return err
+		}
+		if n.leaf {
+			return corruptf(dataFileName, pg, "leaf at height %d", height)
+		}
+		for _, k := range n.kids {
+			if err := walk(k, height-1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, tr := range trees {
+		if err := walk(tr.root, tr.height); err != nil {
+			return fmt.Errorf("tree %q: %w", tr.name, err)
+		}
+	}
+	db.alloc = allocator{end: end}
+	for p := end; p > 2; p-- {
+		if !used[p-1] {
+			db.alloc.free = append(db.alloc.free, p-1)
+		}
+	}
+	db.alloc.trimTail()
+	db.updateSpaceStats()
+	return nil
+}
+
+// openJournal opens (or recreates) the journal and replays it.
+func (db *DB) openJournal() error {
+	name := filepath.Join(db.dir, journalFileName)
+	flag := os.O_RDWR
+	if db.readOnly {
+		flag = os.O_RDONLY
+	}
+	jf, err := db.fs.OpenFile(name, flag, 0o644)
+	if errors.Is(err, fs.ErrNotExist) && !db.readOnly {
+		db.opts.Logger.Warn("kv: journal missing; recreating", "file", name)
+		if err = db.createJournal(db.opts.JournalSize); err == nil {
+			jf, err = db.fs.OpenFile(name, flag, 0o644)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	db.jfile = jf
+	size, err := jf.Size()
+	if err != nil {
+		return err
+	}
+	if size < minJournalSize && !db.readOnly {
+		jf.Close()
+		db.jfile = nil
+		if err := db.createJournal(db.opts.JournalSize); err != nil {
+			return err
+		}
+		if jf, err = db.fs.OpenFile(name, flag, 0o644); err != nil {
+			return err
+		}
+		db.jfile = jf
+		if size, err = jf.Size(); err != nil {
+			return err
+		}
+	}
+	data := make([]byte, size)
+	if n, err := jf.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
+		return fmt.Errorf("read journal: %w", err)
+	}
+	db.journal = newJournal(jf, size)
+	db.journal.salt = db.meta.journalSalt
+	db.journal.seq = db.meta.journalSeq
+	recs, end := scanJournal(data, db.meta.journalSalt, db.meta.journalSeq)
+	replayed := 0
+	good := int64(0)
+	for _, r := range recs {
+		cur := db.current.Load()
+		if r.txid != cur.txid+1 {
+			db.opts.Logger.Warn("kv: journal record with unexpected txid ends replay", "seq", r.seq, "txid", r.txid, "want", cur.txid+1)
+			end = good
+			break
+		}
+		tx := db.newWriteTx()
+		if err := replayOps(tx, r.payload); err != nil {
+			return fmt.Errorf("replay journal record %d (tx %d): %w", r.seq, r.txid, err)
+		}
+		db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
+		db.journal.seq = r.seq + 1
+		good += int64(journalHeaderSize + len(r.payload))
+		replayed++
+	}
+	db.journal.off = end
+	db.opts.Logger.Info("kv: opened", "dir", db.dir, "checkpoint", db.meta.ckptID, "replayed", replayed)
+	db.st.replayed.Store(uint64(replayed))
+	if replayed > 0 && !db.readOnly {
+		return db.checkpointLocked()
+	}
+	return nil
+}
+
+var _ vfs.FS = vfs.OS{}

@@ -1,0 +1,107 @@
+package kv
+
+import (
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+type stats struct {
+	commits      atomic.Uint64
+	commitNanos  atomic.Uint64
+	checkpoints  atomic.Uint64
+	ckptPages    atomic.Uint64
+	dataSyncs    atomic.Uint64
+	lastCkpt     atomic.Int64
+	lastCkptDur  atomic.Int64
+	filePages    atomic.Uint64
+	freePages    atomic.Uint64
+	pendingPages atomic.Uint64
+	replayed     atomic.Uint64
+	compactions  atomic.Uint64
+}
+
+// TreeStats describes one tree.
+type TreeStats struct {
+	Name   string
+	Len    int64
+	Height int
+}
+
+// Stats is a point-in-time report of the engine.
+type Stats struct {
+	PageSize         int
+	DataFileBytes    int64  // size of the data file
+	JournalFileBytes int64  // size of the preallocated journal
+	JournalBytes     int64  // journal bytes used in the current cycle
+	FilePages        uint64 // pages in use by the data file (including free ones)
+	FreePages        uint64 // pages reusable now
+	PendingFreePages uint64 // freed pages still reachable by a reader or meta
+
+	Commits            uint64
+	JournalFsyncs      uint64        // journal fdatasyncs
+	DataFsyncs         uint64        // data file fdatasyncs (checkpoints)
+	GroupCommitMax     uint64        // largest number of commits made durable by one fsync
+	GroupCommitHist    [8]uint64     // fsyncs by group size: 1, 2-3, 4-7, ..., >=128
+	AvgCommit          time.Duration // mean commit latency
+	Checkpoints        uint64
+	CheckpointPages    uint64 // pages written by checkpoints
+	LastCheckpoint     time.Time
+	LastCheckpointTook time.Duration
+	Compactions        uint64
+	ReplayedRecords    uint64 // journal records replayed at open
+	CacheBudget        int64
+	Failed             error // non-nil once the DB refuses writes
+	Trees              []TreeStats
+}
+
+// Stats returns current statistics. It does not block.
+func (db *DB) Stats() Stats {
+	s := Stats{
+		PageSize:         db.pageSize,
+		JournalFileBytes: db.journal.size,
+		FilePages:        db.st.filePages.Load(),
+		FreePages:        db.st.freePages.Load(),
+		PendingFreePages: db.st.pendingPages.Load(),
+		Commits:          db.st.commits.Load(),
+		JournalFsyncs:    db.journal.syncs.Load(),
+		DataFsyncs:       db.st.dataSyncs.Load(),
+		GroupCommitMax:   db.journal.groupMax.Load(),
+		Checkpoints:      db.st.checkpoints.Load(),
+		CheckpointPages:  db.st.ckptPages.Load(),
+		Compactions:      db.st.compactions.Load(),
+		ReplayedRecords:  db.st.replayed.Load(),
+		CacheBudget:      db.opts.CacheSize,
+		Failed:           db.failedErr(),
+	}
+	if size, err := db.pager.f.Size(); err == nil {
+		s.DataFileBytes = size
+	}
+	db.journal.mu.Lock()
+	s.JournalBytes = db.journal.written - db.journal.base
+	db.journal.mu.Unlock()
+	for i := range s.GroupCommitHist {
+		s.GroupCommitHist[i] = db.journal.groupHis[i].Load()
+	}
+	if s.Commits > 0 {
+		s.AvgCommit = time.Duration(db.st.commitNanos.Load() / s.Commits)
+	}
+	if t := db.st.lastCkpt.Load(); t != 0 {
+		s.LastCheckpoint = time.Unix(0, t)
+		s.LastCheckpointTook = time.Duration(db.st.lastCkptDur.Load())
+	}
+	snap := db.current.Load()
+	for name, tr := range snap.trees {
+		s.Trees = append(s.Trees, TreeStats{Name: name, Len: tr.count, Height: tr.height})
+	}
+	slices.SortFunc(s.Trees, func(a, b TreeStats) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return s
+}

@@ -1,0 +1,170 @@
+package kv
+
+import "fmt"
+
+// Tree is a named, ordered key/value tree as seen by one transaction. It is
+// valid for the life of its Tx.
+type Tree struct {
+	tx *Tx
+	tr *treeRoot
+}
+
+// Name returns the tree's name.
+func (t *Tree) Name() string { return t.tr.name }
+
+func (t *Tree) check() error {
+	if t.tx.closed {
+		return ErrTxClosed
+	}
+	if t.tr.dropped {
+		return fmt.Errorf("%w: %q (dropped)", ErrTreeNotFound, t.tr.name)
+	}
+	return nil
+}
+
+// Get returns the value of key, or (nil, nil) if absent. The slice aliases
+// engine memory: it is valid until the transaction ends and must not be
+// modified.
+func (t *Tree) Get(key []byte) ([]byte, error) {
+	if err := t.check(); err != nil {
+		return nil, err
+	}
+	r := t.tr.root
+	for {
+		n := r.ptr.Load()
+		if n == nil {
+			var err error
+			if n, err = t.tx.db.load(r); err != nil {
+				return nil, err
+			}
+		}
+		if n.leaf {
+			if i, found := search(n.keys, key); found {
+				return n.vals[i], nil
+			}
+			return nil, nil
+		}
+		r = n.kids[childIndex(n.keys, key)]
+	}
+}
+
+// Put sets key to value. The engine copies both.
+func (t *Tree) Put(key, value []byte) error {
+	if err := t.tx.checkWrite(); err != nil {
+		return err
+	}
+	if err := t.check(); err != nil {
+		return err
+	}
+	if err := validKey(key); err != nil {
+		return err
+	}
+	if len(value) > MaxValueSize {
+		return fmt.Errorf("%w: %d bytes (max %d)", ErrValueTooLarge, len(value), MaxValueSize)
+	}
+	k, v := copyKV(key, value)
+	if err := t.tx.treePut(t.tr, k, v); err != nil {
+		return fmt.Errorf("kv: put in %q: %w", t.tr.name, err)
+	}
+	t.tx.dirty = true
+	t.tx.log.put(t.tr.name, k, v)
+	return nil
+}
+
+// Delete removes key and reports whether it existed.
+func (t *Tree) Delete(key []byte) (bool, error) {
+	if err := t.tx.checkWrite(); err != nil {
+		return false, err
+	}
+	if err := t.check(); err != nil {
+		return false, err
+	}
+	if len(key) == 0 || len(key) > MaxKeySize {
+		return false, nil
+	}
+	found, err := t.tx.treeDelete(t.tr, key)
+	if err != nil {
+		return false, fmt.Errorf("kv: delete in %q: %w", t.tr.name, err)
+	}
+	if found {
+		t.tx.dirty = true
+		t.tx.log.del(t.tr.name, key)
+	}
+	return found, nil
+}
+
+// DeleteRange removes every key in [start, end) and returns how many. A nil
+// start means from the first key, a nil end means through the last key.
+func (t *Tree) DeleteRange(start, end []byte) (int64, error) {
+	if err := t.tx.checkWrite(); err != nil {
+		return 0, err
+	}
+	if err := t.check(); err != nil {
+		return 0, err
+	}
+	if !validRange(start, end) {
+		return 0, nil
+	}
+	n, err := t.tx.treeDeleteRange(t.tr, start, end)
+	if err != nil {
+		return n, fmt.Errorf("kv: delete range in %q: %w", t.tr.name, err)
+	}
+	if n > 0 {
+		t.tx.dirty = true
+		t.tx.log.delRange(t.tr.name, start, end)
+	}
+	return n, nil
+}
+
+// treeDeleteRange deletes [start, end) in batches found with a cursor.
+func (tx *Tx) treeDeleteRange(tr *treeRoot, start, end []byte) (int64, error) {
+	var total int64
+	batch := make([][]byte, 0, 512)
+	for {
+		batch = batch[:0]
+		c := (&Tree{tx: tx, tr: tr}).Cursor()
+		var k []byte
+		if start == nil {
+			k, _ = c.First()
+		} else {
+			k, _ = c.Seek(start)
+		}
+		for ; k != nil && len(batch) < cap(batch); k, _ = c.Next() {
+			if end != nil && !keyInRange(k, nil, end) {
+				break
+			}
+			batch = append(batch, k)
+		}
+		if err := c.Err(); err != nil {
+			return total, err
+		}
+		if len(batch) == 0 {
+			return total, nil
+		}
+		for _, k := range batch {
+			found, err := tx.treeDelete(tr, k)
+			if err != nil {
+				return total, err
+			}
+			if found {
+				total++
+			}
+		}
+		if len(batch) < cap(batch) {
+			return total, nil
+		}
+	}
+}
+
+// Len returns the number of keys in the tree, in O(1).
+func (t *Tree) Len() int64 { return t.tr.count }
+
+// Height returns the number of levels of the tree (1 = a single leaf).
+func (t *Tree) Height() int { return t.tr.height }
+
+// Cursor returns a cursor over the tree, not yet positioned.
+func (t *Tree) Cursor() *Cursor {
+	c := &Cursor{t: t}
+	c.stack = c.buf[:0]
+	return c
+}

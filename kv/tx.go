@@ -1,0 +1,219 @@
+package kv
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+)
+
+// Tx is a transaction. A read transaction sees the snapshot that was current
+// when it began; a write transaction additionally sees its own changes. A Tx
+// must not be used after Commit or Rollback. A read Tx may be used by several
+// goroutines at once; a write Tx by one goroutine at a time.
+type Tx struct {
+	db       *DB
+	snap     *snapshot
+	writable bool
+	closed   bool
+	id       uint64 // write tx: txid this tx will commit as
+
+	trees    map[string]*treeRoot
+	ownTrees bool // trees is a private copy
+
+	dirty     bool
+	freed     []extent
+	log       journalOps
+	forceCkpt bool // commit through a checkpoint (bulk load, huge tx)
+}
+
+// Writable reports whether tx is a write transaction.
+func (tx *Tx) Writable() bool { return tx.writable }
+
+// ID returns the transaction's snapshot id: for a read transaction the id of
+// the last commit it sees, for a write transaction the id it commits as.
+func (tx *Tx) ID() uint64 {
+	if tx.writable {
+		return tx.id
+	}
+	return tx.snap.txid
+}
+
+func (tx *Tx) checkWrite() error {
+	if tx.closed {
+		return ErrTxClosed
+	}
+	if !tx.writable {
+		return ErrReadOnlyTx
+	}
+	return nil
+}
+
+// writableRoot returns tx's private root record of an existing tree.
+func (tx *Tx) writableRoot(name string) (*treeRoot, error) {
+	tr, ok := tx.trees[name]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrTreeNotFound, name)
+	}
+	if tr.txid == tx.id {
+		return tr, nil
+	}
+	tx.ownMap()
+	tr = tr.clone(tx.id)
+	tx.trees[name] = tr
+	return tr, nil
+}
+
+func (tx *Tx) ownMap() {
+	if !tx.ownTrees {
+		m := make(map[string]*treeRoot, len(tx.trees)+1)
+		for k, v := range tx.trees {
+			m[k] = v
+		}
+		tx.trees = m
+		tx.ownTrees = true
+	}
+}
+
+// Tree returns the named tree, or an error wrapping ErrTreeNotFound.
+func (tx *Tx) Tree(name string) (*Tree, error) {
+	if tx.closed {
+		return nil, ErrTxClosed
+	}
+	if !tx.writable {
+		tr, ok := tx.trees[name]
+		if !ok {
+			return nil, fmt.Errorf("%w: %q", ErrTreeNotFound, name)
+		}
+		return &Tree{tx: tx, tr: tr}, nil
+	}
+	tr, err := tx.writableRoot(name)
+	if err != nil {
+		return nil, err
+	}
+	return &Tree{tx: tx, tr: tr}, nil
+}
+
+// CreateTree creates a new empty tree, or fails with ErrTreeExists.
+func (tx *Tx) CreateTree(name string) (*Tree, error) {
+	if err := tx.checkWrite(); err != nil {
+		return nil, err
+	}
+	if _, ok := tx.trees[name]; ok {
+		return nil, fmt.Errorf("%w: %q", ErrTreeExists, name)
+	}
+	if len(name) == 0 || len(name) > 4096 {
+		return nil, fmt.Errorf("kv: invalid tree name length %d", len(name))
+	}
+	tx.ownMap()
+	tr := &treeRoot{name: name, root: newLeafRoot(tx.id), height: 1, txid: tx.id}
+	tx.trees[name] = tr
+	tx.dirty = true
+	tx.log.create(name)
+	return &Tree{tx: tx, tr: tr}, nil
+}
+
+// CreateTreeIfNotExists returns the named tree, creating it if needed.
+func (tx *Tx) CreateTreeIfNotExists(name string) (*Tree, error) {
+	if err := tx.checkWrite(); err != nil {
+		return nil, err
+	}
+	if _, ok := tx.trees[name]; ok {
+		return tx.Tree(name)
+	}
+	return tx.CreateTree(name)
+}
+
+// DropTree deletes a tree and all its entries.
+func (tx *Tx) DropTree(name string) error {
+	if err := tx.checkWrite(); err != nil {
+		return err
+	}
+	tr, err := tx.writableRoot(name)
+	if err != nil {
+		return err
+	}
+	if err := tx.freeTree(tr.root, tr.height); err != nil {
+		return fmt.Errorf("kv: drop tree %q: %w", name, err)
+	}
+	tr.dropped = true
+	tr.mod++
+	delete(tx.trees, name)
+	tx.dirty = true
+	tx.log.drop(name)
+	return nil
+}
+
+// ForEachTree calls fn with every tree name in ascending order.
+func (tx *Tx) ForEachTree(fn func(name string) error) error {
+	if tx.closed {
+		return ErrTxClosed
+	}
+	names := make([]string, 0, len(tx.trees))
+	for k := range tx.trees {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if err := fn(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Commit commits with the database's default durability.
+func (tx *Tx) Commit() error { return tx.CommitWith(tx.db.opts.Durability) }
+
+// CommitWith commits with durability d. A read transaction is simply ended.
+func (tx *Tx) CommitWith(d Durability) error {
+	if tx.closed {
+		return ErrTxClosed
+	}
+	if !tx.writable {
+		tx.endRead()
+		return nil
+	}
+	return tx.db.commit(tx, d)
+}
+
+// Rollback discards the transaction. It is always safe to call, also after
+// Commit (then it does nothing).
+func (tx *Tx) Rollback() error {
+	if tx.closed {
+		return nil
+	}
+	if !tx.writable {
+		tx.endRead()
+		return nil
+	}
+	tx.closed = true
+	tx.db.releaseWriter()
+	return nil
+}
+
+func (tx *Tx) endRead() {
+	tx.closed = true
+	tx.snap.refs.Add(-1)
+}
+
+// copyKV copies key and value into one allocation.
+func copyKV(key, val []byte) ([]byte, []byte) {
+	buf := make([]byte, len(key)+len(val))
+	copy(buf, key)
+	copy(buf[len(key):], val)
+	return buf[:len(key):len(key)], buf[len(key):]
+}
+
+func validKey(key []byte) error {
+	if len(key) == 0 {
+		return ErrEmptyKey
+	}
+	if len(key) > MaxKeySize {
+		return fmt.Errorf("%w: %d bytes (max %d)", ErrKeyTooLarge, len(key), MaxKeySize)
+	}
+	return nil
+}
+
+func validRange(start, end []byte) bool {
+	return start == nil || end == nil || bytes.Compare(start, end) < 0
+}

@@ -1,0 +1,63 @@
+// Package vfs is the file-system seam of the kv storage engine.
+//
+// kv performs every file operation through the FS and File interfaces
+// defined here. Three implementations are provided:
+//
+//   - OS: the real operating-system file system (fdatasync, flock).
+//   - Mem: an in-memory file system that remembers which bytes were made
+//     durable by Sync/Datasync and can simulate a power loss (Crash),
+//     keeping only synced data and, optionally, a random subset of the
+//     writes that were not yet synced.
+//   - Fault: a wrapper around any FS that injects errors: failing
+//     fsync/fdatasync, short writes and ENOSPC.
+package vfs
+
+import (
+	"errors"
+	"io"
+	"os"
+)
+
+// File is an open file. ReadAt and WriteAt must be safe for concurrent use.
+type File interface {
+	io.ReaderAt
+	io.WriterAt
+	io.Closer
+	// Sync flushes data and metadata (fsync).
+	Sync() error
+	// Datasync flushes data and only the metadata needed to read it back
+	// (fdatasync).
+	Datasync() error
+	// Truncate changes the size of the file.
+	Truncate(size int64) error
+	// Size returns the current size of the file.
+	Size() (int64, error)
+	// Name returns the name the file was opened with.
+	Name() string
+}
+
+// FS is a file system.
+type FS interface {
+	// OpenFile opens a file like os.OpenFile.
+	OpenFile(name string, flag int, perm os.FileMode) (File, error)
+	// Remove removes a file.
+	Remove(name string) error
+	// MkdirAll creates a directory and its parents.
+	MkdirAll(dir string, perm os.FileMode) error
+	// Stat reports whether name exists and its size.
+	Stat(name string) (os.FileInfo, error)
+	// SyncDir makes the directory entries of dir durable.
+	SyncDir(dir string) error
+	// Lock takes an exclusive, non-blocking lock on the file name (created
+	// if needed). The error of a failed Lock names the holder when known.
+	// Closing the returned io.Closer releases the lock.
+	Lock(name string) (io.Closer, error)
+}
+
+// ErrLocked is wrapped by the error of a Lock that failed because another
+// owner holds the lock.
+var ErrLocked = errors.New("vfs: locked by another owner")
+
+// ErrCrashed is returned by operations on handles that were open when a
+// Mem file system simulated a crash.
+var ErrCrashed = errors.New("vfs: file handle invalidated by simulated crash")
