@@ -1,0 +1,226 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+// defaultDBPath is where cairnd keeps its data when no --dbpath or
+// storage.dbPath is given (relative to the working directory).
+const defaultDBPath = "data/db"
+
+// config is cairnd's configuration: mongod's option names, from the command
+// line and/or a YAML file in mongod.conf's layout.
+type config struct {
+	DBPath                string
+	Port                  int
+	BindIP                string
+	BindIPAll             bool
+	LogPath               string
+	LogAppend             bool
+	ConfigFile            string
+	JournalCommitInterval time.Duration
+	SyncDelay             time.Duration
+	MaxConns              int
+	Verbosity             int
+	ShowVersion           bool
+}
+
+func defaultConfig() config {
+	return config{DBPath: defaultDBPath, Port: 27017, BindIP: "127.0.0.1",
+		JournalCommitInterval: 100 * time.Millisecond, SyncDelay: 60 * time.Second}
+}
+
+// parseArgs reads flags (and the config file they name). Flags given on
+// the command line win over the file.
+func parseArgs(args []string, stderr io.Writer) (config, error) {
+	cfg := defaultConfig()
+	fs := flag.NewFlagSet("cairnd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "cairnd: a MongoDB-compatible document database server.\n\nUsage: cairnd [options]\n\nOptions (named as mongod's):\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&cfg.DBPath, "dbpath", cfg.DBPath, "directory for the data files (created if missing)")
+	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP port to listen on")
+	fs.StringVar(&cfg.BindIP, "bind_ip", cfg.BindIP, "comma-separated addresses to listen on")
+	fs.BoolVar(&cfg.BindIPAll, "bind_ip_all", false, "listen on all IPv4 and IPv6 addresses")
+	fs.StringVar(&cfg.ConfigFile, "config", "", "YAML configuration file (mongod.conf keys)")
+	fs.StringVar(&cfg.ConfigFile, "f", "", "shorthand for --config")
+	fs.StringVar(&cfg.LogPath, "logpath", "", "log file (default: standard error)")
+	fs.BoolVar(&cfg.LogAppend, "logappend", false, "append to the log file instead of rotating it at startup")
+	ms := fs.Int("journalCommitInterval", 100, "milliseconds an acknowledged j:false write may stay only in memory (1-500)")
+	sd := fs.Int("syncdelay", 60, "seconds between checkpoints")
+	fs.IntVar(&cfg.MaxConns, "maxConns", 1000000, "maximum concurrent connections")
+	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
+	verbose := fs.Bool("v", false, "verbose logging")
+	if err := fs.Parse(args); err != nil {
+		return cfg, err
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	cfg.JournalCommitInterval = time.Duration(*ms) * time.Millisecond
+	cfg.SyncDelay = time.Duration(*sd) * time.Second
+	if cfg.ConfigFile != "" {
+		file, err := loadConfigFile(cfg.ConfigFile)
+		if err != nil {
+			return cfg, err
+		}
+		merge(&cfg, file, set)
+	}
+	if *verbose {
+		cfg.Verbosity = 1
+	}
+	if cfg.JournalCommitInterval < time.Millisecond || cfg.JournalCommitInterval > 500*time.Millisecond {
+		return cfg, errors.New("journalCommitInterval must be between 1 and 500 milliseconds")
+	}
+	if cfg.SyncDelay <= 0 {
+		return cfg, errors.New("syncdelay must be a positive number of seconds")
+	}
+	if cfg.Port < 0 || cfg.Port > 65535 {
+		return cfg, fmt.Errorf("port number %d is out of range", cfg.Port)
+	}
+	return cfg, nil
+}
+
+// fileConfig mirrors the mongod.conf keys cairnd understands.
+type fileConfig struct {
+	Storage struct {
+		DBPath  *string `yaml:"dbPath"`
+		Journal struct {
+			Enabled          *bool `yaml:"enabled"`
+			CommitIntervalMs *int  `yaml:"commitIntervalMs"`
+		} `yaml:"journal"`
+		SyncPeriodSecs *float64 `yaml:"syncPeriodSecs"`
+	} `yaml:"storage"`
+	Net struct {
+		Port                   *int    `yaml:"port"`
+		BindIP                 *string `yaml:"bindIp"`
+		BindIPAll              *bool   `yaml:"bindIpAll"`
+		MaxIncomingConnections *int    `yaml:"maxIncomingConnections"`
+	} `yaml:"net"`
+	SystemLog struct {
+		Destination *string `yaml:"destination"`
+		Path        *string `yaml:"path"`
+		LogAppend   *bool   `yaml:"logAppend"`
+		Verbosity   *int    `yaml:"verbosity"`
+	} `yaml:"systemLog"`
+}
+
+func loadConfigFile(path string) (*fileConfig, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config file: %w", err)
+	}
+	var fc fileConfig
+	dec := yaml.NewDecoder(strings.NewReader(string(b)))
+	dec.KnownFields(true)
+	if err := dec.Decode(&fc); err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	return &fc, nil
+}
+
+// merge applies the file's values for the options not given as flags.
+func merge(cfg *config, fc *fileConfig, set map[string]bool) {
+	if v := fc.Storage.DBPath; v != nil && !set["dbpath"] {
+		cfg.DBPath = *v
+	}
+	if v := fc.Storage.Journal.CommitIntervalMs; v != nil && !set["journalCommitInterval"] {
+		cfg.JournalCommitInterval = time.Duration(*v) * time.Millisecond
+	}
+	if v := fc.Storage.SyncPeriodSecs; v != nil && !set["syncdelay"] {
+		cfg.SyncDelay = time.Duration(*v * float64(time.Second))
+	}
+	if v := fc.Net.Port; v != nil && !set["port"] {
+		cfg.Port = *v
+	}
+	if v := fc.Net.BindIP; v != nil && !set["bind_ip"] {
+		cfg.BindIP = *v
+	}
+	if v := fc.Net.BindIPAll; v != nil && !set["bind_ip_all"] {
+		cfg.BindIPAll = *v
+	}
+	if v := fc.Net.MaxIncomingConnections; v != nil && !set["maxConns"] {
+		cfg.MaxConns = *v
+	}
+	if v := fc.SystemLog.Path; v != nil && !set["logpath"] && (fc.SystemLog.Destination == nil || *fc.SystemLog.Destination == "file") {
+		cfg.LogPath = *v
+	}
+	if v := fc.SystemLog.LogAppend; v != nil && !set["logappend"] {
+		cfg.LogAppend = *v
+	}
+	if v := fc.SystemLog.Verbosity; v != nil {
+		cfg.Verbosity = *v
+	}
+}
+
+// parsedDoc is getCmdLineOpts' "parsed": the effective options in
+// mongod.conf's shape.
+func (cfg config) parsedDoc() bson.Doc {
+	var b bson.Builder
+	if cfg.ConfigFile != "" {
+		b.AppendString("config", cfg.ConfigFile)
+	}
+	b.StartDocument("net")
+	if cfg.BindIPAll {
+		b.AppendBool("bindIpAll", true)
+	} else {
+		b.AppendString("bindIp", cfg.BindIP)
+	}
+	b.AppendInt32("port", int32(cfg.Port))
+	b.AppendInt32("maxIncomingConnections", int32(cfg.MaxConns))
+	b.End()
+	b.StartDocument("storage")
+	b.AppendString("dbPath", cfg.DBPath)
+	b.StartDocument("journal")
+	b.AppendInt32("commitIntervalMs", int32(cfg.JournalCommitInterval/time.Millisecond))
+	b.End()
+	b.AppendDouble("syncPeriodSecs", cfg.SyncDelay.Seconds())
+	b.End()
+	if cfg.LogPath != "" {
+		b.StartDocument("systemLog")
+		b.AppendString("destination", "file")
+		b.AppendString("path", cfg.LogPath)
+		b.AppendBool("logAppend", cfg.LogAppend)
+		b.End()
+	}
+	return b.Finish()
+}
+
+// listenAddrs returns host:port for every address to listen on.
+func (cfg config) listenAddrs() []string {
+	port := fmt.Sprint(cfg.Port)
+	if cfg.BindIPAll {
+		return []string{":" + port}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, h := range strings.Split(cfg.BindIP, ",") {
+		h = strings.TrimSpace(h)
+		if h == "" || seen[h] {
+			continue
+		}
+		seen[h] = true
+		if strings.Contains(h, ":") {
+			out = append(out, "["+h+"]:"+port)
+		} else {
+			out = append(out, h+":"+port)
+		}
+	}
+	sort.Strings(out)
+	return out
+}

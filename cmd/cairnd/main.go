@@ -1,0 +1,155 @@
+// Command cairnd is the Cairn database server: it speaks MongoDB's wire
+// protocol and stores data in Cairn's own engine. Its flags and config file
+// follow mongod's; with no flags it serves 127.0.0.1:27017 from ./data/db.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/cairndb/cairn/internal/command"
+	"github.com/cairndb/cairn/internal/logging"
+	"github.com/cairndb/cairn/internal/server"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "cairnd: %v\ntry 'cairnd --help' for more information\n", err)
+		return 2
+	}
+	if cfg.ShowVersion {
+		fmt.Fprintf(stdout, "db version v%s\ncairn version %s\ngo version %s %s/%s\n", command.CompatibleVersion, command.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+		return 0
+	}
+	logOut, err := openLog(cfg)
+	if err != nil {
+		fmt.Fprintf(stderr, "cairnd: %v\n", err)
+		return 1
+	}
+	level := slog.LevelInfo
+	if cfg.Verbosity > 0 {
+		level = slog.LevelDebug
+	}
+	ring := logging.NewRing(1024)
+	handler := logging.NewHandler(logOut, level, ring)
+	log := slog.New(handler)
+	slog.SetDefault(log)
+	command.RecentLog = ring.Lines
+	log.Info("Cairn starting", "c", "CONTROL", "id", 4615611, "ctx", "initandlisten",
+		"pid", os.Getpid(), "port", cfg.Port, "dbPath", cfg.DBPath, "version", command.Version, "compatibleVersion", command.CompatibleVersion)
+
+	if err := os.MkdirAll(cfg.DBPath, 0o755); err != nil {
+		log.Error("Cannot create data directory", "c", "STORAGE", "ctx", "initandlisten", "dbPath", cfg.DBPath, "error", err.Error())
+		return 1
+	}
+	srv, err := server.New(server.Options{
+		DBPath: cfg.DBPath, JournalCommitInterval: cfg.JournalCommitInterval, SyncDelay: cfg.SyncDelay,
+		Logger: log, Argv: append([]string{"cairnd"}, args...), Parsed: cfg.parsedDoc(), MaxConns: cfg.MaxConns,
+	})
+	if err != nil {
+		log.Error("Cannot start the storage engine", "c", "STORAGE", "ctx", "initandlisten", "error", err.Error())
+		return 1
+	}
+	var listeners []net.Listener
+	for _, addr := range cfg.listenAddrs() {
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			log.Error("Failed to listen", "c", "NETWORK", "id", 23024, "ctx", "initandlisten", "address", addr, "error", err.Error())
+			for _, l := range listeners {
+				l.Close()
+			}
+			_ = srv.Shutdown(context.Background())
+			return 1
+		}
+		listeners = append(listeners, l)
+	}
+	errc := make(chan error, len(listeners))
+	for _, l := range listeners {
+		go func() { errc <- srv.Serve(l) }()
+	}
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1)
+	for {
+		select {
+		case sig := <-sigs:
+			if sig == syscall.SIGUSR1 {
+				rotateLog(cfg, handler, log)
+				continue
+			}
+			log.Info("Received signal", "c", "CONTROL", "id", 23377, "ctx", "SignalHandler", "signal", sig.String())
+			return shutdown(srv, log)
+		case err := <-errc:
+			if err != nil {
+				log.Error("Listener failed", "c", "NETWORK", "ctx", "listener", "error", err.Error())
+				shutdown(srv, log)
+				return 1
+			}
+		}
+	}
+}
+
+func shutdown(srv *server.Server, log *slog.Logger) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		log.Error("Shutdown failed", "c", "CONTROL", "ctx", "SignalHandler", "error", err.Error())
+		return 1
+	}
+	log.Info("Now exiting", "c", "CONTROL", "id", 23138, "ctx", "SignalHandler")
+	return 0
+}
+
+// openLog opens --logpath (renaming an existing file aside unless
+// --logappend, as mongod does) or returns standard error.
+func openLog(cfg config) (io.Writer, error) {
+	if cfg.LogPath == "" {
+		return os.Stderr, nil
+	}
+	flags := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if !cfg.LogAppend {
+		if _, err := os.Stat(cfg.LogPath); err == nil {
+			if err := os.Rename(cfg.LogPath, cfg.LogPath+"."+time.Now().UTC().Format("2006-01-02T15-04-05")); err != nil {
+				return nil, fmt.Errorf("rotating log file: %w", err)
+			}
+		}
+	}
+	f, err := os.OpenFile(cfg.LogPath, flags, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening log file: %w", err)
+	}
+	return f, nil
+}
+
+// rotateLog renames the log file aside and starts a new one (SIGUSR1).
+func rotateLog(cfg config, h *logging.Handler, log *slog.Logger) {
+	if cfg.LogPath == "" {
+		return
+	}
+	c := cfg
+	c.LogAppend = false
+	w, err := openLog(c)
+	if err != nil {
+		log.Error("Log rotation failed", "c", "CONTROL", "ctx", "SignalHandler", "error", err.Error())
+		return
+	}
+	h.SetOutput(w)
+	log.Info("Log rotation initiated", "c", "CONTROL", "id", 23166, "ctx", "SignalHandler")
+}

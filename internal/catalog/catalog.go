@@ -1,0 +1,271 @@
+// Package catalog owns Cairn's databases, collections and index metadata. The
+// catalog is stored in the kv engine itself, in the tree "_catalog", keyed by
+// namespace ("db.collection"), so every transaction sees the catalog of its
+// own snapshot: a reader never sees a collection whose creation has not
+// committed, and DDL is atomic with the writes around it.
+//
+// Each collection's documents live in their own kv tree, named after the
+// collection's UUID so that dropping and re-creating a namespace never reuses
+// a tree; each index likewise.
+package catalog
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/kv"
+)
+
+// catalogTree is the kv tree that holds one metadata document per collection.
+const catalogTree = "_catalog"
+
+// Collection is one collection's metadata.
+type Collection struct {
+	DB, Name string
+	UUID     [16]byte
+	Created  time.Time
+	// Options is the create command's options document as stored (may be
+	// empty), returned by listCollections.
+	Options bson.Doc
+	// Indexes lists the index specifications (the _id index first).
+	Indexes []Index
+}
+
+// Index is one index's metadata: its specification as listIndexes returns it.
+type Index struct {
+	Name string
+	Spec bson.Doc // {v: 2, key: {...}, name: "...", ...}
+	// Ready is false while a build is in progress.
+	Ready bool
+}
+
+// Namespace returns "db.collection".
+func (c *Collection) Namespace() string { return c.DB + "." + c.Name }
+
+// DataTree returns the name of the kv tree holding the documents.
+func (c *Collection) DataTree() string { return "c:" + hex.EncodeToString(c.UUID[:]) }
+
+// IndexTree returns the name of the kv tree holding an index's entries.
+func (c *Collection) IndexTree(name string) string {
+	return "i:" + hex.EncodeToString(c.UUID[:]) + ":" + name
+}
+
+// IDIndexSpec is the _id index every collection has.
+func IDIndexSpec() bson.Doc {
+	var b bson.Builder
+	b.AppendInt32("v", 2)
+	b.StartDocument("key")
+	b.AppendInt32("_id", 1)
+	b.End()
+	b.AppendString("name", "_id_")
+	return b.Finish()
+}
+
+// encode serialises the metadata.
+func (c *Collection) encode() bson.Doc {
+	var b bson.Builder
+	b.AppendString("db", c.DB)
+	b.AppendString("name", c.Name)
+	b.AppendBinary("uuid", 4, c.UUID[:])
+	b.AppendDateTime("created", c.Created.UnixMilli())
+	b.AppendDocument("options", orEmpty(c.Options))
+	b.StartArray("indexes")
+	for i, ix := range c.Indexes {
+		b.StartDocument(bson.Index(i))
+		b.AppendString("name", ix.Name)
+		b.AppendDocument("spec", ix.Spec)
+		b.AppendBool("ready", ix.Ready)
+		b.End()
+	}
+	b.End()
+	return b.Finish()
+}
+
+func orEmpty(d bson.Doc) bson.Doc {
+	if len(d) == 0 {
+		return bson.EmptyDoc
+	}
+	return d
+}
+
+func decode(raw []byte) (*Collection, error) {
+	d := bson.Doc(raw)
+	c := &Collection{}
+	db, ok1 := d.Lookup("db")
+	name, ok2 := d.Lookup("name")
+	uuid, ok3 := d.Lookup("uuid")
+	if !ok1 || !ok2 || !ok3 || db.Type != bson.TypeString || name.Type != bson.TypeString || uuid.Type != bson.TypeBinary {
+		return nil, errors.New("catalog: corrupt collection entry")
+	}
+	c.DB = strings.Clone(db.StringValue())
+	c.Name = strings.Clone(name.StringValue())
+	_, u := uuid.Binary()
+	copy(c.UUID[:], u)
+	if v, ok := d.Lookup("created"); ok && v.Type == bson.TypeDateTime {
+		c.Created = time.UnixMilli(v.DateTime())
+	}
+	if v, ok := d.Lookup("options"); ok && v.Type == bson.TypeDocument {
+		c.Options = bson.Doc(append([]byte(nil), v.Data...))
+	}
+	if v, ok := d.Lookup("indexes"); ok && v.Type == bson.TypeArray {
+		it := v.Document().Iter()
+		for it.Next() {
+			ixd := it.Element().Value.Document()
+			var ix Index
+			if n, ok := ixd.Lookup("name"); ok && n.Type == bson.TypeString {
+				ix.Name = strings.Clone(n.StringValue())
+			}
+			if s, ok := ixd.Lookup("spec"); ok && s.Type == bson.TypeDocument {
+				ix.Spec = bson.Doc(append([]byte(nil), s.Data...))
+			}
+			if r, ok := ixd.Lookup("ready"); ok && r.Type == bson.TypeBoolean {
+				ix.Ready = r.Boolean()
+			}
+			c.Indexes = append(c.Indexes, ix)
+		}
+	}
+	return c, nil
+}
+
+// Get returns the collection db.name as of tx's snapshot, or nil.
+func Get(tx *kv.Tx, db, name string) (*Collection, error) {
+	t, err := tx.Tree(catalogTree)
+	if errors.Is(err, kv.ErrTreeNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	raw, err := t.Get([]byte(db + "." + name))
+	if err != nil {
+		return nil, fmt.Errorf("catalog: reading %s.%s: %w", db, name, err)
+	}
+	if raw == nil {
+		return nil, nil
+	}
+	return decode(raw)
+}
+
+// List returns the collections of db (all databases if db is ""), in
+// namespace order.
+func List(tx *kv.Tx, db string) ([]*Collection, error) {
+	t, err := tx.Tree(catalogTree)
+	if errors.Is(err, kv.ErrTreeNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	var out []*Collection
+	cur := t.Cursor()
+	prefix := []byte(nil)
+	if db != "" {
+		prefix = []byte(db + ".")
+	}
+	for k, v := cur.Seek(prefix); k != nil; k, v = cur.Next() {
+		if prefix != nil && !strings.HasPrefix(string(k), string(prefix)) {
+			break
+		}
+		c, err := decode(v)
+		if err != nil {
+			return nil, err
+		}
+		if db == "" || c.DB == db {
+			out = append(out, c)
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return nil, fmt.Errorf("catalog: listing: %w", err)
+	}
+	return out, nil
+}
+
+// Put writes c's metadata in the write transaction tx.
+func Put(tx *kv.Tx, c *Collection) error {
+	t, err := tx.CreateTreeIfNotExists(catalogTree)
+	if err != nil {
+		return fmt.Errorf("catalog: %w", err)
+	}
+	if err := t.Put([]byte(c.Namespace()), c.encode()); err != nil {
+		return fmt.Errorf("catalog: writing %s: %w", c.Namespace(), err)
+	}
+	return nil
+}
+
+// Create makes a new collection db.name with its data tree and _id index in
+// the write transaction tx. It fails with NamespaceExists if it exists.
+func Create(tx *kv.Tx, db, name string, options bson.Doc) (*Collection, error) {
+	if err := ValidateCollectionName(db, name); err != nil {
+		return nil, err
+	}
+	existing, err := Get(tx, db, name)
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil {
+		return nil, mongoerr.New(mongoerr.NamespaceExists, "Collection %s.%s already exists.", db, name)
+	}
+	c := &Collection{DB: db, Name: name, Created: time.Now(), Options: options,
+		Indexes: []Index{{Name: "_id_", Spec: IDIndexSpec(), Ready: true}}}
+	if _, err := rand.Read(c.UUID[:]); err != nil {
+		return nil, fmt.Errorf("catalog: uuid: %w", err)
+	}
+	c.UUID[6] = c.UUID[6]&0x0f | 0x40 // version 4
+	c.UUID[8] = c.UUID[8]&0x3f | 0x80 // RFC 4122 variant
+	if _, err := tx.CreateTree(c.DataTree()); err != nil {
+		return nil, fmt.Errorf("catalog: creating data tree for %s: %w", c.Namespace(), err)
+	}
+	if err := Put(tx, c); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Drop removes c, its documents and its indexes in the write transaction tx.
+func Drop(tx *kv.Tx, c *Collection) error {
+	t, err := tx.Tree(catalogTree)
+	if err != nil {
+		return fmt.Errorf("catalog: %w", err)
+	}
+	if _, err := t.Delete([]byte(c.Namespace())); err != nil {
+		return fmt.Errorf("catalog: dropping %s: %w", c.Namespace(), err)
+	}
+	if err := tx.DropTree(c.DataTree()); err != nil && !errors.Is(err, kv.ErrTreeNotFound) {
+		return fmt.Errorf("catalog: dropping data of %s: %w", c.Namespace(), err)
+	}
+	for _, ix := range c.Indexes {
+		if ix.Name == "_id_" {
+			continue
+		}
+		if err := tx.DropTree(c.IndexTree(ix.Name)); err != nil && !errors.Is(err, kv.ErrTreeNotFound) {
+			return fmt.Errorf("catalog: dropping index %s of %s: %w", ix.Name, c.Namespace(), err)
+		}
+	}
+	return nil
+}
+
+// Rename moves c to db.name (same tree, new catalog key) in tx.
+func Rename(tx *kv.Tx, c *Collection, db, name string) (*Collection, error) {
+	if err := ValidateCollectionName(db, name); err != nil {
+		return nil, err
+	}
+	t, err := tx.Tree(catalogTree)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	if _, err := t.Delete([]byte(c.Namespace())); err != nil {
+		return nil, fmt.Errorf("catalog: renaming %s: %w", c.Namespace(), err)
+	}
+	n := *c
+	n.DB, n.Name = db, name
+	if err := Put(tx, &n); err != nil {
+		return nil, err
+	}
+	return &n, nil
+}

@@ -1,0 +1,247 @@
+package command
+
+import (
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+func hostInfo(c *Ctx) error {
+	host, _ := os.Hostname()
+	r := c.Reply
+	r.StartDocument("system")
+	r.AppendDateTime("currentTime", time.Now().UnixMilli())
+	r.AppendString("hostname", host)
+	r.AppendInt32("cpuAddrSize", 64)
+	r.AppendInt64("memSizeMB", int64(totalMemoryBytes()>>20))
+	r.AppendInt32("numCores", int32(runtime.NumCPU()))
+	r.AppendString("cpuArch", runtime.GOARCH)
+	r.AppendBool("numaEnabled", false)
+	r.End()
+	r.StartDocument("os")
+	r.AppendString("type", strings.ToUpper(runtime.GOOS[:1])+runtime.GOOS[1:])
+	r.AppendString("name", runtime.GOOS)
+	r.End()
+	r.StartDocument("extra")
+	r.AppendString("goVersion", runtime.Version())
+	r.End()
+	return nil
+}
+
+// totalMemoryBytes reads MemTotal from /proc/meminfo (0 if unavailable).
+func totalMemoryBytes() uint64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			var kb uint64
+			for _, ch := range strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")) {
+				if ch >= '0' && ch <= '9' {
+					kb = kb*10 + uint64(ch-'0')
+				}
+			}
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// parameters are the server parameters getParameter reports.
+func parameters() map[string]func(b *bson.Builder, key string) {
+	return map[string]func(b *bson.Builder, key string){
+		"featureCompatibilityVersion": func(b *bson.Builder, key string) {
+			b.StartDocument(key)
+			b.AppendString("version", "7.0")
+			b.End()
+		},
+		"authenticationMechanisms": func(b *bson.Builder, key string) {
+			b.StartArray(key)
+			b.AppendString("0", "SCRAM-SHA-1")
+			b.AppendString("1", "SCRAM-SHA-256")
+			b.End()
+		},
+		"maxBSONDepth":                    func(b *bson.Builder, key string) { b.AppendInt32(key, bson.MaxDepth) },
+		"logLevel":                        func(b *bson.Builder, key string) { b.AppendInt32(key, 0) },
+		"cursorTimeoutMillis":             func(b *bson.Builder, key string) { b.AppendInt64(key, int64(defaultCursorTimeout/time.Millisecond)) },
+		"internalQueryMaxBlockingSortMemoryUsageBytes": func(b *bson.Builder, key string) { b.AppendInt32(key, 100*1024*1024) },
+		"transactionLifetimeLimitSeconds": func(b *bson.Builder, key string) { b.AppendInt32(key, 60) },
+	}
+}
+
+func getParameter(c *Ctx) error {
+	params := parameters()
+	first := newArgs(c).first()
+	all := first.Type == bson.TypeString && first.StringValue() == "*"
+	if first.Type == bson.TypeDocument {
+		if v, ok := first.Document().Lookup("allParameters"); ok && v.Truthy() {
+			all = true
+		}
+	}
+	if all {
+		names := make([]string, 0, len(params))
+		for n := range params {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			params[n](c.Reply, n)
+		}
+		return nil
+	}
+	found := 0
+	it := c.Body.Iter()
+	it.Next()
+	for it.Next() {
+		k := it.Element().Key
+		if genericFields[k] {
+			continue
+		}
+		if f, ok := params[k]; ok {
+			f(c.Reply, k)
+			found++
+		}
+	}
+	if found == 0 {
+		return mongoerr.New(mongoerr.InvalidOptions, "no option found to get")
+	}
+	return nil
+}
+
+func getCmdLineOpts(c *Ctx) error {
+	r := c.Reply
+	r.StartArray("argv")
+	for i, a := range c.Env.Argv {
+		r.AppendString(bson.Index(i), a)
+	}
+	r.End()
+	if c.Env.Parsed != nil {
+		r.AppendDocument("parsed", c.Env.Parsed)
+	} else {
+		r.AppendDocument("parsed", bson.EmptyDoc)
+	}
+	return nil
+}
+
+func connectionStatus(c *Ctx) error {
+	r := c.Reply
+	r.StartDocument("authInfo")
+	r.StartArray("authenticatedUsers")
+	r.End()
+	r.StartArray("authenticatedUserRoles")
+	r.End()
+	r.End()
+	return nil
+}
+
+func listCommands(c *Ctx) error {
+	names := make([]string, 0, len(byName))
+	for n, cmd := range byName {
+		if n == cmd.Name {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	r := c.Reply
+	r.StartDocument("commands")
+	for _, n := range names {
+		cmd := byName[n]
+		r.StartDocument(n)
+		r.AppendString("help", cmd.Help)
+		r.AppendBool("requiresAuth", false)
+		r.AppendBool("secondaryOk", true)
+		r.AppendBool("adminOnly", cmd.AdminOnly)
+		r.End()
+	}
+	r.End()
+	return nil
+}
+
+func getLog(c *Ctx) error {
+	first := newArgs(c).first()
+	if first.Type != bson.TypeString {
+		return mongoerr.New(mongoerr.TypeMismatch, "Argument to getLog must be of type String; found %s of type %s", first.String(), first.Type)
+	}
+	r := c.Reply
+	switch first.StringValue() {
+	case "*":
+		r.StartArray("names")
+		r.AppendString("0", "global")
+		r.AppendString("1", "startupWarnings")
+		r.End()
+	case "startupWarnings":
+		r.AppendInt32("totalLinesWritten", int32(len(c.Env.StartupWarnings)))
+		r.StartArray("log")
+		for i, l := range c.Env.StartupWarnings {
+			r.AppendString(bson.Index(i), l)
+		}
+		r.End()
+	case "global":
+		lines, total := RecentLog()
+		r.AppendInt32("totalLinesWritten", int32(total))
+		r.StartArray("log")
+		for i, l := range lines {
+			r.AppendString(bson.Index(i), l)
+		}
+		r.End()
+	default:
+		return mongoerr.New(mongoerr.BadValue, "No log named '%s'", first.StringValue())
+	}
+	return nil
+}
+
+// RecentLog returns the most recent global log lines and how many were
+// written in all; the server replaces it with its log ring.
+var RecentLog = func() ([]string, int) { return nil, 0 }
+
+// endSessions: Cairn keeps no server-side session state beyond cursors, so
+// ending a session means killing its cursors.
+func endSessions(c *Ctx) error {
+	return killSessionCursors(c)
+}
+
+func killSessionCursors(c *Ctx) error {
+	first := newArgs(c).first()
+	if first.Type != bson.TypeArray {
+		return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type 'array'", c.Name, c.Name, first.Type)
+	}
+	it := first.Document().Iter()
+	for it.Next() {
+		v := it.Element().Value
+		if v.Type != bson.TypeDocument {
+			return mongoerr.New(mongoerr.TypeMismatch, "session ids must be documents")
+		}
+		id, ok := v.Document().Lookup("id")
+		if !ok {
+			continue // killSessions with a pattern by user: Cairn has no users yet
+		}
+		c.Env.Cursors.KillSession(id)
+	}
+	return nil
+}
+
+func killAllSessions(c *Ctx) error {
+	c.Env.Cursors.KillAll()
+	return nil
+}
+
+// dropConnections drops outgoing connection pools to the given hosts; a
+// standalone Cairn keeps none, so there is nothing to drop.
+func dropConnections(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("hostAndPort"); err != nil {
+		return err
+	}
+	if _, ok, err := a.array("hostAndPort"); err != nil {
+		return err
+	} else if !ok {
+		return mongoerr.New(40414, "BSON field 'dropConnections.hostAndPort' is missing but a required field")
+	}
+	return nil
+}

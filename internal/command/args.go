@@ -1,0 +1,196 @@
+package command
+
+import (
+	"math"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// Generic fields any command may carry (MongoDB's generic command arguments).
+var genericFields = map[string]bool{
+	"$db": true, "lsid": true, "txnNumber": true, "$clusterTime": true, "$readPreference": true,
+	"comment": true, "maxTimeMS": true, "writeConcern": true, "readConcern": true, "apiVersion": true,
+	"apiStrict": true, "apiDeprecationErrors": true, "$audit": true, "$client": true,
+	"mayBypassWriteBlocking": true, "autocommit": true, "startTransaction": true, "stmtId": true,
+	"$configServerState": true, "$topologyTime": true, "$gleStats": true, "$oplogQueryData": true,
+	"$replData": true, "clientOperationKey": true, "$queryOptions": true, "readPreference": true,
+}
+
+// args gives typed access to a command's fields with MongoDB's IDL errors.
+type args struct {
+	cmd  string
+	body bson.Doc
+}
+
+func newArgs(c *Ctx) args { return args{cmd: c.Name, body: c.Body} }
+
+// check rejects fields that are neither generic nor in known, with
+// MongoDB's IDLUnknownField error (40415).
+func (a args) check(known ...string) error {
+	it := a.body.Iter()
+	it.Next() // the command name itself
+	for it.Next() {
+		k := it.Element().Key
+		if genericFields[k] {
+			continue
+		}
+		found := false
+		for _, n := range known {
+			if n == k {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return mongoerr.New(40415, "BSON field '%s.%s' is an unknown field.", a.cmd, k)
+		}
+	}
+	return nil
+}
+
+func (a args) first() bson.Value {
+	it := a.body.Iter()
+	it.Next()
+	return it.Element().Value
+}
+
+func (a args) wrongType(field string, v bson.Value, expected string) error {
+	return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type '%s'", a.cmd, field, v.Type, expected)
+}
+
+func (a args) wrongTypes(field string, v bson.Value, expected string) error {
+	return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected types '[%s]'", a.cmd, field, v.Type, expected)
+}
+
+// lookup returns a field unless it is absent (null counts as absent for
+// optional fields, as MongoDB's IDL treats it).
+func (a args) lookup(field string) (bson.Value, bool) {
+	v, ok := a.body.Lookup(field)
+	if !ok || v.Type == bson.TypeNull || v.Type == bson.TypeUndefined {
+		return bson.Value{}, false
+	}
+	return v, true
+}
+
+func (a args) str(field string) (string, bool, error) {
+	v, ok := a.lookup(field)
+	if !ok {
+		return "", false, nil
+	}
+	if v.Type != bson.TypeString {
+		return "", false, a.wrongType(field, v, "string")
+	}
+	return v.StringValue(), true, nil
+}
+
+func (a args) doc(field string) (bson.Doc, bool, error) {
+	v, ok := a.lookup(field)
+	if !ok {
+		return nil, false, nil
+	}
+	if v.Type != bson.TypeDocument {
+		return nil, false, a.wrongType(field, v, "object")
+	}
+	return v.Document(), true, nil
+}
+
+func (a args) array(field string) (bson.Doc, bool, error) {
+	v, ok := a.lookup(field)
+	if !ok {
+		return nil, false, nil
+	}
+	if v.Type != bson.TypeArray {
+		return nil, false, a.wrongType(field, v, "array")
+	}
+	return v.Document(), true, nil
+}
+
+// boolean accepts booleans and numbers, as MongoDB's "safeBool" fields do.
+func (a args) boolean(field string) (bool, bool, error) {
+	v, ok := a.lookup(field)
+	if !ok {
+		return false, false, nil
+	}
+	switch v.Type {
+	case bson.TypeBoolean, bson.TypeInt32, bson.TypeInt64, bson.TypeDouble, bson.TypeDecimal128:
+		return v.Truthy(), true, nil
+	}
+	return false, false, a.wrongTypes(field, v, "bool, long, int, decimal, double")
+}
+
+// integer accepts any numeric type whose value is whole (doubles are
+// truncated as MongoDB's "safeInt64" does when exactly representable).
+func (a args) integer(field string) (int64, bool, error) {
+	v, ok := a.lookup(field)
+	if !ok {
+		return 0, false, nil
+	}
+	n, err := numberArg(v)
+	if err != nil {
+		return 0, false, a.wrongTypes(field, v, "long, int, decimal, double")
+	}
+	return n, true, nil
+}
+
+func numberArg(v bson.Value) (int64, error) {
+	switch v.Type {
+	case bson.TypeInt32:
+		return int64(v.Int32()), nil
+	case bson.TypeInt64:
+		return v.Int64(), nil
+	case bson.TypeDouble, bson.TypeDecimal128:
+		f, _ := v.AsFloat64()
+		if math.IsNaN(f) {
+			return 0, mongoerr.New(mongoerr.BadValue, "NaN is not a valid integer")
+		}
+		if f > math.MaxInt64 {
+			return math.MaxInt64, nil
+		}
+		if f < math.MinInt64 {
+			return math.MinInt64, nil
+		}
+		return int64(f), nil
+	}
+	return 0, mongoerr.New(mongoerr.TypeMismatch, "not a number")
+}
+
+// docs returns the documents of an array field or of the OP_MSG kind-1
+// sequence with that name (drivers send insert documents, update and delete
+// statements either way).
+func (c *Ctx) docs(field string) ([]bson.Doc, bool, error) {
+	if seq, ok := c.Seqs[field]; ok {
+		if _, dup := c.Body.Lookup(field); dup {
+			return nil, false, mongoerr.New(mongoerr.BadValue, "Duplicate field %s.%s", c.Name, field)
+		}
+		return seq, true, nil
+	}
+	a := newArgs(c)
+	arr, ok, err := a.array(field)
+	if err != nil || !ok {
+		return nil, ok, err
+	}
+	var out []bson.Doc
+	it := arr.Iter()
+	for it.Next() {
+		v := it.Element().Value
+		if v.Type != bson.TypeDocument {
+			return nil, false, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s.%s' is the wrong type '%s', expected type 'object'", c.Name, field, it.Element().Key, v.Type)
+		}
+		out = append(out, v.Document())
+	}
+	return out, true, nil
+}
+
+// collectionArg returns the collection named by the command's first field.
+func (c *Ctx) collectionArg() (string, error) {
+	v := newArgs(c).first()
+	if v.Type != bson.TypeString {
+		return "", mongoerr.New(mongoerr.InvalidNamespace, "collection name has invalid type %s", v.Type)
+	}
+	name := v.StringValue()
+	if name == "" {
+		return "", mongoerr.New(mongoerr.InvalidNamespace, "Invalid namespace specified '%s.'", c.DB)
+	}
+	return name, nil
+}

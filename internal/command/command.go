@@ -1,0 +1,164 @@
+// Package command owns Cairn's database commands: one file per command
+// family, all registered in one table (table.go). A command receives the
+// parsed request (Ctx) and appends its reply fields to Ctx.Reply; the
+// dispatcher adds "ok" and turns returned errors into MongoDB's error replies.
+package command
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/kv"
+)
+
+// Env is the server state commands share. It is created once per server.
+type Env struct {
+	KV      *kv.DB
+	Cursors *Cursors
+	Log     *slog.Logger
+	Started time.Time
+	// Argv and Parsed are what getCmdLineOpts reports.
+	Argv   []string
+	Parsed bson.Doc
+	// StartupWarnings are returned by getLog("startupWarnings").
+	StartupWarnings []string
+	Stats           Stats
+	// CommitInterval is the journal commit interval (for serverStatus).
+	CommitInterval time.Duration
+}
+
+// Stats are the server-wide counters serverStatus reports.
+type Stats struct {
+	ConnsCurrent, ConnsTotal                         atomic.Int64
+	Insert, Query, Update, Delete, GetMore, Commands atomic.Int64
+	BytesIn, BytesOut, Requests                      atomic.Int64
+}
+
+// Conn describes the client connection a command arrived on.
+type Conn struct {
+	ID         int64
+	Remote     string
+	Local      string
+	ClientMeta bson.Doc // hello's "client" document from the handshake
+	// Compressors the connection negotiated in hello.
+	Compressors []string
+	// OfferedCompressors is filled by the server with what it supports.
+	OfferedCompressors []string
+}
+
+// Ctx is one command invocation.
+type Ctx struct {
+	context.Context
+	Env  *Env
+	Conn *Conn
+	// Name is the command name as the client spelled it.
+	Name string
+	// DB is the request's $db.
+	DB   string
+	Body bson.Doc
+	// Seqs holds OP_MSG kind-1 document sequences by identifier.
+	Seqs map[string][]bson.Doc
+	// Reply receives the reply's fields; "ok" is appended by Dispatch.
+	Reply *bson.Builder
+	// Unacknowledged is set for w:0 writes (moreToCome): no reply is sent.
+	Unacknowledged bool
+}
+
+// Handler runs a command.
+type Handler func(c *Ctx) error
+
+// Command describes one command.
+type Command struct {
+	Name string
+	// Aliases are other names that reach the same handler.
+	Aliases []string
+	Run     Handler
+	Help    string
+	// AdminOnly commands must be run against the admin database.
+	AdminOnly bool
+	// Write commands modify data (counted, refused on read-only servers).
+	Write bool
+}
+
+// Lookup finds a command by the name a client used.
+func Lookup(name string) (*Command, bool) {
+	c, ok := byName[name]
+	if !ok {
+		c, ok = byName[strings.ToLower(name)]
+		if ok && !caseInsensitive[strings.ToLower(name)] {
+			return nil, false
+		}
+	}
+	return c, ok
+}
+
+// caseInsensitive lists commands MongoDB also accepts in other cases.
+var caseInsensitive = map[string]bool{"ismaster": true}
+
+// Dispatch runs the command in body (its first field names it) and returns
+// the complete reply document. It never panics on bad input: a panic inside a
+// command is recovered and answered as InternalError, so one bad request
+// cannot take the server down.
+func Dispatch(c *Ctx) (reply bson.Doc) {
+	start := c.Reply.Len()
+	_ = start
+	defer func() {
+		if r := recover(); r != nil {
+			c.Env.Log.Error("command panicked", "cmd", c.Name, "panic", fmt.Sprint(r))
+			reply = errorReply(c.Reply, mongoerr.New(mongoerr.InternalError, "internal error running %s: %v", c.Name, r))
+		}
+	}()
+	c.Env.Stats.Commands.Add(1)
+	it := c.Body.Iter()
+	if !it.Next() {
+		return errorReply(c.Reply, mongoerr.New(mongoerr.FailedToParse, "no command name found in request"))
+	}
+	c.Name = it.Element().Key
+	cmd, ok := Lookup(c.Name)
+	if !ok {
+		return errorReply(c.Reply, mongoerr.New(mongoerr.CommandNotFound, "no such command: '%s'", c.Name))
+	}
+	if cmd.AdminOnly && c.DB != "admin" {
+		return errorReply(c.Reply, mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))
+	}
+	if err := cmd.Run(c); err != nil {
+		return errorReply(c.Reply, err)
+	}
+	c.Reply.AppendDouble("ok", 1)
+	return c.Reply.Finish()
+}
+
+// errorReply discards whatever the command appended and builds
+// {ok: 0, errmsg, code, codeName, ...extra}.
+func errorReply(b *bson.Builder, err error) bson.Doc {
+	e := mongoerr.As(err)
+	b.Reset(nil)
+	b.AppendDouble("ok", 0)
+	b.AppendString("errmsg", e.Message)
+	b.AppendInt32("code", e.Code)
+	b.AppendString("codeName", e.CodeName())
+	appendExtra(b, e.Extra)
+	return b.Finish()
+}
+
+// appendExtra appends the elements of a raw document (an error's extra
+// fields) to b.
+func appendExtra(b *bson.Builder, extra []byte) {
+	if len(extra) == 0 {
+		return
+	}
+	it := bson.Doc(extra).Iter()
+	for it.Next() {
+		b.AppendElement(it.Element())
+	}
+}
+
+// ErrorReply builds an error reply outside any command (e.g. for a malformed
+// message).
+func ErrorReply(err error) bson.Doc { return errorReply(&bson.Builder{}, err) }

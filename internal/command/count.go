@@ -1,0 +1,210 @@
+package command
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
+)
+
+func count(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("query", "limit", "skip", "hint", "collation", "fields", "readConcern"); err != nil {
+		return err
+	}
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	cancel, err := withMaxTime(c)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	collation, _ := c.Body.Lookup("collation")
+	opts, err := parseQueryOptions(a, collation)
+	if err != nil {
+		return err
+	}
+	q, _, err := a.doc("query")
+	if err != nil {
+		return err
+	}
+	spec := &findSpec{db: c.DB, coll: name, opts: opts}
+	if spec.filter, err = query.ParseFilter(orEmptyDoc(q), opts); err != nil {
+		return err
+	}
+	skip, _, err := a.integer("skip")
+	if err != nil {
+		return err
+	}
+	if skip < 0 {
+		return mongoerr.New(mongoerr.BadValue, "skip value is negative in count query")
+	}
+	limit, _, err := a.integer("limit")
+	if err != nil {
+		return err
+	}
+	if limit < 0 {
+		limit = -limit
+	}
+	if v, ok := a.lookup("hint"); ok {
+		if err := checkHint(c, name, v); err != nil {
+			return err
+		}
+	}
+	spec.skip = skip
+	n, err := countMatches(c, spec, limit)
+	if err != nil {
+		return err
+	}
+	c.Reply.AppendInt32("n", int32(n))
+	return nil
+}
+
+// countMatches counts the matching documents after skip, up to limit (0 =
+// all). An empty filter is answered from the tree's O(1) length.
+func countMatches(c *Ctx, spec *findSpec, limit int64) (int64, error) {
+	src := &scanSource{env: c.Env, spec: spec, skip: spec.skip, raw: true}
+	var n int64
+	_, err := src.Fill(c, func(bson.Doc) bool {
+		n++
+		return limit == 0 || n < limit
+	})
+	if err != nil {
+		return 0, err
+	}
+	if limit > 0 && n > limit {
+		n = limit
+	}
+	return n, nil
+}
+
+func distinct(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("key", "query", "collation", "hint", "readConcern"); err != nil {
+		return err
+	}
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	cancel, err := withMaxTime(c)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	key, ok, err := a.str("key")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return mongoerr.New(40414, "BSON field 'distinct.key' is missing but a required field")
+	}
+	if key == "" {
+		return mongoerr.New(mongoerr.BadValue, "FieldPath cannot be constructed with empty string")
+	}
+	collation, _ := c.Body.Lookup("collation")
+	opts, err := parseQueryOptions(a, collation)
+	if err != nil {
+		return err
+	}
+	q, _, err := a.doc("query")
+	if err != nil {
+		return err
+	}
+	spec := &findSpec{db: c.DB, coll: name, opts: opts}
+	if spec.filter, err = query.ParseFilter(orEmptyDoc(q), opts); err != nil {
+		return err
+	}
+	if v, ok := a.lookup("hint"); ok {
+		if err := checkHint(c, name, v); err != nil {
+			return err
+		}
+	}
+	var cmp bson.StringComparer
+	if opts.Collation != nil {
+		cmp = opts.Collation
+	}
+	var values []bson.Value
+	add := func(v bson.Value) {
+		for _, have := range values {
+			if bson.CompareCollated(have, v, cmp) == 0 {
+				return
+			}
+		}
+		values = append(values, bson.Value{Type: v.Type, Data: append([]byte(nil), v.Data...)})
+	}
+	src := &scanSource{env: c.Env, spec: spec, raw: true}
+	_, err = src.Fill(c, func(d bson.Doc) bool {
+		pathValues(d, strings.Split(key, "."), func(v bson.Value) {
+			if v.Type == bson.TypeArray {
+				it := v.Document().Iter()
+				for it.Next() {
+					add(it.Element().Value)
+				}
+				return
+			}
+			add(v)
+		})
+		return true
+	})
+	if err != nil {
+		return err
+	}
+	sort.SliceStable(values, func(i, j int) bool { return bson.CompareCollated(values[i], values[j], cmp) < 0 })
+	r := c.Reply
+	r.StartArray("values")
+	for i, v := range values {
+		r.AppendValue(bson.Index(i), v)
+	}
+	r.End()
+	return nil
+}
+
+// pathValues calls fn with each value a dotted path reaches in d, walking
+// into arrays of documents as distinct does (a numeric component indexes an
+// array).
+func pathValues(d bson.Doc, path []string, fn func(bson.Value)) {
+	v, ok := d.Lookup(path[0])
+	if !ok {
+		return
+	}
+	if len(path) == 1 {
+		fn(v)
+		return
+	}
+	switch v.Type {
+	case bson.TypeDocument:
+		pathValues(v.Document(), path[1:], fn)
+	case bson.TypeArray:
+		if e, ok := v.Document().Lookup(path[1]); ok && isDigits(path[1]) {
+			if len(path) == 2 {
+				fn(e)
+			} else if e.Type == bson.TypeDocument || e.Type == bson.TypeArray {
+				pathValues(e.Document(), path[2:], fn)
+			}
+			return
+		}
+		it := v.Document().Iter()
+		for it.Next() {
+			if e := it.Element().Value; e.Type == bson.TypeDocument {
+				pathValues(e.Document(), path[1:], fn)
+			}
+		}
+	}
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,542 @@
+package command
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/kv"
+)
+
+// unsupportedCreateOptions are create options MongoDB has and Cairn does not
+// (yet); they are refused rather than ignored.
+var unsupportedCreateOptions = map[string]string{
+	"capped": "capped collections", "size": "capped collections", "max": "capped collections",
+	"timeseries": "time-series collections", "clustered": "clustered collections",
+	"clusteredIndex": "clustered collections", "expireAfterSeconds": "TTL collections",
+	"validator": "document validation", "validationLevel": "document validation",
+	"validationAction": "document validation", "viewOn": "views", "pipeline": "views",
+	"collation": "collection default collations", "changeStreamPreAndPostImages": "change streams",
+	"encryptedFields": "queryable encryption", "storageEngine": "storage engine options",
+	"indexOptionDefaults": "index option defaults", "idIndex": "custom _id indexes",
+}
+
+func create(c *Ctx) error {
+	a := newArgs(c)
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	it := c.Body.Iter()
+	it.Next()
+	for it.Next() {
+		k := it.Element().Key
+		if genericFields[k] || k == "autoIndexId" || k == "flags" || k == "temp" {
+			continue
+		}
+		if what, ok := unsupportedCreateOptions[k]; ok {
+			v := it.Element().Value
+			if k == "capped" && !v.Truthy() {
+				continue
+			}
+			return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support %s (create option '%s')", what, k)
+		}
+		return mongoerr.New(40415, "BSON field 'create.%s' is an unknown field.", k)
+	}
+	_ = a
+	wc, err := parseWriteConcern(c)
+	if err != nil {
+		return err
+	}
+	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+		_, err := catalog.Create(tx, c.DB, name, nil)
+		return err
+	})
+}
+
+func drop(c *Ctx) error {
+	if err := newArgs(c).check(); err != nil {
+		return err
+	}
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	wc, err := parseWriteConcern(c)
+	if err != nil {
+		return err
+	}
+	nIndexes := 0
+	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+		coll, err := catalog.Get(tx, c.DB, name)
+		if err != nil || coll == nil {
+			return err
+		}
+		nIndexes = len(coll.Indexes)
+		return catalog.Drop(tx, coll)
+	})
+	if err != nil {
+		return err
+	}
+	if nIndexes > 0 {
+		c.Reply.AppendInt32("nIndexesWas", int32(nIndexes))
+		c.Reply.AppendString("ns", c.DB+"."+name)
+	}
+	return nil
+}
+
+func dropDatabase(c *Ctx) error {
+	if err := newArgs(c).check(); err != nil {
+		return err
+	}
+	if err := catalog.ValidateDBName(c.DB); err != nil {
+		return err
+	}
+	wc, err := parseWriteConcern(c)
+	if err != nil {
+		return err
+	}
+	dropped := false
+	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+		colls, err := catalog.List(tx, c.DB)
+		if err != nil {
+			return err
+		}
+		for _, coll := range colls {
+			if err := catalog.Drop(tx, coll); err != nil {
+				return err
+			}
+			dropped = true
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if dropped {
+		c.Reply.AppendString("dropped", c.DB)
+	}
+	return nil
+}
+
+// collSizes returns a collection's document count and total document bytes.
+func collSizes(c *Ctx, tx *kv.Tx, coll *catalog.Collection) (count, size int64, err error) {
+	t, err := dataTree(tx, coll)
+	if err != nil {
+		return 0, 0, err
+	}
+	cur := t.Cursor()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		size += int64(len(v))
+	}
+	if err := cur.Err(); err != nil {
+		return 0, 0, err
+	}
+	return t.Len(), size, nil
+}
+
+func listDatabases(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("filter", "nameOnly", "authorizedDatabases"); err != nil {
+		return err
+	}
+	nameOnly, _, err := a.boolean("nameOnly")
+	if err != nil {
+		return err
+	}
+	var filter *query.Filter
+	if f, ok, err := a.doc("filter"); err != nil {
+		return err
+	} else if ok {
+		if filter, err = query.ParseFilter(f, &query.Options{}); err != nil {
+			return err
+		}
+	}
+	tx, err := c.readTx()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	colls, err := catalog.List(tx, "")
+	if err != nil {
+		return err
+	}
+	sizes := map[string]int64{}
+	var names []string
+	for _, coll := range colls {
+		if _, ok := sizes[coll.DB]; !ok {
+			names = append(names, coll.DB)
+			sizes[coll.DB] = 0
+		}
+		if !nameOnly {
+			_, size, err := collSizes(c, tx, coll)
+			if err != nil {
+				return err
+			}
+			sizes[coll.DB] += size
+		}
+	}
+	sort.Strings(names)
+	r := c.Reply
+	r.StartArray("databases")
+	var total int64
+	i := 0
+	for _, n := range names {
+		var b bson.Builder
+		b.AppendString("name", n)
+		if !nameOnly {
+			b.AppendInt64("sizeOnDisk", sizes[n])
+			b.AppendBool("empty", false)
+		}
+		d := b.Finish()
+		if filter != nil && !filter.Match(d) {
+			continue
+		}
+		total += sizes[n]
+		r.AppendDocument(bson.Index(i), d)
+		i++
+	}
+	r.End()
+	if !nameOnly {
+		r.AppendInt64("totalSize", total)
+		r.AppendInt64("totalSizeMb", total>>20)
+	}
+	return nil
+}
+
+// uuidValue is a collection UUID as BSON binary subtype 4.
+func collectionInfo(b *bson.Builder, coll *catalog.Collection, nameOnly bool) {
+	b.AppendString("name", coll.Name)
+	b.AppendString("type", "collection")
+	if nameOnly {
+		return
+	}
+	if len(coll.Options) > 0 {
+		b.AppendDocument("options", coll.Options)
+	} else {
+		b.AppendDocument("options", bson.EmptyDoc)
+	}
+	b.StartDocument("info")
+	b.AppendBool("readOnly", false)
+	b.AppendBinary("uuid", 4, coll.UUID[:])
+	b.End()
+	b.AppendDocument("idIndex", catalog.IDIndexSpec())
+}
+
+func listCollections(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("filter", "nameOnly", "authorizedCollections", "cursor"); err != nil {
+		return err
+	}
+	if err := catalog.ValidateDBName(c.DB); err != nil {
+		return err
+	}
+	nameOnly, _, err := a.boolean("nameOnly")
+	if err != nil {
+		return err
+	}
+	var filter *query.Filter
+	if f, ok, err := a.doc("filter"); err != nil {
+		return err
+	} else if ok {
+		if filter, err = query.ParseFilter(f, &query.Options{}); err != nil {
+			return err
+		}
+	}
+	batchSize, err := cursorBatchSize(a)
+	if err != nil {
+		return err
+	}
+	tx, err := c.readTx()
+	if err != nil {
+		return err
+	}
+	colls, err := catalog.List(tx, c.DB)
+	tx.Rollback()
+	if err != nil {
+		return err
+	}
+	var docs []bson.Doc
+	for _, coll := range colls {
+		var b bson.Builder
+		collectionInfo(&b, coll, nameOnly)
+		d := b.Finish()
+		if filter != nil && !filter.Match(d) {
+			continue
+		}
+		docs = append(docs, d)
+	}
+	return writeBatch(c, nil, &sliceSource{docs: docs}, c.DB+".$cmd.listCollections", 0, batchOptions{batchSize: batchSize, firstBatch: true}, false)
+}
+
+// cursorBatchSize reads cursor: {batchSize} of commands that return cursors.
+func cursorBatchSize(a args) (int64, error) {
+	cur, ok, err := a.doc("cursor")
+	if err != nil || !ok {
+		return 0, err
+	}
+	v, ok := cur.Lookup("batchSize")
+	if !ok {
+		return 0, nil
+	}
+	n, err := numberArg(v)
+	if err != nil {
+		return 0, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'cursor.batchSize' is the wrong type '%s', expected types '[long, int, decimal, double]'", v.Type)
+	}
+	if n < 0 {
+		return 0, mongoerr.New(51024, "BSON field 'batchSize' value must be >= 0, actual value '%d'", n)
+	}
+	return n, nil
+}
+
+func listIndexes(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("cursor", "includeBuildUUIDs", "includeIndexBuildInfo"); err != nil {
+		return err
+	}
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	batchSize, err := cursorBatchSize(a)
+	if err != nil {
+		return err
+	}
+	tx, err := c.readTx()
+	if err != nil {
+		return err
+	}
+	coll, err := catalog.Get(tx, c.DB, name)
+	tx.Rollback()
+	if err != nil {
+		return err
+	}
+	if coll == nil {
+		return mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist: %s.%s", c.DB, name)
+	}
+	var docs []bson.Doc
+	for _, ix := range coll.Indexes {
+		if ix.Ready {
+			docs = append(docs, ix.Spec)
+		}
+	}
+	return writeBatch(c, nil, &sliceSource{docs: docs}, c.DB+"."+name, 0, batchOptions{batchSize: batchSize, firstBatch: true}, false)
+}
+
+func renameCollection(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("to", "dropTarget", "stayTemp"); err != nil {
+		return err
+	}
+	from, ok, err := a.str("renameCollection")
+	if err != nil {
+		return err
+	}
+	to, ok2, err := a.str("to")
+	if err != nil {
+		return err
+	}
+	if !ok || !ok2 {
+		return mongoerr.New(40414, "BSON field 'renameCollection.to' is missing but a required field")
+	}
+	dropTarget, _, err := a.boolean("dropTarget")
+	if err != nil {
+		return err
+	}
+	split := func(ns string) (string, string, error) {
+		db, coll, ok := strings.Cut(ns, ".")
+		if !ok || db == "" || coll == "" {
+			return "", "", mongoerr.New(mongoerr.InvalidNamespace, "Invalid namespace specified '%s'", ns)
+		}
+		return db, coll, nil
+	}
+	fdb, fcoll, err := split(from)
+	if err != nil {
+		return err
+	}
+	tdb, tcoll, err := split(to)
+	if err != nil {
+		return err
+	}
+	wc, err := parseWriteConcern(c)
+	if err != nil {
+		return err
+	}
+	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+		src, err := catalog.Get(tx, fdb, fcoll)
+		if err != nil {
+			return err
+		}
+		if src == nil {
+			return mongoerr.New(mongoerr.NamespaceNotFound, "Source collection %s does not exist", from)
+		}
+		if from == to {
+			return mongoerr.New(mongoerr.IllegalOperation, "Can't rename a collection to itself")
+		}
+		dst, err := catalog.Get(tx, tdb, tcoll)
+		if err != nil {
+			return err
+		}
+		if dst != nil {
+			if !dropTarget {
+				return mongoerr.New(mongoerr.NamespaceExists, "target namespace exists")
+			}
+			if err := catalog.Drop(tx, dst); err != nil {
+				return err
+			}
+		}
+		_, err = catalog.Rename(tx, src, tdb, tcoll)
+		return err
+	})
+}
+
+// scaleArg reads collStats/dbStats' scale (default 1).
+func scaleArg(a args) (int64, error) {
+	scale, ok, err := a.integer("scale")
+	if err != nil {
+		return 0, err
+	}
+	if !ok {
+		return 1, nil
+	}
+	if scale < 1 {
+		return 0, mongoerr.New(mongoerr.BadValue, "scale has to be >= 1")
+	}
+	return scale, nil
+}
+
+func collStats(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("scale", "verbose"); err != nil {
+		return err
+	}
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	scale, err := scaleArg(a)
+	if err != nil {
+		return err
+	}
+	tx, err := c.readTx()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, c.DB, name)
+	if err != nil {
+		return err
+	}
+	if coll == nil {
+		return mongoerr.New(mongoerr.NamespaceNotFound, "Collection [%s.%s] not found.", c.DB, name)
+	}
+	count, size, err := collSizes(c, tx, coll)
+	if err != nil {
+		return err
+	}
+	r := c.Reply
+	r.AppendString("ns", coll.Namespace())
+	r.AppendInt64("size", size/scale)
+	r.AppendInt64("count", count)
+	if count > 0 {
+		r.AppendInt64("avgObjSize", size/count)
+	} else {
+		r.AppendInt64("avgObjSize", 0)
+	}
+	r.AppendInt64("storageSize", size/scale)
+	r.AppendInt64("freeStorageSize", 0)
+	r.AppendBool("capped", false)
+	r.AppendInt32("nindexes", int32(len(coll.Indexes)))
+	r.AppendInt64("totalIndexSize", 0)
+	r.AppendInt64("totalSize", size/scale)
+	r.StartDocument("indexSizes")
+	for _, ix := range coll.Indexes {
+		r.AppendInt64(ix.Name, 0)
+	}
+	r.End()
+	r.AppendInt64("scaleFactor", scale)
+	return nil
+}
+
+func dbStats(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("scale", "freeStorage"); err != nil {
+		return err
+	}
+	if err := catalog.ValidateDBName(c.DB); err != nil {
+		return err
+	}
+	scale, err := scaleArg(a)
+	if err != nil {
+		return err
+	}
+	tx, err := c.readTx()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	colls, err := catalog.List(tx, c.DB)
+	if err != nil {
+		return err
+	}
+	var objects, size, indexes int64
+	for _, coll := range colls {
+		n, s, err := collSizes(c, tx, coll)
+		if err != nil {
+			return err
+		}
+		objects += n
+		size += s
+		indexes += int64(len(coll.Indexes))
+	}
+	r := c.Reply
+	r.AppendString("db", c.DB)
+	r.AppendInt64("collections", int64(len(colls)))
+	r.AppendInt64("views", 0)
+	r.AppendInt64("objects", objects)
+	if objects > 0 {
+		r.AppendDouble("avgObjSize", float64(size)/float64(objects))
+	} else {
+		r.AppendDouble("avgObjSize", 0)
+	}
+	r.AppendDouble("dataSize", float64(size/scale))
+	r.AppendDouble("storageSize", float64(size/scale))
+	r.AppendInt64("indexes", indexes)
+	r.AppendDouble("indexSize", 0)
+	r.AppendDouble("totalSize", float64(size/scale))
+	r.AppendInt64("scaleFactor", scale)
+	return nil
+}
+
+func collMod(c *Ctx) error {
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	it := c.Body.Iter()
+	it.Next()
+	for it.Next() {
+		k := it.Element().Key
+		if genericFields[k] {
+			continue
+		}
+		return mongoerr.New(mongoerr.InvalidOptions, "collMod option '%s' is not supported by Cairn", k)
+	}
+	tx, err := c.readTx()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, c.DB, name)
+	if err != nil {
+		return err
+	}
+	if coll == nil {
+		return mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist: %s", fmt.Sprintf("%s.%s", c.DB, name))
+	}
+	return nil
+}

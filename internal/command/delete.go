@@ -1,0 +1,146 @@
+package command
+
+import (
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/kv"
+)
+
+func deleteCmd(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("deletes", "ordered", "let"); err != nil {
+		return err
+	}
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	if err := catalog.ValidateCollectionName(c.DB, name); err != nil {
+		return err
+	}
+	wc, err := parseWriteConcern(c)
+	if err != nil {
+		return err
+	}
+	ordered := true
+	if v, ok, err := a.boolean("ordered"); err != nil {
+		return err
+	} else if ok {
+		ordered = v
+	}
+	stmts, ok, err := c.docs("deletes")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return mongoerr.New(40414, "BSON field 'delete.deletes' is missing but a required field")
+	}
+	if err := writeBatchCheck("delete", "deletes", len(stmts)); err != nil {
+		return err
+	}
+	cancel, err := withMaxTime(c)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	var errs []writeError
+	n := 0
+	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+		coll, err := catalog.Get(tx, c.DB, name)
+		if err != nil {
+			return err
+		}
+		for i, st := range stmts {
+			k, err := deleteOne(c, a, tx, coll, st)
+			if err != nil {
+				if isFatal(err) {
+					return err
+				}
+				errs = append(errs, writeError{index: i, err: mongoerr.As(err)})
+				if ordered {
+					break
+				}
+				continue
+			}
+			n += k
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.Env.Stats.Delete.Add(int64(n))
+	c.Unacknowledged = wc.unacknowledged()
+	c.Reply.AppendInt32("n", int32(n))
+	appendWriteErrors(c.Reply, errs)
+	return nil
+}
+
+// deleteOne runs one delete statement {q, limit, collation, hint}.
+func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc) (int, error) {
+	var q bson.Doc
+	limit := int64(-1)
+	var collation bson.Value
+	it := st.Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "q":
+			if e.Value.Type != bson.TypeDocument {
+				return 0, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'delete.deletes.q' is the wrong type '%s', expected type 'object'", e.Value.Type)
+			}
+			q = e.Value.Document()
+		case "limit":
+			n, err := numberArg(e.Value)
+			if err != nil {
+				return 0, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'delete.deletes.limit' is the wrong type '%s', expected types '[long, int, decimal, double]'", e.Value.Type)
+			}
+			limit = n
+		case "collation":
+			collation = e.Value
+		case "hint":
+			if err := checkHint(c, coll.Name, e.Value); coll != nil && err != nil {
+				return 0, err
+			}
+		case "comment":
+		default:
+			return 0, mongoerr.New(40415, "BSON field 'delete.deletes.%s' is an unknown field.", e.Key)
+		}
+	}
+	if q == nil {
+		return 0, mongoerr.New(40414, "BSON field 'delete.deletes.q' is missing but a required field")
+	}
+	if limit < 0 {
+		return 0, mongoerr.New(40414, "BSON field 'delete.deletes.limit' is missing but a required field")
+	}
+	if limit > 1 {
+		return 0, mongoerr.New(mongoerr.FailedToParse, "The limit field in delete objects must be 0 or 1. Got %d", limit)
+	}
+	opts, err := parseQueryOptions(a, collation)
+	if err != nil {
+		return 0, err
+	}
+	filter, err := query.ParseFilter(q, opts)
+	if err != nil {
+		return 0, err
+	}
+	if coll == nil {
+		return 0, nil
+	}
+	t, err := dataTree(tx, coll)
+	if err != nil {
+		return 0, err
+	}
+	ms, err := selectDocs(c, t, filter, nil, int(limit))
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range ms {
+		if _, err := t.Delete(m.key); err != nil {
+			return 0, err
+		}
+	}
+	return len(ms), nil
+}

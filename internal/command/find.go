@@ -1,0 +1,445 @@
+package command
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
+)
+
+// findSpec is a parsed find (also used by count, distinct and the write
+// commands to select documents).
+type findSpec struct {
+	db, coll string
+	filter   *query.Filter
+	proj     *query.Projection
+	sort     *query.Sort
+	skip     int64
+	limit    int64 // 0 = none
+	opts     *query.Options
+}
+
+// parseQueryOptions reads collation and let, shared by the CRUD commands.
+func parseQueryOptions(a args, collation bson.Value) (*query.Options, error) {
+	opts := &query.Options{}
+	if collation.Type != 0 && collation.Type != bson.TypeNull {
+		if collation.Type != bson.TypeDocument {
+			return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.collation' is the wrong type '%s', expected type 'object'", a.cmd, collation.Type)
+		}
+		coll, err := query.ParseCollation(collation.Document())
+		if err != nil {
+			return nil, err
+		}
+		opts.Collation = coll
+	}
+	if let, ok, err := a.doc("let"); err != nil {
+		return nil, err
+	} else if ok {
+		opts.Let = let
+	}
+	return opts, nil
+}
+
+// withMaxTime applies maxTimeMS to the command's context.
+func withMaxTime(c *Ctx) (context.CancelFunc, error) {
+	v, ok := c.Body.Lookup("maxTimeMS")
+	if !ok || v.Type == bson.TypeNull {
+		return func() {}, nil
+	}
+	ms, err := numberArg(v)
+	if err != nil {
+		return nil, mongoerr.New(mongoerr.BadValue, "maxTimeMS must be a number")
+	}
+	if ms < 0 {
+		return nil, mongoerr.New(mongoerr.BadValue, "%d value for maxTimeMS is out of range [0, 2147483647]", ms)
+	}
+	if ms > 2147483647 {
+		return nil, mongoerr.New(mongoerr.BadValue, "%d value for maxTimeMS is out of range [0, 2147483647]", ms)
+	}
+	if ms == 0 {
+		return func() {}, nil
+	}
+	ctx, cancel := context.WithTimeout(c.Context, time.Duration(ms)*time.Millisecond)
+	c.Context = ctx
+	return cancel, nil
+}
+
+func find(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("filter", "projection", "sort", "skip", "limit", "batchSize", "singleBatch", "hint",
+		"collation", "let", "min", "max", "returnKey", "showRecordId", "tailable", "oplogReplay",
+		"noCursorTimeout", "awaitData", "allowPartialResults", "allowDiskUse", "readOnce", "term", "ntoreturn"); err != nil {
+		return err
+	}
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	cancel, err := withMaxTime(c)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	collation, _ := c.Body.Lookup("collation")
+	opts, err := parseQueryOptions(a, collation)
+	if err != nil {
+		return err
+	}
+	spec := &findSpec{db: c.DB, coll: name, opts: opts}
+	filter, _, err := a.doc("filter")
+	if err != nil {
+		return err
+	}
+	if spec.filter, err = query.ParseFilter(orEmptyDoc(filter), opts); err != nil {
+		return err
+	}
+	if p, ok, err := a.doc("projection"); err != nil {
+		return err
+	} else if ok && p.Len() > 0 {
+		if spec.proj, err = query.ParseProjection(p, opts); err != nil {
+			return err
+		}
+	}
+	if s, ok, err := a.doc("sort"); err != nil {
+		return err
+	} else if ok && s.Len() > 0 {
+		if spec.sort, err = query.ParseSort(s, opts); err != nil {
+			return err
+		}
+	}
+	if spec.skip, _, err = a.integer("skip"); err != nil {
+		return err
+	} else if spec.skip < 0 {
+		return mongoerr.New(51024, "BSON field 'skip' value must be >= 0, actual value '%d'", spec.skip)
+	}
+	singleBatch, _, err := a.boolean("singleBatch")
+	if err != nil {
+		return err
+	}
+	if spec.limit, _, err = a.integer("limit"); err != nil {
+		return err
+	} else if spec.limit < 0 {
+		return mongoerr.New(51024, "BSON field 'limit' value must be >= 0, actual value '%d'", spec.limit)
+	}
+	batchSize, _, err := a.integer("batchSize")
+	if err != nil {
+		return err
+	}
+	if batchSize < 0 {
+		return mongoerr.New(51024, "BSON field 'batchSize' value must be >= 0, actual value '%d'", batchSize)
+	}
+	if v, ok := a.lookup("hint"); ok {
+		if err := checkHint(c, name, v); err != nil {
+			return err
+		}
+	}
+	if v, ok, _ := a.boolean("tailable"); ok && v {
+		return mongoerr.New(mongoerr.BadValue, "error processing query: tailable cursor requested on non capped collection")
+	}
+	c.Env.Stats.Query.Add(1)
+	src, err := openFind(c, spec)
+	if err != nil {
+		return err
+	}
+	return writeBatch(c, nil, src, c.DB+"."+name, spec.limit, batchOptions{batchSize: batchSize, firstBatch: true}, singleBatch)
+}
+
+func orEmptyDoc(d bson.Doc) bson.Doc {
+	if d == nil {
+		return bson.EmptyDoc
+	}
+	return d
+}
+
+// checkHint accepts a hint that names an existing index (by name or key
+// pattern); Cairn's planner then picks its own plan, which returns the same
+// documents. A hint naming no index is an error, as in MongoDB.
+func checkHint(c *Ctx, name string, hint bson.Value) error {
+	tx, err := c.readTx()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, c.DB, name)
+	if err != nil {
+		return err
+	}
+	switch hint.Type {
+	case bson.TypeString:
+		if coll == nil {
+			return nil
+		}
+		for _, ix := range coll.Indexes {
+			if ix.Name == hint.StringValue() {
+				return nil
+			}
+		}
+	case bson.TypeDocument:
+		if hint.Document().Len() == 0 {
+			return nil
+		}
+		if v, ok := hint.Document().Lookup("$natural"); ok && v.IsNumber() {
+			return nil
+		}
+		if coll == nil {
+			return nil
+		}
+		for _, ix := range coll.Indexes {
+			if key, ok := ix.Spec.Lookup("key"); ok && bson.Equal(key, hint) {
+				return nil
+			}
+		}
+	default:
+		return mongoerr.New(mongoerr.FailedToParse, "hint must be a string or an object")
+	}
+	return mongoerr.New(mongoerr.BadValue, "error processing query: planner returned error :: caused by :: hint provided does not correspond to an existing index")
+}
+
+// openFind plans a find: a point lookup when the filter pins _id, otherwise
+// a scan of the collection in _id order; a sort collects the matches and
+// sorts them (a top-k when there is a limit).
+func openFind(c *Ctx, spec *findSpec) (Source, error) {
+	scan := &scanSource{env: c.Env, spec: spec, skip: spec.skip}
+	if spec.sort != nil && spec.sort.Natural() == 0 {
+		return newSortedSource(c, scan, spec)
+	}
+	if spec.sort != nil && spec.sort.Natural() < 0 {
+		scan.reverse = true
+	}
+	return scan, nil
+}
+
+// scanSource streams the documents of a collection that match a filter, in
+// _id order (or reverse), skipping the first skip matches. Between batches it
+// keeps only the key of the last document it returned and resumes after it in
+// a fresh snapshot, as MongoDB's cursors resume after yielding.
+type scanSource struct {
+	env     *Env
+	spec    *findSpec
+	skip    int64
+	reverse bool
+	lastKey []byte
+	started bool
+	done    bool
+	buf     []byte
+	// raw disables projection (internal users that need whole documents).
+	raw bool
+}
+
+func (s *scanSource) Close() {}
+
+func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
+	if s.done {
+		return true, nil
+	}
+	tx, err := s.env.KV.BeginRead()
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, s.spec.db, s.spec.coll)
+	if err != nil {
+		return false, err
+	}
+	if coll == nil {
+		s.done = true
+		return true, nil
+	}
+	t, err := dataTree(tx, coll)
+	if err != nil {
+		return false, err
+	}
+	cur := t.Cursor()
+	var k, v []byte
+	// Point lookup on _id.
+	if id, ok := s.spec.filter.IDEquality(); ok && !s.started {
+		s.started = true
+		s.done = true
+		key := docKey(nil, id)
+		val, err := t.Get(key)
+		if err != nil {
+			return false, err
+		}
+		if val != nil && s.spec.filter.Match(bson.Doc(val)) && s.skip == 0 {
+			out, err := s.project(bson.Doc(val))
+			if err != nil {
+				return false, err
+			}
+			if !emit(out) {
+				s.done = false
+				s.started = false
+				return false, nil
+			}
+		}
+		return true, nil
+	}
+	switch {
+	case !s.started && !s.reverse:
+		k, v = cur.First()
+	case !s.started:
+		k, v = cur.Last()
+	case !s.reverse:
+		k, v = cur.Seek(s.lastKey)
+		if k != nil && string(k) == string(s.lastKey) {
+			k, v = cur.Next()
+		}
+	default:
+		k, v = cur.SeekLE(s.lastKey)
+		if k != nil && string(k) == string(s.lastKey) {
+			k, v = cur.Prev()
+		}
+	}
+	s.started = true
+	var md query.MatchDetails
+	n := 0
+	for ; k != nil; k, v = s.step(cur) {
+		if n++; n&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, ctxErr(err)
+			}
+		}
+		md = query.MatchDetails{}
+		if !s.spec.filter.MatchDetails(bson.Doc(v), &md) {
+			s.lastKey = append(s.lastKey[:0], k...)
+			continue
+		}
+		if s.skip > 0 {
+			s.skip--
+			s.lastKey = append(s.lastKey[:0], k...)
+			continue
+		}
+		out, err := s.projectDetails(bson.Doc(v), &md)
+		if err != nil {
+			return false, err
+		}
+		if !emit(out) {
+			return false, nil
+		}
+		s.lastKey = append(s.lastKey[:0], k...)
+	}
+	if err := cur.Err(); err != nil {
+		return false, err
+	}
+	s.done = true
+	return true, nil
+}
+
+func (s *scanSource) step(cur interface {
+	Next() ([]byte, []byte)
+	Prev() ([]byte, []byte)
+}) ([]byte, []byte) {
+	if s.reverse {
+		return cur.Prev()
+	}
+	return cur.Next()
+}
+
+func (s *scanSource) project(d bson.Doc) (bson.Doc, error) {
+	var md query.MatchDetails
+	s.spec.filter.MatchDetails(d, &md)
+	return s.projectDetails(d, &md)
+}
+
+func (s *scanSource) projectDetails(d bson.Doc, md *query.MatchDetails) (bson.Doc, error) {
+	if s.spec.proj == nil || s.raw {
+		return d, nil
+	}
+	out, err := s.spec.proj.Apply(s.buf[:0], d, md)
+	if err != nil {
+		return nil, err
+	}
+	s.buf = out
+	return out, nil
+}
+
+// sliceSource serves documents held in memory.
+type sliceSource struct {
+	docs []bson.Doc
+	pos  int
+}
+
+func (s *sliceSource) Close() { s.docs = nil }
+
+func (s *sliceSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
+	for s.pos < len(s.docs) {
+		if !emit(s.docs[s.pos]) {
+			return false, nil
+		}
+		s.docs[s.pos] = nil
+		s.pos++
+	}
+	return true, nil
+}
+
+// maxSortBytes bounds an in-memory sort, as MongoDB's
+// internalQueryMaxBlockingSortMemoryUsageBytes does (100 MiB).
+const maxSortBytes = 100 * 1024 * 1024
+
+// newSortedSource runs the scan to the end, keeps the matching documents
+// (only the best skip+limit when there is a limit), sorts them and serves
+// them from memory, projected.
+func newSortedSource(c *Ctx, scan *scanSource, spec *findSpec) (Source, error) {
+	scan.skip = 0
+	scan.raw = true
+	keep := int64(0)
+	if spec.limit > 0 {
+		keep = spec.skip + spec.limit
+	}
+	type item struct {
+		key []byte
+		doc bson.Doc
+		seq int
+	}
+	var items []item
+	var bytes int64
+	seq := 0
+	_, err := scan.Fill(c, func(d bson.Doc) bool {
+		doc := bson.Doc(append([]byte(nil), d...))
+		items = append(items, item{key: spec.sort.Key(nil, doc), doc: doc, seq: seq})
+		seq++
+		bytes += int64(len(doc))
+		if keep > 0 && int64(len(items)) >= 2*keep+64 {
+			sort.SliceStable(items, func(i, j int) bool { return string(items[i].key) < string(items[j].key) })
+			items = items[:keep]
+			bytes = 0
+			for _, it := range items {
+				bytes += int64(len(it.doc))
+			}
+		}
+		return bytes <= maxSortBytes
+	})
+	if err != nil {
+		return nil, err
+	}
+	if bytes > maxSortBytes {
+		return nil, mongoerr.New(292, "Executor error during find command :: caused by :: Sort exceeded memory limit of %d bytes, but did not opt in to external sorting.", maxSortBytes)
+	}
+	sort.SliceStable(items, func(i, j int) bool { return string(items[i].key) < string(items[j].key) })
+	if spec.skip >= int64(len(items)) {
+		items = nil
+	} else {
+		items = items[spec.skip:]
+	}
+	if keep > 0 && int64(len(items)) > spec.limit {
+		items = items[:spec.limit]
+	}
+	docs := make([]bson.Doc, 0, len(items))
+	for _, it := range items {
+		d := it.doc
+		if spec.proj != nil {
+			var md query.MatchDetails
+			spec.filter.MatchDetails(d, &md)
+			out, err := spec.proj.Apply(nil, d, &md)
+			if err != nil {
+				return nil, err
+			}
+			d = out
+		}
+		docs = append(docs, d)
+	}
+	return &sliceSource{docs: docs}, nil
+}

@@ -1,0 +1,80 @@
+package command
+
+import (
+	"context"
+	"sort"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/kv"
+)
+
+// match is a document selected by a write statement.
+type match struct {
+	key []byte
+	doc bson.Doc
+	md  query.MatchDetails
+}
+
+// selectDocs returns the documents of tree t that match filter, in _id order
+// or in the order of s if given, at most limit of them (0 = all). The
+// documents are copied, so the caller may modify the tree while using them.
+func selectDocs(ctx context.Context, t *kv.Tree, filter *query.Filter, s *query.Sort, limit int) ([]match, error) {
+	if id, ok := filter.IDEquality(); ok {
+		key := docKey(nil, id)
+		v, err := t.Get(key)
+		if err != nil || v == nil {
+			return nil, err
+		}
+		m := match{key: key, doc: bson.Doc(append([]byte(nil), v...))}
+		if !filter.MatchDetails(m.doc, &m.md) {
+			return nil, nil
+		}
+		return []match{m}, nil
+	}
+	var out []match
+	cur := t.Cursor()
+	n := 0
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		if n++; n&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, ctxErr(err)
+			}
+		}
+		var md query.MatchDetails
+		if !filter.MatchDetails(bson.Doc(v), &md) {
+			continue
+		}
+		out = append(out, match{key: append([]byte(nil), k...), doc: bson.Doc(append([]byte(nil), v...)), md: md})
+		if s == nil && limit > 0 && len(out) >= limit {
+			break
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return nil, err
+	}
+	if s != nil && s.Natural() == 0 {
+		keys := make([][]byte, len(out))
+		for i := range out {
+			keys[i] = s.Key(nil, out[i].doc)
+		}
+		idx := make([]int, len(out))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(i, j int) bool { return string(keys[idx[i]]) < string(keys[idx[j]]) })
+		sorted := make([]match, len(out))
+		for i, j := range idx {
+			sorted[i] = out[j]
+		}
+		out = sorted
+	} else if s != nil && s.Natural() < 0 {
+		for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+			out[i], out[j] = out[j], out[i]
+		}
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}

@@ -1,0 +1,168 @@
+package command
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/kv"
+)
+
+// docKey is the storage key of a document: the order-preserving encoding of
+// its _id, so that a scan of the data tree returns documents in _id order and
+// an _id lookup is one tree descent.
+func docKey(dst []byte, id bson.Value) []byte { return bson.AppendKey(dst, id, false) }
+
+// dataTree opens the collection's document tree in tx.
+func dataTree(tx *kv.Tx, coll *catalog.Collection) (*kv.Tree, error) {
+	t, err := tx.Tree(coll.DataTree())
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", coll.Namespace(), err)
+	}
+	return t, nil
+}
+
+// writeTx runs fn in a write transaction and commits it with the given
+// durability. If fn fails the transaction is rolled back unless keep is set
+// by fn (ordered inserts keep what they wrote before the failing document).
+func (c *Ctx) writeTx(d kv.Durability, fn func(tx *kv.Tx) error) error {
+	tx, err := c.Env.KV.BeginWrite(c)
+	if err != nil {
+		return ctxErr(err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.CommitWith(d); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// readTx begins a snapshot read.
+func (c *Ctx) readTx() (*kv.Tx, error) {
+	tx, err := c.Env.KV.BeginRead()
+	if err != nil {
+		return nil, fmt.Errorf("begin read: %w", err)
+	}
+	return tx, nil
+}
+
+// ctxErr maps a context error to MongoDB's error for the reason.
+func ctxErr(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
+	}
+	return err
+}
+
+// collectionForWrite returns db.name, creating it (implicitly, as an insert
+// or upsert does) when create is set.
+func collectionForWrite(tx *kv.Tx, db, name string, create bool) (*catalog.Collection, error) {
+	coll, err := catalog.Get(tx, db, name)
+	if err != nil || coll != nil || !create {
+		return coll, err
+	}
+	return catalog.Create(tx, db, name, nil)
+}
+
+// checkID rejects _id values MongoDB does not allow.
+func checkID(id bson.Value) error {
+	switch id.Type {
+	case bson.TypeArray:
+		return mongoerr.New(mongoerr.InvalidIdField, "The '_id' value cannot be of type array")
+	case bson.TypeRegex:
+		return mongoerr.New(mongoerr.InvalidIdField, "can't use a regex for _id")
+	case bson.TypeUndefined:
+		return mongoerr.New(mongoerr.InvalidIdField, "can't use a undefined for _id")
+	}
+	return nil
+}
+
+// prepareInsert validates a document for insertion and returns it with _id
+// first (generating an ObjectId if it has none), and its _id.
+func prepareInsert(doc bson.Doc) (bson.Doc, bson.Value, error) {
+	if len(doc) > MaxBSONObjectSize {
+		return nil, bson.Value{}, mongoerr.New(mongoerr.BadValue, "object to insert too large. size in bytes: %d, max size: %d", len(doc), MaxBSONObjectSize)
+	}
+	if err := bson.Validate(doc, bson.MaxDepth); err != nil {
+		var ve *bson.ValidationError
+		if errors.As(err, &ve) && ve.TooDeep {
+			return nil, bson.Value{}, mongoerr.New(mongoerr.Overflow, "Document exceeds maximum nesting depth of %d", bson.MaxDepth)
+		}
+		return nil, bson.Value{}, mongoerr.New(mongoerr.InvalidBSON, "invalid document: %v", err)
+	}
+	it := doc.Iter()
+	first := true
+	for it.Next() {
+		e := it.Element()
+		if e.Key == "_id" {
+			if err := checkID(e.Value); err != nil {
+				return nil, bson.Value{}, err
+			}
+			if first {
+				return doc, e.Value, nil
+			}
+			// Move _id to the front, as MongoDB stores it.
+			var b bson.Builder
+			b.AppendValue("_id", e.Value)
+			it2 := doc.Iter()
+			for it2.Next() {
+				if it2.Element().Key != "_id" {
+					b.AppendElement(it2.Element())
+				}
+			}
+			out := b.Finish()
+			id, _ := out.Lookup("_id")
+			return out, id, nil
+		}
+		first = false
+	}
+	var b bson.Builder
+	b.AppendObjectID("_id", newObjectID())
+	it = doc.Iter()
+	for it.Next() {
+		b.AppendElement(it.Element())
+	}
+	out := b.Finish()
+	if len(out) > MaxBSONObjectSize {
+		return nil, bson.Value{}, mongoerr.New(mongoerr.BadValue, "object to insert too large. size in bytes: %d, max size: %d", len(out), MaxBSONObjectSize)
+	}
+	id, _ := out.Lookup("_id")
+	return out, id, nil
+}
+
+// duplicateKey builds MongoDB's E11000 error for the _id index.
+func duplicateKey(ns string, id bson.Value) error {
+	var b bson.Builder
+	b.StartDocument("keyPattern")
+	b.AppendInt32("_id", 1)
+	b.End()
+	b.StartDocument("keyValue")
+	b.AppendValue("_id", id)
+	b.End()
+	extra := b.Finish()
+	return &mongoerr.Error{Code: mongoerr.DuplicateKey,
+		Message: fmt.Sprintf("E11000 duplicate key error collection: %s index: _id_ dup key: { _id: %s }", ns, id.String()),
+		Extra:   extra}
+}
+
+// insertDoc stores a prepared document, failing with DuplicateKey if its _id
+// exists.
+func insertDoc(t *kv.Tree, coll *catalog.Collection, id bson.Value, doc bson.Doc, key []byte) error {
+	old, err := t.Get(key)
+	if err != nil {
+		return fmt.Errorf("insert into %s: %w", coll.Namespace(), err)
+	}
+	if old != nil {
+		return duplicateKey(coll.Namespace(), id)
+	}
+	if err := t.Put(key, doc); err != nil {
+		return fmt.Errorf("insert into %s: %w", coll.Namespace(), err)
+	}
+	return nil
+}

@@ -1,0 +1,318 @@
+package command
+
+import (
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/kv"
+)
+
+// updateStmt is one parsed update statement.
+type updateStmt struct {
+	filter *query.Filter
+	upd    *query.Update
+	sort   *query.Sort
+	upsert bool
+	multi  bool
+}
+
+// updateResult is the outcome of one statement.
+type updateResult struct {
+	matched, modified int
+	upserted          bson.Value // zero if nothing was upserted
+	// before/after are the documents of the last match (for findAndModify).
+	before, after bson.Doc
+}
+
+func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*updateStmt, error) {
+	s := &updateStmt{}
+	var q bson.Doc
+	var u, collation, hint bson.Value
+	var arrayFilters []bson.Doc
+	var sortSpec bson.Doc
+	it := st.Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "q":
+			if e.Value.Type != bson.TypeDocument {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.q' is the wrong type '%s', expected type 'object'", e.Value.Type)
+			}
+			q = e.Value.Document()
+		case "u":
+			if e.Value.Type != bson.TypeDocument && e.Value.Type != bson.TypeArray {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.u' is the wrong type '%s', expected types '[object, array]'", e.Value.Type)
+			}
+			u = e.Value
+		case "upsert":
+			s.upsert = e.Value.Truthy()
+		case "multi":
+			s.multi = e.Value.Truthy()
+		case "collation":
+			collation = e.Value
+		case "arrayFilters":
+			if e.Value.Type != bson.TypeArray {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.arrayFilters' is the wrong type '%s', expected type 'array'", e.Value.Type)
+			}
+			ait := e.Value.Document().Iter()
+			for ait.Next() {
+				if ait.Element().Value.Type != bson.TypeDocument {
+					return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.arrayFilters.%s' is the wrong type '%s', expected type 'object'", ait.Element().Key, ait.Element().Value.Type)
+				}
+				arrayFilters = append(arrayFilters, ait.Element().Value.Document())
+			}
+		case "hint":
+			hint = e.Value
+		case "sort":
+			if e.Value.Type != bson.TypeDocument {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.sort' is the wrong type '%s', expected type 'object'", e.Value.Type)
+			}
+			sortSpec = e.Value.Document()
+		case "c", "upsertSupplied", "comment":
+		default:
+			return nil, mongoerr.New(40415, "BSON field 'update.updates.%s' is an unknown field.", e.Key)
+		}
+	}
+	if q == nil {
+		return nil, mongoerr.New(40414, "BSON field 'update.updates.q' is missing but a required field")
+	}
+	if u.Type == 0 {
+		return nil, mongoerr.New(40414, "BSON field 'update.updates.u' is missing but a required field")
+	}
+	return s, s.compile(c, a, q, u, collation, hint, arrayFilters, sortSpec)
+}
+
+func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc, sortSpec bson.Doc) error {
+	opts, err := parseQueryOptions(a, collation)
+	if err != nil {
+		return err
+	}
+	if s.filter, err = query.ParseFilter(q, opts); err != nil {
+		return err
+	}
+	if s.upd, err = query.ParseUpdate(u, arrayFilters, opts); err != nil {
+		return err
+	}
+	if s.multi && s.upd.IsReplacement() {
+		return mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
+	}
+	if len(sortSpec) > 0 && sortSpec.Len() > 0 {
+		if s.multi {
+			return mongoerr.New(mongoerr.FailedToParse, "Cannot specify sort with multi=true")
+		}
+		if s.sort, err = query.ParseSort(sortSpec, opts); err != nil {
+			return err
+		}
+	}
+	if hint.Type != 0 {
+		coll, _ := c.collectionArg()
+		if err := checkHint(c, coll, hint); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// apply runs the statement in tx against coll (created on upsert if nil).
+func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Collection) (updateResult, *catalog.Collection, error) {
+	var res updateResult
+	var ms []match
+	var t *kv.Tree
+	var err error
+	if coll != nil {
+		if t, err = dataTree(tx, coll); err != nil {
+			return res, coll, err
+		}
+		limit := 1
+		if s.multi {
+			limit = 0
+		}
+		if ms, err = selectDocs(c, t, s.filter, s.sort, limit); err != nil {
+			return res, coll, err
+		}
+	}
+	for i := range ms {
+		m := &ms[i]
+		out, changed, err := s.upd.Apply(nil, m.doc, &m.md, false)
+		if err != nil {
+			return res, coll, err
+		}
+		res.matched++
+		res.before, res.after = m.doc, out
+		if !changed {
+			continue
+		}
+		if len(out) > MaxBSONObjectSize {
+			return res, coll, mongoerr.New(17419, "Resulting document after update is larger than %d", MaxBSONObjectSize)
+		}
+		if err := checkStored(out); err != nil {
+			return res, coll, err
+		}
+		if err := t.Put(m.key, out); err != nil {
+			return res, coll, err
+		}
+		res.modified++
+	}
+	if res.matched > 0 || !s.upsert {
+		return res, coll, nil
+	}
+	doc, err := s.upsertDoc()
+	if err != nil {
+		return res, coll, err
+	}
+	if coll == nil {
+		if coll, err = collectionForWrite(tx, db, name, true); err != nil {
+			return res, coll, err
+		}
+		if t, err = dataTree(tx, coll); err != nil {
+			return res, coll, err
+		}
+	}
+	doc, id, err := prepareInsert(doc)
+	if err != nil {
+		return res, coll, err
+	}
+	if err := insertDoc(t, coll, id, doc, docKey(nil, id)); err != nil {
+		return res, coll, err
+	}
+	res.upserted = id
+	res.after = doc
+	return res, coll, nil
+}
+
+// upsertDoc builds the document an upsert inserts: the equality fields of
+// the filter, then the update applied as an insert (or the replacement with
+// the filter's _id).
+func (s *updateStmt) upsertDoc() (bson.Doc, error) {
+	var b bson.Builder
+	if err := s.filter.UpsertSeed(&b); err != nil {
+		return nil, err
+	}
+	seed := b.Finish()
+	if s.upd.IsReplacement() {
+		out, _, err := s.upd.Apply(nil, seed, nil, true)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := out.Lookup("_id"); !ok {
+			if id, ok := seed.Lookup("_id"); ok {
+				var nb bson.Builder
+				nb.AppendValue("_id", id)
+				it := out.Iter()
+				for it.Next() {
+					nb.AppendElement(it.Element())
+				}
+				out = nb.Finish()
+			}
+		}
+		return out, nil
+	}
+	out, _, err := s.upd.Apply(nil, seed, nil, true)
+	return out, err
+}
+
+// checkStored validates a document produced by an update before it is
+// stored (nesting depth).
+func checkStored(d bson.Doc) error {
+	if err := bson.Validate(d, bson.MaxDepth); err != nil {
+		return mongoerr.New(mongoerr.Overflow, "Document exceeds maximum nesting depth of %d", bson.MaxDepth)
+	}
+	return nil
+}
+
+func update(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("updates", "ordered", "bypassDocumentValidation", "let"); err != nil {
+		return err
+	}
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	if err := catalog.ValidateCollectionName(c.DB, name); err != nil {
+		return err
+	}
+	wc, err := parseWriteConcern(c)
+	if err != nil {
+		return err
+	}
+	ordered := true
+	if v, ok, err := a.boolean("ordered"); err != nil {
+		return err
+	} else if ok {
+		ordered = v
+	}
+	stmts, ok, err := c.docs("updates")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return mongoerr.New(40414, "BSON field 'update.updates' is missing but a required field")
+	}
+	if err := writeBatchCheck("update", "updates", len(stmts)); err != nil {
+		return err
+	}
+	cancel, err := withMaxTime(c)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	var errs []writeError
+	type upserted struct {
+		index int
+		id    bson.Value
+	}
+	var ups []upserted
+	n, nModified := 0, 0
+	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+		coll, err := catalog.Get(tx, c.DB, name)
+		if err != nil {
+			return err
+		}
+		for i, raw := range stmts {
+			st, err := parseUpdateStmt(c, a, raw)
+			var res updateResult
+			if err == nil {
+				res, coll, err = st.apply(c, tx, c.DB, name, coll)
+			}
+			if err != nil {
+				if isFatal(err) {
+					return err
+				}
+				errs = append(errs, writeError{index: i, err: mongoerr.As(err)})
+				if ordered {
+					break
+				}
+				continue
+			}
+			n += res.matched
+			nModified += res.modified
+			if res.upserted.Type != 0 {
+				n++
+				ups = append(ups, upserted{i, bson.Value{Type: res.upserted.Type, Data: append([]byte(nil), res.upserted.Data...)}})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.Env.Stats.Update.Add(int64(len(stmts)))
+	c.Unacknowledged = wc.unacknowledged()
+	r := c.Reply
+	r.AppendInt32("n", int32(n))
+	r.AppendInt32("nModified", int32(nModified))
+	if len(ups) > 0 {
+		r.StartArray("upserted")
+		for i, u := range ups {
+			r.StartDocument(bson.Index(i))
+			r.AppendInt32("index", int32(u.index))
+			r.AppendValue("_id", u.id)
+			r.End()
+		}
+		r.End()
+	}
+	appendWriteErrors(r, errs)
+	return nil
+}

@@ -1,0 +1,264 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/command"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/wire"
+)
+
+// maxMessageDepth is the nesting accepted in a command message: MongoDB
+// allows command objects to nest deeper than stored documents (whose limit,
+// 100, the write commands check), so that a too-deep document is answered
+// with its own error instead of a message-level one.
+const maxMessageDepth = 200
+
+// offeredCompressors are the wire compressors Cairn negotiates, in its
+// order of preference.
+var offeredCompressors = []string{"snappy", "zstd", "zlib"}
+
+type conn struct {
+	s        *Server
+	nc       net.Conn
+	r        *wire.Reader
+	info     command.Conn
+	reply    bson.Builder
+	replyBuf []byte
+	out      []byte
+	comp     []byte
+	nextID   int32
+	busy     atomic.Bool
+	closeReq atomic.Bool
+	ctxName  string
+}
+
+func (s *Server) newConn(nc net.Conn) *conn {
+	id := s.connID.Add(1)
+	c := &conn{s: s, nc: nc, r: wire.NewReader(nc, wire.MaxMessageSize), ctxName: "conn" + strconv.FormatInt(id, 10)}
+	c.info = command.Conn{ID: id, Remote: nc.RemoteAddr().String(), Local: nc.LocalAddr().String(), OfferedCompressors: offeredCompressors}
+	return c
+}
+
+// closeWhenIdle closes the connection now if it is waiting for a request,
+// or after the request it is running.
+func (c *conn) closeWhenIdle() {
+	c.closeReq.Store(true)
+	if !c.busy.Load() {
+		c.nc.Close()
+	}
+}
+
+func (c *conn) serve() {
+	st := &c.s.env.Stats
+	st.ConnsCurrent.Add(1)
+	st.ConnsTotal.Add(1)
+	c.s.log.Info("Connection accepted", "c", "NETWORK", "id", 22943, "ctx", "listener",
+		"remote", c.info.Remote, "connectionId", c.info.ID, "connectionCount", st.ConnsCurrent.Load())
+	defer func() {
+		c.nc.Close()
+		st.ConnsCurrent.Add(-1)
+		c.s.log.Info("Connection ended", "c", "NETWORK", "id", 22944, "ctx", c.ctxName,
+			"remote", c.info.Remote, "connectionId", c.info.ID, "connectionCount", st.ConnsCurrent.Load())
+	}()
+	for !c.closeReq.Load() {
+		msg, err := c.r.ReadMessage()
+		if err != nil {
+			if !c.handleReadError(err) {
+				return
+			}
+			continue
+		}
+		c.busy.Store(true)
+		st.Requests.Add(1)
+		st.BytesIn.Add(int64(msg.Header.MessageLength))
+		ok := c.handle(msg)
+		c.busy.Store(false)
+		if !ok {
+			return
+		}
+	}
+}
+
+// handleReadError answers a malformed message when the stream can go on and
+// reports whether to keep reading.
+func (c *conn) handleReadError(err error) bool {
+	var pe *wire.ProtocolError
+	if !errors.As(err, &pe) {
+		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !c.closeReq.Load() {
+			c.s.log.Debug("Connection read failed", "c", "NETWORK", "ctx", c.ctxName, "error", err.Error())
+		}
+		return false
+	}
+	c.s.log.Warn("Malformed message", "c", "NETWORK", "id", 22988, "ctx", c.ctxName, "remote", c.info.Remote,
+		"error", pe.Msg, "code", pe.Code, "fatal", pe.Fatal)
+	if pe.Fatal {
+		return false
+	}
+	switch pe.Header.OpCode {
+	case wire.OpInsert, wire.OpUpdate, wire.OpDelete, wire.OpKillCursors:
+		return true // fire-and-forget legacy opcodes expect no reply
+	}
+	if pe.Flags&wire.FlagMoreToCome != 0 {
+		return true
+	}
+	doc := command.ErrorReply(&mongoerr.Error{Code: pe.Code, Message: pe.Msg})
+	if pe.Header.OpCode == wire.OpQuery {
+		return c.writeReply(pe.Header.RequestID, pe.Compressor, doc, true)
+	}
+	return c.writeReply(pe.Header.RequestID, pe.Compressor, doc, false)
+}
+
+func (c *conn) handle(msg *wire.Message) bool {
+	switch {
+	case msg.Msg != nil:
+		return c.handleMsg(msg)
+	case msg.Query != nil:
+		return c.handleQuery(msg)
+	}
+	return true
+}
+
+// handleMsg runs one OP_MSG command.
+func (c *conn) handleMsg(msg *wire.Message) bool {
+	m := msg.Msg
+	moreToCome := m.Flags&wire.FlagMoreToCome != 0
+	reply, unack := c.run(m.Body, m.Sequences)
+	if moreToCome || unack && moreToCome {
+		return true
+	}
+	return c.writeReply(msg.Header.RequestID, msg.Compressor, reply, false)
+}
+
+// run validates and dispatches one command; it returns the reply and
+// whether the command was an unacknowledged write.
+func (c *conn) run(rawBody []byte, seqs []wire.Sequence) (bson.Doc, bool) {
+	if len(rawBody) > bson.MaxCommandSize {
+		return command.ErrorReply(mongoerr.New(mongoerr.BSONObjectTooLarge, "BSONObj size: %d (0x%X) is invalid. Size must be between 0 and 16793600(16MB)", len(rawBody), len(rawBody))), false
+	}
+	if err := bson.Validate(rawBody, maxMessageDepth); err != nil {
+		return command.ErrorReply(invalidBSON(err)), false
+	}
+	// The body outlives the wire buffer when a cursor keeps its filter.
+	body := bson.Doc(bytes.Clone(rawBody))
+	ctx := &command.Ctx{Context: context.Background(), Env: c.s.env, Conn: &c.info, Body: body, Reply: &c.reply}
+	c.reply.Reset(c.replyBuf)
+	dbv, ok := body.Lookup("$db")
+	if !ok {
+		return command.ErrorReply(mongoerr.New(40571, "OP_MSG requests require a $db argument")), false
+	}
+	if dbv.Type != bson.TypeString {
+		return command.ErrorReply(mongoerr.New(mongoerr.TypeMismatch, "BSON field '$db' is the wrong type '%s', expected type 'string'", dbv.Type)), false
+	}
+	ctx.DB = dbv.StringValue()
+	if len(seqs) > 0 {
+		ctx.Seqs = make(map[string][]bson.Doc, len(seqs))
+		for _, s := range seqs {
+			docs := make([]bson.Doc, len(s.Docs))
+			for i, d := range s.Docs {
+				if err := bson.Validate(d, maxMessageDepth); err != nil {
+					return command.ErrorReply(invalidBSON(err)), false
+				}
+				docs[i] = bson.Doc(d)
+			}
+			ctx.Seqs[s.Identifier] = docs
+		}
+	}
+	reply := command.Dispatch(ctx)
+	c.replyBuf = reply[:0]
+	return reply, ctx.Unacknowledged
+}
+
+func invalidBSON(err error) error {
+	var ve *bson.ValidationError
+	if errors.As(err, &ve) && ve.TooDeep {
+		return mongoerr.New(mongoerr.Overflow, "BSONObj exceeds maximum nested object depth: %s", ve.Reason)
+	}
+	return mongoerr.New(mongoerr.InvalidBSON, "%v", err)
+}
+
+// handleQuery answers the legacy OP_QUERY handshake (hello/isMaster against
+// a $cmd namespace) with OP_REPLY; every other OP_QUERY gets MongoDB's
+// UnsupportedOpQueryCommand error, as MongoDB 6.0+ answers.
+func (c *conn) handleQuery(msg *wire.Message) bool {
+	q := msg.Query
+	body := bson.Doc(q.Query)
+	if err := bson.Validate(body, maxMessageDepth); err != nil {
+		return c.writeReply(msg.Header.RequestID, msg.Compressor, command.ErrorReply(invalidBSON(err)), true)
+	}
+	if inner, ok := body.Lookup("$query"); ok && inner.Type == bson.TypeDocument {
+		body = inner.Document()
+	} else if inner, ok := body.Lookup("query"); ok && inner.Type == bson.TypeDocument && body.Len() > 0 {
+		if it := body.Iter(); it.Next() && it.Element().Key == "query" {
+			body = inner.Document()
+		}
+	}
+	name := ""
+	if it := body.Iter(); it.Next() {
+		name = it.Element().Key
+	}
+	db, coll, _ := cutNS(q.FullCollectionName)
+	if coll != "$cmd" || (name != "hello" && name != "isMaster" && name != "ismaster") {
+		doc := command.ErrorReply(mongoerr.New(352, "Unsupported OP_QUERY command: %s. The client driver may require an upgrade. For more details see https://dochub.mongodb.org/core/legacy-opcode-removal", name))
+		return c.writeReply(msg.Header.RequestID, msg.Compressor, doc, true)
+	}
+	// Rebuild the command with $db, as an OP_MSG would carry it.
+	var b bson.Builder
+	it := body.Iter()
+	for it.Next() {
+		if it.Element().Key != "$db" {
+			b.AppendElement(it.Element())
+		}
+	}
+	b.AppendString("$db", db)
+	reply, _ := c.run(b.Finish(), nil)
+	return c.writeReply(msg.Header.RequestID, msg.Compressor, reply, true)
+}
+
+func cutNS(ns string) (db, coll string, ok bool) {
+	for i := 0; i < len(ns); i++ {
+		if ns[i] == '.' {
+			return ns[:i], ns[i+1:], true
+		}
+	}
+	return ns, "", false
+}
+
+// writeReply sends doc as an OP_MSG (or OP_REPLY for legacy requests),
+// compressed with the request's compressor when it was compressed.
+func (c *conn) writeReply(responseTo int32, comp wire.Compressor, doc bson.Doc, legacy bool) bool {
+	c.nextID++
+	if legacy {
+		c.out = wire.AppendReply(c.out[:0], c.nextID, responseTo, 8, 0, 0, doc)
+	} else {
+		c.out = wire.AppendMsg(c.out[:0], c.nextID, responseTo, 0, doc)
+	}
+	out := c.out
+	if comp != wire.CompressorNoop {
+		var err error
+		c.comp, err = wire.Compress(c.comp[:0], c.out, comp, 0)
+		if err != nil {
+			c.s.log.Warn("Compressing reply failed", "c", "NETWORK", "ctx", c.ctxName, "error", err.Error())
+		} else {
+			out = c.comp
+		}
+	}
+	if _, err := c.nc.Write(out); err != nil {
+		return false
+	}
+	c.s.env.Stats.BytesOut.Add(int64(len(out)))
+	if cap(c.out) > 1<<20 {
+		c.out = nil // do not keep a huge buffer on an idle connection
+	}
+	if cap(c.comp) > 1<<20 {
+		c.comp = nil
+	}
+	return true
+}

@@ -1,0 +1,190 @@
+// Package server owns cairnd's listener and client connections: it accepts
+// connections, frames and decodes wire messages, hands each command to the
+// command table on the connection's own goroutine (no hand-off on the
+// request path), and writes the reply, compressed as the client negotiated.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/command"
+	"github.com/cairndb/cairn/kv"
+)
+
+// Options configure a Server. Zero values mean the documented defaults.
+type Options struct {
+	// DBPath is the data directory (required).
+	DBPath string
+	// KV configures the storage engine; nil means kv's defaults with lazy
+	// durability bounded by JournalCommitInterval.
+	KV *kv.Options
+	// JournalCommitInterval bounds how long an acknowledged write that did
+	// not ask for j: true stays only in memory (default 100 ms).
+	JournalCommitInterval time.Duration
+	// SyncDelay is the checkpoint interval (default 60 s).
+	SyncDelay time.Duration
+	// Logger receives the server's log (default slog.Default()).
+	Logger *slog.Logger
+	// Argv and Parsed are reported by getCmdLineOpts.
+	Argv   []string
+	Parsed bson.Doc
+	// MaxConns limits concurrent connections (default 1,000,000, as mongod's
+	// maxIncomingConnections).
+	MaxConns int
+}
+
+// Server is a running cairnd.
+type Server struct {
+	opts   Options
+	log    *slog.Logger
+	env    *command.Env
+	db     *kv.DB
+	connID atomic.Int64
+
+	mu        sync.Mutex
+	listeners []net.Listener
+	conns     map[*conn]struct{}
+	wg        sync.WaitGroup
+	closing   atomic.Bool
+	stopBg    context.CancelFunc
+}
+
+// New opens the data directory and prepares a server.
+func New(opts Options) (*Server, error) {
+	if opts.DBPath == "" {
+		return nil, errors.New("server: no data directory")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.JournalCommitInterval <= 0 {
+		opts.JournalCommitInterval = 100 * time.Millisecond
+	}
+	if opts.SyncDelay <= 0 {
+		opts.SyncDelay = 60 * time.Second
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = 1000000
+	}
+	ko := kv.Options{}
+	if opts.KV != nil {
+		ko = *opts.KV
+	}
+	ko.CommitInterval = opts.JournalCommitInterval
+	ko.CheckpointInterval = opts.SyncDelay
+	if ko.Logger == nil {
+		ko.Logger = opts.Logger.With("c", "STORAGE")
+	}
+	db, err := kv.Open(opts.DBPath, &ko)
+	if err != nil {
+		return nil, fmt.Errorf("opening data directory %s: %w", opts.DBPath, err)
+	}
+	s := &Server{opts: opts, log: opts.Logger, db: db, conns: make(map[*conn]struct{})}
+	s.env = &command.Env{
+		KV:             db,
+		Cursors:        command.NewCursors(0),
+		Log:            opts.Logger,
+		Started:        time.Now(),
+		Argv:           opts.Argv,
+		Parsed:         opts.Parsed,
+		CommitInterval: opts.JournalCommitInterval,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stopBg = cancel
+	go s.env.Cursors.RunReaper(ctx, time.Minute)
+	return s, nil
+}
+
+// Env exposes the command environment (for tests and the metrics endpoint).
+func (s *Server) Env() *command.Env { return s.env }
+
+// Serve accepts connections on l until Shutdown. It returns nil after a
+// clean shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	s.mu.Lock()
+	s.listeners = append(s.listeners, l)
+	s.mu.Unlock()
+	s.log.Info("Waiting for connections", "c", "NETWORK", "id", 23016, "ctx", "listener", "address", l.Addr().String())
+	var delay time.Duration
+	for {
+		nc, err := l.Accept()
+		if err != nil {
+			if s.closing.Load() {
+				return nil
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, errTooManyFiles) {
+				delay = min(max(delay*2, 5*time.Millisecond), time.Second)
+				s.log.Warn("Error accepting new connection", "c", "NETWORK", "id", 23019, "ctx", "listener", "error", err.Error())
+				time.Sleep(delay)
+				continue
+			}
+			return fmt.Errorf("accept: %w", err)
+		}
+		delay = 0
+		if int(s.env.Stats.ConnsCurrent.Load()) >= s.opts.MaxConns {
+			s.log.Info("Connection refused because there are too many open connections", "c", "NETWORK", "id", 22942, "ctx", "listener", "remote", nc.RemoteAddr().String())
+			nc.Close()
+			continue
+		}
+		c := s.newConn(nc)
+		s.mu.Lock()
+		if s.closing.Load() {
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			c.serve()
+			s.mu.Lock()
+			delete(s.conns, c)
+			s.mu.Unlock()
+		}()
+	}
+}
+
+// Shutdown stops accepting, lets in-flight requests finish (idle
+// connections are closed at once; busy ones after their current request or
+// when ctx ends), checkpoints and closes the engine.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	s.mu.Lock()
+	for _, l := range s.listeners {
+		l.Close()
+	}
+	for c := range s.conns {
+		c.closeWhenIdle()
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() { s.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		s.mu.Lock()
+		for c := range s.conns {
+			c.nc.Close()
+		}
+		s.mu.Unlock()
+		<-done
+	}
+	s.stopBg()
+	s.env.Cursors.KillAll()
+	s.log.Info("Closing the storage engine", "c", "STORAGE", "id", 22261, "ctx", "SignalHandler")
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("closing storage engine: %w", err)
+	}
+	return nil
+}
