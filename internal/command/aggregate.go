@@ -150,4 +150,3 @@ func runPipeline(c *Ctx, name string, p *agg.Pipeline) ([]bson.Doc, error) {
 	}
 	return docs, nil
 }
-
