@@ -11,7 +11,7 @@ import (
 type countingSource struct{ closed int }
 
 func (s *countingSource) Fill(context.Context, func(bson.Doc) bool) (bool, error) { return true, nil }
-func (s *countingSource) Close()                                                 { s.closed++ }
+func (s *countingSource) Close()                                                  { s.closed++ }
 
 func TestCursorReaper(t *testing.T) {
 	cs := NewCursors(10 * time.Minute)
