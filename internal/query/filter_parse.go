@@ -53,6 +53,21 @@ const (
 type filterParser struct {
 	coll bson.StringComparer
 	opts *Options
+	ep   *exprParser
+	vars map[string]bson.Value
+}
+
+// exprParser returns the expression compiler for $expr, with the let
+// variables evaluated once.
+func (p *filterParser) exprParser() (*exprParser, map[string]bson.Value, error) {
+	if p.ep == nil {
+		ep, vars, err := newExprParser(p.opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		p.ep, p.vars = ep, vars
+	}
+	return p.ep, p.vars, nil
 }
 
 // ParseFilter compiles a query filter. Errors are *mongoerr.Error with
@@ -205,7 +220,15 @@ func (p *filterParser) parseTopOperator(e bson.Element, level parseLevel) (node,
 		if level == levelSub {
 			return nil, badValue("$expr can only be applied to the top-level document")
 		}
-		return nil, mongoerr.New(mongoerr.NotImplemented, "$expr is not supported by Cairn yet: aggregation expressions are not implemented")
+		ep, vars, err := p.exprParser()
+		if err != nil {
+			return nil, err
+		}
+		x, err := ep.parse(e.Value)
+		if err != nil {
+			return nil, err
+		}
+		return &exprNode{e: x, vars: vars, coll: p.coll}, nil
 	case "$where":
 		if level == levelSub {
 			return nil, badValue("$where cannot be applied to a field")

@@ -289,7 +289,8 @@ func TestFilterErrors(t *testing.T) {
 		{`{"a": {"$bitsAllSet": -1}}`, 9, "Expected a positive number in: $bitsAllSet: -1"},
 		{`{"a": {"$bitsAllSet": [-1]}}`, 2, "bit positions must be >= 0 but got: 0: -1"},
 		{`{"a": {"$bitsAllSet": "x"}}`, 2, `$bitsAllSet takes an Array, a number, or a BinData but received: $bitsAllSet: "x"`},
-		{`{"$expr": {"$eq": ["$a", 1]}}`, 238, ""},
+		{`{"$expr": {"$foo": ["$a", 1]}}`, 168, "Unrecognized expression '$foo'"},
+		{`{"$expr": {"$eq": ["$a", "$$x"]}}`, 17276, "Use of undefined variable: x"},
 		{`{"$where": "true"}`, 238, ""},
 		{`{"$text": {"$search": "x"}}`, 27, ""},
 		{`{"$jsonSchema": {}}`, 238, ""},
@@ -332,6 +333,33 @@ func TestMatchDetails(t *testing.T) {
 		}
 		if md.ElemMatchKey != c.key || md.HasKey != (c.key != "") {
 			t.Errorf("%s on %s: key %q (%v), want %q", c.filter, c.doc, md.ElemMatchKey, md.HasKey, c.key)
+		}
+	}
+}
+
+func TestFilterExpr(t *testing.T) {
+	opts := &Options{Let: d(t, `{"id": 2, "name": "x"}`)}
+	cases := []matchCase{
+		{`{"$expr": {"$eq": ["$_id", "$$id"]}}`, `{"_id": 2}`, true},
+		{`{"$expr": {"$eq": ["$_id", "$$id"]}}`, `{"_id": 3}`, false},
+		{`{"$expr": {"$gt": ["$a", "$b"]}}`, `{"a": 5, "b": 2}`, true},
+		{`{"$expr": {"$gt": ["$a", "$b"]}}`, `{"a": "x", "b": 2}`, true},
+		{`{"$expr": {"$and": [{"$eq": ["$name", "$$name"]}, {"$lt": [{"$add": ["$a", 1]}, 10]}]}}`, `{"name": "x", "a": 5}`, true},
+		{`{"$expr": {"$eq": ["$missing", null]}}`, `{}`, false},
+		{`{"$expr": {"$in": ["$a", [1, 2]]}}`, `{"a": 2}`, true},
+		{`{"$expr": {"$in": ["$a", "$b"]}}`, `{"a": 2}`, false},
+		{`{"$expr": "$flag"}`, `{"flag": 1}`, true},
+		{`{"$expr": {"$eq": [{"$size": "$arr"}, 2]}}`, `{"arr": [1, 2]}`, true},
+		{`{"$expr": {"$eq": ["$a.b", [1, 2]]}}`, `{"a": [{"b": 1}, {"c": 1}, {"b": 2}]}`, true},
+	}
+	for _, c := range cases {
+		f, err := ParseFilter(d(t, c.filter), opts)
+		if err != nil {
+			t.Errorf("ParseFilter(%s): %v", c.filter, err)
+			continue
+		}
+		if got := f.Match(d(t, c.doc)); got != c.want {
+			t.Errorf("filter %s on %s = %v, want %v", c.filter, c.doc, got, c.want)
 		}
 	}
 }

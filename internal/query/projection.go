@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"strings"
+	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -20,6 +21,9 @@ type Projection struct {
 	positional []string
 	hasSlice   bool
 	empty      bool
+	agg        bool // aggregation $project: operators are expressions
+	vars       map[string]bson.Value
+	coll       bson.StringComparer
 }
 
 type projKind uint8
@@ -30,8 +34,7 @@ const (
 	projExclude
 	projSlice
 	projElemMatch
-	projLiteral
-	projFieldPath
+	projExpr
 )
 
 type projNode struct {
@@ -46,8 +49,7 @@ type projNode struct {
 	elemMatch   interface {
 		first(bson.Value) (string, bool)
 	}
-	literal   bson.Value
-	fieldPath []string
+	expr expr
 }
 
 func (n *projNode) child(name string) *projNode {
@@ -68,7 +70,11 @@ func (n *projNode) add(c *projNode) {
 // ParseProjection compiles a find projection. An empty projection returns
 // whole documents.
 func ParseProjection(proj bson.Doc, opts *Options) (*Projection, error) {
-	p := &Projection{root: &projNode{kind: projSub}}
+	return parseProjection(proj, opts, false)
+}
+
+func parseProjection(proj bson.Doc, opts *Options, agg bool) (*Projection, error) {
+	p := &Projection{root: &projNode{kind: projSub}, agg: agg, coll: opts.comparer()}
 	fp := &filterParser{coll: opts.comparer(), opts: opts}
 	modeSet := false
 	var err error
@@ -153,31 +159,13 @@ func ParseProjection(proj bson.Doc, opts *Options) (*Projection, error) {
 				if err := p.parseOperator(fp, path, e.Key, prefix, sub, setMode); err != nil {
 					return err
 				}
-			case v.Type == bson.TypeString && strings.HasPrefix(v.StringValue(), "$"):
-				if err := setMode(true, path); err != nil {
-					return mongoerr.New(31310, "Cannot use an expression %s in exclusion projection", elemString(e))
-				}
-				fpath := v.StringValue()[1:]
-				if strings.HasPrefix(fpath, "$") {
-					return mongoerr.New(mongoerr.NotImplemented, "variables in projection expressions are not supported by Cairn yet: %s", v.StringValue())
-				}
-				if fpath == "" {
-					return mongoerr.New(16872, "'$' by itself is not a valid FieldPath")
-				}
-				node, err := p.addNode(path, &projNode{kind: projFieldPath, fieldPath: splitPath(fpath)})
-				if err != nil {
-					return err
-				}
-				p.tail = append(p.tail, node)
 			default:
 				if err := setMode(true, path); err != nil {
 					return mongoerr.New(31310, "Cannot use an expression %s in exclusion projection", elemString(e))
 				}
-				node, err := p.addNode(path, &projNode{kind: projLiteral, literal: v})
-				if err != nil {
+				if err := p.addExpr(fp, path, v); err != nil {
 					return err
 				}
-				p.tail = append(p.tail, node)
 			}
 		}
 		return nil
@@ -198,6 +186,9 @@ func ParseProjection(proj bson.Doc, opts *Options) (*Projection, error) {
 func (p *Projection) parseOperator(fp *filterParser, path, key, prefix string, sub bson.Doc, setMode func(bool, string) error) error {
 	op := firstKey(sub)
 	v, _ := sub.Lookup(op)
+	if p.agg {
+		op = "expression"
+	}
 	switch op {
 	case "$slice":
 		node := &projNode{kind: projSlice}
@@ -265,18 +256,30 @@ func (p *Projection) parseOperator(fp *filterParser, path, key, prefix string, s
 			return mongoerr.New(mongoerr.NotImplemented, "$meta %q is not supported by Cairn yet", v.StringValue())
 		}
 		return mongoerr.New(17308, "Unsupported argument to $meta: %s", v.StringValue())
-	case "$literal":
-		if err := setMode(true, path); err != nil {
-			return mongoerr.New(31310, "Cannot use an expression %s in exclusion projection", elemString(bson.Element{Key: key, Value: bson.Value{Type: bson.TypeDocument, Data: sub}}))
-		}
-		n, err := p.addNode(path, &projNode{kind: projLiteral, literal: v})
-		if err != nil {
-			return err
-		}
-		p.tail = append(p.tail, n)
-		return nil
 	}
-	return mongoerr.New(mongoerr.NotImplemented, "aggregation expression %s in a projection is not supported by Cairn yet", op)
+	if err := setMode(true, path); err != nil {
+		return mongoerr.New(31310, "Cannot use an expression %s in exclusion projection", elemString(bson.Element{Key: key, Value: bson.Value{Type: bson.TypeDocument, Data: sub}}))
+	}
+	return p.addExpr(fp, path, bson.Value{Type: bson.TypeDocument, Data: sub})
+}
+
+// addExpr compiles a computed field.
+func (p *Projection) addExpr(fp *filterParser, path string, v bson.Value) error {
+	ep, vars, err := fp.exprParser()
+	if err != nil {
+		return err
+	}
+	x, err := ep.parse(v)
+	if err != nil {
+		return err
+	}
+	p.vars = vars
+	n, err := p.addNode(path, &projNode{kind: projExpr, expr: x})
+	if err != nil {
+		return err
+	}
+	p.tail = append(p.tail, n)
+	return nil
 }
 
 func clampInt(f float64) int {
@@ -363,7 +366,7 @@ func (p *Projection) Apply(dst []byte, doc bson.Doc, md *MatchDetails) (bson.Doc
 	if p.inclusion {
 		err = p.include(b, doc, doc, p.root, true, md)
 		if err == nil {
-			p.appendNestedTail(b, doc, doc, p.root)
+			err = p.appendNestedTail(b, doc, doc, p.root)
 		}
 	} else {
 		err = p.exclude(b, doc, p.root, true)
@@ -409,7 +412,9 @@ func (p *Projection) include(b *bson.Builder, d, root bson.Doc, n *projNode, top
 				if err := p.include(b, bson.Doc(e.Value.Data), root, c, false, md); err != nil {
 					return err
 				}
-				p.appendNestedTail(b, bson.Doc(e.Value.Data), root, c)
+				if err := p.appendNestedTail(b, bson.Doc(e.Value.Data), root, c); err != nil {
+					return err
+				}
 				b.End()
 			case bson.TypeArray:
 				b.StartArray(e.Key)
@@ -493,7 +498,7 @@ func (p *Projection) includeArray(b *bson.Builder, arr, root bson.Doc, n *projNo
 // appendNestedTail appends, for node n applied to d, its computed and
 // $elemMatch children and the sub-documents holding computed fields that d
 // lacks. Field paths are evaluated against root.
-func (p *Projection) appendNestedTail(b *bson.Builder, d, root bson.Doc, n *projNode) {
+func (p *Projection) appendNestedTail(b *bson.Builder, d, root bson.Doc, n *projNode) error {
 	for _, c := range n.children {
 		switch c.kind {
 		case projElemMatch:
@@ -507,10 +512,14 @@ func (p *Projection) appendNestedTail(b *bson.Builder, d, root bson.Doc, n *proj
 				b.AppendValue("0", x)
 				b.End()
 			}
-		case projLiteral:
-			b.AppendValue(c.name, c.literal)
-		case projFieldPath:
-			appendFieldPath(b, c.name, root, c.fieldPath)
+		case projExpr:
+			v, err := c.expr.eval(&evalCtx{root: root, vars: p.vars, coll: p.coll, now: time.Now()})
+			if err != nil {
+				return err
+			}
+			if v.Type != 0 {
+				b.AppendValue(c.name, v)
+			}
 		case projSub:
 			if !hasComputed(c) {
 				continue
@@ -526,16 +535,19 @@ func (p *Projection) appendNestedTail(b *bson.Builder, d, root bson.Doc, n *proj
 			} else {
 				sub = bson.EmptyDoc
 			}
-			p.appendNestedTail(b, sub, root, c)
+			if err := p.appendNestedTail(b, sub, root, c); err != nil {
+				return err
+			}
 			b.End()
 		}
 	}
+	return nil
 }
 
 func hasComputed(n *projNode) bool {
 	for _, c := range n.children {
 		switch c.kind {
-		case projLiteral, projFieldPath:
+		case projExpr:
 			return true
 		case projSub:
 			if hasComputed(c) {
@@ -632,65 +644,4 @@ func sliceBounds(length, skip, limit int, hasSkip bool) (int, int) {
 		start = min(start, length)
 	}
 	return start, min(length, start+limit)
-}
-
-// appendFieldPath appends key: the value of an aggregation field path
-// ("$a.b") in d: arrays map over their elements; a missing value appends
-// nothing.
-func appendFieldPath(b *bson.Builder, key string, d bson.Doc, path []string) {
-	v, ok := d.Lookup(path[0])
-	if !ok {
-		return
-	}
-	if len(path) == 1 {
-		b.AppendValue(key, v)
-		return
-	}
-	switch v.Type {
-	case bson.TypeDocument:
-		appendFieldPath(b, key, bson.Doc(v.Data), path[1:])
-	case bson.TypeArray:
-		b.StartArray(key)
-		appendFieldPathArray(b, bson.Doc(v.Data), path[1:], 0)
-		b.End()
-	}
-}
-
-func appendFieldPathArray(b *bson.Builder, arr bson.Doc, path []string, i int) int {
-	it := arr.Iter()
-	for it.Next() {
-		v := it.Element().Value
-		switch v.Type {
-		case bson.TypeDocument:
-			x, ok := bson.Doc(v.Data).Lookup(path[0])
-			if !ok {
-				continue
-			}
-			if len(path) == 1 {
-				b.AppendValue(bson.Index(i), x)
-				i++
-				continue
-			}
-			switch x.Type {
-			case bson.TypeDocument:
-				var sub bson.Builder
-				appendFieldPath(&sub, "v", bson.Doc(x.Data), path[1:])
-				if y, ok := sub.Finish().Lookup("v"); ok {
-					b.AppendValue(bson.Index(i), y)
-					i++
-				}
-			case bson.TypeArray:
-				b.StartArray(bson.Index(i))
-				appendFieldPathArray(b, bson.Doc(x.Data), path[1:], 0)
-				b.End()
-				i++
-			}
-		case bson.TypeArray:
-			b.StartArray(bson.Index(i))
-			appendFieldPathArray(b, bson.Doc(v.Data), path, 0)
-			b.End()
-			i++
-		}
-	}
-	return i
 }

@@ -38,17 +38,14 @@ func (c *applyCtx) idString() string {
 // doc.
 func (u *Update) Apply(dst []byte, doc bson.Doc, md *MatchDetails, upsertInsert bool) (newDoc bson.Doc, changed bool, err error) {
 	if u.pipeline != nil {
-		out, err := u.pipeline.apply(dst, doc, u.opts)
+		out, err := u.pipeline.apply(nil, doc, u.opts)
 		if err != nil {
 			return nil, false, err
 		}
-		if err := checkIDUnchanged(doc, out, "_id"); err != nil {
-			return nil, false, err
-		}
-		return out, !bytes.Equal(out, doc), nil
+		return replaceDoc(dst, doc, out)
 	}
 	if u.isReplacement {
-		return u.applyReplacement(dst, doc)
+		return replaceDoc(dst, doc, u.replacement)
 	}
 	if u.hasPositional && (md == nil || !md.HasKey) {
 		return nil, false, badValue("The positional operator did not find the match needed from the query.")
@@ -98,10 +95,12 @@ func checkIDType(d bson.Doc) error {
 	return nil
 }
 
-func (u *Update) applyReplacement(dst []byte, doc bson.Doc) (bson.Doc, bool, error) {
+// replaceDoc replaces doc by replacement as MongoDB does for replacement
+// and pipeline updates: the original _id stays first and may not change.
+func replaceDoc(dst []byte, doc, replacement bson.Doc) (bson.Doc, bool, error) {
 	b := bson.NewBuilder(dst[len(dst):])
 	old, had := doc.Lookup("_id")
-	nid, has := u.replacement.Lookup("_id")
+	nid, has := replacement.Lookup("_id")
 	if had {
 		if has && !(nid.Type == old.Type && bytes.Equal(nid.Data, old.Data)) {
 			return nil, false, mongoerr.New(mongoerr.ImmutableField, "After applying the update, the (immutable) field '_id' was found to have been altered to _id: %s", nid.String())
@@ -110,7 +109,7 @@ func (u *Update) applyReplacement(dst []byte, doc bson.Doc) (bson.Doc, bool, err
 	} else if has {
 		b.AppendValue("_id", nid)
 	}
-	it := u.replacement.Iter()
+	it := replacement.Iter()
 	for it.Next() {
 		e := it.Element()
 		if e.Key == "_id" {
