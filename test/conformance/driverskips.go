@@ -12,7 +12,7 @@ func init() {
 		}
 	}
 
-	const unackHint = "does not send hint with unacknowledged writes (GODRIVER-2125)"
+	const unackHint = "rejects hint on unacknowledged writes client-side (GODRIVER-2125)"
 	for _, op := range []string{"deleteMany", "deleteOne"} {
 		add(unackHint, "bulkWrite-"+op+"-hint-unacknowledged",
 			"Unacknowledged "+op+" with hint string on 4.4+ server",
@@ -47,14 +47,8 @@ func init() {
 		"UpdateOne passes bypassDocumentValidation: false")
 
 	add("replaces a null _id with a generated ObjectId (GODRIVER-3392)", "create-null-ids",
-		"inserting _id with type null via insertOne",
 		"inserting _id with type null via clientBulkWrite")
 
-	add("findOne-style batchSize handling differs (GODRIVER-3395)", "find",
+	add("sends batchSize limit+1 when batchSize equals limit (GODRIVER-3395)", "find",
 		"Find with batchSize equal to limit")
-
-	add("CRUD v1 conversion not supported by the driver (GODRIVER-3143)", "bulkWrite-collation",
-		"BulkWrite with delete operations and collation")
-	add("CRUD v1 conversion not supported by the driver (GODRIVER-3143)", "findOne",
-		"FindOne with filter, sort, and skip")
 }
