@@ -11,6 +11,7 @@ func TestMatchDoesNotAllocate(t *testing.T) {
 		`{"tags": {"$in": ["q", "z"]}}`,
 		`{"name": "x", "n": {"$ne": 3}, "missing": null}`,
 		`{"$or": [{"n": 1}, {"a.b": 5}]}`,
+		`{"n": {"$in": [1, 2, 3, 4, 5, 6, 7, 8, 9, 42]}}`,
 	} {
 		f, err := ParseFilter(d(t, spec), nil)
 		if err != nil {

@@ -512,7 +512,9 @@ func (p *exprParser) parseOperator(op string, arg bson.Value) (expr, error) {
 		if err := arity(op, xs, 1); err != nil {
 			return nil, err
 		}
-		e.fn = func(_ *evalCtx, v []bson.Value) (bson.Value, error) { return boolValue(v[0].Type == bson.TypeArray), nil }
+		e.fn = func(_ *evalCtx, v []bson.Value) (bson.Value, error) {
+			return boolValue(v[0].Type == bson.TypeArray), nil
+		}
 	case "$type":
 		if err := arity(op, xs, 1); err != nil {
 			return nil, err

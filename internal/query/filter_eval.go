@@ -3,6 +3,7 @@ package query
 import (
 	"math"
 	"regexp"
+	"sort"
 
 	"github.com/cairndb/cairn/bson"
 )
@@ -231,6 +232,20 @@ type inMatcher struct {
 	regexes []*regexMatcher
 	hasNull bool
 	coll    bson.StringComparer
+	// sorted is set for long lists: eqs is in bson.CompareCollated order
+	// and searched by bisection (equality is comparison equal to zero).
+	sorted bool
+}
+
+// inBisectThreshold is the list length from which $in bisects.
+const inBisectThreshold = 8
+
+func (m *inMatcher) prepare() {
+	if len(m.eqs) < inBisectThreshold {
+		return
+	}
+	sort.SliceStable(m.eqs, func(i, j int) bool { return bson.CompareCollated(m.eqs[i], m.eqs[j], m.coll) < 0 })
+	m.sorted = true
 }
 
 func (m *inMatcher) matchValue(v bson.Value) bool {
@@ -240,9 +255,16 @@ func (m *inMatcher) matchValue(v bson.Value) bool {
 	if v.Type == 0 {
 		return false
 	}
-	for _, e := range m.eqs {
-		if compareMatch(opEQ, v, e, m.coll) {
+	if m.sorted {
+		i := sort.Search(len(m.eqs), func(i int) bool { return bson.CompareCollated(m.eqs[i], v, m.coll) >= 0 })
+		if i < len(m.eqs) && bson.CompareCollated(m.eqs[i], v, m.coll) == 0 {
 			return true
+		}
+	} else {
+		for _, e := range m.eqs {
+			if compareMatch(opEQ, v, e, m.coll) {
+				return true
+			}
 		}
 	}
 	for _, r := range m.regexes {

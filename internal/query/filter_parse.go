@@ -449,6 +449,7 @@ func (p *filterParser) parseIn(arr bson.Doc) (*inMatcher, error) {
 			m.eqs = append(m.eqs, v)
 		}
 	}
+	m.prepare()
 	return m, nil
 }
 

@@ -363,3 +363,16 @@ func TestFilterExpr(t *testing.T) {
 		}
 	}
 }
+
+func TestFilterInLongList(t *testing.T) {
+	runMatchCases(t, []matchCase{
+		{`{"a": {"$in": [1, 2, 3, 4, 5, 6, 7, 8, "x", null, {"$numberDouble": "NaN"}]}}`, `{"a": 8.0}`, true},
+		{`{"a": {"$in": [1, 2, 3, 4, 5, 6, 7, 8, "x", null, {"$numberDouble": "NaN"}]}}`, `{"a": "x"}`, true},
+		{`{"a": {"$in": [1, 2, 3, 4, 5, 6, 7, 8, "x", null, {"$numberDouble": "NaN"}]}}`, `{}`, true},
+		{`{"a": {"$in": [1, 2, 3, 4, 5, 6, 7, 8, "x", null, {"$numberDouble": "NaN"}]}}`, `{"a": {"$numberDouble": "NaN"}}`, true},
+		{`{"a": {"$in": [1, 2, 3, 4, 5, 6, 7, 8, "x", null]}}`, `{"a": [9, {"$numberLong": "3"}]}`, true},
+		{`{"a": {"$in": [1, 2, 3, 4, 5, 6, 7, 8, "x", null]}}`, `{"a": [9, "y"]}`, false},
+		{`{"a": {"$in": [1, 2, 3, 4, 5, 6, 7, 8, [1, 2]]}}`, `{"a": [1, 2]}`, true},
+		{`{"a": {"$nin": [1, 2, 3, 4, 5, 6, 7, 8, 9]}}`, `{"a": 10}`, true},
+	})
+}
