@@ -83,7 +83,7 @@ func (tx *Tx) pageSize() int { return tx.db.pageSize }
 
 // insert puts key/val below n and returns the replacement node(s) of n (more
 // than one after a split) and whether the key existed before.
-func (tx *Tx) insert(n *node, key, val []byte) ([]*node, bool, error) {
+func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node, bool, error) {
 	if n.leaf {
 		i, found := search(n.keys, key)
 		m := tx.mutable(n)
@@ -98,12 +98,15 @@ func (tx *Tx) insert(n *node, key, val []byte) ([]*node, bool, error) {
 		}
 		return tx.maybeSplit(m, i), found, nil
 	}
+	if depth >= tr.height {
+		return nil, false, errDepth(n, tr)
+	}
 	i := childIndex(n.keys, key)
 	child, err := tx.db.load(n.kids[i])
 	if err != nil {
 		return nil, false, err
 	}
-	res, found, err := tx.insert(child, key, val)
+	res, found, err := tx.insert(child, key, val, depth+1, tr)
 	if err != nil {
 		return nil, false, err
 	}
@@ -138,37 +141,42 @@ func removeAt[T any](s []T, i int) []T {
 
 // maybeSplit splits m if it no longer fits in one page. at is the index of
 // the last change: a change at the end (sequential insertion) leaves the
-// left node full instead of half full.
+// left node full instead of half full. Leaves keep at least one entry per
+// piece, branches at least two children (a node holding one huge entry may
+// span several pages).
 func (tx *Tx) maybeSplit(m *node, at int) []*node {
 	ps := tx.pageSize()
-	if m.size <= ps || len(m.keys) < 2 {
+	minE := 1
+	if !m.leaf {
+		minE = 2
+	}
+	if m.size <= ps || len(m.keys) < 2*minE {
 		return []*node{m}
 	}
 	limit := ps
 	if at < len(m.keys)-1 && m.size <= 2*ps-pageHeaderSize {
 		limit = (m.size + pageHeaderSize + 1) / 2
 	}
-	return tx.splitGreedy(m, limit, ps)
+	return tx.splitGreedy(m, limit, ps, minE)
 }
 
 // splitGreedy cuts m into pieces, each holding entries while its size stays
-// within limit (at least one entry per piece); pieces are then rebalanced so
-// none exceeds max unless it holds a single entry.
-func (tx *Tx) splitGreedy(m *node, limit, max int) []*node {
+// within limit (at least minE entries per piece); a last piece larger than
+// max is split again.
+func (tx *Tx) splitGreedy(m *node, limit, max, minE int) []*node {
 	var out []*node
 	start, size := 0, pageHeaderSize
 	for i := range m.keys {
 		es := m.entrySize(i)
-		if i > start && size+es > limit {
+		if i-start >= minE && len(m.keys)-i >= minE && size+es > limit {
 			out = append(out, m.slice(tx.id, start, i, size))
 			start, size = i, pageHeaderSize
 		}
 		size += es
 	}
 	out = append(out, m.slice(tx.id, start, len(m.keys), size))
-	// The last piece of a half split may exceed max; split it again.
-	if last := out[len(out)-1]; last.size > max && len(last.keys) > 1 {
-		out = append(out[:len(out)-1], tx.splitGreedy(last, max, max)...)
+	if last := out[len(out)-1]; len(out) > 1 && last.size > max && len(last.keys) >= 2*minE {
+		out = append(out[:len(out)-1], tx.splitGreedy(last, max, max, minE)...)
 	}
 	return out
 }
@@ -208,7 +216,7 @@ func (tx *Tx) treePut(tr *treeRoot, key, val []byte) error {
 	if err != nil {
 		return err
 	}
-	res, found, err := tx.insert(root, key, val)
+	res, found, err := tx.insert(root, key, val, 1, tr)
 	if err != nil {
 		return err
 	}
@@ -226,7 +234,7 @@ func (tx *Tx) treePut(tr *treeRoot, key, val []byte) error {
 
 // remove deletes key below n. It returns the replacement of n (possibly
 // empty or underfull; the caller merges) and whether the key existed.
-func (tx *Tx) remove(n *node, key []byte) (*node, bool, error) {
+func (tx *Tx) remove(n *node, key []byte, depth int, tr *treeRoot) (*node, bool, error) {
 	if n.leaf {
 		i, found := search(n.keys, key)
 		if !found {
@@ -238,12 +246,15 @@ func (tx *Tx) remove(n *node, key []byte) (*node, bool, error) {
 		m.vals = removeAt(m.vals, i)
 		return m, true, nil
 	}
+	if depth >= tr.height {
+		return nil, false, errDepth(n, tr)
+	}
 	i := childIndex(n.keys, key)
 	child, err := tx.db.load(n.kids[i])
 	if err != nil {
 		return nil, false, err
 	}
-	res, found, err := tx.remove(child, key)
+	res, found, err := tx.remove(child, key, depth+1, tr)
 	if err != nil || !found {
 		return n, found, err
 	}
@@ -316,7 +327,7 @@ func (tx *Tx) treeDelete(tr *treeRoot, key []byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	res, found, err := tx.remove(root, key)
+	res, found, err := tx.remove(root, key, 1, tr)
 	if err != nil || !found {
 		return false, err
 	}
@@ -365,4 +376,9 @@ func newLeafRoot(txid uint64) *childRef {
 
 func keyInRange(k, start, end []byte) bool {
 	return (start == nil || bytes.Compare(k, start) >= 0) && (end == nil || bytes.Compare(k, end) < 0)
+}
+
+// errDepth reports a branch found where the tree's height says leaves are.
+func errDepth(n *node, tr *treeRoot) error {
+	return corruptf(dataFileName, n.pgid.Load(), "tree %q: branch below the leaf level (height %d)", tr.name, tr.height)
 }

@@ -68,7 +68,8 @@ func (c *Cursor) descend(n *node, last bool) bool {
 		if n.leaf {
 			return true
 		}
-		if i < 0 {
+		if i < 0 || len(c.stack) >= c.t.tr.height {
+			c.fail(errDepth(n, c.t.tr))
 			return false
 		}
 		if n = c.load(n.kids[i]); n == nil {
@@ -122,6 +123,10 @@ func (c *Cursor) seek(key []byte) bool {
 		}
 		i := childIndex(n.keys, key)
 		c.stack = append(c.stack, frame{n, i})
+		if len(c.stack) >= c.t.tr.height {
+			c.fail(errDepth(n, c.t.tr))
+			return false
+		}
 		n = c.load(n.kids[i])
 	}
 	return false

@@ -236,6 +236,14 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 	}
 	if !tx.dirty {
 		db.releaseWriter()
+		if d == Sync {
+			// Nothing to write, but a Sync commit still guarantees that
+			// every earlier commit is durable when it returns.
+			if err := db.journal.flush(); err != nil {
+				db.fail(err)
+				return fmt.Errorf("kv: commit %d: %w (%w)", tx.id, err, ErrDatabaseFailed)
+			}
+		}
 		return nil
 	}
 	snap := &snapshot{txid: tx.id, trees: tx.trees}

@@ -30,7 +30,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 		return nil, err
 	}
 	r := t.tr.root
-	for {
+	for depth := 1; ; depth++ {
 		n := r.ptr.Load()
 		if n == nil {
 			var err error
@@ -43,6 +43,9 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 				return n.vals[i], nil
 			}
 			return nil, nil
+		}
+		if depth >= t.tr.height {
+			return nil, errDepth(n, t.tr)
 		}
 		r = n.kids[childIndex(n.keys, key)]
 	}

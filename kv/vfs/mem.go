@@ -275,6 +275,7 @@ func (m *Mem) WriteFile(name string, data []byte) error {
 
 func resize(b []byte, size int64) []byte {
 	if int64(len(b)) >= size {
+		clear(b[size:])
 		return b[:size]
 	}
 	return append(b, make([]byte, size-int64(len(b)))...)
