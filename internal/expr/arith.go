@@ -1,0 +1,777 @@
+package expr
+
+import (
+	"math"
+	"math/bits"
+	"strconv"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// Arithmetic operators with MongoDB's type promotion: int32 results widen to
+// int64 on overflow, int64 to double; any double makes a double and any
+// decimal a decimal.
+
+func init() {
+	register("$add", parseAdd)
+	regBinary("$subtract", evalSubtract)
+	register("$multiply", parseMultiply)
+	regBinary("$divide", evalDivide)
+	regBinary("$mod", evalMod)
+	regUnary("$abs", numericUnary("$abs", absNum))
+	regUnary("$ceil", numericUnary("$ceil", func(e *Env, v bson.Value) (bson.Value, error) { return roundingUnary(e, v, roundCeil, math.Ceil) }))
+	regUnary("$floor", numericUnary("$floor", func(e *Env, v bson.Value) (bson.Value, error) { return roundingUnary(e, v, roundFloor, math.Floor) }))
+	regUnary("$exp", numericUnary("$exp", expNum))
+	regUnary("$ln", numericUnary("$ln", lnNum))
+	regUnary("$log10", numericUnary("$log10", log10Num))
+	regUnary("$sqrt", numericUnary("$sqrt", sqrtNum))
+	regBinary("$log", evalLog)
+	regBinary("$pow", evalPow)
+	register("$round", parseRoundTrunc(roundHalfEven))
+	register("$trunc", parseRoundTrunc(roundTrunc))
+}
+
+// numRank orders the numeric types for promotion.
+func numRank(t bson.Type) int {
+	switch t {
+	case bson.TypeInt32:
+		return 1
+	case bson.TypeInt64:
+		return 2
+	case bson.TypeDouble:
+		return 3
+	case bson.TypeDecimal128:
+		return 4
+	}
+	return 0
+}
+
+func widest(a, b bson.Type) bson.Type {
+	if numRank(a) == 0 || numRank(b) == 0 {
+		return 0
+	}
+	if numRank(a) >= numRank(b) {
+		return a
+	}
+	return b
+}
+
+func toFloat(v bson.Value) float64 {
+	f, _ := v.AsFloat64()
+	return f
+}
+
+// toLong is Value::coerceToLong: doubles truncate.
+func toLong(v bson.Value) int64 {
+	switch v.Type {
+	case bson.TypeInt32:
+		return int64(v.Int32())
+	case bson.TypeInt64, bson.TypeDateTime:
+		return v.Int64()
+	case bson.TypeDouble:
+		f := v.Double()
+		if math.IsNaN(f) || f >= 9.223372036854775807e18 || f < -9.223372036854775808e18 {
+			return math.MinInt64
+		}
+		return int64(f)
+	case bson.TypeDecimal128:
+		n, ok := decOf(v).int64(roundTrunc)
+		if !ok {
+			return math.MinInt64
+		}
+		return n
+	}
+	return 0
+}
+
+func isZeroNum(v bson.Value) bool {
+	switch v.Type {
+	case bson.TypeInt32:
+		return v.Int32() == 0
+	case bson.TypeInt64:
+		return v.Int64() == 0
+	case bson.TypeDouble:
+		return v.Double() == 0
+	case bson.TypeDecimal128:
+		return decOf(v).isZero()
+	}
+	return false
+}
+
+// isIntegral reports whether a numeric value has an integral value that
+// fits an int64 (Value::integral64Bit semantics for doubles/decimals).
+func isIntegral(v bson.Value) bool {
+	switch v.Type {
+	case bson.TypeInt32, bson.TypeInt64:
+		return true
+	case bson.TypeDouble:
+		f := v.Double()
+		return f == math.Trunc(f) && f >= -9.223372036854775808e18 && f < 9.223372036854775807e18
+	case bson.TypeDecimal128:
+		d := decOf(v)
+		if !d.isInteger() {
+			return false
+		}
+		_, ok := d.int64(roundTrunc)
+		return ok
+	}
+	return false
+}
+
+// isIntegral32 is Value::integral(): integral and fits an int32.
+func isIntegral32(v bson.Value) bool {
+	if !isIntegral(v) {
+		return false
+	}
+	n := toLong(v)
+	return n >= math.MinInt32 && n <= math.MaxInt32
+}
+
+// fmtDouble formats a double as a C++ ostream does by default (%g, 6 digits).
+func fmtDouble(f float64) string {
+	switch {
+	case math.IsNaN(f):
+		return "nan"
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	}
+	return strconv.FormatFloat(f, 'g', 6, 64)
+}
+
+// ---- $add ----
+
+type addNode struct{ args []node }
+
+func parseAdd(p *parser, name string, arg bson.Value) (node, error) {
+	args, err := p.parseAll(argList(arg))
+	if err != nil {
+		return nil, err
+	}
+	return &addNode{args: args}, nil
+}
+
+// sumState accumulates numbers as MongoDB's $add and $sum do.
+type sumState struct {
+	typ      bson.Type // narrowest type so far: int32, int64, double, decimal
+	isum     int64
+	iover    bool // integer sum overflowed
+	fsum     float64
+	fcomp    float64 // Neumaier compensation
+	dsum     dec
+	haveDec  bool
+	haveDate bool
+}
+
+func (s *sumState) addFloat(f float64) {
+	t := s.fsum + f
+	if math.Abs(s.fsum) >= math.Abs(f) {
+		s.fcomp += (s.fsum - t) + f
+	} else {
+		s.fcomp += (f - t) + s.fsum
+	}
+	s.fsum = t
+}
+
+func (s *sumState) addInt(n int64) {
+	if !s.iover {
+		r, over := addInt64(s.isum, n)
+		if over {
+			s.iover = true
+		} else {
+			s.isum = r
+		}
+	}
+	s.addFloat(float64(n))
+}
+
+func addInt64(a, b int64) (int64, bool) {
+	r := a + b
+	return r, (a >= 0) == (b >= 0) && (r >= 0) != (a >= 0)
+}
+
+// add folds one numeric value; it reports false for non-numbers.
+func (s *sumState) add(v bson.Value) bool {
+	if s.typ == 0 {
+		s.typ = bson.TypeInt32
+	}
+	switch v.Type {
+	case bson.TypeDecimal128:
+		d := decOf(v)
+		if s.haveDec {
+			s.dsum = decAdd(s.dsum, d)
+		} else {
+			s.dsum, s.haveDec = d, true
+		}
+		s.typ = bson.TypeDecimal128
+	case bson.TypeDouble:
+		s.addFloat(v.Double())
+		s.iover = true // integer sum no longer exact
+		if s.typ != bson.TypeDecimal128 {
+			s.typ = bson.TypeDouble
+		}
+	case bson.TypeInt64:
+		s.addInt(v.Int64())
+		if s.typ == bson.TypeInt32 {
+			s.typ = bson.TypeInt64
+		}
+	case bson.TypeInt32:
+		s.addInt(int64(v.Int32()))
+	default:
+		return false
+	}
+	return true
+}
+
+func (s *sumState) float() float64 {
+	f := s.fsum + s.fcomp
+	if math.IsNaN(f) && !math.IsNaN(s.fsum) {
+		return s.fsum // infinities
+	}
+	return f
+}
+
+// nonDecimal returns the non-decimal part as a decimal.
+func (s *sumState) nonDecimal() dec {
+	if !s.iover {
+		return decFromInt(s.isum)
+	}
+	return decExactFloat(s.float())
+}
+
+func (s *sumState) result(e *Env) bson.Value {
+	switch s.typ {
+	case bson.TypeDecimal128:
+		return e.dec(decAdd(s.dsum, s.nonDecimal()))
+	case bson.TypeInt64:
+		if !s.iover {
+			return e.int64(s.isum)
+		}
+		return e.double(s.float())
+	case bson.TypeInt32:
+		if !s.iover {
+			return e.intOrLong(s.isum)
+		}
+		return e.double(s.float())
+	case bson.TypeDouble:
+		return e.double(s.float())
+	}
+	return e.int32(0)
+}
+
+func (n *addNode) eval(e *Env) (bson.Value, error) {
+	var s sumState
+	s.typ = bson.TypeInt32
+	for _, x := range n.args {
+		v, err := x.eval(e)
+		if err != nil {
+			return missing, err
+		}
+		if v.Type == bson.TypeDateTime {
+			if s.haveDate {
+				return missing, errf(16612, "only one date allowed in an $add expression")
+			}
+			s.haveDate = true
+			s.addInt(v.Int64())
+			continue
+		}
+		if !s.add(v) {
+			if nullish(v) {
+				return vNull, nil
+			}
+			return missing, errf(mongoerr.TypeMismatch, "$add only supports numeric or date types, not %s", typeName(v))
+		}
+	}
+	if s.haveDate {
+		if s.typ == bson.TypeDecimal128 {
+			n, ok := decAdd(s.dsum, s.nonDecimal()).int64(roundHalfEven)
+			if !ok {
+				return missing, errf(mongoerr.Overflow, "date overflow in $add")
+			}
+			return e.date(n), nil
+		}
+		if !s.iover {
+			return e.date(s.isum), nil
+		}
+		f := math.RoundToEven(s.float())
+		if !(f >= -9.223372036854775808e18 && f < 9.223372036854775807e18) {
+			return missing, errf(mongoerr.Overflow, "date overflow in $add")
+		}
+		return e.date(int64(f)), nil
+	}
+	return s.result(e), nil
+}
+
+// ---- $subtract ----
+
+func evalSubtract(e *Env, a, b bson.Value) (bson.Value, error) {
+	switch widest(a.Type, b.Type) {
+	case bson.TypeDecimal128:
+		return e.dec(decSub(toDec(a), toDec(b))), nil
+	case bson.TypeDouble:
+		return e.double(toFloat(a) - toFloat(b)), nil
+	case bson.TypeInt64:
+		r := a.Int64()
+		x, y := toLong(a), toLong(b)
+		r = x - y
+		if (x >= 0) != (y >= 0) && (r >= 0) != (x >= 0) {
+			return e.double(float64(x) - float64(y)), nil
+		}
+		return e.int64(r), nil
+	case bson.TypeInt32:
+		return e.intOrLong(toLong(a) - toLong(b)), nil
+	}
+	if nullish(a) || nullish(b) {
+		return vNull, nil
+	}
+	if a.Type == bson.TypeDateTime {
+		switch {
+		case b.Type == bson.TypeDateTime:
+			return e.int64(a.Int64() - b.Int64()), nil
+		case b.IsNumber():
+			var ms int64
+			if b.Type == bson.TypeDouble {
+				ms = int64(math.Round(b.Double()))
+			} else if b.Type == bson.TypeDecimal128 {
+				ms, _ = decOf(b).int64(roundHalfEven)
+			} else {
+				ms = toLong(b)
+			}
+			return e.date(a.Int64() - ms), nil
+		}
+		return missing, errf(mongoerr.TypeMismatch, "can't $subtract %s from Date", typeName(b))
+	}
+	return missing, errf(mongoerr.TypeMismatch, "can't $subtract %s from %s", typeName(b), typeName(a))
+}
+
+// ---- $multiply ----
+
+type mulNode struct{ args []node }
+
+func parseMultiply(p *parser, name string, arg bson.Value) (node, error) {
+	args, err := p.parseAll(argList(arg))
+	if err != nil {
+		return nil, err
+	}
+	return &mulNode{args: args}, nil
+}
+
+func (n *mulNode) eval(e *Env) (bson.Value, error) {
+	typ := bson.TypeInt32
+	var iprod int64 = 1
+	var fprod float64 = 1
+	var dprod dec
+	haveDec, iover := false, false
+	for _, x := range n.args {
+		v, err := x.eval(e)
+		if err != nil {
+			return missing, err
+		}
+		if !v.IsNumber() {
+			if nullish(v) {
+				return vNull, nil
+			}
+			return missing, errf(mongoerr.TypeMismatch, "$multiply only supports numeric types, not %s", typeName(v))
+		}
+		switch v.Type {
+		case bson.TypeDecimal128:
+			if !haveDec {
+				// fold what we have so far into the decimal product
+				if typ == bson.TypeDouble || iover {
+					dprod = decFromFloat(fprod)
+				} else {
+					dprod = decFromInt(iprod)
+				}
+				haveDec = true
+			}
+			dprod = decMul(dprod, decOf(v))
+			typ = bson.TypeDecimal128
+			continue
+		case bson.TypeDouble:
+			if typ != bson.TypeDecimal128 {
+				typ = bson.TypeDouble
+			}
+		case bson.TypeInt64:
+			if typ == bson.TypeInt32 {
+				typ = bson.TypeInt64
+			}
+		}
+		if haveDec {
+			dprod = decMul(dprod, toDec(v))
+			continue
+		}
+		fprod *= toFloat(v)
+		if v.Type != bson.TypeDouble && !iover {
+			r, over := mulInt64(iprod, toLong(v))
+			if over {
+				iover = true
+			} else {
+				iprod = r
+			}
+		}
+	}
+	switch typ {
+	case bson.TypeDecimal128:
+		return e.dec(dprod), nil
+	case bson.TypeDouble:
+		return e.double(fprod), nil
+	case bson.TypeInt64:
+		if iover {
+			return e.double(fprod), nil
+		}
+		return e.int64(iprod), nil
+	}
+	if iover {
+		return e.double(fprod), nil
+	}
+	return e.intOrLong(iprod), nil
+}
+
+func mulInt64(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, false
+	}
+	hi, lo := bits.Mul64(uint64(absI64(a)), uint64(absI64(b)))
+	neg := (a < 0) != (b < 0)
+	if hi != 0 || lo > 1<<63 || lo == 1<<63 && !neg || a == math.MinInt64 || b == math.MinInt64 {
+		if (a == math.MinInt64 && b == 1) || (b == math.MinInt64 && a == 1) {
+			return math.MinInt64, false
+		}
+		if hi == 0 && lo == 1<<63 && neg {
+			return math.MinInt64, false
+		}
+		return 0, true
+	}
+	if neg {
+		return -int64(lo), false
+	}
+	return int64(lo), false
+}
+
+func absI64(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// ---- $divide, $mod ----
+
+func evalDivide(e *Env, a, b bson.Value) (bson.Value, error) {
+	if a.IsNumber() && b.IsNumber() {
+		if isZeroNum(b) {
+			return missing, errf(mongoerr.BadValue, "can't $divide by zero")
+		}
+		if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
+			return e.dec(decDiv(toDec(a), toDec(b))), nil
+		}
+		return e.double(toFloat(a) / toFloat(b)), nil
+	}
+	if nullish(a) || nullish(b) {
+		return vNull, nil
+	}
+	return missing, errf(mongoerr.TypeMismatch, "$divide only supports numeric types, not %s and %s", typeName(a), typeName(b))
+}
+
+func evalMod(e *Env, a, b bson.Value) (bson.Value, error) {
+	if a.IsNumber() && b.IsNumber() {
+		if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
+			db := toDec(b)
+			if db.isZero() {
+				return missing, errf(mongoerr.BadValue, "can't $mod by zero")
+			}
+			return e.dec(decMod(toDec(a), db)), nil
+		}
+		rf := toFloat(b)
+		if rf == 0 {
+			return missing, errf(mongoerr.BadValue, "can't $mod by zero")
+		}
+		if a.Type == bson.TypeDouble || b.Type == bson.TypeDouble && !isIntegral(b) {
+			return e.double(math.Mod(toFloat(a), rf)), nil
+		}
+		x, y := toLong(a), toLong(b)
+		r := int64(0)
+		if y != -1 {
+			r = x % y
+		}
+		if a.Type == bson.TypeInt64 || b.Type == bson.TypeInt64 {
+			return e.int64(r), nil
+		}
+		return e.int32(int32(r)), nil
+	}
+	if nullish(a) || nullish(b) {
+		return vNull, nil
+	}
+	return missing, errf(mongoerr.TypeMismatch, "$mod only supports numeric types, not %s and %s", typeName(a), typeName(b))
+}
+
+// ---- single-argument numeric operators ----
+
+func numericUnary(name string, fn func(e *Env, v bson.Value) (bson.Value, error)) func(e *Env, v bson.Value) (bson.Value, error) {
+	return func(e *Env, v bson.Value) (bson.Value, error) {
+		if nullish(v) {
+			return vNull, nil
+		}
+		if !v.IsNumber() {
+			return missing, errf(28765, "%s only supports numeric types, not %s", name, typeName(v))
+		}
+		return fn(e, v)
+	}
+}
+
+func absNum(e *Env, v bson.Value) (bson.Value, error) {
+	switch v.Type {
+	case bson.TypeDouble:
+		return e.double(math.Abs(v.Double())), nil
+	case bson.TypeDecimal128:
+		d := decOf(v)
+		d.neg = false
+		return e.dec(d), nil
+	}
+	n := toLong(v)
+	if n == math.MinInt64 {
+		return missing, errf(28680, "can't take $abs of long long min")
+	}
+	if v.Type == bson.TypeInt64 {
+		return e.int64(absI64(n)), nil
+	}
+	return e.intOrLong(absI64(n)), nil
+}
+
+func roundingUnary(e *Env, v bson.Value, mode roundMode, f func(float64) float64) (bson.Value, error) {
+	switch v.Type {
+	case bson.TypeDouble:
+		return e.double(f(v.Double())), nil
+	case bson.TypeDecimal128:
+		return e.dec(decOf(v).roundPlaces(0, mode)), nil
+	}
+	return v, nil
+}
+
+func expNum(e *Env, v bson.Value) (bson.Value, error) {
+	if v.Type == bson.TypeDecimal128 {
+		return e.dec(decFromFloatFull(math.Exp(toFloat(v)))), nil
+	}
+	return e.double(math.Exp(toFloat(v))), nil
+}
+
+func lnNum(e *Env, v bson.Value) (bson.Value, error) {
+	if v.Type == bson.TypeDecimal128 {
+		d := decOf(v)
+		if d.kind == decNaN || !d.neg && !d.isZero() {
+			return e.dec(decFromFloatFull(math.Log(d.float()))), nil
+		}
+	}
+	f := toFloat(v)
+	if !(f > 0 || math.IsNaN(f)) {
+		return missing, errf(28766, "$ln's argument must be a positive number, but is %s", fmtDouble(f))
+	}
+	return e.double(math.Log(f)), nil
+}
+
+func log10Num(e *Env, v bson.Value) (bson.Value, error) {
+	if v.Type == bson.TypeDecimal128 {
+		d := decOf(v)
+		if d.kind == decNaN || !d.neg && !d.isZero() {
+			return e.dec(decFromFloatFull(math.Log10(d.float()))), nil
+		}
+	}
+	f := toFloat(v)
+	if !(f > 0 || math.IsNaN(f)) {
+		return missing, errf(28761, "$log10's argument must be a positive number, but is %s", fmtDouble(f))
+	}
+	return e.double(math.Log10(f)), nil
+}
+
+func sqrtNum(e *Env, v bson.Value) (bson.Value, error) {
+	if v.Type == bson.TypeDecimal128 {
+		d := decOf(v)
+		if d.neg && !d.isZero() && d.kind != decNaN {
+			return missing, errf(28714, "$sqrt's argument must be greater than or equal to 0")
+		}
+		return e.dec(decSqrt(d)), nil
+	}
+	f := toFloat(v)
+	if !(f >= 0 || math.IsNaN(f)) {
+		return missing, errf(28714, "$sqrt's argument must be greater than or equal to 0")
+	}
+	return e.double(math.Sqrt(f)), nil
+}
+
+// decFromFloatFull converts a double result of a transcendental function
+// to decimal with 34-digit rounding of its binary value.
+func decFromFloatFull(f float64) dec { return decExactFloat(f) }
+
+func evalLog(e *Env, a, b bson.Value) (bson.Value, error) {
+	if !a.IsNumber() && !nullish(a) {
+		return missing, errf(28756, "$log's argument must be numeric, not %s", typeName(a))
+	}
+	if !b.IsNumber() && !nullish(b) {
+		return missing, errf(28757, "$log's base must be numeric, not %s", typeName(b))
+	}
+	if nullish(a) || nullish(b) {
+		return vNull, nil
+	}
+	if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
+		da, db := toDec(a), toDec(b)
+		if !(da.kind == decNaN || !da.neg && !da.isZero()) {
+			return missing, errf(28758, "$log's argument must be a positive number, but is %s", da.String())
+		}
+		one := decFromInt(1)
+		if !(db.kind == decNaN || !db.neg && !db.isZero() && decCmp(db, one) != 0) {
+			return missing, errf(28759, "$log's base must be a positive number not equal to 1, but is %s", db.String())
+		}
+		return e.dec(decFromFloatFull(math.Log(da.float()) / math.Log(db.float()))), nil
+	}
+	x, base := toFloat(a), toFloat(b)
+	if !(x > 0 || math.IsNaN(x)) {
+		return missing, errf(28758, "$log's argument must be a positive number, but is %s", fmtDouble(x))
+	}
+	if !(base > 0 && base != 1 || math.IsNaN(base)) {
+		return missing, errf(28759, "$log's base must be a positive number not equal to 1, but is %s", fmtDouble(base))
+	}
+	return e.double(math.Log(x) / math.Log(base)), nil
+}
+
+func evalPow(e *Env, a, b bson.Value) (bson.Value, error) {
+	if !a.IsNumber() && !nullish(a) {
+		return missing, errf(28762, "$pow's base must be numeric, not %s", typeName(a))
+	}
+	if !b.IsNumber() && !nullish(b) {
+		return missing, errf(28763, "$pow's exponent must be numeric, not %s", typeName(b))
+	}
+	if nullish(a) || nullish(b) {
+		return vNull, nil
+	}
+	if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
+		da, db := toDec(a), toDec(b)
+		if da.isZero() && db.neg && !db.isZero() {
+			return missing, errf(28764, "$pow cannot take a base of 0 and a negative exponent")
+		}
+		if db.isInteger() {
+			if n, ok := db.int64(roundTrunc); ok && n >= 0 && n <= 1000 {
+				r := decFromInt(1)
+				for i := int64(0); i < n; i++ {
+					r = decMul(r, da)
+					hi, lo := r.pack()
+					r = decOf(bson.Value{Type: bson.TypeDecimal128, Data: decBytes(hi, lo)})
+				}
+				return e.dec(r), nil
+			}
+		}
+		return e.dec(decFromFloatFull(math.Pow(da.float(), db.float()))), nil
+	}
+	base, exp := toFloat(a), toFloat(b)
+	if base == 0 && exp < 0 {
+		return missing, errf(28764, "$pow cannot take a base of 0 and a negative exponent")
+	}
+	if a.Type == bson.TypeDouble || b.Type == bson.TypeDouble {
+		return e.double(math.Pow(base, exp)), nil
+	}
+	bl, el := toLong(a), toLong(b)
+	if el < 0 && bl != 1 && bl != -1 {
+		return e.double(math.Pow(base, exp)), nil
+	}
+	r, ok := powInt(bl, el)
+	if !ok {
+		return e.double(math.Pow(base, exp)), nil
+	}
+	if a.Type == bson.TypeInt32 && b.Type == bson.TypeInt32 {
+		return e.intOrLong(r), nil
+	}
+	return e.int64(r), nil
+}
+
+// powInt computes base^exp for exp >= 0 or base ±1, reporting overflow.
+func powInt(base, exp int64) (int64, bool) {
+	switch base {
+	case 1:
+		return 1, true
+	case -1:
+		if exp%2 == 0 {
+			return 1, true
+		}
+		return -1, true
+	case 0:
+		if exp == 0 {
+			return 1, true
+		}
+		return 0, true
+	}
+	r := int64(1)
+	for i := int64(0); i < exp; i++ {
+		var over bool
+		r, over = mulInt64(r, base)
+		if over {
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// ---- $round, $trunc ----
+
+func parseRoundTrunc(mode roundMode) opParser {
+	return func(p *parser, name string, arg bson.Value) (node, error) {
+		args, err := p.rangeArgs(name, arg, 1, 2)
+		if err != nil {
+			return nil, err
+		}
+		return &naryNode{args: args, fn: func(e *Env, vals []bson.Value) (bson.Value, error) {
+			return roundTruncEval(e, name, mode, vals)
+		}}, nil
+	}
+}
+
+func roundTruncEval(e *Env, name string, mode roundMode, vals []bson.Value) (bson.Value, error) {
+	v := vals[0]
+	prec := bson.Value{}
+	if len(vals) > 1 {
+		prec = vals[1]
+		if nullish(prec) {
+			return vNull, nil
+		}
+	}
+	if nullish(v) {
+		return vNull, nil
+	}
+	if !v.IsNumber() {
+		return missing, errf(51081, "%s only supports numeric types, not %s", name, typeName(v))
+	}
+	places := int64(0)
+	if prec.Type != 0 {
+		if !isIntegral32(prec) {
+			return missing, errf(51082, "precision argument to  %s must be a integral value", name)
+		}
+		places = toLong(prec)
+		if places < -20 || places > 100 {
+			return missing, errf(51083, "cannot apply %s with precision value %d value must be in [-20, 100]", name, places)
+		}
+	}
+	switch v.Type {
+	case bson.TypeDecimal128:
+		return e.dec(decOf(v).roundPlaces(int(places), mode)), nil
+	case bson.TypeDouble:
+		f := v.Double()
+		if math.IsNaN(f) || math.IsInf(f, 0) || f == 0 {
+			return v, nil
+		}
+		r := decExactFloat(f).roundPlaces(int(places), mode)
+		return e.double(r.float()), nil
+	}
+	if places >= 0 {
+		return v, nil
+	}
+	n := toLong(v)
+	d := decFromInt(n).roundPlaces(int(places), mode)
+	r, ok := d.int64(roundTrunc)
+	if !ok {
+		return missing, errf(51080, "invalid conversion from Decimal128 result in %s resulting from arguments: [%s, %d]", name, v.String(), places)
+	}
+	if v.Type == bson.TypeInt64 {
+		return e.int64(r), nil
+	}
+	return e.intOrLong(r), nil
+}

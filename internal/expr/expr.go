@@ -1,0 +1,153 @@
+package expr
+
+import (
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+// Options configures parsing and evaluation.
+type Options struct {
+	// Collation compares strings in comparisons, $in, sets and sorts;
+	// nil compares bytewise.
+	Collation bson.StringComparer
+	// Let holds the command-level let variables: name -> expression. They
+	// are evaluated once (constants, no field paths) on the first Parse.
+	Let bson.Doc
+	// Now is $$NOW. When zero, Parse sets it to the current time so every
+	// expression parsed with the same Options sees the same $$NOW.
+	Now time.Time
+
+	letVals map[string]bson.Value
+	letDone bool
+}
+
+func (o *Options) now() time.Time {
+	if o.Now.IsZero() {
+		o.Now = time.Now()
+	}
+	return o.Now
+}
+
+// Expr is a compiled expression. It is immutable and may be evaluated
+// concurrently with different Envs.
+type Expr interface {
+	root() *compiled
+}
+
+type compiled struct {
+	n      node
+	nslots int
+}
+
+func (c *compiled) root() *compiled { return c }
+
+// node is one compiled expression node.
+type node interface {
+	eval(e *Env) (bson.Value, error)
+}
+
+// Env is per-goroutine evaluation state: variable slots and the arena
+// results are built in. Reuse one Env across documents.
+type Env struct {
+	opts  *Options
+	arena []byte
+	vs    []bson.Value
+	vars  []bson.Value
+	rootD bson.Doc
+	rng   *rand.Rand
+	work  int // budget for expensive operations, reset per Eval
+}
+
+// NewEnv returns an Env for expressions parsed with opts (which may be nil).
+func NewEnv(opts *Options) *Env {
+	if opts == nil {
+		opts = &Options{}
+	}
+	return &Env{opts: opts, arena: make([]byte, 0, 256), vs: make([]bson.Value, 0, 32)}
+}
+
+// Eval evaluates x with root as $$ROOT and $$CURRENT. The zero Value means
+// missing. The result and anything it references are valid until the next
+// Eval with the same env; copy them to keep them longer.
+func Eval(x Expr, root bson.Doc, env *Env) (bson.Value, error) {
+	c := x.root()
+	env.arena = env.arena[:0]
+	env.vs = env.vs[:0]
+	return c.evalKeep(root, env)
+}
+
+// EvalKeep is Eval without resetting the arena: earlier results from env
+// stay valid. Use it to evaluate several expressions over one document and
+// keep all results; call Reset between documents.
+func EvalKeep(x Expr, root bson.Doc, env *Env) (bson.Value, error) {
+	return x.root().evalKeep(root, env)
+}
+
+// Reset discards every result built in env.
+func (e *Env) Reset() {
+	e.arena = e.arena[:0]
+	e.vs = e.vs[:0]
+}
+
+func (c *compiled) evalKeep(root bson.Doc, env *Env) (bson.Value, error) {
+	if root == nil {
+		root = bson.EmptyDoc
+	}
+	if cap(env.vars) < c.nslots+1 {
+		env.vars = make([]bson.Value, c.nslots+1)
+	}
+	env.vars = env.vars[:c.nslots+1]
+	env.rootD = root
+	env.vars[0] = bson.Value{Type: bson.TypeDocument, Data: root}
+	env.work = 0
+	return c.n.eval(env)
+}
+
+// Constant reports whether x is a constant expression and its value.
+func Constant(x Expr) (bson.Value, bool) {
+	if c, ok := x.root().n.(constNode); ok {
+		return c.v, true
+	}
+	return bson.Value{}, false
+}
+
+// FieldPath reports whether x is a plain field path "$a.b" (of $$CURRENT)
+// and returns its dotted path.
+func FieldPath(x Expr) (string, bool) {
+	if p, ok := x.root().n.(*pathNode); ok && p.slot == 0 && len(p.parts) > 0 {
+		return strings.Join(p.parts, "."), true
+	}
+	return "", false
+}
+
+// Truthy is MongoDB's coercion to boolean: false, null, missing, undefined
+// and numeric zero are false; everything else (including empty strings and
+// arrays) is true.
+func Truthy(v bson.Value) bool {
+	switch v.Type {
+	case 0, bson.TypeNull, bson.TypeUndefined:
+		return false
+	case bson.TypeBoolean:
+		return v.Boolean()
+	case bson.TypeInt32:
+		return v.Int32() != 0
+	case bson.TypeInt64:
+		return v.Int64() != 0
+	case bson.TypeDouble:
+		return v.Double() != 0
+	case bson.TypeDecimal128:
+		d := decOf(v)
+		return d.kind == decNaN || d.kind == decInf || d.coef.Sign() != 0
+	}
+	return true
+}
+
+func (e *Env) rand() float64 {
+	if e.rng == nil {
+		e.rng = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x9e3779b97f4a7c15))
+	}
+	return e.rng.Float64()
+}

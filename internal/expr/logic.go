@@ -1,0 +1,272 @@
+package expr
+
+import (
+	"github.com/cairndb/cairn/bson"
+)
+
+// Comparison, boolean and conditional operators.
+
+func init() {
+	for _, op := range []struct {
+		name string
+		test func(c int) bool
+	}{
+		{"$eq", func(c int) bool { return c == 0 }},
+		{"$ne", func(c int) bool { return c != 0 }},
+		{"$gt", func(c int) bool { return c > 0 }},
+		{"$gte", func(c int) bool { return c >= 0 }},
+		{"$lt", func(c int) bool { return c < 0 }},
+		{"$lte", func(c int) bool { return c <= 0 }},
+	} {
+		register(op.name, parseCompare(op.test))
+	}
+	register("$cmp", parseCmp)
+	register("$and", parseAndOr(true))
+	register("$or", parseAndOr(false))
+	regUnary("$not", func(e *Env, v bson.Value) (bson.Value, error) { return vBool(!Truthy(v)), nil })
+	register("$cond", parseCond)
+	register("$ifNull", parseIfNull)
+	register("$switch", parseSwitch)
+}
+
+// compare compares with the expression's collation; missing compares as
+// missing (below null), as in MongoDB's Value comparison.
+func (e *Env) compare(a, b bson.Value) int {
+	return bson.CompareCollated(a, b, e.opts.Collation)
+}
+
+type compareNode struct {
+	a, b node
+	test func(int) bool
+}
+
+func parseCompare(test func(int) bool) opParser {
+	return func(p *parser, name string, arg bson.Value) (node, error) {
+		args, err := p.exactArgs(name, arg, 2)
+		if err != nil {
+			return nil, err
+		}
+		return &compareNode{a: args[0], b: args[1], test: test}, nil
+	}
+}
+
+func (n *compareNode) eval(e *Env) (bson.Value, error) {
+	a, err := n.a.eval(e)
+	if err != nil {
+		return missing, err
+	}
+	b, err := n.b.eval(e)
+	if err != nil {
+		return missing, err
+	}
+	return vBool(n.test(e.compare(a, b))), nil
+}
+
+var (
+	vMinusOne = bson.Value{Type: bson.TypeInt32, Data: []byte{0xff, 0xff, 0xff, 0xff}}
+	vZero     = bson.Value{Type: bson.TypeInt32, Data: []byte{0, 0, 0, 0}}
+	vOne      = bson.Value{Type: bson.TypeInt32, Data: []byte{1, 0, 0, 0}}
+)
+
+func parseCmp(p *parser, name string, arg bson.Value) (node, error) {
+	args, err := p.exactArgs(name, arg, 2)
+	if err != nil {
+		return nil, err
+	}
+	return &binaryNode{a: args[0], b: args[1], fn: func(e *Env, a, b bson.Value) (bson.Value, error) {
+		switch c := e.compare(a, b); {
+		case c < 0:
+			return vMinusOne, nil
+		case c > 0:
+			return vOne, nil
+		}
+		return vZero, nil
+	}}, nil
+}
+
+type andOrNode struct {
+	args []node
+	and  bool
+}
+
+func parseAndOr(and bool) opParser {
+	return func(p *parser, name string, arg bson.Value) (node, error) {
+		args, err := p.parseAll(argList(arg))
+		if err != nil {
+			return nil, err
+		}
+		return &andOrNode{args: args, and: and}, nil
+	}
+}
+
+func (n *andOrNode) eval(e *Env) (bson.Value, error) {
+	for _, x := range n.args {
+		v, err := x.eval(e)
+		if err != nil {
+			return missing, err
+		}
+		if Truthy(v) != n.and {
+			return vBool(!n.and), nil
+		}
+	}
+	return vBool(n.and), nil
+}
+
+type condNode struct{ cond, then, els node }
+
+func (n *condNode) eval(e *Env) (bson.Value, error) {
+	c, err := n.cond.eval(e)
+	if err != nil {
+		return missing, err
+	}
+	if Truthy(c) {
+		return n.then.eval(e)
+	}
+	return n.els.eval(e)
+}
+
+func parseCond(p *parser, name string, arg bson.Value) (node, error) {
+	if arg.Type != bson.TypeDocument {
+		args, err := p.exactArgs(name, arg, 3)
+		if err != nil {
+			return nil, err
+		}
+		return &condNode{args[0], args[1], args[2]}, nil
+	}
+	var c, t, f node
+	it := arg.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		n, err := p.parse(el.Value)
+		if err != nil {
+			return nil, err
+		}
+		switch el.Key {
+		case "if":
+			c = n
+		case "then":
+			t = n
+		case "else":
+			f = n
+		default:
+			return nil, errf(17083, "Unrecognized parameter to $cond: %s", el.Key)
+		}
+	}
+	switch {
+	case c == nil:
+		return nil, errf(17080, "Missing 'if' parameter to $cond")
+	case t == nil:
+		return nil, errf(17081, "Missing 'then' parameter to $cond")
+	case f == nil:
+		return nil, errf(17082, "Missing 'else' parameter to $cond")
+	}
+	return &condNode{c, t, f}, nil
+}
+
+type ifNullNode struct{ args []node }
+
+func parseIfNull(p *parser, name string, arg bson.Value) (node, error) {
+	vals := argList(arg)
+	if len(vals) < 2 {
+		return nil, errf(1257300, "$ifNull needs at least two arguments, had: %d", len(vals))
+	}
+	args, err := p.parseAll(vals)
+	if err != nil {
+		return nil, err
+	}
+	return &ifNullNode{args: args}, nil
+}
+
+func (n *ifNullNode) eval(e *Env) (bson.Value, error) {
+	for i, x := range n.args {
+		v, err := x.eval(e)
+		if err != nil {
+			return missing, err
+		}
+		if !nullish(v) || i == len(n.args)-1 {
+			return v, nil
+		}
+	}
+	return missing, nil
+}
+
+type switchNode struct {
+	cases []node // case, then pairs
+	def   node
+}
+
+func parseSwitch(p *parser, name string, arg bson.Value) (node, error) {
+	if arg.Type != bson.TypeDocument {
+		return nil, errf(40060, "$switch requires an object as an argument, found: %s", arg.Type.String())
+	}
+	n := &switchNode{}
+	it := arg.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		switch el.Key {
+		case "branches":
+			if el.Value.Type != bson.TypeArray {
+				return nil, errf(40061, "$switch expected an array for 'branches', found: %s", el.Value.Type.String())
+			}
+			bi := el.Value.Document().Iter()
+			for bi.Next() {
+				b := bi.Element().Value
+				if b.Type != bson.TypeDocument {
+					return nil, errf(40062, "$switch expected each branch to be an object, found: %s", b.Type.String())
+				}
+				var c, t node
+				fi := b.Document().Iter()
+				for fi.Next() {
+					f := fi.Element()
+					x, err := p.parse(f.Value)
+					if err != nil {
+						return nil, err
+					}
+					switch f.Key {
+					case "case":
+						c = x
+					case "then":
+						t = x
+					default:
+						return nil, errf(40063, "$switch found an unknown argument to a branch: %s", f.Key)
+					}
+				}
+				if c == nil {
+					return nil, errf(40064, "$switch requires each branch have a 'case' expression")
+				}
+				if t == nil {
+					return nil, errf(40065, "$switch requires each branch have a 'then' expression.")
+				}
+				n.cases = append(n.cases, c, t)
+			}
+		case "default":
+			x, err := p.parse(el.Value)
+			if err != nil {
+				return nil, err
+			}
+			n.def = x
+		default:
+			return nil, errf(40067, "$switch found an unknown argument: %s", el.Key)
+		}
+	}
+	if len(n.cases) == 0 {
+		return nil, errf(40068, "$switch requires at least one branch.")
+	}
+	return n, nil
+}
+
+func (n *switchNode) eval(e *Env) (bson.Value, error) {
+	for i := 0; i < len(n.cases); i += 2 {
+		c, err := n.cases[i].eval(e)
+		if err != nil {
+			return missing, err
+		}
+		if Truthy(c) {
+			return n.cases[i+1].eval(e)
+		}
+	}
+	if n.def == nil {
+		return missing, errf(40066, "$switch could not find a matching branch for an input, and no default was specified.")
+	}
+	return n.def.eval(e)
+}

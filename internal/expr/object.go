@@ -1,0 +1,410 @@
+package expr
+
+import (
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+// $let, $literal, $rand and the object operators.
+
+func init() {
+	register("$let", parseLet)
+	register("$literal", func(p *parser, name string, arg bson.Value) (node, error) { return constNode{arg}, nil })
+	register("$rand", parseRand)
+	register("$getField", parseGetField)
+	register("$setField", parseSetField("$setField"))
+	register("$unsetField", parseSetField("$unsetField"))
+	regNary("$mergeObjects", 0, -1, mergeObjects)
+	regUnary("$objectToArray", objectToArray)
+	regUnary("$arrayToObject", arrayToObject)
+}
+
+type letNode struct {
+	slots []int
+	vals  []node
+	in    node
+}
+
+func parseLet(p *parser, name string, arg bson.Value) (node, error) {
+	if arg.Type != bson.TypeDocument {
+		return nil, errf(16874, "$let only supports an object as its argument")
+	}
+	var vars, in bson.Value
+	it := arg.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		switch el.Key {
+		case "vars":
+			vars = el.Value
+		case "in":
+			in = el.Value
+		default:
+			return nil, errf(16875, "Unrecognized parameter to $let: %s", el.Key)
+		}
+	}
+	if vars.Type == 0 {
+		return nil, errf(16876, "Missing 'vars' parameter to $let")
+	}
+	if in.Type == 0 {
+		return nil, errf(16877, "Missing 'in' parameter to $let")
+	}
+	if vars.Type != bson.TypeDocument {
+		return nil, errf(10065, "invalid parameter: expected an object (vars)")
+	}
+	n := &letNode{}
+	var names []string
+	vi := vars.Document().Iter()
+	for vi.Next() {
+		el := vi.Element()
+		if err := validateVarWrite(el.Key); err != nil {
+			return nil, err
+		}
+		x, err := p.parse(el.Value)
+		if err != nil {
+			return nil, err
+		}
+		n.vals = append(n.vals, x)
+		names = append(names, strings.Clone(el.Key))
+	}
+	for _, nm := range names {
+		n.slots = append(n.slots, p.declare(nm))
+	}
+	body, err := p.parse(in)
+	p.popScope(len(names))
+	if err != nil {
+		return nil, err
+	}
+	n.in = body
+	return n, nil
+}
+
+func (n *letNode) eval(e *Env) (bson.Value, error) {
+	start := len(e.vs)
+	for _, x := range n.vals {
+		v, err := x.eval(e)
+		if err != nil {
+			e.vs = e.vs[:start]
+			return missing, err
+		}
+		e.vs = append(e.vs, v)
+	}
+	for i, s := range n.slots {
+		e.vars[s] = e.vs[start+i]
+	}
+	e.vs = e.vs[:start]
+	return n.in.eval(e)
+}
+
+type randNode struct{}
+
+func (randNode) eval(e *Env) (bson.Value, error) { return e.double(e.rand()), nil }
+
+func parseRand(p *parser, name string, arg bson.Value) (node, error) {
+	if arg.Type != bson.TypeDocument || arg.Document().Len() != 0 {
+		return nil, errf(3040501, "$rand not allowed with arguments")
+	}
+	return randNode{}, nil
+}
+
+// ---- $getField / $setField / $unsetField ----
+
+type getFieldNode struct {
+	field string
+	input node
+}
+
+func parseGetField(p *parser, name string, arg bson.Value) (node, error) {
+	var fieldV bson.Value
+	var input node = &pathNode{slot: 0}
+	switch arg.Type {
+	case bson.TypeDocument:
+		it := arg.Document().Iter()
+		for it.Next() {
+			el := it.Element()
+			switch el.Key {
+			case "field":
+				fieldV = el.Value
+			case "input":
+				x, err := p.parse(el.Value)
+				if err != nil {
+					return nil, err
+				}
+				input = x
+			default:
+				return nil, errf(3041701, "$getField found an unknown argument: %s", el.Key)
+			}
+		}
+		if fieldV.Type == 0 {
+			return nil, errf(3041702, "$getField requires 'field' to be specified")
+		}
+	default:
+		fieldV = arg
+	}
+	f, err := constantField(p, "$getField", fieldV, 5654601, 5654602)
+	if err != nil {
+		return nil, err
+	}
+	return &getFieldNode{field: f, input: input}, nil
+}
+
+// constantField reads the 'field' argument of $getField/$setField: a
+// constant string (possibly via $literal), not a field path.
+func constantField(p *parser, op string, v bson.Value, nonConstCode, typeCode int32) (string, error) {
+	if v.Type == bson.TypeString && strings.HasPrefix(v.StringValue(), "$") {
+		return "", errf(typeCode, "A field path reference which is not allowed in this context. Did you mean {$literal: '%s'}?", v.StringValue())
+	}
+	x, err := p.parse(v)
+	if err != nil {
+		return "", err
+	}
+	c, ok := x.(constNode)
+	if !ok {
+		return "", errf(nonConstCode, "%s requires 'field' to evaluate to a constant, but got a non-constant argument", op)
+	}
+	if c.v.Type != bson.TypeString {
+		return "", errf(typeCode, "%s requires 'field' to evaluate to type String, but got %s", op, typeName(c.v))
+	}
+	return strings.Clone(c.v.StringValue()), nil
+}
+
+func (n *getFieldNode) eval(e *Env) (bson.Value, error) {
+	in, err := n.input.eval(e)
+	if err != nil {
+		return missing, err
+	}
+	if nullish(in) {
+		if in.Type == 0 {
+			return missing, nil
+		}
+		return vNull, nil
+	}
+	if in.Type != bson.TypeDocument {
+		return missing, errf(3041705, "$getField requires 'input' to evaluate to type Object, but got %s", typeName(in))
+	}
+	v, _ := in.Document().Lookup(n.field)
+	return v, nil
+}
+
+type setFieldNode struct {
+	op    string
+	field string
+	input node
+	value node // nil for $unsetField
+}
+
+func parseSetField(op string) opParser {
+	return func(p *parser, name string, arg bson.Value) (node, error) {
+		if arg.Type != bson.TypeDocument {
+			return nil, errf(4161100, "%s only supports an object as its argument", op)
+		}
+		var fieldV, inV, valV bson.Value
+		it := arg.Document().Iter()
+		for it.Next() {
+			el := it.Element()
+			switch {
+			case el.Key == "field":
+				fieldV = el.Value
+			case el.Key == "input":
+				inV = el.Value
+			case el.Key == "value" && op == "$setField":
+				valV = el.Value
+			default:
+				return nil, errf(4161101, "%s found an unknown argument: %s", op, el.Key)
+			}
+		}
+		if fieldV.Type == 0 {
+			return nil, errf(4161102, "%s requires 'field' to be specified", op)
+		}
+		if op == "$setField" && valV.Type == 0 {
+			return nil, errf(4161103, "$setField requires 'value' to be specified")
+		}
+		if inV.Type == 0 {
+			return nil, errf(4161109, "%s requires 'input' to be specified", op)
+		}
+		f, err := constantField(p, op, fieldV, 4161106, 4161107)
+		if err != nil {
+			return nil, err
+		}
+		n := &setFieldNode{op: op, field: f}
+		if n.input, err = p.parse(inV); err != nil {
+			return nil, err
+		}
+		if valV.Type != 0 {
+			if n.value, err = p.parse(valV); err != nil {
+				return nil, err
+			}
+		}
+		return n, nil
+	}
+}
+
+func (n *setFieldNode) eval(e *Env) (bson.Value, error) {
+	in, err := n.input.eval(e)
+	if err != nil {
+		return missing, err
+	}
+	if nullish(in) {
+		return vNull, nil
+	}
+	if in.Type != bson.TypeDocument {
+		return missing, errf(4161105, "%s requires 'input' to evaluate to type Object", n.op)
+	}
+	val := missing
+	if n.value != nil {
+		if val, err = n.value.eval(e); err != nil {
+			return missing, err
+		}
+	}
+	return e.setField(in.Document(), n.field, val), nil
+}
+
+// setField returns d with key set to v in place (appended when new);
+// a missing v removes the key.
+func (e *Env) setField(d bson.Doc, key string, v bson.Value) bson.Value {
+	keys := make([]string, 0, 8)
+	start := len(e.vs)
+	found := false
+	it := d.Iter()
+	for it.Next() {
+		el := it.Element()
+		if el.Key == key {
+			found = true
+			if v.Type == 0 {
+				continue
+			}
+			keys = append(keys, el.Key)
+			e.vs = append(e.vs, v)
+			continue
+		}
+		keys = append(keys, el.Key)
+		e.vs = append(e.vs, el.Value)
+	}
+	if !found && v.Type != 0 {
+		keys = append(keys, key)
+		e.vs = append(e.vs, v)
+	}
+	out := e.document(keys, e.vs[start:])
+	e.vs = e.vs[:start]
+	return out
+}
+
+// ---- $mergeObjects, $objectToArray, $arrayToObject ----
+
+// fieldList is an ordered document under construction with replace-in-place.
+type fieldList struct {
+	keys []string
+	vals []bson.Value
+	idx  map[string]int
+}
+
+func (f *fieldList) set(k string, v bson.Value) {
+	if f.idx == nil {
+		f.idx = map[string]int{}
+	}
+	if i, ok := f.idx[k]; ok {
+		f.vals[i] = v
+		return
+	}
+	f.idx[k] = len(f.keys)
+	f.keys = append(f.keys, k)
+	f.vals = append(f.vals, v)
+}
+
+func mergeObjects(e *Env, args []bson.Value) (bson.Value, error) {
+	var f fieldList
+	for _, v := range args {
+		if nullish(v) {
+			continue
+		}
+		if v.Type != bson.TypeDocument {
+			return missing, errf(40400, "$mergeObjects requires object inputs, but input %s is of type %s", v.String(), typeName(v))
+		}
+		it := v.Document().Iter()
+		for it.Next() {
+			el := it.Element()
+			f.set(el.Key, el.Value)
+		}
+	}
+	return e.document(f.keys, f.vals), nil
+}
+
+func objectToArray(e *Env, v bson.Value) (bson.Value, error) {
+	if nullish(v) {
+		return vNull, nil
+	}
+	if v.Type != bson.TypeDocument {
+		return missing, errf(40390, "$objectToArray requires a document input, found: %s", typeName(v))
+	}
+	start := len(e.vs)
+	keys := []string{"k", "v"}
+	it := v.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		kv := [2]bson.Value{e.str(el.Key), el.Value}
+		e.vs = append(e.vs, e.document(keys, kv[:]))
+	}
+	out := e.array(e.vs[start:])
+	e.vs = e.vs[:start]
+	return out, nil
+}
+
+func arrayToObject(e *Env, v bson.Value) (bson.Value, error) {
+	if nullish(v) {
+		return vNull, nil
+	}
+	if v.Type != bson.TypeArray {
+		return missing, errf(40386, "$arrayToObject requires an array input, found: %s", typeName(v))
+	}
+	var f fieldList
+	var format bson.Type
+	it := v.Document().Iter()
+	for it.Next() {
+		el := it.Element().Value
+		if format == 0 {
+			format = el.Type
+		}
+		switch el.Type {
+		case bson.TypeArray:
+			if format != bson.TypeArray {
+				return missing, errf(40391, "$arrayToObject requires a consistent input format. Elements must all be arrays or all be objects. Object was detected, now found: %s", typeName(el))
+			}
+			pair := el.Document().Values()
+			if len(pair) != 2 {
+				return missing, errf(40397, "$arrayToObject requires an array of size 2 arrays,found array of size: %d", len(pair))
+			}
+			if pair[0].Type != bson.TypeString {
+				return missing, errf(40395, "$arrayToObject requires an array of key-value pairs, where the key must be of type string. Found key type: %s", typeName(pair[0]))
+			}
+			k := pair[0].StringValue()
+			if strings.IndexByte(k, 0) >= 0 {
+				return missing, errf(4940400, "Key field cannot contain an embedded null byte")
+			}
+			f.set(k, pair[1])
+		case bson.TypeDocument:
+			if format != bson.TypeDocument {
+				return missing, errf(40396, "$arrayToObject requires a consistent input format. Elements must all be arrays or all be objects. Array was detected, now found: %s", typeName(el))
+			}
+			d := el.Document()
+			if n := d.Len(); n != 2 {
+				return missing, errf(40392, "$arrayToObject requires an object keys of 'k' and 'v'. Found incorrect number of keys:%d", n)
+			}
+			k, okK := d.Lookup("k")
+			val, okV := d.Lookup("v")
+			if !okK || !okV {
+				return missing, errf(40393, "$arrayToObject requires an object with keys 'k' and 'v'. Missing either or both keys from: %s", d.String())
+			}
+			if k.Type != bson.TypeString {
+				return missing, errf(40394, "$arrayToObject requires an object with keys 'k' and 'v', where the value of 'k' must be of type string. Found type: %s", typeName(k))
+			}
+			ks := k.StringValue()
+			if strings.IndexByte(ks, 0) >= 0 {
+				return missing, errf(4940401, "Key field cannot contain an embedded null byte")
+			}
+			f.set(ks, val)
+		default:
+			return missing, errf(40398, "Unrecognised input type format for $arrayToObject: %s", typeName(el))
+		}
+	}
+	return e.document(f.keys, f.vals), nil
+}
