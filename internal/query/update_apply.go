@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -142,7 +143,8 @@ func (c *applyCtx) resolveName(n *updNode) string {
 
 // applyObject writes document d (nil when it does not exist yet) with the
 // children of n applied: existing fields in place, new fields appended in
-// the tree's order.
+// the tree's order (the positional child in the place of the field it
+// stands for, merged with an explicit child of that name).
 func (c *applyCtx) applyObject(b *bson.Builder, d bson.Doc, n *updNode, path []string) error {
 	for _, ch := range n.children {
 		if ch.allElems || ch.filterID != "" {
@@ -152,14 +154,20 @@ func (c *applyCtx) applyObject(b *bson.Builder, d bson.Doc, n *updNode, path []s
 			return badValue("Cannot apply array updates to non-array element %s", elementString(path, d))
 		}
 	}
+	var pos *updNode
+	if n.byName != nil {
+		pos = n.byName["$"]
+	}
 	it := d.Iter()
 	for it.Next() {
 		e := it.Element()
 		ch := n.child(e.Key)
-		if ch == nil && n.byName != nil {
-			if p := n.byName["$"]; p != nil && c.md.ElemMatchKey == e.Key {
-				ch = p
+		if pos != nil && c.md.ElemMatchKey == e.Key {
+			merged, err := mergeUpdNodes(ch, pos, appendPath(path, e.Key))
+			if err != nil {
+				return err
 			}
+			ch = merged
 		}
 		if ch == nil {
 			b.AppendElement(e)
@@ -169,18 +177,90 @@ func (c *applyCtx) applyObject(b *bson.Builder, d bson.Doc, n *updNode, path []s
 			return err
 		}
 	}
-	for _, ch := range n.children {
+	children := n.children
+	if pos != nil {
+		children = c.positionalOrder(n, pos)
+	}
+	for _, ch := range children {
 		name := c.resolveName(ch)
 		if d != nil {
 			if _, ok := d.Lookup(name); ok {
 				continue
 			}
 		}
+		if pos != nil && !ch.positional && name == c.md.ElemMatchKey {
+			merged, err := mergeUpdNodes(ch, pos, appendPath(path, name))
+			if err != nil {
+				return err
+			}
+			ch = merged
+		}
 		if err := c.create(b, name, ch, appendPath(path, name)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// positionalOrder returns n's children with the positional child placed
+// by the field it resolves to, and dropped when an explicit child of that
+// name absorbs it.
+func (c *applyCtx) positionalOrder(n, pos *updNode) []*updNode {
+	out := make([]*updNode, 0, len(n.children))
+	for _, ch := range n.children {
+		if ch != pos {
+			out = append(out, ch)
+		}
+	}
+	if n.child(c.md.ElemMatchKey) != nil {
+		return out
+	}
+	i := sort.Search(len(out), func(i int) bool {
+		return comparePathComponents(c.resolveName(out[i]), c.md.ElemMatchKey) > 0
+	})
+	out = append(out, nil)
+	copy(out[i+1:], out[i:])
+	out[i] = pos
+	return out
+}
+
+// mergeUpdNodes combines two subtrees that apply to the same field (an
+// explicit path and a positional or all-elements one), as MongoDB does;
+// two operators on one path conflict.
+func mergeUpdNodes(a, b *updNode, path []string) (*updNode, error) {
+	if a == nil {
+		return b, nil
+	}
+	if b == nil {
+		return a, nil
+	}
+	if a.op != nil || b.op != nil {
+		return nil, mongoerr.New(mongoerr.ConflictingUpdateOperators, "Update created a conflict at '%s'", strings.Join(path, "."))
+	}
+	m := &updNode{name: a.name, byName: map[string]*updNode{}}
+	for _, src := range []*updNode{a, b} {
+		for _, ch := range src.children {
+			if ex := m.byName[ch.name]; ex != nil {
+				merged, err := mergeUpdNodes(ex, ch, appendPath(path, ch.name))
+				if err != nil {
+					return nil, err
+				}
+				for i, x := range m.children {
+					if x == ex {
+						m.children[i] = merged
+					}
+				}
+				m.byName[ch.name] = merged
+				continue
+			}
+			m.byName[ch.name] = ch
+			m.children = append(m.children, ch)
+		}
+	}
+	sort.SliceStable(m.children, func(i, j int) bool {
+		return comparePathComponents(m.children[i].name, m.children[j].name) < 0
+	})
+	return m, nil
 }
 
 // elementString prints the element at path in the root document as
@@ -232,7 +312,6 @@ func (c *applyCtx) applyArray(b *bson.Builder, arr bson.Doc, n *updNode, path []
 	for it.Next() {
 		e := it.Element()
 		var chosen *updNode
-		count := 0
 		for _, ch := range n.children {
 			ok := false
 			switch {
@@ -248,21 +327,21 @@ func (c *applyCtx) applyArray(b *bson.Builder, arr bson.Doc, n *updNode, path []
 				ok = c.resolveName(ch) == e.Key
 			}
 			if ok {
-				chosen = ch
-				count++
+				merged, err := mergeUpdNodes(chosen, ch, appendPath(path, e.Key))
+				if err != nil {
+					return err
+				}
+				chosen = merged
 			}
 		}
 		key := bson.Index(length)
 		length++
-		switch {
-		case count == 0:
+		if chosen == nil {
 			b.AppendValue(key, e.Value)
-		case count > 1:
-			return mongoerr.New(mongoerr.ConflictingUpdateOperators, "Update created a conflict at '%s'", strings.Join(appendPath(path, key), "."))
-		default:
-			if err := c.applyChild(b, key, e.Value, chosen, appendPath(path, key), true); err != nil {
-				return err
-			}
+			continue
+		}
+		if err := c.applyChild(b, key, e.Value, chosen, appendPath(path, key), true); err != nil {
+			return err
 		}
 	}
 	// Positions past the end: pad with nulls, in numeric order.

@@ -41,6 +41,13 @@ type updNode struct {
 	positional bool
 	allElems   bool
 	filterID   string
+	// arrayNode marks an interior node whose children are $[] / $[id]
+	// (MongoDB's UpdateArrayNode); other children cannot join it.
+	arrayNode bool
+}
+
+func isArrayIdentifier(c string) bool {
+	return strings.HasPrefix(c, "$[") && strings.HasSuffix(c, "]")
 }
 
 func (n *updNode) child(name string) *updNode {
@@ -226,13 +233,16 @@ func (u *Update) insert(path string, parts []string, op leafOp) error {
 		last := i == len(parts)-1
 		existing := cur.child(c)
 		if existing != nil {
-			if last || existing.op != nil {
+			if last || existing.op != nil || existing.arrayNode != isArrayIdentifier(parts[i+1]) {
 				return mongoerr.New(mongoerr.ConflictingUpdateOperators, "Updating the path '%s' would create a conflict at '%s'", path, strings.Join(parts[:i+1], "."))
 			}
 			cur = existing
 			continue
 		}
 		n := &updNode{name: c}
+		if !last {
+			n.arrayNode = isArrayIdentifier(parts[i+1])
+		}
 		switch {
 		case c == "$":
 			n.positional = true

@@ -219,7 +219,10 @@ func TestUpdateErrors(t *testing.T) {
 		{`{"_id": 1}`, `{"$currentDate": {"a": 1}}`, 2, ""},
 		{`{"_id": 1}`, `{"$bit": {"a": {"foo": 1}}}`, 2, ""},
 		{`{"_id": 1}`, `{"$bit": {"a": {"and": 1.0}}}`, 2, ""},
-		{`{"_id": 1, "a": [1, 2]}`, `{"$set": {"a.$[]": 1, "a.0": 2}}`, 40, "Update created a conflict at 'a.0'"},
+		{`{"_id": 1, "a": [1, 2]}`, `{"$set": {"a.$[]": 1, "a.0": 2}}`, 40, "Updating the path 'a.0' would create a conflict at 'a'"},
+		{`{"_id": 1, "a": [{"b": 1}]}`, `{"$set": {"a.$[].c": 0, "a.1.d": 5}}`, 40, "Updating the path 'a.1.d' would create a conflict at 'a'"},
+		{`{"_id": 1, "a": [1, 2]}`, `{"$set": {"a.$[]": 1, "a.$": 2}}`, 40, ""},
+		{`{"_id": 1, "a": [1, 2]}`, `{"$set": {"a.$": 1, "a.0": 2}}`, 40, "Update created a conflict at 'a.0'"},
 		{`{"_id": 1}`, `{"$set": {"_id": [1]}}`, 66, ""},
 	}
 	for _, c := range cases {
@@ -293,5 +296,16 @@ func TestUpsertSeed(t *testing.T) {
 	f, _ := ParseFilter(d(t, `{"_id": 7, "a": 1}`), nil)
 	if v, ok := f.IDEquality(); !ok || v.Int32() != 7 {
 		t.Errorf("IDEquality = %v %v", v, ok)
+	}
+}
+
+func TestUpdateMergedPaths(t *testing.T) {
+	runUpdateCases(t, []updateCase{
+		{`{"_id": 1, "a": [{"b": 1}, {"b": 2}]}`, `{"$set": {"a.$[x].c": 0, "a.$[].d": 1}}`, `{"_id": 1, "a": [{"b": 1, "d": 1}, {"b": 2, "c": 0, "d": 1}]}`, []string{`{"x.b": 2}`}},
+	})
+	u, _ := parseUpd(t, `{"$set": {"a.$.c": 1, "a.0.d": 2}}`, nil)
+	got, _, err := u.Apply(nil, d(t, `{"_id": 1, "a": [{"b": 1}]}`), &MatchDetails{HasKey: true, ElemMatchKey: "0"}, false)
+	if err != nil || js(t, got) != normJSON(t, `{"_id": 1, "a": [{"b": 1, "c": 1, "d": 2}]}`) {
+		t.Errorf("positional merged with explicit index: %s %v", js(t, got), err)
 	}
 }
