@@ -413,19 +413,35 @@ func (c *applyCtx) create(b *bson.Builder, key string, n *updNode, path []string
 	if n.op != nil {
 		return n.op.create(c, b, key, path)
 	}
-	if !c.creates(n) {
-		return nil
+	if n.arrayNode {
+		return badValue("The path '%s' must exist in the document in order to apply array updates.", strings.Join(path, "."))
 	}
-	for _, ch := range n.children {
-		if (ch.allElems || ch.filterID != "") && c.creates(ch) {
-			return badValue("The path '%s' must exist in the document in order to apply array updates.", strings.Join(path, "."))
-		}
+	if !c.creates(n) {
+		return c.checkArrayPaths(n, path)
 	}
 	b.StartDocument(key)
 	if err := c.applyObject(b, nil, n, path); err != nil {
 		return err
 	}
 	b.End()
+	return nil
+}
+
+// checkArrayPaths reports the error MongoDB raises for $[] and $[id]
+// below a missing field even when nothing would be created there.
+func (c *applyCtx) checkArrayPaths(n *updNode, path []string) error {
+	for _, ch := range n.children {
+		if ch.op != nil {
+			continue
+		}
+		p := appendPath(path, c.resolveName(ch))
+		if ch.arrayNode {
+			return badValue("The path '%s' must exist in the document in order to apply array updates.", strings.Join(p, "."))
+		}
+		if err := c.checkArrayPaths(ch, p); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cairndb/cairn/bson"
@@ -307,5 +308,18 @@ func TestUpdateMergedPaths(t *testing.T) {
 	got, _, err := u.Apply(nil, d(t, `{"_id": 1, "a": [{"b": 1}]}`), &MatchDetails{HasKey: true, ElemMatchKey: "0"}, false)
 	if err != nil || js(t, got) != normJSON(t, `{"_id": 1, "a": [{"b": 1, "c": 1, "d": 2}]}`) {
 		t.Errorf("positional merged with explicit index: %s %v", js(t, got), err)
+	}
+}
+
+func TestUpdateArrayPathMustExist(t *testing.T) {
+	for _, upd := range []string{`{"$unset": {"a.$[]": 1}}`, `{"$unset": {"x.a.$[].b": 1}}`, `{"$set": {"x.a.$[]": 1}}`} {
+		u, err := parseUpd(t, upd, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = u.Apply(nil, d(t, `{"_id": 1}`), nil, false)
+		if errCode(err) != 2 || !strings.Contains(err.Error(), "must exist in the document in order to apply array updates") {
+			t.Errorf("%s: %v", upd, err)
+		}
 	}
 }
