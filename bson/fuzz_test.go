@@ -194,3 +194,54 @@ func FuzzParseDecimal128(f *testing.F) {
 		}
 	})
 }
+
+// FuzzDecodeKey feeds arbitrary bytes to DecodeKey: it must not panic, and
+// whatever it decodes must re-encode to the bytes it consumed (or, for
+// numbers, to an equal value) and be safe to use.
+func FuzzDecodeKey(f *testing.F) {
+	for _, g := range orderedGroups() {
+		for _, v := range g {
+			f.Add(AppendKey(nil, v, false))
+			f.Add(AppendKey(nil, v, true))
+		}
+	}
+	f.Fuzz(func(t *testing.T, k []byte) {
+		v, rest, err := DecodeKey(k)
+		if err != nil {
+			return
+		}
+		_ = v.String()
+		desc := len(k) > 0 && k[0] >= 0x80
+		re := AppendKey(nil, v, desc)
+		consumed := k[:len(k)-len(rest)]
+		if back, _, err := DecodeKey(re); err != nil || Compare(back, v) != 0 {
+			t.Fatalf("re-encoded key of %s does not decode: %v", v, err)
+		}
+		if bytes.Compare(re, consumed) != 0 && !containsNumberOrSymbol(v) {
+			t.Fatalf("key %x decodes to %s, which encodes as %x", consumed, v, re)
+		}
+	})
+}
+
+// FuzzUnmarshalExtJSON checks that the Extended JSON parser never panics and
+// that everything it accepts is valid BSON that marshals back.
+func FuzzUnmarshalExtJSON(f *testing.F) {
+	f.Add([]byte(`{"a":{"$numberInt":"1"},"b":[1,2.5,"x"],"c":{"$date":"2020-01-01T00:00:00Z"}}`))
+	f.Add([]byte(`{"r":{"$regularExpression":{"pattern":"a","options":"i"}},"t":{"$timestamp":{"t":1,"i":2}}}`))
+	f.Add([]byte(`{"b":{"$binary":{"base64":"AQI=","subType":"02"}},"u":{"$uuid":"73ffd264-44b3-4c69-90e8-e7d1dfc035d4"}}`))
+	f.Add([]byte(`{"c":{"$code":"f","$scope":{"x":{"$numberLong":"5"}}},"p":{"$dbPointer":{"$ref":"a","$id":{"$oid":"56e1fc72e0c917e9c4714161"}}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, canonical := range []bool{false, true} {
+			d, err := UnmarshalExtJSON(data, canonical)
+			if err != nil {
+				continue
+			}
+			if err := ValidateStrict(d, MaxDepth+3); err != nil {
+				t.Fatalf("UnmarshalExtJSON(%s) produced invalid BSON: %v", data, err)
+			}
+			if _, err := d.MarshalExtJSON(canonical); err != nil {
+				t.Fatalf("MarshalExtJSON after UnmarshalExtJSON(%s): %v", data, err)
+			}
+		}
+	})
+}

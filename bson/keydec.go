@@ -37,10 +37,27 @@ func DecodeKey(b []byte) (v Value, rest []byte, err error) {
 	if err == nil && r.bad {
 		err = errKeyCorrupt
 	}
+	if err == nil {
+		err = checkDecoded(v)
+	}
 	if err != nil {
 		return Value{}, b, fmt.Errorf("decode key at byte %d: %w", r.pos, err)
 	}
 	return v, b[r.pos:], nil
+}
+
+// checkDecoded validates values whose payload has internal structure, so
+// that corrupt keys never yield values the readers would trip over.
+func checkDecoded(v Value) error {
+	switch v.Type {
+	case TypeDocument, TypeArray, TypeCodeWithScope, TypeDBPointer, TypeRegex:
+		var b Builder
+		b.AppendValue("", v)
+		if err := Validate(b.Finish(), MaxDepth+1); err != nil {
+			return fmt.Errorf("%w: %w", errKeyCorrupt, err)
+		}
+	}
+	return nil
 }
 
 // keyReader reads key bytes, undoing the descending inversion on the fly.
@@ -178,6 +195,9 @@ func (r *keyReader) value(tag byte, depth int) (Value, error) {
 		return Value{Type: TypeCodeWithScope, Data: append(d, scope...)}, nil
 	case keyUnknown:
 		t := Type(r.byte())
+		if _, known := typeNames[t]; known || t == 0 {
+			return Value{}, fmt.Errorf("%w: known type 0x%02x under the unknown-type tag", errKeyCorrupt, byte(t))
+		}
 		return Value{Type: t, Data: r.escaped()}, nil
 	}
 	return Value{}, fmt.Errorf("%w: unknown tag 0x%02x", errKeyCorrupt, tag)
