@@ -359,14 +359,21 @@ func (p *Projection) Apply(dst []byte, doc bson.Doc, md *MatchDetails) (bson.Doc
 		return append(dst[len(dst):], doc...), nil
 	}
 	if p.positional != nil && (md == nil || !md.HasKey) {
-		return nil, mongoerr.New(51246, "Executor error during find command :: caused by :: positional operator '.$' couldn't find a matching element in the array")
+		return nil, errPositionalNoMatch
 	}
-	b := bson.NewBuilder(dst[len(dst):])
+	buf := dst[len(dst):]
+	if p.positional != nil {
+		buf = nil // first pass; applyPositional writes the result into dst
+	}
+	b := bson.NewBuilder(buf)
 	var err error
 	if p.inclusion {
 		err = p.include(b, doc, doc, p.root, true, md)
 		if err == nil {
 			err = p.appendNestedTail(b, doc, doc, p.root)
+		}
+		if err == nil && p.positional != nil {
+			return applyPositional(dst, b.Finish(), p.positional, md.ElemMatchKey)
 		}
 	} else {
 		err = p.exclude(b, doc, p.root, true)
@@ -393,12 +400,6 @@ func (p *Projection) include(b *bson.Builder, d, root bson.Doc, n *projNode, top
 		}
 		switch c.kind {
 		case projInclude:
-			if p.positional != nil && samePath(c.path, p.positional) {
-				if err := appendPositional(b, e, md); err != nil {
-					return err
-				}
-				continue
-			}
 			b.AppendElement(e)
 		case projSlice:
 			appendSliced(b, e, c)
@@ -428,30 +429,55 @@ func (p *Projection) include(b *bson.Builder, d, root bson.Doc, n *projNode, top
 	return nil
 }
 
-func samePath(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
+// errPositionalNoMatch is MongoDB's error when the query recorded no array
+// position for a positional projection.
+var errPositionalNoMatch = mongoerr.New(51246, "positional operator '.$' couldn't find a matching element in the array")
+
+// applyPositional rewrites the projected document d so that the first array
+// along the positional path holds only the element at the matched
+// position, as MongoDB's positional projection does after the inclusion.
+func applyPositional(dst []byte, d bson.Doc, parts []string, key string) (bson.Doc, error) {
+	b := bson.NewBuilder(dst[len(dst):])
+	if _, err := positionalDoc(b, d, parts, key); err != nil {
+		return nil, err
 	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return b.Finish(), nil
 }
 
-func appendPositional(b *bson.Builder, e bson.Element, md *MatchDetails) error {
-	if e.Value.Type != bson.TypeArray {
-		return mongoerr.New(51246, "Executor error during find command :: caused by :: positional operator '.$' couldn't find a matching element in the array")
+// positionalDoc copies d into b, replacing the first array met along
+// parts; it reports whether an array was met.
+func positionalDoc(b *bson.Builder, d bson.Doc, parts []string, key string) (bool, error) {
+	done := false
+	it := d.Iter()
+	for it.Next() {
+		e := it.Element()
+		if done || e.Key != parts[0] {
+			b.AppendElement(e)
+			continue
+		}
+		switch {
+		case e.Value.Type == bson.TypeArray:
+			x, ok := bson.Doc(e.Value.Data).Lookup(key)
+			if !ok {
+				return false, mongoerr.New(51247, "positional operator '.$' element mismatch")
+			}
+			b.StartArray(e.Key)
+			b.AppendValue("0", x)
+			b.End()
+			done = true
+		case e.Value.Type == bson.TypeDocument && len(parts) > 1:
+			b.StartDocument(e.Key)
+			found, err := positionalDoc(b, bson.Doc(e.Value.Data), parts[1:], key)
+			if err != nil {
+				return false, err
+			}
+			b.End()
+			done = found
+		default:
+			b.AppendElement(e)
+		}
 	}
-	v, ok := bson.Doc(e.Value.Data).Lookup(md.ElemMatchKey)
-	if !ok {
-		return mongoerr.New(51246, "Executor error during find command :: caused by :: positional operator '.$' couldn't find a matching element in the array")
-	}
-	b.StartArray(e.Key)
-	b.AppendValue("0", v)
-	b.End()
-	return nil
+	return done, nil
 }
 
 // hasInclusionContent reports whether a sub-projection includes anything

@@ -86,3 +86,27 @@ func TestProjectionErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestProjectionPositionalFirstArray(t *testing.T) {
+	p, err := ParseProjection(d(t, `{"a.b.$": 1, "c": 1}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, _ := ParseFilter(d(t, `{"a.b": 2}`), nil)
+	doc := d(t, `{"_id": 1, "a": [{"b": 1, "x": 1}, {"b": 2, "x": 2}], "c": 3}`)
+	var md MatchDetails
+	if !f.MatchDetails(doc, &md) {
+		t.Fatal("no match")
+	}
+	dst := make([]byte, 3, 512)
+	got, err := p.Apply(dst, doc, &md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := normJSON(t, `{"_id": 1, "a": [{"b": 2}], "c": 3}`); js(t, got) != want {
+		t.Errorf("got %s want %s", js(t, got), want)
+	}
+	if _, err := p.Apply(nil, doc, &MatchDetails{}); errCode(err) != 51246 {
+		t.Errorf("no match key: %v", err)
+	}
+}
