@@ -796,14 +796,20 @@ var knownAggOperators = func() map[string]bool {
 }()
 
 // exprNode is $expr in a filter: the document matches when the expression
-// is truthy. An evaluation error counts as no match.
+// is truthy. An evaluation error is reported in MatchDetails.Err.
 type exprNode struct {
 	e    expr
 	vars map[string]bson.Value
 	coll bson.StringComparer
 }
 
-func (n *exprNode) match(d bson.Doc, _ *MatchDetails) bool {
+func (n *exprNode) match(d bson.Doc, md *MatchDetails) bool {
 	v, err := n.e.eval(&evalCtx{root: d, vars: n.vars, coll: n.coll, now: time.Now()})
-	return err == nil && v.Truthy()
+	if err != nil {
+		if md != nil && md.Err == nil {
+			md.Err = err
+		}
+		return false
+	}
+	return v.Truthy()
 }

@@ -16,10 +16,18 @@ type MatchDetails struct {
 	ElemMatchKey string
 	// HasKey reports whether ElemMatchKey was recorded.
 	HasKey bool
+	// Err is set when evaluating an expression ($expr) failed; MongoDB
+	// fails the whole operation then. Match (without details) treats such
+	// a document as not matching.
+	Err error
+
+	// negated counts the negations ($not, $ne, $nor) being evaluated;
+	// positions found under them are not recorded.
+	negated int
 }
 
 func (md *MatchDetails) set(key string) {
-	if md != nil {
+	if md != nil && md.negated == 0 {
 		md.ElemMatchKey, md.HasKey = key, true
 	}
 }
@@ -35,6 +43,9 @@ type andNode []node
 func (n andNode) match(d bson.Doc, md *MatchDetails) bool {
 	for _, c := range n {
 		if !c.match(d, md) {
+			if md != nil && md.negated == 0 {
+				md.ElemMatchKey, md.HasKey = "", false
+			}
 			return false
 		}
 	}
@@ -54,18 +65,34 @@ func (n orNode) match(d bson.Doc, md *MatchDetails) bool {
 
 type norNode []node
 
-func (n norNode) match(d bson.Doc, _ *MatchDetails) bool {
+func (n norNode) match(d bson.Doc, md *MatchDetails) bool {
+	if md != nil {
+		md.negated++
+	}
+	r := true
 	for _, c := range n {
-		if c.match(d, nil) {
-			return false
+		if c.match(d, md) {
+			r = false
+			break
 		}
 	}
-	return true
+	if md != nil {
+		md.negated--
+	}
+	return r
 }
 
 type notNode struct{ n node }
 
-func (n notNode) match(d bson.Doc, _ *MatchDetails) bool { return !n.n.match(d, nil) }
+func (n notNode) match(d bson.Doc, md *MatchDetails) bool {
+	if md == nil {
+		return !n.n.match(d, nil)
+	}
+	md.negated++
+	r := !n.n.match(d, md)
+	md.negated--
+	return r
+}
 
 type constNode bool
 

@@ -376,3 +376,19 @@ func TestFilterInLongList(t *testing.T) {
 		{`{"a": {"$nin": [1, 2, 3, 4, 5, 6, 7, 8, 9]}}`, `{"a": 10}`, true},
 	})
 }
+
+func TestExprErrorReported(t *testing.T) {
+	f, err := ParseFilter(d(t, `{"$expr": {"$add": ["$a", 1]}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var md MatchDetails
+	if f.MatchDetails(d(t, `{"a": "x"}`), &md) || errCode(md.Err) != 16554 {
+		t.Errorf("want error 16554, got %v", md.Err)
+	}
+	g, _ := ParseFilter(d(t, `{"a": {"$ne": 1}, "b": 2}`), nil)
+	md = MatchDetails{}
+	if !g.MatchDetails(d(t, `{"a": [2, 3], "b": [1, 2]}`), &md) || md.ElemMatchKey != "1" {
+		t.Errorf("negation must not record positions: %+v", md)
+	}
+}
