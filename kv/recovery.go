@@ -176,10 +176,13 @@ func (db *DB) initFreeSpace(trees map[string]*treeRoot, fileSize int64) error {
 	used := make([]bool, end)
 	used[0], used[1] = true, true
 	mark := func(e extent) error {
-		if e.pgid+uint64(e.npages) > end {
+		if e.pgid < 2 || e.pgid+uint64(e.npages) > end {
 			return corruptf(dataFileName, e.pgid, "extent of %d pages beyond file end %d", e.npages, end)
 		}
 		for i := uint64(0); i < uint64(e.npages); i++ {
+			if used[e.pgid+i] {
+				return corruptf(dataFileName, e.pgid+i, "page referenced twice")
+			}
 			used[e.pgid+i] = true
 		}
 		return nil

@@ -144,14 +144,19 @@ func (tx *Tx) treeDeleteRange(tr *treeRoot, start, end []byte) (int64, error) {
 		if len(batch) == 0 {
 			return total, nil
 		}
+		deleted := 0
 		for _, k := range batch {
 			found, err := tx.treeDelete(tr, k)
 			if err != nil {
 				return total, err
 			}
 			if found {
-				total++
+				deleted++
 			}
+		}
+		total += int64(deleted)
+		if deleted == 0 {
+			return total, corruptf(dataFileName, 0, "tree %q: keys found by a cursor are not found by search (bad key order)", tr.name)
 		}
 		if len(batch) < cap(batch) {
 			return total, nil
