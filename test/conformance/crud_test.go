@@ -87,6 +87,9 @@ func TestCRUDUnified(t *testing.T) {
 				t.Run(tc.Description, func(t *testing.T) {
 					res := runner.Run(ctx, f, tc)
 					report.Add(f.Name, tc.Description, res)
+					for _, n := range res.Notes {
+						t.Log("note: " + n)
+					}
 					checkOutcome(t, known, f.Name+"/"+tc.Description, res)
 				})
 			}
@@ -141,6 +144,17 @@ func fullReport(r *Report, files []*specFile, summary []byte) []byte {
 	}
 	for _, k := range keys {
 		fmt.Fprintf(&b, "- %s\n    %s\n", k, strings.ReplaceAll(r.Failures[k], "\n", "\n    "))
+	}
+	keys = keys[:0]
+	for k := range r.Notes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) > 0 {
+		fmt.Fprintf(&b, "notes:\n")
+	}
+	for _, k := range keys {
+		fmt.Fprintf(&b, "- %s\n    %s\n", k, strings.Join(r.Notes[k], "\n    "))
 	}
 	return b.Bytes()
 }

@@ -417,3 +417,42 @@ func arrayValue(docs []bson.Raw) bson.RawValue {
 func exactEqual(expected, actual bson.Raw) error {
 	return matcher{}.match("", docValue(expected), docValue(actual), false)
 }
+
+// numericTypeDiff reports the first place where two documents that match
+// with flexible numerics hold numbers of different BSON types ("" if none).
+// MongoDB preserves numeric types through most updates, so a difference in
+// collection contents usually means the server changed a type.
+func numericTypeDiff(path string, expected, actual bson.RawValue) string {
+	switch expected.Type {
+	case bson.TypeEmbeddedDocument:
+		if actual.Type != bson.TypeEmbeddedDocument {
+			return ""
+		}
+		elems, _ := expected.Document().Elements()
+		for _, e := range elems {
+			av, err := actual.Document().LookupErr(e.Key())
+			if err != nil {
+				continue
+			}
+			if d := numericTypeDiff(joinPath(path, e.Key()), e.Value(), av); d != "" {
+				return d
+			}
+		}
+	case bson.TypeArray:
+		if actual.Type != bson.TypeArray {
+			return ""
+		}
+		ev, _ := expected.Array().Values()
+		av, _ := actual.Array().Values()
+		for i := range min(len(ev), len(av)) {
+			if d := numericTypeDiff(joinPath(path, strconv.Itoa(i)), ev[i], av[i]); d != "" {
+				return d
+			}
+		}
+	default:
+		if isNumber(expected) && isNumber(actual) && expected.Type != actual.Type {
+			return fmt.Sprintf("%s: expected %s %s, found %s %s", path, expected.Type, expected, actual.Type, actual)
+		}
+	}
+	return ""
+}

@@ -240,3 +240,22 @@ func TestKnownFailuresFileIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestNumericTypeDiff(t *testing.T) {
+	cases := []struct {
+		a, b string
+		diff bool
+	}{
+		{`{"x": 1}`, `{"x": 1}`, false},
+		{`{"x": 1}`, `{"x": {"$numberLong": "1"}}`, true},
+		{`{"a": [1, {"b": 2.0}]}`, `{"a": [1, {"b": 2}]}`, true},
+		{`{"a": [1, {"b": 2.0}]}`, `{"a": [1, {"b": 2.0}]}`, false},
+		{`{"x": "1"}`, `{"x": 1}`, false}, // not a numeric difference
+	}
+	for _, c := range cases {
+		d := numericTypeDiff("", ej(t, c.a), ej(t, c.b))
+		if (d != "") != c.diff {
+			t.Errorf("numericTypeDiff(%s, %s) = %q, want difference: %v", c.a, c.b, d, c.diff)
+		}
+	}
+}

@@ -36,12 +36,14 @@ type Report struct {
 	Total       Counts
 	Files       map[string]*Counts
 	SkipReasons map[string]int
-	Failures    map[string]string // "file/description" -> message
+	Failures    map[string]string   // "file/description" -> message
+	Notes       map[string][]string // "file/description" -> notes
 }
 
 // NewReport returns an empty report.
 func NewReport() *Report {
-	return &Report{Files: map[string]*Counts{}, SkipReasons: map[string]int{}, Failures: map[string]string{}}
+	return &Report{Files: map[string]*Counts{}, SkipReasons: map[string]int{}, Failures: map[string]string{},
+		Notes: map[string][]string{}}
 }
 
 // Add records one test's outcome.
@@ -55,6 +57,9 @@ func (r *Report) Add(file, description string, res Result) {
 		r.Files[file] = c
 	}
 	c.add(res.Status)
+	if len(res.Notes) > 0 {
+		r.Notes[file+"/"+description] = res.Notes
+	}
 	switch res.Status {
 	case Skipped:
 		r.SkipReasons[res.Reason]++

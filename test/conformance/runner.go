@@ -49,7 +49,8 @@ func (s Status) String() string {
 // Result is the outcome of one spec test.
 type Result struct {
 	Status Status
-	Reason string // skip reason or failure message
+	Reason string   // skip reason or failure message
+	Notes  []string // observations that do not fail the test
 }
 
 // Runner runs unified-format tests against one server.
@@ -154,17 +155,18 @@ func (r *Runner) Run(ctx context.Context, f *specFile, t *specTest) Result {
 	defer cancel()
 	watchdog := time.AfterFunc(r.Timeout, cancel)
 	defer watchdog.Stop()
-	err := r.run(ctx, f, t)
+	var notes []string
+	err := r.run(ctx, f, t, &notes)
 	if why, ok := skipReason(err); ok {
 		return Result{Status: Skipped, Reason: "runner: " + why}
 	}
 	if err != nil {
-		return Result{Status: Failed, Reason: err.Error()}
+		return Result{Status: Failed, Reason: err.Error(), Notes: notes}
 	}
-	return Result{Status: Passed}
+	return Result{Status: Passed, Notes: notes}
 }
 
-func (r *Runner) run(ctx context.Context, f *specFile, t *specTest) error {
+func (r *Runner) run(ctx context.Context, f *specFile, t *specTest, notes *[]string) error {
 	if err := r.setUp(ctx, f.InitialData); err != nil {
 		return fmt.Errorf("initialData: %w", err)
 	}
@@ -197,7 +199,7 @@ func (r *Runner) run(ctx context.Context, f *specFile, t *specTest) error {
 		}
 	}
 	for _, want := range t.Outcome {
-		if err := r.checkOutcome(ctx, want); err != nil {
+		if err := r.checkOutcome(ctx, want, notes); err != nil {
 			return fmt.Errorf("outcome: %w", err)
 		}
 	}
@@ -304,7 +306,7 @@ func (r *Runner) setUp(ctx context.Context, data []collData) error {
 }
 
 // checkOutcome compares a collection's contents, sorted by _id, exactly.
-func (r *Runner) checkOutcome(ctx context.Context, want collData) error {
+func (r *Runner) checkOutcome(ctx context.Context, want collData, notes *[]string) error {
 	coll := r.Internal.Database(want.DatabaseName).Collection(want.CollectionName,
 		options.Collection().SetReadPreference(readpref.Primary()).SetReadConcern(readconcern.Local()))
 	cur, err := coll.Find(ctx, bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
@@ -323,6 +325,10 @@ func (r *Runner) checkOutcome(ctx context.Context, want collData) error {
 		if err := exactEqual(want.Documents[i], res.docs[i]); err != nil {
 			return fmt.Errorf("%s.%s document %d: %v\nexpected: %s\nfound:    %s", want.DatabaseName,
 				want.CollectionName, i, err, want.Documents[i], res.docs[i])
+		}
+		if d := numericTypeDiff("", docValue(want.Documents[i]), docValue(res.docs[i])); d != "" {
+			*notes = append(*notes, fmt.Sprintf("outcome %s.%s document %d: numeric type differs at %s",
+				want.DatabaseName, want.CollectionName, i, d))
 		}
 	}
 	return nil
