@@ -5,12 +5,55 @@
 //
 // Every specification is compiled once into a tree of small matcher or
 // action nodes; evaluating it against a document walks the raw bytes in
-// place and, for the common equality and range predicates, does not
-// allocate.
+// place and, for equality, range and $in predicates on top-level or dotted
+// fields, does not allocate.
 //
 // Paths follow MongoDB's rules: a dotted path descends through embedded
 // documents, traverses arrays implicitly (each element that is a document is
 // searched for the rest of the path), and a numeric component names both an
 // array position and a field called by that number. A missing field compares
 // equal to null.
+//
+// # Supported
+//
+// Filters: $eq $ne $gt $gte $lt $lte $in $nin $and $or $nor $not $exists
+// $type (codes, aliases, "number", arrays of them) $regex/$options and regex
+// literals (options imsxu) $elemMatch (query and value forms) $size $all
+// (with $elemMatch) $mod $bitsAllSet $bitsAnySet $bitsAllClear $bitsAnyClear
+// $comment $alwaysTrue $alwaysFalse, DBRef fields ($ref $id $db), and $expr.
+//
+// Projections: inclusion, exclusion, _id rules, dotted and nested paths,
+// $slice, $elemMatch, positional "a.$", literals and expressions.
+//
+// Sorts: ascending/descending on any path (arrays sort by their smallest or
+// largest element, missing as null, [] before null), $natural, and
+// {$meta: "textScore"} accepted (it orders nothing until text search
+// exists).
+//
+// Updates: $set $unset $inc $mul $min $max $rename $setOnInsert
+// $currentDate $push ($each $slice $sort $position) $addToSet ($each) $pop
+// $pull $pullAll $bit; positional $, $[] and $[<id>] with arrayFilters;
+// replacement documents; pipelines of $set/$addFields, $unset, $project and
+// $replaceRoot/$replaceWith; upsert seeding from the filter's equalities.
+//
+// Expressions ($expr, computed projection fields, update pipelines): field
+// paths, $$ROOT $$CURRENT $$REMOVE $$NOW and let variables, $literal, $eq
+// $ne $gt $gte $lt $lte $cmp $and $or $not $cond $ifNull $in $add
+// $subtract $multiply $concat $size $isArray $type $getField $setField.
+//
+// # Not supported (errors, never wrong answers)
+//
+//   - $where (no server-side JavaScript): NotImplemented (238).
+//   - $text: IndexNotFound (27), as MongoDB without a text index;
+//     {$meta: "textScore"} in a projection: 40218.
+//   - $jsonSchema: NotImplemented (238).
+//   - $near, $nearSphere, $geoNear: BadValue as in a context without geo
+//     support; $geoWithin, $geoIntersects: NotImplemented (238).
+//   - Other aggregation expression operators: NotImplemented (238);
+//     unknown ones: 168 as MongoDB.
+//   - Regular expressions RE2 cannot run (look-around, back-references,
+//     atomic groups, possessive quantifiers, recursion, conditionals, \G):
+//     BadValue (2). Other PCRE syntax Go rejects: 51091.
+//   - Collation caseFirst and maxVariable are accepted and reported but
+//     x/text does not implement them.
 package query

@@ -496,40 +496,75 @@ type renameSrcOp struct{ unsetOp }
 
 func (renameSrcOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, path []string, inArray bool) error {
 	if inArray {
-		return mongoerr.New(mongoerr.PathNotViable, "The source field cannot be an array element, '%s' in doc with %s has an array field called '%s'", strings.Join(path, "."), c.idString(), path[len(path)-2])
+		return badValue("The source field cannot be an array element, '%s' in doc with %s has an array field called '%s'", strings.Join(path, "."), c.idElemString(), path[len(path)-2])
 	}
 	return nil
 }
 
-type renameDstOp struct{ from []string }
+// idElemString prints the _id element as MongoDB's $rename messages do.
+func (c *applyCtx) idElemString() string {
+	if id, ok := c.root.Lookup("_id"); ok {
+		return "_id: " + id.String()
+	}
+	return "no id"
+}
 
-// source finds the value being renamed in the original document.
+type renameDstOp struct {
+	from []string
+	to   []string
+}
+
+// source finds the value being renamed in the original document; numeric
+// components index arrays, but a source inside an array is an error.
 func (o *renameDstOp) source(c *applyCtx) (bson.Value, bool, error) {
-	d := c.root
+	v := bson.Value{Type: bson.TypeDocument, Data: c.root}
+	arrayField := ""
 	for i, p := range o.from {
-		v, ok := d.Lookup(p)
+		var x bson.Value
+		var ok bool
+		switch v.Type {
+		case bson.TypeDocument:
+			x, ok = bson.Doc(v.Data).Lookup(p)
+		case bson.TypeArray:
+			if arrayField == "" {
+				arrayField = o.from[i-1]
+			}
+			if isAllDigits(p) {
+				x, ok = bson.Doc(v.Data).Lookup(p)
+			}
+		}
 		if !ok {
 			return bson.Value{}, false, nil
 		}
-		if i == len(o.from)-1 {
-			return v, true, nil
+		v = x
+	}
+	if arrayField != "" {
+		return bson.Value{}, false, badValue("The source field cannot be an array element, '%s' in doc with %s has an array field called '%s'", strings.Join(o.from, "."), c.idElemString(), arrayField)
+	}
+	return v, true, nil
+}
+
+// checkDest rejects a destination path that goes through an array.
+func (o *renameDstOp) checkDest(c *applyCtx) error {
+	d := c.root
+	for _, p := range o.to[:len(o.to)-1] {
+		v, ok := d.Lookup(p)
+		if !ok {
+			return nil
 		}
 		switch v.Type {
+		case bson.TypeArray:
+			return badValue("The destination field cannot be an array element, '%s' in doc with %s has an array field called '%s'", strings.Join(o.to, "."), c.idElemString(), p)
 		case bson.TypeDocument:
 			d = bson.Doc(v.Data)
-		case bson.TypeArray:
-			return bson.Value{}, false, mongoerr.New(mongoerr.PathNotViable, "The source field cannot be an array element, '%s' in doc with %s: %s has an array field called '%s'", strings.Join(o.from, "."), p, v.String(), p)
 		default:
-			return bson.Value{}, false, nil
+			return nil
 		}
 	}
-	return bson.Value{}, false, nil
+	return nil
 }
 
 func (o *renameDstOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, path []string, inArray bool) error {
-	if inArray {
-		return mongoerr.New(mongoerr.PathNotViable, "The destination field cannot be an array element, '%s' in doc with %s has an array field called '%s'", strings.Join(path, "."), c.idString(), path[len(path)-2])
-	}
 	v, ok, err := o.source(c)
 	if err != nil {
 		return err
@@ -538,6 +573,9 @@ func (o *renameDstOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.V
 		b.AppendValue(key, old)
 		return nil
 	}
+	if err := o.checkDest(c); err != nil {
+		return err
+	}
 	b.AppendValue(key, v)
 	return nil
 }
@@ -545,6 +583,9 @@ func (o *renameDstOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.V
 func (o *renameDstOp) create(c *applyCtx, b *bson.Builder, key string, _ []string) error {
 	v, ok, err := o.source(c)
 	if err != nil || !ok {
+		return err
+	}
+	if err := o.checkDest(c); err != nil {
 		return err
 	}
 	b.AppendValue(key, v)

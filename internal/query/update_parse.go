@@ -423,7 +423,7 @@ func (u *Update) parseRename(f bson.Element, from []string) error {
 	if err := u.insert(f.Key, from, renameSrcOp{}); err != nil {
 		return err
 	}
-	return u.insert(to, toParts, &renameDstOp{from: from})
+	return u.insert(to, toParts, &renameDstOp{from: from, to: toParts})
 }
 
 func integral(v bson.Value) (int64, bool) {

@@ -323,3 +323,27 @@ func TestUpdateArrayPathMustExist(t *testing.T) {
 		}
 	}
 }
+
+func TestRenameThroughArrays(t *testing.T) {
+	cases := []struct{ doc, update, want, msg string }{
+		{`{"_id": "x", "a": [{"b": 1}]}`, `{"$rename": {"a.0.b": "c"}}`, ``, "The source field cannot be an array element, 'a.0.b' in doc with _id: \"x\" has an array field called 'a'"},
+		{`{"_id": 1, "a": [{"a": 1}, {"b": 2}]}`, `{"$rename": {"a.a": "b"}}`, `{"_id": 1, "a": [{"a": 1}, {"b": 2}]}`, ""},
+		{`{"_id": 1, "x": 1, "a": [{"b": 1}]}`, `{"$rename": {"x": "a.0.c"}}`, ``, "The destination field cannot be an array element, 'a.0.c' in doc with _id: 1 has an array field called 'a'"},
+	}
+	for _, c := range cases {
+		u, err := parseUpd(t, c.update, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := u.Apply(nil, d(t, c.doc), nil, false)
+		if c.msg != "" {
+			if errCode(err) != 2 || err.Error() != c.msg {
+				t.Errorf("%s on %s: %v, want %q", c.update, c.doc, err, c.msg)
+			}
+			continue
+		}
+		if err != nil || js(t, got) != normJSON(t, c.want) {
+			t.Errorf("%s on %s: %s %v", c.update, c.doc, js(t, got), err)
+		}
+	}
+}
