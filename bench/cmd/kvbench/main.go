@@ -109,6 +109,22 @@ type engineRun struct {
 	Notes        string   `json:"notes,omitempty"`
 	Error        string   `json:"error,omitempty"`
 	WallNanos    int64    `json:"wall_nanos"`
+	// LoadBefore and LoadAfter are /proc/loadavg when the engine's process
+	// started and ended: the machine is shared.
+	LoadBefore string `json:"load_before,omitempty"`
+	LoadAfter  string `json:"load_after,omitempty"`
+}
+
+func loadAvg() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // runParent runs every engine in its own process, one after another, and
@@ -178,33 +194,53 @@ func runEngine(exe, e string, scale int, dir string, timeout time.Duration, keep
 }
 
 // runChild runs one engine in this process and writes its engineRun to
-// outPath, also when the benchmark fails part way.
+// outPath after every row, so that a run killed by the timeout or failing
+// part way still reports what it measured.
 func runChild(name, dir, outPath string, scale int) error {
 	e, ok := engines[name]
 	if !ok {
 		return fmt.Errorf("unknown engine")
 	}
-	run := engineRun{Engine: name}
+	run := engineRun{Engine: name, LoadBefore: loadAvg()}
+	r := &runner{name: name, dir: filepath.Join(dir, "db"), floorDir: dir, c: countsFor(scale)}
+	save := func() error {
+		run.Results = r.results
+		run.FloorSamples, run.FloorNanos = nil, 0
+		for _, f := range r.floors {
+			run.FloorSamples = append(run.FloorSamples, f.Nanoseconds())
+			run.FloorNanos += f.Nanoseconds()
+		}
+		if len(r.floors) > 0 {
+			run.FloorNanos /= int64(len(r.floors))
+		}
+		run.LoadAfter = loadAvg()
+		data, err := json.MarshalIndent(run, "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding result: %w", err)
+		}
+		tmp := outPath + ".tmp"
+		if err := os.WriteFile(tmp, data, 0o644); err != nil {
+			return fmt.Errorf("writing result: %w", err)
+		}
+		if err := os.Rename(tmp, outPath); err != nil {
+			return fmt.Errorf("writing result: %w", err)
+		}
+		return nil
+	}
+	r.saved = func() {
+		if err := save(); err != nil {
+			progress("%s: %v", name, err)
+		}
+	}
 	err := func() error {
-		dbDir := filepath.Join(dir, "db")
-		if err := os.Mkdir(dbDir, 0o755); err != nil {
+		if err := os.Mkdir(r.dir, 0o755); err != nil {
 			return fmt.Errorf("data directory: %w", err)
 		}
-		s, err := e.open(dbDir)
+		s, err := e.open(r.dir)
 		if err != nil {
 			return fmt.Errorf("open: %w", err)
 		}
-		r := &runner{name: name, dir: dbDir, floorDir: dir, c: countsFor(scale)}
 		s, err = r.run(s)
-		run.Results = r.results
-		var sum int64
-		for _, f := range r.floors {
-			run.FloorSamples = append(run.FloorSamples, f.Nanoseconds())
-			sum += f.Nanoseconds()
-		}
-		if len(r.floors) > 0 {
-			run.FloorNanos = sum / int64(len(r.floors))
-		}
 		run.Notes = s.Notes()
 		if cerr := s.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close: %w", cerr)
@@ -214,12 +250,8 @@ func runChild(name, dir, outPath string, scale int) error {
 	if err != nil {
 		run.Error = err.Error()
 	}
-	data, jerr := json.MarshalIndent(run, "", "  ")
-	if jerr != nil {
-		return fmt.Errorf("encoding result: %w", jerr)
-	}
-	if werr := os.WriteFile(outPath, data, 0o644); werr != nil {
-		return fmt.Errorf("writing result: %w", werr)
+	if serr := save(); serr != nil {
+		return serr
 	}
 	return err
 }

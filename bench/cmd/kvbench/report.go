@@ -242,6 +242,41 @@ func (r *report) markdown(name string) string {
 		"1,000 bare pwrite+fdatasync calls at consecutive offsets of a file preallocated by writing zeros and syncing. " +
 		"The machine is shared, so compare figures as ratios within one run.\n\n")
 
+	b.WriteString("### CPU time\n\nUser+system CPU time of the engine's process (all its threads, background work included) during each timed row, in milliseconds: " +
+		"steadier than wall time when other work shares the machine.\n\n| |")
+	for _, e := range r.Engines {
+		fmt.Fprintf(&b, " %s |", e)
+	}
+	b.WriteString("\n|---|")
+	for range r.Engines {
+		b.WriteString("---:|")
+	}
+	b.WriteString("\n")
+	for _, rw := range r.rows() {
+		if rw.kind != "time" {
+			continue
+		}
+		best, bestE := int64(-1), ""
+		for _, e := range r.Engines {
+			if c, ok := rw.cells[e]; ok && c.Kind == "time" && (best < 0 || c.CPUNanos < best) {
+				best, bestE = c.CPUNanos, e
+			}
+		}
+		fmt.Fprintf(&b, "| %s |", rw.label())
+		for _, e := range r.Engines {
+			s := "—"
+			if c, ok := rw.cells[e]; ok && c.Kind == "time" {
+				s = fmtMillis(float64(c.CPUNanos) / 1e6)
+				if e == bestE {
+					s = "**" + s + "**"
+				}
+			}
+			fmt.Fprintf(&b, " %s |", s)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+
 	if t := r.targets(); t != "" {
 		b.WriteString(t)
 	}
@@ -257,7 +292,8 @@ func (r *report) markdown(name string) string {
 		if run.Notes != "" {
 			fmt.Fprintf(&b, ": %s", run.Notes)
 		}
-		fmt.Fprintf(&b, " (process wall time %s)", time.Duration(run.WallNanos).Round(time.Millisecond))
+		fmt.Fprintf(&b, " (process wall time %s; load average %s at its start, %s at its end)",
+			time.Duration(run.WallNanos).Round(time.Millisecond), run.LoadBefore, run.LoadAfter)
 		if run.Error != "" {
 			fmt.Fprintf(&b, ". **Failed:** %s", run.Error)
 		}
