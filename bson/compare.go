@@ -97,6 +97,13 @@ type StringComparer interface {
 // element, ignoring their keys. The zero Value (missing) sorts before every
 // other value, MinKey included, and equals only itself.
 //
+// Numeric comparison is exact everywhere, including double against
+// decimal128 (0.1 as a double is 0.1000000000000000055511151231257827…, so it
+// is greater than decimal 0.1). MongoDB itself first rounds the double to 34
+// significant digits there, which only matters for decimals agreeing with a
+// double in their first 34 digits; exactness keeps Compare a total order that
+// AppendKey mirrors byte for byte.
+//
 // Compare assumes validated values. It does not allocate.
 func Compare(a, b Value) int { return compareValues(a, b, nil) }
 

@@ -39,11 +39,11 @@ const (
 	decimalMaxCoefLo = 0x378d8e63ffffffff
 )
 
-// limbs is a little-endian big natural number sized for 5^1074 × 2^53 and
-// 2^1024 (the extremes a float64 produces).
+// limbs is a little-endian big natural number sized for the integers a
+// float64 can hold (below 2^1024).
 type limbs struct {
 	n int
-	w [44]uint64
+	w [18]uint64
 }
 
 func (z *limbs) setUint64(x uint64) {
@@ -51,21 +51,6 @@ func (z *limbs) setUint64(x uint64) {
 	if x != 0 {
 		z.w[0] = x
 		z.n = 1
-	}
-}
-
-// mul multiplies z by m in place.
-func (z *limbs) mul(m uint64) {
-	var carry uint64
-	for i := 0; i < z.n; i++ {
-		hi, lo := bits.Mul64(z.w[i], m)
-		var c uint64
-		z.w[i], c = bits.Add64(lo, carry, 0)
-		carry = hi + c
-	}
-	if carry != 0 {
-		z.w[z.n] = carry
-		z.n++
 	}
 }
 
@@ -112,7 +97,6 @@ func (z *limbs) divmod(d uint64) uint64 {
 
 const (
 	pow10_19 = 10000000000000000000
-	pow5_27  = 7450580596923828125
 )
 
 const digitPairs = "00010203040506070809101112131415161718192021222324252627282930313233343536373839" +
@@ -156,7 +140,7 @@ func appendChunk19(dst []byte, x uint64) []byte {
 
 // appendLimbsDigits appends the decimal digits of z (destroying z).
 func appendLimbsDigits(dst []byte, z *limbs) []byte {
-	var chunks [48]uint64
+	var chunks [20]uint64 // 2^1024 < 10^(19×17)
 	nc := 0
 	for z.n > 0 {
 		chunks[nc] = z.divmod(pow10_19)
@@ -345,9 +329,6 @@ var pow10Table = func() (t [20]uint64) {
 	}
 	return t
 }()
-
-// pow5 returns 5^k for 0 <= k <= 27.
-func pow5(k int) uint64 { return pow5Table[k] }
 
 // digitCount returns the number of decimal digits of x > 0.
 func digitCount(x uint64) int {
