@@ -6,14 +6,14 @@ import (
 	"strings"
 )
 
-// String formats v as MongoDB prints values in error messages and logs:
-// numbers plainly (doubles with "%.16g" and a ".0" when that has no point, so
-// 1.0 prints as "1.0"), decimals as NumberDecimal("..."), strings in double
-// quotes (truncated after 150 bytes when longer than 159), documents as
-// { a: 1, b: "x" } and arrays as [ 1, 2 ], and the other types in the shell's
-// constructor style: ObjectId('…'), new Date(ms), Timestamp(t, i),
-// BinData(subtype, HEX), /pattern/options, MinKey, MaxKey. The zero Value
-// prints as MISSING.
+// String formats v as MongoDB's BSONElement::toString prints values in error
+// messages and logs: numbers plainly (doubles with "%.16g" and a ".0" when
+// that has no point, so 1.0 prints as "1.0"; decimals in their canonical
+// string), strings in double quotes (cut to 150 bytes plus "..." from 160
+// bytes on), documents as { a: 1, b: "x" } and arrays as [ 1, 2 ], and the
+// other types in the shell's constructor style: ObjectId('…'), new Date(ms),
+// Timestamp(t, i), BinData(subtype, HEX), UUID("…"), /pattern/options,
+// DBRef('ns',oid), MinKey, MaxKey. The zero Value prints as EOO.
 func (v Value) String() string {
 	var sb strings.Builder
 	appendValueString(&sb, v, 0)
@@ -31,6 +31,7 @@ func (d Doc) String() string {
 const (
 	maxStringShown = 150
 	maxBinaryShown = 70
+	maxCodeShown   = 70
 )
 
 func appendDocString(sb *strings.Builder, d Doc, array bool, depth int) {
@@ -72,7 +73,7 @@ func appendValueString(sb *strings.Builder, v Value, depth int) {
 	var buf [64]byte
 	switch v.Type {
 	case 0:
-		sb.WriteString("MISSING")
+		sb.WriteString("EOO")
 	case TypeDouble:
 		sb.Write(appendDoubleNice(buf[:0], v.Double()))
 	case TypeInt32:
@@ -81,9 +82,7 @@ func appendValueString(sb *strings.Builder, v Value, depth int) {
 		sb.Write(strconv.AppendInt(buf[:0], v.Int64(), 10))
 	case TypeDecimal128:
 		hi, lo := v.Decimal128()
-		sb.WriteString(`NumberDecimal("`)
 		sb.Write(AppendDecimal128(buf[:0], hi, lo))
-		sb.WriteString(`")`)
 	case TypeString, TypeSymbol:
 		s := v.StringValue()
 		sb.WriteByte('"')
@@ -125,6 +124,24 @@ func appendValueString(sb *strings.Builder, v Value, depth int) {
 		sb.WriteByte(')')
 	case TypeBinary:
 		st, data := v.Binary()
+		if st == 2 && len(data) >= 4 { // old binary: drop the inner length
+			data = data[4:]
+		}
+		if st == 4 && len(data) == 16 {
+			h := hex.AppendEncode(buf[:0], data)
+			sb.WriteString(`UUID("`)
+			sb.Write(h[0:8])
+			sb.WriteByte('-')
+			sb.Write(h[8:12])
+			sb.WriteByte('-')
+			sb.Write(h[12:16])
+			sb.WriteByte('-')
+			sb.Write(h[16:20])
+			sb.WriteByte('-')
+			sb.Write(h[20:32])
+			sb.WriteString(`")`)
+			return
+		}
 		sb.WriteString("BinData(")
 		sb.Write(strconv.AppendUint(buf[:0], uint64(st), 10))
 		sb.WriteString(", ")
@@ -147,11 +164,17 @@ func appendValueString(sb *strings.Builder, v Value, depth int) {
 		ns, id := v.DBPointer()
 		sb.WriteString("DBRef('")
 		sb.WriteString(ns)
-		sb.WriteString("', ")
+		sb.WriteString("',")
 		sb.Write(hex.AppendEncode(buf[:0], id[:]))
 		sb.WriteByte(')')
 	case TypeJavaScript:
-		sb.WriteString(v.StringValue())
+		code := v.StringValue()
+		if len(code) >= 80 {
+			sb.WriteString(code[:maxCodeShown])
+			sb.WriteString("...")
+		} else {
+			sb.WriteString(code)
+		}
 	case TypeCodeWithScope:
 		code, scope := v.CodeWithScope()
 		sb.WriteString("CodeWScope( ")
@@ -160,7 +183,8 @@ func appendValueString(sb *strings.Builder, v Value, depth int) {
 		appendDocString(sb, scope, false, depth)
 		sb.WriteString(")")
 	default:
-		sb.WriteString(v.Type.String())
+		sb.WriteString("?type=")
+		sb.Write(strconv.AppendUint(buf[:0], uint64(v.Type), 10))
 	}
 }
 
