@@ -364,11 +364,14 @@ func arrayToObject(e *Env, v bson.Value) (bson.Value, error) {
 		if format == 0 {
 			format = el.Type
 		}
+		if format == bson.TypeArray && el.Type != bson.TypeArray {
+			return missing, errf(40391, "$arrayToObject requires a consistent input format. Elements must all be arrays or all be objects. Array was detected, now found: %s", typeName(el))
+		}
+		if format == bson.TypeDocument && el.Type != bson.TypeDocument {
+			return missing, errf(40396, "$arrayToObject requires a consistent input format. Elements must all be arrays or all be objects. Object was detected, now found: %s", typeName(el))
+		}
 		switch el.Type {
 		case bson.TypeArray:
-			if format != bson.TypeArray {
-				return missing, errf(40391, "$arrayToObject requires a consistent input format. Elements must all be arrays or all be objects. Object was detected, now found: %s", typeName(el))
-			}
 			pair := el.Document().Values()
 			if len(pair) != 2 {
 				return missing, errf(40397, "$arrayToObject requires an array of size 2 arrays,found array of size: %d", len(pair))
@@ -382,9 +385,6 @@ func arrayToObject(e *Env, v bson.Value) (bson.Value, error) {
 			}
 			f.set(k, pair[1])
 		case bson.TypeDocument:
-			if format != bson.TypeDocument {
-				return missing, errf(40396, "$arrayToObject requires a consistent input format. Elements must all be arrays or all be objects. Array was detected, now found: %s", typeName(el))
-			}
 			d := el.Document()
 			if n := d.Len(); n != 2 {
 				return missing, errf(40392, "$arrayToObject requires an object keys of 'k' and 'v'. Found incorrect number of keys:%d", n)

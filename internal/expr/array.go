@@ -1,0 +1,961 @@
+package expr
+
+import (
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+// Array and set operators.
+
+func init() {
+	regBinary("$arrayElemAt", func(e *Env, a, i bson.Value) (bson.Value, error) { return arrayElemAt(e, "$arrayElemAt", a, i) })
+	regUnary("$first", func(e *Env, a bson.Value) (bson.Value, error) { return arrayElemAt(e, "$first", a, vZero) })
+	regUnary("$last", func(e *Env, a bson.Value) (bson.Value, error) { return arrayElemAt(e, "$last", a, vMinusOne) })
+	regUnary("$size", arraySize)
+	regUnary("$isArray", func(e *Env, v bson.Value) (bson.Value, error) { return vBool(v.Type == bson.TypeArray), nil })
+	regNary("$concatArrays", 0, -1, concatArrays)
+	regUnary("$reverseArray", reverseArray)
+	regNary("$slice", 2, 3, slice)
+	regBinary("$in", in)
+	regNary("$indexOfArray", 2, 4, indexOfArray)
+	regNary("$range", 2, 3, rangeOp)
+	register("$zip", parseZip)
+	register("$sortArray", parseSortArray)
+	register("$filter", parseFilter)
+	register("$map", parseMap)
+	register("$reduce", parseReduce)
+
+	regNary("$setUnion", 0, -1, setUnion)
+	regNary("$setIntersection", 0, -1, setIntersection)
+	regBinary("$setDifference", setDifference)
+	regNary("$setEquals", 0, -1, setEquals)
+	regBinary("$setIsSubset", setIsSubset)
+	regUnary("$anyElementTrue", func(e *Env, v bson.Value) (bson.Value, error) { return elementsTrue(v, "$anyElementTrue", true) })
+	regUnary("$allElementsTrue", func(e *Env, v bson.Value) (bson.Value, error) { return elementsTrue(v, "$allElementsTrue", false) })
+}
+
+const (
+	maxRangeBytes = 64 * 1024 * 1024
+	maxArena      = 512 * 1024 * 1024
+)
+
+func (e *Env) checkArena() error {
+	if len(e.arena) > maxArena {
+		return errWork()
+	}
+	return nil
+}
+
+func arrayElemAt(e *Env, name string, a, idx bson.Value) (bson.Value, error) {
+	if nullish(a) || nullish(idx) {
+		return vNull, nil
+	}
+	if a.Type != bson.TypeArray {
+		if name == "$arrayElemAt" {
+			return missing, errf(28689, "$arrayElemAt's first argument must be an array, but is %s", typeName(a))
+		}
+		return missing, errf(28689, "%s's argument must be an array, but is %s", name, typeName(a))
+	}
+	if !idx.IsNumber() {
+		return missing, errf(28690, "%s's second argument must be a numeric value, but is %s", name, typeName(idx))
+	}
+	if !isIntegral32(idx) {
+		return missing, errf(28691, "%s's second argument must be representable as a 32-bit integer: %s", name, idx.String())
+	}
+	i := int(toLong(idx))
+	if i < 0 {
+		i += arrayLen(a)
+		if i < 0 {
+			return missing, nil
+		}
+	}
+	it := bson.Doc(a.Data).Iter()
+	for k := 0; it.Next(); k++ {
+		if k == i {
+			return it.Element().Value, nil
+		}
+	}
+	return missing, nil
+}
+
+func arraySize(e *Env, v bson.Value) (bson.Value, error) {
+	if v.Type != bson.TypeArray {
+		return missing, errf(17124, "The argument to $size must be an array. Type of argument was: %s", typeName(v))
+	}
+	return e.int32(int32(arrayLen(v))), nil
+}
+
+func concatArrays(e *Env, args []bson.Value) (bson.Value, error) {
+	start := len(e.vs)
+	for _, a := range args {
+		if nullish(a) {
+			e.vs = e.vs[:start]
+			return vNull, nil
+		}
+		if a.Type != bson.TypeArray {
+			e.vs = e.vs[:start]
+			return missing, errf(28664, "$concatArrays only supports arrays, not %s", typeName(a))
+		}
+		e.pushElems(a)
+	}
+	out := e.array(e.vs[start:])
+	e.vs = e.vs[:start]
+	return out, e.checkArena()
+}
+
+func reverseArray(e *Env, a bson.Value) (bson.Value, error) {
+	if nullish(a) {
+		return vNull, nil
+	}
+	if a.Type != bson.TypeArray {
+		return missing, errf(34435, "The argument to $reverseArray must be an array, but was of type: %s", typeName(a))
+	}
+	start := e.pushElems(a)
+	s := e.vs[start:]
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+	out := e.array(s)
+	e.vs = e.vs[:start]
+	return out, nil
+}
+
+func slice(e *Env, args []bson.Value) (bson.Value, error) {
+	a := args[0]
+	for _, v := range args {
+		if nullish(v) {
+			return vNull, nil
+		}
+	}
+	if a.Type != bson.TypeArray {
+		return missing, errf(28724, "First argument to $slice must be an array, but is of type: %s", typeName(a))
+	}
+	p := args[1]
+	if !p.IsNumber() {
+		return missing, errf(28725, "Second argument to $slice must be a numeric value, but is of type: %s", typeName(p))
+	}
+	if !isIntegral32(p) {
+		return missing, errf(28726, "Second argument to $slice can't be represented as a 32-bit integer: %s", p.String())
+	}
+	start := e.pushElems(a)
+	elems := e.vs[start:]
+	n := len(elems)
+	var from, to int
+	if len(args) == 2 {
+		k := int(toLong(p))
+		if k >= 0 {
+			from, to = 0, min(k, n)
+		} else {
+			from, to = max(n+k, 0), n
+		}
+	} else {
+		c := args[2]
+		if !c.IsNumber() {
+			e.vs = e.vs[:start]
+			return missing, errf(28727, "Third argument to $slice must be numeric, but is of type: %s", typeName(c))
+		}
+		if !isIntegral32(c) {
+			e.vs = e.vs[:start]
+			return missing, errf(28728, "Third argument to $slice can't be represented as a 32-bit integer: %s", c.String())
+		}
+		cnt := int(toLong(c))
+		if cnt <= 0 {
+			e.vs = e.vs[:start]
+			return missing, errf(28729, "Third argument to $slice must be positive: %s", c.String())
+		}
+		pos := int(toLong(p))
+		if pos < 0 {
+			pos = max(n+pos, 0)
+		}
+		from = min(pos, n)
+		to = min(from+cnt, n)
+	}
+	out := e.array(elems[from:to])
+	e.vs = e.vs[:start]
+	return out, nil
+}
+
+func in(e *Env, v, a bson.Value) (bson.Value, error) {
+	if a.Type != bson.TypeArray {
+		return missing, errf(40081, "$in requires an array as a second argument, found: %s", typeName(a))
+	}
+	it := bson.Doc(a.Data).Iter()
+	for it.Next() {
+		if e.compare(v, it.Element().Value) == 0 {
+			return vTrue, nil
+		}
+	}
+	return vFalse, nil
+}
+
+func indexOfArray(e *Env, args []bson.Value) (bson.Value, error) {
+	a, v := args[0], args[1]
+	if nullish(a) {
+		return vNull, nil
+	}
+	if a.Type != bson.TypeArray {
+		return missing, errf(40090, "$indexOfArray requires an array as a first argument, found: %s", typeName(a))
+	}
+	n := arrayLen(a)
+	start, end := 0, n
+	for i, which := range []string{"starting", "ending"} {
+		if len(args) <= 2+i {
+			break
+		}
+		x := args[2+i]
+		if !isIntegral32(x) {
+			return missing, errf(40096, "$indexOfArray requires an integral %s index, found a value of type: %s, with value: %s", which, typeName(x), x.String())
+		}
+		k := int(toLong(x))
+		if k < 0 {
+			return missing, errf(40097, "$indexOfArray requires a nonnegative %s index, found: %d", which, k)
+		}
+		if i == 0 {
+			start = k
+		} else {
+			end = min(k, n)
+		}
+	}
+	it := bson.Doc(a.Data).Iter()
+	for k := 0; it.Next() && k < end; k++ {
+		if k >= start && e.compare(it.Element().Value, v) == 0 {
+			return e.int32(int32(k)), nil
+		}
+	}
+	return e.int32(-1), nil
+}
+
+func rangeOp(e *Env, args []bson.Value) (bson.Value, error) {
+	what := []string{"starting value", "ending value", "step value"}
+	codes := [][2]int32{{34443, 34444}, {34445, 34446}, {34447, 34448}}
+	var vals [3]int64
+	vals[2] = 1
+	for i, v := range args {
+		if !v.IsNumber() {
+			return missing, errf(codes[i][0], "$range requires a numeric %s, found value of type: %s", what[i], typeName(v))
+		}
+		if !isIntegral32(v) {
+			return missing, errf(codes[i][1], "$range requires a %s that can be represented as a 32-bit integer, found value: %s", what[i], v.String())
+		}
+		vals[i] = toLong(v)
+	}
+	lo, hi, step := vals[0], vals[1], vals[2]
+	if step == 0 {
+		return missing, errf(34449, "$range requires a non-zero step value")
+	}
+	count := int64(0)
+	if step > 0 && hi > lo {
+		count = (hi - lo + step - 1) / step
+	} else if step < 0 && hi < lo {
+		count = (lo - hi - step - 1) / -step
+	}
+	if bytes := count * 16; bytes > maxRangeBytes {
+		return missing, errf(5515500, "$range would use too much memory (%d bytes) and cannot spill to disk. Memory limit: %d bytes", bytes, maxRangeBytes)
+	}
+	e.work += int(count)
+	if e.work > maxWork {
+		return missing, errWork()
+	}
+	start := len(e.vs)
+	for i, x := int64(0), lo; i < count; i, x = i+1, x+step {
+		e.vs = append(e.vs, e.int32(int32(x)))
+	}
+	out := e.array(e.vs[start:])
+	e.vs = e.vs[:start]
+	return out, e.checkArena()
+}
+
+// ---- $zip ----
+
+type zipNode struct {
+	inputs   []node
+	defaults []node
+	longest  bool
+}
+
+func parseZip(p *parser, name string, arg bson.Value) (node, error) {
+	if arg.Type != bson.TypeDocument {
+		return nil, errf(34460, "$zip only supports an object as an argument, found %s", typeName(arg))
+	}
+	n := &zipNode{}
+	var inputsV, defaultsV bson.Value
+	it := arg.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		switch el.Key {
+		case "inputs":
+			inputsV = el.Value
+		case "defaults":
+			defaultsV = el.Value
+		case "useLongestLength":
+			if el.Value.Type != bson.TypeBoolean {
+				return nil, errf(34463, "useLongestLength must be a bool, found %s", typeName(el.Value))
+			}
+			n.longest = el.Value.Boolean()
+		default:
+			return nil, errf(34464, "$zip found an unknown argument: %s", el.Key)
+		}
+	}
+	if inputsV.Type != bson.TypeArray {
+		if inputsV.Type == 0 {
+			return nil, errf(34465, "$zip requires at least one input array")
+		}
+		return nil, errf(34461, "inputs must be an array of expressions, found %s", typeName(inputsV))
+	}
+	var err error
+	if n.inputs, err = p.parseAll(inputsV.Document().Values()); err != nil {
+		return nil, err
+	}
+	if len(n.inputs) == 0 {
+		return nil, errf(34465, "$zip requires at least one input array")
+	}
+	if defaultsV.Type != 0 {
+		if defaultsV.Type != bson.TypeArray {
+			return nil, errf(34462, "defaults must be an array of expressions, found %s", typeName(defaultsV))
+		}
+		if !n.longest {
+			return nil, errf(34466, "cannot specify defaults unless useLongestLength is true")
+		}
+		if n.defaults, err = p.parseAll(defaultsV.Document().Values()); err != nil {
+			return nil, err
+		}
+		if len(n.defaults) != len(n.inputs) {
+			return nil, errf(34467, "defaults and inputs must have the same length")
+		}
+	}
+	return n, nil
+}
+
+func (n *zipNode) eval(e *Env) (bson.Value, error) {
+	arrays := make([][]bson.Value, len(n.inputs))
+	minLen, maxLen := math.MaxInt, 0
+	for i, x := range n.inputs {
+		v, err := x.eval(e)
+		if err != nil {
+			return missing, err
+		}
+		if nullish(v) {
+			return vNull, nil
+		}
+		if v.Type != bson.TypeArray {
+			return missing, errf(34468, "$zip found a non-array expression in input: %s", v.String())
+		}
+		arrays[i] = v.Document().Values()
+		minLen = min(minLen, len(arrays[i]))
+		maxLen = max(maxLen, len(arrays[i]))
+	}
+	defs := make([]bson.Value, len(n.inputs))
+	for i := range defs {
+		defs[i] = vNull
+		if n.defaults != nil {
+			v, err := n.defaults[i].eval(e)
+			if err != nil {
+				return missing, err
+			}
+			defs[i] = v
+		}
+	}
+	length := minLen
+	if n.longest {
+		length = maxLen
+	}
+	start := len(e.vs)
+	row := make([]bson.Value, len(arrays))
+	for r := 0; r < length; r++ {
+		for i, a := range arrays {
+			if r < len(a) {
+				row[i] = a[r]
+			} else {
+				row[i] = defs[i]
+			}
+		}
+		e.vs = append(e.vs, e.array(row))
+	}
+	out := e.array(e.vs[start:])
+	e.vs = e.vs[:start]
+	return out, nil
+}
+
+// ---- $sortArray ----
+
+type sortKey struct {
+	path []string
+	desc bool
+}
+
+type sortArrayNode struct {
+	input node
+	whole int // 1 or -1 when sorting by whole values, 0 for a pattern
+	keys  []sortKey
+}
+
+func parseSortArray(p *parser, name string, arg bson.Value) (node, error) {
+	if arg.Type != bson.TypeDocument {
+		return nil, errf(2942500, "$sortArray requires an object as an argument, found: %s", typeName(arg))
+	}
+	n := &sortArrayNode{}
+	var sortBy bson.Value
+	it := arg.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		switch el.Key {
+		case "input":
+			x, err := p.parse(el.Value)
+			if err != nil {
+				return nil, err
+			}
+			n.input = x
+		case "sortBy":
+			sortBy = el.Value
+		default:
+			return nil, errf(2942501, "$sortArray found an unknown argument: %s", el.Key)
+		}
+	}
+	if n.input == nil {
+		return nil, errf(2942502, "$sortArray requires 'input' to be specified")
+	}
+	if sortBy.Type == 0 {
+		return nil, errf(2942503, "$sortArray requires 'sortBy' to be specified")
+	}
+	keys, whole, err := parseSortSpec(sortBy)
+	if err != nil {
+		return nil, err
+	}
+	n.keys, n.whole = keys, whole
+	return n, nil
+}
+
+// parseSortSpec reads a sort specification: 1/-1 (whole values) or
+// {path: 1|-1, ...}.
+func parseSortSpec(v bson.Value) ([]sortKey, int, error) {
+	if v.IsNumber() {
+		d := toFloat(v)
+		if d != 1 && d != -1 {
+			return nil, 0, errf(2942505, "$sortArray sortBy must be 1 or -1, or an object, but got: %s", v.String())
+		}
+		return nil, int(d), nil
+	}
+	if v.Type != bson.TypeDocument || v.Document().Len() == 0 {
+		return nil, 0, errf(2942505, "$sortArray sortBy must be 1 or -1, or a non-empty object, but got: %s", v.String())
+	}
+	var keys []sortKey
+	it := v.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		if !el.Value.IsNumber() || (toFloat(el.Value) != 1 && toFloat(el.Value) != -1) {
+			return nil, 0, errf(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+		}
+		keys = append(keys, sortKey{path: strings.Split(strings.Clone(el.Key), "."), desc: toFloat(el.Value) < 0})
+	}
+	return keys, 0, nil
+}
+
+func (n *sortArrayNode) eval(e *Env) (bson.Value, error) {
+	v, err := n.input.eval(e)
+	if err != nil {
+		return missing, err
+	}
+	if nullish(v) {
+		return vNull, nil
+	}
+	if v.Type != bson.TypeArray {
+		return missing, errf(2942504, "The input argument to $sortArray must be an array, but was of type: %s", typeName(v))
+	}
+	start := e.pushElems(v)
+	elems := e.vs[start:]
+	sort.SliceStable(elems, func(i, j int) bool {
+		return e.sortCompare(elems[i], elems[j], n.whole, n.keys) < 0
+	})
+	out := e.array(elems)
+	e.vs = e.vs[:start]
+	return out, nil
+}
+
+func (e *Env) sortCompare(a, b bson.Value, whole int, keys []sortKey) int {
+	if whole != 0 {
+		return whole * e.compare(a, b)
+	}
+	for _, k := range keys {
+		ka, kb := sortKeyValue(a, k.path, k.desc), sortKeyValue(b, k.path, k.desc)
+		c := bson.CompareCollated(ka, kb, e.opts.Collation)
+		if k.desc {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// sortKeyValue extracts the sort key at path: missing sorts as null; for
+// arrays, the smallest (ascending) or largest (descending) element.
+func sortKeyValue(v bson.Value, path []string, desc bool) bson.Value {
+	for i, p := range path {
+		switch v.Type {
+		case bson.TypeDocument:
+			nv, ok := v.Document().Lookup(p)
+			if !ok {
+				return vNull
+			}
+			v = nv
+		case bson.TypeArray:
+			var best bson.Value
+			it := v.Document().Iter()
+			for it.Next() {
+				x := sortKeyValue(it.Element().Value, path[i:], desc)
+				if best.Type == 0 || desc && bson.Compare(x, best) > 0 || !desc && bson.Compare(x, best) < 0 {
+					best = x
+				}
+			}
+			if best.Type == 0 {
+				return vNull
+			}
+			return best
+		default:
+			return vNull
+		}
+	}
+	if v.Type == bson.TypeArray {
+		var best bson.Value
+		it := v.Document().Iter()
+		for it.Next() {
+			x := it.Element().Value
+			if best.Type == 0 || desc && bson.Compare(x, best) > 0 || !desc && bson.Compare(x, best) < 0 {
+				best = x
+			}
+		}
+		if best.Type == 0 {
+			return emptyArr
+		}
+		return best
+	}
+	return v
+}
+
+// ---- $filter, $map, $reduce ----
+
+type filterNode struct {
+	input, cond, limit node
+	slot               int
+}
+
+func parseFilter(p *parser, name string, arg bson.Value) (node, error) {
+	if arg.Type != bson.TypeDocument {
+		return nil, errf(28646, "$filter only supports an object as its argument")
+	}
+	m := map[string]bson.Value{}
+	it := arg.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		switch el.Key {
+		case "input", "as", "cond", "limit":
+			m[el.Key] = el.Value
+		default:
+			return nil, errf(28647, "Unrecognized parameter to $filter: %s", el.Key)
+		}
+	}
+	if _, ok := m["input"]; !ok {
+		return nil, errf(28648, "Missing 'input' parameter to $filter")
+	}
+	if _, ok := m["cond"]; !ok {
+		return nil, errf(28650, "Missing 'cond' parameter to $filter")
+	}
+	n := &filterNode{}
+	var err error
+	if n.input, err = p.parse(m["input"]); err != nil {
+		return nil, err
+	}
+	if n.limit, err = p.optNode(m, "limit"); err != nil {
+		return nil, err
+	}
+	as, err := asName(m, "$filter")
+	if err != nil {
+		return nil, err
+	}
+	n.slot = p.declare(as)
+	n.cond, err = p.parse(m["cond"])
+	p.popScope(1)
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+func asName(m map[string]bson.Value, op string) (string, error) {
+	v, ok := m["as"]
+	if !ok {
+		return "this", nil
+	}
+	if v.Type != bson.TypeString {
+		return "", errf(16866, "empty variable names are not allowed")
+	}
+	name := v.StringValue()
+	if err := validateVarWrite(name); err != nil {
+		return "", err
+	}
+	return strings.Clone(name), nil
+}
+
+func (n *filterNode) eval(e *Env) (bson.Value, error) {
+	in, err := n.input.eval(e)
+	if err != nil {
+		return missing, err
+	}
+	limit := -1
+	if n.limit != nil {
+		lv, err := n.limit.eval(e)
+		if err != nil {
+			return missing, err
+		}
+		if !nullish(lv) {
+			if !isIntegral32(lv) {
+				return missing, errf(327391, "$filter: limit must be represented as a 32-bit integral value: %s", lv.String())
+			}
+			limit = int(toLong(lv))
+			if limit < 1 {
+				return missing, errf(327392, "$filter: limit must be greater than 0: %d", limit)
+			}
+		}
+	}
+	if nullish(in) {
+		return vNull, nil
+	}
+	if in.Type != bson.TypeArray {
+		return missing, errf(28651, "input to $filter must be an array not %s", typeName(in))
+	}
+	start := len(e.vs)
+	it := in.Document().Iter()
+	for it.Next() && limit != 0 {
+		el := it.Element().Value
+		e.vars[n.slot] = el
+		c, err := n.cond.eval(e)
+		if err != nil {
+			e.vs = e.vs[:start]
+			return missing, err
+		}
+		if Truthy(c) {
+			e.vs = append(e.vs, el)
+			limit--
+		}
+	}
+	out := e.array(e.vs[start:])
+	e.vs = e.vs[:start]
+	return out, nil
+}
+
+type mapNode struct {
+	input, in node
+	slot      int
+}
+
+func parseMap(p *parser, name string, arg bson.Value) (node, error) {
+	if arg.Type != bson.TypeDocument {
+		return nil, errf(16878, "$map only supports an object as its argument")
+	}
+	m := map[string]bson.Value{}
+	it := arg.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		switch el.Key {
+		case "input", "as", "in":
+			m[el.Key] = el.Value
+		default:
+			return nil, errf(16879, "Unrecognized parameter to $map: %s", el.Key)
+		}
+	}
+	if _, ok := m["input"]; !ok {
+		return nil, errf(16880, "Missing 'input' parameter to $map")
+	}
+	if _, ok := m["in"]; !ok {
+		return nil, errf(16882, "Missing 'in' parameter to $map")
+	}
+	n := &mapNode{}
+	var err error
+	if n.input, err = p.parse(m["input"]); err != nil {
+		return nil, err
+	}
+	as, err := asName(m, "$map")
+	if err != nil {
+		return nil, err
+	}
+	n.slot = p.declare(as)
+	n.in, err = p.parse(m["in"])
+	p.popScope(1)
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *mapNode) eval(e *Env) (bson.Value, error) {
+	in, err := n.input.eval(e)
+	if err != nil {
+		return missing, err
+	}
+	if nullish(in) {
+		return vNull, nil
+	}
+	if in.Type != bson.TypeArray {
+		return missing, errf(16883, "input to $map must be an array not %s", typeName(in))
+	}
+	start := len(e.vs)
+	it := in.Document().Iter()
+	for it.Next() {
+		e.vars[n.slot] = it.Element().Value
+		v, err := n.in.eval(e)
+		if err != nil {
+			e.vs = e.vs[:start]
+			return missing, err
+		}
+		e.vs = append(e.vs, v)
+	}
+	out := e.array(e.vs[start:])
+	e.vs = e.vs[:start]
+	return out, e.checkArena()
+}
+
+type reduceNode struct {
+	input, init, in     node
+	thisSlot, valueSlot int
+}
+
+func parseReduce(p *parser, name string, arg bson.Value) (node, error) {
+	if arg.Type != bson.TypeDocument {
+		return nil, errf(40075, "$reduce requires an object as an argument, found: %s", typeName(arg))
+	}
+	m := map[string]bson.Value{}
+	it := arg.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		switch el.Key {
+		case "input", "initialValue", "in":
+			m[el.Key] = el.Value
+		default:
+			return nil, errf(40076, "$reduce found an unknown argument: %s", el.Key)
+		}
+	}
+	for _, k := range []struct {
+		name string
+		code int32
+	}{{"input", 40077}, {"initialValue", 40078}, {"in", 40079}} {
+		if _, ok := m[k.name]; !ok {
+			return nil, errf(k.code, "$reduce requires '%s' to be specified", k.name)
+		}
+	}
+	n := &reduceNode{}
+	var err error
+	if n.input, err = p.parse(m["input"]); err != nil {
+		return nil, err
+	}
+	if n.init, err = p.parse(m["initialValue"]); err != nil {
+		return nil, err
+	}
+	n.thisSlot = p.declare("this")
+	n.valueSlot = p.declare("value")
+	n.in, err = p.parse(m["in"])
+	p.popScope(2)
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+func (n *reduceNode) eval(e *Env) (bson.Value, error) {
+	in, err := n.input.eval(e)
+	if err != nil {
+		return missing, err
+	}
+	if nullish(in) {
+		return vNull, nil
+	}
+	if in.Type != bson.TypeArray {
+		return missing, errf(40080, "$reduce requires input to be an array, found %s", typeName(in))
+	}
+	acc, err := n.init.eval(e)
+	if err != nil {
+		return missing, err
+	}
+	it := in.Document().Iter()
+	for it.Next() {
+		e.vars[n.thisSlot] = it.Element().Value
+		e.vars[n.valueSlot] = acc
+		if acc, err = n.in.eval(e); err != nil {
+			return missing, err
+		}
+		if err := e.checkArena(); err != nil {
+			return missing, err
+		}
+	}
+	return acc, nil
+}
+
+// ---- sets ----
+
+// valueSet is a small ordered set of values under the env's collation.
+type valueSet struct {
+	e    *Env
+	vals []bson.Value
+}
+
+func (s *valueSet) has(v bson.Value) bool {
+	i := sort.Search(len(s.vals), func(i int) bool { return s.e.compare(s.vals[i], v) >= 0 })
+	return i < len(s.vals) && s.e.compare(s.vals[i], v) == 0
+}
+
+func (s *valueSet) add(v bson.Value) {
+	i := sort.Search(len(s.vals), func(i int) bool { return s.e.compare(s.vals[i], v) >= 0 })
+	if i < len(s.vals) && s.e.compare(s.vals[i], v) == 0 {
+		return
+	}
+	s.vals = append(s.vals, bson.Value{})
+	copy(s.vals[i+1:], s.vals[i:])
+	s.vals[i] = v
+}
+
+func (s *valueSet) addArray(a bson.Value) {
+	it := a.Document().Iter()
+	for it.Next() {
+		s.add(it.Element().Value)
+	}
+}
+
+func setUnion(e *Env, args []bson.Value) (bson.Value, error) {
+	s := valueSet{e: e}
+	null := false
+	for _, a := range args {
+		if nullish(a) {
+			null = true
+			continue
+		}
+		if a.Type != bson.TypeArray {
+			return missing, errf(17043, "All operands of $setUnion must be arrays. One argument is of type: %s", typeName(a))
+		}
+		s.addArray(a)
+	}
+	if null {
+		return vNull, nil
+	}
+	return e.array(s.vals), nil
+}
+
+func setIntersection(e *Env, args []bson.Value) (bson.Value, error) {
+	var cur *valueSet
+	null := false
+	for _, a := range args {
+		if nullish(a) {
+			null = true
+			continue
+		}
+		if a.Type != bson.TypeArray {
+			return missing, errf(17047, "All operands of $setIntersection must be arrays. One argument is of type: %s", typeName(a))
+		}
+		if null {
+			continue
+		}
+		next := &valueSet{e: e}
+		it := a.Document().Iter()
+		for it.Next() {
+			v := it.Element().Value
+			if cur == nil || cur.has(v) {
+				next.add(v)
+			}
+		}
+		cur = next
+	}
+	if null {
+		return vNull, nil
+	}
+	if cur == nil {
+		return emptyArr, nil
+	}
+	return e.array(cur.vals), nil
+}
+
+func setDifference(e *Env, a, b bson.Value) (bson.Value, error) {
+	if nullish(a) || nullish(b) {
+		return vNull, nil
+	}
+	if a.Type != bson.TypeArray {
+		return missing, errf(17048, "both operands of $setDifference must be arrays. First argument is of type: %s", typeName(a))
+	}
+	if b.Type != bson.TypeArray {
+		return missing, errf(17049, "both operands of $setDifference must be arrays. Second argument is of type: %s", typeName(b))
+	}
+	rhs := valueSet{e: e}
+	rhs.addArray(b)
+	seen := valueSet{e: e}
+	start := len(e.vs)
+	it := a.Document().Iter()
+	for it.Next() {
+		v := it.Element().Value
+		if !rhs.has(v) && !seen.has(v) {
+			seen.add(v)
+			e.vs = append(e.vs, v)
+		}
+	}
+	out := e.array(e.vs[start:])
+	e.vs = e.vs[:start]
+	return out, nil
+}
+
+func setEquals(e *Env, args []bson.Value) (bson.Value, error) {
+	if len(args) < 2 {
+		return missing, errf(17045, "$setEquals needs at least two arguments had: %d", len(args))
+	}
+	var first *valueSet
+	for _, a := range args {
+		if a.Type != bson.TypeArray {
+			return missing, errf(17044, "All operands of $setEquals must be arrays. One argument is of type: %s", typeName(a))
+		}
+		s := &valueSet{e: e}
+		s.addArray(a)
+		if first == nil {
+			first = s
+			continue
+		}
+		if len(s.vals) != len(first.vals) {
+			return vFalse, nil
+		}
+		for i := range s.vals {
+			if e.compare(s.vals[i], first.vals[i]) != 0 {
+				return vFalse, nil
+			}
+		}
+	}
+	return vTrue, nil
+}
+
+func setIsSubset(e *Env, a, b bson.Value) (bson.Value, error) {
+	if a.Type != bson.TypeArray {
+		return missing, errf(17046, "both operands of $setIsSubset must be arrays. First argument is of type: %s", typeName(a))
+	}
+	if b.Type != bson.TypeArray {
+		return missing, errf(17042, "both operands of $setIsSubset must be arrays. Second argument is of type: %s", typeName(b))
+	}
+	rhs := valueSet{e: e}
+	rhs.addArray(b)
+	it := a.Document().Iter()
+	for it.Next() {
+		if !rhs.has(it.Element().Value) {
+			return vFalse, nil
+		}
+	}
+	return vTrue, nil
+}
+
+func elementsTrue(v bson.Value, name string, any bool) (bson.Value, error) {
+	if v.Type != bson.TypeArray {
+		return missing, errf(17040, "%s's argument must be an array, but is %s", name, typeName(v))
+	}
+	it := v.Document().Iter()
+	for it.Next() {
+		if Truthy(it.Element().Value) == any {
+			return vBool(any), nil
+		}
+	}
+	return vBool(!any), nil
+}

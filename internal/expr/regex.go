@@ -1,0 +1,325 @@
+package expr
+
+import (
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// $regexMatch, $regexFind and $regexFindAll. MongoDB uses PCRE; Cairn
+// translates patterns to Go's RE2 and rejects the PCRE-only constructs
+// (look-around, back-references, possessive quantifiers, atomic groups)
+// with NotImplemented rather than matching differently.
+
+func init() {
+	register("$regexMatch", parseRegex("$regexMatch", regexMatchMode))
+	register("$regexFind", parseRegex("$regexFind", regexFindMode))
+	register("$regexFindAll", parseRegex("$regexFindAll", regexFindAllMode))
+}
+
+const (
+	regexMatchMode = iota
+	regexFindMode
+	regexFindAllMode
+)
+
+const maxRegexLength = 32761
+
+type regexNode struct {
+	name                  string
+	mode                  int
+	input, regex, options node
+	fixed                 *regexp.Regexp // compiled at parse time when constant
+}
+
+func parseRegex(name string, mode int) opParser {
+	return func(p *parser, _ string, arg bson.Value) (node, error) {
+		if arg.Type != bson.TypeDocument {
+			return nil, errf(51103, "%s expects an object of named arguments but found: %s", name, typeName(arg))
+		}
+		n := &regexNode{name: name, mode: mode}
+		it := arg.Document().Iter()
+		for it.Next() {
+			el := it.Element()
+			x, err := p.parse(el.Value)
+			if err != nil {
+				return nil, err
+			}
+			switch el.Key {
+			case "input":
+				n.input = x
+			case "regex":
+				n.regex = x
+			case "options":
+				n.options = x
+			default:
+				return nil, errf(31024, "%s found an unknown argument: %s", name, el.Key)
+			}
+		}
+		if n.input == nil {
+			return nil, errf(31022, "%s requires 'input' parameter", name)
+		}
+		if n.regex == nil {
+			return nil, errf(31023, "%s requires 'regex' parameter", name)
+		}
+		rc, ok1 := n.regex.(constNode)
+		var oc constNode
+		ok2 := true
+		if n.options != nil {
+			oc, ok2 = n.options.(constNode)
+		}
+		if ok1 && ok2 && !nullish(rc.v) && !nullish(oc.v) {
+			re, err := n.compile(rc.v, oc.v)
+			if err != nil {
+				return nil, err
+			}
+			n.fixed = re
+		}
+		return n, nil
+	}
+}
+
+func (n *regexNode) compile(rv, ov bson.Value) (*regexp.Regexp, error) {
+	var pattern, opts string
+	switch rv.Type {
+	case bson.TypeString:
+		pattern = rv.StringValue()
+	case bson.TypeRegex:
+		pattern, opts = rv.Regex()
+	default:
+		return nil, errf(51105, "%s needs 'regex' to be of type string or regex", n.name)
+	}
+	if ov.Type != 0 && ov.Type != bson.TypeNull && ov.Type != bson.TypeUndefined {
+		if ov.Type != bson.TypeString {
+			return nil, errf(51106, "%s needs 'options' to be of type string", n.name)
+		}
+		if opts != "" && ov.StringValue() != "" {
+			return nil, errf(51107, "%s found regex option(s) specified in both 'regex' and 'option' fields", n.name)
+		}
+		if opts == "" {
+			opts = ov.StringValue()
+		}
+	}
+	if strings.IndexByte(pattern, 0) >= 0 {
+		return nil, errf(51109, "%s: regular expression cannot contain an embedded null byte", n.name)
+	}
+	if strings.IndexByte(opts, 0) >= 0 {
+		return nil, errf(51110, "%s: regular expression options cannot contain an embedded null byte", n.name)
+	}
+	return compileRegex(n.name, pattern, opts)
+}
+
+func compileRegex(name, pattern, opts string) (*regexp.Regexp, error) {
+	var flags strings.Builder
+	extended := false
+	for _, c := range opts {
+		switch c {
+		case 'i', 'm', 's':
+			flags.WriteRune(c)
+		case 'x':
+			extended = true
+		case 'u':
+		default:
+			return nil, errf(51108, "%s invalid flag in regex options: %c", name, c)
+		}
+	}
+	if len(pattern) > maxRegexLength {
+		return nil, errf(51111, "Invalid Regex in %s: pattern string is longer than the limit set by the application", name)
+	}
+	tr, err := translatePCRE(name, pattern, extended)
+	if err != nil {
+		return nil, err
+	}
+	if flags.Len() > 0 {
+		tr = "(?" + flags.String() + ")" + tr
+	}
+	re, cerr := regexp.Compile(tr)
+	if cerr != nil {
+		return nil, errf(51111, "Invalid Regex in %s: %s", name, cerr.Error())
+	}
+	return re, nil
+}
+
+// translatePCRE rewrites the PCRE constructs RE2 spells differently and
+// rejects the ones it cannot run.
+func translatePCRE(name, p string, extended bool) (string, error) {
+	var b strings.Builder
+	inClass := false
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		switch {
+		case c == '\\' && i+1 < len(p):
+			d := p[i+1]
+			if !inClass && d >= '1' && d <= '9' {
+				return "", unsupportedRegex(name, "back-references")
+			}
+			if d == 'Z' && !inClass {
+				b.WriteString(`(?:\n?\z)`)
+				i++
+				continue
+			}
+			b.WriteByte(c)
+			b.WriteByte(d)
+			i++
+		case inClass:
+			if c == ']' {
+				inClass = false
+			}
+			b.WriteByte(c)
+		case c == '[':
+			inClass = true
+			b.WriteByte(c)
+			if i+1 < len(p) && p[i+1] == '^' {
+				b.WriteByte('^')
+				i++
+			}
+			if i+1 < len(p) && p[i+1] == ']' {
+				b.WriteString(`\]`)
+				i++
+			}
+		case c == '(' && i+2 < len(p) && p[i+1] == '?':
+			switch p[i+2] {
+			case '=', '!':
+				return "", unsupportedRegex(name, "look-ahead")
+			case '<':
+				if i+3 < len(p) && (p[i+3] == '=' || p[i+3] == '!') {
+					return "", unsupportedRegex(name, "look-behind")
+				}
+				b.WriteString("(?P<")
+				i += 2
+				continue
+			case '>':
+				return "", unsupportedRegex(name, "atomic groups")
+			case '#':
+				j := strings.IndexByte(p[i:], ')')
+				if j < 0 {
+					return "", errf(51111, "Invalid Regex in %s: missing ) after comment", name)
+				}
+				i += j
+				continue
+			}
+			b.WriteByte(c)
+		case (c == '+') && i > 0 && (p[i-1] == '+' || p[i-1] == '*' || p[i-1] == '?' || p[i-1] == '}') && (i < 2 || p[i-2] != '\\'):
+			return "", unsupportedRegex(name, "possessive quantifiers")
+		case extended && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'):
+		case extended && c == '#':
+			for i < len(p) && p[i] != '\n' {
+				i++
+			}
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), nil
+}
+
+func unsupportedRegex(name, what string) error {
+	return errf(mongoerr.NotImplemented, "%s: regular expression %s are not supported by Cairn", name, what)
+}
+
+func (n *regexNode) eval(e *Env) (bson.Value, error) {
+	in, err := n.input.eval(e)
+	if err != nil {
+		return missing, err
+	}
+	re := n.fixed
+	if re == nil {
+		rv, err := n.regex.eval(e)
+		if err != nil {
+			return missing, err
+		}
+		var ov bson.Value
+		if n.options != nil {
+			if ov, err = n.options.eval(e); err != nil {
+				return missing, err
+			}
+		}
+		if nullish(rv) {
+			return n.noMatch(e, in)
+		}
+		if re, err = n.compile(rv, ov); err != nil {
+			return missing, err
+		}
+	}
+	if nullish(in) {
+		return n.noMatch(e, in)
+	}
+	if in.Type != bson.TypeString {
+		return missing, errf(51104, "%s needs 'input' to be of type string", n.name)
+	}
+	s := in.StringValue()
+	switch n.mode {
+	case regexMatchMode:
+		return vBool(re.MatchString(s)), nil
+	case regexFindMode:
+		m := re.FindStringSubmatchIndex(s)
+		if m == nil {
+			return vNull, nil
+		}
+		return e.regexResult(s, m), nil
+	}
+	start := len(e.vs)
+	pos := 0
+	for pos <= len(s) {
+		m := re.FindStringSubmatchIndex(s[pos:])
+		if m == nil {
+			break
+		}
+		for i := range m {
+			if m[i] >= 0 {
+				m[i] += pos
+			}
+		}
+		e.vs = append(e.vs, e.regexResult(s, m))
+		if m[1] > m[0] {
+			pos = m[1]
+		} else {
+			if m[1] >= len(s) {
+				break
+			}
+			_, sz := utf8.DecodeRuneInString(s[m[1]:])
+			pos = m[1] + sz
+		}
+		e.work++
+		if e.work > maxWork {
+			e.vs = e.vs[:start]
+			return missing, errWork()
+		}
+	}
+	out := e.array(e.vs[start:])
+	e.vs = e.vs[:start]
+	return out, nil
+}
+
+func (n *regexNode) noMatch(e *Env, in bson.Value) (bson.Value, error) {
+	if !nullish(in) && in.Type != bson.TypeString {
+		return missing, errf(51104, "%s needs 'input' to be of type string", n.name)
+	}
+	switch n.mode {
+	case regexMatchMode:
+		return vFalse, nil
+	case regexFindMode:
+		return vNull, nil
+	}
+	return emptyArr, nil
+}
+
+var regexResultKeys = []string{"match", "idx", "captures"}
+
+func (e *Env) regexResult(s string, m []int) bson.Value {
+	start := len(e.vs)
+	for g := 1; g < len(m)/2; g++ {
+		if m[2*g] < 0 {
+			e.vs = append(e.vs, vNull)
+		} else {
+			e.vs = append(e.vs, e.str(s[m[2*g]:m[2*g+1]]))
+		}
+	}
+	caps := e.array(e.vs[start:])
+	e.vs = e.vs[:start]
+	fields := [3]bson.Value{e.str(s[m[0]:m[1]]), e.int32(int32(utf8.RuneCountInString(s[:m[0]]))), caps}
+	return e.document(regexResultKeys, fields[:])
+}
