@@ -47,8 +47,8 @@
 //   - $text: IndexNotFound (27), as MongoDB without a text index;
 //     {$meta: "textScore"} in a projection: 40218.
 //   - $jsonSchema: NotImplemented (238).
-//   - $near, $nearSphere, $geoNear: BadValue as in a context without geo
-//     support; $geoWithin, $geoIntersects: NotImplemented (238).
+//   - $near, $nearSphere, $geoNear: NoQueryExecutionPlans (291), as MongoDB
+//     without a geo index; $geoWithin, $geoIntersects: NotImplemented (238).
 //   - Other aggregation expression operators: NotImplemented (238);
 //     unknown ones: 168 as MongoDB.
 //   - Regular expressions RE2 cannot run (look-around, back-references,

@@ -294,7 +294,7 @@ func TestFilterErrors(t *testing.T) {
 		{`{"$where": "true"}`, 238, ""},
 		{`{"$text": {"$search": "x"}}`, 27, ""},
 		{`{"$jsonSchema": {}}`, 238, ""},
-		{`{"a": {"$near": [0, 0]}}`, 2, ""},
+		{`{"a": {"$near": [0, 0]}}`, 291, ""},
 		{`{"a": {"$elemMatch": {"$expr": {}}}}`, 2, "$expr can only be applied to the top-level document"},
 		{`{"$alwaysTrue": 2}`, 9, "$alwaysTrue must be an integer value of 1"},
 	}
