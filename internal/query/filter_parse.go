@@ -120,7 +120,11 @@ func (p *filterParser) parse(d bson.Doc, level parseLevel) (node, error) {
 			and = append(and, &leafNode{parts: parts, m: m})
 			continue
 		}
-		and = append(and, &leafNode{parts: parts, m: &cmpMatcher{op: opEQ, rhs: e.Value, coll: p.coll}})
+		pr, err := p.cmp(opEQ, e.Key, e.Value)
+		if err != nil {
+			return nil, err
+		}
+		and = append(and, pr.bind(parts))
 	}
 	if it.Corrupt() {
 		return nil, mongoerr.New(mongoerr.InvalidBSON, "invalid BSON in query filter")
@@ -314,6 +318,9 @@ func (p *filterParser) cmp(op cmpOp, path string, v bson.Value) (pred, error) {
 	if op != opEQ && v.Type == bson.TypeRegex {
 		return nil, badValue("Can't have RegEx as arg to predicate over field '%s'.", path)
 	}
+	if v.Type == bson.TypeUndefined {
+		return nil, badValue("cannot compare to undefined")
+	}
 	return &leafPred{m: &cmpMatcher{op: op, rhs: v, coll: p.coll}}, nil
 }
 
@@ -334,7 +341,10 @@ func (p *filterParser) parseSubField(path string, context bson.Doc, e bson.Eleme
 		if v.Type == bson.TypeRegex {
 			return nil, badValue("Can't have regex as arg to $ne.")
 		}
-		eq, _ := p.cmp(opEQ, path, v)
+		eq, err := p.cmp(opEQ, path, v)
+		if err != nil {
+			return nil, err
+		}
 		return &notPred{eq}, nil
 	case "$not":
 		return p.parseNot(path, v, level)
@@ -444,6 +454,8 @@ func (p *filterParser) parseIn(arr bson.Doc) (*inMatcher, error) {
 				return nil, err
 			}
 			m.regexes = append(m.regexes, r)
+		case bson.TypeUndefined:
+			return nil, badValue("InMatchExpression equality cannot be undefined")
 		case bson.TypeNull:
 			m.hasNull = true
 			m.eqs = append(m.eqs, v)
@@ -561,7 +573,10 @@ func (p *filterParser) parseAll(path string, v bson.Value) (pred, error) {
 		case x.Type == bson.TypeDocument && isPathOperator(firstKey(bson.Doc(x.Data))):
 			return nil, badValue("no $ expressions in $all")
 		default:
-			pr, _ := p.cmp(opEQ, path, x)
+			pr, err := p.cmp(opEQ, path, x)
+			if err != nil {
+				return nil, err
+			}
 			out = append(out, pr)
 		}
 	}

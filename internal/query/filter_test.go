@@ -297,6 +297,8 @@ func TestFilterErrors(t *testing.T) {
 		{`{"a": {"$near": [0, 0]}}`, 291, ""},
 		{`{"a": {"$elemMatch": {"$expr": {}}}}`, 2, "$expr can only be applied to the top-level document"},
 		{`{"$alwaysTrue": 2}`, 9, "$alwaysTrue must be an integer value of 1"},
+		{`{"a": {"$undefined": true}}`, 2, "cannot compare to undefined"},
+		{`{"a": {"$in": [{"$undefined": true}]}}`, 2, "InMatchExpression equality cannot be undefined"},
 	}
 	for _, c := range cases {
 		_, err := ParseFilter(d(t, c.filter), nil)
