@@ -116,3 +116,26 @@ func TestCompareDecimal128(t *testing.T) {
 		t.Error("CompareDecimal128 wrong")
 	}
 }
+
+func TestRoundDigits(t *testing.T) {
+	cases := []struct {
+		in     string
+		exp, n int
+		out    string
+		outExp int
+	}{
+		{"125", 1, 2, "12", 1},   // tie to even (down)
+		{"135", 1, 2, "14", 1},   // tie to even (up)
+		{"1251", 1, 2, "13", 1},  // above the tie
+		{"995", 3, 2, "1", 4},    // carry out
+		{"1049", 0, 3, "105", 0}, // no trailing zero kept
+		{"12", 0, 5, "12", 0},
+		{"4999999999999999999", 0, 1, "5", 0},
+	}
+	for _, c := range cases {
+		d, e := roundDigits([]byte(c.in), c.exp, c.n)
+		if string(d) != c.out || e != c.outExp {
+			t.Errorf("roundDigits(%s, %d, %d) = %s, %d; want %s, %d", c.in, c.exp, c.n, d, e, c.out, c.outExp)
+		}
+	}
+}

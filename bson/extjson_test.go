@@ -97,3 +97,13 @@ func TestValidateStrictUTF8(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendExtJSON(t *testing.T) {
+	got, err := AppendExtJSON([]byte("x="), vInt64(7), true)
+	if err != nil || string(got) != `x={"$numberLong":"7"}` {
+		t.Fatalf("AppendExtJSON = %s, %v", got, err)
+	}
+	if _, err := AppendExtJSON(nil, Value{Type: 0x42}, true); err == nil {
+		t.Fatal("unknown type marshalled")
+	}
+}
