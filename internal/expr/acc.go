@@ -1,0 +1,675 @@
+package expr
+
+import (
+	"math"
+	"sort"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// Accumulators for $group (and window functions): $sum $avg $min $max
+// $first $last $push $addToSet $count $stdDevPop $stdDevSamp $mergeObjects
+// $top $bottom $topN $bottomN $firstN $lastN $maxN $minN.
+
+// Accumulator folds the documents of one group.
+type Accumulator interface {
+	// Add evaluates the accumulator's argument against root and folds it.
+	Add(root bson.Doc, env *Env) error
+	// Result returns the accumulated value; it does not reference any Env.
+	Result() bson.Value
+}
+
+// AccumulatorSpec is a parsed accumulator; New makes a fresh accumulator
+// for one group, sharing the compiled expressions.
+type AccumulatorSpec struct {
+	Op   string
+	arg  Expr
+	n    Expr // for the N variants
+	sort []sortKey
+	out  Expr // $top/$bottom output
+	opts *Options
+}
+
+// maxAccumulatorBytes is the memory limit of $push/$addToSet and the N
+// accumulators, as MongoDB's internalQueryMaxPushBytes/AddToSetBytes.
+const maxAccumulatorBytes = 100 * 1024 * 1024
+
+// NewAccumulator parses an accumulator and returns a fresh instance.
+func NewAccumulator(op string, arg bson.Value, opts *Options) (Accumulator, error) {
+	s, err := ParseAccumulator(op, arg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s.New(), nil
+}
+
+// ParseAccumulator parses {op: arg} as it appears in a $group field.
+func ParseAccumulator(op string, arg bson.Value, opts *Options) (*AccumulatorSpec, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	s := &AccumulatorSpec{Op: op, opts: opts}
+	var err error
+	switch op {
+	case "$sum", "$avg", "$min", "$max", "$first", "$last", "$push", "$addToSet",
+		"$stdDevPop", "$stdDevSamp", "$mergeObjects":
+		s.arg, err = Parse(arg, opts)
+	case "$count":
+		if arg.Type != bson.TypeDocument || arg.Document().Len() != 0 {
+			return nil, errf(mongoerr.FailedToParse, "$count takes no arguments, i.e. $count:{}")
+		}
+	case "$top", "$bottom", "$topN", "$bottomN":
+		err = s.parseTopBottom(arg)
+	case "$firstN", "$lastN", "$maxN", "$minN":
+		err = s.parseN(arg)
+	default:
+		return nil, errf(15952, "unknown group operator '%s'", op)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *AccumulatorSpec) parseN(arg bson.Value) error {
+	if arg.Type != bson.TypeDocument {
+		return errf(5787801, "specification must be an object; found %s", arg.String())
+	}
+	var input, n bson.Value
+	it := arg.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		switch el.Key {
+		case "input":
+			input = el.Value
+		case "n":
+			n = el.Value
+		default:
+			return errf(5787901, "Unknown argument for 'n' operator: %s", el.Key)
+		}
+	}
+	if n.Type == 0 {
+		return errf(5787906, "Missing value for 'n'")
+	}
+	if input.Type == 0 {
+		return errf(5787907, "Missing value for 'input'")
+	}
+	var err error
+	if s.arg, err = Parse(input, s.opts); err != nil {
+		return err
+	}
+	if s.n, err = Parse(n, s.opts); err != nil {
+		return err
+	}
+	return s.checkConstN()
+}
+
+func (s *AccumulatorSpec) checkConstN() error {
+	if v, ok := Constant(s.n); ok {
+		_, err := validN(v)
+		return err
+	}
+	return nil
+}
+
+func validN(v bson.Value) (int, error) {
+	if !v.IsNumber() || !isIntegral(v) {
+		return 0, errf(5787902, "Value for 'n' must be of integral type, but found %s", v.String())
+	}
+	n := toLong(v)
+	if n <= 0 {
+		return 0, errf(5787908, "'n' must be greater than 0, found %d", n)
+	}
+	return int(min(n, math.MaxInt32)), nil
+}
+
+func (s *AccumulatorSpec) parseTopBottom(arg bson.Value) error {
+	if arg.Type != bson.TypeDocument {
+		return errf(5788001, "specification must be an object; found %s", arg.String())
+	}
+	var out, sortBy, n bson.Value
+	it := arg.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		switch el.Key {
+		case "output":
+			out = el.Value
+		case "sortBy":
+			sortBy = el.Value
+		case "n":
+			if s.Op == "$top" || s.Op == "$bottom" {
+				return errf(5787904, "Unknown argument to %s 'n'", s.Op)
+			}
+			n = el.Value
+		default:
+			return errf(5788002, "Unknown argument to %s '%s'", s.Op, el.Key)
+		}
+	}
+	if out.Type == 0 {
+		return errf(5788004, "Missing value for 'output'")
+	}
+	if sortBy.Type != bson.TypeDocument {
+		return errf(5788005, "Missing value for 'sortBy'")
+	}
+	keys, _, err := parseSortSpec(sortBy)
+	if err != nil {
+		return err
+	}
+	s.sort = keys
+	if s.out, err = Parse(out, s.opts); err != nil {
+		return err
+	}
+	if s.Op == "$topN" || s.Op == "$bottomN" {
+		if n.Type == 0 {
+			return errf(5787906, "Missing value for 'n'")
+		}
+		if s.n, err = Parse(n, s.opts); err != nil {
+			return err
+		}
+		return s.checkConstN()
+	}
+	return nil
+}
+
+// New returns a fresh accumulator for one group.
+func (s *AccumulatorSpec) New() Accumulator {
+	switch s.Op {
+	case "$sum":
+		return &sumAcc{spec: s}
+	case "$count":
+		return &countAcc{}
+	case "$avg":
+		return &avgAcc{spec: s}
+	case "$min":
+		return &minMaxAcc{spec: s, sign: -1}
+	case "$max":
+		return &minMaxAcc{spec: s, sign: 1}
+	case "$first":
+		return &firstLastAcc{spec: s, first: true}
+	case "$last":
+		return &firstLastAcc{spec: s}
+	case "$push":
+		return &pushAcc{spec: s}
+	case "$addToSet":
+		return &pushAcc{spec: s, set: true}
+	case "$stdDevPop":
+		return &stdDevAcc{spec: s}
+	case "$stdDevSamp":
+		return &stdDevAcc{spec: s, samp: true}
+	case "$mergeObjects":
+		return &mergeAcc{spec: s}
+	case "$top", "$bottom", "$topN", "$bottomN":
+		return &topAcc{spec: s, bottom: s.Op == "$bottom" || s.Op == "$bottomN", single: s.Op == "$top" || s.Op == "$bottom"}
+	case "$firstN", "$lastN":
+		return &firstNAcc{spec: s, last: s.Op == "$lastN"}
+	case "$maxN", "$minN":
+		return &minMaxNAcc{spec: s, max: s.Op == "$maxN"}
+	}
+	return nil
+}
+
+func (s *AccumulatorSpec) eval(x Expr, root bson.Doc, env *Env) (bson.Value, error) {
+	return Eval(x, root, env)
+}
+
+func (s *AccumulatorSpec) evalN(root bson.Doc, env *Env) (int, error) {
+	v, err := Eval(s.n, root, env)
+	if err != nil {
+		return 0, err
+	}
+	return validN(v)
+}
+
+// ---- $sum, $count, $avg ----
+
+type sumAcc struct {
+	spec *AccumulatorSpec
+	s    sumState
+}
+
+func (a *sumAcc) Add(root bson.Doc, env *Env) error {
+	v, err := a.spec.eval(a.spec.arg, root, env)
+	if err != nil {
+		return err
+	}
+	a.AddValue(v)
+	return nil
+}
+
+// AddValue folds one value (non-numbers are ignored).
+func (a *sumAcc) AddValue(v bson.Value) { a.s.add(v) }
+
+func (a *sumAcc) Result() bson.Value {
+	e := NewEnv(nil)
+	if a.s.typ == 0 {
+		return copyValue(e.int32(0))
+	}
+	return copyValue(a.s.result(e))
+}
+
+type countAcc struct{ n int64 }
+
+func (a *countAcc) Add(bson.Doc, *Env) error { a.n++; return nil }
+
+func (a *countAcc) Result() bson.Value {
+	e := NewEnv(nil)
+	return copyValue(e.intOrLong(a.n))
+}
+
+type avgAcc struct {
+	spec  *AccumulatorSpec
+	s     sumState
+	count int64
+}
+
+func (a *avgAcc) Add(root bson.Doc, env *Env) error {
+	v, err := a.spec.eval(a.spec.arg, root, env)
+	if err != nil {
+		return err
+	}
+	if a.s.add(v) {
+		a.count++
+	}
+	return nil
+}
+
+func (a *avgAcc) Result() bson.Value {
+	if a.count == 0 {
+		return vNull
+	}
+	e := NewEnv(nil)
+	if a.s.typ == bson.TypeDecimal128 {
+		total := decAdd(a.s.dsum, a.s.nonDecimal())
+		return copyValue(e.dec(decDiv(total, decFromInt(a.count))))
+	}
+	var total float64
+	if !a.s.iover {
+		total = float64(a.s.isum)
+	} else {
+		total = a.s.float()
+	}
+	return copyValue(e.double(total / float64(a.count)))
+}
+
+// ---- $min, $max ----
+
+type minMaxAcc struct {
+	spec *AccumulatorSpec
+	sign int
+	cur  bson.Value
+}
+
+func (a *minMaxAcc) Add(root bson.Doc, env *Env) error {
+	v, err := a.spec.eval(a.spec.arg, root, env)
+	if err != nil {
+		return err
+	}
+	if nullish(v) {
+		return nil
+	}
+	if a.cur.Type == 0 || a.sign*bson.CompareCollated(v, a.cur, a.spec.opts.Collation) > 0 {
+		a.cur = copyValue(v)
+	}
+	return nil
+}
+
+func (a *minMaxAcc) Result() bson.Value {
+	if a.cur.Type == 0 {
+		return vNull
+	}
+	return a.cur
+}
+
+// ---- $first, $last ----
+
+type firstLastAcc struct {
+	spec  *AccumulatorSpec
+	first bool
+	seen  bool
+	cur   bson.Value
+}
+
+func (a *firstLastAcc) Add(root bson.Doc, env *Env) error {
+	if a.first && a.seen {
+		return nil
+	}
+	v, err := a.spec.eval(a.spec.arg, root, env)
+	if err != nil {
+		return err
+	}
+	a.seen = true
+	a.cur = copyValue(v)
+	return nil
+}
+
+func (a *firstLastAcc) Result() bson.Value {
+	if a.cur.Type == 0 {
+		return vNull
+	}
+	return a.cur
+}
+
+// ---- $push, $addToSet ----
+
+type pushAcc struct {
+	spec  *AccumulatorSpec
+	set   bool
+	vals  []bson.Value
+	bytes int
+	index map[string]struct{} // $addToSet without collation: exact BSON bytes of a canonical form
+}
+
+func (a *pushAcc) Add(root bson.Doc, env *Env) error {
+	v, err := a.spec.eval(a.spec.arg, root, env)
+	if err != nil {
+		return err
+	}
+	if v.Type == 0 {
+		return nil
+	}
+	if a.set {
+		for _, x := range a.vals {
+			if bson.CompareCollated(x, v, a.spec.opts.Collation) == 0 {
+				return nil
+			}
+		}
+	}
+	a.bytes += len(v.Data) + 16
+	if a.bytes > maxAccumulatorBytes {
+		name := "$push"
+		if a.set {
+			name = "$addToSet"
+		}
+		return errf(146, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", name, maxAccumulatorBytes)
+	}
+	a.vals = append(a.vals, copyValue(v))
+	return nil
+}
+
+func (a *pushAcc) Result() bson.Value {
+	e := NewEnv(nil)
+	return copyValue(e.array(a.vals))
+}
+
+// ---- $stdDevPop, $stdDevSamp ----
+
+type stdDevAcc struct {
+	spec       *AccumulatorSpec
+	samp       bool
+	n          int64
+	mean, m2   float64
+	nonFinite  bool
+	nonFiniteV float64
+}
+
+func (a *stdDevAcc) Add(root bson.Doc, env *Env) error {
+	v, err := a.spec.eval(a.spec.arg, root, env)
+	if err != nil {
+		return err
+	}
+	if !v.IsNumber() {
+		return nil
+	}
+	x := toFloat(v)
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		a.nonFinite = true
+	}
+	a.n++
+	d := x - a.mean
+	a.mean += d / float64(a.n)
+	a.m2 += d * (x - a.mean)
+	return nil
+}
+
+func (a *stdDevAcc) Result() bson.Value {
+	e := NewEnv(nil)
+	if a.n == 0 || a.samp && a.n == 1 {
+		return vNull
+	}
+	if a.nonFinite {
+		return copyValue(e.double(math.NaN()))
+	}
+	div := float64(a.n)
+	if a.samp {
+		div--
+	}
+	return copyValue(e.double(math.Sqrt(math.Max(a.m2, 0) / div)))
+}
+
+// ---- $mergeObjects ----
+
+type mergeAcc struct {
+	spec *AccumulatorSpec
+	f    fieldList
+}
+
+func (a *mergeAcc) Add(root bson.Doc, env *Env) error {
+	v, err := a.spec.eval(a.spec.arg, root, env)
+	if err != nil {
+		return err
+	}
+	if nullish(v) {
+		return nil
+	}
+	if v.Type != bson.TypeDocument {
+		return errf(40400, "$mergeObjects requires object inputs, but input %s is of type %s", v.String(), typeName(v))
+	}
+	it := v.Document().Iter()
+	for it.Next() {
+		el := it.Element()
+		a.f.set(string([]byte(el.Key)), copyValue(el.Value))
+	}
+	return nil
+}
+
+func (a *mergeAcc) Result() bson.Value {
+	e := NewEnv(nil)
+	return copyValue(e.document(a.f.keys, a.f.vals))
+}
+
+// ---- $top, $bottom, $topN, $bottomN ----
+
+type ranked struct {
+	key bson.Value // the sort key document {k0: v0, ...} (heap)
+	out bson.Value
+	seq int
+}
+
+type topAcc struct {
+	spec   *AccumulatorSpec
+	bottom bool
+	single bool
+	n      int
+	items  []ranked
+	seq    int
+	bytes  int
+}
+
+func (a *topAcc) less(x, y ranked) bool {
+	for i, k := range a.spec.sort {
+		kx := sortKeyAt(x.key, i)
+		ky := sortKeyAt(y.key, i)
+		c := bson.CompareCollated(kx, ky, a.spec.opts.Collation)
+		if k.desc {
+			c = -c
+		}
+		if a.bottom {
+			c = -c
+		}
+		if c != 0 {
+			return c < 0
+		}
+	}
+	if a.bottom {
+		return x.seq > y.seq
+	}
+	return x.seq < y.seq
+}
+
+func sortKeyAt(key bson.Value, i int) bson.Value {
+	it := key.Document().Iter()
+	for j := 0; it.Next(); j++ {
+		if j == i {
+			return it.Element().Value
+		}
+	}
+	return vNull
+}
+
+func (a *topAcc) Add(root bson.Doc, env *Env) error {
+	if a.n == 0 {
+		a.n = 1
+		if !a.single {
+			n, err := a.spec.evalN(root, env)
+			if err != nil {
+				return err
+			}
+			a.n = n
+		}
+	}
+	out, err := Eval(a.spec.out, root, env)
+	if err != nil {
+		return err
+	}
+	if out.Type == 0 {
+		out = vNull
+	}
+	out = copyValue(out)
+	var b bson.Builder
+	for i, k := range a.spec.sort {
+		b.AppendValue(bson.Index(i), sortKeyValue(bson.Value{Type: bson.TypeDocument, Data: root}, k.path, k.desc))
+	}
+	item := ranked{key: bson.Value{Type: bson.TypeDocument, Data: b.Finish()}, out: out, seq: a.seq}
+	a.seq++
+	i := sort.Search(len(a.items), func(i int) bool { return a.less(item, a.items[i]) })
+	if i >= a.n {
+		return nil
+	}
+	a.items = append(a.items, ranked{})
+	copy(a.items[i+1:], a.items[i:])
+	a.items[i] = item
+	if len(a.items) > a.n {
+		a.items = a.items[:a.n]
+	}
+	a.bytes += len(out.Data) + len(item.key.Data)
+	if a.bytes > maxAccumulatorBytes && len(a.items) == a.n {
+		a.bytes = 0
+		for _, it := range a.items {
+			a.bytes += len(it.out.Data) + len(it.key.Data)
+		}
+	}
+	if a.bytes > maxAccumulatorBytes {
+		return errf(146, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", a.spec.Op, maxAccumulatorBytes)
+	}
+	return nil
+}
+
+func (a *topAcc) Result() bson.Value {
+	if a.single {
+		if len(a.items) == 0 {
+			return vNull
+		}
+		return a.items[0].out
+	}
+	vals := make([]bson.Value, len(a.items))
+	for i, it := range a.items {
+		if a.bottom {
+			vals[len(vals)-1-i] = it.out // $bottomN lists in sort order
+		} else {
+			vals[i] = it.out
+		}
+	}
+	e := NewEnv(nil)
+	return copyValue(e.array(vals))
+}
+
+// ---- $firstN, $lastN ----
+
+type firstNAcc struct {
+	spec  *AccumulatorSpec
+	last  bool
+	n     int
+	vals  []bson.Value
+	bytes int
+}
+
+func (a *firstNAcc) Add(root bson.Doc, env *Env) error {
+	if a.n == 0 {
+		n, err := a.spec.evalN(root, env)
+		if err != nil {
+			return err
+		}
+		a.n = n
+	}
+	if !a.last && len(a.vals) >= a.n {
+		return nil
+	}
+	v, err := Eval(a.spec.arg, root, env)
+	if err != nil {
+		return err
+	}
+	if v.Type == 0 {
+		v = vNull
+	}
+	a.vals = append(a.vals, copyValue(v))
+	if a.last && len(a.vals) > a.n {
+		copy(a.vals, a.vals[1:])
+		a.vals = a.vals[:a.n]
+	}
+	return nil
+}
+
+func (a *firstNAcc) Result() bson.Value {
+	e := NewEnv(nil)
+	return copyValue(e.array(a.vals))
+}
+
+// ---- $maxN, $minN ----
+
+type minMaxNAcc struct {
+	spec *AccumulatorSpec
+	max  bool
+	n    int
+	vals []bson.Value // sorted best first
+}
+
+func (a *minMaxNAcc) Add(root bson.Doc, env *Env) error {
+	if a.n == 0 {
+		n, err := a.spec.evalN(root, env)
+		if err != nil {
+			return err
+		}
+		a.n = n
+	}
+	v, err := Eval(a.spec.arg, root, env)
+	if err != nil {
+		return err
+	}
+	if nullish(v) {
+		return nil
+	}
+	better := func(x, y bson.Value) bool {
+		c := bson.CompareCollated(x, y, a.spec.opts.Collation)
+		if a.max {
+			return c > 0
+		}
+		return c < 0
+	}
+	i := sort.Search(len(a.vals), func(i int) bool { return better(v, a.vals[i]) })
+	if i >= a.n {
+		return nil
+	}
+	a.vals = append(a.vals, bson.Value{})
+	copy(a.vals[i+1:], a.vals[i:])
+	a.vals[i] = copyValue(v)
+	if len(a.vals) > a.n {
+		a.vals = a.vals[:a.n]
+	}
+	return nil
+}
+
+func (a *minMaxNAcc) Result() bson.Value {
+	e := NewEnv(nil)
+	return copyValue(e.array(a.vals))
+}

@@ -1,0 +1,84 @@
+package expr
+
+import "testing"
+
+func TestAccumulators(t *testing.T) {
+	docs := []string{
+		`{"a": 1, "s": "x", "g": {"p": 1}}`,
+		`{"a": 2.5, "s": "y", "g": {"q": 2}}`,
+		`{"a": null, "s": "x"}`,
+		`{"s": "z", "a": "str"}`,
+		`{"a": {"$numberLong": "4"}, "s": "w", "g": {"p": 3}}`,
+	}
+	cases := []struct {
+		op, arg, want string
+		docs          []string
+		code          int32
+	}{
+		{op: "$sum", arg: `"$a"`, want: `double 7.5`},
+		{op: "$sum", arg: `1`, want: `int 5`},
+		{op: "$sum", arg: `"$missing"`, want: `int 0`},
+		{op: "$sum", arg: `"$a"`, docs: []string{`{"a": 2147483647}`, `{"a": 1}`}, want: `long 2147483648`},
+		{op: "$sum", arg: `"$a"`, docs: []string{`{"a": {"$numberLong": "1"}}`}, want: `long 1`},
+		{op: "$sum", arg: `"$a"`, docs: []string{`{"a": {"$numberDecimal": "0.1"}}`, `{"a": 1}`}, want: `decimal {"$numberDecimal":"1.1"}`},
+		{op: "$count", arg: `{}`, want: `int 5`},
+		{op: "$count", arg: `1`, code: 9},
+		{op: "$avg", arg: `"$a"`, want: `double 2.5`},
+		{op: "$avg", arg: `"$s"`, want: `null null`},
+		{op: "$min", arg: `"$a"`, want: `int 1`},
+		{op: "$max", arg: `"$a"`, want: `string "str"`},
+		{op: "$max", arg: `"$a"`, docs: []string{`{"a": 1}`, `{"a": "b"}`}, want: `string "b"`},
+		{op: "$min", arg: `"$missing"`, want: `null null`},
+		{op: "$first", arg: `"$a"`, want: `int 1`},
+		{op: "$last", arg: `"$a"`, want: `long 4`},
+		{op: "$first", arg: `"$zz"`, want: `null null`},
+		{op: "$push", arg: `"$s"`, want: `array ["x","y","x","z","w"]`},
+		{op: "$push", arg: `"$g.p"`, want: `array [1,3]`},
+		{op: "$addToSet", arg: `"$s"`, want: `array ["x","y","z","w"]`},
+		{op: "$stdDevPop", arg: `"$v"`, docs: []string{`{"v": 2}`, `{"v": 4}`, `{"v": 4}`, `{"v": 4}`, `{"v": 5}`, `{"v": 5}`, `{"v": 7}`, `{"v": 9}`}, want: `double 2.0`},
+		{op: "$stdDevSamp", arg: `"$v"`, docs: []string{`{"v": 1}`}, want: `null null`},
+		{op: "$stdDevSamp", arg: `"$v"`, docs: []string{`{"v": 1}`, `{"v": 3}`}, want: `double 1.4142135623730951`},
+		{op: "$mergeObjects", arg: `"$g"`, want: `object {"p":3,"q":2}`},
+		{op: "$mergeObjects", arg: `"$a"`, code: 40400},
+		{op: "$top", arg: `{"output": "$s", "sortBy": {"a": -1}}`, want: `string "z"`},
+		{op: "$bottom", arg: `{"output": "$s", "sortBy": {"a": -1}}`, want: `string "x"`},
+		{op: "$topN", arg: `{"output": "$s", "sortBy": {"s": 1}, "n": 3}`, want: `array ["w","x","x"]`},
+		{op: "$bottomN", arg: `{"output": ["$s", "$a"], "sortBy": {"s": 1}, "n": 2}`, want: `array [["y",2.5],["z","str"]]`},
+		{op: "$topN", arg: `{"output": "$s", "sortBy": {"s": 1}, "n": 0}`, code: 5787908},
+		{op: "$top", arg: `{"output": "$s"}`, code: 5788005},
+		{op: "$firstN", arg: `{"input": "$a", "n": 2}`, want: `array [1,2.5]`},
+		{op: "$lastN", arg: `{"input": "$a", "n": 3}`, want: `array [null,"str",4]`},
+		{op: "$maxN", arg: `{"input": "$a", "n": 2}`, want: `array ["str",4]`},
+		{op: "$minN", arg: `{"input": "$a", "n": 2}`, want: `array [1,2.5]`},
+		{op: "$minN", arg: `{"input": "$a"}`, code: 5787906},
+		{op: "$foo", arg: `1`, code: 15952},
+	}
+	for _, c := range cases {
+		ds := c.docs
+		if ds == nil {
+			ds = docs
+		}
+		acc, err := NewAccumulator(c.op, value(t, c.arg), nil)
+		env := NewEnv(nil)
+		if err == nil {
+			for _, d := range ds {
+				if err = acc.Add(doc(t, d), env); err != nil {
+					break
+				}
+			}
+		}
+		if c.code != 0 {
+			if errCode(err) != c.code {
+				t.Errorf("%s %s: want error %d, got %v", c.op, c.arg, c.code, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s %s: %v", c.op, c.arg, err)
+			continue
+		}
+		if got := show(t, acc.Result()); got != c.want {
+			t.Errorf("%s %s:\n got %s\nwant %s", c.op, c.arg, got, c.want)
+		}
+	}
+}
