@@ -21,17 +21,22 @@ var engineColors = map[string]color.RGBA{
 }
 
 // chartBase is the bar length of the fastest engine of a row; a bar of
-// length chartBase+k is 2^k times slower.
-const chartBase = 0.5
+// length chartBase+k is 2^k times slower. Bars stop at chartCap times the
+// best (their label still gives the true multiple).
+const (
+	chartBase = 0.5
+	chartCap  = 256
+)
 
 // chart draws one group of horizontal bars per row, one bar per engine, of
 // length chartBase+log2(figure/best figure of the row): the x axis is
 // logarithmic, labelled in multiples of the fastest (or smallest), and each
-// bar carries its multiple.
+// bar carries its multiple. The compaction time, which is not in redb's
+// table, is left out.
 func (r *report) chart(path string) error {
 	var rows []*row
 	for _, rw := range r.rows() {
-		if rw.best() != "" {
+		if rw.best() != "" && rw.name != "compaction" {
 			rows = append(rows, rw)
 		}
 	}
@@ -45,7 +50,7 @@ func (r *report) chart(path string) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("kvbench (redb's lmdb_benchmark), scale %d: time or size relative to the best engine of each row (shorter is better)", r.Counts.Scale)
 	p.Title.TextStyle.Font.Size = 11
-	p.X.Label.Text = "× the best engine of the row (log scale)"
+	p.X.Label.Text = fmt.Sprintf("× the best engine of the row (log scale; bars stop at %d×, labels give the true multiple)", chartCap)
 	maxRatio := 1.0
 	names := make([]string, len(rows))
 	for i, rw := range rows {
@@ -70,8 +75,8 @@ func (r *report) chart(path string) error {
 				continue
 			}
 			ratio := float64(max(v, 1)) / float64(max(best, 1))
-			maxRatio = max(maxRatio, ratio)
-			vals[y] = chartBase + math.Log2(ratio)
+			maxRatio = max(maxRatio, min(ratio, chartCap))
+			vals[y] = chartBase + math.Log2(min(ratio, chartCap))
 			xys = append(xys, plotter.XY{X: vals[y], Y: float64(y)})
 			labels = append(labels, " "+fmtRatio(ratio))
 		}
@@ -103,10 +108,10 @@ func (r *report) chart(path string) error {
 	p.Legend.Left = false
 	p.Legend.YOffs = -4
 	p.X.Min = 0
-	p.X.Max = chartBase + math.Log2(maxRatio)*1.12 + 0.6
+	p.X.Max = chartBase + math.Log2(maxRatio) + 1.6
 	p.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
 		var ticks []plot.Tick
-		for e := 0; chartBase+float64(e) <= max; e++ {
+		for e := 0; chartBase+float64(e) <= max && math.Exp2(float64(e)) <= chartCap; e++ {
 			ticks = append(ticks, plot.Tick{Value: chartBase + float64(e), Label: fmt.Sprintf("%g×", math.Exp2(float64(e)))})
 		}
 		return ticks

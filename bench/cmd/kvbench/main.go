@@ -38,6 +38,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 )
@@ -51,6 +52,8 @@ func main() {
 		dir     = flag.String("dir", os.TempDir(), "create each engine's fresh data directory under `DIR`")
 		timeout = flag.Duration("timeout", 4*time.Hour, "kill an engine's process after this long")
 		keep    = flag.Bool("keep", false, "keep the data directories")
+		profile = flag.String("cpuprofile", "", "write a CPU profile of each engine's process to `DIR`/ENGINE.pprof")
+		render  = flag.String("render", "", "re-render the report from `FILE` (a NAME.json of an earlier run) into -out/-name, and run nothing")
 		command = flag.String("command", "", "command line to record in the results (default: this process's)")
 		child   = flag.String("child", "", "internal: run one `engine` in this process")
 		childD  = flag.String("child-dir", "", "internal: the child's data directory")
@@ -61,8 +64,24 @@ func main() {
 		fatalf("-scale must be >= 1")
 	}
 	if *child != "" {
+		if *profile != "" {
+			stop, err := startProfile(filepath.Join(*profile, *child+".pprof"))
+			if err != nil {
+				fatalf("%s: %v", *child, err)
+			}
+			defer stop()
+		}
 		if err := runChild(*child, *childD, *childO, *scale); err != nil {
+			if *profile != "" {
+				pprof.StopCPUProfile()
+			}
 			fatalf("%s: %v", *child, err)
+		}
+		return
+	}
+	if *render != "" {
+		if err := rerender(*render, *out, *name); err != nil {
+			fatalf("%v", err)
 		}
 		return
 	}
@@ -74,7 +93,17 @@ func main() {
 	if cmdline == "" {
 		cmdline = strings.Join(os.Args, " ")
 	}
-	if err := runParent(list, *scale, *out, *name, *dir, *timeout, *keep, cmdline); err != nil {
+	if *profile != "" {
+		abs, err := filepath.Abs(*profile)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		*profile = abs
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			fatalf("%v", err)
+		}
+	}
+	if err := runParent(list, *scale, *out, *name, *dir, *timeout, *keep, cmdline, *profile); err != nil {
 		fatalf("%v", err)
 	}
 }
@@ -129,7 +158,7 @@ func loadAvg() string {
 
 // runParent runs every engine in its own process, one after another, and
 // writes the report after each.
-func runParent(list []string, scale int, out, name, dir string, timeout time.Duration, keep bool, cmdline string) error {
+func runParent(list []string, scale int, out, name, dir string, timeout time.Duration, keep bool, cmdline, profile string) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("output directory: %w", err)
 	}
@@ -145,7 +174,7 @@ func runParent(list []string, scale int, out, name, dir string, timeout time.Dur
 	}
 	progress("kvbench: scale %d, engines %s, data under %s", scale, strings.Join(list, ", "), dir)
 	for _, e := range list {
-		run := runEngine(exe, e, scale, dir, timeout, keep)
+		run := runEngine(exe, e, scale, dir, timeout, keep, profile)
 		if run.Error != "" {
 			progress("%s: FAILED: %s", e, run.Error)
 		}
@@ -158,7 +187,23 @@ func runParent(list []string, scale int, out, name, dir string, timeout time.Dur
 	return nil
 }
 
-func runEngine(exe, e string, scale int, dir string, timeout time.Duration, keep bool) engineRun {
+// rerender writes the report of an earlier run again, from its JSON.
+func rerender(path, out, name string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reading results: %w", err)
+	}
+	var rep report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		return fmt.Errorf("decoding %s: %w", path, err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	return rep.write(out, name)
+}
+
+func runEngine(exe, e string, scale int, dir string, timeout time.Duration, keep bool, profile string) engineRun {
 	run := engineRun{Engine: e}
 	d, err := os.MkdirTemp(dir, "kvbench-"+e+"-")
 	if err != nil {
@@ -171,7 +216,11 @@ func runEngine(exe, e string, scale int, dir string, timeout time.Duration, keep
 	resPath := filepath.Join(d, "result.json")
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, exe, "-child", e, "-child-dir", d, "-child-out", resPath, "-scale", fmt.Sprint(scale))
+	args := []string{"-child", e, "-child-dir", d, "-child-out", resPath, "-scale", fmt.Sprint(scale)}
+	if profile != "" {
+		args = append(args, "-cpuprofile", profile)
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Stdout = os.Stderr
 	cmd.Stderr = os.Stderr
 	start := time.Now()
@@ -254,6 +303,22 @@ func runChild(name, dir, outPath string, scale int) error {
 		return serr
 	}
 	return err
+}
+
+// startProfile starts a CPU profile into path and returns its stop function.
+func startProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
 
 func progress(format string, args ...any) {
