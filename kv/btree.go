@@ -85,7 +85,7 @@ func (tx *Tx) pageSize() int { return tx.db.pageSize }
 // than one after a split) and whether the key existed before.
 func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node, bool, error) {
 	if n.leaf {
-		i, found := search(n.keys, key)
+		i, found := n.find(key)
 		m := tx.mutable(n)
 		if found {
 			m.size += leafEntrySize(key, val) - leafEntrySize(m.keys[i], m.vals[i])
@@ -101,7 +101,7 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 	if depth >= tr.height {
 		return nil, false, errDepth(n, tr)
 	}
-	i := childIndex(n.keys, key)
+	i := n.child(key)
 	child, err := tx.db.load(n.kids[i])
 	if err != nil {
 		return nil, false, err
@@ -236,7 +236,7 @@ func (tx *Tx) treePut(tr *treeRoot, key, val []byte) error {
 // empty or underfull; the caller merges) and whether the key existed.
 func (tx *Tx) remove(n *node, key []byte, depth int, tr *treeRoot) (*node, bool, error) {
 	if n.leaf {
-		i, found := search(n.keys, key)
+		i, found := n.find(key)
 		if !found {
 			return n, false, nil
 		}
@@ -249,7 +249,7 @@ func (tx *Tx) remove(n *node, key []byte, depth int, tr *treeRoot) (*node, bool,
 	if depth >= tr.height {
 		return nil, false, errDepth(n, tr)
 	}
-	i := childIndex(n.keys, key)
+	i := n.child(key)
 	child, err := tx.db.load(n.kids[i])
 	if err != nil {
 		return nil, false, err

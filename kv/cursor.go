@@ -117,11 +117,11 @@ func (c *Cursor) seek(key []byte) bool {
 	n := c.load(c.t.tr.root)
 	for n != nil {
 		if n.leaf {
-			i, _ := search(n.keys, key)
+			i, _ := n.find(key)
 			c.stack = append(c.stack, frame{n, i})
 			return true
 		}
-		i := childIndex(n.keys, key)
+		i := n.child(key)
 		c.stack = append(c.stack, frame{n, i})
 		if len(c.stack) >= c.t.tr.height {
 			c.fail(errDepth(n, c.t.tr))

@@ -199,6 +199,13 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 
 // publish makes snap current. Called with the writer lock held.
 func (db *DB) publish(snap *snapshot, freed []extent) {
+	for _, tr := range snap.trees {
+		if tr.txid == snap.txid {
+			if n := tr.root.ptr.Load(); n != nil {
+				n.seal(snap.txid)
+			}
+		}
+	}
 	db.pruneSnapshots()
 	db.snaps = append(db.snaps, snap)
 	db.current.Store(snap)

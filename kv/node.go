@@ -25,6 +25,90 @@ type node struct {
 	keys   [][]byte
 	vals   [][]byte
 	kids   []*childRef
+	// pfx holds the first 8 bytes of every key, big-endian, zero padded.
+	// It is built once a node version becomes immutable (decoded from disk
+	// or published by a commit), so that binary search mostly compares
+	// integers in one small array instead of chasing key pointers. Nodes a
+	// write transaction may still modify have pfx == nil.
+	pfx []uint64
+}
+
+func prefix64(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+func (n *node) buildPrefixes() {
+	p := make([]uint64, len(n.keys))
+	for i, k := range n.keys {
+		p[i] = prefix64(k)
+	}
+	n.pfx = p
+}
+
+// find returns the first index i with keys[i] >= key and whether it is an
+// exact match.
+func (n *node) find(key []byte) (int, bool) {
+	if n.pfx == nil {
+		return search(n.keys, key)
+	}
+	kp := prefix64(key)
+	pfx := n.pfx
+	lo, hi := 0, len(pfx)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if p := pfx[m]; p < kp {
+			lo = m + 1
+		} else if p > kp {
+			hi = m
+		} else if bytes.Compare(n.keys[m], key) < 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo, lo < len(pfx) && pfx[lo] == kp && bytes.Equal(n.keys[lo], key)
+}
+
+// child returns the index of the child of branch n that may hold key.
+func (n *node) child(key []byte) int {
+	if n.pfx == nil {
+		return childIndex(n.keys, key)
+	}
+	kp := prefix64(key)
+	pfx := n.pfx
+	lo, hi := 1, len(pfx)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if p := pfx[m]; p < kp {
+			lo = m + 1
+		} else if p > kp {
+			hi = m
+		} else if bytes.Compare(n.keys[m], key) <= 0 {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
+// seal builds the search prefixes of every node created by txid below n,
+// just before the commit publishes them.
+func (n *node) seal(txid uint64) {
+	if n.txid != txid {
+		return
+	}
+	n.buildPrefixes()
+	for _, k := range n.kids {
+		if c := k.ptr.Load(); c != nil {
+			c.seal(txid)
+		}
+	}
 }
 
 // childRef points from a branch (or a tree root record) to a child. ptr is
@@ -288,5 +372,6 @@ func decodeNode(buf []byte, pgid uint64, npages uint32, file string) (*node, err
 	if !n.leaf && count == 0 {
 		return nil, corruptf(file, pgid, "empty branch")
 	}
+	n.buildPrefixes()
 	return n, nil
 }

@@ -39,7 +39,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 			}
 		}
 		if n.leaf {
-			if i, found := search(n.keys, key); found {
+			if i, found := n.find(key); found {
 				return n.vals[i], nil
 			}
 			return nil, nil
@@ -47,7 +47,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 		if depth >= t.tr.height {
 			return nil, errDepth(n, t.tr)
 		}
-		r = n.kids[childIndex(n.keys, key)]
+		r = n.kids[n.child(key)]
 	}
 }
 
