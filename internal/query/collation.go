@@ -1,6 +1,7 @@
 package query
 
 import (
+	"math"
 	"strings"
 	"sync"
 
@@ -37,111 +38,240 @@ type collator struct {
 	buf collate.Buffer
 }
 
-var collateBases = func() map[string]bool {
+// icuLocales are the collation locales MongoDB accepts.
+var icuLocales = func() map[string]bool {
 	m := map[string]bool{}
-	for _, t := range collate.Supported() {
-		b, _ := t.Base()
-		m[b.String()] = true
+	for _, l := range strings.Fields(`af sq am ar hy as az bn be bs bs_Cyrl bg my ca chr zh zh_Hant hr cs
+	da nl dz en en_US en_US_POSIX eo et ee fo fil fi fi_FI fr fr_CA gl ka de de_AT el gu ha haw he hi hu
+	is ig smn id ga it ja kl kn kk km kok ko ky lkt lo lv ln lt dsb lb mk ms ml mt mr mn ne se nb nn or
+	om ps fa fa_AF pl pt pa ro ru sr sr_Latn si sk sl es sw sv ta te th bo to tr uk hsb ur ug vi wae cy
+	yi yo zu root`) {
+		m[l] = true
 	}
 	return m
 }()
 
+// icuVariants maps MongoDB's "@collation=" variants to BCP 47 "co" values.
+var icuVariants = map[string]string{
+	"de@collation=phonebook":    "phonebk",
+	"es@collation=traditional":  "trad",
+	"zh@collation=big5han":      "big5han",
+	"zh@collation=gb2312han":    "gb2312",
+	"zh@collation=pinyin":       "pinyin",
+	"zh@collation=stroke":       "stroke",
+	"zh@collation=unihan":       "unihan",
+	"zh@collation=zhuyin":       "zhuyin",
+	"zh_Hant@collation=pinyin":  "pinyin",
+	"zh_Hant@collation=zhuyin":  "zhuyin",
+	"ko@collation=search":       "search",
+	"si@collation=dictionary":   "dict",
+	"ar@collation=compat":       "compat",
+	"fi_FI@collation=search":    "search",
+	"fi_FI@collation=searchjl":  "searchjl",
+	"fi_FI@collation=standard":  "standard",
+	"hu@collation=standard":     "standard",
+	"bn@collation=traditional":  "trad",
+	"kn@collation=traditional":  "trad",
+	"ta@collation=traditional":  "trad",
+	"si@collation=standard":     "standard",
+	"sv@collation=standard":     "standard",
+	"sv@collation=search":       "search",
+	"ln@collation=phonetic":     "phonetic",
+	"ja@collation=unihan":       "unihan",
+	"ko@collation=unihan":       "unihan",
+	"zh_Hant@collation=unihan":  "unihan",
+	"zh_Hant@collation=stroke":  "stroke",
+	"zh_Hant@collation=big5han": "big5han",
+}
+
+// collationSpecFields holds the fields of a collation document as read.
+type collationSpecFields struct {
+	locale                   *string
+	strength                 *bson.Value
+	caseLevel, numeric       *bool
+	normalization, backwards *bool
+	caseFirst, alternate, mv *string
+	version                  *string
+}
+
 // ParseCollation parses a collation document. The "simple" locale yields a
-// nil *Collation: binary comparison.
+// nil *Collation: binary comparison. Errors follow mongod's order: unknown
+// fields and wrong types, value ranges, the locale, the version, then
+// incompatible combinations.
 func ParseCollation(spec bson.Doc) (*Collation, error) {
-	c := &Collation{CaseFirst: "off", Strength: 3, Alternate: "non-ignorable", MaxVariable: "punct"}
-	var haveLocale, other bool
+	var f collationSpecFields
 	it := spec.Iter()
 	for it.Next() {
 		e := it.Element()
 		v := e.Value
+		if v.Type == bson.TypeNull || v.Type == bson.TypeUndefined {
+			continue
+		}
+		str := func(dst **string) error {
+			if v.Type != bson.TypeString {
+				return collationType(e, "string")
+			}
+			x := v.StringValue()
+			*dst = &x
+			return nil
+		}
+		boolean := func(dst **bool) error {
+			if v.Type != bson.TypeBoolean {
+				return mongoerr.New(mongoerr.TypeMismatch, "Field '%s' should be a boolean value, but found: %s", e.Key, typeNameForMessage(v.Type))
+			}
+			x := v.Boolean()
+			*dst = &x
+			return nil
+		}
+		var err error
 		switch e.Key {
 		case "locale":
-			if v.Type != bson.TypeString {
-				return nil, collationType(e, "string")
-			}
-			c.Locale, haveLocale = v.StringValue(), true
-			continue
-		case "caseLevel", "numericOrdering", "normalization", "backwards":
-			if v.Type != bson.TypeBoolean {
-				return nil, collationType(e, "bool")
-			}
-			b := v.Boolean()
-			switch e.Key {
-			case "caseLevel":
-				c.CaseLevel = b
-			case "numericOrdering":
-				c.NumericOrdering = b
-			case "normalization":
-				c.Normalization = b
-			default:
-				c.Backwards = b
-			}
+			err = str(&f.locale)
+		case "caseLevel":
+			err = boolean(&f.caseLevel)
+		case "numericOrdering":
+			err = boolean(&f.numeric)
+		case "normalization":
+			err = boolean(&f.normalization)
+		case "backwards":
+			err = boolean(&f.backwards)
+		case "caseFirst":
+			err = str(&f.caseFirst)
+		case "alternate":
+			err = str(&f.alternate)
+		case "maxVariable":
+			err = str(&f.mv)
+		case "version":
+			err = str(&f.version)
 		case "strength":
 			if !v.IsNumber() {
-				return nil, collationType(e, "int")
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'collation.strength' is the wrong type '%s', expected types '[long, int, decimal, double']", typeNameForMessage(v.Type))
 			}
-			n, ok := v.AsInt64()
-			if !ok || n < 1 || n > 5 {
-				return nil, badValue("Field 'strength' must be an integer 1 through 5. Got: %s", formatNumber(v))
-			}
-			c.Strength = int(n)
-		case "caseFirst":
-			if v.Type != bson.TypeString {
-				return nil, collationType(e, "string")
-			}
-			s := v.StringValue()
-			if s != "upper" && s != "lower" && s != "off" {
-				return nil, badValue("Field 'caseFirst' must be 'upper', 'lower', or 'off'. Got: %s", s)
-			}
-			c.CaseFirst = s
-		case "alternate":
-			if v.Type != bson.TypeString {
-				return nil, collationType(e, "string")
-			}
-			s := v.StringValue()
-			if s != "non-ignorable" && s != "shifted" {
-				return nil, badValue("Field 'alternate' must be 'non-ignorable' or 'shifted'. Got: %s", s)
-			}
-			c.Alternate = s
-		case "maxVariable":
-			if v.Type != bson.TypeString {
-				return nil, collationType(e, "string")
-			}
-			s := v.StringValue()
-			if s != "punct" && s != "space" {
-				return nil, badValue("Field 'maxVariable' must be 'punct' or 'space'. Got: %s", s)
-			}
-			c.MaxVariable = s
-		case "version":
-			if v.Type != bson.TypeString {
-				return nil, collationType(e, "string")
-			}
+			x := v
+			f.strength = &x
 		default:
 			return nil, mongoerr.New(40415, "BSON field 'collation.%s' is an unknown field.", e.Key)
 		}
-		other = true
+		if err != nil {
+			return nil, err
+		}
 	}
-	if !haveLocale {
+	if f.locale == nil {
 		return nil, mongoerr.New(40414, "BSON field 'collation.locale' is missing but a required field")
 	}
-	if c.Locale == "simple" {
-		if other {
-			return nil, badValue("Collation spec with locale 'simple' cannot contain other fields")
+	c := &Collation{Locale: *f.locale, CaseFirst: "off", Strength: 3, Alternate: "non-ignorable", MaxVariable: "punct"}
+	if f.strength != nil {
+		fl, _ := f.strength.AsFloat64()
+		n := int64(math.Trunc(fl))
+		switch {
+		case math.IsNaN(fl) || n < 1:
+			return nil, badValue("Enumeration value '%d' for field 'collation.strength' is not a valid value.", n)
+		case n > 5:
+			return nil, badValue("BSON field 'strength' value must be <= 5, actual value '%d'", n)
 		}
+		c.Strength = int(n)
+	}
+	enum := func(field string, v *string, dst *string, allowed ...string) error {
+		if v == nil {
+			return nil
+		}
+		for _, a := range allowed {
+			if *v == a {
+				*dst = a
+				return nil
+			}
+		}
+		return badValue("Enumeration value '%s' for field 'collation.%s' is not a valid value.", *v, field)
+	}
+	if err := enum("caseFirst", f.caseFirst, &c.CaseFirst, "upper", "lower", "off"); err != nil {
+		return nil, err
+	}
+	if err := enum("alternate", f.alternate, &c.Alternate, "non-ignorable", "shifted"); err != nil {
+		return nil, err
+	}
+	if err := enum("maxVariable", f.mv, &c.MaxVariable, "punct", "space"); err != nil {
+		return nil, err
+	}
+	if c.Locale == "simple" {
 		return nil, nil
 	}
-	tag, err := language.Parse(strings.ReplaceAll(strings.SplitN(c.Locale, "@", 2)[0], "_", "-"))
-	base, _ := tag.Base()
-	if c.Locale == "" || err != nil || !collateBases[base.String()] {
-		return nil, badValue("Field 'locale' is invalid in: %s", spec.String())
+	if err := c.resolveLocale(spec); err != nil {
+		return nil, err
 	}
-	c.tag = tag
+	if f.version != nil && *f.version != "57.1" {
+		return nil, mongoerr.New(161, "Requested collation version %s but the only available collator version was 57.1. Requested collation spec: %s", *f.version, spec.String())
+	}
+	for _, x := range []struct {
+		src *bool
+		dst *bool
+	}{{f.caseLevel, &c.CaseLevel}, {f.numeric, &c.NumericOrdering}, {f.normalization, &c.Normalization}, {f.backwards, &c.Backwards}} {
+		if x.src != nil {
+			*x.dst = *x.src
+		}
+	}
+	if c.CaseFirst != "off" && !c.CaseLevel && c.Strength <= 2 {
+		return nil, badValue("'caseFirst' is invalid unless 'caseLevel' is on or 'strength' is greater than 2 in: %s", spec.String())
+	}
+	if c.Backwards && c.Strength == 1 {
+		return nil, badValue("'backwards' is invalid with 'strength' of 1 in: %s", spec.String())
+	}
 	return c, nil
 }
 
-func collationType(e bson.Element, want string) error {
-	return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'collation.%s' is the wrong type '%s', expected type '%s'", e.Key, e.Value.Type, want)
+// resolveLocale validates the locale as ICU does and maps it to a tag.
+func (c *Collation) resolveLocale(spec bson.Doc) error {
+	loc := c.Locale
+	base, variant, _ := strings.Cut(loc, "@")
+	co := ""
+	valid := icuLocales[base]
+	if variant != "" {
+		co, valid = icuVariants[loc]
+		valid = valid && icuLocales[base]
+	}
+	if !valid {
+		msg := "Field 'locale' is invalid in: " + spec.String()
+		if s := suggestLocale(loc); s != "" {
+			msg += ". Did you mean '" + s + "'?"
+		}
+		return badValue("%s", msg)
+	}
+	tagText := strings.ReplaceAll(base, "_", "-")
+	if base == "root" {
+		tagText = "und"
+	}
+	if base == "en_US_POSIX" {
+		tagText = "en-US-u-va-posix"
+	}
+	if co != "" {
+		tagText += "-u-co-" + co
+	}
+	// Locales without their own tailoring (nl, it, pt, ...) collate by the
+	// root order in x/text, as they do in ICU.
+	tag, err := language.Parse(tagText)
+	if err != nil {
+		return badValue("Collation locale '%s' is not supported by Cairn", loc)
+	}
+	c.tag = tag
+	return nil
+}
+
+// suggestLocale proposes the accepted spelling of a near-miss locale, as
+// ICU's canonicalization does ("EN" -> "en", "en-US" -> "en_US",
+// "de@collation=nope" -> "de").
+func suggestLocale(loc string) string {
+	base, _, hasVariant := strings.Cut(loc, "@")
+	if hasVariant && icuLocales[base] {
+		return base
+	}
+	t, err := language.Parse(strings.ReplaceAll(base, "_", "-"))
+	if err != nil {
+		return ""
+	}
+	cand := strings.ReplaceAll(t.String(), "-", "_")
+	if icuLocales[cand] && cand != loc {
+		return cand
+	}
+	return ""
 }
 
 func (c *Collation) get() *collator {
@@ -216,4 +346,8 @@ func (c *Collation) AppendSpec(b *bson.Builder, key string) {
 	b.AppendBool("backwards", c.Backwards)
 	b.AppendString("version", "57.1")
 	b.End()
+}
+
+func collationType(e bson.Element, want string) error {
+	return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'collation.%s' is the wrong type '%s', expected type '%s'", e.Key, typeNameForMessage(e.Value.Type), want)
 }

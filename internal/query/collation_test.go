@@ -10,21 +10,34 @@ func TestParseCollation(t *testing.T) {
 		spec string
 		code int32
 		nil_ bool
+		msg  string
 	}{
-		{`{"locale": "simple"}`, 0, true},
-		{`{"locale": "en"}`, 0, false},
-		{`{"locale": "en_US", "strength": 2, "caseLevel": false, "numericOrdering": true}`, 0, false},
-		{`{"locale": "fr", "backwards": true, "alternate": "shifted", "maxVariable": "space", "caseFirst": "upper"}`, 0, false},
-		{`{}`, 40414, false},
-		{`{"locale": "en", "foo": 1}`, 40415, false},
-		{`{"locale": "en", "strength": 6}`, 2, false},
-		{`{"locale": "en", "strength": "x"}`, 14, false},
-		{`{"locale": "xx_YY"}`, 2, false},
-		{`{"locale": "en", "caseFirst": "x"}`, 2, false},
-		{`{"locale": "simple", "strength": 1}`, 2, false},
+		{`{"locale": "simple"}`, 0, true, ""},
+		{`{"locale": "simple", "strength": 1, "version": "1"}`, 0, true, ""},
+		{`{"locale": "en"}`, 0, false, ""},
+		{`{"locale": "en_US", "strength": 2, "caseLevel": false, "numericOrdering": true}`, 0, false, ""},
+		{`{"locale": "en", "strength": 2.9}`, 0, false, ""},
+		{`{"locale": "fr_CA", "backwards": true, "alternate": "shifted", "maxVariable": "space", "caseFirst": "upper"}`, 0, false, ""},
+		{`{"locale": "de@collation=phonebook"}`, 0, false, ""},
+		{`{}`, 40414, false, "BSON field 'collation.locale' is missing but a required field"},
+		{`{"locale": null}`, 40414, false, ""},
+		{`{"locale": 5}`, 14, false, "BSON field 'collation.locale' is the wrong type 'int', expected type 'string'"},
+		{`{"locale": "en", "bogus": 1}`, 40415, false, "BSON field 'collation.bogus' is an unknown field."},
+		{`{"locale": "en", "strength": 6}`, 2, false, "BSON field 'strength' value must be <= 5, actual value '6'"},
+		{`{"locale": "simple", "strength": 9}`, 2, false, ""},
+		{`{"locale": "en", "strength": 0}`, 2, false, "Enumeration value '0' for field 'collation.strength' is not a valid value."},
+		{`{"locale": "en", "backwards": 1}`, 14, false, "Field 'backwards' should be a boolean value, but found: int"},
+		{`{"locale": "zz_nope"}`, 2, false, `Field 'locale' is invalid in: { locale: "zz_nope" }`},
+		{`{"locale": "EN"}`, 2, false, `Field 'locale' is invalid in: { locale: "EN" }. Did you mean 'en'?`},
+		{`{"locale": "en-US"}`, 2, false, `Field 'locale' is invalid in: { locale: "en-US" }. Did you mean 'en_US'?`},
+		{`{"locale": "de@collation=nope"}`, 2, false, `Field 'locale' is invalid in: { locale: "de@collation=nope" }. Did you mean 'de'?`},
+		{`{"locale": "en", "strength": 1, "backwards": true}`, 2, false, `'backwards' is invalid with 'strength' of 1 in: { locale: "en", strength: 1, backwards: true }`},
+		{`{"locale": "en", "strength": 1, "caseFirst": "upper"}`, 2, false, `'caseFirst' is invalid unless 'caseLevel' is on or 'strength' is greater than 2 in: { locale: "en", strength: 1, caseFirst: "upper" }`},
+		{`{"locale": "en", "version": "1"}`, 161, false, ""},
+		{`{"locale": "en", "caseFirst": "x"}`, 2, false, ""},
 	} {
 		coll, err := ParseCollation(d(t, c.spec))
-		if errCode(err) != c.code {
+		if errCode(err) != c.code || (c.msg != "" && (err == nil || err.Error() != c.msg)) {
 			t.Errorf("ParseCollation(%s) = %v, want code %d", c.spec, err, c.code)
 			continue
 		}
@@ -77,5 +90,21 @@ func TestCollatedMatchAndSort(t *testing.T) {
 	got, changed, err := u.Apply(nil, d(t, `{"_id": 1, "tags": ["a"]}`), nil, false)
 	if err != nil || changed {
 		t.Errorf("$addToSet under case-insensitive collation: %s changed=%v err=%v", js(t, got), changed, err)
+	}
+}
+
+func TestAllICULocalesResolve(t *testing.T) {
+	for loc := range icuLocales {
+		c, err := ParseCollation(d(t, `{"locale": "`+loc+`"}`))
+		if err != nil {
+			t.Errorf("%s: %v", loc, err)
+			continue
+		}
+		c.CompareStrings("a", "b")
+	}
+	for loc := range icuVariants {
+		if _, err := ParseCollation(d(t, `{"locale": "`+loc+`"}`)); err != nil {
+			t.Errorf("%s: %v", loc, err)
+		}
 	}
 }
