@@ -778,7 +778,7 @@ type pullAllOp struct {
 
 func (o *pullAllOp) apply(_ *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
 	if old.Type != bson.TypeArray {
-		return badValue("Cannot apply $pullAll to a non-array value")
+		return badValue("Cannot apply $pull to a non-array value")
 	}
 	b.StartArray(key)
 	i := 0
