@@ -25,6 +25,9 @@ var Version = "0.1.0-dev"
 // processID identifies this server process in topologyVersion.
 var processID = newObjectID()
 
+// ProcessID is the processId this server reports in topologyVersion.
+func ProcessID() [12]byte { return processID }
+
 // hello answers hello, isMaster and ismaster: the handshake every driver
 // sends first. It also negotiates wire compression.
 func hello(c *Ctx) error {

@@ -129,10 +129,12 @@ func (c *conn) handle(msg *wire.Message) bool {
 // handleMsg runs one OP_MSG command.
 func (c *conn) handleMsg(msg *wire.Message) bool {
 	m := msg.Msg
-	moreToCome := m.Flags&wire.FlagMoreToCome != 0
-	reply, unack := c.run(m.Body, m.Sequences)
-	if moreToCome || unack && moreToCome {
-		return true
+	if wait, ok := awaitableHello(m.Body); ok {
+		return c.streamHello(msg, wait)
+	}
+	reply, _ := c.run(m.Body, m.Sequences)
+	if m.Flags&wire.FlagMoreToCome != 0 {
+		return true // unacknowledged: the client wants no reply
 	}
 	return c.writeReply(msg.Header.RequestID, msg.Compressor, reply, false)
 }
@@ -234,11 +236,15 @@ func cutNS(ns string) (db, coll string, ok bool) {
 // writeReply sends doc as an OP_MSG (or OP_REPLY for legacy requests),
 // compressed with the request's compressor when it was compressed.
 func (c *conn) writeReply(responseTo int32, comp wire.Compressor, doc bson.Doc, legacy bool) bool {
+	return c.writeReplyFlags(responseTo, comp, doc, legacy, 0)
+}
+
+func (c *conn) writeReplyFlags(responseTo int32, comp wire.Compressor, doc bson.Doc, legacy bool, flags uint32) bool {
 	c.nextID++
 	if legacy {
 		c.out = wire.AppendReply(c.out[:0], c.nextID, responseTo, 8, 0, 0, doc)
 	} else {
-		c.out = wire.AppendMsg(c.out[:0], c.nextID, responseTo, 0, doc)
+		c.out = wire.AppendMsg(c.out[:0], c.nextID, responseTo, flags, doc)
 	}
 	out := c.out
 	if comp != wire.CompressorNoop {

@@ -54,6 +54,7 @@ type Server struct {
 	conns     map[*conn]struct{}
 	wg        sync.WaitGroup
 	closing   atomic.Bool
+	closed    chan struct{} // closed when Shutdown starts
 	stopBg    context.CancelFunc
 }
 
@@ -87,7 +88,7 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening data directory %s: %w", opts.DBPath, err)
 	}
-	s := &Server{opts: opts, log: opts.Logger, db: db, conns: make(map[*conn]struct{})}
+	s := &Server{opts: opts, log: opts.Logger, db: db, conns: make(map[*conn]struct{}), closed: make(chan struct{})}
 	s.env = &command.Env{
 		KV:             db,
 		Cursors:        command.NewCursors(0),
@@ -159,7 +160,10 @@ func (s *Server) Serve(l net.Listener) error {
 // connections are closed at once; busy ones after their current request or
 // when ctx ends), checkpoints and closes the engine.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.closing.Store(true)
+	if s.closing.Swap(true) {
+		return errors.New("server: already shut down")
+	}
+	close(s.closed)
 	s.mu.Lock()
 	for _, l := range s.listeners {
 		l.Close()
