@@ -376,20 +376,26 @@ func parseCurrentDate(f bson.Element) (leafOp, error) {
 	case bson.TypeBoolean:
 		return currentDateOp{}, nil
 	case bson.TypeDocument:
-		d := bson.Doc(v.Data)
-		t, ok := d.Lookup("$type")
-		if !ok || d.Len() != 1 {
-			return nil, badValue("The only valid field of the option is '$type': {$currentDate: {field : {$type: 'date/timestamp'}}}")
-		}
-		if t.Type == bson.TypeString {
-			switch t.StringValue() {
-			case "date":
-				return currentDateOp{}, nil
-			case "timestamp":
-				return currentDateOp{timestamp: true}, nil
+		var op leafOp
+		it := bson.Doc(v.Data).Iter()
+		for it.Next() {
+			e := it.Element()
+			if e.Key != "$type" {
+				return nil, badValue("Unrecognized $currentDate option: %s", e.Key)
+			}
+			if e.Value.Type == bson.TypeString {
+				switch e.Value.StringValue() {
+				case "date":
+					op = currentDateOp{}
+				case "timestamp":
+					op = currentDateOp{timestamp: true}
+				}
 			}
 		}
-		return nil, badValue("The '$type' string field is required to be 'date' or 'timestamp': {$currentDate: {field : {$type: 'date'}}}")
+		if op == nil {
+			return nil, badValue("The '$type' string field is required to be 'date' or 'timestamp': {$currentDate: {field : {$type: 'date'}}}")
+		}
+		return op, nil
 	}
 	return nil, badValue("%s is not valid type for $currentDate. Please use a boolean ('true') or a $type expression ({$type: 'timestamp/date'}).", typeNameForMessage(v.Type))
 }
@@ -460,19 +466,16 @@ func (u *Update) parsePush(f bson.Element) (leafOp, error) {
 				case "$slice":
 					n, ok := integral(m.Value)
 					if !m.Value.IsNumber() {
-						return nil, badValue("The value for $slice must be an integer value but was given type: %s", typeNameForMessage(m.Value.Type))
+						return nil, badValue("The value for $slice must be a numeric value but was given type: %s", typeNameForMessage(m.Value.Type))
 					}
 					if !ok {
-						return nil, badValue("The $slice value in $push must be an integer value but was given: %s", m.Value.String())
+						return nil, badValue("The value for $slice must be an integer value but was given type: %s", typeNameForMessage(m.Value.Type))
 					}
 					p.slice, p.hasSlice = n, true
 				case "$position":
 					n, ok := integral(m.Value)
-					if !m.Value.IsNumber() {
+					if !m.Value.IsNumber() || !ok {
 						return nil, badValue("The value for $position must be an integer value, not of type: %s", typeNameForMessage(m.Value.Type))
-					}
-					if !ok {
-						return nil, badValue("The $position value in $push must be an integer value but was given: %s", m.Value.String())
 					}
 					p.position, p.hasPosition = n, true
 				case "$sort":
