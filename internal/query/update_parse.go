@@ -485,7 +485,7 @@ func (u *Update) parsePush(f bson.Element) (leafOp, error) {
 					}
 					p.sort = s
 				default:
-					return nil, badValue("Unrecognized clause in $push: %s", m.Key)
+					return nil, mongoerr.New(mongoerr.FailedToParse, "Unrecognized clause in $push: %s", m.Key)
 				}
 			}
 			return p, nil

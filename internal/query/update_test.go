@@ -204,7 +204,7 @@ func TestUpdateErrors(t *testing.T) {
 		{`{"_id": 1, "a": {"$numberLong": "9223372036854775807"}}`, `{"$inc": {"a": 1}}`, 2, ""},
 		{`{"_id": 1, "a": 1}`, `{"$push": {"a": 1}}`, 2, "The field 'a' must be an array but is of type int in document {_id: 1}"},
 		{`{"_id": 1}`, `{"$push": {"a": {"$each": 1}}}`, 2, "The argument to $each in $push must be an array but it was of type: int"},
-		{`{"_id": 1}`, `{"$push": {"a": {"$each": [1], "$foo": 1}}}`, 2, "Unrecognized clause in $push: $foo"},
+		{`{"_id": 1}`, `{"$push": {"a": {"$each": [1], "$foo": 1}}}`, 9, "Unrecognized clause in $push: $foo"},
 		{`{"_id": 1, "a": 1}`, `{"$addToSet": {"a": 1}}`, 2, "Cannot apply $addToSet to non-array field. Field named 'a' has non-array type int"},
 		{`{"_id": 1, "a": 1}`, `{"$pop": {"a": 1}}`, 14, "Path 'a' contains an element of non-array type 'int'"},
 		{`{"_id": 1}`, `{"$pop": {"a": 2}}`, 2, "$pop expects 1 or -1, found: 2"},
