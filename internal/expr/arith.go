@@ -313,9 +313,8 @@ func evalSubtract(e *Env, a, b bson.Value) (bson.Value, error) {
 	case bson.TypeDouble:
 		return e.double(toFloat(a) - toFloat(b)), nil
 	case bson.TypeInt64:
-		r := a.Int64()
 		x, y := toLong(a), toLong(b)
-		r = x - y
+		r := x - y
 		if (x >= 0) != (y >= 0) && (r >= 0) != (x >= 0) {
 			return e.double(float64(x) - float64(y)), nil
 		}

@@ -37,13 +37,23 @@ func init() {
 	regUnary("$allElementsTrue", func(e *Env, v bson.Value) (bson.Value, error) { return elementsTrue(v, "$allElementsTrue", false) })
 }
 
-const (
-	maxRangeBytes = 64 * 1024 * 1024
-	maxArena      = 512 * 1024 * 1024
-)
+const maxRangeBytes = 64 * 1024 * 1024
+
+// maxArena bounds the bytes one Eval may build (a variable so tests can
+// lower it).
+var maxArena = 512 * 1024 * 1024
 
 func (e *Env) checkArena() error {
 	if len(e.arena) > maxArena {
+		return errWork()
+	}
+	return nil
+}
+
+// step counts one loop iteration against the work budget.
+func (e *Env) step() error {
+	e.work++
+	if e.work > maxWork || len(e.arena) > maxArena {
 		return errWork()
 	}
 	return nil
@@ -631,6 +641,10 @@ func (n *filterNode) eval(e *Env) (bson.Value, error) {
 	it := in.Document().Iter()
 	for it.Next() && limit != 0 {
 		el := it.Element().Value
+		if err := e.step(); err != nil {
+			e.vs = e.vs[:start]
+			return missing, err
+		}
 		e.vars[n.slot] = el
 		c, err := n.cond.eval(e)
 		if err != nil {
@@ -705,6 +719,10 @@ func (n *mapNode) eval(e *Env) (bson.Value, error) {
 	start := len(e.vs)
 	it := in.Document().Iter()
 	for it.Next() {
+		if err := e.step(); err != nil {
+			e.vs = e.vs[:start]
+			return missing, err
+		}
 		e.vars[n.slot] = it.Element().Value
 		v, err := n.in.eval(e)
 		if err != nil {
@@ -786,7 +804,7 @@ func (n *reduceNode) eval(e *Env) (bson.Value, error) {
 		if acc, err = n.in.eval(e); err != nil {
 			return missing, err
 		}
-		if err := e.checkArena(); err != nil {
+		if err := e.step(); err != nil {
 			return missing, err
 		}
 	}

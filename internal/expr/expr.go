@@ -152,9 +152,10 @@ func (e *Env) rand() float64 {
 	return e.rng.Float64()
 }
 
-// maxWork bounds the elements one Eval may produce in loops ($range,
-// $regexFindAll, ...), standing in for MongoDB's memory limits.
-const maxWork = 10_000_000
+// maxWork bounds the loop iterations one Eval may run ($map, $filter,
+// $reduce, $range, $regexFindAll, ...), standing in for MongoDB's memory
+// limits; a variable so tests can lower it.
+var maxWork = 50_000_000
 
 func errWork() error {
 	return errf(146, "Exceeded memory limit for expression evaluation")

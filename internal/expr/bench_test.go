@@ -1,0 +1,71 @@
+package expr
+
+import (
+	"testing"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+func benchSetup(tb testing.TB, exprJS string) (Expr, bson.Doc, *Env) {
+	x, err := Parse(value(tb, exprJS), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	d := doc(tb, `{"_id": 1, "name": "abc", "a": {"b": 42, "c": [1, 2, 3]}, "price": 12.5, "qty": 7, "tax": 0.2}`)
+	return x, d, NewEnv(nil)
+}
+
+const (
+	benchCompare = `{"$gt": ["$a.b", 40]}`
+	benchArith   = `{"$multiply": [{"$add": ["$price", {"$multiply": ["$price", "$tax"]}]}, {"$subtract": ["$qty", 1]}]}`
+)
+
+func BenchmarkFieldPathCompare(b *testing.B) {
+	x, d, env := benchSetup(b, benchCompare)
+	b.ReportAllocs()
+	for b.Loop() {
+		if v, err := Eval(x, d, env); err != nil || !v.Boolean() {
+			b.Fatal(v, err)
+		}
+	}
+}
+
+func BenchmarkArithmetic(b *testing.B) {
+	x, d, env := benchSetup(b, benchArith)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Eval(x, d, env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkMapFilter(b *testing.B) {
+	x, d, env := benchSetup(b, `{"$map": {"input": {"$filter": {"input": "$a.c", "cond": {"$gte": ["$$this", 2]}}}, "in": {"$multiply": ["$$this", 2]}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Eval(x, d, env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestNoAllocs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocation counts")
+	}
+	for _, js := range []string{benchCompare, benchArith,
+		`{"$cond": [{"$and": [{"$eq": ["$name", "abc"]}, {"$lt": ["$qty", 10]}]}, "$a.b", 0]}`,
+		`{"$concat": ["$name", "-", "$name"]}`,
+		`{"$map": {"input": "$a.c", "in": {"$add": ["$$this", 1]}}}`,
+	} {
+		x, d, env := benchSetup(t, js)
+		if _, err := Eval(x, d, env); err != nil {
+			t.Fatal(err)
+		}
+		n := testing.AllocsPerRun(100, func() { _, _ = Eval(x, d, env) })
+		if n != 0 {
+			t.Errorf("%s: %.1f allocations per Eval", js, n)
+		}
+	}
+}
