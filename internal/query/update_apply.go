@@ -20,6 +20,8 @@ type applyCtx struct {
 	// scratch builds array-filter probe documents.
 	scratch    bson.Builder
 	scratchBuf []byte
+	// forceChanged records a change the bytes may not show ($inc to NaN).
+	forceChanged bool
 }
 
 // idString formats the document's _id as MongoDB's update messages do:
@@ -65,7 +67,7 @@ func (u *Update) Apply(dst []byte, doc bson.Doc, md *MatchDetails, upsertInsert 
 	if len(out) > bson.MaxDocumentSize {
 		return nil, false, mongoerr.New(17419, "Resulting document after update is larger than %d", bson.MaxDocumentSize)
 	}
-	return out, !bytes.Equal(out, doc), nil
+	return out, c.forceChanged || !bytes.Equal(out, doc), nil
 }
 
 func checkIDUnchanged(before, after bson.Doc, path string) error {

@@ -183,6 +183,32 @@ func (o *arithOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value
 	if r.overflow {
 		return badValue("Failed to apply %s operations to current value (%s) for document %s", o.name(), safeNumString(old), c.idString())
 	}
+	// MongoDB keeps the stored value when the result is identical to it by
+	// SafeNum's rules: same type and equal (so -0.0 stays, and a decimal
+	// keeps its trailing zeros); NaN is never identical, so it counts as a
+	// change even when the bytes do not move.
+	if r.t == old.Type {
+		switch r.t {
+		case bson.TypeDouble:
+			if r.f == old.Double() {
+				b.AppendValue(key, old)
+				return nil
+			}
+			if r.f != r.f {
+				c.forceChanged = true
+			}
+		case bson.TypeDecimal128:
+			ohi, olo := old.Decimal128()
+			_, _, _, kind := bson.DecimalParts(r.dhi, r.dlo)
+			if kind != 2 && bson.CompareDecimal128(r.dhi, r.dlo, ohi, olo) == 0 {
+				b.AppendValue(key, old)
+				return nil
+			}
+			if kind == 2 {
+				c.forceChanged = true
+			}
+		}
+	}
 	r.append(b, key)
 	return nil
 }

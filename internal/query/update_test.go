@@ -347,3 +347,27 @@ func TestRenameThroughArrays(t *testing.T) {
 		}
 	}
 }
+
+func TestArithmeticIdentity(t *testing.T) {
+	cases := []struct {
+		doc, update, want string
+		changed           bool
+	}{
+		{`{"_id": 1, "a": {"$numberDouble": "-0.0"}}`, `{"$inc": {"a": 0.0}}`, `{"_id": 1, "a": {"$numberDouble": "-0.0"}}`, false},
+		{`{"_id": 1, "a": {"$numberDecimal": "1.0"}}`, `{"$inc": {"a": {"$numberDecimal": "0.00"}}}`, `{"_id": 1, "a": {"$numberDecimal": "1.0"}}`, false},
+		{`{"_id": 1, "a": {"$numberDouble": "NaN"}}`, `{"$inc": {"a": 1.5}}`, `{"_id": 1, "a": {"$numberDouble": "NaN"}}`, true},
+		{`{"_id": 1, "a": 5}`, `{"$inc": {"a": 0}}`, `{"_id": 1, "a": 5}`, false},
+		{`{"_id": 1, "a": 5}`, `{"$mul": {"a": 1.0}}`, `{"_id": 1, "a": 5.0}`, true},
+		{`{"_id": 1, "a": {"$numberDouble": "1.7976931348623157e308"}}`, `{"$inc": {"a": 42.13}}`, `{"_id": 1, "a": {"$numberDouble": "1.7976931348623157e308"}}`, false},
+	}
+	for _, c := range cases {
+		u, err := parseUpd(t, c.update, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, changed, err := u.Apply(nil, d(t, c.doc), nil, false)
+		if err != nil || changed != c.changed || js(t, got) != normJSON(t, c.want) {
+			t.Errorf("%s on %s: %s changed=%v err=%v", c.update, c.doc, js(t, got), changed, err)
+		}
+	}
+}
