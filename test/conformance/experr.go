@@ -74,7 +74,11 @@ func extractErrorDetails(err error) errorDetails {
 		}
 		d.addWCE(we.WriteConcernError)
 		d.labels = we.Labels
-		d.response = we.Raw
+		// The whole reply is the error response only when it is a command
+		// error; otherwise the first write error is.
+		if _, err := we.Raw.LookupErr("code"); err == nil {
+			d.response = we.Raw
+		}
 	case errors.As(err, &bwe):
 		d.server = true
 		for _, e := range bwe.WriteErrors {
