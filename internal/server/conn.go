@@ -2,6 +2,8 @@ package server
 
 import (
 	"bytes"
+	"fmt"
+	"runtime/debug"
 	"context"
 	"errors"
 	"io"
@@ -63,6 +65,11 @@ func (c *conn) serve() {
 	c.s.log.Info("Connection accepted", "c", "NETWORK", "id", 22943, "ctx", "listener",
 		"remote", c.info.Remote, "connectionId", c.info.ID, "connectionCount", st.ConnsCurrent.Load())
 	defer func() {
+		// A bug reached by one client's input must not take the server
+		// down for everyone: log it and drop only this connection.
+		if r := recover(); r != nil {
+			c.s.log.Error("Connection handler panicked", "c", "NETWORK", "ctx", c.ctxName, "remote", c.info.Remote, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+		}
 		c.nc.Close()
 		st.ConnsCurrent.Add(-1)
 		c.s.log.Info("Connection ended", "c", "NETWORK", "id", 22944, "ctx", c.ctxName,

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	dbson "go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/cairndb/cairn/internal/wire"
+	"github.com/cairndb/cairn/kv"
+	"github.com/cairndb/cairn/kv/vfs"
+)
+
+// newTestServer runs an in-process server on an in-memory file system.
+func newTestServer(t testing.TB) *Server {
+	t.Helper()
+	s, err := New(Options{DBPath: "/db", KV: &kv.Options{FS: vfs.NewMem(), Durability: kv.NoSync},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Shutdown(context.Background()) })
+	return s
+}
+
+// pipeConn serves one in-memory connection and returns the client end.
+func pipeConn(s *Server) net.Conn {
+	client, srv := net.Pipe()
+	c := s.newConn(srv)
+	s.mu.Lock()
+	s.conns[c] = struct{}{}
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go func() {
+		defer s.wg.Done()
+		c.serve()
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+	return client
+}
+
+func pingMsg(id int32) []byte {
+	body, _ := dbson.Marshal(dbson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "admin"}})
+	return wire.AppendMsg(nil, id, 0, 0, body)
+}
+
+// FuzzServeConn feeds arbitrary bytes to a connection: whatever arrives, the
+// server must neither panic nor stop serving other connections.
+func FuzzServeConn(f *testing.F) {
+	f.Add(pingMsg(1))
+	ins, _ := dbson.Marshal(dbson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: dbson.A{dbson.D{{Key: "a", Value: 1}}}}, {Key: "$db", Value: "t"}})
+	f.Add(wire.AppendMsg(nil, 2, 0, 0, ins))
+	find, _ := dbson.Marshal(dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "a", Value: dbson.D{{Key: "$gt", Value: 0}}}}}, {Key: "$db", Value: "t"}})
+	f.Add(wire.AppendMsg(nil, 3, 0, 0, find))
+	f.Add([]byte{0xff, 0xff, 0xff, 0x7f})
+	s := newTestServer(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c := pipeConn(s)
+		defer c.Close()
+		done := make(chan struct{})
+		go func() {
+			io.Copy(io.Discard, c)
+			close(done)
+		}()
+		c.SetWriteDeadline(time.Now().Add(2 * time.Second))
+		c.Write(data)
+		c.Close()
+		<-done
+		// Another client is still served.
+		other := pipeConn(s)
+		defer other.Close()
+		other.SetDeadline(time.Now().Add(5 * time.Second))
+		if _, err := other.Write(pingMsg(9)); err != nil {
+			t.Fatalf("server stopped serving: %v", err)
+		}
+		r := wire.NewReader(other, 0)
+		m, err := r.ReadMessage()
+		if err != nil || m.Msg == nil || !bytes.Contains(m.Msg.Body, []byte("ok")) {
+			t.Fatalf("ping after fuzz input: %v", err)
+		}
+	})
+}
+
+// FuzzCommand frames arbitrary command bodies correctly, so that mutations
+// reach BSON validation and every command's argument parsing.
+func FuzzCommand(f *testing.F) {
+	seeds := []dbson.D{
+		{{Key: "ping", Value: 1}, {Key: "$db", Value: "admin"}},
+		{{Key: "insert", Value: "c"}, {Key: "documents", Value: dbson.A{dbson.D{{Key: "_id", Value: 1}, {Key: "a", Value: dbson.A{1, "x"}}}}}, {Key: "$db", Value: "t"}},
+		{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "a", Value: dbson.D{{Key: "$in", Value: dbson.A{1, 2}}}}}}, {Key: "sort", Value: dbson.D{{Key: "a", Value: -1}}}, {Key: "projection", Value: dbson.D{{Key: "a", Value: 1}}}, {Key: "$db", Value: "t"}},
+		{{Key: "update", Value: "c"}, {Key: "updates", Value: dbson.A{dbson.D{{Key: "q", Value: dbson.D{}}, {Key: "u", Value: dbson.D{{Key: "$inc", Value: dbson.D{{Key: "a.0", Value: 1}}}}}, {Key: "multi", Value: true}}}}, {Key: "$db", Value: "t"}},
+		{{Key: "delete", Value: "c"}, {Key: "deletes", Value: dbson.A{dbson.D{{Key: "q", Value: dbson.D{{Key: "a", Value: 1}}}, {Key: "limit", Value: 0}}}}, {Key: "$db", Value: "t"}},
+		{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: dbson.A{dbson.D{{Key: "$group", Value: dbson.D{{Key: "_id", Value: "$a"}, {Key: "n", Value: dbson.D{{Key: "$sum", Value: 1}}}}}}}}, {Key: "cursor", Value: dbson.D{}}, {Key: "$db", Value: "t"}},
+		{{Key: "findAndModify", Value: "c"}, {Key: "query", Value: dbson.D{}}, {Key: "update", Value: dbson.D{{Key: "$set", Value: dbson.D{{Key: "b", Value: 1}}}}}, {Key: "upsert", Value: true}, {Key: "$db", Value: "t"}},
+		{{Key: "distinct", Value: "c"}, {Key: "key", Value: "a"}, {Key: "$db", Value: "t"}},
+		{{Key: "hello", Value: 1}, {Key: "compression", Value: dbson.A{"zstd"}}, {Key: "$db", Value: "admin"}},
+	}
+	for _, d := range seeds {
+		b, _ := dbson.Marshal(d)
+		f.Add(b)
+	}
+	s := newTestServer(f)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		c := pipeConn(s)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		r := wire.NewReader(c, 0)
+		for i, msg := range [][]byte{wire.AppendMsg(nil, 1, 0, 0, body), pingMsg(2)} {
+			if _, err := c.Write(msg); err != nil {
+				t.Fatalf("write %d: %v", i, err)
+			}
+			if _, err := r.ReadMessage(); err != nil {
+				t.Fatalf("reply %d: %v", i, err)
+			}
+		}
+	})
+}
