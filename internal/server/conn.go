@@ -2,12 +2,12 @@ package server
 
 import (
 	"bytes"
-	"fmt"
-	"runtime/debug"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
+	"runtime/debug"
 	"strconv"
 	"sync/atomic"
 
