@@ -187,6 +187,11 @@ func (s *sumState) addInt(n int64) {
 	s.addFloat(float64(n))
 }
 
+func subInt64(a, b int64) (int64, bool) {
+	r := a - b
+	return r, (a >= 0) != (b >= 0) && (r >= 0) != (a >= 0)
+}
+
 func addInt64(a, b int64) (int64, bool) {
 	r := a + b
 	return r, (a >= 0) == (b >= 0) && (r >= 0) != (a >= 0)
@@ -261,47 +266,125 @@ func (s *sumState) result(e *Env) bson.Value {
 	return e.int32(0)
 }
 
+// addState is MongoDB's $add: separate long, double and decimal totals
+// with the widest type so far; a date switches to a long millisecond total.
+type addState struct {
+	typ    bson.Type
+	long   int64
+	double float64
+	dec    dec
+	isDate bool
+}
+
+func (s *addState) value(e *Env) bson.Value {
+	if s.isDate {
+		return e.date(s.long)
+	}
+	switch s.typ {
+	case bson.TypeInt64:
+		return e.int64(s.long)
+	case bson.TypeDouble:
+		return e.double(s.double)
+	case bson.TypeDecimal128:
+		return e.dec(s.dec)
+	}
+	return e.intOrLong(s.long)
+}
+
+var errDateOverflow = errf(mongoerr.Overflow, "date overflow")
+
+func (s *addState) addToDate(v bson.Value) error {
+	var n int64
+	switch v.Type {
+	case bson.TypeInt32, bson.TypeInt64:
+		n = toLong(v)
+	case bson.TypeDouble:
+		f := v.Double()
+		if !(f >= -9.223372036854775808e18 && f < 9.223372036854775807e18) {
+			return errDateOverflow
+		}
+		n = int64(math.Round(f))
+	case bson.TypeDecimal128:
+		d := decOf(v)
+		r, ok := d.int64(roundHalfEven)
+		if !ok || !d.isInteger() {
+			return errDateOverflow
+		}
+		n = r
+	}
+	r, over := addInt64(s.long, n)
+	if over {
+		return errDateOverflow
+	}
+	s.long = r
+	return nil
+}
+
+func (s *addState) add(e *Env, v bson.Value) error {
+	if v.Type == bson.TypeDateTime {
+		if s.isDate {
+			return errf(16612, "only one date allowed in an $add expression")
+		}
+		old := s.value(e)
+		s.long = 0
+		if err := s.addToDate(old); err != nil {
+			return err
+		}
+		s.isDate = true
+		return s.addToDate(e.int64(v.Int64()))
+	}
+	if s.isDate {
+		return s.addToDate(v)
+	}
+	old := s.typ
+	s.typ = widest(s.typ, v.Type)
+	if old != s.typ {
+		switch s.typ {
+		case bson.TypeDouble:
+			s.double = float64(s.long)
+		case bson.TypeDecimal128:
+			if old == bson.TypeDouble {
+				s.dec = decFromFloat(s.double)
+			} else {
+				s.dec = decFromInt(s.long)
+			}
+		}
+	}
+	switch s.typ {
+	case bson.TypeInt32, bson.TypeInt64:
+		r, over := addInt64(s.long, toLong(v))
+		if over {
+			s.typ = bson.TypeDouble
+			s.double = float64(s.long) + toFloat(v)
+		} else {
+			s.long = r
+		}
+	case bson.TypeDouble:
+		s.double += toFloat(v)
+	case bson.TypeDecimal128:
+		s.dec = decAdd(s.dec, toDec(v))
+	}
+	return nil
+}
+
 func (n *addNode) eval(e *Env) (bson.Value, error) {
-	var s sumState
-	s.typ = bson.TypeInt32
+	s := addState{typ: bson.TypeInt32}
 	for _, x := range n.args {
 		v, err := x.eval(e)
 		if err != nil {
 			return missing, err
 		}
-		if v.Type == bson.TypeDateTime {
-			if s.haveDate {
-				return missing, errf(16612, "only one date allowed in an $add expression")
-			}
-			s.haveDate = true
-			s.addInt(v.Int64())
-			continue
+		if nullish(v) {
+			return vNull, nil
 		}
-		if !s.add(v) {
-			if nullish(v) {
-				return vNull, nil
-			}
+		if !v.IsNumber() && v.Type != bson.TypeDateTime {
 			return missing, errf(mongoerr.TypeMismatch, "$add only supports numeric or date types, not %s", typeName(v))
 		}
+		if err := s.add(e, v); err != nil {
+			return missing, err
+		}
 	}
-	if s.haveDate {
-		if s.typ == bson.TypeDecimal128 {
-			n, ok := decAdd(s.dsum, s.nonDecimal()).int64(roundHalfEven)
-			if !ok {
-				return missing, errf(mongoerr.Overflow, "date overflow in $add")
-			}
-			return e.date(n), nil
-		}
-		if !s.iover {
-			return e.date(s.isum), nil
-		}
-		f := math.RoundToEven(s.float())
-		if !(f >= -9.223372036854775808e18 && f < 9.223372036854775807e18) {
-			return missing, errf(mongoerr.Overflow, "date overflow in $add")
-		}
-		return e.date(int64(f)), nil
-	}
-	return s.result(e), nil
+	return s.value(e), nil
 }
 
 // ---- $subtract ----
@@ -326,19 +409,37 @@ func evalSubtract(e *Env, a, b bson.Value) (bson.Value, error) {
 		return vNull, nil
 	}
 	if a.Type == bson.TypeDateTime {
-		switch {
-		case b.Type == bson.TypeDateTime:
+		switch b.Type {
+		case bson.TypeDateTime:
 			return e.int64(a.Int64() - b.Int64()), nil
-		case b.IsNumber():
-			var ms int64
-			if b.Type == bson.TypeDouble {
-				ms = int64(math.Round(b.Double()))
-			} else if b.Type == bson.TypeDecimal128 {
-				ms, _ = decOf(b).int64(roundHalfEven)
-			} else {
-				ms = toLong(b)
+		case bson.TypeInt32, bson.TypeInt64, bson.TypeDouble, bson.TypeDecimal128:
+			var nb bson.Value
+			switch b.Type {
+			case bson.TypeDouble:
+				f := b.Double()
+				if !(f >= -9.223372036854775808e18 && f < 9.223372036854775807e18) {
+					return missing, errDateOverflow
+				}
+				r, over := subInt64(a.Int64(), int64(math.Round(f)))
+				if over {
+					return missing, errDateOverflow
+				}
+				return e.date(r), nil
+			case bson.TypeDecimal128:
+				d := decOf(b)
+				n, ok := d.int64(roundHalfEven)
+				if !ok || !d.isInteger() {
+					return missing, errDateOverflow
+				}
+				nb = e.int64(n)
+			default:
+				nb = b
 			}
-			return e.date(a.Int64() - ms), nil
+			r, over := subInt64(a.Int64(), toLong(nb))
+			if over {
+				return missing, errDateOverflow
+			}
+			return e.date(r), nil
 		}
 		return missing, errf(mongoerr.TypeMismatch, "can't $subtract %s from Date", typeName(b))
 	}
@@ -479,15 +580,15 @@ func evalMod(e *Env, a, b bson.Value) (bson.Value, error) {
 		if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
 			db := toDec(b)
 			if db.isZero() {
-				return missing, errf(mongoerr.BadValue, "can't $mod by zero")
+				return missing, errf(5733415, "can't $mod by zero")
 			}
 			return e.dec(decMod(toDec(a), db)), nil
 		}
 		rf := toFloat(b)
 		if rf == 0 {
-			return missing, errf(mongoerr.BadValue, "can't $mod by zero")
+			return missing, errf(16610, "can't $mod by zero")
 		}
-		if a.Type == bson.TypeDouble || b.Type == bson.TypeDouble && !isIntegral(b) {
+		if a.Type == bson.TypeDouble || b.Type == bson.TypeDouble {
 			return e.double(math.Mod(toFloat(a), rf)), nil
 		}
 		x, y := toLong(a), toLong(b)
@@ -503,7 +604,7 @@ func evalMod(e *Env, a, b bson.Value) (bson.Value, error) {
 	if nullish(a) || nullish(b) {
 		return vNull, nil
 	}
-	return missing, errf(mongoerr.TypeMismatch, "$mod only supports numeric types, not %s and %s", typeName(a), typeName(b))
+	return missing, errf(16611, "$mod only supports numeric types, not %s and %s", typeName(a), typeName(b))
 }
 
 // ---- single-argument numeric operators ----
@@ -604,25 +705,20 @@ func sqrtNum(e *Env, v bson.Value) (bson.Value, error) {
 func decFromFloatFull(f float64) dec { return decExactFloat(f) }
 
 func evalLog(e *Env, a, b bson.Value) (bson.Value, error) {
-	if !a.IsNumber() && !nullish(a) {
-		return missing, errf(28756, "$log's argument must be numeric, not %s", typeName(a))
-	}
-	if !b.IsNumber() && !nullish(b) {
-		return missing, errf(28757, "$log's base must be numeric, not %s", typeName(b))
-	}
 	if nullish(a) || nullish(b) {
 		return vNull, nil
 	}
+	if !a.IsNumber() {
+		return missing, errf(28756, "$log's argument must be numeric, not %s", typeName(a))
+	}
+	if !b.IsNumber() {
+		return missing, errf(28757, "$log's base must be numeric, not %s", typeName(b))
+	}
 	if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
 		da, db := toDec(a), toDec(b)
-		if !(da.kind == decNaN || !da.neg && !da.isZero()) {
-			return missing, errf(28758, "$log's argument must be a positive number, but is %s", da.String())
+		if da.kind != decNaN && !da.neg && !da.isZero() && db.kind != decNaN && !db.neg && !db.isZero() && decCmp(db, decFromInt(1)) != 0 {
+			return e.dec(decFromFloatFull(math.Log(da.float()) / math.Log(db.float()))), nil
 		}
-		one := decFromInt(1)
-		if !(db.kind == decNaN || !db.neg && !db.isZero() && decCmp(db, one) != 0) {
-			return missing, errf(28759, "$log's base must be a positive number not equal to 1, but is %s", db.String())
-		}
-		return e.dec(decFromFloatFull(math.Log(da.float()) / math.Log(db.float()))), nil
 	}
 	x, base := toFloat(a), toFloat(b)
 	if !(x > 0 || math.IsNaN(x)) {
@@ -635,14 +731,14 @@ func evalLog(e *Env, a, b bson.Value) (bson.Value, error) {
 }
 
 func evalPow(e *Env, a, b bson.Value) (bson.Value, error) {
-	if !a.IsNumber() && !nullish(a) {
-		return missing, errf(28762, "$pow's base must be numeric, not %s", typeName(a))
-	}
-	if !b.IsNumber() && !nullish(b) {
-		return missing, errf(28763, "$pow's exponent must be numeric, not %s", typeName(b))
-	}
 	if nullish(a) || nullish(b) {
 		return vNull, nil
+	}
+	if !a.IsNumber() {
+		return missing, errf(28762, "$pow's base must be numeric, not %s", typeName(a))
+	}
+	if !b.IsNumber() {
+		return missing, errf(28763, "$pow's exponent must be numeric, not %s", typeName(b))
 	}
 	if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
 		da, db := toDec(a), toDec(b)

@@ -239,16 +239,17 @@ func indexOfArray(e *Env, args []bson.Value) (bson.Value, error) {
 }
 
 func rangeOp(e *Env, args []bson.Value) (bson.Value, error) {
-	what := []string{"starting value", "ending value", "step value"}
+	what := []string{"a starting value", "an ending value", "a step value"}
+	typeMsg := []string{"a numeric starting value, found value of type: ", "a numeric ending value, found value of type: ", "a numeric step value, found value of type:"}
 	codes := [][2]int32{{34443, 34444}, {34445, 34446}, {34447, 34448}}
 	var vals [3]int64
 	vals[2] = 1
 	for i, v := range args {
 		if !v.IsNumber() {
-			return missing, errf(codes[i][0], "$range requires a numeric %s, found value of type: %s", what[i], typeName(v))
+			return missing, errf(codes[i][0], "$range requires %s%s", typeMsg[i], typeName(v))
 		}
 		if !isIntegral32(v) {
-			return missing, errf(codes[i][1], "$range requires a %s that can be represented as a 32-bit integer, found value: %s", what[i], v.String())
+			return missing, errf(codes[i][1], "$range requires %s that can be represented as a 32-bit integer, found value: %s", what[i], v.String())
 		}
 		vals[i] = toLong(v)
 	}
@@ -262,8 +263,12 @@ func rangeOp(e *Env, args []bson.Value) (bson.Value, error) {
 	} else if step < 0 && hi < lo {
 		count = (lo - hi - step - 1) / -step
 	}
-	if bytes := count * 16; bytes > maxRangeBytes {
-		return missing, errf(5515500, "$range would use too much memory (%d bytes) and cannot spill to disk. Memory limit: %d bytes", bytes, maxRangeBytes)
+	length := int64(0)
+	if steps := (hi - lo) / step; steps >= 0 {
+		length = 1 + steps
+	}
+	if need := 24 + length*16; need >= maxRangeBytes {
+		return missing, errf(146, "$range would use too much memory (%d bytes) and cannot spill to disk. Memory limit: %d bytes", need, maxRangeBytes)
 	}
 	e.work += int(count)
 	if e.work > maxWork {

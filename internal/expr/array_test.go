@@ -50,7 +50,7 @@ func TestArrays(t *testing.T) {
 		{expr: `{"$range": [0, 5, 0]}`, code: 34449},
 		{expr: `{"$range": [0.5, 5]}`, code: 34444},
 		{expr: `{"$range": ["a", 5]}`, code: 34443},
-		{expr: `{"$range": [0, 2000000000]}`, code: 5515500},
+		{expr: `{"$range": [0, 2000000000]}`, code: 146},
 		{expr: `{"$zip": {"inputs": [[1, 2], ["a", "b", "c"]]}}`, want: `array [[1,"a"],[2,"b"]]`},
 		{expr: `{"$zip": {"inputs": [[1, 2], ["a", "b", "c"]], "useLongestLength": true, "defaults": [0, "z"]}}`, want: `array [[1,"a"],[2,"b"],[0,"c"]]`},
 		{expr: `{"$zip": {"inputs": [[1], null]}}`, want: `null null`},

@@ -17,7 +17,7 @@ func init() {
 	regNary("$bitAnd", 0, -1, bitOp("$bitAnd", func(a, b int64) int64 { return a & b }, -1))
 	regNary("$bitOr", 0, -1, bitOp("$bitOr", func(a, b int64) int64 { return a | b }, 0))
 	regNary("$bitXor", 0, -1, bitOp("$bitXor", func(a, b int64) int64 { return a ^ b }, 0))
-	regUnary("$bitNot", bitNot)
+	regUnary("$bitNot", numericUnary("$bitNot", bitNot))
 
 	trig := []struct {
 		name   string
@@ -61,11 +61,17 @@ func init() {
 		}))
 	}
 	regBinary("$atan2", func(e *Env, a, b bson.Value) (bson.Value, error) {
-		if nullish(a) || nullish(b) {
+		if nullish(a) {
 			return vNull, nil
 		}
-		if !a.IsNumber() || !b.IsNumber() {
-			return missing, errf(51044, "$atan2 only supports numeric types, not %s and %s", typeName(a), typeName(b))
+		if !a.IsNumber() {
+			return missing, errf(51044, "$atan2 only supports numeric types, not %s", typeName(a))
+		}
+		if nullish(b) {
+			return vNull, nil
+		}
+		if !b.IsNumber() {
+			return missing, errf(51045, "$atan2 only supports numeric types, not %s", typeName(b))
 		}
 		r := math.Atan2(toFloat(a), toFloat(b))
 		if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
@@ -190,7 +196,7 @@ func bitNot(e *Env, v bson.Value) (bson.Value, error) {
 	case bson.TypeInt64:
 		return e.int64(^v.Int64()), nil
 	}
-	return missing, errf(mongoerr.TypeMismatch, "$bitNot only supports int and long, not: %s", typeName(v))
+	return missing, errf(mongoerr.TypeMismatch, "$bitNot only supports int and long, not: %s.", typeName(v))
 }
 
 // ---- accumulator-style expressions ----
