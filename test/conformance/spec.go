@@ -1,9 +1,3 @@
-// Package conformance runs MongoDB's unified-format CRUD specification tests
-// against a real cairnd through the official Go driver.
-//
-// The test files are read at run time from ../shared/conformance/crud-unified/
-// next to the repository; they are never copied into it (their licence, CC
-// BY-NC-SA, does not fit the project's).
 package conformance
 
 import (
