@@ -102,11 +102,12 @@ func (a *allocator) trimTail() {
 // pageWriter batches extent writes of a checkpoint, coalescing extents that
 // are adjacent both in the file and in its buffer into one write.
 type pageWriter struct {
-	p     *pager
-	arena []byte
-	used  int
-	runs  []writeRun
-	err   error
+	p      *pager
+	arena  []byte
+	used   int
+	runs   []writeRun
+	err    error
+	rehome []rehome // node swaps to perform once the pages are written
 }
 
 type writeRun struct {
@@ -117,21 +118,20 @@ type writeRun struct {
 const writerArena = 8 << 20
 
 func newPageWriter(p *pager) *pageWriter {
-	return &pageWriter{p: p, arena: make([]byte, writerArena)}
+	return &pageWriter{p: p}
 }
 
-// buffer returns a zeroed buffer for an extent of npages at pgid; the
-// caller fills it before the next call.
+// buffer returns a zeroed buffer for an extent of npages at pgid. Buffers
+// are carved from slabs that are never reused, so a buffer stays valid (and
+// may back a decoded node) after it has been written.
 func (w *pageWriter) buffer(pgid uint64, npages uint32) []byte {
 	need := int(npages) * w.p.pageSize
-	if need > len(w.arena) {
+	if w.used+need > len(w.arena) {
 		w.flush()
-		w.arena = make([]byte, need)
-	} else if w.used+need > len(w.arena) {
-		w.flush()
+		w.arena = make([]byte, max(need, writerArena))
+		w.used = 0
 	}
-	buf := w.arena[w.used : w.used+need]
-	clear(buf)
+	buf := w.arena[w.used : w.used+need : w.used+need]
 	if n := len(w.runs); n > 0 && w.runs[n-1].to == w.used &&
 		w.runs[n-1].pgid+uint64((w.runs[n-1].to-w.runs[n-1].from)/w.p.pageSize) == pgid {
 		w.runs[n-1].to += need
@@ -152,7 +152,6 @@ func (w *pageWriter) flush() {
 		}
 	}
 	w.runs = w.runs[:0]
-	w.used = 0
 }
 
 // ---- meta pages ----

@@ -65,7 +65,7 @@ func (t *Tree) Put(key, value []byte) error {
 	if len(value) > MaxValueSize {
 		return fmt.Errorf("%w: %d bytes (max %d)", ErrValueTooLarge, len(value), MaxValueSize)
 	}
-	k, v := copyKV(key, value)
+	k, v := t.tx.copyKV(key, value)
 	if err := t.tx.treePut(t.tr, k, v); err != nil {
 		return fmt.Errorf("kv: put in %q: %w", t.tr.name, err)
 	}

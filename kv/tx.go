@@ -24,6 +24,25 @@ type Tx struct {
 	freed     []extent
 	log       journalOps
 	forceCkpt bool // commit through a checkpoint (bulk load, huge tx)
+	chunk     []byte // arena for copies of small keys and values
+}
+
+// copyKV copies key and value for the tree, from a per-transaction arena
+// that grows from 4 KiB to 1 MiB chunks, so that large transactions do not
+// allocate once per entry.
+func (tx *Tx) copyKV(key, val []byte) ([]byte, []byte) {
+	n := len(key) + len(val)
+	if n > 16<<10 {
+		return copyKV(key, val)
+	}
+	if len(tx.chunk)+n > cap(tx.chunk) {
+		size := min(max(2*cap(tx.chunk), 4<<10), 1<<20)
+		tx.chunk = make([]byte, 0, max(size, n))
+	}
+	off := len(tx.chunk)
+	tx.chunk = append(tx.chunk, key...)
+	tx.chunk = append(tx.chunk, val...)
+	return tx.chunk[off : off+len(key) : off+len(key)], tx.chunk[off+len(key) : off+n : off+n]
 }
 
 // Writable reports whether tx is a write transaction.
