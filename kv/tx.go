@@ -23,7 +23,7 @@ type Tx struct {
 	dirty     bool
 	freed     []extent
 	log       journalOps
-	forceCkpt bool // commit through a checkpoint (bulk load, huge tx)
+	forceCkpt bool   // commit through a checkpoint (bulk load, huge tx)
 	chunk     []byte // arena for copies of small keys and values
 }
 
