@@ -235,7 +235,7 @@ func (p *filterParser) parseTopOperator(e bson.Element, level parseLevel) (node,
 		return &exprNode{e: x, vars: vars, coll: p.coll}, nil
 	case "$where":
 		if level == levelSub {
-			return nil, badValue("$where cannot be applied to a field")
+			return nil, badValue("$elemMatch cannot contain $where expression")
 		}
 		return nil, mongoerr.New(mongoerr.NotImplemented, "$where is not supported: Cairn does not run server-side JavaScript")
 	case "$text":
