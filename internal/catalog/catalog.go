@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
@@ -149,7 +150,40 @@ func Get(tx *kv.Tx, db, name string) (*Collection, error) {
 	if raw == nil {
 		return nil, nil
 	}
-	return decode(raw)
+	return decodeCached(raw)
+}
+
+// decodeCache maps a catalog entry's bytes to its decoded metadata, so the
+// hot path (every CRUD command looks up its collection) does not decode and
+// allocate each time. Entries are keyed by content, so a stale entry can
+// never be returned for changed metadata; the cache is bounded.
+var decodeCache = struct {
+	sync.RWMutex
+	m map[string]*Collection
+}{m: make(map[string]*Collection)}
+
+const maxDecodeCache = 4096
+
+// decodeCached returns the shared, read-only metadata for raw. Callers must
+// not modify the result (Rename copies it).
+func decodeCached(raw []byte) (*Collection, error) {
+	decodeCache.RLock()
+	c, ok := decodeCache.m[string(raw)]
+	decodeCache.RUnlock()
+	if ok {
+		return c, nil
+	}
+	c, err := decode(raw)
+	if err != nil {
+		return nil, err
+	}
+	decodeCache.Lock()
+	if len(decodeCache.m) >= maxDecodeCache {
+		clear(decodeCache.m)
+	}
+	decodeCache.m[string(raw)] = c
+	decodeCache.Unlock()
+	return c, nil
 }
 
 // List returns the collections of db (all databases if db is ""), in

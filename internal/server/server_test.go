@@ -19,7 +19,7 @@ import (
 // newTestServer runs an in-process server on an in-memory file system.
 func newTestServer(t testing.TB) *Server {
 	t.Helper()
-	s, err := New(Options{DBPath: "/db", KV: &kv.Options{FS: vfs.NewMem(), Durability: kv.NoSync},
+	s, err := New(Options{DBPath: "/db", KV: &kv.Options{FS: vfs.NewMem(), Durability: kv.NoSync, JournalSize: 1 << 20},
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
