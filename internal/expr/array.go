@@ -73,7 +73,7 @@ func arrayElemAt(e *Env, name string, a, idx bson.Value) (bson.Value, error) {
 		return missing, errf(28690, "%s's second argument must be a numeric value, but is %s", name, typeName(idx))
 	}
 	if !isIntegral32(idx) {
-		return missing, errf(28691, "%s's second argument must be representable as a 32-bit integer: %s", name, idx.String())
+		return missing, errf(28691, "%s's second argument must be representable as a 32-bit integer: %s", name, fmtDouble(toFloat(idx)))
 	}
 	i := int(toLong(idx))
 	if i < 0 {
@@ -217,11 +217,11 @@ func indexOfArray(e *Env, args []bson.Value) (bson.Value, error) {
 		}
 		x := args[2+i]
 		if !isIntegral32(x) {
-			return missing, errf(40096, "$indexOfArray requires an integral %s index, found a value of type: %s, with value: %s", which, typeName(x), x.String())
+			return missing, errf(40096, "$indexOfArrayrequires an integral %s index, found a value of type: %s, with value: %s", which, typeName(x), x.String())
 		}
 		k := int(toLong(x))
 		if k < 0 {
-			return missing, errf(40097, "$indexOfArray requires a nonnegative %s index, found: %d", which, k)
+			return missing, errf(40097, "$indexOfArray requires a nonnegative %s index, found: %s", which, x.String())
 		}
 		if i == 0 {
 			start = k
@@ -848,36 +848,26 @@ func (s *valueSet) addArray(a bson.Value) {
 
 func setUnion(e *Env, args []bson.Value) (bson.Value, error) {
 	s := valueSet{e: e}
-	null := false
 	for _, a := range args {
 		if nullish(a) {
-			null = true
-			continue
+			return vNull, nil
 		}
 		if a.Type != bson.TypeArray {
 			return missing, errf(17043, "All operands of $setUnion must be arrays. One argument is of type: %s", typeName(a))
 		}
 		s.addArray(a)
 	}
-	if null {
-		return vNull, nil
-	}
 	return e.array(s.vals), nil
 }
 
 func setIntersection(e *Env, args []bson.Value) (bson.Value, error) {
 	var cur *valueSet
-	null := false
 	for _, a := range args {
 		if nullish(a) {
-			null = true
-			continue
+			return vNull, nil
 		}
 		if a.Type != bson.TypeArray {
 			return missing, errf(17047, "All operands of $setIntersection must be arrays. One argument is of type: %s", typeName(a))
-		}
-		if null {
-			continue
 		}
 		next := &valueSet{e: e}
 		it := a.Document().Iter()
@@ -888,9 +878,6 @@ func setIntersection(e *Env, args []bson.Value) (bson.Value, error) {
 			}
 		}
 		cur = next
-	}
-	if null {
-		return vNull, nil
 	}
 	if cur == nil {
 		return emptyArr, nil
@@ -930,9 +917,9 @@ func setEquals(e *Env, args []bson.Value) (bson.Value, error) {
 		return missing, errf(17045, "$setEquals needs at least two arguments had: %d", len(args))
 	}
 	var first *valueSet
-	for _, a := range args {
+	for i, a := range args {
 		if a.Type != bson.TypeArray {
-			return missing, errf(17044, "All operands of $setEquals must be arrays. One argument is of type: %s", typeName(a))
+			return missing, errf(17044, "All operands of $setEquals must be arrays. %d-th argument is of type: %s", i+1, typeName(a))
 		}
 		s := &valueSet{e: e}
 		s.addArray(a)

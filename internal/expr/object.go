@@ -364,11 +364,14 @@ func arrayToObject(e *Env, v bson.Value) (bson.Value, error) {
 		if format == 0 {
 			format = el.Type
 		}
+		if format != bson.TypeArray && format != bson.TypeDocument {
+			return missing, errf(40398, "Unrecognised input type format for $arrayToObject: %s", typeName(el))
+		}
 		if format == bson.TypeArray && el.Type != bson.TypeArray {
-			return missing, errf(40391, "$arrayToObject requires a consistent input format. Elements must all be arrays or all be objects. Array was detected, now found: %s", typeName(el))
+			return missing, errf(40396, "$arrayToObject requires a consistent input format. Elements mustall be arrays or all be objects. Array was detected, now found: %s", typeName(el))
 		}
 		if format == bson.TypeDocument && el.Type != bson.TypeDocument {
-			return missing, errf(40396, "$arrayToObject requires a consistent input format. Elements must all be arrays or all be objects. Object was detected, now found: %s", typeName(el))
+			return missing, errf(40391, "$arrayToObject requires a consistent input format. Elements mustall be arrays or all be objects. Object was detected, now found: %s", typeName(el))
 		}
 		switch el.Type {
 		case bson.TypeArray:

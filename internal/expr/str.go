@@ -123,15 +123,22 @@ func substrBytes(e *Env, args []bson.Value) (bson.Value, error) {
 		return missing, err
 	}
 	lv, nv := args[1], args[2]
-	if lv.Type != bson.TypeInt32 && lv.Type != bson.TypeInt64 && lv.Type != bson.TypeDouble {
+	if !lv.IsNumber() {
 		return missing, errf(16034, "$substrBytes:  starting index must be a numeric type (is BSON type %s)", typeName(lv))
 	}
-	if nv.Type != bson.TypeInt32 && nv.Type != bson.TypeInt64 && nv.Type != bson.TypeDouble {
+	if !nv.IsNumber() {
 		return missing, errf(16035, "$substrBytes:  length must be a numeric type (is BSON type %s)", typeName(nv))
 	}
-	// size_t semantics: negative values are huge.
-	lower, length := uint64(toLong(lv)), uint64(toLong(nv))
+	signedLower := toLong(lv)
+	if signedLower < 0 {
+		return missing, errf(50752, "$substrBytes:  starting index must be non-negative (got: %d)", signedLower)
+	}
 	n := uint64(len(s))
+	lower := uint64(signedLower)
+	length := n
+	if l := toLong(nv); l >= 0 {
+		length = uint64(l)
+	}
 	if lower < n && isContinuation(s[lower]) {
 		return missing, errf(28656, "$substrBytes:  Invalid range, starting index is a UTF-8 continuation byte.")
 	}
@@ -153,6 +160,10 @@ func substrBytes(e *Env, args []bson.Value) (bson.Value, error) {
 
 func substrCP(e *Env, args []bson.Value) (bson.Value, error) {
 	in, lv, nv := args[0], args[1], args[2]
+	s, err := coerceToString(in)
+	if err != nil {
+		return missing, err
+	}
 	if !lv.IsNumber() {
 		return missing, errf(34450, "$substrCP: starting index must be a numeric type (is BSON type %s)", typeName(lv))
 	}
@@ -171,10 +182,6 @@ func substrCP(e *Env, args []bson.Value) (bson.Value, error) {
 	}
 	if start < 0 {
 		return missing, errf(34455, "$substrCP: the starting index must be nonnegative integer.")
-	}
-	s, err := coerceToString(in)
-	if err != nil {
-		return missing, err
 	}
 	i := 0
 	for cp := int64(0); cp < start && i < len(s); cp++ {
@@ -385,11 +392,11 @@ func indexOfStr(e *Env, name string, cp bool, vals []bson.Value) (bson.Value, er
 		}
 		v := vals[2+i]
 		if !isIntegral32(v) {
-			return missing, errf(40096, "%s requires an integral %s index, found a value of type: %s, with value: %s", name, which, typeName(v), v.String())
+			return missing, errf(40096, "%srequires an integral %s index, found a value of type: %s, with value: %s", name, which, typeName(v), v.String())
 		}
 		n := int(toLong(v))
 		if n < 0 {
-			return missing, errf(40097, "%s requires a nonnegative %s index, found: %d", name, which, n)
+			return missing, errf(40097, "%s requires a nonnegative %s index, found: %s", name, which, v.String())
 		}
 		if i == 0 {
 			start = n
@@ -506,7 +513,7 @@ func strcasecmp(e *Env, a, b bson.Value) (bson.Value, error) {
 		return missing, err
 	}
 	for i := 0; i < len(sa) && i < len(sb); i++ {
-		ca, cb := lowerASCII(sa[i]), lowerASCII(sb[i])
+		ca, cb := upperASCII(sa[i]), upperASCII(sb[i])
 		if ca != cb {
 			if ca < cb {
 				return vMinusOne, nil
@@ -523,9 +530,9 @@ func strcasecmp(e *Env, a, b bson.Value) (bson.Value, error) {
 	return vZero, nil
 }
 
-func lowerASCII(c byte) byte {
-	if c >= 'A' && c <= 'Z' {
-		return c + 32
+func upperASCII(c byte) byte {
+	if c >= 'a' && c <= 'z' {
+		return c - 32
 	}
 	return c
 }
