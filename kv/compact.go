@@ -40,6 +40,9 @@ func (db *DB) Compact(ctx context.Context) error {
 	if err := db.checkpointLocked(); err != nil {
 		return err
 	}
+	if err := db.repack(); err != nil {
+		return err
+	}
 	if err := db.checkpointLocked(); err != nil { // release frees of the first
 		return err
 	}
@@ -83,6 +86,44 @@ func (db *DB) Compact(ctx context.Context) error {
 	}
 	db.st.compactions.Add(1)
 	return nil
+}
+
+// repack rebuilds every tree bottom-up with full pages (Options.FillFactor),
+// as BulkLoad does, so that pages left half empty by random inserts and
+// deletes are merged; then it checkpoints. The new nodes land wherever free
+// space is; the relocation pass that follows moves them down.
+func (db *DB) repack() error {
+	tx := db.newWriteTx()
+	limit := max(int(float64(db.pageSize)*db.opts.FillFactor), pageHeaderSize+1)
+	for name := range tx.trees {
+		tr, err := tx.writableRoot(name)
+		if err != nil {
+			return err
+		}
+		b := bulkBuilder{txid: tx.id, limit: limit}
+		c := (&Tree{tx: tx, tr: tr}).Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			b.add(k, v)
+		}
+		if err := c.Err(); err != nil {
+			return fmt.Errorf("kv: compact tree %q: %w", name, err)
+		}
+		if err := tx.freeTree(tr.root, tr.height); err != nil {
+			return fmt.Errorf("kv: compact tree %q: %w", name, err)
+		}
+		root, height := b.finish()
+		tr.root, tr.height = refTo(root), height
+		tr.mod++
+		tx.dirty = true
+	}
+	if !tx.dirty {
+		return db.checkpointLocked()
+	}
+	db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
+	if err := db.checkpointLocked(); err != nil {
+		return err
+	}
+	return db.checkpointLocked()
 }
 
 // relocate copies every node of the subtree at r whose extent reaches past
