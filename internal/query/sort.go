@@ -68,8 +68,10 @@ func ParseSort(spec bson.Doc, opts *Options) (*Sort, error) {
 			return nil, mongoerr.New(15974, "Illegal key in $sort specification: %s", elemString(e))
 		}
 	}
-	if s.natural != 0 && len(s.keys) > 0 {
-		return nil, badValue("$natural sort cannot be combined with other sort keys")
+	if s.natural != 0 {
+		// MongoDB answers a sort naming $natural with a collection scan in
+		// that direction and ignores the other keys.
+		s.keys = nil
 	}
 	return s, nil
 }
