@@ -1,0 +1,59 @@
+package server
+
+import (
+	"testing"
+
+	dbson "go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/cairndb/cairn/internal/wire"
+)
+
+// roundTrips sends msgs[i%len] and reads each reply over an in-memory
+// connection, b.N times.
+func roundTrips(b *testing.B, s *Server, msgs [][]byte) {
+	c := pipeConn(s)
+	defer c.Close()
+	r := wire.NewReader(c, 0)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := c.Write(msgs[i%len(msgs)]); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.ReadMessage(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func cmdMsg(d dbson.D) []byte {
+	body, _ := dbson.Marshal(d)
+	return wire.AppendMsg(nil, 1, 0, 0, body)
+}
+
+func BenchmarkPing(b *testing.B) {
+	roundTrips(b, newTestServer(b), [][]byte{pingMsg(1)})
+}
+
+func BenchmarkInsertOne(b *testing.B) {
+	s := newTestServer(b)
+	msgs := make([][]byte, 0, 1024)
+	for i := 0; i < cap(msgs); i++ {
+		msgs = append(msgs, cmdMsg(dbson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: dbson.A{dbson.D{{Key: "field0", Value: "0123456789012345678901234567890123456789"}}}}, {Key: "$db", Value: "bench"}}))
+	}
+	roundTrips(b, s, msgs)
+}
+
+func BenchmarkFindByID(b *testing.B) {
+	s := newTestServer(b)
+	var docs dbson.A
+	for i := 0; i < 1000; i++ {
+		docs = append(docs, dbson.D{{Key: "_id", Value: i}, {Key: "field0", Value: "0123456789012345678901234567890123456789"}})
+	}
+	roundTrips(b, s, [][]byte{cmdMsg(dbson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: docs}, {Key: "$db", Value: "bench"}})})
+	msgs := make([][]byte, 0, 1000)
+	for i := 0; i < 1000; i++ {
+		msgs = append(msgs, cmdMsg(dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: i}}}, {Key: "limit", Value: 1}, {Key: "singleBatch", Value: true}, {Key: "$db", Value: "bench"}}))
+	}
+	roundTrips(b, s, msgs)
+}
