@@ -150,7 +150,7 @@ func parseAdd(p *parser, name string, arg bson.Value) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &addNode{args: args}, nil
+	return p.fold(&addNode{args: args}, args...), nil
 }
 
 // sumState accumulates numbers as MongoDB's $add and $sum do.
@@ -455,7 +455,7 @@ func parseMultiply(p *parser, name string, arg bson.Value) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &mulNode{args: args}, nil
+	return p.fold(&mulNode{args: args}, args...), nil
 }
 
 func (n *mulNode) eval(e *Env) (bson.Value, error) {

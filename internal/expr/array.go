@@ -31,7 +31,17 @@ func init() {
 	regNary("$setUnion", 0, -1, setUnion)
 	regNary("$setIntersection", 0, -1, setIntersection)
 	regBinary("$setDifference", setDifference)
-	regNary("$setEquals", 0, -1, setEquals)
+	register("$setEquals", func(p *parser, name string, arg bson.Value) (node, error) {
+		vals := argList(arg)
+		if len(vals) < 2 {
+			return nil, errf(17045, "$setEquals needs at least two arguments had: %d", len(vals))
+		}
+		args, err := p.parseAll(vals)
+		if err != nil {
+			return nil, err
+		}
+		return p.fold(&naryNode{args: args, fn: setEquals}, args...), nil
+	})
 	regBinary("$setIsSubset", setIsSubset)
 	regUnary("$anyElementTrue", func(e *Env, v bson.Value) (bson.Value, error) { return elementsTrue(v, "$anyElementTrue", true) })
 	regUnary("$allElementsTrue", func(e *Env, v bson.Value) (bson.Value, error) { return elementsTrue(v, "$allElementsTrue", false) })

@@ -46,7 +46,7 @@ func parseCompare(test func(int) bool) opParser {
 		if err != nil {
 			return nil, err
 		}
-		return &compareNode{a: args[0], b: args[1], test: test}, nil
+		return p.fold(&compareNode{a: args[0], b: args[1], test: test}, args...), nil
 	}
 }
 

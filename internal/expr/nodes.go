@@ -201,7 +201,7 @@ func regNary(name string, min, max int, fn naryFn) {
 		if err != nil {
 			return nil, err
 		}
-		return &naryNode{args: args, fn: fn}, nil
+		return p.fold(&naryNode{args: args, fn: fn}, args...), nil
 	})
 }
 
@@ -211,7 +211,7 @@ func regUnary(name string, fn func(e *Env, v bson.Value) (bson.Value, error)) {
 		if err != nil {
 			return nil, err
 		}
-		return &unaryNode{arg: args[0], fn: fn}, nil
+		return p.fold(&unaryNode{arg: args[0], fn: fn}, args...), nil
 	})
 }
 
@@ -221,6 +221,25 @@ func regBinary(name string, fn func(e *Env, a, b bson.Value) (bson.Value, error)
 		if err != nil {
 			return nil, err
 		}
-		return &binaryNode{a: args[0], b: args[1], fn: fn}, nil
+		return p.fold(&binaryNode{a: args[0], b: args[1], fn: fn}, args...), nil
 	})
+}
+
+// fold evaluates n at parse time when all its operands are constants
+// (MongoDB's constant folding). When that fails, n is kept so the error
+// is raised only if the expression is actually evaluated.
+func (p *parser) fold(n node, args ...node) node {
+	for _, a := range args {
+		if _, ok := a.(constNode); !ok {
+			return n
+		}
+	}
+	env := NewEnv(p.opts)
+	env.vars = make([]bson.Value, 1)
+	env.rootD = bson.EmptyDoc
+	v, err := n.eval(env)
+	if err != nil {
+		return n
+	}
+	return constNode{copyValue(v)}
 }
