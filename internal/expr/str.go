@@ -74,7 +74,20 @@ func formatDouble(f float64) string {
 	case math.IsInf(f, -1):
 		return "-Infinity"
 	}
-	return strconv.FormatFloat(f, 'g', -1, 64)
+	if f == 0 && math.Signbit(f) {
+		return "-0"
+	}
+	// the shortest representation, in exponent form below 1e-4 and from
+	// 1e16 on (as fmt's "{}" prints doubles)
+	if a := math.Abs(f); a != 0 && (a < 1e-4 || a >= 1e16) {
+		s := strconv.FormatFloat(f, 'e', -1, 64)
+		mant, exp, _ := strings.Cut(s, "e")
+		if len(exp) == 2 { // "+5" -> "+05"
+			exp = exp[:1] + "0" + exp[1:]
+		}
+		return mant + "e" + exp
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }
 
 // isoDate formats ms since the epoch as %Y-%m-%dT%H:%M:%S.%LZ.

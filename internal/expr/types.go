@@ -211,6 +211,9 @@ func (e *Env) toDouble(v bson.Value) (bson.Value, error) {
 		return e.double(float64(v.Int64())), nil
 	case bson.TypeString:
 		s := v.StringValue()
+		if err := checkHex(s); err != nil {
+			return missing, err
+		}
 		f, ok := parseDoubleString(s)
 		if !ok {
 			return missing, convFail("Failed to parse number '%s' in $convert with no onError value: Did not consume whole string.", s)
@@ -218,6 +221,13 @@ func (e *Env) toDouble(v bson.Value) (bson.Value, error) {
 		return e.double(f), nil
 	}
 	return missing, unsupported(v, bson.TypeDouble)
+}
+
+func checkHex(s string) error {
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		return convFail("Illegal hexadecimal input in $convert with no onError value: %s", s)
+	}
+	return nil
 }
 
 func parseDoubleString(s string) (float64, bool) {
@@ -275,29 +285,28 @@ func (e *Env) toInteger(v bson.Value, t bson.Type) (bson.Value, error) {
 	case bson.TypeInt32, bson.TypeInt64:
 		n := toLong(v)
 		if n < lo || n > hi {
-			return missing, convFail("Conversion would overflow target type in $convert with no onError value: %s", v.String())
+			return missing, convFail("Conversion would overflow target type in $convert with no onError value: ")
 		}
 		return mk(n), nil
 	case bson.TypeDouble:
 		f := v.Double()
 		if math.IsNaN(f) {
-			return missing, convFail("Attempt to convert NaN value to integer type in $convert with no onError value: NaN")
+			return missing, convFail("Attempt to convert NaN value to integer type in $convert with no onError value")
 		}
 		if math.IsInf(f, 0) {
-			return missing, convFail("Attempt to convert infinity value to integer type in $convert with no onError value: %s", fmtDouble(f))
+			return missing, convFail("Attempt to convert infinity value to integer type in $convert with no onError value")
 		}
-		tr := math.Trunc(f)
-		if tr < float64(lo) || tr >= -float64(lo) {
+		if f < float64(lo) || (t == bson.TypeInt32 && f > float64(hi)) || (t == bson.TypeInt64 && f >= 9.223372036854775807e18) {
 			return missing, convFail("Conversion would overflow target type in $convert with no onError value: %s", fmtDouble(f))
 		}
-		return mk(int64(tr)), nil
+		return mk(int64(f)), nil
 	case bson.TypeDecimal128:
 		d := decOf(v)
 		switch d.kind {
 		case decNaN:
-			return missing, convFail("Attempt to convert NaN value to integer type in $convert with no onError value: NaN")
+			return missing, convFail("Attempt to convert NaN value to integer type in $convert with no onError value")
 		case decInf:
-			return missing, convFail("Attempt to convert infinity value to integer type in $convert with no onError value: %s", d.String())
+			return missing, convFail("Attempt to convert infinity value to integer type in $convert with no onError value")
 		}
 		n, ok := d.int64(roundTrunc)
 		if !ok || n < lo || n > hi {
@@ -315,6 +324,9 @@ func (e *Env) toInteger(v bson.Value, t bson.Type) (bson.Value, error) {
 		}
 	case bson.TypeString:
 		s := v.StringValue()
+		if err := checkHex(s); err != nil {
+			return missing, err
+		}
 		digits := strings.TrimPrefix(strings.TrimPrefix(s, "-"), "+")
 		if digits == "" {
 			return missing, convFail("Failed to parse number '%s' in $convert with no onError value: No digits", s)
@@ -347,6 +359,9 @@ func (e *Env) toDecimal(v bson.Value) (bson.Value, error) {
 		return e.dec(decFromInt(0)), nil
 	case bson.TypeString:
 		s := v.StringValue()
+		if err := checkHex(s); err != nil {
+			return missing, err
+		}
 		hi, lo, err := bson.ParseDecimal128(s)
 		if err == bson.ErrDecimal128Inexact {
 			d, ok := parseDecLoose(s)
