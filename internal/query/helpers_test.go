@@ -50,3 +50,5 @@ func val(t testing.TB, jsv string) bson.Value {
 	v, _ := d(t, `{"v": `+jsv+`}`).Lookup("v")
 	return v
 }
+
+func bsonDocs(ds ...bson.Doc) []bson.Doc { return ds }
