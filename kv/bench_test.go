@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -254,4 +255,37 @@ func BenchmarkPutBatch1000(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkPutRandomOneTx: 100,000 random inserts in one durable
+// transaction (the shape of the project benchmark's "bulk load" row).
+func BenchmarkPutRandomOneTx(b *testing.B) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	const n = 100_000
+	keys := make([][]byte, n)
+	vals := make([][]byte, n)
+	for i := range keys {
+		keys[i], vals[i] = benchKV(rng)
+	}
+	db := openBenchDB(b)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		err := db.Update(ctx, func(tx *Tx) error {
+			tr, err := tx.CreateTree(fmt.Sprintf("t%d", i))
+			if err != nil {
+				return err
+			}
+			for j := range keys {
+				if err := tr.Put(keys[j], vals[j]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/key")
 }

@@ -215,6 +215,11 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("kv: checkpoint: re-reading node just encoded: %w", err)
 	}
+	if !n.leaf {
+		// Keep the children in memory: share the old version's child
+		// references (themselves re-homed or clean).
+		nn.kids = n.kids
+	}
 	// The swap must wait until the page is in the file: nn's children are
 	// named by page number only, and a concurrent reader following them
 	// must not read pages still sitting in the writer's buffer.

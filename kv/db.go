@@ -255,7 +255,7 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 	}
 	snap := &snapshot{txid: tx.id, trees: tx.trees}
 	start := time.Now()
-	if tx.forceCkpt || tx.log.off || !db.journal.fits(len(tx.log.buf)) {
+	if tx.forceCkpt || tx.log.off || !db.journal.fits(tx.log.size()) {
 		// Too big for the journal: commit by checkpointing.
 		db.publish(snap, tx.freed)
 		err := db.checkpointLocked()
@@ -267,7 +267,7 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 		db.st.commitNanos.Add(uint64(time.Since(start)))
 		return nil
 	}
-	lsn, err := db.journal.append(tx.id, tx.log.buf)
+	lsn, err := db.journal.append(tx.id, tx.log.parts()...)
 	if err != nil {
 		db.fail(err)
 		db.releaseWriter()

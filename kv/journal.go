@@ -95,8 +95,12 @@ func recordCRC(salt uint64, rec []byte) uint32 {
 
 // append writes one record and returns the LSN of its end. Called with the
 // writer lock held.
-func (j *journal) append(txid uint64, payload []byte) (int64, error) {
-	need := journalHeaderSize + len(payload)
+func (j *journal) append(txid uint64, parts ...[]byte) (int64, error) {
+	plen := 0
+	for _, p := range parts {
+		plen += len(p)
+	}
+	need := journalHeaderSize + plen
 	if j.off+int64(need) > j.size {
 		return 0, errJournalFull
 	}
@@ -104,10 +108,13 @@ func (j *journal) append(txid uint64, payload []byte) (int64, error) {
 		j.scratch = make([]byte, need, need+need/2)
 	}
 	rec := j.scratch[:need]
-	binary.LittleEndian.PutUint32(rec[4:], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(rec[4:], uint32(plen))
 	binary.LittleEndian.PutUint64(rec[8:], j.seq)
 	binary.LittleEndian.PutUint64(rec[16:], txid)
-	copy(rec[journalHeaderSize:], payload)
+	off := journalHeaderSize
+	for _, p := range parts {
+		off += copy(rec[off:], p)
+	}
 	binary.LittleEndian.PutUint32(rec[0:], recordCRC(j.salt, rec))
 	if n, err := j.f.WriteAt(rec, j.off); err != nil {
 		return 0, fmt.Errorf("kv: journal write at %d (%d of %d bytes): %w", j.off, n, need, err)

@@ -21,8 +21,10 @@ import (
 //
 // where name/key/value/start/end are uvarint length + bytes.
 type journalOps struct {
-	buf   []byte
-	cur   string // tree selected by the last opUse
+	buf   []byte   // current chunk
+	full  [][]byte // earlier chunks (large transactions), in order
+	fullN int      // bytes in full
+	cur   string   // tree selected by the last opUse
 	limit int    // stop logging beyond this many bytes
 	off   bool   // exceeded limit: the commit must go through a checkpoint
 }
@@ -38,7 +40,26 @@ const (
 
 func (o *journalOps) reset(limit int) {
 	o.buf, o.cur, o.limit, o.off = o.buf[:0], "", limit, false
+	o.full, o.fullN = nil, 0
 }
+
+const opsChunk = 1 << 20
+
+// grow makes room for n more bytes. Beyond 1 MiB the log continues in a new
+// chunk instead of growing (and copying) one huge slice.
+func (o *journalOps) grow(n int) {
+	if len(o.buf)+n > cap(o.buf) && cap(o.buf) >= opsChunk {
+		o.full = append(o.full, o.buf)
+		o.fullN += len(o.buf)
+		o.buf = make([]byte, 0, max(opsChunk, n))
+	}
+}
+
+// size returns the encoded size of the log.
+func (o *journalOps) size() int { return o.fullN + len(o.buf) }
+
+// parts returns the encoded log as consecutive chunks.
+func (o *journalOps) parts() [][]byte { return append(o.full[:len(o.full):len(o.full)], o.buf) }
 
 func (o *journalOps) bytesField(b []byte) {
 	o.buf = binary.AppendUvarint(o.buf, uint64(len(b)))
@@ -49,9 +70,9 @@ func (o *journalOps) room() bool {
 	if o.off {
 		return false
 	}
-	if len(o.buf) > o.limit {
+	if o.size() > o.limit {
 		o.off = true
-		o.buf = nil
+		o.buf, o.full, o.fullN = nil, nil, 0
 		return false
 	}
 	return true
@@ -59,6 +80,7 @@ func (o *journalOps) room() bool {
 
 func (o *journalOps) use(name string) {
 	if o.cur != name {
+		o.grow(len(name) + 16)
 		o.buf = append(o.buf, opUse)
 		o.bytesField([]byte(name))
 		o.cur = name
@@ -67,6 +89,7 @@ func (o *journalOps) use(name string) {
 
 func (o *journalOps) create(name string) {
 	if o.room() {
+		o.grow(len(name) + 16)
 		o.buf = append(o.buf, opCreate)
 		o.bytesField([]byte(name))
 		o.cur = ""
@@ -75,6 +98,7 @@ func (o *journalOps) create(name string) {
 
 func (o *journalOps) drop(name string) {
 	if o.room() {
+		o.grow(len(name) + 16)
 		o.buf = append(o.buf, opDrop)
 		o.bytesField([]byte(name))
 		o.cur = ""
@@ -84,6 +108,7 @@ func (o *journalOps) drop(name string) {
 func (o *journalOps) put(name string, k, v []byte) {
 	if o.room() {
 		o.use(name)
+		o.grow(len(k) + len(v) + 24)
 		o.buf = append(o.buf, opPut)
 		o.bytesField(k)
 		o.bytesField(v)
@@ -93,6 +118,7 @@ func (o *journalOps) put(name string, k, v []byte) {
 func (o *journalOps) del(name string, k []byte) {
 	if o.room() {
 		o.use(name)
+		o.grow(len(k) + 16)
 		o.buf = append(o.buf, opDel)
 		o.bytesField(k)
 	}
@@ -108,6 +134,7 @@ func (o *journalOps) delRange(name string, start, end []byte) {
 		if end == nil {
 			flags |= 2
 		}
+		o.grow(len(start) + len(end) + 32)
 		o.buf = append(o.buf, opDelRange, flags)
 		o.bytesField(start)
 		o.bytesField(end)
