@@ -220,9 +220,10 @@ func compareMatch(op cmpOp, v, rhs bson.Value, coll bson.StringComparer) bool {
 	if rhs.Type == bson.TypeNull && (v.Type == 0 || v.Type == bson.TypeUndefined) {
 		return op == opEQ || op == opLTE || op == opGTE
 	}
-	if v.Type == 0 {
+	if v.Type == 0 && rhs.Type != bson.TypeMinKey && rhs.Type != bson.TypeMaxKey {
 		return false
 	}
+	// A missing field ranks with undefined: above MinKey, below MaxKey.
 	if bson.CanonicalRank(v.Type) != bson.CanonicalRank(rhs.Type) {
 		switch rhs.Type {
 		case bson.TypeMinKey:
