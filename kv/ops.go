@@ -25,8 +25,8 @@ type journalOps struct {
 	full  [][]byte // earlier chunks (large transactions), in order
 	fullN int      // bytes in full
 	cur   string   // tree selected by the last opUse
-	limit int    // stop logging beyond this many bytes
-	off   bool   // exceeded limit: the commit must go through a checkpoint
+	limit int      // stop logging beyond this many bytes
+	off   bool     // exceeded limit: the commit must go through a checkpoint
 }
 
 const (
