@@ -2,6 +2,7 @@ package expr
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -103,6 +104,9 @@ func offsetZone(s string) (*time.Location, bool) {
 	off := h*3600 + m*60
 	if s[0] == '-' {
 		off = -off
+	}
+	if off == 0 {
+		return time.UTC, true
 	}
 	return time.FixedZone("", off), true
 }
@@ -210,16 +214,19 @@ func (n *datePartNode) eval(e *Env) (bson.Value, error) {
 	if err != nil {
 		return missing, err
 	}
-	loc, tzNull, err := e.tzOf(n.tz)
-	if err != nil {
-		return missing, err
-	}
-	if nullish(v) || tzNull {
+	if nullish(v) {
 		return vNull, nil
 	}
 	ms, err := dateOf(v)
 	if err != nil {
 		return missing, err
+	}
+	loc, tzNull, err := e.tzOf(n.tz)
+	if err != nil {
+		return missing, err
+	}
+	if tzNull {
+		return vNull, nil
 	}
 	return e.int32(int32(n.part(localTime(ms, loc)))), nil
 }
@@ -294,42 +301,51 @@ func validateFormat(f string) error {
 	return nil
 }
 
-const defaultDateFormat = "%Y-%m-%dT%H:%M:%S.%LZ"
+const (
+	defaultDateFormat     = "%Y-%m-%dT%H:%M:%S.%LZ"
+	defaultDateFormatNonZ = "%Y-%m-%dT%H:%M:%S.%L"
+)
 
 func (n *dateToStringNode) eval(e *Env) (bson.Value, error) {
 	v, err := n.date.eval(e)
 	if err != nil {
 		return missing, err
 	}
-	format := defaultDateFormat
+	var f bson.Value
 	if n.format != nil {
-		f, err := n.format.eval(e)
-		if err != nil {
+		if f, err = n.format.eval(e); err != nil {
 			return missing, err
 		}
-		if nullish(f) {
-			return vNull, nil
-		}
-		if f.Type != bson.TypeString {
-			return missing, errf(18533, "$dateToString requires that 'format' be a string, found: %s with value %s", typeName(f), f.String())
-		}
-		format = f.StringValue()
-		if err := validateFormat(format); err != nil {
-			return missing, err
+		if !nullish(f) {
+			if f.Type != bson.TypeString {
+				return missing, errf(18533, "$dateToString requires that 'format' be a string, found: %s with value %s", typeName(f), f.String())
+			}
+			if err := validateFormat(f.StringValue()); err != nil {
+				return missing, err
+			}
 		}
 	}
 	loc, tzNull, err := e.tzOf(n.tz)
 	if err != nil {
 		return missing, err
 	}
-	if tzNull {
-		return vNull, nil
-	}
 	if nullish(v) {
 		if n.onNull != nil {
 			return n.onNull.eval(e)
 		}
 		return vNull, nil
+	}
+	if tzNull {
+		return vNull, nil
+	}
+	format := defaultDateFormat
+	if n.format != nil {
+		if nullish(f) {
+			return vNull, nil
+		}
+		format = f.StringValue()
+	} else if loc != time.UTC && loc.String() != "UTC" {
+		format = defaultDateFormatNonZ
 	}
 	ms, err := dateOf(v)
 	if err != nil {
@@ -441,29 +457,23 @@ func (n *dateFromStringNode) eval(e *Env) (bson.Value, error) {
 	if err != nil {
 		return missing, err
 	}
-	format := ""
+	var f bson.Value
 	if n.format != nil {
-		f, err := n.format.eval(e)
-		if err != nil {
+		if f, err = n.format.eval(e); err != nil {
 			return missing, err
 		}
-		if nullish(f) {
-			return vNull, nil
-		}
-		if f.Type != bson.TypeString {
-			return missing, errf(40684, "$dateFromString requires that 'format' be a string, found: %s with value %s", typeName(f), f.String())
-		}
-		format = f.StringValue()
-		if err := validateFormat(format); err != nil {
-			return missing, err
+		if !nullish(f) {
+			if f.Type != bson.TypeString {
+				return missing, errf(40684, "$dateFromString requires that 'format' be a string, found: %s with value %s", typeName(f), f.String())
+			}
+			if err := validateFormat(f.StringValue()); err != nil {
+				return missing, err
+			}
 		}
 	}
 	loc, tzNull, err := e.tzOf(n.tz)
 	if err != nil {
 		return missing, err
-	}
-	if tzNull {
-		return vNull, nil
 	}
 	if nullish(sv) {
 		if n.onNull != nil {
@@ -472,12 +482,21 @@ func (n *dateFromStringNode) eval(e *Env) (bson.Value, error) {
 		return vNull, nil
 	}
 	var ms int64
-	if sv.Type != bson.TypeString {
+	switch {
+	case sv.Type != bson.TypeString:
 		err = convFail("$dateFromString requires that 'dateString' be a string, found: %s with value %s", typeName(sv), sv.String())
-	} else {
+	case tzNull:
+		return vNull, nil
+	case n.format != nil && nullish(f):
+		return vNull, nil
+	default:
 		var tzGiven *time.Location
 		if n.tz != nil {
 			tzGiven = loc
+		}
+		format := ""
+		if n.format != nil {
+			format = f.StringValue()
 		}
 		ms, err = parseDateString(sv.StringValue(), tzGiven, format)
 	}
@@ -771,6 +790,9 @@ func (n *dateToPartsNode) eval(e *Env) (bson.Value, error) {
 	if err != nil {
 		return missing, err
 	}
+	if tzNull {
+		return vNull, nil
+	}
 	iso := false
 	if n.iso != nil {
 		iv, err := n.iso.eval(e)
@@ -785,7 +807,7 @@ func (n *dateToPartsNode) eval(e *Env) (bson.Value, error) {
 		}
 		iso = iv.Boolean()
 	}
-	if nullish(v) || tzNull {
+	if nullish(v) {
 		return vNull, nil
 	}
 	ms, err := dateOf(v)
@@ -843,53 +865,88 @@ func parseDateFromParts(p *parser, name string, arg bson.Value) (node, error) {
 	return n, nil
 }
 
+// datePartValue evaluates one $dateFromParts field: ok is false when
+// nullish; bounded fields must fit an int16.
+func (e *Env) datePartValue(x node, name string, def int64, bounded bool) (int64, bool, error) {
+	if x == nil {
+		return def, true, nil
+	}
+	v, err := x.eval(e)
+	if err != nil {
+		return 0, false, err
+	}
+	if nullish(v) {
+		return 0, false, nil
+	}
+	if !isIntegral(v) {
+		return 0, false, errf(40515, "'%s' must evaluate to an integer, found %s with value %s", name, typeName(v), v.String())
+	}
+	n := toLong(v)
+	if bounded && (n < -32768 || n > 32767) {
+		return 0, false, errf(31034, "'%s' must evaluate to a value in the range [-32768, 32767]; value %d is not in range", name, n)
+	}
+	return n, true, nil
+}
+
 func (n *dateFromPartsNode) eval(e *Env) (bson.Value, error) {
 	keys := partKeys
 	if n.iso {
 		keys = isoPartKeys
 	}
-	vals := [7]int64{0, 1, 1, 0, 0, 0, 0}
-	null := false
-	for i, x := range n.parts {
-		if x == nil {
-			continue
+	var vals [7]int64
+	// hour, minute, second, millisecond first, then the timezone, then the date
+	for _, i := range []int{3, 4, 5, 6} {
+		v, ok, err := e.datePartValue(n.parts[i], keys[i], 0, i < 5)
+		if err != nil || !ok {
+			return vNull, err
 		}
-		v, err := x.eval(e)
-		if err != nil {
-			return missing, err
-		}
-		if nullish(v) {
-			null = true
-			continue
-		}
-		if !v.IsNumber() || !isIntegral(v) {
-			return missing, errf(40515, "'%s' must evaluate to an integer, found %s with value %s", keys[i], typeName(v), v.String())
-		}
-		vals[i] = toLong(v)
-		if i == 0 {
-			if vals[0] < 1 || vals[0] > 9999 {
-				return missing, errf(40523, "'%s' must evaluate to an integer in the range 1 to 9999, found %d", keys[0], vals[0])
-			}
-		} else if vals[i] < -32768 || vals[i] > 32767 {
-			return missing, errf(31034, "'%s' must evaluate to a value in the range [-32768, 32767]; value %d is not in range", keys[i], vals[i])
-		}
+		vals[i] = v
 	}
 	loc, tzNull, err := e.tzOf(n.tz)
 	if err != nil {
 		return missing, err
 	}
-	if null || tzNull {
+	if tzNull {
 		return vNull, nil
+	}
+	for i, def := range []int64{1970, 1, 1} {
+		v, ok, err := e.datePartValue(n.parts[i], keys[i], def, i > 0)
+		if err != nil || !ok {
+			return vNull, err
+		}
+		vals[i] = v
+	}
+	if vals[0] < 1 || vals[0] > 9999 {
+		if n.iso {
+			return missing, errf(31095, "'isoWeekYear' must evaluate to an integer in the range 1 to 9999, found %d", vals[0])
+		}
+		return missing, errf(40523, "'year' must evaluate to an integer in the range 1 to 9999, found %d", vals[0])
 	}
 	var t time.Time
 	if n.iso {
 		t = isoDate2Time(int(vals[0]), 1, 1, 0, 0, 0, 0, loc)
 		t = t.AddDate(0, 0, int(vals[1]-1)*7+int(vals[2]-1))
-		t = time.Date(t.Year(), t.Month(), t.Day(), int(vals[3]), int(vals[4]), int(vals[5]), 0, loc).Add(time.Duration(vals[6]) * time.Millisecond)
+		t = time.Date(t.Year(), t.Month(), t.Day(), int(vals[3]), int(vals[4]), 0, 0, loc)
 	} else {
-		t = time.Date(int(vals[0]), time.Month(vals[1]), int(vals[2]), int(vals[3]), int(vals[4]), int(vals[5]), 0, loc).Add(time.Duration(vals[6]) * time.Millisecond)
+		t = time.Date(int(vals[0]), time.Month(vals[1]), int(vals[2]), int(vals[3]), int(vals[4]), 0, 0, loc)
 	}
-	return e.date(t.UnixMilli()), nil
+	ms, ok := addMillis(t.UnixMilli(), vals[5], 1000)
+	if ok {
+		ms, ok = addMillis(ms, vals[6], 1)
+	}
+	if !ok {
+		return missing, errf(mongoerr.Overflow, "date overflow in $dateFromParts")
+	}
+	return e.date(ms), nil
+}
+
+func addMillis(ms, n, unit int64) (int64, bool) {
+	d, over := mulInt64(n, unit)
+	if over {
+		return 0, false
+	}
+	r, over := addInt64(ms, d)
+	return r, !over
 }
 
 // ---- units: $dateAdd, $dateSubtract, $dateDiff, $dateTrunc ----
@@ -921,9 +978,19 @@ func unitOf(v bson.Value, op string) (timeUnit, error) {
 	}
 	u, ok := unitNames[v.StringValue()]
 	if !ok {
-		return 0, errf(mongoerr.FailedToParse, "unknown time unit value: %s", v.StringValue())
+		return 0, errf(mongoerr.FailedToParse, "%s parameter 'unit' value parsing failed :: caused by :: unknown time unit value: %s", op, v.StringValue())
 	}
 	return u, nil
+}
+
+// tzWithContext is tzOf with MongoDB's "parameter 'timezone' value parsing
+// failed" context added to errors.
+func (e *Env) tzWithContext(tz node, op string) (*time.Location, bool, error) {
+	loc, isNull, err := e.tzOf(tz)
+	if me, ok := err.(*mongoerr.Error); ok {
+		return nil, false, errf(me.Code, "%s parameter 'timezone' value parsing failed :: caused by :: %s", op, me.Message)
+	}
+	return loc, isNull, err
 }
 
 var weekdays = map[string]time.Weekday{
@@ -933,8 +1000,8 @@ var weekdays = map[string]time.Weekday{
 	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
 }
 
-func startOfWeek(e *Env, x node, op string) (time.Weekday, bool, error) {
-	if x == nil {
+func startOfWeek(e *Env, x node, op string, u timeUnit) (time.Weekday, bool, error) {
+	if x == nil || u != unitWeek {
 		return time.Sunday, false, nil
 	}
 	v, err := x.eval(e)
@@ -978,42 +1045,45 @@ func parseDateAdd(op string, sign int64) opParser {
 
 func (n *dateAddNode) eval(e *Env) (bson.Value, error) {
 	sv, err := n.start.eval(e)
-	if err != nil {
-		return missing, err
+	if err != nil || nullish(sv) {
+		return vNull, err
 	}
 	uv, err := n.unit.eval(e)
+	if err != nil || nullish(uv) {
+		return vNull, err
+	}
+	u, err := unitOf(uv, n.name)
 	if err != nil {
 		return missing, err
 	}
 	av, err := n.amount.eval(e)
-	if err != nil {
-		return missing, err
+	if err != nil || nullish(av) {
+		return vNull, err
 	}
 	loc, tzNull, err := e.tzOf(n.tz)
 	if err != nil {
 		return missing, err
 	}
-	if nullish(sv) || nullish(uv) || nullish(av) || tzNull {
+	if tzNull {
 		return vNull, nil
 	}
 	ms, err := dateOf(sv)
 	if err != nil {
 		return missing, errf(5166403, "%s requires startDate to be convertible to a date", n.name)
 	}
-	if uv.Type != bson.TypeString {
-		return missing, errf(5166404, "%s expects string defining the time unit", n.name)
-	}
-	u, ok := unitNames[uv.StringValue()]
-	if !ok {
-		return missing, errf(mongoerr.FailedToParse, "unknown time unit value: %s", uv.StringValue())
-	}
-	if !av.IsNumber() || !isIntegral(av) {
+	if !isIntegral(av) {
 		return missing, errf(5166405, "%s expects integer amount of time units", n.name)
 	}
-	amt := toLong(av) * n.sign
+	amt := toLong(av)
+	if n.sign < 0 {
+		if amt == math.MinInt64 {
+			return missing, errf(6045000, "invalid $dateSubtract 'amount' parameter value: %d", amt)
+		}
+		amt = -amt
+	}
 	r, ok := dateAdd(ms, u, amt, loc)
 	if !ok {
-		return missing, errf(5166406, "%s overflowed", n.name)
+		return missing, errf(5166406, "%s overflowed", n.name[1:])
 	}
 	return e.date(r), nil
 }
@@ -1086,36 +1156,43 @@ func parseDateDiff(p *parser, name string, arg bson.Value) (node, error) {
 }
 
 func (n *dateDiffNode) eval(e *Env) (bson.Value, error) {
-	var vals [3]bson.Value
-	for i, x := range []node{n.start, n.end, n.unit} {
-		v, err := x.eval(e)
-		if err != nil {
-			return missing, err
-		}
-		vals[i] = v
+	sv, err := n.start.eval(e)
+	if err != nil || nullish(sv) {
+		return vNull, err
 	}
-	loc, tzNull, err := e.tzOf(n.tz)
+	ev, err := n.end.eval(e)
+	if err != nil || nullish(ev) {
+		return vNull, err
+	}
+	uv, err := n.unit.eval(e)
+	if err != nil || nullish(uv) {
+		return vNull, err
+	}
+	u, err := unitOf(uv, "$dateDiff")
 	if err != nil {
 		return missing, err
 	}
-	sow, sowNull, err := startOfWeek(e, n.sow, "$dateDiff")
+	sow, sowNull, err := startOfWeek(e, n.sow, "$dateDiff", u)
 	if err != nil {
 		return missing, err
 	}
-	if nullish(vals[0]) || nullish(vals[1]) || nullish(vals[2]) || tzNull || sowNull {
+	if sowNull {
 		return vNull, nil
 	}
-	a, err := dateOf(vals[0])
-	if err != nil {
-		return missing, errf(5166307, "$dateDiff requires 'startDate' to be a date, but got %s", typeName(vals[0]))
-	}
-	b, err := dateOf(vals[1])
-	if err != nil {
-		return missing, errf(5166308, "$dateDiff requires 'endDate' to be a date, but got %s", typeName(vals[1]))
-	}
-	u, err := unitOf(vals[2], "$dateDiff")
+	loc, tzNull, err := e.tzWithContext(n.tz, "$dateDiff")
 	if err != nil {
 		return missing, err
+	}
+	if tzNull {
+		return vNull, nil
+	}
+	a, err := dateOf(sv)
+	if err != nil {
+		return missing, errf(5166307, "$dateDiff requires 'startDate' to be a date, but got %s", typeName(sv))
+	}
+	b, err := dateOf(ev)
+	if err != nil {
+		return missing, errf(5166307, "$dateDiff requires 'endDate' to be a date, but got %s", typeName(ev))
 	}
 	return e.int64(dateDiff(a, b, u, loc, sow)), nil
 }
@@ -1192,45 +1269,47 @@ func parseDateTrunc(p *parser, name string, arg bson.Value) (node, error) {
 
 func (n *dateTruncNode) eval(e *Env) (bson.Value, error) {
 	dv, err := n.date.eval(e)
-	if err != nil {
-		return missing, err
-	}
-	uv, err := n.unit.eval(e)
-	if err != nil {
-		return missing, err
+	if err != nil || nullish(dv) {
+		return vNull, err
 	}
 	bin := int64(1)
 	if n.bin != nil {
 		bv, err := n.bin.eval(e)
-		if err != nil {
-			return missing, err
+		if err != nil || nullish(bv) {
+			return vNull, err
 		}
-		if nullish(bv) {
-			return vNull, nil
+		if !isIntegral(bv) {
+			return missing, errf(5439017, "$dateTrunc requires 'binSize' to be a 64-bit integer, but got value '%s' of type %s", bv.String(), typeName(bv))
 		}
-		if !bv.IsNumber() || !isIntegral(bv) || toLong(bv) <= 0 {
-			return missing, errf(5439017, "$dateTrunc requires 'binSize' to be a positive 64-bit integer, but got value '%s' of type %s", bv.String(), typeName(bv))
+		if bin = toLong(bv); bin <= 0 {
+			return missing, errf(5439018, "$dateTrunc requires 'binSize' to be greater than 0, but got value %d", bin)
 		}
-		bin = toLong(bv)
 	}
-	loc, tzNull, err := e.tzOf(n.tz)
-	if err != nil {
-		return missing, err
-	}
-	sow, sowNull, err := startOfWeek(e, n.sow, "$dateTrunc")
-	if err != nil {
-		return missing, err
-	}
-	if nullish(dv) || nullish(uv) || tzNull || sowNull {
-		return vNull, nil
-	}
-	ms, err := dateOf(dv)
-	if err != nil {
-		return missing, errf(5439012, "$dateTrunc requires 'date' to be a date, but got %s", typeName(dv))
+	uv, err := n.unit.eval(e)
+	if err != nil || nullish(uv) {
+		return vNull, err
 	}
 	u, err := unitOf(uv, "$dateTrunc")
 	if err != nil {
 		return missing, err
+	}
+	sow, sowNull, err := startOfWeek(e, n.sow, "$dateTrunc", u)
+	if err != nil {
+		return missing, err
+	}
+	if sowNull {
+		return vNull, nil
+	}
+	loc, tzNull, err := e.tzWithContext(n.tz, "$dateTrunc")
+	if err != nil {
+		return missing, err
+	}
+	if tzNull {
+		return vNull, nil
+	}
+	ms, err := dateOf(dv)
+	if err != nil {
+		return missing, errf(5166307, "$dateTrunc requires 'date' to be a date, but got %s", typeName(dv))
 	}
 	return e.date(dateTrunc(ms, u, bin, loc, sow)), nil
 }

@@ -114,7 +114,7 @@ func init() {
 			return vNull, nil
 		}
 		if v.Type != bson.TypeTimestamp {
-			return missing, errf(5687301, "$tsSecond requires a timestamp argument, found: %s", typeName(v))
+			return missing, errf(5687301, " Argument to $tsSecond must be a timestamp, but is %s", typeName(v))
 		}
 		t, _ := v.Timestamp()
 		return e.int64(int64(t)), nil
@@ -124,7 +124,7 @@ func init() {
 			return vNull, nil
 		}
 		if v.Type != bson.TypeTimestamp {
-			return missing, errf(5687302, "$tsIncrement requires a timestamp argument, found: %s", typeName(v))
+			return missing, errf(5687302, " Argument to $tsIncrement must be a timestamp, but is %s", typeName(v))
 		}
 		_, i := v.Timestamp()
 		return e.int64(int64(i)), nil
