@@ -34,3 +34,43 @@ func BenchmarkMatchDotted(b *testing.B) {
 		f.Match(doc)
 	}
 }
+
+func BenchmarkUpdateSetInc(b *testing.B) {
+	doc := d(b, `{"_id": 1, "name": "x", "a": {"b": 5, "c": [1, 2, 3]}, "n": 42, "tags": ["p", "q"]}`)
+	u, err := ParseUpdate(val(b, `{"$set": {"a.b": 6, "name": "y"}, "$inc": {"n": 1}}`), nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := u.Apply(buf, doc, nil, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkProjectInclusion(b *testing.B) {
+	doc := d(b, `{"_id": 1, "name": "x", "a": {"b": 5, "c": [1, 2, 3]}, "n": 42, "tags": ["p", "q"]}`)
+	p, err := ParseProjection(d(b, `{"name": 1, "a.b": 1}`), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]byte, 0, 256)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Apply(buf, doc, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkSortKey(b *testing.B) {
+	doc := d(b, `{"_id": 1, "name": "x", "a": {"b": 5, "c": [1, 2, 3]}, "n": 42}`)
+	s, _ := ParseSort(d(b, `{"a.c": -1, "name": 1}`), nil)
+	buf := make([]byte, 0, 64)
+	b.ReportAllocs()
+	for b.Loop() {
+		buf = s.Key(buf[:0], doc)
+	}
+}
