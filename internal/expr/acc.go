@@ -152,7 +152,7 @@ func (s *AccumulatorSpec) parseTopBottom(arg bson.Value) error {
 	if sortBy.Type != bson.TypeDocument {
 		return errf(5788005, "Missing value for 'sortBy'")
 	}
-	keys, _, err := parseSortSpec(sortBy)
+	keys, err := sortPattern(sortBy.Document())
 	if err != nil {
 		return err
 	}

@@ -453,29 +453,41 @@ func parseSortArray(p *parser, name string, arg bson.Value) (node, error) {
 	return n, nil
 }
 
-// parseSortSpec reads a sort specification: 1/-1 (whole values) or
+// parseSortSpec reads a $sortArray sortBy: 1/-1 (whole values) or
 // {path: 1|-1, ...}.
 func parseSortSpec(v bson.Value) ([]sortKey, int, error) {
 	if v.IsNumber() {
 		d := toFloat(v)
 		if d != 1 && d != -1 {
-			return nil, 0, errf(2942505, "$sortArray sortBy must be 1 or -1, or an object, but got: %s", v.String())
+			return nil, 0, errf(2942506, "The $sort element value must be either 1 or -1")
 		}
 		return nil, int(d), nil
 	}
-	if v.Type != bson.TypeDocument || v.Document().Len() == 0 {
-		return nil, 0, errf(2942505, "$sortArray sortBy must be 1 or -1, or a non-empty object, but got: %s", v.String())
+	if v.Type != bson.TypeDocument {
+		return nil, 0, errf(2942507, "The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort embedded fields")
 	}
+	keys, err := sortPattern(v.Document())
+	if err != nil {
+		return nil, 0, errf(2942505, "%s", err.Error())
+	}
+	return keys, 0, nil
+}
+
+// sortPattern reads {path: 1|-1, ...}.
+func sortPattern(d bson.Doc) ([]sortKey, error) {
 	var keys []sortKey
-	it := v.Document().Iter()
+	it := d.Iter()
 	for it.Next() {
 		el := it.Element()
 		if !el.Value.IsNumber() || (toFloat(el.Value) != 1 && toFloat(el.Value) != -1) {
-			return nil, 0, errf(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+			return nil, errf(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
 		}
 		keys = append(keys, sortKey{path: strings.Split(strings.Clone(el.Key), "."), desc: toFloat(el.Value) < 0})
 	}
-	return keys, 0, nil
+	if len(keys) == 0 {
+		return nil, errf(15976, "$sort stage must have at least one sort key")
+	}
+	return keys, nil
 }
 
 func (n *sortArrayNode) eval(e *Env) (bson.Value, error) {

@@ -125,15 +125,20 @@ func TestObjects(t *testing.T) {
 		{expr: `{"$getField": {"field": {"$literal": "$p"}, "input": "$$ROOT"}}`, doc: `{"$p": 3}`, want: `int 3`},
 		{expr: `{"$getField": {"field": "x", "input": null}}`, want: `null null`},
 		{expr: `{"$getField": {"field": "x", "input": 1}}`, code: 3041705},
-		{expr: `{"$getField": {"field": "$x"}}`, code: 5654602},
-		{expr: `{"$getField": {"field": 1}}`, code: 5654602},
+		{expr: `{"$getField": {"field": "$x", "input": {}}}`, code: 5654600},
+		{expr: `{"$getField": {"field": "x"}}`, code: 3041703},
+		{expr: `{"$getField": {"$literal": "a"}}`, doc: `{"a": 4}`, want: `int 4`},
+		{expr: `{"$expr": {"$add": [1, 1]}}`, want: `int 2`},
+		{expr: `{"$toInt": ["1", "2"]}`, code: 50723},
+		{expr: `{"$getField": {"field": 1, "input": {}}}`, code: 5654602},
 		{expr: `{"$getField": {"input": {}}}`, code: 3041702},
 		{expr: `{"$setField": {"field": "b", "input": {"a": 1, "b": 2}, "value": 5}}`, want: `object {"a":1,"b":5}`},
 		{expr: `{"$setField": {"field": "c.d", "input": {"a": 1}, "value": "$$REMOVE"}}`, want: `object {"a":1}`},
 		{expr: `{"$setField": {"field": "c.d", "input": {"a": 1}, "value": 2}}`, want: `object {"a":1,"c.d":2}`},
 		{expr: `{"$unsetField": {"field": "a", "input": {"a": 1, "b": 2}}}`, want: `object {"b":2}`},
 		{expr: `{"$setField": {"field": "a", "input": {}}}`, code: 4161103},
-		{expr: `{"$rand": 1}`, code: 3040501},
+		{expr: `{"$rand": 1}`, code: 10065},
+		{expr: `{"$rand": {"a": 1}}`, code: 3040501},
 	})
 }
 

@@ -442,6 +442,9 @@ type dateFromStringNode struct {
 }
 
 func parseDateFromString(p *parser, name string, arg bson.Value) (node, error) {
+	if arg.Type != bson.TypeDocument {
+		return nil, errf(40540, "$dateFromString only supports an object as an argument, found: %s", typeName(arg))
+	}
 	m, err := objectArgs(p, name, arg, 40540, 40541, "dateString", "format", "timezone", "onError", "onNull")
 	if err != nil {
 		return nil, err
@@ -846,13 +849,15 @@ func parseDateFromParts(p *parser, name string, arg bson.Value) (node, error) {
 		return nil, err
 	}
 	n := &dateFromPartsNode{tz: m["timezone"]}
-	natural := m["year"] != nil || m["month"] != nil || m["day"] != nil
 	iso := m["isoWeekYear"] != nil || m["isoWeek"] != nil || m["isoDayOfWeek"] != nil
-	if natural && iso {
-		return nil, errf(40489, "$dateFromParts does not allow mixing natural dates with ISO dates")
-	}
 	if m["year"] == nil && m["isoWeekYear"] == nil {
 		return nil, errf(40516, "$dateFromParts requires either 'year' or 'isoWeekYear' to be present")
+	}
+	if m["year"] != nil && iso {
+		return nil, errf(40489, "$dateFromParts does not allow mixing natural dates with ISO dates")
+	}
+	if m["isoWeekYear"] != nil && (m["month"] != nil || m["day"] != nil) {
+		return nil, errf(40525, "$dateFromParts does not allow mixing ISO dates with natural dates")
 	}
 	n.iso = iso
 	keys := partKeys
@@ -1033,6 +1038,9 @@ func parseDateAdd(op string, sign int64) opParser {
 			return nil, errf(5166400, "%s expects an object as its argument", op)
 		}
 		m, err := objectArgs(p, op, arg, 5166400, 5166401, "startDate", "unit", "amount", "timezone")
+		if me, ok := err.(*mongoerr.Error); ok && me.Code == 5166401 {
+			me.Message += ". Expected arguments are startDate, unit, amount, and optionally timezone."
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -1255,6 +1263,9 @@ type dateTruncNode struct {
 
 func parseDateTrunc(p *parser, name string, arg bson.Value) (node, error) {
 	m, err := objectArgs(p, name, arg, 5439007, 5439008, "date", "unit", "binSize", "timezone", "startOfWeek")
+	if me, ok := err.(*mongoerr.Error); ok && me.Code == 5439008 {
+		me.Message += ". Expected arguments are date, unit, and optionally, binSize, timezone, startOfWeek"
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 func init() {
 	register("$let", parseLet)
 	register("$literal", func(p *parser, name string, arg bson.Value) (node, error) { return constNode{arg}, nil })
+	register("$const", func(p *parser, name string, arg bson.Value) (node, error) { return constNode{arg}, nil })
+	register("$expr", func(p *parser, name string, arg bson.Value) (node, error) { return p.parse(arg) })
 	register("$rand", parseRand)
 	register("$getField", parseGetField)
 	register("$setField", parseSetField("$setField"))
@@ -101,8 +103,11 @@ type randNode struct{}
 func (randNode) eval(e *Env) (bson.Value, error) { return e.double(e.rand()), nil }
 
 func parseRand(p *parser, name string, arg bson.Value) (node, error) {
-	if arg.Type != bson.TypeDocument || arg.Document().Len() != 0 {
-		return nil, errf(3040501, "$rand not allowed with arguments")
+	if arg.Type != bson.TypeDocument {
+		return nil, errf(10065, "invalid parameter: expected an object (%s)", name)
+	}
+	if arg.Document().Len() != 0 {
+		return nil, errf(3040501, "$rand does not currently accept arguments")
 	}
 	return randNode{}, nil
 }
@@ -116,9 +121,12 @@ type getFieldNode struct {
 
 func parseGetField(p *parser, name string, arg bson.Value) (node, error) {
 	var fieldV bson.Value
-	var input node = &pathNode{slot: 0}
-	switch arg.Type {
-	case bson.TypeDocument:
+	var input node
+	switch {
+	case arg.Type == bson.TypeDocument && isOperatorDoc(arg.Document()):
+		// {$getField: {$literal: "a.b"}}: the object is the field expression
+		fieldV, input = arg, &pathNode{slot: 0}
+	case arg.Type == bson.TypeDocument:
 		it := arg.Document().Iter()
 		for it.Next() {
 			el := it.Element()
@@ -135,13 +143,16 @@ func parseGetField(p *parser, name string, arg bson.Value) (node, error) {
 				return nil, errf(3041701, "$getField found an unknown argument: %s", el.Key)
 			}
 		}
-		if fieldV.Type == 0 {
-			return nil, errf(3041702, "$getField requires 'field' to be specified")
-		}
 	default:
-		fieldV = arg
+		fieldV, input = arg, &pathNode{slot: 0}
 	}
-	f, err := constantField(p, "$getField", fieldV, 5654601, 5654602)
+	if fieldV.Type == 0 {
+		return nil, errf(3041702, "$getField requires 'field' to be specified")
+	}
+	if input == nil {
+		return nil, errf(3041703, "$getField requires 'input' to be specified")
+	}
+	f, err := constantField(p, "$getField", fieldV, 5654601, 5654602, 5654600)
 	if err != nil {
 		return nil, err
 	}
@@ -150,9 +161,9 @@ func parseGetField(p *parser, name string, arg bson.Value) (node, error) {
 
 // constantField reads the 'field' argument of $getField/$setField: a
 // constant string (possibly via $literal), not a field path.
-func constantField(p *parser, op string, v bson.Value, nonConstCode, typeCode int32) (string, error) {
-	if v.Type == bson.TypeString && strings.HasPrefix(v.StringValue(), "$") {
-		return "", errf(typeCode, "A field path reference which is not allowed in this context. Did you mean {$literal: '%s'}?", v.StringValue())
+func constantField(p *parser, op string, v bson.Value, nonConstCode, typeCode, pathCode int32) (string, error) {
+	if v.Type == bson.TypeString && strings.HasPrefix(v.StringValue(), "$") && !strings.HasPrefix(v.StringValue(), "$$") {
+		return "", errf(pathCode, "'%s' is a field path reference which is not allowed in this context. Did you mean {$literal: '%s'}?", v.StringValue(), v.StringValue())
 	}
 	x, err := p.parse(v)
 	if err != nil {
@@ -164,6 +175,9 @@ func constantField(p *parser, op string, v bson.Value, nonConstCode, typeCode in
 	}
 	if c.v.Type != bson.TypeString {
 		return "", errf(typeCode, "%s requires 'field' to evaluate to type String, but got %s", op, typeName(c.v))
+	}
+	if strings.IndexByte(c.v.StringValue(), 0) >= 0 {
+		return "", errf(9534700, "%s: 'field' cannot contain an embedded null byte", op)
 	}
 	return strings.Clone(c.v.StringValue()), nil
 }
@@ -222,7 +236,7 @@ func parseSetField(op string) opParser {
 		if inV.Type == 0 {
 			return nil, errf(4161109, "%s requires 'input' to be specified", op)
 		}
-		f, err := constantField(p, op, fieldV, 4161106, 4161107)
+		f, err := constantField(p, "$setField", fieldV, 4161106, 4161107, 4161108)
 		if err != nil {
 			return nil, err
 		}
@@ -410,4 +424,10 @@ func arrayToObject(e *Env, v bson.Value) (bson.Value, error) {
 		}
 	}
 	return e.document(f.keys, f.vals), nil
+}
+
+// isOperatorDoc reports whether d's first field name starts with '$'.
+func isOperatorDoc(d bson.Doc) bool {
+	it := d.Iter()
+	return it.Next() && strings.HasPrefix(it.Element().Key, "$")
 }

@@ -197,7 +197,7 @@ func (p *parser) parseObjectFields(d bson.Doc) (node, error) {
 func validateFieldName(k string) error {
 	switch {
 	case k == "":
-		return errf(16411, "FieldPath field names may not be empty strings.")
+		return errf(15998, "FieldPath field names may not be empty strings.")
 	case k[0] == '$':
 		return errf(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
 	case strings.IndexByte(k, '.') >= 0:

@@ -285,7 +285,7 @@ type trimNode struct {
 func parseTrim(name string, left, right bool) opParser {
 	return func(p *parser, _ string, arg bson.Value) (node, error) {
 		if arg.Type != bson.TypeDocument {
-			return nil, errf(50696, "%s only supports an object as an argument, found: %s", name, typeName(arg))
+			return nil, errf(50696, "%s only supports an object as an argument, found %s", name, typeName(arg))
 		}
 		n := &trimNode{name: name, left: left, right: right}
 		it := arg.Document().Iter()

@@ -26,11 +26,22 @@ func init() {
 		"$toBool": bson.TypeBoolean, "$toObjectId": bson.TypeObjectID,
 	} {
 		t := t
-		regUnary(name, func(e *Env, v bson.Value) (bson.Value, error) {
+		fn := func(e *Env, v bson.Value) (bson.Value, error) {
 			if nullish(v) {
 				return vNull, nil
 			}
 			return e.convert(v, t)
+		}
+		register(name, func(p *parser, name string, arg bson.Value) (node, error) {
+			vals := argList(arg)
+			if len(vals) != 1 {
+				return nil, errf(50723, "%s requires a single argument, got %d", name, len(vals))
+			}
+			x, err := p.parse(vals[0])
+			if err != nil {
+				return nil, err
+			}
+			return p.fold(&unaryNode{arg: x, fn: fn}, x), nil
 		})
 	}
 }
