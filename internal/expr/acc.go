@@ -368,12 +368,8 @@ func (a *pushAcc) Add(root bson.Doc, env *Env) error {
 	if v.Type == 0 {
 		return nil
 	}
-	if a.set {
-		for _, x := range a.vals {
-			if bson.CompareCollated(x, v, a.spec.opts.Collation) == 0 {
-				return nil
-			}
-		}
+	if a.set && a.contains(v) {
+		return nil
 	}
 	a.bytes += len(v.Data) + 16
 	if a.bytes > maxAccumulatorBytes {
@@ -649,6 +645,11 @@ func (a *minMaxNAcc) Add(root bson.Doc, env *Env) error {
 	if nullish(v) {
 		return nil
 	}
+	a.insert(copyValue(v))
+	return nil
+}
+
+func (a *minMaxNAcc) insert(v bson.Value) {
 	better := func(x, y bson.Value) bool {
 		c := bson.CompareCollated(x, y, a.spec.opts.Collation)
 		if a.max {
@@ -658,15 +659,14 @@ func (a *minMaxNAcc) Add(root bson.Doc, env *Env) error {
 	}
 	i := sort.Search(len(a.vals), func(i int) bool { return better(v, a.vals[i]) })
 	if i >= a.n {
-		return nil
+		return
 	}
 	a.vals = append(a.vals, bson.Value{})
 	copy(a.vals[i+1:], a.vals[i:])
-	a.vals[i] = copyValue(v)
+	a.vals[i] = v
 	if len(a.vals) > a.n {
 		a.vals = a.vals[:a.n]
 	}
-	return nil
 }
 
 func (a *minMaxNAcc) Result() bson.Value {

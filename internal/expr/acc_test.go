@@ -1,6 +1,9 @@
 package expr
 
-import "testing"
+import (
+	"math"
+	"testing"
+)
 
 func TestAccumulators(t *testing.T) {
 	docs := []string{
@@ -79,6 +82,52 @@ func TestAccumulators(t *testing.T) {
 		}
 		if got := show(t, acc.Result()); got != c.want {
 			t.Errorf("%s %s:\n got %s\nwant %s", c.op, c.arg, got, c.want)
+		}
+	}
+}
+
+func TestAccumulatorMerge(t *testing.T) {
+	docs := []string{`{"a": 1}`, `{"a": 2.5}`, `{"a": "x"}`, `{"a": {"$numberLong": "4"}}`, `{"a": 7}`, `{"a": null}`}
+	for _, c := range []struct{ op, arg string }{
+		{"$sum", `"$a"`}, {"$avg", `"$a"`}, {"$min", `"$a"`}, {"$max", `"$a"`}, {"$first", `"$a"`},
+		{"$last", `"$a"`}, {"$push", `"$a"`}, {"$addToSet", `"$a"`}, {"$count", `{}`},
+		{"$stdDevPop", `"$a"`}, {"$stdDevSamp", `"$a"`}, {"$maxN", `{"input": "$a", "n": 2}`},
+	} {
+		spec, err := ParseAccumulator(c.op, value(t, c.arg), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := NewEnv(nil)
+		whole := spec.New()
+		for _, d := range docs {
+			if err := whole.Add(doc(t, d), env); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for split := 0; split <= len(docs); split++ {
+			left, right := spec.New(), spec.New()
+			for i, d := range docs {
+				dst := left
+				if i >= split {
+					dst = right
+				}
+				if err := dst.Add(doc(t, d), env); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := left.(Merger).Merge(right); err != nil {
+				t.Fatal(err)
+			}
+			want, got := show(t, whole.Result()), show(t, left.Result())
+			if c.op == "$stdDevPop" || c.op == "$stdDevSamp" {
+				if math.Abs(whole.Result().Double()-left.Result().Double()) > 1e-12 {
+					t.Errorf("%s split %d: got %s want %s", c.op, split, got, want)
+				}
+				continue
+			}
+			if got != want {
+				t.Errorf("%s split %d: got %s want %s", c.op, split, got, want)
+			}
 		}
 	}
 }

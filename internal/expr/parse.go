@@ -373,7 +373,7 @@ func (p *parser) exactArgs(name string, arg bson.Value, n int) ([]node, error) {
 func (p *parser) rangeArgs(name string, arg bson.Value, min, max int) ([]node, error) {
 	vals := argList(arg)
 	if len(vals) < min || len(vals) > max {
-		return nil, errf(28667, "Expression %s takes at least %d arguments, and at most %d. %d were passed in.", name, min, max, len(vals))
+		return nil, errf(28667, "Expression %s takes at least %d arguments, and at most %d, but %d were passed in.", name, min, max, len(vals))
 	}
 	return p.parseAll(vals)
 }
