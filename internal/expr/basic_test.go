@@ -40,6 +40,8 @@ func TestLet(t *testing.T) {
 		{expr: `{"$let": {"in": 1}}`, code: 16876},
 		{expr: `{"$let": {"vars": {"x": 1}, "in": 1, "z": 1}}`, code: 16875},
 		{expr: `{"$let": {"vars": {"x": 1}, "in": "$$y"}}`, code: 17276},
+		{expr: `{"$let": {"vars": {"CURRENT": "$a"}, "in": "$b"}}`, doc: `{"a": {"b": 5}, "b": 1}`, want: `int 5`},
+		{expr: `{"$let": {"vars": {"CURRENT": "$a"}, "in": "$$ROOT.b"}}`, doc: `{"a": {"b": 5}, "b": 1}`, want: `int 1`},
 	})
 }
 

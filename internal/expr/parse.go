@@ -232,7 +232,7 @@ func (p *parser) parsePath(s string) (node, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &pathNode{slot: 0, parts: parts}, nil
+	return p.variable("CURRENT", parts) // $$CURRENT may be rebound by $let
 }
 
 func splitPath(path string, present bool) ([]string, error) {
@@ -317,8 +317,12 @@ func validateVarRead(name string) error {
 	return validateVarChars(name, 16871)
 }
 
-// validateVarWrite checks the name of a variable a user defines.
+// validateVarWrite checks the name of a variable a user defines; CURRENT
+// is the one system variable that may be rebound.
 func validateVarWrite(name string) error {
+	if name == "CURRENT" {
+		return nil
+	}
 	if name == "" {
 		return errf(16866, "empty variable names are not allowed")
 	}
