@@ -107,9 +107,7 @@ func (p *filterParser) parse(d bson.Doc, level parseLevel) (node, error) {
 			if err != nil {
 				return nil, err
 			}
-			for _, pr := range ps {
-				and = append(and, pr.bind(parts))
-			}
+			and = append(and, bindPath(parts, ps)...)
 			continue
 		}
 		if e.Value.Type == bson.TypeRegex {

@@ -138,6 +138,7 @@ func FuzzGeneratedFilter(f *testing.F) {
 		for _, doc := range append(docs, db.Finish()) {
 			var md MatchDetails
 			flt.MatchDetails(doc, &md)
+			checkGroups(t, flt.root, doc)
 		}
 		var sb bson.Builder
 		_ = flt.UpsertSeed(&sb)
@@ -183,4 +184,32 @@ func FuzzGeneratedUpdate(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkGroups verifies that every grouped path answers (and records
+// positions) exactly as its operators evaluated one by one.
+func checkGroups(t *testing.T, n node, doc bson.Doc) {
+	switch n := n.(type) {
+	case andNode:
+		for _, c := range n {
+			checkGroups(t, c, doc)
+		}
+	case orNode:
+		for _, c := range n {
+			checkGroups(t, c, doc)
+		}
+	case norNode:
+		for _, c := range n {
+			checkGroups(t, c, doc)
+		}
+	case notNode:
+		checkGroups(t, n.n, doc)
+	case *groupNode:
+		var a, b MatchDetails
+		ra := n.match(doc, &a)
+		rb := andNode(n.nodes).match(doc, &b)
+		if ra != rb || (ra && (a.HasKey != b.HasKey || a.ElemMatchKey != b.ElemMatchKey)) {
+			t.Fatalf("grouped path %v on %s: %v %+v, one by one: %v %+v", n.parts, doc, ra, a, rb, b)
+		}
+	}
 }
