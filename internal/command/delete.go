@@ -40,6 +40,9 @@ func deleteCmd(c *Ctx) error {
 	if err := writeBatchCheck("delete", "deletes", len(stmts)); err != nil {
 		return err
 	}
+	if err := checkStatements("delete", "deletes", stmts, deleteStmtFields); err != nil {
+		return err
+	}
 	cancel, err := withMaxTime(c)
 	if err != nil {
 		return err
@@ -83,37 +86,24 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 	var q bson.Doc
 	limit := int64(-1)
 	var collation bson.Value
+	// The statement's shape was checked by checkStatements.
 	it := st.Iter()
 	for it.Next() {
 		e := it.Element()
 		switch e.Key {
 		case "q":
-			if e.Value.Type != bson.TypeDocument {
-				return 0, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'delete.deletes.q' is the wrong type '%s', expected type 'object'", e.Value.Type)
-			}
 			q = e.Value.Document()
 		case "limit":
-			n, err := numberArg(e.Value)
-			if err != nil {
-				return 0, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'delete.deletes.limit' is the wrong type '%s', expected types '[long, int, decimal, double]'", e.Value.Type)
-			}
-			limit = n
+			limit, _ = numberArg(e.Value)
 		case "collation":
 			collation = e.Value
 		case "hint":
-			if err := checkHint(c, coll.Name, e.Value); coll != nil && err != nil {
-				return 0, err
+			if coll != nil {
+				if err := checkHint(c, coll.Name, e.Value); err != nil {
+					return 0, err
+				}
 			}
-		case "comment":
-		default:
-			return 0, mongoerr.New(40415, "BSON field 'delete.deletes.%s' is an unknown field.", e.Key)
 		}
-	}
-	if q == nil {
-		return 0, mongoerr.New(40414, "BSON field 'delete.deletes.q' is missing but a required field")
-	}
-	if limit < 0 {
-		return 0, mongoerr.New(40414, "BSON field 'delete.deletes.limit' is missing but a required field")
 	}
 	if limit > 1 {
 		return 0, mongoerr.New(mongoerr.FailedToParse, "The limit field in delete objects must be 0 or 1. Got %d", limit)

@@ -79,6 +79,26 @@ func checkID(id bson.Value) error {
 		return mongoerr.New(mongoerr.InvalidIdField, "can't use a regex for _id")
 	case bson.TypeUndefined:
 		return mongoerr.New(mongoerr.InvalidIdField, "can't use a undefined for _id")
+	case bson.TypeDocument:
+		return checkIDFields(id.Document())
+	}
+	return nil
+}
+
+// checkIDFields rejects '$'-prefixed field names anywhere inside an _id
+// document, as MongoDB's storage validation does.
+func checkIDFields(d bson.Doc) error {
+	it := d.Iter()
+	for it.Next() {
+		e := it.Element()
+		if len(e.Key) > 0 && e.Key[0] == '$' {
+			return mongoerr.New(mongoerr.DollarPrefixedFieldName, "_id fields may not contain '$'-prefixed fields: %s is not valid for storage.", e.Key)
+		}
+		if e.Value.Type == bson.TypeDocument || e.Value.Type == bson.TypeArray {
+			if err := checkIDFields(e.Value.Document()); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -30,20 +30,14 @@ func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*updateStmt, error) {
 	var q bson.Doc
 	var u, collation, hint bson.Value
 	var arrayFilters []bson.Doc
-	var sortSpec bson.Doc
+	// The statement's shape was checked by checkStatements.
 	it := st.Iter()
 	for it.Next() {
 		e := it.Element()
 		switch e.Key {
 		case "q":
-			if e.Value.Type != bson.TypeDocument {
-				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.q' is the wrong type '%s', expected type 'object'", e.Value.Type)
-			}
 			q = e.Value.Document()
 		case "u":
-			if e.Value.Type != bson.TypeDocument && e.Value.Type != bson.TypeArray {
-				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.u' is the wrong type '%s', expected types '[object, array]'", e.Value.Type)
-			}
 			u = e.Value
 		case "upsert":
 			s.upsert = e.Value.Truthy()
@@ -52,9 +46,6 @@ func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*updateStmt, error) {
 		case "collation":
 			collation = e.Value
 		case "arrayFilters":
-			if e.Value.Type != bson.TypeArray {
-				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.arrayFilters' is the wrong type '%s', expected type 'array'", e.Value.Type)
-			}
 			ait := e.Value.Document().Iter()
 			for ait.Next() {
 				if ait.Element().Value.Type != bson.TypeDocument {
@@ -64,26 +55,12 @@ func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*updateStmt, error) {
 			}
 		case "hint":
 			hint = e.Value
-		case "sort":
-			if e.Value.Type != bson.TypeDocument {
-				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'update.updates.sort' is the wrong type '%s', expected type 'object'", e.Value.Type)
-			}
-			sortSpec = e.Value.Document()
-		case "c", "upsertSupplied", "comment":
-		default:
-			return nil, mongoerr.New(40415, "BSON field 'update.updates.%s' is an unknown field.", e.Key)
 		}
 	}
-	if q == nil {
-		return nil, mongoerr.New(40414, "BSON field 'update.updates.q' is missing but a required field")
-	}
-	if u.Type == 0 {
-		return nil, mongoerr.New(40414, "BSON field 'update.updates.u' is missing but a required field")
-	}
-	return s, s.compile(c, a, q, u, collation, hint, arrayFilters, sortSpec)
+	return s, s.compile(c, a, q, u, collation, hint, arrayFilters)
 }
 
-func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc, sortSpec bson.Doc) error {
+func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc) error {
 	opts, err := parseQueryOptions(a, collation)
 	if err != nil {
 		return err
@@ -96,14 +73,6 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 	}
 	if s.multi && s.upd.IsReplacement() {
 		return mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
-	}
-	if len(sortSpec) > 0 && sortSpec.Len() > 0 {
-		if s.multi {
-			return mongoerr.New(mongoerr.FailedToParse, "Cannot specify sort with multi=true")
-		}
-		if s.sort, err = query.ParseSort(sortSpec, opts); err != nil {
-			return err
-		}
 	}
 	if hint.Type != 0 {
 		coll, _ := c.collectionArg()
@@ -251,6 +220,9 @@ func update(c *Ctx) error {
 		return mongoerr.New(40414, "BSON field 'update.updates' is missing but a required field")
 	}
 	if err := writeBatchCheck("update", "updates", len(stmts)); err != nil {
+		return err
+	}
+	if err := checkStatements("update", "updates", stmts, updateStmtFields); err != nil {
 		return err
 	}
 	cancel, err := withMaxTime(c)
