@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn/kv/vfs"
 )
@@ -218,4 +219,61 @@ func TestBulkLoadAndCompact(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func TestCompactShrinksAndRegrowsJournal(t *testing.T) {
+	fs := vfs.NewMem()
+	opts := memOpts(fs)
+	opts.JournalSize = 4 << 20
+	db := mustOpen(t, fs, opts)
+	defer db.Close()
+	ctx := context.Background()
+	put := func(from, to int) {
+		t.Helper()
+		for i := from; i < to; i += 100 {
+			err := db.Update(ctx, func(tx *Tx) error {
+				tr, err := tx.CreateTreeIfNotExists("t")
+				if err != nil {
+					return err
+				}
+				for j := i; j < i+100 && j < to; j++ {
+					if err := tr.Put(key(j), bytes.Repeat([]byte{'v'}, 300)); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	put(0, 2000)
+	if got := db.Stats().JournalFileBytes; got != 4<<20 {
+		t.Fatalf("journal %d", got)
+	}
+	if err := db.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := db.Stats().JournalFileBytes; got != compactedJournalSize {
+		t.Fatalf("journal after compact %d", got)
+	}
+	put(2000, 12000) // ~3.5 MB of journal: fills the small journal
+	deadline := time.Now().Add(5 * time.Second)
+	for db.Stats().JournalFileBytes != 4<<20 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := db.Stats().JournalFileBytes; got != 4<<20 {
+		t.Fatalf("journal did not grow back: %d", got)
+	}
+	db.View(func(tx *Tx) error {
+		tr, _ := tx.Tree("t")
+		if tr.Len() != 12000 {
+			t.Fatalf("len %d", tr.Len())
+		}
+		return nil
+	})
+	if err := db.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
 }

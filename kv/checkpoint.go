@@ -154,6 +154,12 @@ func (db *DB) checkpointLocked() error {
 	}
 	db.meta = newMeta
 	db.journal.recycle(newMeta.journalSalt)
+	if db.journal.size < db.opts.JournalSize && db.journalPressure.Swap(false) {
+		if err := db.resizeJournal(db.opts.JournalSize); err != nil {
+			db.fail(err)
+			return err
+		}
+	}
 	if size, err := db.pager.f.Size(); err == nil && size > int64(db.alloc.end)*int64(db.pageSize) {
 		if err := db.pager.f.Truncate(int64(db.alloc.end) * int64(db.pageSize)); err != nil {
 			db.opts.Logger.Warn("kv: truncate data file", "err", err)
@@ -242,4 +248,29 @@ func (db *DB) updateSpaceStats() {
 	db.st.filePages.Store(db.alloc.end)
 	db.st.freePages.Store(uint64(len(db.alloc.free)))
 	db.st.pendingPages.Store(pending)
+}
+
+// resizeJournal changes the size of the (just recycled, hence empty)
+// journal. Growing writes zeros over the new part and fsyncs, so that later
+// commits still only overwrite allocated blocks (fdatasync without metadata).
+// Called with the writer lock held, after a checkpoint.
+func (db *DB) resizeJournal(size int64) error {
+	j := db.journal
+	if size > j.size {
+		zeros := make([]byte, 1<<20)
+		for off := j.size; off < size; off += int64(len(zeros)) {
+			n := min(int64(len(zeros)), size-off)
+			if _, err := j.f.WriteAt(zeros[:n], off); err != nil {
+				return fmt.Errorf("kv: grow journal: %w", err)
+			}
+		}
+	} else if err := j.f.Truncate(size); err != nil {
+		return fmt.Errorf("kv: shrink journal: %w", err)
+	}
+	if err := j.f.Sync(); err != nil {
+		return fmt.Errorf("kv: resize journal: fsync: %w", err)
+	}
+	j.size = size
+	j.fileSize.Store(size)
+	return nil
 }

@@ -16,6 +16,9 @@ package kv
 //     reader still needs them, are trimmed off the end of the file and the
 //     file is truncated.
 //
+//  4. Shrink the (now empty) journal to 1 MiB; the checkpoint after the
+//     next journal-filling commit grows it back to Options.JournalSize.
+//
 // Readers that began before compaction keep their snapshot: the extents
 // they can reach stay pinned (not reused, not truncated) until they finish;
 // a later checkpoint or Compact then shrinks the file further.
@@ -84,9 +87,21 @@ func (db *DB) Compact(ctx context.Context) error {
 			}
 		}
 	}
+	// The journal is empty after the checkpoints: give its space back too.
+	// It grows back to Options.JournalSize when commits fill it.
+	if db.journal.size > compactedJournalSize && db.journal.off == 0 {
+		if err := db.resizeJournal(compactedJournalSize); err != nil {
+			db.fail(err)
+			return err
+		}
+		db.journalPressure.Store(false)
+	}
 	db.st.compactions.Add(1)
 	return nil
 }
+
+// compactedJournalSize is the journal size Compact leaves behind.
+const compactedJournalSize = 1 << 20
 
 // repack rebuilds every tree bottom-up with full pages (Options.FillFactor),
 // as BulkLoad does, so that pages left half empty by random inserts and

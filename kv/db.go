@@ -84,6 +84,10 @@ type DB struct {
 
 	failed atomic.Pointer[error]
 	closed atomic.Bool
+	// journalPressure is set when commits fill the journal; the next
+	// checkpoint then grows a journal that Compact shrank back to
+	// Options.JournalSize.
+	journalPressure atomic.Bool
 
 	ckptCh  chan struct{}
 	flushCh chan struct{}
@@ -256,6 +260,9 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 	snap := &snapshot{txid: tx.id, trees: tx.trees}
 	start := time.Now()
 	if tx.forceCkpt || tx.log.off || !db.journal.fits(tx.log.size()) {
+		if !tx.forceCkpt && (!tx.log.off || db.journal.size < db.opts.JournalSize) {
+			db.journalPressure.Store(true) // the journal is too small for the load
+		}
 		// Too big for the journal: commit by checkpointing.
 		db.publish(snap, tx.freed)
 		err := db.checkpointLocked()
@@ -274,7 +281,10 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 		return fmt.Errorf("kv: commit %d: %w", tx.id, err)
 	}
 	db.publish(snap, tx.freed)
-	needCkpt := db.journal.off > db.opts.CheckpointBytes
+	needCkpt := db.journal.off > min(db.opts.CheckpointBytes, db.journal.size/2)
+	if needCkpt {
+		db.journalPressure.Store(true)
+	}
 	db.releaseWriter()
 	db.st.commits.Add(1)
 	if needCkpt {

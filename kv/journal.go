@@ -52,8 +52,9 @@ const (
 var errJournalFull = errors.New("kv: journal full")
 
 type journal struct {
-	f    vfs.File
-	size int64
+	f        vfs.File
+	size     int64 // writer-lock protected; fileSize mirrors it for Stats
+	fileSize atomic.Int64
 
 	// Writer-lock protected.
 	off     int64  // next write offset in the file
@@ -78,6 +79,7 @@ type journal struct {
 
 func newJournal(f vfs.File, size int64) *journal {
 	j := &journal{f: f, size: size}
+	j.fileSize.Store(size)
 	j.cond.L = &j.mu
 	return j
 }

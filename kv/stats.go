@@ -59,7 +59,7 @@ type Stats struct {
 func (db *DB) Stats() Stats {
 	s := Stats{
 		PageSize:         db.pageSize,
-		JournalFileBytes: db.journal.size,
+		JournalFileBytes: db.journal.fileSize.Load(),
 		FilePages:        db.st.filePages.Load(),
 		FreePages:        db.st.freePages.Load(),
 		PendingFreePages: db.st.pendingPages.Load(),
