@@ -96,8 +96,8 @@ func (n *regexNode) compile(rv, ov bson.Value) (*regexp.Regexp, error) {
 		if ov.Type != bson.TypeString {
 			return nil, errf(51106, "%s needs 'options' to be of type string", n.name)
 		}
-		if opts != "" && ov.StringValue() != "" {
-			return nil, errf(51107, "%s found regex option(s) specified in both 'regex' and 'option' fields", n.name)
+		if opts != "" {
+			return nil, errf(51107, "%s: found regex option(s) specified in both 'regex' and 'option' fields", n.name)
 		}
 		if opts == "" {
 			opts = ov.StringValue()
@@ -262,36 +262,57 @@ func (n *regexNode) eval(e *Env) (bson.Value, error) {
 		return e.regexResult(s, m), nil
 	}
 	start := len(e.vs)
-	pos := 0
-	for pos <= len(s) {
-		m := re.FindStringSubmatchIndex(s[pos:])
-		if m == nil {
-			break
-		}
-		for i := range m {
-			if m[i] >= 0 {
-				m[i] += pos
+	if contextSensitive(re.String()) {
+		// anchors and word boundaries need the whole text: let Go find
+		// every match (its empty-match rule differs only after a match)
+		for _, m := range re.FindAllStringSubmatchIndex(s, -1) {
+			if err := e.step(); err != nil {
+				e.vs = e.vs[:start]
+				return missing, err
 			}
+			e.vs = append(e.vs, e.regexResult(s, m))
 		}
-		e.vs = append(e.vs, e.regexResult(s, m))
-		if m[1] > m[0] {
-			pos = m[1]
-		} else {
-			if m[1] >= len(s) {
+	} else {
+		// MongoDB's loop: search from pos; after an empty match move one
+		// code point on; stop once pos reaches the end
+		pos := 0
+		for {
+			m := re.FindStringSubmatchIndex(s[pos:])
+			if m == nil {
 				break
 			}
-			_, sz := utf8.DecodeRuneInString(s[m[1]:])
-			pos = m[1] + sz
-		}
-		e.work++
-		if e.work > maxWork {
-			e.vs = e.vs[:start]
-			return missing, errWork()
+			for i := range m {
+				if m[i] >= 0 {
+					m[i] += pos
+				}
+			}
+			if err := e.step(); err != nil {
+				e.vs = e.vs[:start]
+				return missing, err
+			}
+			e.vs = append(e.vs, e.regexResult(s, m))
+			if m[1] > m[0] {
+				pos = m[1]
+			} else if m[1] < len(s) {
+				_, sz := utf8.DecodeRuneInString(s[m[1]:])
+				pos = m[1] + sz
+			} else {
+				break
+			}
+			if pos >= len(s) {
+				break
+			}
 		}
 	}
 	out := e.array(e.vs[start:])
 	e.vs = e.vs[:start]
 	return out, nil
+}
+
+// contextSensitive reports whether a translated pattern uses constructs
+// whose meaning depends on the text before the search position.
+func contextSensitive(p string) bool {
+	return strings.ContainsAny(p, "^") || strings.Contains(p, `\b`) || strings.Contains(p, `\B`) || strings.Contains(p, `\A`)
 }
 
 func (n *regexNode) noMatch(e *Env, in bson.Value) (bson.Value, error) {

@@ -72,7 +72,12 @@ func TestStrings(t *testing.T) {
 		{expr: `{"$regexFind": {"input": "éab", "regex": "ab"}}`, want: `object {"match":"ab","idx":1,"captures":[]}`},
 		{expr: `{"$regexFind": {"input": "x", "regex": "a"}}`, want: `null null`},
 		{expr: `{"$regexFindAll": {"input": "a1b22", "regex": "[0-9]+"}}`, want: `array [{"match":"1","idx":1,"captures":[]},{"match":"22","idx":3,"captures":[]}]`},
-		{expr: `{"$regexFindAll": {"input": "ab", "regex": "x*"}}`, want: `array [{"match":"","idx":0,"captures":[]},{"match":"","idx":1,"captures":[]},{"match":"","idx":2,"captures":[]}]`},
+		{expr: `{"$regexFindAll": {"input": "ab", "regex": "x*"}}`, want: `array [{"match":"","idx":0,"captures":[]},{"match":"","idx":1,"captures":[]}]`},
+		{expr: `{"$regexFindAll": {"input": "baaac", "regex": "a*"}}`, want: `array [{"match":"","idx":0,"captures":[]},{"match":"aaa","idx":1,"captures":[]},{"match":"","idx":4,"captures":[]}]`},
+		{expr: `{"$regexFindAll": {"input": "", "regex": "x*"}}`, want: `array [{"match":"","idx":0,"captures":[]}]`},
+		{expr: `{"$regexFindAll": {"input": "aaa", "regex": "^a"}}`, want: `array [{"match":"a","idx":0,"captures":[]}]`},
+		{expr: `{"$regexFindAll": {"input": "a\nab", "regex": "^a", "options": "m"}}`, want: `array [{"match":"a","idx":0,"captures":[]},{"match":"a","idx":2,"captures":[]}]`},
+		{expr: `{"$regexMatch": {"input": "a", "regex": {"$regularExpression": {"pattern": "a", "options": "i"}}, "options": ""}}`, code: 51107},
 		{expr: `{"$regexFindAll": {"input": null, "regex": "a"}}`, want: `array []`},
 		{expr: `{"$regexMatch": {"input": "ab", "regex": "a(?=b)"}}`, code: 238},
 	})
