@@ -365,7 +365,9 @@ func (p *Projection) Apply(dst []byte, doc bson.Doc, md *MatchDetails) (bson.Doc
 	if p.positional != nil {
 		buf = nil // first pass; applyPositional writes the result into dst
 	}
-	b := bson.NewBuilder(buf)
+	var bb bson.Builder
+	bb.Reset(buf)
+	b := &bb
 	var err error
 	if p.inclusion {
 		err = p.include(b, doc, doc, p.root, true, md)

@@ -22,6 +22,10 @@ type applyCtx struct {
 	scratchBuf []byte
 	// forceChanged records a change the bytes may not show ($inc to NaN).
 	forceChanged bool
+	// out builds the result; pathBuf backs the paths of the fields being
+	// applied.
+	out     bson.Builder
+	pathBuf [16]string
 }
 
 // idString formats the document's _id as MongoDB's update messages do:
@@ -53,8 +57,9 @@ func (u *Update) Apply(dst []byte, doc bson.Doc, md *MatchDetails, upsertInsert 
 		return nil, false, badValue("The positional operator did not find the match needed from the query.")
 	}
 	c := &applyCtx{u: u, root: doc, md: md, upsert: upsertInsert, now: time.Now()}
-	b := bson.NewBuilder(dst[len(dst):])
-	if err := c.applyObject(b, doc, u.root, nil); err != nil {
+	c.out.Reset(dst[len(dst):])
+	b := &c.out
+	if err := c.applyObject(b, doc, u.root, c.pathBuf[:0]); err != nil {
 		return nil, false, err
 	}
 	out := b.Finish()
@@ -126,11 +131,12 @@ func replaceDoc(dst []byte, doc, replacement bson.Doc) (bson.Doc, bool, error) {
 	return out, !bytes.Equal(out, doc), nil
 }
 
+// appendPath extends a path for a child. The result may share the
+// parent's backing array: paths are only read while the child is being
+// applied (for messages), never kept, and siblings are applied one after
+// another.
 func appendPath(path []string, c string) []string {
-	p := make([]string, len(path)+1)
-	copy(p, path)
-	p[len(path)] = c
-	return p
+	return append(path, c)
 }
 
 // resolveName maps a tree child name to the field it stands for in a
