@@ -6,7 +6,8 @@ func TestPathsAndLiterals(t *testing.T) {
 	runCases(t, []evalCase{
 		{expr: `"$a"`, doc: `{"a": 1}`, want: `int 1`},
 		{expr: `"$a.b"`, doc: `{"a": {"b": "x"}}`, want: `string "x"`},
-		{expr: `"$a.b"`, doc: `{"a": [{"b": 1}, {"c": 2}, 3, [{"b": 4}], {"b": [5]}]}`, want: `array [1,[4],[5]]`},
+		{expr: `"$a.b"`, doc: `{"a": [{"b": 1}, {"c": 2}, 3, [{"b": 4}], {"b": [5]}]}`, want: `array [1,[5]]`},
+		{expr: `"$a.b.c"`, doc: `{"a": [{"b": [{"c": 1}, {"c": 2}]}, {"b": {"c": 3}}]}`, want: `array [[1,2],3]`},
 		{expr: `"$a"`, doc: `{}`, want: `missing`},
 		{expr: `"$a.b"`, doc: `{"a": 5}`, want: `missing`},
 		{expr: `"$$ROOT"`, doc: `{"a": 5}`, want: `object {"a":5}`},

@@ -41,9 +41,9 @@ type constPathNode struct {
 func (n *constPathNode) eval(e *Env) (bson.Value, error) { return e.walk(n.v, n.parts), nil }
 
 // walk follows parts from v as MongoDB's ExpressionFieldPath does: through
-// documents; an array maps the rest of the path over its elements (keeping
-// documents' results and recursing into nested arrays, dropping scalars and
-// missing results).
+// documents; an array maps the rest of the path over its document elements
+// (other elements, nested arrays included, and missing results are
+// dropped).
 func (e *Env) walk(v bson.Value, parts []string) bson.Value {
 	for i, p := range parts {
 		switch v.Type {
@@ -67,16 +67,10 @@ func (e *Env) walkArray(arr bson.Value, parts []string) bson.Value {
 	it := bson.Doc(arr.Data).Iter()
 	for it.Next() {
 		el := it.Element().Value
-		var r bson.Value
-		switch el.Type {
-		case bson.TypeDocument:
-			r = e.walk(el, parts)
-		case bson.TypeArray:
-			r = e.walkArray(el, parts)
-		default:
+		if el.Type != bson.TypeDocument {
 			continue
 		}
-		if r.Type != 0 {
+		if r := e.walk(el, parts); r.Type != 0 {
 			e.vs = append(e.vs, r)
 		}
 	}
