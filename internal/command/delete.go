@@ -119,16 +119,16 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 	if coll == nil {
 		return 0, nil
 	}
-	t, err := dataTree(tx, coll)
+	w, err := openWriter(tx, coll)
 	if err != nil {
 		return 0, err
 	}
-	ms, err := selectDocs(c, t, filter, nil, int(limit))
+	ms, err := selectDocs(c, w.data, filter, nil, int(limit))
 	if err != nil {
 		return 0, err
 	}
 	for _, m := range ms {
-		if _, err := t.Delete(m.key); err != nil {
+		if err := w.remove(m.key, m.doc); err != nil {
 			return 0, err
 		}
 	}

@@ -119,15 +119,15 @@ func findAndModify(c *Ctx) error {
 			if coll == nil {
 				return nil
 			}
-			t, err := dataTree(tx, coll)
+			w, err := openWriter(tx, coll)
 			if err != nil {
 				return err
 			}
-			ms, err := selectDocs(c, t, st.filter, st.sort, 1)
+			ms, err := selectDocs(c, w.data, st.filter, st.sort, 1)
 			if err != nil || len(ms) == 0 {
 				return err
 			}
-			if _, err := t.Delete(ms[0].key); err != nil {
+			if err := w.remove(ms[0].key, ms[0].doc); err != nil {
 				return err
 			}
 			res.matched = 1

@@ -83,23 +83,17 @@ func insert(c *Ctx) error {
 	}
 	var errs []writeError
 	n := 0
-	var key []byte
 	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
 		coll, err := collectionForWrite(tx, c.DB, name, true)
 		if err != nil {
 			return err
 		}
-		t, err := dataTree(tx, coll)
+		w, err := openWriter(tx, coll)
 		if err != nil {
 			return err
 		}
 		for i, d := range docs {
-			doc, id, err := prepareInsert(d)
-			if err == nil {
-				key = docKey(key[:0], id)
-				err = insertDoc(t, coll, id, doc, key)
-			}
-			if err != nil {
+			if _, _, err := w.insert(d); err != nil {
 				if isFatal(err) {
 					return err
 				}

@@ -170,19 +170,3 @@ func duplicateKey(ns string, id bson.Value) error {
 		Message: fmt.Sprintf("E11000 duplicate key error collection: %s index: _id_ dup key: { _id: %s }", ns, id.String()),
 		Extra:   extra}
 }
-
-// insertDoc stores a prepared document, failing with DuplicateKey if its _id
-// exists.
-func insertDoc(t *kv.Tree, coll *catalog.Collection, id bson.Value, doc bson.Doc, key []byte) error {
-	old, err := t.Get(key)
-	if err != nil {
-		return fmt.Errorf("insert into %s: %w", coll.Namespace(), err)
-	}
-	if old != nil {
-		return duplicateKey(coll.Namespace(), id)
-	}
-	if err := t.Put(key, doc); err != nil {
-		return fmt.Errorf("insert into %s: %w", coll.Namespace(), err)
-	}
-	return nil
-}

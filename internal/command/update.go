@@ -87,17 +87,17 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Collection) (updateResult, *catalog.Collection, error) {
 	var res updateResult
 	var ms []match
-	var t *kv.Tree
+	var w *collWriter
 	var err error
 	if coll != nil {
-		if t, err = dataTree(tx, coll); err != nil {
+		if w, err = openWriter(tx, coll); err != nil {
 			return res, coll, err
 		}
 		limit := 1
 		if s.multi {
 			limit = 0
 		}
-		if ms, err = selectDocs(c, t, s.filter, s.sort, limit); err != nil {
+		if ms, err = selectDocs(c, w.data, s.filter, s.sort, limit); err != nil {
 			return res, coll, err
 		}
 	}
@@ -118,7 +118,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		if err := checkStored(out); err != nil {
 			return res, coll, err
 		}
-		if err := t.Put(m.key, out); err != nil {
+		if err := w.replace(m.key, m.doc, out); err != nil {
 			return res, coll, err
 		}
 		res.modified++
@@ -134,15 +134,12 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		if coll, err = collectionForWrite(tx, db, name, true); err != nil {
 			return res, coll, err
 		}
-		if t, err = dataTree(tx, coll); err != nil {
+		if w, err = openWriter(tx, coll); err != nil {
 			return res, coll, err
 		}
 	}
-	doc, id, err := prepareInsert(doc)
+	doc, id, err := w.insert(doc)
 	if err != nil {
-		return res, coll, err
-	}
-	if err := insertDoc(t, coll, id, doc, docKey(nil, id)); err != nil {
 		return res, coll, err
 	}
 	res.upserted = id

@@ -1,0 +1,67 @@
+package command
+
+import (
+	"fmt"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/kv"
+)
+
+// collWriter applies document writes to one collection inside a write
+// transaction. Every write path (insert, update, delete, findAndModify,
+// upserts, $out and $merge) goes through it, so that secondary indexes stay
+// in step with the documents.
+type collWriter struct {
+	tx   *kv.Tx
+	coll *catalog.Collection
+	data *kv.Tree
+	key  []byte
+}
+
+// openWriter prepares writes to coll in tx.
+func openWriter(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
+	t, err := dataTree(tx, coll)
+	if err != nil {
+		return nil, err
+	}
+	return &collWriter{tx: tx, coll: coll, data: t}, nil
+}
+
+// insert validates doc as an insert does (size, nesting, _id rules; _id
+// generated and moved first), stores it and returns the stored document
+// and its _id. A duplicate _id is DuplicateKey.
+func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
+	doc, id, err := prepareInsert(doc)
+	if err != nil {
+		return nil, bson.Value{}, err
+	}
+	w.key = docKey(w.key[:0], id)
+	old, err := w.data.Get(w.key)
+	if err != nil {
+		return nil, bson.Value{}, fmt.Errorf("insert into %s: %w", w.coll.Namespace(), err)
+	}
+	if old != nil {
+		return nil, bson.Value{}, duplicateKey(w.coll.Namespace(), id)
+	}
+	if err := w.data.Put(w.key, doc); err != nil {
+		return nil, bson.Value{}, fmt.Errorf("insert into %s: %w", w.coll.Namespace(), err)
+	}
+	return doc, id, nil
+}
+
+// replace stores updated (same _id) in place of old under key.
+func (w *collWriter) replace(key []byte, old, updated bson.Doc) error {
+	if err := w.data.Put(key, updated); err != nil {
+		return fmt.Errorf("update in %s: %w", w.coll.Namespace(), err)
+	}
+	return nil
+}
+
+// remove deletes the document old stored under key.
+func (w *collWriter) remove(key []byte, old bson.Doc) error {
+	if _, err := w.data.Delete(key); err != nil {
+		return fmt.Errorf("delete from %s: %w", w.coll.Namespace(), err)
+	}
+	return nil
+}
