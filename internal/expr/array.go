@@ -145,10 +145,8 @@ func reverseArray(e *Env, a bson.Value) (bson.Value, error) {
 
 func slice(e *Env, args []bson.Value) (bson.Value, error) {
 	a := args[0]
-	for _, v := range args {
-		if nullish(v) {
-			return vNull, nil
-		}
+	if nullish(a) || nullish(args[1]) {
+		return vNull, nil
 	}
 	if a.Type != bson.TypeArray {
 		return missing, errf(28724, "First argument to $slice must be an array, but is of type: %s", typeName(a))
@@ -158,7 +156,7 @@ func slice(e *Env, args []bson.Value) (bson.Value, error) {
 		return missing, errf(28725, "Second argument to $slice must be a numeric value, but is of type: %s", typeName(p))
 	}
 	if !isIntegral32(p) {
-		return missing, errf(28726, "Second argument to $slice can't be represented as a 32-bit integer: %s", p.String())
+		return missing, errf(28726, "Second argument to $slice can't be represented as a 32-bit integer: %s", fmtDouble(toFloat(p)))
 	}
 	start := e.pushElems(a)
 	elems := e.vs[start:]
@@ -173,18 +171,22 @@ func slice(e *Env, args []bson.Value) (bson.Value, error) {
 		}
 	} else {
 		c := args[2]
+		if nullish(c) {
+			e.vs = e.vs[:start]
+			return vNull, nil
+		}
 		if !c.IsNumber() {
 			e.vs = e.vs[:start]
 			return missing, errf(28727, "Third argument to $slice must be numeric, but is of type: %s", typeName(c))
 		}
 		if !isIntegral32(c) {
 			e.vs = e.vs[:start]
-			return missing, errf(28728, "Third argument to $slice can't be represented as a 32-bit integer: %s", c.String())
+			return missing, errf(28728, "Third argument to $slice can't be represented as a 32-bit integer: %s", fmtDouble(toFloat(c)))
 		}
 		cnt := int(toLong(c))
 		if cnt <= 0 {
 			e.vs = e.vs[:start]
-			return missing, errf(28729, "Third argument to $slice must be positive: %s", c.String())
+			return missing, errf(28729, "Third argument to $slice must be positive: %d", cnt)
 		}
 		pos := int(toLong(p))
 		if pos < 0 {
@@ -375,7 +377,7 @@ func (n *zipNode) eval(e *Env) (bson.Value, error) {
 	defs := make([]bson.Value, len(n.inputs))
 	for i := range defs {
 		defs[i] = vNull
-		if n.defaults != nil {
+		if n.defaults != nil && minLen != maxLen {
 			v, err := n.defaults[i].eval(e)
 			if err != nil {
 				return missing, err
