@@ -277,3 +277,131 @@ func TestCompactShrinksAndRegrowsJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestBigKeysAndValues(t *testing.T) {
+	fs := vfs.NewMem()
+	db := mustOpen(t, fs, nil)
+	ctx := context.Background()
+	bigKey := bytes.Repeat([]byte{'k'}, MaxKeySize)
+	bigVal := make([]byte, 32<<20)
+	for i := range bigVal {
+		bigVal[i] = byte(i * 7)
+	}
+	err := db.Update(ctx, func(tx *Tx) error {
+		tr, err := tx.CreateTree("big")
+		if err != nil {
+			return err
+		}
+		for i := 0; i < 50; i++ {
+			if err := tr.Put(key(i), val(i)); err != nil {
+				return err
+			}
+		}
+		if err := tr.Put(bigKey, []byte("big key")); err != nil {
+			return err
+		}
+		if err := tr.Put([]byte("bigval"), bigVal); err != nil {
+			return err
+		}
+		if err := tr.Put(append(bytes.Repeat([]byte{'k'}, MaxKeySize), 'x'), nil); !errors.Is(err, ErrKeyTooLarge) {
+			return fmt.Errorf("oversized key: %v", err)
+		}
+		if err := tr.Put([]byte("x"), make([]byte, MaxValueSize+1)); !errors.Is(err, ErrValueTooLarge) {
+			return fmt.Errorf("oversized value: %v", err)
+		}
+		if err := tr.Put(nil, []byte("x")); !errors.Is(err, ErrEmptyKey) {
+			return fmt.Errorf("empty key: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLen := int64(52)
+	verify := func(db *DB) {
+		t.Helper()
+		err := db.View(func(tx *Tx) error {
+			tr, err := tx.Tree("big")
+			if err != nil {
+				return err
+			}
+			if v, err := tr.Get(bigKey); err != nil || string(v) != "big key" {
+				return fmt.Errorf("big key: %q %v", v, err)
+			}
+			if v, err := tr.Get([]byte("bigval")); err != nil || !bytes.Equal(v, bigVal) {
+				return fmt.Errorf("big value: %d bytes %v", len(v), err)
+			}
+			for i := 0; i < 50; i++ {
+				if v, _ := tr.Get(key(i)); !bytes.Equal(v, val(i)) {
+					return fmt.Errorf("key %d", i)
+				}
+			}
+			if tr.Len() != wantLen {
+				return fmt.Errorf("len %d", tr.Len())
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	verify(db)
+	// Overwrite a neighbour of the big value: the big value's extent is not
+	// rewritten (it sits alone in its leaf).
+	before := db.Stats().CheckpointPages
+	if err := db.Update(ctx, func(tx *Tx) error {
+		tr, _ := tx.Tree("big")
+		return tr.Put([]byte("bigvam"), []byte("neighbour"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wantLen++
+	if err := db.Checkpoint(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if written := db.Stats().CheckpointPages - before; written > 100 {
+		t.Fatalf("checkpoint rewrote %d pages for a small neighbour update", written)
+	}
+	db.Close()
+	db = mustOpen(t, fs, nil)
+	verify(db)
+	if err := db.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+}
+
+func TestReadOnly(t *testing.T) {
+	fs := vfs.NewMem()
+	db := mustOpen(t, fs, nil)
+	ctx := context.Background()
+	db.Update(ctx, func(tx *Tx) error {
+		tr, _ := tx.CreateTree("t")
+		return tr.Put([]byte("a"), []byte("1"))
+	})
+	db.Checkpoint(ctx)
+	db.Update(ctx, func(tx *Tx) error { // only in the journal
+		tr, _ := tx.Tree("t")
+		return tr.Put([]byte("b"), []byte("2"))
+	})
+	fs.Crash(vfs.CrashOptions{})
+	db.Close()
+	dataBefore, _ := fs.ReadFile("/db/data")
+	opts := memOpts(fs)
+	opts.ReadOnly = true
+	ro := mustOpen(t, fs, opts)
+	if _, err := ro.BeginWrite(ctx); !errors.Is(err, ErrReadOnly) {
+		t.Fatalf("write on read-only: %v", err)
+	}
+	ro.View(func(tx *Tx) error {
+		tr, _ := tx.Tree("t")
+		if v, _ := tr.Get([]byte("b")); string(v) != "2" {
+			t.Fatalf("journal not replayed in memory: %q", v)
+		}
+		return nil
+	})
+	ro.Close()
+	if dataAfter, _ := fs.ReadFile("/db/data"); !bytes.Equal(dataBefore, dataAfter) {
+		t.Fatal("read-only open modified the data file")
+	}
+}

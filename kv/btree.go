@@ -86,6 +86,17 @@ func (tx *Tx) pageSize() int { return tx.db.pageSize }
 func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node, bool, error) {
 	if n.leaf {
 		i, found := n.find(key)
+		if !found && len(n.keys) == 1 && n.size > tx.pageSize() {
+			// n holds one oversized entry (a multi-page extent). Put the new
+			// key in a leaf of its own beside it instead of copying n, so
+			// that neighbours of a huge value never cause it to be rewritten.
+			nl := &node{leaf: true, txid: tx.id, size: pageHeaderSize + leafEntrySize(key, val),
+				keys: [][]byte{key}, vals: [][]byte{val}}
+			if i == 0 {
+				return []*node{nl, n}, false, nil
+			}
+			return []*node{n, nl}, false, nil
+		}
 		m := tx.mutable(n)
 		if found {
 			m.size += leafEntrySize(key, val) - leafEntrySize(m.keys[i], m.vals[i])
