@@ -644,6 +644,15 @@ func (n *filterNode) eval(e *Env) (bson.Value, error) {
 	if err != nil {
 		return missing, err
 	}
+	if nullish(in) {
+		return vNull, nil
+	}
+	if in.Type != bson.TypeArray {
+		return missing, errf(28651, "input to $filter must be an array not %s", typeName(in))
+	}
+	if len(in.Data) <= 5 {
+		return in, nil
+	}
 	limit := -1
 	if n.limit != nil {
 		lv, err := n.limit.eval(e)
@@ -656,15 +665,9 @@ func (n *filterNode) eval(e *Env) (bson.Value, error) {
 			}
 			limit = int(toLong(lv))
 			if limit < 1 {
-				return missing, errf(327392, "$filter: limit must be greater than 0: %d", limit)
+				return missing, errf(327392, "$filter: limit must be greater than 0: %s", lv.String())
 			}
 		}
-	}
-	if nullish(in) {
-		return vNull, nil
-	}
-	if in.Type != bson.TypeArray {
-		return missing, errf(28651, "input to $filter must be an array not %s", typeName(in))
 	}
 	start := len(e.vs)
 	it := in.Document().Iter()
@@ -820,7 +823,7 @@ func (n *reduceNode) eval(e *Env) (bson.Value, error) {
 		return vNull, nil
 	}
 	if in.Type != bson.TypeArray {
-		return missing, errf(40080, "$reduce requires input to be an array, found %s", typeName(in))
+		return missing, errf(40080, "$reduce requires that 'input' be an array, found: %s", in.String())
 	}
 	acc, err := n.init.eval(e)
 	if err != nil {
