@@ -176,8 +176,6 @@ func bitOp(name string, f func(a, b int64) int64, identity int64) naryFn {
 			default:
 				return missing, errf(mongoerr.TypeMismatch, "%s only supports int and long operands.", name)
 			}
-		}
-		for _, v := range args {
 			r = f(r, toLong(v))
 		}
 		if long {
