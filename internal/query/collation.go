@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -15,9 +16,9 @@ import (
 // standing in for ICU). It implements bson.StringComparer and
 // bson.SortKeyer and is safe for concurrent use.
 //
-// caseFirst "upper"/"lower" and maxVariable "space" are accepted and
-// reported back but x/text does not implement them: ordering then follows
-// the locale's default case order.
+// caseFirst "upper" is emulated (see prepare); "lower" is the collator's
+// own tertiary order. maxVariable "space" is accepted and reported back,
+// but x/text always treats punctuation as variable under "shifted".
 type Collation struct {
 	Locale          string
 	CaseLevel       bool
@@ -315,14 +316,41 @@ func (c *Collation) get() *collator {
 
 // CompareStrings compares a and b under the collation.
 func (c *Collation) CompareStrings(a, b string) int {
+	a, b = c.prepare(a), c.prepare(b)
 	x := c.get()
 	r := x.c.CompareString(a, b)
 	c.pool.Put(x)
 	return r
 }
 
+// prepare applies caseFirst "upper", which x/text lacks: the collator
+// orders lowercase first at the tertiary level, so swapping the case of
+// both strings puts uppercase first while leaving the primary and
+// secondary levels (which ignore case) as they were.
+func (c *Collation) prepare(s string) string {
+	if c.CaseFirst != "upper" {
+		return s
+	}
+	return strings.Map(swapCase, s)
+}
+
+func swapCase(r rune) rune {
+	switch {
+	case unicode.IsUpper(r):
+		if l := unicode.ToLower(r); unicode.ToUpper(l) == r {
+			return l
+		}
+	case unicode.IsLower(r):
+		if u := unicode.ToUpper(r); unicode.ToLower(u) == r {
+			return u
+		}
+	}
+	return r
+}
+
 // Key appends the collation sort key of s to dst.
 func (c *Collation) Key(dst []byte, s string) []byte {
+	s = c.prepare(s)
 	x := c.get()
 	k := x.c.KeyFromString(&x.buf, s)
 	dst = append(dst, k...)

@@ -108,3 +108,41 @@ func TestAllICULocalesResolve(t *testing.T) {
 		}
 	}
 }
+
+func TestCaseFirst(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		want int // sign of compare("a", "A")
+	}{
+		{`{"locale": "en"}`, -1},
+		{`{"locale": "en", "caseFirst": "lower"}`, -1},
+		{`{"locale": "en", "caseFirst": "upper"}`, 1},
+		{`{"locale": "en", "strength": 2}`, 0},
+	} {
+		coll, err := ParseCollation(d(t, c.spec))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := coll.CompareStrings("a", "A")
+		if sign(r) != c.want {
+			t.Errorf("%s: compare(a, A) = %d, want sign %d", c.spec, r, c.want)
+		}
+		ka, kA := coll.Key(nil, "a"), coll.Key(nil, "A")
+		if sign(bytes.Compare(ka, kA)) != c.want {
+			t.Errorf("%s: keys disagree", c.spec)
+		}
+		if coll.CompareStrings("apple", "Banana") >= 0 {
+			t.Errorf("%s: apple < Banana at the primary level", c.spec)
+		}
+	}
+}
+
+func sign(x int) int {
+	switch {
+	case x < 0:
+		return -1
+	case x > 0:
+		return 1
+	}
+	return 0
+}

@@ -54,6 +54,7 @@
 //   - Regular expressions RE2 cannot run (look-around, back-references,
 //     atomic groups, possessive quantifiers, recursion, conditionals, \G):
 //     BadValue (2). Other PCRE syntax Go rejects: 51091.
-//   - Collation caseFirst and maxVariable are accepted and reported but
-//     x/text does not implement them.
+//   - Collations use golang.org/x/text/collate (CLDR tables) in place of
+//     ICU 57: caseFirst "upper" is emulated by swapping case, maxVariable
+//     "space" is accepted but punctuation stays variable under "shifted".
 package query
