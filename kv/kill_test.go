@@ -115,7 +115,7 @@ func TestKill9(t *testing.T) {
 			}
 			close(lines)
 		}()
-		killAt := time.After(time.Duration(20+rng.IntN(300)) * time.Millisecond)
+		killAt := time.After(time.Duration(5+rng.IntN(250)) * time.Millisecond)
 		killed := false
 		for !killed {
 			select {
