@@ -98,6 +98,9 @@ const (
 	InvalidBSON                     int32 = 22
 	OperationNotSupportedInTxn      int32 = 263
 	APIStrictError                  int32 = 323
+	InvalidPipelineOperator         int32 = 168
+	NoQueryExecutionPlans           int32 = 291
+	IncompatibleCollationVersion    int32 = 161
 )
 
 var names = map[int32]string{
@@ -122,7 +125,8 @@ var names = map[int32]string{
 	InvalidIndexSpecificationOption: "InvalidIndexSpecificationOption", QueryFeatureNotAllowed: "QueryFeatureNotAllowed",
 	Interrupted: "Interrupted", DuplicateKey: "DuplicateKey", BSONObjectTooLarge: "BSONObjectTooLarge",
 	InvalidBSON: "InvalidBSON", OperationNotSupportedInTxn: "OperationNotSupportedInTransaction",
-	APIStrictError: "APIStrictError",
+	APIStrictError: "APIStrictError", InvalidPipelineOperator: "InvalidPipelineOperator",
+	NoQueryExecutionPlans: "NoQueryExecutionPlans", IncompatibleCollationVersion: "IncompatibleCollationVersion",
 }
 
 // CodeName returns MongoDB's name for code, or "Location<code>" for the
