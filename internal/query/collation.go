@@ -200,7 +200,7 @@ func ParseCollation(spec bson.Doc) (*Collation, error) {
 		return nil, err
 	}
 	if f.version != nil && *f.version != "57.1" {
-		return nil, mongoerr.New(161, "Requested collation version %s but the only available collator version was 57.1. Requested collation spec: %s", *f.version, spec.String())
+		return nil, mongoerr.New(mongoerr.IncompatibleCollationVersion, "Requested collation version %s but the only available collator version was 57.1. Requested collation spec: %s", *f.version, spec.String())
 	}
 	for _, x := range []struct {
 		src *bool

@@ -37,7 +37,7 @@ type exprParser struct {
 var missing = bson.Value{}
 
 func exprErr(format string, args ...any) error {
-	return mongoerr.New(168, format, args...)
+	return mongoerr.New(mongoerr.InvalidPipelineOperator, format, args...)
 }
 
 // compileLet evaluates a command's let variables (constant expressions).

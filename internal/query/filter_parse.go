@@ -406,7 +406,7 @@ func (p *filterParser) parseSubField(path string, context bson.Doc, e bson.Eleme
 	case "$near", "$nearSphere", "$geoNear":
 		// MongoDB parses the geometry, then planning fails without a geo
 		// index; Cairn has no geo indexes.
-		return nil, mongoerr.New(291, "error processing query: planner returned error :: caused by :: unable to find index for $geoNear query")
+		return nil, mongoerr.New(mongoerr.NoQueryExecutionPlans, "error processing query: planner returned error :: caused by :: unable to find index for $geoNear query")
 	case "$geoWithin", "$within", "$geoIntersects":
 		return nil, mongoerr.New(mongoerr.NotImplemented, "%s is not supported by Cairn yet: geospatial queries are not implemented", e.Key)
 	}
