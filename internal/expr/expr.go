@@ -8,7 +8,9 @@ import (
 	"github.com/cairndb/cairn/bson"
 )
 
-// Options configures parsing and evaluation.
+// Options configures parsing and evaluation. The first Parse fills in Now
+// and evaluates Let, so one Options must not be used by concurrent Parse
+// calls; after that it is read-only.
 type Options struct {
 	// Collation compares strings in comparisons, $in, sets and sorts;
 	// nil compares bytewise.
