@@ -32,6 +32,9 @@ type Filter struct {
 	coll bson.StringComparer
 }
 
+// Spec returns the filter document the Filter was compiled from.
+func (f *Filter) Spec() bson.Doc { return f.spec }
+
 // Match reports whether doc satisfies the filter.
 func (f *Filter) Match(doc bson.Doc) bool { return f.root.match(doc, nil) }
 

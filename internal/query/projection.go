@@ -19,7 +19,6 @@ type Projection struct {
 	tail []*projNode
 	// positional is the path of a "a.b.$" projection.
 	positional []string
-	hasSlice   bool
 	empty      bool
 	agg        bool // aggregation $project: operators are expressions
 	vars       map[string]bson.Value
@@ -216,7 +215,6 @@ func (p *Projection) parseOperator(fp *filterParser, path, key, prefix string, s
 		if _, err := p.addNode(path, node); err != nil {
 			return err
 		}
-		p.hasSlice = true
 		return nil
 	case "$elemMatch":
 		if prefix != "" || strings.Contains(key, ".") {

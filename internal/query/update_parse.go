@@ -516,9 +516,7 @@ func (u *Update) parsePushSort(v bson.Value) (*pushSort, error) {
 		if e.Key == "" || strings.HasPrefix(e.Key, ".") || strings.HasSuffix(e.Key, ".") || strings.Contains(e.Key, "..") {
 			return nil, badValue("The $sort field is a dotted field but has an empty part: %s", e.Key)
 		}
-		n, ok := sortDirection(e.Value)
-		if !ok || !e.Value.IsNumber() {
-			_ = n
+		if _, ok := sortDirection(e.Value); !ok || !e.Value.IsNumber() {
 			return nil, badValue("The $sort element value must be either 1 or -1")
 		}
 	}

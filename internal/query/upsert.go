@@ -85,7 +85,7 @@ func appendSeed(b *bson.Builder, eqs []eqField, depth int) {
 			j++
 		}
 		if len(eqs[i].parts) == depth+1 {
-			b.AppendValue(name, seedValue(eqs[i].v))
+			b.AppendValue(name, eqs[i].v)
 		} else {
 			b.StartDocument(name)
 			appendSeed(b, eqs[i:j], depth+1)
@@ -94,9 +94,6 @@ func appendSeed(b *bson.Builder, eqs []eqField, depth int) {
 		i = j
 	}
 }
-
-// seedValue is the value an equality puts in an upserted document.
-func seedValue(v bson.Value) bson.Value { return v }
 
 // IDEquality returns the value the filter pins _id to, when it does: the
 // server may then look the document up directly (by the value's key
