@@ -44,6 +44,9 @@ type Index struct {
 	Spec bson.Doc // {v: 2, key: {...}, name: "...", ...}
 	// Ready is false while a build is in progress.
 	Ready bool
+	// Multikey is set once any document put an array in an indexed field;
+	// the planner must then not intersect range bounds on it.
+	Multikey bool
 }
 
 // Namespace returns "db.collection".
@@ -82,6 +85,9 @@ func (c *Collection) encode() bson.Doc {
 		b.AppendString("name", ix.Name)
 		b.AppendDocument("spec", ix.Spec)
 		b.AppendBool("ready", ix.Ready)
+		if ix.Multikey {
+			b.AppendBool("multikey", true)
+		}
 		b.End()
 	}
 	b.End()
@@ -127,6 +133,9 @@ func decode(raw []byte) (*Collection, error) {
 			}
 			if r, ok := ixd.Lookup("ready"); ok && r.Type == bson.TypeBoolean {
 				ix.Ready = r.Boolean()
+			}
+			if m, ok := ixd.Lookup("multikey"); ok && m.Type == bson.TypeBoolean {
+				ix.Multikey = m.Boolean()
 			}
 			c.Indexes = append(c.Indexes, ix)
 		}

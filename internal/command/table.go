@@ -26,6 +26,8 @@ var table = []*Command{
 	{Name: "listDatabases", Run: listDatabases, AdminOnly: true, Help: "databases with sizes"},
 	{Name: "listCollections", Run: listCollections, Help: "collections of a database"},
 	{Name: "listIndexes", Run: listIndexes, Help: "indexes of a collection"},
+	{Name: "createIndexes", Run: createIndexes, Write: true, Help: "build indexes (scan, sort, bulk load)"},
+	{Name: "dropIndexes", Aliases: []string{"deleteIndexes"}, Run: dropIndexes, Write: true, Help: "drop indexes"},
 	{Name: "renameCollection", Run: renameCollection, AdminOnly: true, Write: true, Help: "rename a collection"},
 	{Name: "collStats", Run: collStats, Help: "collection statistics"},
 	{Name: "dbStats", Run: dbStats, Help: "database statistics"},

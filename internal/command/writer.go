@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -13,10 +14,13 @@ import (
 // upserts, $out and $merge) goes through it, so that secondary indexes stay
 // in step with the documents.
 type collWriter struct {
-	tx   *kv.Tx
-	coll *catalog.Collection
-	data *kv.Tree
-	key  []byte
+	tx      *kv.Tx
+	coll    *catalog.Collection
+	data    *kv.Tree
+	indexes []*index.Tree
+	// pos maps indexes[i] to its position in coll.Indexes.
+	pos []int
+	key []byte
 }
 
 // openWriter prepares writes to coll in tx.
@@ -25,7 +29,39 @@ func openWriter(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &collWriter{tx: tx, coll: coll, data: t}, nil
+	w := &collWriter{tx: tx, coll: coll, data: t}
+	for i, ix := range coll.Indexes {
+		if ix.Name == "_id_" {
+			continue // the data tree is the _id index
+		}
+		spec, err := index.ParseCached(ix.Spec)
+		if err != nil {
+			return nil, fmt.Errorf("index %s of %s: %w", ix.Name, coll.Namespace(), err)
+		}
+		x, err := index.Open(tx, coll.IndexTree(ix.Name), coll.Namespace(), spec)
+		if err != nil {
+			return nil, err
+		}
+		w.indexes = append(w.indexes, x)
+		w.pos = append(w.pos, i)
+	}
+	return w, nil
+}
+
+// markMultikey records in the catalog that index i became multikey.
+func (w *collWriter) markMultikey(i int, multikey bool) error {
+	p := w.pos[i]
+	if !multikey || w.coll.Indexes[p].Multikey {
+		return nil
+	}
+	c := *w.coll
+	c.Indexes = append([]catalog.Index(nil), w.coll.Indexes...)
+	c.Indexes[p].Multikey = true
+	if err := catalog.Put(w.tx, &c); err != nil {
+		return err
+	}
+	w.coll = &c
+	return nil
 }
 
 // insert validates doc as an insert does (size, nesting, _id rules; _id
@@ -44,6 +80,15 @@ func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 	if old != nil {
 		return nil, bson.Value{}, duplicateKey(w.coll.Namespace(), id)
 	}
+	for i, x := range w.indexes {
+		mk, err := x.Insert(doc, w.key)
+		if err != nil {
+			return nil, bson.Value{}, err
+		}
+		if err := w.markMultikey(i, mk); err != nil {
+			return nil, bson.Value{}, err
+		}
+	}
 	if err := w.data.Put(w.key, doc); err != nil {
 		return nil, bson.Value{}, fmt.Errorf("insert into %s: %w", w.coll.Namespace(), err)
 	}
@@ -52,6 +97,15 @@ func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 
 // replace stores updated (same _id) in place of old under key.
 func (w *collWriter) replace(key []byte, old, updated bson.Doc) error {
+	for i, x := range w.indexes {
+		mk, err := x.Update(old, updated, key)
+		if err != nil {
+			return err
+		}
+		if err := w.markMultikey(i, mk); err != nil {
+			return err
+		}
+	}
 	if err := w.data.Put(key, updated); err != nil {
 		return fmt.Errorf("update in %s: %w", w.coll.Namespace(), err)
 	}
@@ -60,6 +114,11 @@ func (w *collWriter) replace(key []byte, old, updated bson.Doc) error {
 
 // remove deletes the document old stored under key.
 func (w *collWriter) remove(key []byte, old bson.Doc) error {
+	for _, x := range w.indexes {
+		if err := x.Remove(old, key); err != nil {
+			return err
+		}
+	}
 	if _, err := w.data.Delete(key); err != nil {
 		return fmt.Errorf("delete from %s: %w", w.coll.Namespace(), err)
 	}

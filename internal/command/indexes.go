@@ -1,0 +1,259 @@
+package command
+
+import (
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/index"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/kv"
+)
+
+// maxIndexes is the most indexes a collection may have, as in MongoDB.
+const maxIndexes = 64
+
+func createIndexes(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("indexes", "commitQuorum", "ignoreUnknownIndexOptions", "isTimeseriesNamespace"); err != nil {
+		return err
+	}
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	if err := catalog.ValidateCollectionName(c.DB, name); err != nil {
+		return err
+	}
+	wc, err := parseWriteConcern(c)
+	if err != nil {
+		return err
+	}
+	arr, ok, err := a.array("indexes")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return mongoerr.New(40414, "BSON field 'createIndexes.indexes' is missing but a required field")
+	}
+	var specs []*index.Spec
+	it := arr.Iter()
+	for it.Next() {
+		v := it.Element().Value
+		if v.Type != bson.TypeDocument {
+			return mongoerr.New(mongoerr.TypeMismatch, "The elements of the 'indexes' array must be objects, but got %s", v.Type)
+		}
+		s, err := index.Parse(v.Document())
+		if err != nil {
+			return err
+		}
+		specs = append(specs, s)
+	}
+	if len(specs) == 0 {
+		return mongoerr.New(mongoerr.BadValue, "Must specify at least one index to create")
+	}
+	cancel, err := withMaxTime(c)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	var before, after int
+	created := false
+	var note string
+	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+		coll, err := catalog.Get(tx, c.DB, name)
+		if err != nil {
+			return err
+		}
+		if coll == nil {
+			if coll, err = catalog.Create(tx, c.DB, name, nil); err != nil {
+				return err
+			}
+			created = true
+		}
+		before = len(coll.Indexes)
+		next := *coll
+		next.Indexes = append([]catalog.Index(nil), coll.Indexes...)
+		var build []*index.Spec
+		for _, s := range specs {
+			dup, err := existingIndex(next.Indexes, s)
+			if err != nil {
+				return err
+			}
+			if dup {
+				continue
+			}
+			for _, b := range build {
+				if b.Name == s.Name {
+					return mongoerr.New(mongoerr.IndexKeySpecsConflict, "Index with name: %s already exists with a different definition", s.Name)
+				}
+			}
+			build = append(build, s)
+			next.Indexes = append(next.Indexes, catalog.Index{Name: s.Name, Spec: s.Raw, Ready: true})
+		}
+		if len(next.Indexes) > maxIndexes {
+			return mongoerr.New(mongoerr.CannotCreateIndex, "add index fails, too many indexes for %s key:%s", coll.Namespace(), specs[0].Key.String())
+		}
+		after = len(next.Indexes)
+		if len(build) == 0 {
+			note = "all indexes already exist"
+			return nil
+		}
+		data, err := dataTree(tx, coll)
+		if err != nil {
+			return err
+		}
+		for _, s := range build {
+			multikey, _, err := index.Build(c, tx, data, next.IndexTree(s.Name), next.Namespace(), s, 0)
+			if err != nil {
+				return ctxErr(err)
+			}
+			for i := range next.Indexes {
+				if next.Indexes[i].Name == s.Name {
+					next.Indexes[i].Multikey = multikey
+				}
+			}
+		}
+		return catalog.Put(tx, &next)
+	})
+	if err != nil {
+		return err
+	}
+	r := c.Reply
+	r.AppendInt32("numIndexesBefore", int32(before))
+	r.AppendInt32("numIndexesAfter", int32(after))
+	r.AppendBool("createdCollectionAutomatically", created)
+	if note != "" {
+		r.AppendString("note", note)
+	}
+	return nil
+}
+
+
+// existingIndex reports whether s already exists (same name and
+// definition); a name or key reused with another definition is MongoDB's
+// conflict error.
+func existingIndex(have []catalog.Index, s *index.Spec) (bool, error) {
+	for _, ix := range have {
+		old, err := index.ParseCached(ix.Spec)
+		if err != nil {
+			return false, err
+		}
+		same := index.SameDefinition(old, s)
+		switch {
+		case ix.Name == s.Name && same:
+			return true, nil
+		case ix.Name == s.Name:
+			return false, mongoerr.New(mongoerr.IndexKeySpecsConflict, "An existing index has the same name as the requested index. When index names are not specified, they are auto generated and can cause conflicts. Please refer to our documentation. Requested index: %s, existing index: %s", s.Raw.String(), ix.Spec.String())
+		case same:
+			return false, mongoerr.New(mongoerr.IndexOptionsConflict, "Index already exists with a different name: %s", ix.Name)
+		}
+	}
+	return false, nil
+}
+
+func dropIndexes(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("index"); err != nil {
+		return err
+	}
+	name, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	wc, err := parseWriteConcern(c)
+	if err != nil {
+		return err
+	}
+	which, ok := a.lookup("index")
+	if !ok {
+		return mongoerr.New(40414, "BSON field 'dropIndexes.index' is missing but a required field")
+	}
+	was := 0
+	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+		coll, err := catalog.Get(tx, c.DB, name)
+		if err != nil {
+			return err
+		}
+		if coll == nil {
+			return mongoerr.New(mongoerr.NamespaceNotFound, "ns not found %s.%s", c.DB, name)
+		}
+		was = len(coll.Indexes)
+		drop, err := indexesToDrop(coll, which)
+		if err != nil {
+			return err
+		}
+		next := *coll
+		next.Indexes = nil
+		for _, ix := range coll.Indexes {
+			if drop[ix.Name] {
+				if err := tx.DropTree(coll.IndexTree(ix.Name)); err != nil {
+					return err
+				}
+				continue
+			}
+			next.Indexes = append(next.Indexes, ix)
+		}
+		return catalog.Put(tx, &next)
+	})
+	if err != nil {
+		return err
+	}
+	c.Reply.AppendInt32("nIndexesWas", int32(was))
+	return nil
+}
+
+// indexesToDrop resolves dropIndexes' "index": a name, a key pattern, a
+// list of names, or "*" (every index but _id).
+func indexesToDrop(coll *catalog.Collection, which bson.Value) (map[string]bool, error) {
+	drop := map[string]bool{}
+	byName := func(n string) error {
+		if n == "_id_" {
+			return mongoerr.New(mongoerr.InvalidOptions, "cannot drop _id index")
+		}
+		for _, ix := range coll.Indexes {
+			if ix.Name == n {
+				drop[n] = true
+				return nil
+			}
+		}
+		return mongoerr.New(mongoerr.IndexNotFound, "index not found with name [%s]", n)
+	}
+	switch which.Type {
+	case bson.TypeString:
+		if which.StringValue() == "*" {
+			for _, ix := range coll.Indexes {
+				if ix.Name != "_id_" {
+					drop[ix.Name] = true
+				}
+			}
+			return drop, nil
+		}
+		return drop, byName(which.StringValue())
+	case bson.TypeArray:
+		it := which.Document().Iter()
+		for it.Next() {
+			v := it.Element().Value
+			if v.Type != bson.TypeString {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "dropIndexes 'index' array must contain strings, found %s", v.Type)
+			}
+			if err := byName(v.StringValue()); err != nil {
+				return nil, err
+			}
+		}
+		return drop, nil
+	case bson.TypeDocument:
+		var found []string
+		for _, ix := range coll.Indexes {
+			if key, ok := ix.Spec.Lookup("key"); ok && bson.Equal(key, which) {
+				found = append(found, ix.Name)
+			}
+		}
+		switch len(found) {
+		case 0:
+			return nil, mongoerr.New(mongoerr.IndexNotFound, "can't find index with key: %s", which.Document().String())
+		case 1:
+			return drop, byName(found[0])
+		}
+		return nil, mongoerr.New(mongoerr.BadValue, "%d indexes found for key: %s, identify by name instead. Conflicting indexes: %v", len(found), which.Document().String(), found)
+	}
+	return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'dropIndexes.index' is the wrong type '%s', expected types '[string, object, array]'", which.Type)
+}
