@@ -127,7 +127,6 @@ func createIndexes(c *Ctx) error {
 	return nil
 }
 
-
 // existingIndex reports whether s already exists (same name and
 // definition); a name or key reused with another definition is MongoDB's
 // conflict error.
