@@ -105,7 +105,7 @@ func parseProjection(proj bson.Doc, opts *Options, agg bool) (*Projection, error
 				return err
 			}
 			v := e.Value
-			if strings.HasSuffix(path, ".$") || path == "$" {
+			if strings.HasSuffix(path, ".$") {
 				if p.positional != nil {
 					return mongoerr.New(31276, "Cannot specify more than one positional projection per query.")
 				}
@@ -296,19 +296,17 @@ func validateProjPath(path, key string) error {
 	if key == "" || path == "" {
 		return mongoerr.New(40352, "FieldPath cannot be constructed with empty string")
 	}
+	if strings.Contains(path, ".$.") {
+		return mongoerr.New(31394, "As of 4.4, it's illegal to specify positional operator in the middle of a path.Positional projection may only be used at the end, for example: a.b.$. If the query previously used a form like a.b.$.d, remove the parts following the '$' and the results will be equivalent.")
+	}
+	// A positional projection names the path before ".$".
+	path = strings.TrimSuffix(path, ".$")
 	if strings.HasSuffix(path, ".") {
 		return mongoerr.New(40353, "FieldPath must not end with a '.'.")
 	}
-	parts := splitPath(path)
-	for i, c := range parts {
+	for _, c := range splitPath(path) {
 		if c == "" {
 			return mongoerr.New(15998, "FieldPath field names may not be empty strings.")
-		}
-		if c == "$" && i == len(parts)-1 {
-			continue
-		}
-		if c == "$" {
-			return mongoerr.New(31394, "As of 4.4, it's illegal to specify positional operator in the middle of a path.Positional projection may only be used at the end, for example: a.b.$. If the query previously used a form like a.b.$.d, remove the parts following the '$' and the results will be equivalent.")
 		}
 		if strings.HasPrefix(c, "$") {
 			return mongoerr.New(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
