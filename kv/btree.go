@@ -44,8 +44,13 @@ func (db *DB) load(r *childRef) (*node, error) {
 		return nil, err
 	}
 	if !r.ptr.CompareAndSwap(nil, n) {
-		return r.ptr.Load(), nil
+		if cur := r.ptr.Load(); cur != nil {
+			return cur, nil
+		}
+		return n, nil // evicted again meanwhile: use our copy
 	}
+	n.hot.Store(true)
+	db.cache.add(r, n, int64(len(buf)))
 	return n, nil
 }
 

@@ -117,6 +117,7 @@ func (db *DB) checkpointLocked() error {
 	}
 	for _, h := range w.rehome {
 		h.ref.ptr.Store(h.n)
+		db.cache.add(h.ref, h.n, int64(h.n.npages.Load())*int64(db.pageSize))
 	}
 	w.rehome = nil
 
@@ -226,6 +227,9 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 		// references (themselves re-homed or clean).
 		nn.kids = n.kids
 	}
+	// Record the extent in the reference before the node can be evicted
+	// (readers read these fields only after seeing a nil pointer).
+	r.pgid, r.npages = pg, np
 	// The swap must wait until the page is in the file: nn's children are
 	// named by page number only, and a concurrent reader following them
 	// must not read pages still sitting in the writer's buffer.

@@ -22,6 +22,7 @@ func TestConcurrentSnapshots(t *testing.T) {
 	fs := vfs.NewMem()
 	opts := memOpts(fs)
 	opts.JournalSize = 512 << 10
+	opts.CacheSize = 32 << 10 // force evictions under the readers
 	db := mustOpen(t, fs, opts)
 	defer db.Close()
 	ctx := context.Background()
@@ -126,7 +127,11 @@ func TestConcurrentSnapshots(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	t.Logf("%d commits", commits)
+	st := db.Stats()
+	t.Logf("%d commits; cache %d bytes in %d leaves, %d evictions", commits, st.CacheBytes, st.CacheLeaves, st.CacheEvictions)
+	if st.CacheEvictions == 0 {
+		t.Fatal("the tiny cache never evicted")
+	}
 }
 
 // TestGroupCommit checks that concurrent Sync committers share fsyncs.

@@ -66,6 +66,7 @@ func (c *Cursor) descend(n *node, last bool) bool {
 		}
 		c.stack = append(c.stack, frame{n, i})
 		if n.leaf {
+			n.touch()
 			return true
 		}
 		if i < 0 || len(c.stack) >= c.t.tr.height {
@@ -117,6 +118,7 @@ func (c *Cursor) seek(key []byte) bool {
 	n := c.load(c.t.tr.root)
 	for n != nil {
 		if n.leaf {
+			n.touch()
 			i, _ := n.find(key)
 			c.stack = append(c.stack, frame{n, i})
 			return true

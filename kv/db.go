@@ -94,7 +94,8 @@ type DB struct {
 	done    chan struct{}
 	wg      sync.WaitGroup
 
-	st stats
+	st    stats
+	cache nodeCache
 }
 
 // ckptFree lists extents freed by tx txid and first unreferenced by

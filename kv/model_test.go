@@ -452,11 +452,11 @@ func (r *modelRun) crash() {
 		len(r.hist), got, r.hist[0], r.hist[len(r.hist)-1])
 }
 
-func runModel(t *testing.T, seed uint64, steps int) {
+func runModel(t *testing.T, seed uint64, steps int, cacheSize int64) {
 	mem := vfs.NewMem()
 	fault := vfs.NewFault(mem)
 	r := &modelRun{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), mem: mem, fault: fault, ctx: context.Background()}
-	r.opts = &Options{FS: fault, PageSize: 4096, JournalSize: 128 << 10, CheckpointInterval: -1, CommitInterval: time.Millisecond}
+	r.opts = &Options{FS: fault, PageSize: 4096, JournalSize: 128 << 10, CheckpointInterval: -1, CommitInterval: time.Millisecond, CacheSize: cacheSize}
 	r.open()
 	r.model = state{}
 	r.hist = []state{r.model}
@@ -548,6 +548,8 @@ func runModel(t *testing.T, seed uint64, steps int) {
 	if err := r.db.Check(r.ctx); err != nil {
 		r.fatalf("final check: %v", err)
 	}
+	st := r.db.Stats()
+	t.Logf("cache: budget %d, %d bytes in %d leaves, %d evictions", st.CacheBudget, st.CacheBytes, st.CacheLeaves, st.CacheEvictions)
 }
 
 func TestModel(t *testing.T) {
@@ -556,5 +558,17 @@ func TestModel(t *testing.T) {
 	if *flagLong {
 		steps = 30000
 	}
-	runModel(t, seed, steps)
+	runModel(t, seed, steps, 0)
+}
+
+// TestModelTinyCache runs the model with a node cache of a few pages, so
+// leaves are evicted and reloaded all the time (also under concurrent
+// readers).
+func TestModelTinyCache(t *testing.T) {
+	seed := testSeed(t)
+	steps := 1000
+	if *flagLong {
+		steps = 20000
+	}
+	runModel(t, seed, steps, 16<<10)
 }

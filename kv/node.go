@@ -31,6 +31,16 @@ type node struct {
 	// integers in one small array instead of chasing key pointers. Nodes a
 	// write transaction may still modify have pfx == nil.
 	pfx []uint64
+	// hot is the clock bit of the node cache (cache.go), set by readers.
+	hot atomic.Bool
+}
+
+// touch marks a leaf as recently used (a shared write only when the bit
+// was clear).
+func (n *node) touch() {
+	if !n.hot.Load() {
+		n.hot.Store(true)
+	}
 }
 
 func prefix64(k []byte) uint64 {

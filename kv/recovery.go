@@ -48,6 +48,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 	db := &DB{dir: dir, opts: o, fs: o.FS, readOnly: o.ReadOnly,
 		writer: make(chan struct{}, 1), ckptCh: make(chan struct{}, 1),
 		flushCh: make(chan struct{}, 1), done: make(chan struct{})}
+	db.cache.budget = o.CacheSize
 	if err := db.open(); err != nil {
 		db.closeFiles()
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)

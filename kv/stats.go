@@ -50,8 +50,11 @@ type Stats struct {
 	LastCheckpointTook time.Duration
 	Compactions        uint64
 	ReplayedRecords    uint64 // journal records replayed at open
-	CacheBudget        int64
-	Failed             error // non-nil once the DB refuses writes
+	CacheBudget        int64  // Options.CacheSize
+	CacheBytes         int64  // clean leaves resident and accounted
+	CacheLeaves        int    // number of such leaves
+	CacheEvictions     uint64 // leaves evicted so far
+	Failed             error  // non-nil once the DB refuses writes
 	Trees              []TreeStats
 }
 
@@ -74,6 +77,7 @@ func (db *DB) Stats() Stats {
 		CacheBudget:      db.opts.CacheSize,
 		Failed:           db.failedErr(),
 	}
+	s.CacheBytes, s.CacheLeaves, s.CacheEvictions = db.cache.stats()
 	if size, err := db.pager.f.Size(); err == nil {
 		s.DataFileBytes = size
 	}

@@ -39,6 +39,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 			}
 		}
 		if n.leaf {
+			n.touch()
 			if i, found := n.find(key); found {
 				return n.vals[i], nil
 			}
