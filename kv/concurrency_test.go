@@ -274,3 +274,44 @@ func TestWriteErrors(t *testing.T) {
 		return nil
 	})
 }
+
+// TestLazyDurability: a Lazy commit returns before it is durable and is
+// made durable by the flusher within CommitInterval.
+func TestLazyDurability(t *testing.T) {
+	mem := vfs.NewMem()
+	opts := memOpts(mem)
+	opts.Durability = Lazy
+	opts.CommitInterval = 5 * time.Millisecond
+	db := mustOpen(t, mem, opts)
+	ctx := context.Background()
+	if err := db.Update(ctx, func(tx *Tx) error {
+		tr, err := tx.CreateTree("t")
+		if err != nil {
+			return err
+		}
+		return tr.Put([]byte("k"), []byte("v"))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for db.Stats().JournalFsyncs == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if db.Stats().JournalFsyncs == 0 {
+		t.Fatal("lazy commit never flushed")
+	}
+	mem.Crash(vfs.CrashOptions{})
+	db.Close()
+	db = mustOpen(t, mem, opts)
+	defer db.Close()
+	db.View(func(tx *Tx) error {
+		tr, err := tx.Tree("t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, _ := tr.Get([]byte("k")); string(v) != "v" {
+			t.Fatalf("lazy commit lost after its flush: %q", v)
+		}
+		return nil
+	})
+}
