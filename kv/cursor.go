@@ -116,14 +116,15 @@ func (c *Cursor) seek(key []byte) bool {
 		return false
 	}
 	n := c.load(c.t.tr.root)
+	kp := prefix64(key)
 	for n != nil {
 		if n.leaf {
 			n.touch()
-			i, _ := n.find(key)
+			i, _ := n.findP(key, kp)
 			c.stack = append(c.stack, frame{n, i})
 			return true
 		}
-		i := n.child(key)
+		i := n.childP(key, kp)
 		c.stack = append(c.stack, frame{n, i})
 		if len(c.stack) >= c.t.tr.height {
 			c.fail(errDepth(n, c.t.tr))

@@ -66,7 +66,14 @@ func (n *node) find(key []byte) (int, bool) {
 	if n.pfx == nil {
 		return search(n.keys, key)
 	}
-	kp := prefix64(key)
+	return n.findP(key, prefix64(key))
+}
+
+// findP is find with the key's prefix64 precomputed.
+func (n *node) findP(key []byte, kp uint64) (int, bool) {
+	if n.pfx == nil {
+		return search(n.keys, key)
+	}
 	pfx := n.pfx
 	lo, hi := 0, len(pfx)
 	for lo < hi {
@@ -89,7 +96,14 @@ func (n *node) child(key []byte) int {
 	if n.pfx == nil {
 		return childIndex(n.keys, key)
 	}
-	kp := prefix64(key)
+	return n.childP(key, prefix64(key))
+}
+
+// childP is child with the key's prefix64 precomputed.
+func (n *node) childP(key []byte, kp uint64) int {
+	if n.pfx == nil {
+		return childIndex(n.keys, key)
+	}
 	pfx := n.pfx
 	lo, hi := 1, len(pfx)
 	for lo < hi {

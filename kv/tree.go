@@ -30,6 +30,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 		return nil, err
 	}
 	r := t.tr.root
+	kp := prefix64(key)
 	for depth := 1; ; depth++ {
 		n := r.ptr.Load()
 		if n == nil {
@@ -40,7 +41,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 		}
 		if n.leaf {
 			n.touch()
-			if i, found := n.find(key); found {
+			if i, found := n.findP(key, kp); found {
 				return n.vals[i], nil
 			}
 			return nil, nil
@@ -48,7 +49,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 		if depth >= t.tr.height {
 			return nil, errDepth(n, t.tr)
 		}
-		r = n.kids[n.child(key)]
+		r = n.kids[n.childP(key, kp)]
 	}
 }
 
