@@ -386,8 +386,9 @@ func (db *DB) flusher() {
 	}
 }
 
-// Close checkpoints (if anything changed) and releases the database. Read
-// transactions still open must not be used afterwards.
+// Close checkpoints (if anything changed) and releases the database. It
+// waits for an active write transaction to finish. Read transactions still
+// open must not be used afterwards.
 func (db *DB) Close() error {
 	if !db.closed.CompareAndSwap(false, true) {
 		return nil
@@ -410,6 +411,7 @@ func (db *DB) Close() error {
 	if cerr := db.lock.Close(); err == nil && cerr != nil {
 		err = cerr
 	}
+	<-db.writer // let blocked BeginWrite calls see ErrClosed
 	if err != nil {
 		return fmt.Errorf("kv: close %s: %w", db.dir, err)
 	}
