@@ -39,7 +39,8 @@
 // Expressions ($expr, computed projection fields, update pipelines): field
 // paths, $$ROOT $$CURRENT $$REMOVE $$NOW and let variables, $literal, $eq
 // $ne $gt $gte $lt $lte $cmp $and $or $not $cond $ifNull $in $add
-// $subtract $multiply $concat $size $isArray $type $getField $setField.
+// $subtract $multiply $concat $size $slice $isArray $type $getField
+// $setField.
 //
 // # Not supported (errors, never wrong answers)
 //

@@ -134,6 +134,11 @@ func (p *exprParser) parseOperator(op string, arg bson.Value) (expr, error) {
 			}
 			return int32Value(int32(bson.Doc(v[0].Data).Len())), nil
 		}
+	case "$slice":
+		if len(xs) < 2 || len(xs) > 3 {
+			return nil, mongoerr.New(28667, "Expression $slice takes at least 2 arguments, and at most 3, but %d were passed in.", len(xs))
+		}
+		e.fn = sliceExpr
 	case "$isArray":
 		if err := arity(op, xs, 1); err != nil {
 			return nil, err
@@ -420,3 +425,62 @@ var knownAggOperators = func() map[string]bool {
 	}
 	return m
 }()
+
+// sliceExpr is the aggregation $slice: [array, n] or [array, position, n].
+func sliceExpr(_ *evalCtx, v []bson.Value) (bson.Value, error) {
+	for _, x := range v {
+		if nullish(x) {
+			return bson.Value{Type: bson.TypeNull}, nil
+		}
+	}
+	if v[0].Type != bson.TypeArray {
+		return missing, mongoerr.New(28724, "First argument to $slice must be an array, but is of type: %s", typeNameOrMissing(v[0]))
+	}
+	arg := func(i int, which string, codes [2]int32) (int, error) {
+		x := v[i]
+		if !x.IsNumber() {
+			if which == "Second" {
+				return 0, mongoerr.New(codes[0], "Second argument to $slice must be a numeric value, but was of type: %s", typeNameOrMissing(x))
+			}
+			return 0, mongoerr.New(codes[0], "Third argument to $slice must be numeric, but was of type: %s", typeNameOrMissing(x))
+		}
+		n, ok := integral(x)
+		if !ok || n != int64(int32(n)) {
+			return 0, mongoerr.New(codes[1], "%s argument to $slice can't be represented as a 32-bit integer: %s", which, x.String())
+		}
+		return int(n), nil
+	}
+	vals := bson.Doc(v[0].Data).Values()
+	length := len(vals)
+	var start, end int
+	if len(v) == 2 {
+		n, err := arg(1, "Second", [2]int32{28725, 28726})
+		if err != nil {
+			return missing, err
+		}
+		if n >= 0 {
+			start, end = 0, min(n, length)
+		} else {
+			start, end = max(0, length+n), length
+		}
+	} else {
+		pos, err := arg(1, "Second", [2]int32{28725, 28726})
+		if err != nil {
+			return missing, err
+		}
+		n, err := arg(2, "Third", [2]int32{28727, 28728})
+		if err != nil {
+			return missing, err
+		}
+		if n <= 0 {
+			return missing, mongoerr.New(28729, "Third argument to $slice must be positive: %s", v[2].String())
+		}
+		if pos < 0 {
+			start = max(0, length+pos)
+		} else {
+			start = min(pos, length)
+		}
+		end = min(length, start+n)
+	}
+	return arrayValue(vals[start:end]), nil
+}

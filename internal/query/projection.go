@@ -72,178 +72,217 @@ func ParseProjection(proj bson.Doc, opts *Options) (*Projection, error) {
 	return parseProjection(proj, opts, false)
 }
 
+// projParser holds what deciding a projection's type needs, as mongod's
+// projection parser tracks it.
+type projParser struct {
+	p            *Projection
+	fp           *filterParser
+	typeSet      bool // set by a non-_id inclusion, exclusion or expression
+	hasSlice     bool
+	hasElemMatch bool
+	idIncluded   bool
+	count        int
+}
+
 func parseProjection(proj bson.Doc, opts *Options, agg bool) (*Projection, error) {
-	p := &Projection{root: &projNode{kind: projSub}, agg: agg, coll: opts.comparer()}
-	fp := &filterParser{coll: opts.comparer(), opts: opts}
-	modeSet := false
-	var err error
-	setMode := func(incl bool, path string) error {
-		if !modeSet {
-			modeSet, p.inclusion = true, incl
-			return nil
+	pp := &projParser{
+		p:  &Projection{root: &projNode{kind: projSub}, agg: agg, coll: opts.comparer()},
+		fp: &filterParser{coll: opts.comparer(), opts: opts},
+	}
+	if err := pp.walk("", proj); err != nil {
+		return nil, err
+	}
+	p := pp.p
+	if !pp.typeSet {
+		// mongod's computeProjectionType: a find $slice makes an exclusion
+		// unless _id is included; $elemMatch makes an inclusion; otherwise
+		// {_id: 1} alone is an inclusion and anything else an exclusion.
+		switch {
+		case pp.hasSlice:
+			p.inclusion = pp.idIncluded
+		case pp.hasElemMatch:
+			p.inclusion = true
+		default:
+			p.inclusion = pp.idIncluded
 		}
-		if p.inclusion != incl {
-			if incl {
-				return mongoerr.New(31253, "Cannot do inclusion on field %s in exclusion projection", path)
-			}
-			return mongoerr.New(31254, "Cannot do exclusion on field %s in inclusion projection", path)
-		}
+	}
+	p.empty = pp.count == 0
+	return p, nil
+}
+
+func (pp *projParser) setType(incl bool, e bson.Element, path string) error {
+	if !pp.typeSet {
+		pp.typeSet, pp.p.inclusion = true, incl
 		return nil
 	}
-	n := 0
-	var walk func(prefix string, d bson.Doc) error
-	walk = func(prefix string, d bson.Doc) error {
-		it := d.Iter()
-		for it.Next() {
-			e := it.Element()
-			n++
-			path := e.Key
-			if prefix != "" {
-				path = prefix + "." + e.Key
-			}
-			if err := validateProjPath(path, e.Key); err != nil {
-				return err
-			}
-			v := e.Value
-			if strings.HasSuffix(path, ".$") {
+	if pp.p.inclusion != incl {
+		if incl {
+			return mongoerr.New(31253, "Cannot do inclusion on field %s in exclusion projection", path)
+		}
+		return mongoerr.New(31254, "Cannot do exclusion on field %s in inclusion projection", path)
+	}
+	return nil
+}
+
+func (pp *projParser) walk(prefix string, d bson.Doc) error {
+	p := pp.p
+	it := d.Iter()
+	for it.Next() {
+		e := it.Element()
+		pp.count++
+		path := e.Key
+		if prefix != "" {
+			path = prefix + "." + e.Key
+		}
+		v := e.Value
+		if path == ".$" {
+			return mongoerr.New(5392900, "Projection on field .$ is invalid")
+		}
+		if err := validateProjPath(path, e.Key); err != nil {
+			return err
+		}
+		if strings.HasSuffix(path, ".$") {
+			switch {
+			case p.agg || !(v.IsNumber() || v.Type == bson.TypeBoolean):
+				return mongoerr.New(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+			case !v.Truthy():
+				return mongoerr.New(31395, "positional projection cannot be used with exclusion")
+			default:
 				if p.positional != nil {
 					return mongoerr.New(31276, "Cannot specify more than one positional projection per query.")
 				}
-				if !(v.IsNumber() || v.Type == bson.TypeBoolean) || !v.Truthy() {
-					return mongoerr.New(31395, "positional projection cannot be used with exclusion")
+				if pp.hasElemMatch {
+					return mongoerr.New(31256, "Cannot specify positional operator and $elemMatch.")
 				}
 				base := strings.TrimSuffix(path, ".$")
-				if err := setMode(true, path); err != nil {
-					return err
-				}
 				if _, err := p.addNode(base, &projNode{kind: projInclude}); err != nil {
 					return err
 				}
 				p.positional = splitPath(base)
+				if err := pp.setType(true, e, path); err != nil {
+					return err
+				}
 				continue
 			}
-			switch {
-			case v.IsNumber() || v.Type == bson.TypeBoolean:
-				incl := v.Truthy()
-				if path == "_id" {
-					if !incl {
-						p.idExclude = true
-					} else if _, err := p.addNode(path, &projNode{kind: projInclude}); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := setMode(incl, path); err != nil {
-					return err
-				}
-				kind := projExclude
-				if incl {
-					kind = projInclude
-				}
-				if _, err := p.addNode(path, &projNode{kind: kind}); err != nil {
-					return err
-				}
-			case v.Type == bson.TypeDocument:
-				sub := bson.Doc(v.Data)
-				k := firstKey(sub)
-				if sub.Len() == 0 {
-					return mongoerr.New(51270, "An empty sub-projection is not a valid value. Found empty object at path")
-				}
-				if !strings.HasPrefix(k, "$") {
-					if err := walk(path, sub); err != nil {
-						return err
-					}
-					continue
-				}
-				if err := p.parseOperator(fp, path, e.Key, prefix, sub, setMode); err != nil {
-					return err
-				}
-			default:
-				if err := setMode(true, path); err != nil {
-					return mongoerr.New(31310, "Cannot use an expression %s in exclusion projection", elemString(e))
-				}
-				if err := p.addExpr(fp, path, v); err != nil {
-					return err
-				}
-			}
 		}
-		return nil
-	}
-	if err = walk("", proj); err != nil {
-		return nil, err
-	}
-	if !modeSet {
-		// Only _id, $slice or nothing: {_id: 1} alone is an inclusion.
-		if _, ok := p.root.byName["_id"]; ok && !p.idExclude {
-			p.inclusion = true
-		}
-	}
-	p.empty = n == 0
-	return p, nil
-}
-
-func (p *Projection) parseOperator(fp *filterParser, path, key, prefix string, sub bson.Doc, setMode func(bool, string) error) error {
-	op := firstKey(sub)
-	v, _ := sub.Lookup(op)
-	if p.agg {
-		op = "expression"
-	}
-	switch op {
-	case "$slice":
-		node := &projNode{kind: projSlice}
 		switch {
-		case v.IsNumber():
-			f, _ := v.AsFloat64()
-			node.limit = clampInt(f)
-		case v.Type == bson.TypeArray:
-			vals := bson.Doc(v.Data).Values()
-			if len(vals) != 2 {
-				return badValue("$slice array wrong size")
+		case v.IsNumber() || v.Type == bson.TypeBoolean:
+			incl := v.Truthy()
+			kind := projExclude
+			if incl {
+				kind = projInclude
 			}
-			if !vals[0].IsNumber() || !vals[1].IsNumber() {
-				return badValue("$slice only supports numbers and [skip, limit] arrays")
+			if path == "_id" {
+				if incl {
+					pp.idIncluded = true
+				} else {
+					p.idExclude = true
+				}
+				if incl {
+					if _, err := p.addNode(path, &projNode{kind: kind}); err != nil {
+						return err
+					}
+				}
+				continue
 			}
-			s, _ := vals[0].AsFloat64()
-			l, _ := vals[1].AsFloat64()
-			node.skip, node.limit, node.hasSkip = clampInt(s), clampInt(l), true
-			if node.limit <= 0 {
-				return badValue("$slice limit must be positive")
+			if _, err := p.addNode(path, &projNode{kind: kind}); err != nil {
+				return err
+			}
+			if err := pp.setType(incl, e, path); err != nil {
+				return err
+			}
+		case v.Type == bson.TypeDocument:
+			sub := bson.Doc(v.Data)
+			if sub.Len() == 0 {
+				return mongoerr.New(51270, "An empty sub-projection is not a valid value. Found empty object at path")
+			}
+			if !strings.HasPrefix(firstKey(sub), "$") {
+				if err := pp.walk(path, sub); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := pp.parseOperator(path, prefix, e, sub); err != nil {
+				return err
 			}
 		default:
-			return badValue("$slice only supports numbers and [skip, limit] arrays")
+			// A literal (or a "$field" path) is a computed field.
+			if pp.typeSet && !p.inclusion {
+				return mongoerr.New(31310, "Cannot use an expression %s in an exclusion projection", elemString(e))
+			}
+			if err := pp.addExpr(path, v); err != nil {
+				return err
+			}
+			pp.typeSet, p.inclusion = true, true
 		}
-		if _, err := p.addNode(path, node); err != nil {
-			return err
+	}
+	return nil
+}
+
+func (pp *projParser) parseOperator(path, prefix string, e bson.Element, sub bson.Doc) error {
+	p := pp.p
+	op := firstKey(sub)
+	v, _ := sub.Lookup(op)
+	if p.agg && op == "$elemMatch" {
+		return mongoerr.New(mongoerr.InvalidPipelineOperator, "Cannot use $elemMatch in this context")
+	}
+	if !p.agg {
+		switch op {
+		case "$slice":
+			node, err := parseFindSlice(v)
+			if err == nil {
+				if _, err := p.addNode(path, node); err != nil {
+					return err
+				}
+				pp.hasSlice = true
+				return nil
+			}
+			// Not the find() form: MongoDB tries the $slice expression.
+			if xerr := pp.addOperatorExpr(path, e, sub); xerr != nil {
+				me := mongoerr.As(xerr)
+				fe := mongoerr.As(err)
+				return mongoerr.New(me.Code, "Invalid $slice syntax. The given syntax %s did not match the find() syntax because :: %s: %s :: The given syntax did not match the expression $slice syntax. :: caused by :: %s", sub.String(), fe.CodeName(), fe.Message, me.Message)
+			}
+			return nil
+		case "$elemMatch":
+			if v.Type != bson.TypeDocument {
+				return mongoerr.New(31274, "elemMatch: Invalid argument, object required, but got %s", typeNameForMessage(v.Type))
+			}
+			if p.positional != nil {
+				return mongoerr.New(31255, "Cannot specify positional operator and $elemMatch.")
+			}
+			if prefix != "" || strings.Contains(e.Key, ".") {
+				return mongoerr.New(31275, "Cannot use $elemMatch projection on a nested field.")
+			}
+			pr, err := pp.fp.parseElemMatch(v)
+			if err != nil {
+				return err
+			}
+			node := &projNode{kind: projElemMatch}
+			switch m := pr.(*leafPred).m.(type) {
+			case *elemMatchObject:
+				node.elemMatch = m
+			case *elemMatchValue:
+				node.elemMatch = m
+			}
+			n, err := p.addNode(path, node)
+			if err != nil {
+				return err
+			}
+			p.tail = append(p.tail, n)
+			pp.hasElemMatch = true
+			return nil
 		}
-		return nil
-	case "$elemMatch":
-		if prefix != "" || strings.Contains(key, ".") {
-			return mongoerr.New(31275, "Cannot use $elemMatch projection on a nested field.")
-		}
-		if v.Type != bson.TypeDocument {
-			return badValue("elemMatch: Invalid argument, object required.")
-		}
-		pr, err := fp.parseElemMatch(v)
-		if err != nil {
-			return err
-		}
-		if err := setMode(true, path); err != nil {
-			return err
-		}
-		node := &projNode{kind: projElemMatch}
-		switch m := pr.(*leafPred).m.(type) {
-		case *elemMatchObject:
-			node.elemMatch = m
-		case *elemMatchValue:
-			node.elemMatch = m
-		}
-		n, err := p.addNode(path, node)
-		if err != nil {
-			return err
-		}
-		p.tail = append(p.tail, n)
-		return nil
-	case "$meta":
+	}
+	return pp.addOperatorExpr(path, e, sub)
+}
+
+// addOperatorExpr compiles {field: {$op: ...}} as an expression.
+func (pp *projParser) addOperatorExpr(path string, e bson.Element, sub bson.Doc) error {
+	p := pp.p
+	op := firstKey(sub)
+	v, _ := sub.Lookup(op)
+	if op == "$meta" {
 		if v.Type != bson.TypeString {
 			return mongoerr.New(16871, "$meta expects a string argument")
 		}
@@ -255,15 +294,50 @@ func (p *Projection) parseOperator(fp *filterParser, path, key, prefix string, s
 		}
 		return mongoerr.New(17308, "Unsupported argument to $meta: %s", v.StringValue())
 	}
-	if err := setMode(true, path); err != nil {
-		return mongoerr.New(31310, "Cannot use an expression %s in exclusion projection", elemString(bson.Element{Key: key, Value: bson.Value{Type: bson.TypeDocument, Data: sub}}))
+	if pp.typeSet && !p.inclusion {
+		return mongoerr.New(31252, "Cannot use expression other than $meta in exclusion projection")
 	}
-	return p.addExpr(fp, path, bson.Value{Type: bson.TypeDocument, Data: sub})
+	if err := pp.addExpr(path, bson.Value{Type: bson.TypeDocument, Data: sub}); err != nil {
+		return err
+	}
+	pp.typeSet, p.inclusion = true, true
+	return nil
+}
+
+// parseFindSlice parses find()'s $slice: a count or [skip, limit].
+func parseFindSlice(v bson.Value) (*projNode, error) {
+	node := &projNode{kind: projSlice}
+	switch {
+	case v.IsNumber():
+		f, _ := v.AsFloat64()
+		node.limit = clampInt(f)
+	case v.Type == bson.TypeArray:
+		vals := bson.Doc(v.Data).Values()
+		if len(vals) != 2 {
+			return nil, mongoerr.New(31272, "$slice array argument should be of form [skip, limit]")
+		}
+		if !vals[0].IsNumber() {
+			return nil, mongoerr.New(31257, "$slice expects the skip argument to be a number, got %s", typeNameForMessage(vals[0].Type))
+		}
+		if !vals[1].IsNumber() {
+			return nil, mongoerr.New(31258, "$slice expects the limit argument to be a number, got %s", typeNameForMessage(vals[1].Type))
+		}
+		s, _ := vals[0].AsFloat64()
+		l, _ := vals[1].AsFloat64()
+		node.skip, node.limit, node.hasSkip = clampInt(s), clampInt(l), true
+		if node.limit <= 0 {
+			return nil, mongoerr.New(31259, "$slice limit must be positive, got %d", node.limit)
+		}
+	default:
+		return nil, mongoerr.New(31273, "$slice only supports numbers and [skip, limit] arrays")
+	}
+	return node, nil
 }
 
 // addExpr compiles a computed field.
-func (p *Projection) addExpr(fp *filterParser, path string, v bson.Value) error {
-	ep, vars, err := fp.exprParser()
+func (pp *projParser) addExpr(path string, v bson.Value) error {
+	p := pp.p
+	ep, vars, err := pp.fp.exprParser()
 	if err != nil {
 		return err
 	}
@@ -600,6 +674,15 @@ func (p *Projection) exclude(b *bson.Builder, d bson.Doc, n *projNode, top bool)
 			b.AppendElement(e)
 		case projSlice:
 			appendSliced(b, e, c)
+		case projElemMatch:
+			// In an exclusion, $elemMatch replaces the field in place, or
+			// removes it when no element matches.
+			if k, ok := c.elemMatch.first(e.Value); ok {
+				x, _ := bson.Doc(e.Value.Data).Lookup(k)
+				b.StartArray(e.Key)
+				b.AppendValue("0", x)
+				b.End()
+			}
 		case projSub:
 			switch e.Value.Type {
 			case bson.TypeDocument:

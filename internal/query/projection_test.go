@@ -66,11 +66,16 @@ func TestProjectionErrors(t *testing.T) {
 		{`{"a": 0, "b": 1}`, 31253, "Cannot do inclusion on field b in exclusion projection"},
 		{`{"a": 1, "a.b": 1}`, 31249, "Path collision at a.b remaining portion b"},
 		{`{"a.b": 1, "a": 1}`, 31250, "Path collision at a"},
-		{`{"a": {"$slice": "x"}}`, 2, "$slice only supports numbers and [skip, limit] arrays"},
-		{`{"a": {"$slice": [1, 0]}}`, 2, "$slice limit must be positive"},
-		{`{"a": {"$slice": [1, 2, 3]}}`, 2, "$slice array wrong size"},
+		{`{"a": {"$slice": "x"}}`, 28667, `Invalid $slice syntax. The given syntax { $slice: "x" } did not match the find() syntax because :: Location31273: $slice only supports numbers and [skip, limit] arrays :: The given syntax did not match the expression $slice syntax. :: caused by :: Expression $slice takes at least 2 arguments, and at most 3, but 1 were passed in.`},
+		{`{"a": {"$slice": [1, 2, 3, 4]}}`, 28667, ""},
 		{`{"a.b": {"$elemMatch": {"x": 1}}}`, 31275, "Cannot use $elemMatch projection on a nested field."},
-		{`{"a": {"$elemMatch": 1}}`, 2, "elemMatch: Invalid argument, object required."},
+		{`{"a": {"$elemMatch": 1}}`, 31274, "elemMatch: Invalid argument, object required, but got int"},
+		{`{"a.$": 1, "b": {"$elemMatch": {"x": 1}}}`, 31255, "Cannot specify positional operator and $elemMatch."},
+		{`{"b": {"$elemMatch": {"x": 1}}, "a.$": 1}`, 31256, "Cannot specify positional operator and $elemMatch."},
+		{`{"a": 0, "x": {"$add": [1, 2]}}`, 31252, "Cannot use expression other than $meta in exclusion projection"},
+		{`{"a": 0, "x": "lit"}`, 31310, `Cannot use an expression x: "lit" in an exclusion projection`},
+		{`{"x": "lit", "a": 0}`, 31254, ""},
+		{`{".$": 1}`, 5392900, ""},
 		{`{"a.$": 1, "b.$": 1}`, 31276, ""},
 		{`{"a.$.b": 1}`, 31394, ""},
 		{`{"v.$.foo.$": 1}`, 31394, ""},
@@ -85,7 +90,6 @@ func TestProjectionErrors(t *testing.T) {
 		{`{"s": {"$meta": "bogus"}}`, 17308, ""},
 		{`{"$a": 1}`, 16410, ""},
 		{`{"a": {}}`, 51270, ""},
-		{`{"a": 0, "x": "lit"}`, 31310, ""},
 	}
 	for _, c := range cases {
 		_, err := ParseProjection(d(t, c.proj), nil)
@@ -116,5 +120,42 @@ func TestProjectionPositionalFirstArray(t *testing.T) {
 	}
 	if _, err := p.Apply(nil, doc, &MatchDetails{}); errCode(err) != 51246 {
 		t.Errorf("no match key: %v", err)
+	}
+}
+
+func TestProjectionTypeRules(t *testing.T) {
+	doc := `{"_id": 1, "a": [1, 2, 3], "b": [{"x": 1}, {"x": 2}], "c": 5}`
+	cases := []struct{ proj, want string }{
+		// A find $slice makes an exclusion unless _id is included.
+		{`{"a": {"$slice": 1}}`, `{"_id": 1, "a": [1], "b": [{"x": 1}, {"x": 2}], "c": 5}`},
+		{`{"a": {"$slice": 1}, "_id": 1}`, `{"_id": 1, "a": [1]}`},
+		{`{"a": {"$slice": 1}, "_id": 0}`, `{"a": [1], "b": [{"x": 1}, {"x": 2}], "c": 5}`},
+		// $elemMatch alone makes an inclusion...
+		{`{"b": {"$elemMatch": {"x": 2}}}`, `{"_id": 1, "b": [{"x": 2}]}`},
+		{`{"b": {"$elemMatch": {"x": 2}}, "_id": 0}`, `{"b": [{"x": 2}]}`},
+		// ...but with a find $slice it is an exclusion: in place, or gone.
+		{`{"a": {"$slice": -1}, "b": {"$elemMatch": {"x": 2}}}`, `{"_id": 1, "a": [3], "b": [{"x": 2}], "c": 5}`},
+		{`{"a": {"$slice": -1}, "b": {"$elemMatch": {"x": 9}}}`, `{"_id": 1, "a": [3], "c": 5}`},
+		// A $slice that is not find()'s form is the $slice expression.
+		{`{"s": {"$slice": ["$a", 1, 1]}}`, `{"_id": 1, "s": [2]}`},
+		{`{"_id": 0}`, `{"a": [1, 2, 3], "b": [{"x": 1}, {"x": 2}], "c": 5}`},
+	}
+	for _, c := range cases {
+		p, err := ParseProjection(d(t, c.proj), nil)
+		if err != nil {
+			t.Errorf("ParseProjection(%s): %v", c.proj, err)
+			continue
+		}
+		got, err := p.Apply(nil, d(t, doc), nil)
+		if err != nil || js(t, got) != normJSON(t, c.want) {
+			t.Errorf("projection %s:\n got %s %v\nwant %s", c.proj, js(t, got), err, normJSON(t, c.want))
+		}
+	}
+	p, err := ParseProjection(d(t, `{"a": {"$slice": [1, 0]}}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Apply(nil, d(t, doc), nil); errCode(err) != 28724 {
+		t.Errorf("$slice expression on a non-array: %v", err)
 	}
 }
