@@ -484,3 +484,18 @@ func sliceExpr(_ *evalCtx, v []bson.Value) (bson.Value, error) {
 	}
 	return arrayValue(vals[start:end]), nil
 }
+
+// implementedOperators are the expression operators parseOperator
+// evaluates.
+var implementedOperators = map[string]bool{
+	"$literal": true, "$getField": true, "$setField": true, "$eq": true, "$ne": true, "$gt": true,
+	"$gte": true, "$lt": true, "$lte": true, "$cmp": true, "$and": true, "$or": true, "$not": true,
+	"$cond": true, "$ifNull": true, "$in": true, "$add": true, "$multiply": true, "$subtract": true,
+	"$concat": true, "$size": true, "$slice": true, "$isArray": true, "$type": true,
+}
+
+// isExpressionOperator reports whether op names an aggregation expression
+// operator (implemented or not).
+func isExpressionOperator(op string) bool {
+	return implementedOperators[op] || knownAggOperators[op]
+}

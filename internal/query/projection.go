@@ -143,8 +143,12 @@ func (pp *projParser) walk(prefix string, d bson.Doc) error {
 		}
 		if strings.HasSuffix(path, ".$") {
 			switch {
-			case p.agg || !(v.IsNumber() || v.Type == bson.TypeBoolean):
-				return mongoerr.New(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+			case p.agg:
+				return mongoerr.New(31324, "Cannot use positional projection in aggregation projection")
+			case v.Type == bson.TypeDocument:
+				return mongoerr.New(31271, "positional projection cannot be used with an expression or sub object")
+			case !(v.IsNumber() || v.Type == bson.TypeBoolean):
+				return mongoerr.New(31308, "positional projection cannot be used with a literal")
 			case !v.Truthy():
 				return mongoerr.New(31395, "positional projection cannot be used with exclusion")
 			default:
@@ -194,15 +198,21 @@ func (pp *projParser) walk(prefix string, d bson.Doc) error {
 		case v.Type == bson.TypeDocument:
 			sub := bson.Doc(v.Data)
 			if sub.Len() == 0 {
-				return mongoerr.New(51270, "An empty sub-projection is not a valid value. Found empty object at path")
+				return mongoerr.New(51270, "Invalid empty sub-projection: %s", e.Key)
 			}
-			if !strings.HasPrefix(firstKey(sub), "$") {
-				if err := pp.walk(path, sub); err != nil {
-					return err
+			if op := firstKey(sub); sub.Len() == 1 && strings.HasPrefix(op, "$") {
+				if isProjectionExpression(op, p.agg) {
+					if err := pp.parseOperator(path, prefix, e, sub); err != nil {
+						return err
+					}
+					continue
 				}
-				continue
+				// Meant as an expression, but no such operator.
+				if err := validateProjPath(op, op); err != nil {
+					return mongoerr.New(31325, "Unknown expression %s", op)
+				}
 			}
-			if err := pp.parseOperator(path, prefix, e, sub); err != nil {
+			if err := pp.walk(path, sub); err != nil {
 				return err
 			}
 		default:
@@ -302,6 +312,17 @@ func (pp *projParser) addOperatorExpr(path string, e bson.Element, sub bson.Doc)
 	}
 	pp.typeSet, p.inclusion = true, true
 	return nil
+}
+
+// isProjectionExpression reports whether {op: ...} in a projection is an
+// operator (find's $slice and $elemMatch, $meta, or an aggregation
+// expression) rather than a sub-projection.
+func isProjectionExpression(op string, agg bool) bool {
+	switch op {
+	case "$slice", "$elemMatch", "$meta", "$literal":
+		return true
+	}
+	return isExpressionOperator(op)
 }
 
 // parseFindSlice parses find()'s $slice: a count or [skip, limit].

@@ -89,7 +89,11 @@ func TestProjectionErrors(t *testing.T) {
 		{`{"s": {"$meta": "textScore"}}`, 40218, ""},
 		{`{"s": {"$meta": "bogus"}}`, 17308, ""},
 		{`{"$a": 1}`, 16410, ""},
-		{`{"a": {}}`, 51270, ""},
+		{`{"a": {}}`, 51270, "Invalid empty sub-projection: a"},
+		{`{"a": {"$foo": 1}}`, 31325, "Unknown expression $foo"},
+		{`{"a": {"$slice": 1, "b": 1}}`, 16410, ""},
+		{`{"a.$": {"$slice": 1}}`, 31271, ""},
+		{`{"a.$": "x"}`, 31308, ""},
 	}
 	for _, c := range cases {
 		_, err := ParseProjection(d(t, c.proj), nil)
