@@ -51,17 +51,26 @@ func ParseSort(spec bson.Doc, opts *Options) (*Sort, error) {
 			}
 			s.keys = append(s.keys, sortKey{path: e.Key, parts: splitPath(e.Key), desc: n < 0})
 		case v.Type == bson.TypeDocument:
-			m, ok := bson.Doc(v.Data).Lookup("$meta")
-			if !ok || bson.Doc(v.Data).Len() != 1 {
+			sub := bson.Doc(v.Data)
+			if firstKey(sub) != "$meta" {
 				return nil, mongoerr.New(17312, "$meta is the only expression supported by $sort right now")
 			}
+			if sub.Len() != 1 {
+				return nil, mongoerr.New(mongoerr.FailedToParse, "Cannot have additional keys in a $meta sort specification")
+			}
+			m, _ := sub.Lookup("$meta")
+			meta := bson.Element{Key: "$meta", Value: m}
 			if m.Type != bson.TypeString {
-				return nil, mongoerr.New(17312, "$meta is the only expression supported by $sort right now")
+				return nil, mongoerr.New(31138, "Illegal $meta sort: %s", elemString(meta))
 			}
 			switch m.StringValue() {
-			case "textScore", "randVal", "searchScore":
+			case "textScore", "randVal":
+			case "searchScore":
+				return nil, mongoerr.New(31218, "$meta sort by 'searchScore' metadata is not supported")
+			case "searchHighlights":
+				return nil, mongoerr.New(31219, "$meta sort by 'searchHighlights' metadata is not supported")
 			default:
-				return nil, mongoerr.New(31138, "Illegal $meta sort: %s", elemString(e))
+				return nil, mongoerr.New(31138, "Illegal $meta sort: %s", elemString(meta))
 			}
 			s.keys = append(s.keys, sortKey{path: e.Key, meta: true, desc: true})
 		default:
