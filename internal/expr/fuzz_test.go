@@ -77,3 +77,21 @@ func FuzzParseEval(f *testing.F) {
 		_, _ = ParseObject(bson.Doc(exprBytes), opts)
 	})
 }
+
+// FuzzLookup checks the in-place field lookup against bson.Doc.Lookup.
+func FuzzLookup(f *testing.F) {
+	for _, d := range fuzzDocs {
+		f.Add([]byte(doc(f, d)), "a")
+		f.Add([]byte(doc(f, d)), "arr")
+	}
+	f.Fuzz(func(t *testing.T, d []byte, key string) {
+		if bson.Validate(d, 50) != nil {
+			return
+		}
+		want, wok := bson.Doc(d).Lookup(key)
+		got, gok := lookup(d, key)
+		if wok != gok || want.Type != got.Type || string(want.Data) != string(got.Data) {
+			t.Fatalf("lookup(%q) = %v %v, want %v %v", key, got, gok, want, wok)
+		}
+	})
+}

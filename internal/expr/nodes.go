@@ -48,7 +48,7 @@ func (e *Env) walk(v bson.Value, parts []string) bson.Value {
 	for i, p := range parts {
 		switch v.Type {
 		case bson.TypeDocument:
-			nv, ok := bson.Doc(v.Data).Lookup(p)
+			nv, ok := lookup(v.Data, p)
 			if !ok {
 				return missing
 			}
