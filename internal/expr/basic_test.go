@@ -57,3 +57,17 @@ func TestCommandLet(t *testing.T) {
 		t.Fatalf("field path in let: %v", err)
 	}
 }
+
+func TestMatches(t *testing.T) {
+	x := mustParse(t, `{"$gt": ["$a", 1]}`)
+	env := NewEnv(nil)
+	for _, c := range []struct {
+		doc  string
+		want bool
+	}{{`{"a": 2}`, true}, {`{"a": 1}`, false}, {`{}`, false}} {
+		got, err := Matches(x, doc(t, c.doc), env)
+		if err != nil || got != c.want {
+			t.Errorf("%s: %v %v", c.doc, got, err)
+		}
+	}
+}

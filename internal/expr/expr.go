@@ -125,6 +125,16 @@ func FieldPath(x Expr) (string, bool) {
 	return "", false
 }
 
+// Matches evaluates x and coerces the result to boolean, as $expr in a
+// filter does.
+func Matches(x Expr, root bson.Doc, env *Env) (bool, error) {
+	v, err := Eval(x, root, env)
+	if err != nil {
+		return false, err
+	}
+	return Truthy(v), nil
+}
+
 // Truthy is MongoDB's coercion to boolean: false, null, missing, undefined
 // and numeric zero are false; everything else (including empty strings and
 // arrays) is true.

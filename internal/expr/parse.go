@@ -51,9 +51,12 @@ func Parse(v bson.Value, opts *Options) (Expr, error) {
 	return &compiled{n: n, nslots: p.nslots}, nil
 }
 
-// ParseObject compiles a document whose fields are expressions (as the
-// specification of $addFields or an object expression); field names must
-// not start with '$' or contain '.'.
+// ParseObject compiles a document whose fields are expressions, as an
+// object expression ({a: "$x", b: {c: 1}} builds a new document; missing
+// values are left out). Field names must not start with '$' or contain
+// '.'. Stages whose specifications are field trees rather than object
+// expressions ($addFields' dotted names and merging into embedded
+// documents) parse the tree themselves and call Parse for each value.
 func ParseObject(d bson.Doc, opts *Options) (Expr, error) {
 	p, err := newParser(opts)
 	if err != nil {
