@@ -32,8 +32,8 @@ func count(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	spec := &findSpec{db: c.DB, coll: name, opts: opts}
-	if spec.filter, err = query.ParseFilter(orEmptyDoc(q), opts); err != nil {
+	spec := &findSpec{db: c.DB, coll: name, opts: opts, filterDoc: orEmptyDoc(q)}
+	if spec.filter, err = query.ParseFilter(spec.filterDoc, opts); err != nil {
 		return err
 	}
 	skip, _, err := a.integer("skip")
@@ -115,8 +115,8 @@ func distinct(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	spec := &findSpec{db: c.DB, coll: name, opts: opts}
-	if spec.filter, err = query.ParseFilter(orEmptyDoc(q), opts); err != nil {
+	spec := &findSpec{db: c.DB, coll: name, opts: opts, filterDoc: orEmptyDoc(q)}
+	if spec.filter, err = query.ParseFilter(spec.filterDoc, opts); err != nil {
 		return err
 	}
 	if v, ok := a.lookup("hint"); ok {

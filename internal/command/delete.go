@@ -123,7 +123,7 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 	if err != nil {
 		return 0, err
 	}
-	ms, err := selectDocs(c, w.data, filter, nil, int(limit))
+	ms, err := selectDocs(c, tx, coll, w.data, q, filter, opts, nil, int(limit))
 	if err != nil {
 		return 0, err
 	}

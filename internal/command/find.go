@@ -9,13 +9,16 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/kv"
 )
 
 // findSpec is a parsed find (also used by count, distinct and the write
 // commands to select documents).
 type findSpec struct {
 	db, coll string
-	filter   *query.Filter
+	// filterDoc is the filter as given, which the planner reads.
+	filterDoc bson.Doc
+	filter    *query.Filter
 	proj     *query.Projection
 	sort     *query.Sort
 	skip     int64
@@ -94,7 +97,8 @@ func find(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if spec.filter, err = query.ParseFilter(orEmptyDoc(filter), opts); err != nil {
+	spec.filterDoc = orEmptyDoc(filter)
+	if spec.filter, err = query.ParseFilter(spec.filterDoc, opts); err != nil {
 		return err
 	}
 	if p, ok, err := a.doc("projection"); err != nil {
@@ -226,6 +230,11 @@ type scanSource struct {
 	started bool
 	done    bool
 	buf     []byte
+	// plan is the index plan chosen at the first batch (nil: collection
+	// scan); walk is where it stopped.
+	plan    *plan
+	planned bool
+	walk    walkState
 	// raw disables projection (internal users that need whole documents).
 	raw bool
 }
@@ -252,6 +261,15 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	t, err := dataTree(tx, coll)
 	if err != nil {
 		return false, err
+	}
+	if !s.planned {
+		s.planned = true
+		if _, byID := s.spec.filter.IDEquality(); !byID && !s.reverse {
+			s.plan = choosePlan(coll, s.spec.filterDoc, s.spec.opts)
+		}
+	}
+	if s.plan != nil {
+		return s.fillFromIndex(ctx, tx, coll, t, emit)
 	}
 	cur := t.Cursor()
 	var k, v []byte
@@ -326,6 +344,31 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	}
 	s.done = true
 	return true, nil
+}
+
+// fillFromIndex serves the next documents of an index plan.
+func (s *scanSource) fillFromIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, emit func(bson.Doc) bool) (bool, error) {
+	var md query.MatchDetails
+	done, err := walkIndex(ctx, tx, coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
+		md = query.MatchDetails{}
+		if !s.spec.filter.MatchDetails(d, &md) {
+			return true, nil
+		}
+		if s.skip > 0 {
+			s.skip--
+			return true, nil
+		}
+		out, err := s.projectDetails(d, &md)
+		if err != nil {
+			return false, err
+		}
+		return emit(out), nil
+	})
+	if err != nil {
+		return false, err
+	}
+	s.done = done
+	return done, nil
 }
 
 func (s *scanSource) step(cur interface {

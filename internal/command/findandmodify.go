@@ -67,8 +67,8 @@ func findAndModify(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	st := &updateStmt{upsert: upsert}
-	if st.filter, err = query.ParseFilter(orEmptyDoc(q), opts); err != nil {
+	st := &updateStmt{upsert: upsert, filterDoc: orEmptyDoc(q), opts: opts}
+	if st.filter, err = query.ParseFilter(st.filterDoc, opts); err != nil {
 		return err
 	}
 	if s, ok, err := a.doc("sort"); err != nil {
@@ -123,7 +123,7 @@ func findAndModify(c *Ctx) error {
 			if err != nil {
 				return err
 			}
-			ms, err := selectDocs(c, w.data, st.filter, st.sort, 1)
+			ms, err := selectDocs(c, tx, coll, w.data, st.filterDoc, st.filter, st.opts, st.sort, 1)
 			if err != nil || len(ms) == 0 {
 				return err
 			}

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
@@ -16,10 +17,11 @@ type match struct {
 	md  query.MatchDetails
 }
 
-// selectDocs returns the documents of tree t that match filter, in _id order
-// or in the order of s if given, at most limit of them (0 = all). The
-// documents are copied, so the caller may modify the tree while using them.
-func selectDocs(ctx context.Context, t *kv.Tree, filter *query.Filter, s *query.Sort, limit int) ([]match, error) {
+// selectDocs returns the documents of coll (data tree t) that match filter,
+// in _id or index order, or in the order of s if given, at most limit of
+// them (0 = all). The documents are copied, so the caller may modify the
+// collection while using them.
+func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, s *query.Sort, limit int) ([]match, error) {
 	if id, ok := filter.IDEquality(); ok {
 		key := docKey(nil, id)
 		v, err := t.Get(key)
@@ -33,6 +35,21 @@ func selectDocs(ctx context.Context, t *kv.Tree, filter *query.Filter, s *query.
 		return []match{m}, nil
 	}
 	var out []match
+	if p := choosePlan(coll, filterDoc, opts); p != nil {
+		var st walkState
+		_, err := walkIndex(ctx, tx, coll, t, p, &st, func(idKey []byte, d bson.Doc) (bool, error) {
+			var md query.MatchDetails
+			if !filter.MatchDetails(d, &md) {
+				return true, nil
+			}
+			out = append(out, match{key: append([]byte(nil), idKey...), doc: bson.Doc(append([]byte(nil), d...)), md: md})
+			return s != nil || limit <= 0 || len(out) < limit, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return orderMatches(out, s, limit), nil
+	}
 	cur := t.Cursor()
 	n := 0
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
@@ -53,6 +70,11 @@ func selectDocs(ctx context.Context, t *kv.Tree, filter *query.Filter, s *query.
 	if err := cur.Err(); err != nil {
 		return nil, err
 	}
+	return orderMatches(out, s, limit), nil
+}
+
+// orderMatches sorts matches by s (if any) and keeps the first limit.
+func orderMatches(out []match, s *query.Sort, limit int) []match {
 	if s != nil && s.Natural() == 0 {
 		keys := make([][]byte, len(out))
 		for i := range out {
@@ -76,5 +98,5 @@ func selectDocs(ctx context.Context, t *kv.Tree, filter *query.Filter, s *query.
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
-	return out, nil
+	return out
 }

@@ -10,7 +10,9 @@ import (
 
 // updateStmt is one parsed update statement.
 type updateStmt struct {
-	filter *query.Filter
+	filterDoc bson.Doc
+	opts      *query.Options
+	filter    *query.Filter
 	upd    *query.Update
 	sort   *query.Sort
 	upsert bool
@@ -65,6 +67,7 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 	if err != nil {
 		return err
 	}
+	s.filterDoc, s.opts = q, opts
 	if s.filter, err = query.ParseFilter(q, opts); err != nil {
 		return err
 	}
@@ -97,7 +100,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		if s.multi {
 			limit = 0
 		}
-		if ms, err = selectDocs(c, w.data, s.filter, s.sort, limit); err != nil {
+		if ms, err = selectDocs(c, tx, coll, w.data, s.filterDoc, s.filter, s.opts, s.sort, limit); err != nil {
 			return res, coll, err
 		}
 	}
@@ -123,6 +126,9 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		}
 		res.modified++
 	}
+	if w != nil {
+		coll = w.coll // indexes may have become multikey
+	}
 	if res.matched > 0 || !s.upsert {
 		return res, coll, nil
 	}
@@ -142,6 +148,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 	if err != nil {
 		return res, coll, err
 	}
+	coll = w.coll
 	res.upserted = id
 	res.after = doc
 	return res, coll, nil

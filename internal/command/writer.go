@@ -80,14 +80,8 @@ func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 	if old != nil {
 		return nil, bson.Value{}, duplicateKey(w.coll.Namespace(), id)
 	}
-	for i, x := range w.indexes {
-		mk, err := x.Insert(doc, w.key)
-		if err != nil {
-			return nil, bson.Value{}, err
-		}
-		if err := w.markMultikey(i, mk); err != nil {
-			return nil, bson.Value{}, err
-		}
+	if err := w.applyIndexes(nil, doc, w.key); err != nil {
+		return nil, bson.Value{}, err
 	}
 	if err := w.data.Put(w.key, doc); err != nil {
 		return nil, bson.Value{}, fmt.Errorf("insert into %s: %w", w.coll.Namespace(), err)
@@ -97,14 +91,8 @@ func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 
 // replace stores updated (same _id) in place of old under key.
 func (w *collWriter) replace(key []byte, old, updated bson.Doc) error {
-	for i, x := range w.indexes {
-		mk, err := x.Update(old, updated, key)
-		if err != nil {
-			return err
-		}
-		if err := w.markMultikey(i, mk); err != nil {
-			return err
-		}
+	if err := w.applyIndexes(old, updated, key); err != nil {
+		return err
 	}
 	if err := w.data.Put(key, updated); err != nil {
 		return fmt.Errorf("update in %s: %w", w.coll.Namespace(), err)
@@ -114,13 +102,37 @@ func (w *collWriter) replace(key []byte, old, updated bson.Doc) error {
 
 // remove deletes the document old stored under key.
 func (w *collWriter) remove(key []byte, old bson.Doc) error {
-	for _, x := range w.indexes {
-		if err := x.Remove(old, key); err != nil {
-			return err
-		}
+	if err := w.applyIndexes(old, nil, key); err != nil {
+		return err
 	}
 	if _, err := w.data.Delete(key); err != nil {
 		return fmt.Errorf("delete from %s: %w", w.coll.Namespace(), err)
+	}
+	return nil
+}
+
+// applyIndexes moves every index from old to updated (nil for an insert or
+// a delete). All changes are computed and checked first, so a write refused
+// by one index (duplicate key, parallel arrays) changes none.
+func (w *collWriter) applyIndexes(old, updated bson.Doc, key []byte) error {
+	if len(w.indexes) == 0 {
+		return nil
+	}
+	changes := make([]*index.Change, len(w.indexes))
+	for i, x := range w.indexes {
+		ch, err := x.Prepare(old, updated, key)
+		if err != nil {
+			return err
+		}
+		changes[i] = ch
+	}
+	for i, ch := range changes {
+		if err := ch.Apply(); err != nil {
+			return err
+		}
+		if err := w.markMultikey(i, ch.Multikey); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -43,15 +43,15 @@ func Build(ctx context.Context, tx *kv.Tx, data *kv.Tree, treeName, ns string, s
 		}
 		multikey = multikey || mk
 		for _, k := range keys {
+			// Non-unique keys end with the _id; every value is the _id.
 			off := len(arena)
 			arena = append(arena, k...)
-			if spec.Unique {
-				arena = append(arena, id...)
-				entries = append(entries, entry{uint32(off), uint32(len(k)), uint32(len(id))})
-			} else {
-				arena = append(arena, id...)
-				entries = append(entries, entry{uint32(off), uint32(len(k) + len(id)), 0})
+			arena = append(arena, id...)
+			klen := len(k)
+			if !spec.Unique {
+				klen += len(id)
 			}
+			entries = append(entries, entry{uint32(off), uint32(klen), uint32(len(id))})
 		}
 	}
 	if err := cur.Err(); err != nil {
@@ -76,12 +76,11 @@ func Build(ctx context.Context, tx *kv.Tx, data *kv.Tree, treeName, ns string, s
 		}
 		e := entries[i]
 		i++
-		k := arena[e.off : e.off+e.klen]
-		var v []byte
-		if e.vlen > 0 {
-			v = arena[e.off+e.klen : e.off+e.klen+e.vlen]
+		end := e.off + e.klen
+		if spec.Unique {
+			end += e.vlen
 		}
-		return k, v, true, nil
+		return arena[e.off : e.off+e.klen], arena[end-e.vlen : end], true, nil
 	}, fillFactor)
 	if err != nil {
 		return false, 0, fmt.Errorf("loading index %s of %s: %w", spec.Name, ns, err)

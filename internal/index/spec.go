@@ -8,8 +8,9 @@
 // Entry layout in the index's kv tree: the order-preserving encoding of the
 // indexed values (bson.AppendKey, each field in its direction) followed, for
 // non-unique indexes, by the encoded _id, so that every entry is distinct;
-// a unique index keys on the values alone and stores the encoded _id as the
-// value, so a second document with the same values finds the entry taken.
+// a unique index keys on the values alone, so a second document with the
+// same values finds the entry taken. The value of every entry is the encoded
+// _id, so a scan fetches the document without decoding the key.
 package index
 
 import (

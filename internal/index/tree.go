@@ -27,78 +27,39 @@ func Open(tx *kv.Tx, treeName, ns string, spec *Spec) (*Tree, error) {
 	return &Tree{Spec: spec, T: t, ns: ns}, nil
 }
 
-// entry returns the kv key and value of an entry.
+// entry returns the kv key and value of an entry. The value is always the
+// document's encoded _id, so a scan reads it without decoding the key.
 func (x *Tree) entry(values, idKey []byte) (key, val []byte) {
 	x.buf = append(x.buf[:0], values...)
-	if x.Spec.Unique {
-		return x.buf, idKey
+	if !x.Spec.Unique {
+		x.buf = append(x.buf, idKey...)
 	}
-	x.buf = append(x.buf, idKey...)
-	return x.buf, nil
+	return x.buf, idKey
 }
 
-// Insert adds doc's entries. A unique index whose values are taken by
-// another document answers DuplicateKey (11000).
-func (x *Tree) Insert(doc bson.Doc, idKey []byte) (multikey bool, err error) {
-	if !x.Spec.Applies(doc) {
-		return false, nil
-	}
-	keys, multikey, err := x.Spec.Keys(doc)
-	if err != nil {
-		return false, err
-	}
-	for _, k := range keys {
-		if err := x.put(k, idKey); err != nil {
-			return false, err
-		}
-	}
-	return multikey, nil
+// Change is the set of entries one document write removes from and adds
+// to an index, computed and checked before anything is written, so that a
+// write that fails (a duplicate key, parallel arrays) leaves every index
+// untouched.
+type Change struct {
+	x        *Tree
+	idKey    []byte
+	del, add [][]byte
+	Multikey bool
 }
 
-func (x *Tree) put(values, idKey []byte) error {
-	key, val := x.entry(values, idKey)
-	if x.Spec.Unique {
-		old, err := x.T.Get(key)
-		if err != nil {
-			return fmt.Errorf("index %s: %w", x.Spec.Name, err)
-		}
-		if old != nil && !bytes.Equal(old, idKey) {
-			return x.duplicate(values)
-		}
-	}
-	if err := x.T.Put(key, val); err != nil {
-		return fmt.Errorf("index %s: %w", x.Spec.Name, err)
-	}
-	return nil
-}
-
-// Remove deletes doc's entries.
-func (x *Tree) Remove(doc bson.Doc, idKey []byte) error {
-	if !x.Spec.Applies(doc) {
-		return nil
-	}
-	keys, _, err := x.Spec.Keys(doc)
-	if err != nil {
-		return nil // a stored document always produced keys; nothing indexed otherwise
-	}
-	for _, k := range keys {
-		key, _ := x.entry(k, idKey)
-		if _, err := x.T.Delete(key); err != nil {
-			return fmt.Errorf("index %s: %w", x.Spec.Name, err)
-		}
-	}
-	return nil
-}
-
-// Update replaces old's entries by updated's, touching only what changed.
-func (x *Tree) Update(old, updated bson.Doc, idKey []byte) (multikey bool, err error) {
+// Prepare computes the change from old to updated (either may be nil: an
+// insert or a delete) and checks unique constraints.
+func (x *Tree) Prepare(old, updated bson.Doc, idKey []byte) (*Change, error) {
+	ch := &Change{x: x, idKey: idKey}
 	var oldKeys, newKeys [][]byte
-	if x.Spec.Applies(old) {
-		oldKeys, _, _ = x.Spec.Keys(old)
+	if old != nil && x.Spec.Applies(old) {
+		oldKeys, _, _ = x.Spec.Keys(old) // a stored document always produced keys
 	}
-	if x.Spec.Applies(updated) {
-		if newKeys, multikey, err = x.Spec.Keys(updated); err != nil {
-			return false, err
+	if updated != nil && x.Spec.Applies(updated) {
+		var err error
+		if newKeys, ch.Multikey, err = x.Spec.Keys(updated); err != nil {
+			return nil, err
 		}
 	}
 	// Both lists are sorted: walk them together.
@@ -106,22 +67,56 @@ func (x *Tree) Update(old, updated bson.Doc, idKey []byte) (multikey bool, err e
 	for i < len(oldKeys) || j < len(newKeys) {
 		switch {
 		case j == len(newKeys) || (i < len(oldKeys) && bytes.Compare(oldKeys[i], newKeys[j]) < 0):
-			key, _ := x.entry(oldKeys[i], idKey)
-			if _, err := x.T.Delete(key); err != nil {
-				return false, fmt.Errorf("index %s: %w", x.Spec.Name, err)
-			}
+			ch.del = append(ch.del, oldKeys[i])
 			i++
 		case i == len(oldKeys) || bytes.Compare(oldKeys[i], newKeys[j]) > 0:
-			if err := x.put(newKeys[j], idKey); err != nil {
-				return false, err
-			}
+			ch.add = append(ch.add, newKeys[j])
 			j++
 		default:
 			i++
 			j++
 		}
 	}
-	return multikey, nil
+	if x.Spec.Unique {
+		for _, k := range ch.add {
+			key, _ := x.entry(k, idKey)
+			owner, err := x.T.Get(key)
+			if err != nil {
+				return nil, fmt.Errorf("index %s: %w", x.Spec.Name, err)
+			}
+			if owner != nil && !bytes.Equal(owner, idKey) {
+				return nil, x.duplicate(k)
+			}
+		}
+	}
+	return ch, nil
+}
+
+// Apply writes a prepared change.
+func (ch *Change) Apply() error {
+	x := ch.x
+	for _, k := range ch.del {
+		key, _ := x.entry(k, ch.idKey)
+		if _, err := x.T.Delete(key); err != nil {
+			return fmt.Errorf("index %s: %w", x.Spec.Name, err)
+		}
+	}
+	for _, k := range ch.add {
+		key, val := x.entry(k, ch.idKey)
+		if err := x.T.Put(key, val); err != nil {
+			return fmt.Errorf("index %s: %w", x.Spec.Name, err)
+		}
+	}
+	return nil
+}
+
+// Insert adds doc's entries (Prepare and Apply).
+func (x *Tree) Insert(doc bson.Doc, idKey []byte) (multikey bool, err error) {
+	ch, err := x.Prepare(nil, doc, idKey)
+	if err != nil {
+		return false, err
+	}
+	return ch.Multikey, ch.Apply()
 }
 
 // duplicate builds MongoDB's E11000 error for this index.

@@ -90,3 +90,95 @@ func TestIndexes(t *testing.T) {
 		t.Fatalf("after dropping all: %+v", specs)
 	}
 }
+
+// TestPlannerMatchesScan checks that queries answered through indexes
+// return exactly what a collection scan returns, over documents with
+// arrays, mixed types and missing fields.
+func TestPlannerMatchesScan(t *testing.T) {
+	_, client := connect(t)
+	coll := client.Database("idx").Collection("plan")
+	var docs []any
+	for i := 0; i < 400; i++ {
+		d := bson.D{{Key: "_id", Value: i}}
+		switch i % 6 {
+		case 0:
+			d = append(d, bson.E{Key: "a", Value: i % 17})
+		case 1:
+			d = append(d, bson.E{Key: "a", Value: bson.A{i % 5, i % 13, 100 + i%3}})
+		case 2:
+			d = append(d, bson.E{Key: "a", Value: float64(i%11) + 0.5})
+		case 3:
+			d = append(d, bson.E{Key: "a", Value: "s" + string(rune('a'+i%7))})
+		case 4:
+			d = append(d, bson.E{Key: "a", Value: bson.A{bson.D{{Key: "b", Value: i % 4}}, bson.D{{Key: "b", Value: i % 9}}}})
+		}
+		d = append(d, bson.E{Key: "h", Value: i % 10})
+		docs = append(docs, d)
+	}
+	if _, err := coll.InsertMany(ctx(t), docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []mongo.IndexModel{
+		{Keys: bson.D{{Key: "a", Value: 1}}},
+		{Keys: bson.D{{Key: "a.b", Value: -1}}},
+		{Keys: bson.D{{Key: "h", Value: "hashed"}}},
+	} {
+		if _, err := coll.Indexes().CreateOne(ctx(t), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	filters := []bson.D{
+		{{Key: "a", Value: 3}},
+		{{Key: "a", Value: bson.D{{Key: "$gt", Value: 4}, {Key: "$lt", Value: 9}}}},
+		{{Key: "a", Value: bson.D{{Key: "$gte", Value: 100}}}},
+		{{Key: "a", Value: bson.D{{Key: "$in", Value: bson.A{1, 2, "sc", 7.5}}}}},
+		{{Key: "a", Value: bson.D{{Key: "$lte", Value: "sd"}}}},
+		{{Key: "a", Value: nil}},
+		{{Key: "a.b", Value: bson.D{{Key: "$gt", Value: 1}, {Key: "$lte", Value: 6}}}},
+		{{Key: "a.b", Value: 3}},
+		{{Key: "h", Value: 4}},
+		{{Key: "h", Value: bson.D{{Key: "$in", Value: bson.A{1, 9}}}}, {Key: "a", Value: bson.D{{Key: "$exists", Value: true}}}},
+		{{Key: "$and", Value: bson.A{bson.D{{Key: "a", Value: bson.D{{Key: "$gt", Value: 2}}}}, bson.D{{Key: "a", Value: bson.D{{Key: "$lt", Value: 6}}}}}}},
+	}
+	ids := func(opts *options.FindOptionsBuilder, f bson.D) []int32 {
+		cur, err := coll.Find(ctx(t), f, opts.SetSort(bson.D{{Key: "_id", Value: 1}}))
+		if err != nil {
+			t.Fatalf("find %v: %v", f, err)
+		}
+		var out []int32
+		for cur.Next(ctx(t)) {
+			out = append(out, cur.Current.Lookup("_id").Int32())
+		}
+		return out
+	}
+	for _, f := range filters {
+		viaIndex := ids(options.Find(), f)
+		scan := ids(options.Find().SetHint(bson.D{{Key: "$natural", Value: 1}}), f)
+		if len(viaIndex) != len(scan) {
+			t.Errorf("filter %v: %d documents through the planner, %d by scan", f, len(viaIndex), len(scan))
+			continue
+		}
+		for i := range scan {
+			if scan[i] != viaIndex[i] {
+				t.Errorf("filter %v: results differ at %d", f, i)
+				break
+			}
+		}
+		// Counting and deleting follow the same plans.
+		n, err := coll.CountDocuments(ctx(t), f)
+		if err != nil || int(n) != len(scan) {
+			t.Errorf("count %v = %d, %v; want %d", f, n, err, len(scan))
+		}
+	}
+	// Multi-document updates through an index see each document once.
+	r, err := coll.UpdateMany(ctx(t), bson.D{{Key: "a", Value: bson.D{{Key: "$gte", Value: 0}, {Key: "$lt", Value: 200}}}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := coll.CountDocuments(ctx(t), bson.D{{Key: "n", Value: 1}}); n != r.ModifiedCount || n == 0 {
+		t.Fatalf("updateMany modified %d, %d documents have n=1", r.ModifiedCount, n)
+	}
+	if n, _ := coll.CountDocuments(ctx(t), bson.D{{Key: "n", Value: bson.D{{Key: "$gt", Value: 1}}}}); n != 0 {
+		t.Fatalf("%d documents were updated twice", n)
+	}
+}
