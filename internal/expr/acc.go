@@ -15,6 +15,7 @@ import (
 // Accumulator folds the documents of one group.
 type Accumulator interface {
 	// Add evaluates the accumulator's argument against root and folds it.
+	// It leaves env's earlier results (a group key, say) intact.
 	Add(root bson.Doc, env *Env) error
 	// Result returns the accumulated value; it does not reference any Env.
 	Result() bson.Value
@@ -210,11 +211,11 @@ func (s *AccumulatorSpec) New() Accumulator {
 }
 
 func (s *AccumulatorSpec) eval(x Expr, root bson.Doc, env *Env) (bson.Value, error) {
-	return Eval(x, root, env)
+	return EvalKeep(x, root, env)
 }
 
 func (s *AccumulatorSpec) evalN(root bson.Doc, env *Env) (int, error) {
-	v, err := Eval(s.n, root, env)
+	v, err := EvalKeep(s.n, root, env)
 	if err != nil {
 		return 0, err
 	}
@@ -229,6 +230,7 @@ type sumAcc struct {
 }
 
 func (a *sumAcc) Add(root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
 	v, err := a.spec.eval(a.spec.arg, root, env)
 	if err != nil {
 		return err
@@ -264,6 +266,7 @@ type avgAcc struct {
 }
 
 func (a *avgAcc) Add(root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
 	v, err := a.spec.eval(a.spec.arg, root, env)
 	if err != nil {
 		return err
@@ -301,6 +304,7 @@ type minMaxAcc struct {
 }
 
 func (a *minMaxAcc) Add(root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
 	v, err := a.spec.eval(a.spec.arg, root, env)
 	if err != nil {
 		return err
@@ -331,6 +335,7 @@ type firstLastAcc struct {
 }
 
 func (a *firstLastAcc) Add(root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
 	if a.first && a.seen {
 		return nil
 	}
@@ -361,6 +366,7 @@ type pushAcc struct {
 }
 
 func (a *pushAcc) Add(root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
 	v, err := a.spec.eval(a.spec.arg, root, env)
 	if err != nil {
 		return err
@@ -400,6 +406,7 @@ type stdDevAcc struct {
 }
 
 func (a *stdDevAcc) Add(root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
 	v, err := a.spec.eval(a.spec.arg, root, env)
 	if err != nil {
 		return err
@@ -441,6 +448,7 @@ type mergeAcc struct {
 }
 
 func (a *mergeAcc) Add(root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
 	v, err := a.spec.eval(a.spec.arg, root, env)
 	if err != nil {
 		return err
@@ -514,6 +522,7 @@ func sortKeyAt(key bson.Value, i int) bson.Value {
 }
 
 func (a *topAcc) Add(root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
 	if a.n == 0 {
 		a.n = 1
 		if !a.single {
@@ -524,7 +533,7 @@ func (a *topAcc) Add(root bson.Doc, env *Env) error {
 			a.n = n
 		}
 	}
-	out, err := Eval(a.spec.out, root, env)
+	out, err := EvalKeep(a.spec.out, root, env)
 	if err != nil {
 		return err
 	}
@@ -591,6 +600,7 @@ type firstNAcc struct {
 }
 
 func (a *firstNAcc) Add(root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
 	if a.n == 0 {
 		n, err := a.spec.evalN(root, env)
 		if err != nil {
@@ -601,7 +611,7 @@ func (a *firstNAcc) Add(root bson.Doc, env *Env) error {
 	if !a.last && len(a.vals) >= a.n {
 		return nil
 	}
-	v, err := Eval(a.spec.arg, root, env)
+	v, err := EvalKeep(a.spec.arg, root, env)
 	if err != nil {
 		return err
 	}
@@ -631,6 +641,7 @@ type minMaxNAcc struct {
 }
 
 func (a *minMaxNAcc) Add(root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
 	if a.n == 0 {
 		n, err := a.spec.evalN(root, env)
 		if err != nil {
@@ -638,7 +649,7 @@ func (a *minMaxNAcc) Add(root bson.Doc, env *Env) error {
 		}
 		a.n = n
 	}
-	v, err := Eval(a.spec.arg, root, env)
+	v, err := EvalKeep(a.spec.arg, root, env)
 	if err != nil {
 		return err
 	}

@@ -131,3 +131,26 @@ func TestAccumulatorMerge(t *testing.T) {
 		}
 	}
 }
+
+func TestAccumulatorKeepsEarlierResults(t *testing.T) {
+	env := NewEnv(nil)
+	key := mustParse(t, `{"$concat": ["k-", "$s"]}`)
+	acc, err := NewAccumulator("$push", value(t, `{"$concat": ["v-", "$s"]}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := doc(t, `{"s": "x"}`)
+	env.Reset()
+	k, _ := EvalKeep(key, d, env)
+	for i := 0; i < 100; i++ {
+		if err := acc.Add(d, env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if k.StringValue() != "k-x" {
+		t.Fatalf("group key clobbered: %q", k.StringValue())
+	}
+	if n := len(env.arena); n > 64 {
+		t.Fatalf("arena grew to %d bytes", n)
+	}
+}

@@ -88,6 +88,17 @@ func EvalKeep(x Expr, root bson.Doc, env *Env) (bson.Value, error) {
 	return x.root().evalKeep(root, env)
 }
 
+type envMark struct{ arena, vs int }
+
+// mark and release bracket a temporary evaluation: results built after
+// mark are discarded by release, earlier ones stay valid.
+func (e *Env) mark() envMark { return envMark{len(e.arena), len(e.vs)} }
+
+func (e *Env) release(m envMark) {
+	e.arena = e.arena[:m.arena]
+	e.vs = e.vs[:m.vs]
+}
+
 // Reset discards every result built in env.
 func (e *Env) Reset() {
 	e.arena = e.arena[:0]
