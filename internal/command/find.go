@@ -19,11 +19,11 @@ type findSpec struct {
 	// filterDoc is the filter as given, which the planner reads.
 	filterDoc bson.Doc
 	filter    *query.Filter
-	proj     *query.Projection
-	sort     *query.Sort
-	skip     int64
-	limit    int64 // 0 = none
-	opts     *query.Options
+	proj      *query.Projection
+	sort      *query.Sort
+	skip      int64
+	limit     int64 // 0 = none
+	opts      *query.Options
 }
 
 // parseQueryOptions reads collation and let, shared by the CRUD commands.

@@ -13,10 +13,10 @@ type updateStmt struct {
 	filterDoc bson.Doc
 	opts      *query.Options
 	filter    *query.Filter
-	upd    *query.Update
-	sort   *query.Sort
-	upsert bool
-	multi  bool
+	upd       *query.Update
+	sort      *query.Sort
+	upsert    bool
+	multi     bool
 }
 
 // updateResult is the outcome of one statement.
