@@ -39,6 +39,9 @@ type Options struct {
 	// MaxConns limits concurrent connections (default 1,000,000, as mongod's
 	// maxIncomingConnections).
 	MaxConns int
+	// TTLMonitorInterval is how often expired documents are deleted
+	// (default 60 s, as mongod's ttlMonitorSleepSecs).
+	TTLMonitorInterval time.Duration
 }
 
 // Server is a running cairnd.
@@ -101,6 +104,7 @@ func New(opts Options) (*Server, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBg = cancel
 	go s.env.Cursors.RunReaper(ctx, time.Minute)
+	go command.RunTTLMonitor(ctx, s.env, opts.TTLMonitorInterval)
 	return s, nil
 }
 

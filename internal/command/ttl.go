@@ -1,0 +1,124 @@
+package command
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/index"
+	"github.com/cairndb/cairn/kv"
+)
+
+// TTL monitor: like mongod's, a background pass every interval (default
+// 60 s, mongod's ttlMonitorSleepSecs) deletes the documents whose indexed
+// date, plus the index's expireAfterSeconds, is in the past. A field holding
+// an array expires with its earliest date; documents without a date in the
+// field never expire.
+
+// RunTTLMonitor runs passes until ctx ends.
+func RunTTLMonitor(ctx context.Context, env *Env, interval time.Duration) {
+	if interval <= 0 {
+		interval = 60 * time.Second
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			n, err := TTLPass(ctx, env, now)
+			if err != nil {
+				env.Log.Warn("TTL pass failed", "c", "INDEX", "ctx", "TTLMonitor", "error", err.Error())
+			} else if n > 0 {
+				env.Log.Info("Deleted expired documents", "c", "INDEX", "id", 5479200, "ctx", "TTLMonitor", "numDeleted", n)
+			}
+		}
+	}
+}
+
+// TTLPass deletes every expired document once and returns how many.
+func TTLPass(ctx context.Context, env *Env, now time.Time) (int64, error) {
+	var colls []*catalog.Collection
+	if err := env.KV.View(func(tx *kv.Tx) error {
+		var err error
+		colls, err = catalog.List(tx, "")
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, c := range colls {
+		for _, ix := range c.Indexes {
+			spec, err := index.ParseCached(ix.Spec)
+			if err != nil || spec.ExpireAfterSeconds < 0 || len(spec.Fields) != 1 || spec.Fields[0].Hashed {
+				continue
+			}
+			n, err := expire(ctx, env, c, spec, now)
+			total += n
+			if err != nil {
+				return total, err
+			}
+		}
+	}
+	return total, nil
+}
+
+func expire(ctx context.Context, env *Env, c *catalog.Collection, spec *index.Spec, now time.Time) (int64, error) {
+	cutoff := now.Add(-time.Duration(spec.ExpireAfterSeconds) * time.Second).UnixMilli()
+	var n int64
+	err := env.KV.Update(ctx, func(tx *kv.Tx) error {
+		coll, err := catalog.Get(tx, c.DB, c.Name)
+		if err != nil || coll == nil || coll.UUID != c.UUID {
+			return err
+		}
+		w, err := openWriter(tx, coll)
+		if err != nil {
+			return err
+		}
+		type victim struct {
+			key []byte
+			doc bson.Doc
+		}
+		var victims []victim
+		cur := w.data.Cursor()
+		for k, v := cur.First(); k != nil; k, v = cur.Next() {
+			if expired(bson.Doc(v), spec.Fields[0].Parts, cutoff) {
+				victims = append(victims, victim{append([]byte(nil), k...), bson.Doc(append([]byte(nil), v...))})
+			}
+		}
+		if err := cur.Err(); err != nil {
+			return err
+		}
+		for _, vic := range victims {
+			if err := w.remove(vic.key, vic.doc); err != nil {
+				return err
+			}
+		}
+		n = int64(len(victims))
+		return nil
+	})
+	return n, err
+}
+
+// expired reports whether the earliest date at path is before cutoff.
+func expired(d bson.Doc, path []string, cutoff int64) bool {
+	found, earliest := false, int64(0)
+	pathValues(d, path, func(v bson.Value) {
+		check := func(x bson.Value) {
+			if x.Type == bson.TypeDateTime && (!found || x.DateTime() < earliest) {
+				found, earliest = true, x.DateTime()
+			}
+		}
+		if v.Type == bson.TypeArray {
+			it := v.Document().Iter()
+			for it.Next() {
+				check(it.Element().Value)
+			}
+			return
+		}
+		check(v)
+	})
+	return found && earliest < cutoff
+}
