@@ -30,10 +30,10 @@ func TestTTLPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	docs := []dbson.D{
-		{{Key: "_id", Value: 1}, {Key: "at", Value: now.Add(-2 * time.Hour)}},                                      // expired
-		{{Key: "_id", Value: 2}, {Key: "at", Value: now.Add(-30 * time.Minute)}},                                   // not yet
-		{{Key: "_id", Value: 3}, {Key: "at", Value: "not a date"}},                                                 // never
-		{{Key: "_id", Value: 4}},                                                                                   // never
+		{{Key: "_id", Value: 1}, {Key: "at", Value: now.Add(-2 * time.Hour)}},    // expired
+		{{Key: "_id", Value: 2}, {Key: "at", Value: now.Add(-30 * time.Minute)}}, // not yet
+		{{Key: "_id", Value: 3}, {Key: "at", Value: "not a date"}},               // never
+		{{Key: "_id", Value: 4}}, // never
 		{{Key: "_id", Value: 5}, {Key: "at", Value: dbson.A{now.Add(time.Hour), now.Add(-3 * time.Hour)}}},         // earliest expired
 		{{Key: "_id", Value: 6}, {Key: "at", Value: dbson.A{now.Add(time.Hour), now.Add(-10 * time.Minute), "x"}}}, // not yet
 	}
