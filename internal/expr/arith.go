@@ -652,7 +652,7 @@ func roundingUnary(e *Env, v bson.Value, mode roundMode, f func(float64) float64
 
 func expNum(e *Env, v bson.Value) (bson.Value, error) {
 	if v.Type == bson.TypeDecimal128 {
-		return e.dec(decFromFloatFull(math.Exp(toFloat(v)))), nil
+		return e.dec(decExp(decOf(v))), nil
 	}
 	return e.double(math.Exp(toFloat(v))), nil
 }
@@ -661,7 +661,7 @@ func lnNum(e *Env, v bson.Value) (bson.Value, error) {
 	if v.Type == bson.TypeDecimal128 {
 		d := decOf(v)
 		if d.kind == decNaN || !d.neg && !d.isZero() {
-			return e.dec(decFromFloatFull(math.Log(d.float()))), nil
+			return e.dec(decLn(d)), nil
 		}
 	}
 	f := toFloat(v)
@@ -675,7 +675,7 @@ func log10Num(e *Env, v bson.Value) (bson.Value, error) {
 	if v.Type == bson.TypeDecimal128 {
 		d := decOf(v)
 		if d.kind == decNaN || !d.neg && !d.isZero() {
-			return e.dec(decFromFloatFull(math.Log10(d.float()))), nil
+			return e.dec(decLog10(d)), nil
 		}
 	}
 	f := toFloat(v)
@@ -717,6 +717,10 @@ func evalLog(e *Env, a, b bson.Value) (bson.Value, error) {
 	if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
 		da, db := toDec(a), toDec(b)
 		if da.kind != decNaN && !da.neg && !da.isZero() && db.kind != decNaN && !db.neg && !db.isZero() && decCmp(db, decFromInt(1)) != 0 {
+			if da.kind == decFinite && db.kind == decFinite {
+				// MongoDB divides the two decimal logarithms
+				return e.dec(decDiv(repack(decLn(da)), repack(decLn(db)))), nil
+			}
 			return e.dec(decFromFloatFull(math.Log(da.float()) / math.Log(db.float()))), nil
 		}
 	}
@@ -745,18 +749,7 @@ func evalPow(e *Env, a, b bson.Value) (bson.Value, error) {
 		if da.isZero() && db.neg && !db.isZero() {
 			return missing, errf(28764, "$pow cannot take a base of 0 and a negative exponent")
 		}
-		if db.isInteger() {
-			if n, ok := db.int64(roundTrunc); ok && n >= 0 && n <= 1000 {
-				r := decFromInt(1)
-				for i := int64(0); i < n; i++ {
-					r = decMul(r, da)
-					hi, lo := r.pack()
-					r = decOf(bson.Value{Type: bson.TypeDecimal128, Data: decBytes(hi, lo)})
-				}
-				return e.dec(r), nil
-			}
-		}
-		return e.dec(decFromFloatFull(math.Pow(da.float(), db.float()))), nil
+		return e.dec(decPow(da, db)), nil
 	}
 	base, exp := toFloat(a), toFloat(b)
 	if base == 0 && exp < 0 {

@@ -139,3 +139,15 @@ func TestLogic(t *testing.T) {
 		{expr: `{"$switch": 1}`, code: 40060},
 	})
 }
+
+func TestDecimalMath(t *testing.T) {
+	runCases(t, []evalCase{
+		{expr: `{"$ln": {"$numberDecimal": "10"}}`, want: `decimal {"$numberDecimal":"2.302585092994045684017991454684364"}`},
+		{expr: `{"$exp": {"$numberDecimal": "1"}}`, want: `decimal {"$numberDecimal":"2.718281828459045235360287471352662"}`},
+		{expr: `{"$log10": {"$numberDecimal": "1000"}}`, want: `decimal {"$numberDecimal":"3"}`},
+		{expr: `{"$log": [{"$numberDecimal": "8"}, 2]}`, want: `decimal {"$numberDecimal":"3.000000000000000000000000000000000"}`},
+		{expr: `{"$pow": [{"$numberDecimal": "2"}, {"$numberDecimal": "0.5"}]}`, want: `decimal {"$numberDecimal":"1.414213562373095048801688724209698"}`},
+		{expr: `{"$pow": [{"$numberDecimal": "2"}, -2]}`, want: `decimal {"$numberDecimal":"0.25"}`},
+		{expr: `{"$exp": {"$numberDecimal": "-Infinity"}}`, want: `decimal {"$numberDecimal":"0"}`},
+	})
+}

@@ -475,3 +475,7 @@ func abs(n int) int {
 	}
 	return n
 }
+
+func valueDec(hi, lo uint64) bson.Value {
+	return bson.Value{Type: bson.TypeDecimal128, Data: decBytes(hi, lo)}
+}
