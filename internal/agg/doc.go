@@ -1,16 +1,20 @@
-// Package agg owns Cairn's aggregation pipeline: parsing stages, evaluating
-// expressions and accumulators, and running a pipeline over a stream of
-// documents.
+// Package agg owns Cairn's aggregation pipeline: parsing stages and running
+// a pipeline over a stream of documents. Expressions and accumulators come
+// from internal/expr; filters, sort keys and collations from internal/query.
 //
-// Stages pull documents from the stage before them (Iterator), so a pipeline
-// such as $match/$project/$limit streams without materialising its input;
-// blocking stages ($sort, $group) collect what they need.
+// Stages pull documents from the stage before them (Iterator), so a
+// pipeline of streaming stages ($match, $project, $unwind, $limit, ...)
+// never materialises its input; blocking stages ($sort, $group, $bucketAuto,
+// $setWindowFields, ...) collect what they need within a memory bound
+// (100 MiB per stage, MongoDB's default) and, with allowDiskUse, $sort and
+// $group spill to temporary files.
 package agg
 
 import "github.com/cairndb/cairn/bson"
 
 // Iterator yields documents one at a time. Next returns nil at the end. A
-// returned document is valid until the following call to Next.
+// returned document is valid until the following call to Next (callers
+// that keep it longer copy it).
 type Iterator interface {
 	Next() (bson.Doc, error)
 }
@@ -27,6 +31,7 @@ func (s *SliceIterator) Next() (bson.Doc, error) {
 		return nil, nil
 	}
 	d := s.Docs[s.pos]
+	s.Docs[s.pos] = nil
 	s.pos++
 	return d, nil
 }
@@ -36,3 +41,21 @@ type FuncIterator func() (bson.Doc, error)
 
 // Next implements Iterator.
 func (f FuncIterator) Next() (bson.Doc, error) { return f() }
+
+// empty is an iterator with no documents.
+var empty = FuncIterator(func() (bson.Doc, error) { return nil, nil })
+
+// cloneDoc copies d out of whatever buffer it lives in.
+func cloneDoc(d bson.Doc) bson.Doc { return append(bson.Doc(nil), d...) }
+
+// Drain reads every document of it (copies) into a slice.
+func Drain(it Iterator) ([]bson.Doc, error) {
+	var out []bson.Doc
+	for {
+		d, err := it.Next()
+		if err != nil || d == nil {
+			return out, err
+		}
+		out = append(out, cloneDoc(d))
+	}
+}

@@ -4,138 +4,293 @@ import (
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/expr"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
-type groupStage struct {
-	id   Expr
-	accs []accSpec
+func init() {
+	register("$group", stageInfo{parse: parseGroup})
 }
 
-func parseGroup(v bson.Value) (stage, error) {
+// groupStage is a hash aggregation: one set of accumulators per distinct
+// _id value (equal as MongoDB compares, under the collation).
+type groupStage struct {
+	id    expr.Expr
+	names []string
+	accs  []*expr.AccumulatorSpec
+	// heavy is set when some accumulator keeps values ($push, $addToSet,
+	// the N variants, $mergeObjects): memory then grows with the input.
+	heavy bool
+	ctx   *Context
+}
+
+func parseGroup(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument {
 		return nil, mongoerr.New(15947, "a group's fields must be specified in an object")
 	}
-	g := &groupStage{}
-	hasID := false
+	g := &groupStage{ctx: c}
 	it := v.Document().Iter()
 	for it.Next() {
 		e := it.Element()
 		if e.Key == "_id" {
-			id, err := ParseExpr(e.Value)
+			if g.id != nil {
+				return nil, mongoerr.New(15948, "a group's _id may only be specified once")
+			}
+			id, err := parseGroupID(c, e.Value)
 			if err != nil {
 				return nil, err
 			}
-			g.id, hasID = id, true
+			g.id = id
 			continue
 		}
-		if strings.HasPrefix(e.Key, "$") {
-			return nil, mongoerr.New(40236, "The field name '%s' cannot be an operator name", e.Key)
-		}
-		if strings.Contains(e.Key, ".") {
-			return nil, mongoerr.New(40235, "The field name '%s' cannot contain '.'", e.Key)
-		}
-		if e.Value.Type != bson.TypeDocument || e.Value.Document().Len() != 1 {
-			return nil, mongoerr.New(40234, "The field '%s' must be an accumulator object", e.Key)
-		}
-		ait := e.Value.Document().Iter()
-		ait.Next()
-		op := ait.Element()
-		if _, err := newAccumulator(op.Key); err != nil {
+		spec, err := parseAccField(c, e)
+		if err != nil {
 			return nil, err
 		}
-		spec := accSpec{name: strings.Clone(e.Key), op: strings.Clone(op.Key)}
-		if op.Key == "$count" {
-			if op.Value.Type != bson.TypeDocument || op.Value.Document().Len() != 0 {
-				return nil, mongoerr.New(mongoerr.TypeMismatch, "$count takes no arguments, i.e. $count:{}")
-			}
-		} else {
-			arg, err := ParseExpr(op.Value)
-			if err != nil {
-				return nil, err
-			}
-			spec.arg = arg
+		switch spec.Op {
+		case "$push", "$addToSet", "$mergeObjects", "$topN", "$bottomN", "$firstN", "$lastN", "$maxN", "$minN":
+			g.heavy = true
 		}
+		g.names = append(g.names, e.Key)
 		g.accs = append(g.accs, spec)
 	}
-	if !hasID {
+	if g.id == nil {
 		return nil, mongoerr.New(15955, "a group specification must include an _id")
 	}
 	return g, nil
 }
 
-func (g *groupStage) wrap(in Iterator) Iterator {
-	var out *SliceIterator
+// parseGroupID parses the _id expression; an object of expressions is an
+// object expression (its fields may not be operators).
+func parseGroupID(c *Context, v bson.Value) (expr.Expr, error) {
+	return expr.Parse(v, c.Expr)
+}
+
+// parseAccField parses one "name: {$acc: arg}" field of $group (and
+// $bucket/$bucketAuto output).
+func parseAccField(c *Context, e bson.Element) (*expr.AccumulatorSpec, error) {
+	if strings.HasPrefix(e.Key, "$") {
+		return nil, mongoerr.New(40236, "The field name '%s' cannot be an operator name", e.Key)
+	}
+	if strings.Contains(e.Key, ".") {
+		return nil, mongoerr.New(40235, "The field name '%s' cannot contain '.'", e.Key)
+	}
+	if e.Value.Type != bson.TypeDocument {
+		return nil, mongoerr.New(40234, "The field '%s' must be an accumulator object", e.Key)
+	}
+	if e.Value.Document().Len() != 1 {
+		return nil, mongoerr.New(40238, "The field '%s' must specify one accumulator", e.Key)
+	}
+	ait := e.Value.Document().Iter()
+	ait.Next()
+	op := ait.Element()
+	return expr.ParseAccumulator(op.Key, op.Value, c.Expr)
+}
+
+func (g *groupStage) open(in Iterator) (Iterator, error) {
+	var out func() (bson.Doc, error)
 	return FuncIterator(func() (bson.Doc, error) {
 		if out == nil {
-			docs, err := g.run(in)
-			if err != nil {
+			var err error
+			if out, err = g.run(in); err != nil {
 				return nil, err
 			}
-			out = &SliceIterator{Docs: docs}
 		}
-		return out.Next()
-	})
+		return out()
+	}), nil
 }
 
 type group struct {
 	id   bson.Value
-	accs []accumulator
+	accs []expr.Accumulator
 }
 
-// run groups every input document by the _id expression (equal values, as
-// MongoDB compares them, share a group) and returns one document per group
-// in first-seen order.
-func (g *groupStage) run(in Iterator) ([]bson.Doc, error) {
+func (g *groupStage) newGroup(id bson.Value) *group {
+	gr := &group{id: expr.CopyValue(id), accs: make([]expr.Accumulator, len(g.accs))}
+	for i, a := range g.accs {
+		gr.accs[i] = a.New()
+	}
+	return gr
+}
+
+func (g *groupStage) add(gr *group, d bson.Doc, env *expr.Env) error {
+	for _, a := range gr.accs {
+		if err := a.Add(d, env); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *groupStage) result(gr *group) bson.Doc {
+	var b bson.Builder
+	b.AppendValue("_id", gr.id)
+	for i, a := range gr.accs {
+		v := a.Result()
+		if v.Type == 0 {
+			v = bson.Value{Type: bson.TypeNull}
+		}
+		b.AppendValue(g.names[i], v)
+	}
+	return b.Finish()
+}
+
+// groupKey encodes id for hashing: equal values (under the collation)
+// encode equally.
+func (g *groupStage) groupKey(dst []byte, id bson.Value) []byte {
+	if c := g.ctx.collation(); c != nil {
+		return bson.AppendKeyCollated(dst, id, false, c)
+	}
+	return bson.AppendKey(dst, id, false)
+}
+
+// run groups the whole input. Groups are kept in memory up to the memory
+// limit; past it (with allowDiskUse) documents of groups not yet in memory
+// are spilled as sorted runs keyed by group and aggregated group by group
+// after the in-memory groups are returned.
+func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
 	groups := map[string]*group{}
 	var order []*group
 	var key []byte
+	var mem int64
+	env := expr.NewEnv(g.ctx.Expr)
+	sp := &spiller{dir: g.ctx.TempDir}
+	var spilled []item
+	var spillMem int64
+	full := false
+	n := 0
 	for {
 		d, err := in.Next()
 		if err != nil {
+			sp.close()
 			return nil, err
 		}
 		if d == nil {
 			break
 		}
-		id, err := g.id.Eval(d)
-		if err != nil {
-			return nil, err
-		}
-		if id.Type == 0 {
-			id = bson.Value{Type: bson.TypeNull}
-		}
-		key = bson.AppendKey(key[:0], id, false)
-		gr := groups[string(key)]
-		if gr == nil {
-			gr = &group{id: cloneValue(id)}
-			for _, a := range g.accs {
-				acc, _ := newAccumulator(a.op)
-				gr.accs = append(gr.accs, acc)
-			}
-			groups[string(key)] = gr
-			order = append(order, gr)
-		}
-		for i, a := range g.accs {
-			var v bson.Value
-			if a.arg != nil {
-				if v, err = a.arg.Eval(d); err != nil {
-					return nil, err
-				}
-			}
-			if err := gr.accs[i].add(v); err != nil {
+		if n++; n&1023 == 0 {
+			if err := g.ctx.check(); err != nil {
+				sp.close()
 				return nil, err
 			}
 		}
-	}
-	out := make([]bson.Doc, 0, len(order))
-	for _, gr := range order {
-		var b bson.Builder
-		b.AppendValue("_id", gr.id)
-		for i, a := range g.accs {
-			b.AppendValue(a.name, gr.accs[i].result())
+		id, err := expr.Eval(g.id, d, env)
+		if err != nil {
+			sp.close()
+			return nil, err
 		}
-		out = append(out, b.Finish())
+		if id.Type == 0 {
+			id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+		}
+		key = g.groupKey(key[:0], id)
+		gr := groups[string(key)]
+		if gr == nil {
+			if full {
+				it := item{key: append([]byte(nil), key...), doc: cloneDoc(d)}
+				spilled = append(spilled, it)
+				spillMem += itemBytes(it)
+				if spillMem > g.ctx.memLimit()/4 {
+					if err := sp.writeRun(spilled); err != nil {
+						sp.close()
+						return nil, err
+					}
+					spilled, spillMem = nil, 0
+				}
+				continue
+			}
+			gr = g.newGroup(id)
+			groups[string(key)] = gr
+			order = append(order, gr)
+			mem += int64(2*len(key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
+		}
+		if g.heavy {
+			mem += int64(len(d))
+		}
+		if err := g.add(gr, d, env); err != nil {
+			sp.close()
+			return nil, err
+		}
+		if mem > g.ctx.memLimit() && !full {
+			if !g.ctx.AllowDiskUse {
+				sp.close()
+				return nil, errMemory("$group")
+			}
+			full = true
+		}
 	}
-	return out, nil
+	if len(spilled) > 0 {
+		if err := sp.writeRun(spilled); err != nil {
+			sp.close()
+			return nil, err
+		}
+		spilled = nil
+	}
+	if len(order) == 0 && len(sp.runs) == 0 {
+		return func() (bson.Doc, error) { return nil, nil }, nil
+	}
+	i := 0
+	var next func() (item, bool, error)
+	var pending *item
+	return func() (bson.Doc, error) {
+		if i < len(order) {
+			gr := order[i]
+			order[i] = nil
+			i++
+			return g.result(gr), nil
+		}
+		if len(sp.runs) == 0 {
+			return nil, nil
+		}
+		if next == nil {
+			var err error
+			if next, err = sp.merge(); err != nil {
+				sp.close()
+				return nil, err
+			}
+		}
+		// Aggregate the next spilled group.
+		var gr *group
+		var gkey []byte
+		for {
+			var it item
+			if pending != nil {
+				it, pending = *pending, nil
+			} else {
+				var ok bool
+				var err error
+				it, ok, err = next()
+				if err != nil {
+					sp.close()
+					return nil, err
+				}
+				if !ok {
+					break
+				}
+			}
+			if gr != nil && string(it.key) != string(gkey) {
+				pending = &it
+				break
+			}
+			if gr == nil {
+				id, err := expr.Eval(g.id, it.doc, env)
+				if err != nil {
+					sp.close()
+					return nil, err
+				}
+				if id.Type == 0 {
+					id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+				}
+				gr, gkey = g.newGroup(id), it.key
+			}
+			if err := g.add(gr, it.doc, env); err != nil {
+				sp.close()
+				return nil, err
+			}
+		}
+		if gr == nil {
+			sp.close()
+			return nil, nil
+		}
+		return g.result(gr), nil
+	}, nil
 }

@@ -1,40 +1,158 @@
 package agg
 
 import (
-	"sort"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/expr"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
 
+// DefaultMemoryLimit is the memory one blocking stage may use before it
+// must spill (allowDiskUse) or fail with QueryExceededMemoryLimitNoDiskUseAllowed,
+// as MongoDB's internalQueryMaxBlockingSortMemoryUsageBytes and
+// internalDocumentSourceGroupMaxMemoryBytes (100 MiB).
+const DefaultMemoryLimit = 100 * 1024 * 1024
+
+// Catalog gives a pipeline access to collections other than its input and
+// to server state. Any method may be left unimplemented by returning a
+// NotImplemented error; a nil Catalog refuses every such stage.
+type Catalog interface {
+	// Scan returns the documents of db.coll in _id order; an absent
+	// collection has none.
+	Scan(db, coll string) (Iterator, error)
+	// Out replaces db.coll with the documents of in ($out).
+	Out(spec *OutSpec, in Iterator) error
+	// Merge merges the documents of in into spec's collection ($merge).
+	Merge(spec *MergeSpec, in Iterator) error
+	// CollStats answers $collStats for db.coll.
+	CollStats(db, coll string, spec bson.Doc) (bson.Doc, error)
+	// IndexStats answers $indexStats for db.coll.
+	IndexStats(db, coll string) ([]bson.Doc, error)
+	// LocalSessions answers $listLocalSessions.
+	LocalSessions(spec bson.Doc) ([]bson.Doc, error)
+}
+
+// Context is what parsing and running a pipeline needs from the command.
+type Context struct {
+	// DB and Coll name the input; Coll is "" for {aggregate: 1}.
+	DB, Coll string
+	// Query carries the collation and let variables for $match.
+	Query *query.Options
+	// Expr carries the collation, let variables and $$NOW for expressions.
+	Expr *expr.Options
+	// AllowDiskUse lets blocking stages spill to TempDir.
+	AllowDiskUse bool
+	TempDir      string
+	// MemoryLimit bounds each blocking stage (0: DefaultMemoryLimit).
+	MemoryLimit int64
+	// Catalog serves $lookup, $unionWith, $out, $merge and the metadata
+	// stages.
+	Catalog Catalog
+	// Check is called periodically by long-running stages; an error stops
+	// the pipeline (maxTimeMS, killOp).
+	Check func() error
+
+	depth  int    // sub-pipeline nesting
+	within string // "$lookup", "$facet", "$unionWith" for sub-pipelines
+}
+
+func (c *Context) memLimit() int64 {
+	if c.MemoryLimit > 0 {
+		return c.MemoryLimit
+	}
+	return DefaultMemoryLimit
+}
+
+func (c *Context) check() error {
+	if c.Check != nil {
+		return c.Check()
+	}
+	return nil
+}
+
+// sub returns a context for a sub-pipeline.
+func (c *Context) sub(within string) *Context {
+	s := *c
+	s.depth++
+	s.within = within
+	return &s
+}
+
+// collation is the comparer for strings (nil: binary).
+func (c *Context) collation() *query.Collation {
+	if c.Query == nil {
+		return nil
+	}
+	return c.Query.Collation
+}
+
 // Pipeline is a parsed aggregation pipeline.
 type Pipeline struct {
+	ctx    *Context
 	stages []stage
-	// Filter is the leading $match, which the caller may use to select the
-	// input (it is still applied by the pipeline).
+	specs  []bson.Doc
+	// Filter is the leading $match, which the caller may apply while it
+	// reads the collection (the pipeline applies it anyway).
 	Filter *query.Filter
 }
 
+// stage is one parsed stage; open connects it to its input for one run.
 type stage interface {
-	wrap(in Iterator) Iterator
+	open(in Iterator) (Iterator, error)
 }
 
-// knownStages are MongoDB stages Cairn does not run yet: they answer a
-// clear error rather than "unrecognized".
-var knownStages = map[string]bool{
-	"$addFields": true, "$set": true, "$unset": true, "$unwind": true, "$lookup": true, "$unionWith": true,
-	"$facet": true, "$bucket": true, "$bucketAuto": true, "$sortByCount": true, "$replaceRoot": true,
-	"$replaceWith": true, "$sample": true, "$out": true, "$merge": true, "$documents": true,
-	"$setWindowFields": true, "$densify": true, "$fill": true, "$redact": true, "$collStats": true,
-	"$indexStats": true, "$geoNear": true, "$graphLookup": true, "$currentOp": true, "$listSessions": true,
-	"$planCacheStats": true, "$changeStream": true, "$search": true, "$listLocalSessions": true,
+// stageInfo describes where a stage may appear.
+type stageInfo struct {
+	parse func(c *Context, v bson.Value) (stage, error)
+	// source stages produce their own documents and must come first.
+	source bool
+	// final stages ($out, $merge) must come last.
+	final bool
+	// collectionless stages may start an {aggregate: 1} pipeline.
+	collectionless bool
 }
 
-// Parse compiles a pipeline.
-func Parse(stages []bson.Doc, opts *query.Options) (*Pipeline, error) {
-	p := &Pipeline{}
+var stageTable map[string]stageInfo
+
+func register(name string, info stageInfo) {
+	if stageTable == nil {
+		stageTable = map[string]stageInfo{}
+	}
+	stageTable[name] = info
+}
+
+// unsupportedStages are MongoDB stages Cairn does not run: they answer
+// NotImplemented naming the stage rather than "unrecognized".
+var unsupportedStages = map[string]bool{
+	"$geoNear": true, "$graphLookup": true, "$currentOp": true, "$listSessions": true,
+	"$planCacheStats": true, "$changeStream": true, "$changeStreamSplitLargeEvent": true,
+	"$search": true, "$searchMeta": true, "$vectorSearch": true, "$listSearchIndexes": true,
+	"$listSampledQueries": true, "$shardedDataDistribution": true, "$queryStats": true,
+	"$listCatalog": true,
+}
+
+// maxSubPipelineDepth bounds $lookup/$facet/$unionWith nesting (MongoDB's
+// internalMaxSubPipelineViewDepth is 100; nesting that deep would also
+// exceed BSON's depth).
+const maxSubPipelineDepth = 20
+
+// Parse compiles a pipeline (an array of single-field stage documents).
+func Parse(c *Context, stages []bson.Doc) (*Pipeline, error) {
+	if c.Expr == nil {
+		c.Expr = &expr.Options{}
+	}
+	if c.Query == nil {
+		c.Query = &query.Options{}
+	}
+	if c.Expr.Collation == nil && c.Query.Collation != nil {
+		c.Expr.Collation = c.Query.Collation
+	}
+	if c.depth > maxSubPipelineDepth {
+		return nil, mongoerr.New(mongoerr.BadValue, "Maximum number of nested sub-pipelines exceeded. Limit is %d", maxSubPipelineDepth)
+	}
+	p := &Pipeline{ctx: c}
 	for i, sd := range stages {
 		if sd.Len() != 1 {
 			return nil, mongoerr.New(40323, "A pipeline stage specification object must contain exactly one field.")
@@ -42,221 +160,148 @@ func Parse(stages []bson.Doc, opts *query.Options) (*Pipeline, error) {
 		it := sd.Iter()
 		it.Next()
 		e := it.Element()
-		st, err := parseStage(e.Key, e.Value, opts)
+		info, ok := stageTable[e.Key]
+		if !ok {
+			if unsupportedStages[e.Key] {
+				return nil, mongoerr.New(mongoerr.NotImplemented, "pipeline stage %s is not supported by Cairn", e.Key)
+			}
+			return nil, mongoerr.New(40324, "Unrecognized pipeline stage name: '%s'", e.Key)
+		}
+		if info.source && i != 0 {
+			return nil, mongoerr.New(40602, "%s is only valid as the first stage in a pipeline", e.Key)
+		}
+		if info.final && i != len(stages)-1 {
+			return nil, mongoerr.New(40601, "%s can only be the final stage in the pipeline", e.Key)
+		}
+		if info.final && c.within != "" {
+			if c.within == "$facet" {
+				return nil, mongoerr.New(40600, "%s is not allowed to be used within a $facet stage", e.Key)
+			}
+			return nil, mongoerr.New(51047, "%s is not allowed within a %s's sub-pipeline", e.Key, c.within)
+		}
+		if i == 0 && c.Coll == "" && c.within == "" && !info.collectionless {
+			return nil, mongoerr.New(mongoerr.InvalidNamespace, "{aggregate: 1} is not valid for '%s'; a collection is required.", e.Key)
+		}
+		st, err := info.parse(c, e.Value)
 		if err != nil {
 			return nil, err
 		}
-		if m, ok := st.(*matchStage); ok && i == 0 {
+		if m, ok := st.(*matchStage); ok && i == 0 && m.exp == nil {
 			p.Filter = m.f
 		}
 		p.stages = append(p.stages, st)
+		p.specs = append(p.specs, sd)
 	}
+	p.optimize()
 	return p, nil
 }
 
-func parseStage(name string, v bson.Value, opts *query.Options) (stage, error) {
-	switch name {
-	case "$match":
-		if v.Type != bson.TypeDocument {
-			return nil, mongoerr.New(15959, "the match filter must be an expression in an object")
-		}
-		f, err := query.ParseFilter(v.Document(), opts)
-		if err != nil {
-			return nil, err
-		}
-		return &matchStage{f: f}, nil
-	case "$project":
-		if v.Type != bson.TypeDocument {
-			return nil, mongoerr.New(15969, "$project specification must be an object")
-		}
-		if v.Document().Len() == 0 {
-			return nil, mongoerr.New(51272, "Invalid $project :: caused by :: projection specification must have at least one field")
-		}
-		p, err := query.ParseProjection(v.Document(), opts)
-		if err != nil {
-			return nil, err
-		}
-		return &projectStage{p: p}, nil
-	case "$sort":
-		if v.Type != bson.TypeDocument {
-			return nil, mongoerr.New(15973, "the $sort key specification must be an object")
-		}
-		if v.Document().Len() == 0 {
-			return nil, mongoerr.New(15976, "$sort stage must have at least one sort key")
-		}
-		s, err := query.ParseSort(v.Document(), opts)
-		if err != nil {
-			return nil, err
-		}
-		return &sortStage{s: s}, nil
-	case "$skip", "$limit":
-		n, ok := v.AsInt64()
-		if !ok {
-			return nil, mongoerr.New(15972, "invalid argument to %s stage: Expected a number", name)
-		}
-		if name == "$skip" {
-			if n < 0 {
-				return nil, mongoerr.New(15956, "invalid argument to $skip stage: Expected a non-negative number")
+// optimize coalesces $sort followed by $limit into a top-k sort.
+func (p *Pipeline) optimize() {
+	out := p.stages[:0:0]
+	for i := 0; i < len(p.stages); i++ {
+		s := p.stages[i]
+		if st, ok := s.(*sortStage); ok && st.limit == 0 && i+1 < len(p.stages) {
+			if l, ok := p.stages[i+1].(*limitStage); ok {
+				cp := *st
+				cp.limit = l.n
+				s = &cp
 			}
-			return &skipStage{n: n}, nil
 		}
-		if n <= 0 {
-			return nil, mongoerr.New(15958, "invalid argument to $limit stage: Expected a positive number")
-		}
-		return &limitStage{n: n}, nil
-	case "$count":
-		if v.Type != bson.TypeString {
-			return nil, mongoerr.New(40156, "the count field must be a non-empty string")
-		}
-		s := v.StringValue()
-		if s == "" {
-			return nil, mongoerr.New(40156, "the count field must be a non-empty string")
-		}
-		if strings.HasPrefix(s, "$") {
-			return nil, mongoerr.New(40158, "the count field cannot be a $-prefixed path")
-		}
-		if strings.Contains(s, ".") {
-			return nil, mongoerr.New(40160, "the count field cannot contain '.'")
-		}
-		return &countStage{field: strings.Clone(s)}, nil
-	case "$group":
-		return parseGroup(v)
+		out = append(out, s)
 	}
-	if knownStages[name] {
-		return nil, mongoerr.New(mongoerr.NotImplemented, "pipeline stage %s is not supported by Cairn yet", name)
+	p.stages = out
+}
+
+// StartsWithSource reports whether the pipeline's first stage produces
+// its own documents ($documents, $collStats, ...), ignoring the input.
+func (p *Pipeline) StartsWithSource() bool {
+	if len(p.specs) == 0 {
+		return false
 	}
-	return nil, mongoerr.New(40324, "Unrecognized pipeline stage name: '%s'", name)
+	return stageTable[firstKey(p.specs[0])].source
+}
+
+// Writes reports whether the pipeline ends with $out or $merge.
+func (p *Pipeline) Writes() bool {
+	if len(p.specs) == 0 {
+		return false
+	}
+	return stageTable[firstKey(p.specs[len(p.specs)-1])].final
+}
+
+// Blocking reports whether some stage must see all of its input before it
+// produces output, or reads other collections (such a pipeline cannot be
+// resumed in a fresh snapshot between batches).
+func (p *Pipeline) Blocking() bool {
+	for _, sd := range p.specs {
+		switch firstKey(sd) {
+		case "$match", "$project", "$addFields", "$set", "$unset", "$skip", "$limit",
+			"$replaceRoot", "$replaceWith", "$redact", "$unwind":
+		default:
+			return true
+		}
+	}
+	return false
 }
 
 // Run connects the pipeline to its input.
-func (p *Pipeline) Run(in Iterator) Iterator {
+func (p *Pipeline) Run(in Iterator) (Iterator, error) {
+	var err error
 	for _, s := range p.stages {
-		in = s.wrap(in)
-	}
-	return in
-}
-
-type matchStage struct{ f *query.Filter }
-
-func (m *matchStage) wrap(in Iterator) Iterator {
-	return FuncIterator(func() (bson.Doc, error) {
-		for {
-			d, err := in.Next()
-			if d == nil || err != nil {
-				return nil, err
-			}
-			if m.f.Match(d) {
-				return d, nil
-			}
-		}
-	})
-}
-
-type projectStage struct{ p *query.Projection }
-
-func (s *projectStage) wrap(in Iterator) Iterator {
-	var buf []byte
-	return FuncIterator(func() (bson.Doc, error) {
-		d, err := in.Next()
-		if d == nil || err != nil {
+		if in, err = s.open(in); err != nil {
 			return nil, err
 		}
-		out, err := s.p.Apply(buf[:0], d, nil)
-		buf = out
-		return out, err
-	})
+	}
+	return in, nil
 }
 
-type skipStage struct{ n int64 }
-
-func (s *skipStage) wrap(in Iterator) Iterator {
-	left := s.n
-	return FuncIterator(func() (bson.Doc, error) {
-		for left > 0 {
-			d, err := in.Next()
-			if d == nil || err != nil {
-				return nil, err
-			}
-			left--
-		}
-		return in.Next()
-	})
+// Explain appends the pipeline's stages, as MongoDB's explain shows them.
+func (p *Pipeline) Explain(b *bson.Builder, key string) {
+	b.StartArray(key)
+	for i, sd := range p.specs {
+		b.AppendDocument(bson.Index(i), sd)
+	}
+	b.End()
 }
 
-type limitStage struct{ n int64 }
-
-func (s *limitStage) wrap(in Iterator) Iterator {
-	left := s.n
-	return FuncIterator(func() (bson.Doc, error) {
-		if left <= 0 {
-			return nil, nil
-		}
-		left--
-		return in.Next()
-	})
+func firstKey(d bson.Doc) string {
+	it := d.Iter()
+	if it.Next() {
+		return it.Element().Key
+	}
+	return ""
 }
 
-type sortStage struct{ s *query.Sort }
-
-func (s *sortStage) wrap(in Iterator) Iterator {
-	var out *SliceIterator
-	return FuncIterator(func() (bson.Doc, error) {
-		if out == nil {
-			type item struct {
-				key []byte
-				doc bson.Doc
-			}
-			var items []item
-			for {
-				d, err := in.Next()
-				if err != nil {
-					return nil, err
-				}
-				if d == nil {
-					break
-				}
-				doc := bson.Doc(append([]byte(nil), d...))
-				items = append(items, item{s.s.Key(nil, doc), doc})
-			}
-			sort.SliceStable(items, func(i, j int) bool { return string(items[i].key) < string(items[j].key) })
-			out = &SliceIterator{}
-			for _, it := range items {
-				out.Docs = append(out.Docs, it.doc)
-			}
+// parseSubPipeline reads an array of stages.
+func parseSubPipeline(c *Context, v bson.Value, within, field string) (*Pipeline, []bson.Doc, error) {
+	if v.Type != bson.TypeArray {
+		return nil, nil, mongoerr.New(mongoerr.TypeMismatch, "%s.%s must be an array", strings.TrimPrefix(within, "$"), field)
+	}
+	var stages []bson.Doc
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element().Value
+		if e.Type != bson.TypeDocument {
+			return nil, nil, mongoerr.New(mongoerr.TypeMismatch, "Each element of the '%s' array must be an object", field)
 		}
-		return out.Next()
-	})
+		stages = append(stages, e.Document())
+	}
+	p, err := Parse(c.sub(within), stages)
+	return p, stages, err
 }
 
-type countStage struct{ field string }
-
-func (s *countStage) wrap(in Iterator) Iterator {
-	done := false
-	return FuncIterator(func() (bson.Doc, error) {
-		if done {
-			return nil, nil
+// RunFiltered is Run for an input already filtered by p.Filter: the
+// leading $match is not applied again.
+func (p *Pipeline) RunFiltered(in Iterator) (Iterator, error) {
+	if p.Filter == nil {
+		return p.Run(in)
+	}
+	var err error
+	for _, s := range p.stages[1:] {
+		if in, err = s.open(in); err != nil {
+			return nil, err
 		}
-		done = true
-		var n int64
-		for {
-			d, err := in.Next()
-			if err != nil {
-				return nil, err
-			}
-			if d == nil {
-				break
-			}
-			n++
-		}
-		if n == 0 {
-			return nil, nil
-		}
-		var b bson.Builder
-		if n <= 2147483647 {
-			b.AppendInt32(s.field, int32(n))
-		} else {
-			b.AppendInt64(s.field, n)
-		}
-		return b.Finish(), nil
-	})
+	}
+	return in, nil
 }

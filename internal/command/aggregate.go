@@ -1,24 +1,32 @@
 package command
 
 import (
+	"context"
+	"os"
+	"time"
+
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/expr"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/kv"
 )
 
-// maxAggResultBytes bounds the results an aggregate holds for its cursor.
-const maxAggResultBytes = 100 * 1024 * 1024
-
+// aggregate runs an aggregation pipeline. Results are served by a cursor
+// that reads in a fresh snapshot for every batch (collection scans resume
+// after the last key they returned; blocking stages hold their results in
+// memory or spill files); $out and $merge run to completion in the command
+// and write in one transaction.
 func aggregate(c *Ctx) error {
 	a := newArgs(c)
 	if err := a.check("pipeline", "cursor", "explain", "allowDiskUse", "collation", "hint", "let",
-		"bypassDocumentValidation", "fromMongos", "needsMerge", "isMapReduceCommand"); err != nil {
+		"bypassDocumentValidation", "fromMongos", "needsMerge", "isMapReduceCommand", "rawData"); err != nil {
 		return err
 	}
-	first := a.first()
 	var name string
-	switch first.Type {
+	switch first := a.first(); first.Type {
 	case bson.TypeString:
 		name = first.StringValue()
 		if err := catalog.ValidateCollectionName(c.DB, name); err != nil {
@@ -28,125 +36,618 @@ func aggregate(c *Ctx) error {
 		if f, _ := first.AsFloat64(); f != 1 {
 			return mongoerr.New(mongoerr.FailedToParse, "Invalid aggregate namespace: an integer argument to aggregate must be 1")
 		}
-		return mongoerr.New(mongoerr.NotImplemented, "collectionless aggregate ({aggregate: 1}) is not supported by Cairn yet")
 	default:
 		return mongoerr.New(mongoerr.FailedToParse, "Invalid aggregate namespace: collection name must be a string or 1")
 	}
-	if explain, _, _ := a.boolean("explain"); explain {
-		return mongoerr.New(mongoerr.NotImplemented, "aggregate explain is not supported by Cairn yet")
+	explain, _, err := a.boolean("explain")
+	if err != nil {
+		return err
 	}
-	if _, ok := a.lookup("cursor"); !ok {
+	allowDisk, _, err := a.boolean("allowDiskUse")
+	if err != nil {
+		return err
+	}
+	if _, _, err := a.boolean("bypassDocumentValidation"); err != nil {
+		return err
+	}
+	if _, ok := a.lookup("cursor"); !ok && !explain {
 		return mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
 	}
 	batchSize, err := cursorBatchSize(a)
 	if err != nil {
 		return err
 	}
+	_, explicitBatch := lookupBatchSize(a)
 	cancel, err := withMaxTime(c)
 	if err != nil {
 		return err
 	}
 	defer cancel()
 	collation, _ := c.Body.Lookup("collation")
-	opts, err := parseQueryOptions(a, collation)
+	qopts, err := parseQueryOptions(a, collation)
 	if err != nil {
 		return err
 	}
+	stages, err := pipelineArg(a)
+	if err != nil {
+		return err
+	}
+	actx, err := newAggContext(c, name, qopts, allowDisk)
+	if err != nil {
+		return err
+	}
+	p, err := agg.Parse(actx, stages)
+	if err != nil {
+		return err
+	}
+	if v, ok := a.lookup("hint"); ok && name != "" {
+		if err := checkHint(c, name, v); err != nil {
+			return err
+		}
+	}
+	ns := c.DB + "." + name
+	if name == "" {
+		ns = c.DB + ".$cmd.aggregate"
+	}
+	if explain {
+		return explainAggregate(c, ns, p)
+	}
+	src := newAggSource(c, actx, p, name)
+	if p.Writes() {
+		var wc writeConcern
+		if wc, err = parseWriteConcern(c); err != nil {
+			return err
+		}
+		src.cat.durability = wc.durability()
+		// Run to completion now: $out/$merge produce no documents.
+		if _, err := src.Fill(c, func(bson.Doc) bool { return true }); err != nil {
+			return err
+		}
+		return writeBatch(c, nil, &sliceSource{}, ns, 0, batchOptions{firstBatch: true}, false)
+	}
+	var s Source = src
+	if explicitBatch && batchSize == 0 {
+		s = &deferFirst{Source: src}
+	}
+	return writeBatch(c, nil, s, ns, 0, batchOptions{batchSize: batchSize, firstBatch: true}, false)
+}
+
+func lookupBatchSize(a args) (bson.Value, bool) {
+	cur, ok, _ := a.doc("cursor")
+	if !ok {
+		return bson.Value{}, false
+	}
+	return cur.Lookup("batchSize")
+}
+
+// deferFirst answers an empty first batch (cursor.batchSize: 0) and runs
+// the pipeline on the first getMore.
+type deferFirst struct {
+	Source
+	started bool
+}
+
+func (d *deferFirst) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
+	if !d.started {
+		d.started = true
+		return false, nil
+	}
+	return d.Source.Fill(ctx, emit)
+}
+
+func pipelineArg(a args) ([]bson.Doc, error) {
 	stagesDoc, ok, err := a.array("pipeline")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if !ok {
-		return mongoerr.New(40414, "BSON field 'aggregate.pipeline' is missing but a required field")
+		return nil, mongoerr.New(40414, "BSON field 'aggregate.pipeline' is missing but a required field")
 	}
 	var stages []bson.Doc
 	it := stagesDoc.Iter()
 	for it.Next() {
 		v := it.Element().Value
 		if v.Type != bson.TypeDocument {
-			return mongoerr.New(mongoerr.TypeMismatch, "Each element of the 'pipeline' array must be an object")
+			return nil, mongoerr.New(mongoerr.TypeMismatch, "Each element of the 'pipeline' array must be an object")
 		}
 		stages = append(stages, v.Document())
 	}
-	p, err := agg.Parse(stages, opts)
+	return stages, nil
+}
+
+// newAggContext prepares the pipeline's options: collation, let variables
+// (evaluated once by the expression engine and handed to $match as
+// literals), $$NOW and the spill directory.
+func newAggContext(c *Ctx, name string, qopts *query.Options, allowDisk bool) (*agg.Context, error) {
+	eopts := &expr.Options{Let: qopts.Let, Now: time.Now()}
+	if qopts.Collation != nil {
+		eopts.Collation = qopts.Collation
+	}
+	if len(qopts.Let) > 0 {
+		vals, err := eopts.LetValues()
+		if err != nil {
+			return nil, err
+		}
+		var b bson.Builder
+		it := qopts.Let.Iter()
+		for it.Next() {
+			k := it.Element().Key
+			b.StartDocument(k)
+			b.AppendValue("$literal", vals[k])
+			b.End()
+		}
+		q := *qopts
+		q.Let = b.Finish()
+		qopts = &q
+	}
+	return &agg.Context{DB: c.DB, Coll: name, Query: qopts, Expr: eopts, AllowDiskUse: allowDisk, TempDir: os.TempDir()}, nil
+}
+
+// explainAggregate answers explain: true with the plan: the collection
+// scan (with the leading $match as its filter) and the stages after it.
+func explainAggregate(c *Ctx, ns string, p *agg.Pipeline) error {
+	r := c.Reply
+	r.AppendString("explainVersion", "1")
+	var b bson.Builder
+	p.Explain(&b, "stages")
+	stages, _ := b.Finish().Lookup("stages")
+	r.StartArray("stages")
+	i := 0
+	if !p.StartsWithSource() {
+		r.StartDocument(bson.Index(i))
+		i++
+		r.StartDocument("$cursor")
+		r.StartDocument("queryPlanner")
+		r.AppendString("namespace", ns)
+		r.StartDocument("winningPlan")
+		r.AppendString("stage", "COLLSCAN")
+		r.AppendString("direction", "forward")
+		r.End()
+		r.StartArray("rejectedPlans")
+		r.End()
+		r.End()
+		r.End()
+		r.End()
+	}
+	it := stages.Document().Iter()
+	for it.Next() {
+		r.AppendValue(bson.Index(i), it.Element().Value)
+		i++
+	}
+	r.End()
+	r.AppendDocument("command", c.Body)
+	host, _ := os.Hostname()
+	r.StartDocument("serverInfo")
+	r.AppendString("host", host)
+	r.AppendString("version", CompatibleVersion)
+	r.End()
+	return nil
+}
+
+// aggSource runs a pipeline as a cursor's source. Every Fill opens a read
+// snapshot that the pipeline's collection scans use; a scan remembers the
+// last key it returned and resumes after it in the next snapshot.
+type aggSource struct {
+	c       *Ctx
+	p       *agg.Pipeline
+	cat     *aggCatalog
+	it      agg.Iterator
+	pending bson.Doc
+	done    bool
+	err     error
+}
+
+func newAggSource(c *Ctx, actx *agg.Context, p *agg.Pipeline, name string) *aggSource {
+	s := &aggSource{c: c, p: p}
+	s.cat = &aggCatalog{env: c.Env, c: c, durability: kv.Durability(0)}
+	actx.Catalog = s.cat
+	actx.Check = func() error {
+		if s.cat.ctx != nil {
+			if err := s.cat.ctx.Err(); err != nil {
+				return ctxErr(err)
+			}
+		}
+		return nil
+	}
+	return s
+}
+
+func (s *aggSource) Close() {
+	s.pending = nil
+	s.it = nil
+}
+
+func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
+	if s.done {
+		return true, s.err
+	}
+	tx, err := s.c.Env.KV.BeginRead()
 	if err != nil {
+		return false, err
+	}
+	s.cat.tx, s.cat.ctx = tx, ctx
+	s.cat.gen++
+	defer func() {
+		s.cat.tx = nil
+		tx.Rollback()
+	}()
+	if s.it == nil {
+		var in agg.Iterator = agg.FuncIterator(func() (bson.Doc, error) { return nil, nil })
+		run := s.p.Run
+		if name := s.collName(); name != "" && !s.p.StartsWithSource() {
+			in = s.cat.scan(s.c.DB, name, s.p.Filter)
+			run = s.p.RunFiltered
+		}
+		if s.it, err = run(in); err != nil {
+			s.done = true
+			return false, err
+		}
+	}
+	if s.pending != nil {
+		if !emit(s.pending) {
+			return false, nil
+		}
+		s.pending = nil
+	}
+	for {
+		d, err := s.it.Next()
+		if err != nil {
+			s.done, s.err = true, err
+			return false, err
+		}
+		if d == nil {
+			s.done = true
+			return true, nil
+		}
+		if len(d) > MaxBSONObjectSize {
+			err := mongoerr.New(mongoerr.BSONObjectTooLarge, "BSONObj size: %d (0x%X) is invalid. Size must be between 0 and 16793600(16MB)", len(d), len(d))
+			s.done, s.err = true, err
+			return false, err
+		}
+		if !emit(d) {
+			s.pending = append(bson.Doc(nil), d...)
+			return false, nil
+		}
+	}
+}
+
+func (s *aggSource) collName() string {
+	first := s.c.Body.Iter()
+	if first.Next() && first.Element().Value.Type == bson.TypeString {
+		return first.Element().Value.StringValue()
+	}
+	return ""
+}
+
+// aggCatalog serves the pipeline's reads from the current Fill's snapshot
+// and its writes ($out, $merge) through collWriter.
+type aggCatalog struct {
+	env        *Env
+	c          *Ctx
+	tx         *kv.Tx
+	ctx        context.Context
+	gen        int // incremented for every snapshot
+	durability kv.Durability
+}
+
+// scanIter reads a collection in _id order across snapshots: when the
+// snapshot changes it reopens the collection and resumes after the last
+// key it returned.
+type scanIter struct {
+	cat      *aggCatalog
+	db, coll string
+	filter   *query.Filter
+	gen      int
+	cur      *kv.Cursor
+	lastKey  []byte
+	started  bool
+	done     bool
+	n        int
+}
+
+func (k *aggCatalog) scan(db, coll string, filter *query.Filter) *scanIter {
+	return &scanIter{cat: k, db: db, coll: coll, filter: filter}
+}
+
+func (s *scanIter) Next() (bson.Doc, error) {
+	if s.done {
+		return nil, nil
+	}
+	var key, val []byte
+	if s.cur == nil || s.gen != s.cat.gen {
+		if s.cat.tx == nil {
+			return nil, mongoerr.New(mongoerr.InternalError, "aggregate: collection read outside a snapshot")
+		}
+		s.gen = s.cat.gen
+		coll, err := catalog.Get(s.cat.tx, s.db, s.coll)
+		if err != nil {
+			return nil, err
+		}
+		if coll == nil {
+			s.done = true
+			return nil, nil
+		}
+		t, err := dataTree(s.cat.tx, coll)
+		if err != nil {
+			return nil, err
+		}
+		s.cur = t.Cursor()
+		if !s.started {
+			key, val = s.cur.First()
+			s.started = true
+		} else {
+			key, val = s.cur.Seek(s.lastKey)
+			if key != nil && string(key) == string(s.lastKey) {
+				key, val = s.cur.Next()
+			}
+		}
+	} else {
+		key, val = s.cur.Next()
+	}
+	for ; key != nil; key, val = s.cur.Next() {
+		if s.n++; s.n&255 == 0 && s.cat.ctx != nil {
+			if err := s.cat.ctx.Err(); err != nil {
+				return nil, ctxErr(err)
+			}
+		}
+		s.lastKey = append(s.lastKey[:0], key...)
+		if s.filter == nil || s.filter.Match(bson.Doc(val)) {
+			return bson.Doc(val), nil
+		}
+	}
+	if err := s.cur.Err(); err != nil {
+		return nil, err
+	}
+	s.done = true
+	return nil, nil
+}
+
+// Scan implements agg.Catalog.
+func (k *aggCatalog) Scan(db, coll string) (agg.Iterator, error) {
+	return k.scan(db, coll, nil), nil
+}
+
+// Out implements $out: the target's documents are replaced by the
+// pipeline's in one transaction (the target keeps its indexes; a duplicate
+// _id fails the whole $out and leaves the target unchanged).
+func (k *aggCatalog) Out(spec *agg.OutSpec, in agg.Iterator) error {
+	if err := catalog.ValidateCollectionName(spec.DB, spec.Coll); err != nil {
 		return err
 	}
-	if v, ok := a.lookup("hint"); ok {
-		if err := checkHint(c, name, v); err != nil {
+	return k.c.writeTx(k.durability, func(tx *kv.Tx) error {
+		coll, err := collectionForWrite(tx, spec.DB, spec.Coll, true)
+		if err != nil {
+			return err
+		}
+		w, err := openWriter(tx, coll)
+		if err != nil {
+			return err
+		}
+		if err := clearCollection(w); err != nil {
+			return err
+		}
+		for {
+			d, err := in.Next()
+			if err != nil {
+				return err
+			}
+			if d == nil {
+				return nil
+			}
+			if _, _, err := w.insert(d); err != nil {
+				return err
+			}
+		}
+	})
+}
+
+// clearCollection removes every document of w's collection through the
+// writer (so indexes follow).
+func clearCollection(w *collWriter) error {
+	type kvPair struct{ k, v []byte }
+	var all []kvPair
+	cur := w.data.Cursor()
+	for key, val := cur.First(); key != nil; key, val = cur.Next() {
+		all = append(all, kvPair{append([]byte(nil), key...), append([]byte(nil), val...)})
+	}
+	if err := cur.Err(); err != nil {
+		return err
+	}
+	for _, p := range all {
+		if err := w.remove(p.k, bson.Doc(p.v)); err != nil {
 			return err
 		}
 	}
-	docs, err := runPipeline(c, name, p)
-	if err != nil {
-		return err
-	}
-	return writeBatch(c, nil, &sliceSource{docs: docs}, c.DB+"."+name, 0, batchOptions{batchSize: batchSize, firstBatch: true}, false)
+	return nil
 }
 
-// runPipeline feeds the collection (in _id order, filtered by a leading
-// $match) through the pipeline in one snapshot and collects the results.
-func runPipeline(c *Ctx, name string, p *agg.Pipeline) ([]bson.Doc, error) {
-	tx, err := c.readTx()
-	if err != nil {
-		return nil, err
+// Merge implements $merge on _id: each document is inserted, replaces or
+// is merged into the target document with the same _id, as spec says.
+func (k *aggCatalog) Merge(spec *agg.MergeSpec, in agg.Iterator) error {
+	if err := catalog.ValidateCollectionName(spec.DB, spec.Coll); err != nil {
+		return err
 	}
-	defer tx.Rollback()
-	coll, err := catalog.Get(tx, c.DB, name)
-	if err != nil {
-		return nil, err
-	}
-	var in agg.Iterator = &agg.SliceIterator{}
-	if coll != nil {
-		t, err := dataTree(tx, coll)
+	return k.c.writeTx(k.durability, func(tx *kv.Tx) error {
+		coll, err := collectionForWrite(tx, spec.DB, spec.Coll, true)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		cur := t.Cursor()
-		started := false
-		n := 0
-		in = agg.FuncIterator(func() (bson.Doc, error) {
-			var k, v []byte
-			for {
-				if !started {
-					k, v = cur.First()
-					started = true
-				} else {
-					k, v = cur.Next()
+		w, err := openWriter(tx, coll)
+		if err != nil {
+			return err
+		}
+		var key []byte
+		for {
+			d, err := in.Next()
+			if err != nil {
+				return err
+			}
+			if d == nil {
+				return nil
+			}
+			d, id, err := prepareInsert(d)
+			if err != nil {
+				return err
+			}
+			key = docKey(key[:0], id)
+			old, err := w.data.Get(key)
+			if err != nil {
+				return err
+			}
+			var existing bson.Doc
+			if old != nil {
+				existing = append(bson.Doc(nil), old...)
+			}
+			out, action, err := spec.Resolve(existing, d)
+			if err != nil {
+				return err
+			}
+			switch action {
+			case agg.MergeInsert:
+				if existing != nil {
+					return duplicateKey(coll.Namespace(), id)
 				}
-				if k == nil {
-					return nil, cur.Err()
+				if _, _, err := w.insert(out); err != nil {
+					return err
 				}
-				if n++; n&255 == 0 {
-					if err := c.Err(); err != nil {
-						return nil, ctxErr(err)
-					}
+			case agg.MergeReplace:
+				out, newID, err := prepareInsert(out)
+				if err != nil {
+					return err
 				}
-				if p.Filter == nil || p.Filter.Match(bson.Doc(v)) {
-					return bson.Doc(v), nil
+				if !bson.Equal(newID, id) {
+					return mongoerr.New(mongoerr.ImmutableField, "$merge failed to update the matching document, did you attempt to modify the _id or the shard key?")
+				}
+				if err := w.replace(append([]byte(nil), key...), existing, out); err != nil {
+					return err
 				}
 			}
-		})
-	}
-	out := p.Run(in)
-	var docs []bson.Doc
-	var bytes int
-	for {
-		d, err := out.Next()
-		if err != nil {
-			return nil, err
 		}
-		if d == nil {
-			break
-		}
-		if len(d) > MaxBSONObjectSize {
-			return nil, mongoerr.New(mongoerr.BSONObjectTooLarge, "BSONObj size: %d (0x%X) is invalid. Size must be between 0 and 16793600(16MB)", len(d), len(d))
-		}
-		bytes += len(d)
-		if bytes > maxAggResultBytes {
-			return nil, mongoerr.New(mongoerr.NotImplemented, "aggregation results larger than %d bytes are not supported by Cairn yet", maxAggResultBytes)
-		}
-		docs = append(docs, bson.Doc(append([]byte(nil), d...)))
-	}
-	return docs, nil
+	})
 }
+
+// CollStats implements $collStats.
+func (k *aggCatalog) CollStats(db, name string, spec bson.Doc) (bson.Doc, error) {
+	coll, err := catalog.Get(k.tx, db, name)
+	if err != nil {
+		return nil, err
+	}
+	if coll == nil {
+		return nil, mongoerr.New(mongoerr.NamespaceNotFound, "Unable to retrieve storageStats in $collStats stage :: caused by :: Collection [%s.%s] not found.", db, name)
+	}
+	count, size, err := collSizes(k.c, k.tx, coll)
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	var b bson.Builder
+	b.AppendString("ns", coll.Namespace())
+	b.AppendString("host", host)
+	b.AppendDateTime("localTime", time.Now().UnixMilli())
+	it := spec.Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "latencyStats":
+			b.StartDocument("latencyStats")
+			for _, op := range []string{"reads", "writes", "commands", "transactions"} {
+				b.StartDocument(op)
+				b.AppendInt64("latency", 0)
+				b.AppendInt64("ops", 0)
+				b.End()
+			}
+			b.End()
+		case "storageStats":
+			scale := int64(1)
+			if v, ok := e.Value.Document().Lookup("scale"); ok {
+				n, ok := v.AsInt64()
+				if !ok || n < 1 {
+					return nil, mongoerr.New(mongoerr.BadValue, "Invalid scale argument, scale has to be >= 1")
+				}
+				scale = n
+			}
+			b.StartDocument("storageStats")
+			b.AppendInt64("size", size/scale)
+			b.AppendInt64("count", count)
+			if count > 0 {
+				b.AppendInt64("avgObjSize", size/count)
+			} else {
+				b.AppendInt64("avgObjSize", 0)
+			}
+			b.AppendInt64("storageSize", size/scale)
+			b.AppendInt64("freeStorageSize", 0)
+			b.AppendBool("capped", false)
+			b.AppendInt32("nindexes", int32(len(coll.Indexes)))
+			b.AppendInt64("totalIndexSize", 0)
+			b.AppendInt64("totalSize", size/scale)
+			b.StartDocument("indexSizes")
+			for _, ix := range coll.Indexes {
+				b.AppendInt64(ix.Name, 0)
+			}
+			b.End()
+			b.AppendInt64("scaleFactor", scale)
+			b.End()
+		case "count":
+			b.AppendInt64("count", count)
+		case "queryExecStats":
+			b.StartDocument("queryExecStats")
+			b.StartDocument("collectionScans")
+			b.AppendInt64("total", 0)
+			b.AppendInt64("nonTailable", 0)
+			b.End()
+			b.End()
+		}
+	}
+	return b.Finish(), nil
+}
+
+// IndexStats implements $indexStats (Cairn keeps no per-index access
+// counters yet: ops is 0 since the server started).
+func (k *aggCatalog) IndexStats(db, name string) ([]bson.Doc, error) {
+	coll, err := catalog.Get(k.tx, db, name)
+	if err != nil || coll == nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	var out []bson.Doc
+	for _, ix := range coll.Indexes {
+		var b bson.Builder
+		b.AppendString("name", ix.Name)
+		if key, ok := ix.Spec.Lookup("key"); ok {
+			b.AppendValue("key", key)
+		}
+		b.AppendString("host", host)
+		b.StartDocument("accesses")
+		b.AppendInt64("ops", 0)
+		b.AppendDateTime("since", k.env.Started.UnixMilli())
+		b.End()
+		b.AppendDocument("spec", ix.Spec)
+		out = append(out, b.Finish())
+	}
+	return out, nil
+}
+
+// LocalSessions implements $listLocalSessions. Cairn keeps no session
+// cache: the requesting session is the one it knows.
+func (k *aggCatalog) LocalSessions(spec bson.Doc) ([]bson.Doc, error) {
+	lsid, ok := k.c.Body.Lookup("lsid")
+	if !ok || lsid.Type != bson.TypeDocument {
+		return nil, nil
+	}
+	id, ok := lsid.Document().Lookup("id")
+	if !ok {
+		return nil, nil
+	}
+	var b bson.Builder
+	b.StartDocument("_id")
+	b.AppendValue("id", id)
+	b.AppendBinary("uid", 0, emptyUserDigest[:])
+	b.End()
+	b.AppendDateTime("lastUse", time.Now().UnixMilli())
+	return []bson.Doc{b.Finish()}, nil
+}
+
+// emptyUserDigest is SHA-256 of the empty string: the uid of sessions of
+// an unauthenticated client, as MongoDB reports it.
+var emptyUserDigest = [32]byte{0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24,
+	0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55}

@@ -1,0 +1,448 @@
+package agg
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+func init() {
+	register("$lookup", stageInfo{parse: parseLookup})
+	register("$unionWith", stageInfo{parse: parseUnionWith})
+}
+
+// lookupStage joins each document with matching documents of another
+// collection, by field equality, by a correlated pipeline, or both.
+type lookupStage struct {
+	ctx                     *Context
+	fromDB, from            string
+	as                      []string
+	localField, foreignPath []string
+	foreignField            string
+	let                     bson.Doc
+	pipeline                []bson.Doc
+	hasPipeline             bool
+
+	cache   map[string]*Pipeline
+	noVars  []bson.Doc // results of an uncorrelated pipeline, once computed
+	noVarsD bool
+}
+
+func parseLookup(c *Context, v bson.Value) (stage, error) {
+	if v.Type != bson.TypeDocument {
+		return nil, mongoerr.New(mongoerr.FailedToParse, "the $lookup specification must be an Object, but found %s", v.Type)
+	}
+	s := &lookupStage{ctx: c, fromDB: c.DB}
+	var as, local, foreign string
+	hasLocal, hasForeign := false, false
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Key == "pipeline" {
+			if e.Value.Type != bson.TypeArray {
+				return nil, mongoerr.New(mongoerr.FailedToParse, "'pipeline' option must be specified as an array")
+			}
+			s.hasPipeline = true
+			sub := e.Value.Document().Iter()
+			for sub.Next() {
+				if sub.Element().Value.Type != bson.TypeDocument {
+					return nil, mongoerr.New(mongoerr.FailedToParse, "$lookup stage 'pipeline' contains a non-object stage")
+				}
+				s.pipeline = append(s.pipeline, sub.Element().Value.Document())
+			}
+			continue
+		}
+		if e.Key == "let" {
+			if e.Value.Type != bson.TypeDocument {
+				return nil, mongoerr.New(mongoerr.FailedToParse, "$lookup argument 'let: %s' must be an object, is type %s", e.Value.String(), e.Value.Type)
+			}
+			s.let = e.Value.Document()
+			continue
+		}
+		if e.Key == "from" && e.Value.Type == bson.TypeDocument {
+			db, _ := e.Value.Document().Lookup("db")
+			coll, _ := e.Value.Document().Lookup("coll")
+			if db.Type != bson.TypeString || coll.Type != bson.TypeString {
+				return nil, mongoerr.New(mongoerr.FailedToParse, "$lookup 'from' field must specify 'db' and 'coll' as strings")
+			}
+			s.fromDB, s.from = db.StringValue(), coll.StringValue()
+			continue
+		}
+		if e.Value.Type != bson.TypeString {
+			return nil, mongoerr.New(mongoerr.FailedToParse, "$lookup argument '%s: %s' must be a string, is type %s", e.Key, e.Value.String(), e.Value.Type)
+		}
+		sv := e.Value.StringValue()
+		switch e.Key {
+		case "from":
+			s.from = sv
+		case "as":
+			as = sv
+		case "localField":
+			local, hasLocal = sv, true
+		case "foreignField":
+			foreign, hasForeign = sv, true
+		default:
+			return nil, mongoerr.New(mongoerr.FailedToParse, "unknown argument to $lookup: %s", e.Key)
+		}
+	}
+	if as == "" {
+		return nil, mongoerr.New(mongoerr.FailedToParse, "must specify 'as' field for a $lookup")
+	}
+	if err := validFieldPath("$lookup", as); err != nil {
+		return nil, err
+	}
+	s.as = strings.Split(as, ".")
+	if hasLocal != hasForeign {
+		return nil, mongoerr.New(mongoerr.FailedToParse, "$lookup requires both or neither of 'localField' and 'foreignField' to be specified")
+	}
+	if !hasLocal && !s.hasPipeline {
+		return nil, mongoerr.New(mongoerr.FailedToParse, "$lookup requires either 'pipeline' or both 'localField' and 'foreignField' to be specified")
+	}
+	if hasLocal {
+		for _, f := range []string{local, foreign} {
+			if err := validFieldPath("$lookup", f); err != nil {
+				return nil, err
+			}
+		}
+		s.localField, s.foreignField = strings.Split(local, "."), foreign
+		s.foreignPath = strings.Split(foreign, ".")
+	}
+	if s.from == "" && (!s.hasPipeline || len(s.pipeline) == 0 || firstKey(s.pipeline[0]) != "$documents") {
+		return nil, mongoerr.New(mongoerr.FailedToParse, "must specify 'from' field for a $lookup")
+	}
+	if s.from != "" {
+		if err := checkTargetName(s.from); err != nil && !strings.HasPrefix(s.from, "system.") {
+			return nil, err
+		}
+	}
+	// Parse now to report errors in the sub-pipeline (and its variables).
+	if s.hasPipeline {
+		vars := bson.EmptyDoc
+		if s.let != nil {
+			var b bson.Builder
+			it := s.let.Iter()
+			for it.Next() {
+				b.AppendNull(it.Element().Key)
+			}
+			vars = b.Finish()
+		}
+		if _, err := s.pipelineFor(vars); err != nil {
+			return nil, err
+		}
+		s.cache = nil
+	}
+	return s, nil
+}
+
+func (s *lookupStage) pipelineFor(vars bson.Doc) (*Pipeline, error) {
+	if p := s.cache[string(vars)]; p != nil {
+		return p, nil
+	}
+	c := s.ctx.sub("$lookup")
+	c.DB, c.Coll = s.fromDB, s.from
+	if len(vars) > 5 {
+		withVars(c, vars)
+	}
+	p, err := Parse(c, s.pipeline)
+	if err != nil {
+		return nil, err
+	}
+	if s.cache == nil || len(s.cache) > 256 {
+		s.cache = map[string]*Pipeline{}
+	}
+	s.cache[string(vars)] = p
+	return p, nil
+}
+
+// foreign returns the documents of the foreign collection.
+func (s *lookupStage) foreign() (Iterator, error) {
+	if s.from == "" {
+		return empty, nil
+	}
+	if s.ctx.Catalog == nil {
+		return nil, mongoerr.New(mongoerr.NotImplemented, "$lookup is not available here")
+	}
+	return s.ctx.Catalog.Scan(s.fromDB, s.from)
+}
+
+func (s *lookupStage) open(in Iterator) (Iterator, error) {
+	var index *equalityIndex
+	return FuncIterator(func() (bson.Doc, error) {
+		d, err := in.Next()
+		if d == nil || err != nil {
+			return nil, err
+		}
+		var matches []bson.Doc
+		if s.localField != nil {
+			if index == nil {
+				if index, err = s.buildIndex(); err != nil {
+					return nil, err
+				}
+			}
+			matches = index.lookup(s.ctx, lookupPathValues(d, s.localField))
+		}
+		if s.hasPipeline {
+			if matches, err = s.runPipeline(d, matches); err != nil {
+				return nil, err
+			}
+		}
+		var b bson.Builder
+		b.StartArray("a")
+		for i, m := range matches {
+			b.AppendDocument(bson.Index(i), m)
+		}
+		b.End()
+		arr, _ := b.Finish().Lookup("a")
+		out := withPath(d, s.as, arr)
+		if len(out) > 16*1024*1024 {
+			return nil, mongoerr.New(4568, "Total size of documents in %s matching pipeline's $lookup stage exceeds %d bytes", s.from, 16*1024*1024)
+		}
+		return out, nil
+	}), nil
+}
+
+func (s *lookupStage) runPipeline(d bson.Doc, matches []bson.Doc) ([]bson.Doc, error) {
+	correlated := len(s.let) > 5 || s.localField != nil
+	if !correlated && s.noVarsD {
+		return s.noVars, nil
+	}
+	vars := bson.EmptyDoc
+	if len(s.let) > 5 {
+		var err error
+		if vars, err = evalVars(s.ctx, s.let, d); err != nil {
+			return nil, err
+		}
+	}
+	p, err := s.pipelineFor(vars)
+	if err != nil {
+		return nil, err
+	}
+	var src Iterator
+	if s.localField != nil {
+		src = &SliceIterator{Docs: slices.Clone(matches)}
+	} else if p.StartsWithSource() {
+		src = empty
+	} else if src, err = s.foreign(); err != nil {
+		return nil, err
+	}
+	out, err := p.Run(src)
+	if err != nil {
+		return nil, err
+	}
+	res, err := Drain(out)
+	if err != nil {
+		return nil, err
+	}
+	if !correlated {
+		s.noVars, s.noVarsD = res, true
+	}
+	return res, nil
+}
+
+// equalityIndex maps the encoded values of the foreign field to the
+// positions of the foreign documents holding them.
+type equalityIndex struct {
+	docs []bson.Doc
+	m    map[string][]int
+}
+
+func (s *lookupStage) valueKey(v bson.Value) string {
+	if v.Type == 0 || v.Type == bson.TypeUndefined {
+		v = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+	}
+	if c := s.ctx.collation(); c != nil {
+		return string(bson.AppendKeyCollated(nil, v, false, c))
+	}
+	return string(bson.AppendKey(nil, v, false))
+}
+
+func (s *lookupStage) buildIndex() (*equalityIndex, error) {
+	it, err := s.foreign()
+	if err != nil {
+		return nil, err
+	}
+	ix := &equalityIndex{m: map[string][]int{}}
+	var mem int64
+	for {
+		d, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		if d == nil {
+			break
+		}
+		d = cloneDoc(d)
+		mem += int64(len(d))
+		if mem > s.ctx.memLimit() && !s.ctx.AllowDiskUse {
+			return nil, errMemory("$lookup")
+		}
+		n := len(ix.docs)
+		ix.docs = append(ix.docs, d)
+		seen := map[string]bool{}
+		for _, v := range foreignValues(d, s.foreignPath) {
+			k := s.valueKey(v)
+			if !seen[k] {
+				seen[k] = true
+				ix.m[k] = append(ix.m[k], n)
+			}
+		}
+	}
+	return ix, nil
+}
+
+func (ix *equalityIndex) lookup(c *Context, locals []bson.Value) []bson.Doc {
+	s := &lookupStage{ctx: c}
+	var hits []int
+	seen := map[int]bool{}
+	for _, v := range locals {
+		for _, i := range ix.m[s.valueKey(v)] {
+			if !seen[i] {
+				seen[i] = true
+				hits = append(hits, i)
+			}
+		}
+	}
+	slices.Sort(hits)
+	out := make([]bson.Doc, len(hits))
+	for i, h := range hits {
+		out[i] = ix.docs[h]
+	}
+	return out
+}
+
+// lookupPathValues returns the values the local field contributes: the
+// elements of an array (an empty array contributes nothing... but matches
+// null as MongoDB's $in with the array does not), the value itself
+// otherwise; missing is null.
+func lookupPathValues(d bson.Doc, path []string) []bson.Value {
+	vals := foreignValues(d, path)
+	var out []bson.Value
+	for _, v := range vals {
+		if v.Type == bson.TypeArray {
+			continue
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 && len(vals) == 0 {
+		out = append(out, bson.Value{})
+	}
+	return out
+}
+
+// foreignValues collects the values reachable at path, as a query's
+// equality sees them: arrays along the path are traversed, a final array
+// contributes itself and its elements, and a missing field is missing
+// (which equals null).
+func foreignValues(d bson.Doc, path []string) []bson.Value {
+	var out []bson.Value
+	var walk func(v bson.Value, i int)
+	walk = func(v bson.Value, i int) {
+		if i == len(path) {
+			out = append(out, v)
+			if v.Type == bson.TypeArray {
+				it := v.Document().Iter()
+				for it.Next() {
+					out = append(out, it.Element().Value)
+				}
+			}
+			return
+		}
+		switch v.Type {
+		case bson.TypeDocument:
+			nv, ok := v.Document().Lookup(path[i])
+			if !ok {
+				out = append(out, bson.Value{})
+				return
+			}
+			walk(nv, i+1)
+		case bson.TypeArray:
+			it := v.Document().Iter()
+			for it.Next() {
+				e := it.Element().Value
+				if e.Type == bson.TypeDocument {
+					walk(e, i)
+				}
+			}
+		default:
+			out = append(out, bson.Value{})
+		}
+	}
+	walk(bson.Value{Type: bson.TypeDocument, Data: d}, 0)
+	return out
+}
+
+// unionWithStage outputs its input, then the documents of another
+// collection through an optional pipeline.
+type unionWithStage struct {
+	ctx      *Context
+	coll     string
+	pipeline *Pipeline
+}
+
+func parseUnionWith(c *Context, v bson.Value) (stage, error) {
+	s := &unionWithStage{ctx: c}
+	switch v.Type {
+	case bson.TypeString:
+		s.coll = v.StringValue()
+	case bson.TypeDocument:
+		it := v.Document().Iter()
+		for it.Next() {
+			e := it.Element()
+			switch e.Key {
+			case "coll":
+				if e.Value.Type != bson.TypeString {
+					return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '$unionWith.coll' is the wrong type '%s', expected type 'string'", e.Value.Type)
+				}
+				s.coll = e.Value.StringValue()
+			case "pipeline":
+				sc := *c
+				sc.Coll = "x"
+				p, _, err := parseSubPipeline(&sc, e.Value, "$unionWith", "pipeline")
+				if err != nil {
+					return nil, err
+				}
+				s.pipeline = p
+			default:
+				return nil, mongoerr.New(40415, "BSON field '$unionWith.%s' is an unknown field.", e.Key)
+			}
+		}
+	default:
+		return nil, mongoerr.New(mongoerr.FailedToParse, "the $unionWith stage specification must be an object or string, but found %s", v.Type)
+	}
+	if s.coll == "" && (s.pipeline == nil || !s.pipeline.StartsWithSource()) {
+		return nil, mongoerr.New(mongoerr.FailedToParse, "$unionWith stage without explicit collection must have a pipeline with $documents as first stage")
+	}
+	return s, nil
+}
+
+func (s *unionWithStage) open(in Iterator) (Iterator, error) {
+	var second Iterator
+	first := true
+	return FuncIterator(func() (bson.Doc, error) {
+		if first {
+			d, err := in.Next()
+			if d != nil || err != nil {
+				return d, err
+			}
+			first = false
+			var src Iterator = empty
+			if s.coll != "" && (s.pipeline == nil || !s.pipeline.StartsWithSource()) {
+				if s.ctx.Catalog == nil {
+					return nil, mongoerr.New(mongoerr.NotImplemented, "$unionWith is not available here")
+				}
+				if src, err = s.ctx.Catalog.Scan(s.ctx.DB, s.coll); err != nil {
+					return nil, err
+				}
+			}
+			second = src
+			if s.pipeline != nil {
+				if second, err = s.pipeline.Run(src); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return second.Next()
+	}), nil
+}

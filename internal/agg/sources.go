@@ -1,0 +1,133 @@
+package agg
+
+import (
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/expr"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+func init() {
+	register("$documents", stageInfo{parse: parseDocuments, source: true, collectionless: true})
+	register("$collStats", stageInfo{parse: parseCollStats, source: true})
+	register("$indexStats", stageInfo{parse: parseIndexStats, source: true})
+	register("$listLocalSessions", stageInfo{parse: parseListLocalSessions, source: true, collectionless: true})
+}
+
+// documentsStage is $documents: the documents of a constant array
+// expression (let variables allowed, no field paths).
+type documentsStage struct {
+	docs []bson.Doc
+}
+
+func parseDocuments(c *Context, v bson.Value) (stage, error) {
+	x, err := expr.Parse(v, c.Expr)
+	if err != nil {
+		return nil, err
+	}
+	env := expr.NewEnv(c.Expr)
+	r, err := expr.Eval(x, bson.EmptyDoc, env)
+	if err != nil {
+		return nil, err
+	}
+	if r.Type != bson.TypeArray {
+		return nil, mongoerr.New(5858203, "an array is expected")
+	}
+	s := &documentsStage{}
+	it := r.Document().Iter()
+	for it.Next() {
+		e := it.Element().Value
+		if e.Type != bson.TypeDocument {
+			return nil, mongoerr.New(40228, "'newRoot' expression  must evaluate to an object, but resulting value was: %s. Type of resulting value: '%s'. Input document: {}", e.String(), e.Type)
+		}
+		s.docs = append(s.docs, cloneDoc(e.Document()))
+	}
+	return s, nil
+}
+
+func (s *documentsStage) open(Iterator) (Iterator, error) {
+	return &SliceIterator{Docs: append([]bson.Doc(nil), s.docs...)}, nil
+}
+
+// catalogStage produces documents from the Catalog.
+type catalogStage struct {
+	name string
+	fn   func(Catalog) ([]bson.Doc, error)
+	ctx  *Context
+}
+
+func (s *catalogStage) open(Iterator) (Iterator, error) {
+	if s.ctx.Catalog == nil {
+		return nil, mongoerr.New(mongoerr.NotImplemented, "%s is not available here", s.name)
+	}
+	docs, err := s.fn(s.ctx.Catalog)
+	if err != nil {
+		return nil, err
+	}
+	return &SliceIterator{Docs: docs}, nil
+}
+
+func parseCollStats(c *Context, v bson.Value) (stage, error) {
+	if v.Type != bson.TypeDocument {
+		return nil, mongoerr.New(40166, "$collStats must take a nested object but found: %s", v.String())
+	}
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "latencyStats", "storageStats", "count", "queryExecStats":
+			if e.Value.Type != bson.TypeDocument {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '$collStats.%s' is the wrong type '%s', expected type 'object'", e.Key, e.Value.Type)
+			}
+		default:
+			return nil, mongoerr.New(40415, "BSON field '$collStats.%s' is an unknown field.", e.Key)
+		}
+	}
+	spec := v.Document()
+	db, coll := c.DB, c.Coll
+	return &catalogStage{name: "$collStats", ctx: c, fn: func(cat Catalog) ([]bson.Doc, error) {
+		d, err := cat.CollStats(db, coll, spec)
+		if err != nil {
+			return nil, err
+		}
+		return []bson.Doc{d}, nil
+	}}, nil
+}
+
+func parseIndexStats(c *Context, v bson.Value) (stage, error) {
+	if v.Type != bson.TypeDocument {
+		return nil, mongoerr.New(28803, "The $indexStats stage specification must be an empty object")
+	}
+	if v.Document().Len() != 0 {
+		return nil, mongoerr.New(28803, "The $indexStats stage specification must be an empty object")
+	}
+	db, coll := c.DB, c.Coll
+	return &catalogStage{name: "$indexStats", ctx: c, fn: func(cat Catalog) ([]bson.Doc, error) {
+		return cat.IndexStats(db, coll)
+	}}, nil
+}
+
+func parseListLocalSessions(c *Context, v bson.Value) (stage, error) {
+	if v.Type != bson.TypeDocument {
+		return nil, mongoerr.New(mongoerr.TypeMismatch, "$listLocalSessions options must be specified in an object, but found: %s", v.Type)
+	}
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "allUsers":
+			if e.Value.Type != bson.TypeBoolean {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '$listLocalSessions.allUsers' is the wrong type '%s', expected type 'bool'", e.Value.Type)
+			}
+		case "users":
+			if e.Value.Type != bson.TypeArray {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '$listLocalSessions.users' is the wrong type '%s', expected type 'array'", e.Value.Type)
+			}
+		default:
+			return nil, mongoerr.New(40415, "BSON field '$listLocalSessions.%s' is an unknown field.", e.Key)
+		}
+	}
+	spec := v.Document()
+	return &catalogStage{name: "$listLocalSessions", ctx: c, fn: func(cat Catalog) ([]bson.Doc, error) {
+		return cat.LocalSessions(spec)
+	}}, nil
+}

@@ -1,0 +1,158 @@
+package agg
+
+import (
+	"bufio"
+	"bytes"
+	"container/heap"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// item is a document with its ordering key.
+type item struct {
+	key []byte
+	doc bson.Doc
+}
+
+func itemBytes(it item) int64 { return int64(len(it.key)+len(it.doc)) + 48 }
+
+func sortItems(items []item) {
+	slices.SortStableFunc(items, func(a, b item) int { return bytes.Compare(a.key, b.key) })
+}
+
+// errMemory is MongoDB's error for a blocking stage over its memory limit
+// without allowDiskUse.
+func errMemory(stage string) error {
+	return mongoerr.New(292, "Exceeded memory limit for %s, but didn't allow external spilling; pass allowDiskUse:true to opt in.", stage)
+}
+
+// spiller writes sorted runs of items to temporary files and merges them
+// back in key order (ties: earlier runs first, so merging is stable).
+type spiller struct {
+	dir  string
+	runs []*os.File
+}
+
+func (s *spiller) writeRun(items []item) error {
+	sortItems(items)
+	f, err := os.CreateTemp(s.dir, "cairn-agg-spill-*")
+	if err != nil {
+		return fmt.Errorf("spilling to disk: %w", err)
+	}
+	os.Remove(f.Name()) // unlinked: the space is returned when f is closed
+	s.runs = append(s.runs, f)
+	w := bufio.NewWriterSize(f, 1<<16)
+	var hdr [4]byte
+	for _, it := range items {
+		binary.LittleEndian.PutUint32(hdr[:], uint32(len(it.key)))
+		w.Write(hdr[:])
+		w.Write(it.key)
+		if _, err := w.Write(it.doc); err != nil {
+			return fmt.Errorf("spilling to disk: %w", err)
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return fmt.Errorf("spilling to disk: %w", err)
+	}
+	_, err = f.Seek(0, io.SeekStart)
+	return err
+}
+
+func (s *spiller) close() {
+	for _, f := range s.runs {
+		f.Close()
+	}
+	s.runs = nil
+}
+
+type runReader struct {
+	r   *bufio.Reader
+	idx int
+	cur item
+}
+
+func (rr *runReader) next() (bool, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(rr.r, hdr[:]); err != nil {
+		if err == io.EOF {
+			return false, nil
+		}
+		return false, err
+	}
+	key := make([]byte, binary.LittleEndian.Uint32(hdr[:]))
+	if _, err := io.ReadFull(rr.r, key); err != nil {
+		return false, err
+	}
+	if _, err := io.ReadFull(rr.r, hdr[:]); err != nil {
+		return false, err
+	}
+	n := binary.LittleEndian.Uint32(hdr[:])
+	if n < 5 || n > 64<<20 {
+		return false, fmt.Errorf("corrupt spill file")
+	}
+	doc := make([]byte, n)
+	copy(doc, hdr[:])
+	if _, err := io.ReadFull(rr.r, doc[4:]); err != nil {
+		return false, err
+	}
+	rr.cur = item{key: key, doc: doc}
+	return true, nil
+}
+
+type runHeap []*runReader
+
+func (h runHeap) Len() int { return len(h) }
+func (h runHeap) Less(i, j int) bool {
+	if c := bytes.Compare(h[i].cur.key, h[j].cur.key); c != 0 {
+		return c < 0
+	}
+	return h[i].idx < h[j].idx
+}
+func (h runHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *runHeap) Push(x any)   { *h = append(*h, x.(*runReader)) }
+func (h *runHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// merge returns a function yielding the items of every run in key order;
+// it returns ok=false at the end.
+func (s *spiller) merge() (func() (item, bool, error), error) {
+	h := &runHeap{}
+	for i, f := range s.runs {
+		rr := &runReader{r: bufio.NewReaderSize(f, 1<<16), idx: i}
+		ok, err := rr.next()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			*h = append(*h, rr)
+		}
+	}
+	heap.Init(h)
+	return func() (item, bool, error) {
+		if h.Len() == 0 {
+			return item{}, false, nil
+		}
+		top := (*h)[0]
+		out := top.cur
+		ok, err := top.next()
+		if err != nil {
+			return item{}, false, err
+		}
+		if ok {
+			heap.Fix(h, 0)
+		} else {
+			heap.Pop(h)
+		}
+		return out, true, nil
+	}, nil
+}
