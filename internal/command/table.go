@@ -32,6 +32,8 @@ var table = []*Command{
 	{Name: "collStats", Run: collStats, Help: "collection statistics"},
 	{Name: "dbStats", Run: dbStats, Help: "database statistics"},
 	{Name: "collMod", Run: collMod, Write: true, Help: "modify collection options"},
+	{Name: "validate", Run: validate, Help: "check a collection against its indexes (full: also the storage engine)"},
+	{Name: "fsync", Run: fsyncCmd, AdminOnly: true, Help: "make every write durable and checkpoint"},
 
 	{Name: "insert", Run: insert, Write: true, Help: "insert documents"},
 	{Name: "find", Run: find, Help: "query documents"},

@@ -1,0 +1,46 @@
+package e2e
+
+import (
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+)
+
+func TestValidateAndFsync(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("val")
+	coll := db.Collection("c")
+	for i := 0; i < 50; i++ {
+		if _, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: i}, {Key: "a", Value: bson.A{i, i + 1}}, {Key: "b", Value: i % 5}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := coll.Indexes().CreateMany(ctx(t), []mongo.IndexModel{{Keys: bson.D{{Key: "a", Value: 1}}}, {Keys: bson.D{{Key: "b", Value: -1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.UpdateMany(ctx(t), bson.D{{Key: "b", Value: 2}}, bson.D{{Key: "$push", Value: bson.D{{Key: "a", Value: 99}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.DeleteMany(ctx(t), bson.D{{Key: "b", Value: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Valid        bool
+		NRecords     int64            `bson:"nrecords"`
+		KeysPerIndex map[string]int64 `bson:"keysPerIndex"`
+		Errors       []string
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "validate", Value: "c"}, {Key: "full", Value: true}}).Decode(&res); err != nil {
+		t.Fatal(err)
+	}
+	// 40 documents left; a has 2 values each, plus 99 in the 10 with b=2.
+	if !res.Valid || res.NRecords != 40 || res.KeysPerIndex["a_1"] != 90 || res.KeysPerIndex["b_-1"] != 40 {
+		t.Fatalf("validate = %+v", res)
+	}
+	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "validate", Value: "missing"}}).Err(), 26)
+	if err := client.Database("admin").RunCommand(ctx(t), bson.D{{Key: "fsync", Value: 1}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cmdErr(t, client.Database("admin").RunCommand(ctx(t), bson.D{{Key: "fsync", Value: 1}, {Key: "lock", Value: true}}).Err(), 115)
+}
