@@ -57,6 +57,7 @@ func TestHandshakeAndAdmin(t *testing.T) {
 		{{Key: "getLog", Value: "global"}},
 		{{Key: "endSessions", Value: bson.A{}}},
 		{{Key: "killAllSessions", Value: bson.A{}}},
+		{{Key: "getDefaultRWConcern", Value: 1}},
 	} {
 		if err := admin.RunCommand(ctx(t), cmd).Err(); err != nil {
 			t.Errorf("%s: %v", cmd[0].Key, err)
