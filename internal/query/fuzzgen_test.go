@@ -1,6 +1,7 @@
 package query
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/cairndb/cairn/bson"
@@ -212,4 +213,47 @@ func checkGroups(t *testing.T, n node, doc bson.Doc) {
 			t.Fatalf("grouped path %v on %s: %v %+v, one by one: %v %+v", n.parts, doc, ra, a, rb, b)
 		}
 	}
+}
+
+// FuzzGeneratedSort checks that sort keys order documents exactly as
+// Compare does, for random documents and sort specifications.
+func FuzzGeneratedSort(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12})
+	f.Add([]byte{6, 6, 6, 0, 1, 8, 3, 2, 7, 7, 7, 1, 9})
+	paths := []string{"a", "b", "a.b", "a.c", "a.0", "b.0.c", "c"}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g := &gen{data: data}
+		var sb bson.Builder
+		for i, n := 0, 1+g.pick(3); i < n; i++ {
+			if g.pick(2) == 0 {
+				sb.AppendInt32(paths[g.pick(len(paths))], 1)
+			} else {
+				sb.AppendInt32(paths[g.pick(len(paths))], -1)
+			}
+		}
+		s, err := ParseSort(sb.Finish(), nil)
+		if err != nil {
+			return
+		}
+		var docs []bson.Doc
+		for i := 0; i < 3; i++ {
+			var db bson.Builder
+			g.value(&db, "a", 0)
+			g.value(&db, "b", 1)
+			g.value(&db, "c", 2)
+			docs = append(docs, db.Finish())
+		}
+		for _, x := range docs {
+			for _, y := range docs {
+				if s.Check(x) != nil || s.Check(y) != nil {
+					continue
+				}
+				c := s.Compare(x, y)
+				k := bytes.Compare(s.Key(nil, x), s.Key(nil, y))
+				if sign(c) != sign(k) {
+					t.Fatalf("sort %s: Compare(%s, %s) = %d but keys compare %d", sb.Finish(), x, y, c, k)
+				}
+			}
+		}
+	})
 }

@@ -251,8 +251,29 @@ func addLeaf(v bson.Value, c *sortCollector) {
 	}
 }
 
-// Compare orders a and b by the sort: negative if a sorts first.
+// Compare orders a and b by the sort: negative if a sorts first. A
+// document whose sort keys are parallel arrays (see Check) compares by
+// each key's own smallest or largest value.
 func (s *Sort) Compare(a, b bson.Doc) int {
+	if s.compound() {
+		va, _ := s.tupleValues(a)
+		vb, _ := s.tupleValues(b)
+		j := 0
+		for i := range s.keys {
+			k := &s.keys[i]
+			if k.meta {
+				continue
+			}
+			if r := bson.CompareCollated(va[j], vb[j], s.comparer()); r != 0 {
+				if k.desc {
+					return -r
+				}
+				return r
+			}
+			j++
+		}
+		return 0
+	}
 	for i := range s.keys {
 		k := &s.keys[i]
 		if k.meta {
@@ -269,20 +290,46 @@ func (s *Sort) Compare(a, b bson.Doc) int {
 	return 0
 }
 
+// Check reports the error MongoDB raises when doc cannot be sorted: its
+// sort keys go through two different arrays ("parallel arrays"). The
+// server checks each document it sorts.
+func (s *Sort) Check(doc bson.Doc) error {
+	if !s.compound() {
+		return nil
+	}
+	_, err := s.tupleValues(doc)
+	return err
+}
+
 // Key appends to dst a byte string whose bytewise order is the sort order of
 // doc (equal keys: equal under the sort).
 func (s *Sort) Key(dst []byte, doc bson.Doc) []byte {
+	if s.compound() {
+		vals, _ := s.tupleValues(doc)
+		j := 0
+		for i := range s.keys {
+			k := &s.keys[i]
+			if k.meta {
+				continue
+			}
+			dst = s.appendKey(dst, vals[j], k.desc)
+			j++
+		}
+		return dst
+	}
 	for i := range s.keys {
 		k := &s.keys[i]
 		if k.meta {
 			continue
 		}
-		v := s.keyValue(doc, k)
-		if s.coll != nil {
-			dst = bson.AppendKeyCollated(dst, v, k.desc, s.coll)
-		} else {
-			dst = bson.AppendKey(dst, v, k.desc)
-		}
+		dst = s.appendKey(dst, s.keyValue(doc, k), k.desc)
 	}
 	return dst
+}
+
+func (s *Sort) appendKey(dst []byte, v bson.Value, desc bool) []byte {
+	if s.coll != nil {
+		return bson.AppendKeyCollated(dst, v, desc, s.coll)
+	}
+	return bson.AppendKey(dst, v, desc)
 }

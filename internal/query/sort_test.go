@@ -105,3 +105,32 @@ func TestSortParse(t *testing.T) {
 		t.Errorf("Natural() = %d", s.Natural())
 	}
 }
+
+func TestCompoundSortTuples(t *testing.T) {
+	s, err := ParseSort(d(t, `{"a.b": 1, "a.c": -1}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// MongoDB's own example: the best tuple is (0, 3).
+	x := d(t, `{"a": [{"b": 1, "c": 0}, {"b": 0, "c": 3}, {"b": 0, "c": 1}]}`)
+	vals, err := s.tupleValues(x)
+	if err != nil || vals[0].Int32() != 0 || vals[1].Int32() != 3 {
+		t.Errorf("tuple = %v %v", vals, err)
+	}
+	// Keys under one array vary together: (0, 1) beats (1, 5).
+	y := d(t, `{"a": [{"b": 0, "c": 1}, {"b": 1, "c": 5}]}`)
+	z := d(t, `{"a": [{"b": 0, "c": 2}]}`)
+	if s.Compare(z, y) >= 0 {
+		t.Errorf("(0, 2) should sort before (0, 1) with c descending")
+	}
+	if bytes.Compare(s.Key(nil, z), s.Key(nil, y)) >= 0 {
+		t.Errorf("keys disagree with Compare")
+	}
+	p, _ := ParseSort(d(t, `{"a": 1, "b": 1}`), nil)
+	if err := p.Check(d(t, `{"a": [1, 2], "b": [3, 4]}`)); errCode(err) != 2 || err.Error() != "cannot sort with keys that are parallel arrays" {
+		t.Errorf("parallel arrays: %v", err)
+	}
+	if err := p.Check(d(t, `{"a": [1, 2], "b": 3}`)); err != nil {
+		t.Errorf("one array is fine: %v", err)
+	}
+}
