@@ -26,9 +26,11 @@
 // $slice, $elemMatch, positional "a.$", literals and expressions.
 //
 // Sorts: ascending/descending on any path (arrays sort by their smallest or
-// largest element, missing as null, [] before null), $natural, and
-// {$meta: "textScore"} accepted (it orders nothing until text search
-// exists).
+// largest element, missing as null, [] before null; several keys under one
+// array vary together, as MongoDB's key tuples do, and keys on two different
+// arrays are an error reported by Sort.Check), $natural (other keys are then
+// ignored), and {$meta: "textScore"} accepted (it orders nothing until text
+// search exists; Sort.HasMeta tells the server).
 //
 // Updates: $set $unset $inc $mul $min $max $rename $setOnInsert
 // $currentDate $push ($each $slice $sort $position) $addToSet ($each) $pop
