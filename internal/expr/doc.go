@@ -45,9 +45,9 @@
 // known differences: regular expressions run on Go's RE2 after translation
 // from PCRE, and look-around, back-references, atomic groups and
 // possessive quantifiers answer NotImplemented (238); decimal
-// transcendental functions ($exp, $ln, $log, $log10, $pow with a
-// non-integral exponent, trigonometry) are computed in double precision
-// and rounded to decimal; $dateFromString without a format accepts the
+// trigonometric functions are computed in double precision (decimal $exp,
+// $ln, $log, $log10, $pow and $sqrt are computed to 34 digits);
+// $dateFromString without a format accepts the
 // ISO 8601 forms and a trailing time zone name rather than all of
 // timelib's formats; $meta, $function, $accumulator and
 // $toHashedIndexKey answer NotImplemented. Errors are *mongoerr.Error
