@@ -25,6 +25,7 @@ type Accumulator interface {
 // for one group, sharing the compiled expressions.
 type AccumulatorSpec struct {
 	Op   string
+	ps   []float64 // $percentile's p ($median: 0.5)
 	arg  Expr
 	n    Expr // for the N variants
 	sort []sortKey
@@ -64,6 +65,10 @@ func ParseAccumulator(op string, arg bson.Value, opts *Options) (*AccumulatorSpe
 		err = s.parseTopBottom(arg)
 	case "$firstN", "$lastN", "$maxN", "$minN":
 		err = s.parseN(arg)
+	case "$median", "$percentile":
+		err = s.parsePercentile(arg)
+	case "$accumulator":
+		return nil, errf(mongoerr.NotImplemented, "$accumulator (server-side JavaScript) is not supported by Cairn")
 	default:
 		return nil, errf(15952, "unknown group operator '%s'", op)
 	}
@@ -206,6 +211,8 @@ func (s *AccumulatorSpec) New() Accumulator {
 		return &firstNAcc{spec: s, last: s.Op == "$lastN"}
 	case "$maxN", "$minN":
 		return &minMaxNAcc{spec: s, max: s.Op == "$maxN"}
+	case "$median", "$percentile":
+		return &percentileAcc{spec: s}
 	}
 	return nil
 }
@@ -683,4 +690,57 @@ func (a *minMaxNAcc) insert(v bson.Value) {
 func (a *minMaxNAcc) Result() bson.Value {
 	e := NewEnv(nil)
 	return copyValue(e.array(a.vals))
+}
+
+// ---- $median, $percentile ----
+
+func (s *AccumulatorSpec) parsePercentile(arg bson.Value) error {
+	p := &parser{opts: s.opts}
+	n, err := parsePercentile(s.Op)(p, s.Op, arg)
+	if err != nil {
+		return err
+	}
+	pn := n.(*percentileNode)
+	s.arg = &compiled{n: pn.input, nslots: p.nslots}
+	s.ps = pn.ps
+	return nil
+}
+
+type percentileAcc struct {
+	spec *AccumulatorSpec
+	xs   []float64
+}
+
+func (a *percentileAcc) Add(root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
+	v, err := EvalKeep(a.spec.arg, root, env)
+	if err != nil {
+		return err
+	}
+	if v.IsNumber() && !math.IsNaN(toFloat(v)) {
+		if len(a.xs) >= maxAccumulatorBytes/8 {
+			return errf(146, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", a.spec.Op, maxAccumulatorBytes)
+		}
+		a.xs = append(a.xs, toFloat(v))
+	}
+	return nil
+}
+
+// Merge folds another $median/$percentile.
+func (a *percentileAcc) Merge(other Accumulator) error {
+	a.xs = append(a.xs, other.(*percentileAcc).xs...)
+	return nil
+}
+
+func (a *percentileAcc) Result() bson.Value {
+	sort.Float64s(a.xs)
+	e := NewEnv(nil)
+	if a.spec.ps == nil {
+		return copyValue(percentileOf(e, a.xs, 0.5))
+	}
+	vals := make([]bson.Value, len(a.spec.ps))
+	for i, p := range a.spec.ps {
+		vals[i] = percentileOf(e, a.xs, p)
+	}
+	return copyValue(e.array(vals))
 }

@@ -370,20 +370,12 @@ func (n *percentileNode) eval(e *Env) (bson.Value, error) {
 		xs = append(xs, toFloat(v))
 	}
 	sort.Float64s(xs)
-	pick := func(p float64) bson.Value {
-		if len(xs) == 0 {
-			return vNull
-		}
-		i := int(math.Ceil(p*float64(len(xs)))) - 1
-		i = max(0, min(i, len(xs)-1))
-		return e.double(xs[i])
-	}
 	if n.ps == nil {
-		return pick(0.5), nil
+		return percentileOf(e, xs, 0.5), nil
 	}
 	start := len(e.vs)
 	for _, p := range n.ps {
-		e.vs = append(e.vs, pick(p))
+		e.vs = append(e.vs, percentileOf(e, xs, p))
 	}
 	out := e.array(e.vs[start:])
 	e.vs = e.vs[:start]
@@ -467,4 +459,16 @@ func (n *nExprNode) eval(e *Env) (bson.Value, error) {
 	out := e.array(vals)
 	e.vs = e.vs[:start]
 	return out, nil
+}
+
+// percentileOf picks the p-th percentile of sorted xs as MongoDB's
+// "approximate" method does for inputs it holds exactly: the value at rank
+// ceil(p*n); null when there are no values.
+func percentileOf(e *Env, xs []float64, p float64) bson.Value {
+	if len(xs) == 0 {
+		return vNull
+	}
+	i := int(math.Ceil(p*float64(len(xs)))) - 1
+	i = max(0, min(i, len(xs)-1))
+	return e.double(xs[i])
 }
