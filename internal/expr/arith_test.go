@@ -63,6 +63,8 @@ func TestArithmetic(t *testing.T) {
 		{expr: `{"$floor": -1.2}`, want: `double -2.0`},
 		{expr: `{"$floor": 3}`, want: `int 3`},
 		{expr: `{"$ceil": {"$numberDecimal": "1.2"}}`, want: `decimal {"$numberDecimal":"2"}`},
+		{expr: `{"$floor": {"$numberDecimal": "1E+2"}}`, want: `decimal {"$numberDecimal":"100"}`},
+		{expr: `{"$round": [{"$numberDecimal": "1.5"}, 3]}`, want: `decimal {"$numberDecimal":"1.500"}`},
 		{expr: `{"$sqrt": 16}`, want: `double 4.0`},
 		{expr: `{"$sqrt": -1}`, code: 28714},
 		{expr: `{"$sqrt": {"$numberDecimal": "2"}}`, want: `decimal {"$numberDecimal":"1.414213562373095048801688724209698"}`},

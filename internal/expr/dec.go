@@ -212,10 +212,29 @@ func roundDrop(c *big.Int, n int, neg bool, mode roundMode) *big.Int {
 	return q
 }
 
-// roundPlaces rounds d to 'places' fractional digits.
+// roundPlaces rounds d to 'places' fractional digits and sets its exponent
+// to -places, as decimal quantize does (NaN when the coefficient would need
+// more than 34 digits).
 func (d dec) roundPlaces(places int, mode roundMode) dec {
-	if d.kind != decFinite || d.exp >= -places {
+	if d.kind != decFinite {
 		return d
+	}
+	if d.exp >= -places {
+		shift := d.exp + places
+		if shift == 0 {
+			return d
+		}
+		if d.coef.Sign() == 0 {
+			return dec{neg: d.neg, coef: new(big.Int), exp: -places}
+		}
+		if shift > decDigits {
+			return decNaNv
+		}
+		c := new(big.Int).Mul(d.coef, pow10(shift))
+		if len(c.Text(10)) > decDigits {
+			return decNaNv
+		}
+		return dec{neg: d.neg, coef: c, exp: -places}
 	}
 	n := -places - d.exp
 	if n > 7000 {
@@ -397,6 +416,9 @@ func (d dec) int64(mode roundMode) (int64, bool) {
 		return 0, false
 	}
 	r := d.roundPlaces(0, mode)
+	if r.kind != decFinite {
+		return 0, false
+	}
 	c := new(big.Int).Set(r.coef)
 	if r.exp > 0 {
 		if r.exp > 20 {

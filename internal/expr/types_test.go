@@ -20,6 +20,8 @@ func TestTypes(t *testing.T) {
 		{expr: `{"$toInt": {"$numberLong": "3000000000"}}`, code: 241},
 		{expr: `{"$toLong": {"$date": "1970-01-01T00:00:01Z"}}`, want: `long 1000`},
 		{expr: `{"$toLong": "-12"}`, want: `long -12`},
+		{expr: `{"$toLong": {"$numberDecimal": "1E+30"}}`, code: 241},
+		{expr: `{"$toLong": {"$numberDecimal": "9.9E+17"}}`, want: `long 990000000000000000`},
 		{expr: `{"$toDouble": "1.5"}`, want: `double 1.5`},
 		{expr: `{"$toDouble": "abc"}`, code: 241},
 		{expr: `{"$toDouble": {"$numberDecimal": "2.5"}}`, want: `double 2.5`},
