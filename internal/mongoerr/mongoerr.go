@@ -101,6 +101,8 @@ const (
 	InvalidPipelineOperator         int32 = 168
 	NoQueryExecutionPlans           int32 = 291
 	IncompatibleCollationVersion    int32 = 161
+	ExceededMemoryLimit             int32 = 146
+	ConversionFailure               int32 = 241
 )
 
 var names = map[int32]string{
@@ -127,6 +129,7 @@ var names = map[int32]string{
 	InvalidBSON: "InvalidBSON", OperationNotSupportedInTxn: "OperationNotSupportedInTransaction",
 	APIStrictError: "APIStrictError", InvalidPipelineOperator: "InvalidPipelineOperator",
 	NoQueryExecutionPlans: "NoQueryExecutionPlans", IncompatibleCollationVersion: "IncompatibleCollationVersion",
+	ExceededMemoryLimit: "ExceededMemoryLimit", ConversionFailure: "ConversionFailure",
 }
 
 // CodeName returns MongoDB's name for code, or "Location<code>" for the
