@@ -390,7 +390,7 @@ func (a *pushAcc) Add(root bson.Doc, env *Env) error {
 		if a.set {
 			name = "$addToSet"
 		}
-		return errf(146, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", name, maxAccumulatorBytes)
+		return errf(mongoerr.ExceededMemoryLimit, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", name, maxAccumulatorBytes)
 	}
 	a.vals = append(a.vals, copyValue(v))
 	return nil
@@ -572,7 +572,7 @@ func (a *topAcc) Add(root bson.Doc, env *Env) error {
 		}
 	}
 	if a.bytes > maxAccumulatorBytes {
-		return errf(146, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", a.spec.Op, maxAccumulatorBytes)
+		return errf(mongoerr.ExceededMemoryLimit, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", a.spec.Op, maxAccumulatorBytes)
 	}
 	return nil
 }
@@ -719,7 +719,7 @@ func (a *percentileAcc) Add(root bson.Doc, env *Env) error {
 	}
 	if v.IsNumber() && !math.IsNaN(toFloat(v)) {
 		if len(a.xs) >= maxAccumulatorBytes/8 {
-			return errf(146, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", a.spec.Op, maxAccumulatorBytes)
+			return errf(mongoerr.ExceededMemoryLimit, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", a.spec.Op, maxAccumulatorBytes)
 		}
 		a.xs = append(a.xs, toFloat(v))
 	}

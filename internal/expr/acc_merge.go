@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 // Merger is implemented by accumulators whose partial states can be
@@ -93,7 +94,7 @@ func (a *pushAcc) Merge(other Accumulator) error {
 		}
 		a.bytes += len(v.Data) + 16
 		if a.bytes > maxAccumulatorBytes {
-			return errf(146, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", a.spec.Op, maxAccumulatorBytes)
+			return errf(mongoerr.ExceededMemoryLimit, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", a.spec.Op, maxAccumulatorBytes)
 		}
 		a.vals = append(a.vals, v)
 	}

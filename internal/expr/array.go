@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 // Array and set operators.
@@ -280,7 +281,7 @@ func rangeOp(e *Env, args []bson.Value) (bson.Value, error) {
 		length = 1 + steps
 	}
 	if need := 24 + length*16; need >= maxRangeBytes {
-		return missing, errf(146, "$range would use too much memory (%d bytes) and cannot spill to disk. Memory limit: %d bytes", need, maxRangeBytes)
+		return missing, errf(mongoerr.ExceededMemoryLimit, "$range would use too much memory (%d bytes) and cannot spill to disk. Memory limit: %d bytes", need, maxRangeBytes)
 	}
 	e.work += int(count)
 	if e.work > maxWork {

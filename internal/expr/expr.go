@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 // Options configures parsing and evaluation. The first Parse fills in Now
@@ -181,5 +182,5 @@ func (e *Env) rand() float64 {
 var maxWork = 50_000_000
 
 func errWork() error {
-	return errf(146, "Exceeded memory limit for expression evaluation")
+	return errf(mongoerr.ExceededMemoryLimit, "Exceeded memory limit for expression evaluation")
 }

@@ -14,7 +14,7 @@ import (
 // $type, $isNumber, $convert and its $toX shorthands.
 
 // ConversionFailure is MongoDB's code for a failed $convert.
-const ConversionFailure int32 = 241
+const ConversionFailure = mongoerr.ConversionFailure
 
 func init() {
 	regUnary("$type", func(e *Env, v bson.Value) (bson.Value, error) { return e.str(typeName(v)), nil })
