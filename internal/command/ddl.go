@@ -139,6 +139,38 @@ func collSizes(c *Ctx, tx *kv.Tx, coll *catalog.Collection) (count, size int64, 
 	return t.Len(), size, nil
 }
 
+// indexSizes returns the bytes of each index's entries (keys and values;
+// for _id_, the encoded _id keys of the data tree) and their total.
+func indexSizes(tx *kv.Tx, coll *catalog.Collection) (map[string]int64, int64, error) {
+	sizes := make(map[string]int64, len(coll.Indexes))
+	var total int64
+	for _, ix := range coll.Indexes {
+		name := coll.IndexTree(ix.Name)
+		idOnly := ix.Name == "_id_"
+		if idOnly {
+			name = coll.DataTree()
+		}
+		t, err := tx.Tree(name)
+		if err != nil {
+			return nil, 0, err
+		}
+		var n int64
+		cur := t.Cursor()
+		for k, v := cur.First(); k != nil; k, v = cur.Next() {
+			n += int64(len(k))
+			if !idOnly {
+				n += int64(len(v))
+			}
+		}
+		if err := cur.Err(); err != nil {
+			return nil, 0, err
+		}
+		sizes[ix.Name] = n
+		total += n
+	}
+	return sizes, total, nil
+}
+
 func listDatabases(c *Ctx) error {
 	a := newArgs(c)
 	if err := a.check("filter", "nameOnly", "authorizedDatabases"); err != nil {
@@ -438,6 +470,10 @@ func collStats(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	ixSizes, ixTotal, err := indexSizes(tx, coll)
+	if err != nil {
+		return err
+	}
 	r := c.Reply
 	r.AppendString("ns", coll.Namespace())
 	r.AppendInt64("size", size/scale)
@@ -451,11 +487,11 @@ func collStats(c *Ctx) error {
 	r.AppendInt64("freeStorageSize", 0)
 	r.AppendBool("capped", false)
 	r.AppendInt32("nindexes", int32(len(coll.Indexes)))
-	r.AppendInt64("totalIndexSize", 0)
-	r.AppendInt64("totalSize", size/scale)
+	r.AppendInt64("totalIndexSize", ixTotal/scale)
+	r.AppendInt64("totalSize", (size+ixTotal)/scale)
 	r.StartDocument("indexSizes")
 	for _, ix := range coll.Indexes {
-		r.AppendInt64(ix.Name, 0)
+		r.AppendInt64(ix.Name, ixSizes[ix.Name]/scale)
 	}
 	r.End()
 	r.AppendInt64("scaleFactor", scale)
@@ -483,14 +519,19 @@ func dbStats(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	var objects, size, indexes int64
+	var objects, size, indexes, ixBytes int64
 	for _, coll := range colls {
 		n, s, err := collSizes(c, tx, coll)
 		if err != nil {
 			return err
 		}
+		_, ixs, err := indexSizes(tx, coll)
+		if err != nil {
+			return err
+		}
 		objects += n
 		size += s
+		ixBytes += ixs
 		indexes += int64(len(coll.Indexes))
 	}
 	r := c.Reply
@@ -506,8 +547,8 @@ func dbStats(c *Ctx) error {
 	r.AppendDouble("dataSize", float64(size/scale))
 	r.AppendDouble("storageSize", float64(size/scale))
 	r.AppendInt64("indexes", indexes)
-	r.AppendDouble("indexSize", 0)
-	r.AppendDouble("totalSize", float64(size/scale))
+	r.AppendDouble("indexSize", float64(ixBytes/scale))
+	r.AppendDouble("totalSize", float64((size+ixBytes)/scale))
 	r.AppendInt64("scaleFactor", scale)
 	return nil
 }

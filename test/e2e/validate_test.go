@@ -39,6 +39,16 @@ func TestValidateAndFsync(t *testing.T) {
 		t.Fatalf("validate = %+v", res)
 	}
 	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "validate", Value: "missing"}}).Err(), 26)
+	var stats struct {
+		TotalIndexSize int64            `bson:"totalIndexSize"`
+		IndexSizes     map[string]int64 `bson:"indexSizes"`
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "collStats", Value: "c"}}).Decode(&stats); err != nil {
+		t.Fatal(err)
+	}
+	if stats.IndexSizes["a_1"] <= 0 || stats.IndexSizes["_id_"] <= 0 || stats.TotalIndexSize != stats.IndexSizes["a_1"]+stats.IndexSizes["b_-1"]+stats.IndexSizes["_id_"] {
+		t.Fatalf("collStats index sizes = %+v", stats)
+	}
 	if err := client.Database("admin").RunCommand(ctx(t), bson.D{{Key: "fsync", Value: 1}}).Err(); err != nil {
 		t.Fatal(err)
 	}
