@@ -58,6 +58,9 @@ func TestNoAllocs(t *testing.T) {
 		`{"$cond": [{"$and": [{"$eq": ["$name", "abc"]}, {"$lt": ["$qty", 10]}]}, "$a.b", 0]}`,
 		`{"$concat": ["$name", "-", "$name"]}`,
 		`{"$map": {"input": "$a.c", "in": {"$add": ["$$this", 1]}}}`,
+		`{"$dateToString": {"date": {"$add": [{"$date": "2020-01-01T00:00:00Z"}, {"$multiply": ["$qty", 86400000]}]}, "format": "%Y-%m-%d %H:%M"}}`,
+		`{"$year": {"$add": [{"$date": "2020-01-01T00:00:00Z"}, "$qty"]}}`,
+		`{"$substrBytes": ["$name", 0, 2]}`,
 	} {
 		x, d, env := benchSetup(t, js)
 		if _, err := Eval(x, d, env); err != nil {

@@ -351,39 +351,45 @@ func (n *dateToStringNode) eval(e *Env) (bson.Value, error) {
 	if err != nil {
 		return missing, err
 	}
-	s, err := formatDate(format, localTime(ms, loc))
+	out, err := appendDate(e.scratch[:0], format, localTime(ms, loc))
 	if err != nil {
 		return missing, err
 	}
-	return e.str(s), nil
+	e.scratch = out
+	return e.strBytes(out), nil
 }
 
-func formatDate(f string, t time.Time) (string, error) {
-	var b strings.Builder
+// appendDate appends t formatted by f (validated) to b.
+func appendDate(b []byte, f string, t time.Time) ([]byte, error) {
 	pad := func(n, w int) {
-		s := strconv.Itoa(n)
-		for i := len(s); i < w; i++ {
-			b.WriteByte('0')
+		if n < 0 {
+			b = append(b, '-')
+			n = -n
 		}
-		b.WriteString(s)
+		var digits [20]byte
+		d := strconv.AppendInt(digits[:0], int64(n), 10)
+		for i := len(d); i < w; i++ {
+			b = append(b, '0')
+		}
+		b = append(b, d...)
 	}
 	for i := 0; i < len(f); i++ {
 		c := f[i]
 		if c != '%' || i+1 >= len(f) {
-			b.WriteByte(c)
+			b = append(b, c)
 			continue
 		}
 		i++
 		switch f[i] {
 		case 'Y':
 			if t.Year() < 0 || t.Year() > 9999 {
-				return "", errf(18537, "$dateToString is only defined on year 0-9999, tried to use year %d", t.Year())
+				return nil, errf(18537, "$dateToString is only defined on year 0-9999, tried to use year %d", t.Year())
 			}
 			pad(t.Year(), 4)
 		case 'G':
 			y, _ := t.ISOWeek()
 			if y < 0 || y > 9999 {
-				return "", errf(18537, "$dateToString is only defined on year 0-9999, tried to use year %d", y)
+				return nil, errf(18537, "$dateToString is only defined on year 0-9999, tried to use year %d", y)
 			}
 			pad(y, 4)
 		case 'm':
@@ -415,24 +421,24 @@ func formatDate(f string, t time.Time) (string, error) {
 			if off < 0 {
 				sign, off = '-', -off
 			}
-			b.WriteByte(sign)
+			b = append(b, sign)
 			pad(off/3600, 2)
 			pad(off%3600/60, 2)
 		case 'Z':
 			_, off := t.Zone()
 			if off >= 0 {
-				b.WriteByte('+')
+				b = append(b, '+')
 			}
-			b.WriteString(strconv.Itoa(off / 60))
+			b = strconv.AppendInt(b, int64(off/60), 10)
 		case 'b':
-			b.WriteString(t.Month().String()[:3])
+			b = append(b, t.Month().String()[:3]...)
 		case 'B':
-			b.WriteString(t.Month().String())
+			b = append(b, t.Month().String()...)
 		case '%':
-			b.WriteByte('%')
+			b = append(b, '%')
 		}
 	}
-	return b.String(), nil
+	return b, nil
 }
 
 // ---- $dateFromString ----

@@ -55,13 +55,14 @@ type node interface {
 // Env is per-goroutine evaluation state: variable slots and the arena
 // results are built in. Reuse one Env across documents.
 type Env struct {
-	opts  *Options
-	arena []byte
-	vs    []bson.Value
-	vars  []bson.Value
-	rootD bson.Doc
-	rng   *rand.Rand
-	work  int // budget for expensive operations, reset per Eval
+	opts    *Options
+	arena   []byte
+	vs      []bson.Value
+	vars    []bson.Value
+	rootD   bson.Doc
+	rng     *rand.Rand
+	work    int    // budget for expensive operations, reset per Eval
+	scratch []byte // reusable buffer for formatting
 }
 
 // NewEnv returns an Env for expressions parsed with opts (which may be nil).
