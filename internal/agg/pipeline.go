@@ -140,11 +140,11 @@ const maxSubPipelineDepth = 20
 
 // Parse compiles a pipeline (an array of single-field stage documents).
 func Parse(c *Context, stages []bson.Doc) (*Pipeline, error) {
-	if c.Expr == nil {
-		c.Expr = &expr.Options{}
-	}
 	if c.Query == nil {
 		c.Query = &query.Options{}
+	}
+	if c.Expr == nil {
+		c.Expr = &expr.Options{Let: c.Query.Let}
 	}
 	if c.Expr.Collation == nil && c.Query.Collation != nil {
 		c.Expr.Collation = c.Query.Collation
