@@ -22,7 +22,13 @@ type treeRoot struct {
 	txid    uint64
 	mod     uint64 // bumped by every change in a write tx (cursor revalidation)
 	dropped bool
+	// pending holds the puts into a tree that was empty when the write
+	// transaction started filling it; they are sorted and built bottom-up
+	// on the first other use of the tree (see Tx.settle).
+	pending []kvPair
 }
+
+type kvPair struct{ k, v []byte }
 
 func (tr *treeRoot) clone(txid uint64) *treeRoot {
 	c := *tr

@@ -36,7 +36,7 @@ func (c *Cursor) fail(err error) ([]byte, []byte) {
 }
 
 func (c *Cursor) start() bool {
-	if err := c.t.check(); err != nil {
+	if err := c.t.ready(); err != nil {
 		c.fail(err)
 		return false
 	}

@@ -258,6 +258,7 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 		}
 		return nil
 	}
+	tx.settleAll()
 	snap := &snapshot{txid: tx.id, trees: tx.trees}
 	start := time.Now()
 	if tx.forceCkpt || tx.log.off || !db.journal.fits(tx.log.size()) {

@@ -289,6 +289,7 @@ func (db *DB) openJournal() error {
 		if err := replayOps(tx, r.payload); err != nil {
 			return fmt.Errorf("replay journal record %d (tx %d): %w", r.seq, r.txid, err)
 		}
+		tx.settleAll()
 		db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
 		db.journal.seq = r.seq + 1
 		good += int64(journalHeaderSize + len(r.payload))

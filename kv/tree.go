@@ -22,11 +22,23 @@ func (t *Tree) check() error {
 	return nil
 }
 
+// ready is check plus applying deferred puts, before any use of the tree
+// other than Put.
+func (t *Tree) ready() error {
+	if err := t.check(); err != nil {
+		return err
+	}
+	if t.tr.pending != nil {
+		t.tx.settle(t.tr)
+	}
+	return nil
+}
+
 // Get returns the value of key, or (nil, nil) if absent. The slice aliases
 // engine memory: it is valid until the transaction ends and must not be
 // modified.
 func (t *Tree) Get(key []byte) ([]byte, error) {
-	if err := t.check(); err != nil {
+	if err := t.ready(); err != nil {
 		return nil, err
 	}
 	r := t.tr.root
@@ -68,6 +80,13 @@ func (t *Tree) Put(key, value []byte) error {
 		return fmt.Errorf("%w: %d bytes (max %d)", ErrValueTooLarge, len(value), MaxValueSize)
 	}
 	k, v := t.tx.copyKV(key, value)
+	if t.tr.pending != nil || (t.tr.count == 0 && t.tr.height == 1) {
+		t.tr.pending = append(t.tr.pending, kvPair{k, v})
+		t.tr.mod++
+		t.tx.dirty = true
+		t.tx.log.put(t.tr.name, k, v)
+		return nil
+	}
 	if err := t.tx.treePut(t.tr, k, v); err != nil {
 		return fmt.Errorf("kv: put in %q: %w", t.tr.name, err)
 	}
@@ -82,6 +101,9 @@ func (t *Tree) Delete(key []byte) (bool, error) {
 		return false, err
 	}
 	if err := t.check(); err != nil {
+		return false, err
+	}
+	if err := t.ready(); err != nil {
 		return false, err
 	}
 	if len(key) == 0 || len(key) > MaxKeySize {
@@ -105,6 +127,9 @@ func (t *Tree) DeleteRange(start, end []byte) (int64, error) {
 		return 0, err
 	}
 	if err := t.check(); err != nil {
+		return 0, err
+	}
+	if err := t.ready(); err != nil {
 		return 0, err
 	}
 	if !validRange(start, end) {
@@ -167,10 +192,20 @@ func (tx *Tx) treeDeleteRange(tr *treeRoot, start, end []byte) (int64, error) {
 }
 
 // Len returns the number of keys in the tree, in O(1).
-func (t *Tree) Len() int64 { return t.tr.count }
+func (t *Tree) Len() int64 {
+	if t.tr.pending != nil {
+		t.tx.settle(t.tr)
+	}
+	return t.tr.count
+}
 
 // Height returns the number of levels of the tree (1 = a single leaf).
-func (t *Tree) Height() int { return t.tr.height }
+func (t *Tree) Height() int {
+	if t.tr.pending != nil {
+		t.tx.settle(t.tr)
+	}
+	return t.tr.height
+}
 
 // Cursor returns a cursor over the tree, not yet positioned.
 func (t *Tree) Cursor() *Cursor {

@@ -151,6 +151,7 @@ func (tx *Tx) DropTree(name string) error {
 	if err != nil {
 		return err
 	}
+	tr.pending = nil
 	if err := tx.freeTree(tr.root, tr.height); err != nil {
 		return fmt.Errorf("kv: drop tree %q: %w", name, err)
 	}
