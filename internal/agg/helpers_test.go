@@ -167,3 +167,11 @@ func runCases(t *testing.T, cases []pipeCase) {
 		})
 	}
 }
+
+func errCode(err error) int32 {
+	var me *mongoerr.Error
+	if errors.As(err, &me) {
+		return me.Code
+	}
+	return 0
+}
