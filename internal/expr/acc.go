@@ -290,7 +290,8 @@ func (a *avgAcc) Result() bson.Value {
 	}
 	e := NewEnv(nil)
 	if a.s.typ == bson.TypeDecimal128 {
-		total := decAdd(a.s.dsum, a.s.nonDecimal())
+		nd := a.s.nonDecimal() // flushes the fast decimal sum
+		total := decAdd(a.s.dsum, nd)
 		return copyValue(e.dec(decDiv(total, decFromInt(a.count))))
 	}
 	var total float64

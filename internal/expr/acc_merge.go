@@ -23,6 +23,8 @@ func (a *sumAcc) Merge(other Accumulator) error {
 }
 
 func (s *sumState) merge(o *sumState) {
+	s.flushDec()
+	o.flushDec()
 	if o.typ == 0 {
 		return
 	}

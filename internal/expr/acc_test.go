@@ -1,7 +1,10 @@
 package expr
 
 import (
+	"fmt"
 	"math"
+	"math/big"
+	"strings"
 	"testing"
 )
 
@@ -155,5 +158,32 @@ func TestAccumulatorKeepsEarlierResults(t *testing.T) {
 	}
 	if n := len(env.arena); n > 64 {
 		t.Fatalf("arena grew to %d bytes", n)
+	}
+}
+
+func TestDecimalSumFastPath(t *testing.T) {
+	vals := []string{"1", "2.50", "-3", "1E+3", "0.001", "12345678901234567890", "-0.25", "7", "1E-6176", "99999999999999999999999999999999"}
+	var b strings.Builder
+	b.WriteString(`{"a": [`)
+	for i := 0; i < 2000; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `{"$numberDecimal": "%s"}`, vals[(i*7)%len(vals)])
+	}
+	b.WriteString("]}")
+	d := doc(t, b.String())
+	arr, _ := d.Lookup("a")
+	want := dec{coef: new(big.Int)}
+	it := arr.Document().Iter()
+	for it.Next() {
+		want = repack(decAdd(want, decOf(it.Element().Value)))
+	}
+	got, err := evalJSON(t, `{"$sum": "$a"}`, b.String(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := `decimal {"$numberDecimal":"` + want.String() + `"}`; got != w {
+		t.Fatalf("got %s want %s", got, w)
 	}
 }

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"math"
+	"math/big"
 	"math/bits"
 	"strconv"
 
@@ -163,6 +164,78 @@ type sumState struct {
 	dsum     dec
 	haveDec  bool
 	haveDate bool
+	fast     *decFastSum // exact running sum of small same-exponent decimals
+}
+
+// decFastSum adds decimals whose coefficients fit 64 bits and share one
+// exponent exactly, without allocating; flushed into dsum before the sum
+// could need rounding (or when another exponent arrives). The result equals
+// rounding after every addition, since no partial sum needs rounding.
+type decFastSum struct {
+	active bool
+	exp    int
+	sum    big.Int
+	tmp    big.Int
+}
+
+// decFields128 decodes a decimal128 quickly: ok is false for NaN,
+// infinities and coefficients of 64 bits or more.
+func decFields128(v bson.Value) (neg bool, coef uint64, exp int, ok bool) {
+	hi, lo := v.Decimal128()
+	if (hi>>61)&3 == 3 {
+		return false, 0, 0, false
+	}
+	if hi&(1<<49-1) != 0 {
+		return false, 0, 0, false
+	}
+	return hi>>63 == 1, lo, int((hi>>49)&0x3fff) + decMinExp, true
+}
+
+func (s *sumState) addDecimal(v bson.Value) {
+	if neg, c, exp, ok := decFields128(v); ok {
+		if s.fast == nil {
+			s.fast = &decFastSum{}
+		}
+		f := s.fast
+		if f.active && f.exp != exp {
+			s.flushDec()
+		}
+		if !f.active {
+			f.active, f.exp = true, exp
+			f.sum.SetInt64(0)
+		}
+		f.tmp.SetUint64(c)
+		if neg {
+			f.sum.Sub(&f.sum, &f.tmp)
+		} else {
+			f.sum.Add(&f.sum, &f.tmp)
+		}
+		if f.sum.BitLen() > 100 {
+			s.flushDec()
+		}
+		return
+	}
+	s.flushDec()
+	s.addDec(decOf(v))
+}
+
+func (s *sumState) addDec(d dec) {
+	if s.haveDec {
+		s.dsum = decAdd(s.dsum, d)
+	} else {
+		s.dsum, s.haveDec = d, true
+	}
+}
+
+// flushDec moves the fast sum into dsum.
+func (s *sumState) flushDec() {
+	f := s.fast
+	if f == nil || !f.active {
+		return
+	}
+	f.active = false
+	c := new(big.Int).Set(&f.sum)
+	s.addDec(dec{neg: c.Sign() < 0, coef: c.Abs(c), exp: f.exp})
 }
 
 func (s *sumState) addFloat(f float64) {
@@ -204,12 +277,7 @@ func (s *sumState) add(v bson.Value) bool {
 	}
 	switch v.Type {
 	case bson.TypeDecimal128:
-		d := decOf(v)
-		if s.haveDec {
-			s.dsum = decAdd(s.dsum, d)
-		} else {
-			s.dsum, s.haveDec = d, true
-		}
+		s.addDecimal(v)
 		s.typ = bson.TypeDecimal128
 	case bson.TypeDouble:
 		s.addFloat(v.Double())
@@ -240,6 +308,7 @@ func (s *sumState) float() float64 {
 
 // nonDecimal returns the non-decimal part as a decimal.
 func (s *sumState) nonDecimal() dec {
+	s.flushDec()
 	if !s.iover {
 		return decFromInt(s.isum)
 	}
@@ -247,6 +316,7 @@ func (s *sumState) nonDecimal() dec {
 }
 
 func (s *sumState) result(e *Env) bson.Value {
+	s.flushDec()
 	switch s.typ {
 	case bson.TypeDecimal128:
 		return e.dec(decAdd(s.dsum, s.nonDecimal()))

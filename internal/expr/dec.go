@@ -243,7 +243,10 @@ func (d dec) roundPlaces(places int, mode roundMode) dec {
 	return dec{neg: d.neg, coef: roundDrop(d.coef, n, d.neg, mode), exp: -places}
 }
 
-func decAdd(a, b dec) dec {
+// decAdd is a+b rounded to decimal128.
+func decAdd(a, b dec) dec { return repack(decAddExact(a, b)) }
+
+func decAddExact(a, b dec) dec {
 	if a.kind == decNaN || b.kind == decNaN {
 		return decNaNv
 	}
@@ -256,21 +259,23 @@ func decAdd(a, b dec) dec {
 		}
 		return b
 	}
-	// Align to the smaller exponent; when the exponents are far apart the
-	// smaller operand only affects rounding, so cap the alignment.
+	// Align to the smaller exponent. When the operand with the smaller
+	// exponent lies entirely below the other's 34-digit precision, it only
+	// affects rounding: shrink it to a sticky digit first.
 	ea, eb := a.exp, b.exp
 	ca, cb := a.signed(), b.signed()
 	if ea > eb {
 		ca, cb, ea, eb = cb, ca, eb, ea
 	}
-	// now ea <= eb
 	if diff := eb - ea; diff > 0 {
-		if diff > 80 && ca.Sign() != 0 && cb.Sign() != 0 {
-			// shrink the small operand to a sticky digit below the big one's precision
-			shift := diff - 80
-			ca = stickyShift(ca, shift)
-			ea += shift
-			diff = 80
+		if ca.Sign() != 0 && cb.Sign() != 0 && diff > 80 {
+			top := ea + len(new(big.Int).Abs(ca).Text(10)) // exponent just above ca's digits
+			if top < eb-decDigits-4 {
+				shift := (eb - decDigits - 4) - ea
+				ca = stickyShift(ca, shift)
+				ea += shift
+				diff = eb - ea
+			}
 		}
 		cb = new(big.Int).Mul(cb, pow10(diff))
 	}
@@ -315,7 +320,7 @@ func decMul(a, b dec) dec {
 		}
 		return dec{kind: decInf, neg: neg, coef: new(big.Int)}
 	}
-	return dec{neg: neg, coef: new(big.Int).Mul(a.coef, b.coef), exp: a.exp + b.exp}
+	return repack(dec{neg: neg, coef: new(big.Int).Mul(a.coef, b.coef), exp: a.exp + b.exp})
 }
 
 func decDiv(a, b dec) dec {

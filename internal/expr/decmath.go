@@ -148,14 +148,14 @@ func decPow(b, e dec) dec {
 		if n, ok := e.int64(roundTrunc); ok && n >= 0 && n <= 1000 {
 			r := decFromInt(1)
 			for i := int64(0); i < n; i++ {
-				r = repack(decMul(r, b))
+				r = decMul(r, b)
 			}
 			return r
 		}
 		if n, ok := e.int64(roundTrunc); ok && n < 0 && n >= -1000 {
 			r := decFromInt(1)
 			for i := int64(0); i < -n; i++ {
-				r = repack(decMul(r, b))
+				r = decMul(r, b)
 			}
 			return decDiv(decFromInt(1), r)
 		}

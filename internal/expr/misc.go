@@ -238,7 +238,8 @@ func foldValues(e *Env, name string, vals []bson.Value) bson.Value {
 			return vNull
 		}
 		if s.typ == bson.TypeDecimal128 {
-			return e.dec(decDiv(decAdd(s.dsum, s.nonDecimal()), decFromInt(int64(n))))
+			nd := s.nonDecimal() // flushes the fast decimal sum
+			return e.dec(decDiv(decAdd(s.dsum, nd), decFromInt(int64(n))))
 		}
 		total := s.float()
 		if !s.iover {

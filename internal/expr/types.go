@@ -359,7 +359,8 @@ func (e *Env) toInteger(v bson.Value, t bson.Type) (bson.Value, error) {
 func (e *Env) toDecimal(v bson.Value) (bson.Value, error) {
 	switch v.Type {
 	case bson.TypeInt32, bson.TypeInt64, bson.TypeDateTime:
-		return e.dec(decFromInt(toLong(v))), nil
+		hi, lo := bson.Decimal128FromInt64(toLong(v))
+		return e.decimal(hi, lo), nil
 	case bson.TypeDouble:
 		hi, lo := bson.Decimal128FromFloat64(v.Double())
 		return e.decimal(hi, lo), nil
