@@ -312,6 +312,12 @@ func clientURI(base string, uriOpts bson.Raw) (string, error) {
 	return u.String(), nil
 }
 
+// monitoringMode is "poll" because with the streaming protocol the Go driver
+// v2 sometimes waits a whole heartbeat interval (10 s) in Disconnect when the
+// client is closed a few milliseconds after it connected, as clients of tests
+// that fail client-side are.
+const monitoringMode = options.ServerMonitoringModePoll
+
 func newClientEntity(ctx context.Context, baseURI, id string, a *args) (*clientEntity, error) {
 	c := &clientEntity{id: id, observe: map[string]bool{}, ignore: map[string]bool{}}
 	for _, v := range a.strings("observeEvents") {
@@ -346,7 +352,8 @@ func newClientEntity(ctx context.Context, baseURI, id string, a *args) (*clientE
 	}
 	opts := options.Client().ApplyURI(uri).
 		SetMonitor(c.monitor()).
-		SetServerSelectionTimeout(10 * time.Second)
+		SetServerSelectionTimeout(10 * time.Second).
+		SetServerMonitoringMode(monitoringMode)
 	client, err := mongo.Connect(opts)
 	if err != nil {
 		return nil, err

@@ -68,7 +68,8 @@ type Runner struct {
 // NewRunner connects the internal client and reads the server's version and
 // topology.
 func NewRunner(ctx context.Context, uri string) (*Runner, error) {
-	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(10 * time.Second))
+	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetServerSelectionTimeout(10 * time.Second).
+		SetServerMonitoringMode(monitoringMode))
 	if err != nil {
 		return nil, err
 	}
