@@ -28,7 +28,11 @@ type treeRoot struct {
 	pending []kvPair
 }
 
-type kvPair struct{ k, v []byte }
+type kvPair struct {
+	pfx  uint64 // prefix64(k), to sort mostly on integers
+	k, v []byte
+	seq  int // order of the put (the last put of a key wins)
+}
 
 func (tr *treeRoot) clone(txid uint64) *treeRoot {
 	c := *tr

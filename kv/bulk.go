@@ -148,7 +148,7 @@ func (b *bulkBuilder) finish() (*node, int) {
 
 // settle applies the deferred puts of tree tr. Puts into an empty tree are
 // not inserted one by one: they are appended to a list, which is sorted
-// (stable, the last put of a key wins) and built bottom-up like BulkLoad the
+// (by key, then put order: the last put of a key wins) and built bottom-up like BulkLoad the
 // first time the tree is used otherwise (read, delete, cursor, Len, commit).
 // A transaction that fills a fresh tree with random keys — an index build,
 // the benchmark's bulk load — thus costs one sort and one sequential build
@@ -159,7 +159,18 @@ func (tx *Tx) settle(tr *treeRoot) {
 		return
 	}
 	tr.pending = nil
-	slices.SortStableFunc(p, func(a, b kvPair) int { return bytes.Compare(a.k, b.k) })
+	slices.SortFunc(p, func(a, b kvPair) int {
+		if a.pfx != b.pfx {
+			if a.pfx < b.pfx {
+				return -1
+			}
+			return 1
+		}
+		if c := bytes.Compare(a.k, b.k); c != 0 {
+			return c
+		}
+		return a.seq - b.seq
+	})
 	limit := max(int(float64(tx.pageSize())*tx.db.opts.FillFactor), pageHeaderSize+1)
 	b := bulkBuilder{txid: tx.id, limit: limit}
 	n := 0

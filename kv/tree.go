@@ -81,7 +81,7 @@ func (t *Tree) Put(key, value []byte) error {
 	}
 	k, v := t.tx.copyKV(key, value)
 	if t.tr.pending != nil || (t.tr.count == 0 && t.tr.height == 1) {
-		t.tr.pending = append(t.tr.pending, kvPair{k, v})
+		t.tr.pending = append(t.tr.pending, kvPair{prefix64(k), k, v, len(t.tr.pending)})
 		t.tr.mod++
 		t.tx.dirty = true
 		t.tx.log.put(t.tr.name, k, v)
