@@ -61,6 +61,7 @@ func TestNoAllocs(t *testing.T) {
 		`{"$dateToString": {"date": {"$add": [{"$date": "2020-01-01T00:00:00Z"}, {"$multiply": ["$qty", 86400000]}]}, "format": "%Y-%m-%d %H:%M"}}`,
 		`{"$year": {"$add": [{"$date": "2020-01-01T00:00:00Z"}, "$qty"]}}`,
 		`{"$substrBytes": ["$name", 0, 2]}`,
+		`{"$concat": ["$name", "|", {"$toString": "$qty"}]}`,
 	} {
 		x, d, env := benchSetup(t, js)
 		if _, err := Eval(x, d, env); err != nil {
@@ -70,5 +71,30 @@ func TestNoAllocs(t *testing.T) {
 		if n != 0 {
 			t.Errorf("%s: %.1f allocations per Eval", js, n)
 		}
+	}
+}
+
+func BenchmarkAccumulators(b *testing.B) {
+	d := doc(b, `{"_id": 1, "UserID": {"$numberLong": "435090932899640449"}, "ResolutionWidth": 1368, "URL": "http://example.com/x"}`)
+	for _, c := range []struct{ name, op, arg string }{
+		{"sum1", "$sum", `1`},
+		{"sumField", "$sum", `"$ResolutionWidth"`},
+		{"avgToDecimal", "$avg", `{"$toDecimal": "$UserID"}`},
+		{"avgStrLen", "$avg", `{"$strLenBytes": "$URL"}`},
+		{"min", "$min", `"$URL"`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			acc, err := NewAccumulator(c.op, value(b, c.arg), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			env := NewEnv(nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := acc.Add(d, env); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

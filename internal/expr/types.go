@@ -262,7 +262,10 @@ func parseDoubleString(s string) (float64, bool) {
 
 func (e *Env) toString(v bson.Value) (bson.Value, error) {
 	switch v.Type {
-	case bson.TypeDouble, bson.TypeInt32, bson.TypeInt64, bson.TypeDecimal128, bson.TypeDateTime:
+	case bson.TypeInt32, bson.TypeInt64:
+		e.scratch = strconv.AppendInt(e.scratch[:0], toLong(v), 10)
+		return e.strBytes(e.scratch), nil
+	case bson.TypeDouble, bson.TypeDecimal128, bson.TypeDateTime:
 		s, err := coerceToString(v)
 		if err != nil {
 			return missing, convFail("Unsupported conversion from date to string in $convert with no onError value")
