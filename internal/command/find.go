@@ -114,6 +114,9 @@ func find(c *Ctx) error {
 		if spec.sort, err = query.ParseSort(s, opts); err != nil {
 			return err
 		}
+		if spec.sort.HasMeta() {
+			return mongoerr.New(40218, "query requires text score metadata, but it is not available")
+		}
 	}
 	if spec.skip, _, err = a.integer("skip"); err != nil {
 		return err
@@ -282,7 +285,14 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		if err != nil {
 			return false, err
 		}
-		if val != nil && s.spec.filter.Match(bson.Doc(val)) && s.skip == 0 {
+		ok := false
+		if val != nil {
+			var md query.MatchDetails
+			if ok, err = matches(s.spec.filter, bson.Doc(val), &md); err != nil {
+				return false, err
+			}
+		}
+		if ok && s.skip == 0 {
 			out, err := s.project(bson.Doc(val))
 			if err != nil {
 				return false, err
@@ -321,7 +331,9 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 			}
 		}
 		md = query.MatchDetails{}
-		if !s.spec.filter.MatchDetails(bson.Doc(v), &md) {
+		if ok, err := matches(s.spec.filter, bson.Doc(v), &md); err != nil {
+			return false, err
+		} else if !ok {
 			s.lastKey = append(s.lastKey[:0], k...)
 			continue
 		}
@@ -351,8 +363,8 @@ func (s *scanSource) fillFromIndex(ctx context.Context, tx *kv.Tx, coll *catalog
 	var md query.MatchDetails
 	done, err := walkIndex(ctx, tx, coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
 		md = query.MatchDetails{}
-		if !s.spec.filter.MatchDetails(d, &md) {
-			return true, nil
+		if ok, err := matches(s.spec.filter, d, &md); !ok || err != nil {
+			return err == nil, err
 		}
 		if s.skip > 0 {
 			s.skip--
@@ -440,7 +452,11 @@ func newSortedSource(c *Ctx, scan *scanSource, spec *findSpec) (Source, error) {
 	var items []item
 	var bytes int64
 	seq := 0
+	var sortErr error
 	_, err := scan.Fill(c, func(d bson.Doc) bool {
+		if sortErr = spec.sort.Check(d); sortErr != nil {
+			return false
+		}
 		doc := bson.Doc(append([]byte(nil), d...))
 		items = append(items, item{key: spec.sort.Key(nil, doc), doc: doc, seq: seq})
 		seq++
@@ -455,6 +471,9 @@ func newSortedSource(c *Ctx, scan *scanSource, spec *findSpec) (Source, error) {
 		}
 		return bytes <= maxSortBytes
 	})
+	if err == nil {
+		err = sortErr
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -29,8 +29,8 @@ func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.
 			return nil, err
 		}
 		m := match{key: key, doc: bson.Doc(append([]byte(nil), v...))}
-		if !filter.MatchDetails(m.doc, &m.md) {
-			return nil, nil
+		if ok, err := matches(filter, m.doc, &m.md); !ok || err != nil {
+			return nil, err
 		}
 		return []match{m}, nil
 	}
@@ -39,8 +39,8 @@ func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.
 		var st walkState
 		_, err := walkIndex(ctx, tx, coll, t, p, &st, func(idKey []byte, d bson.Doc) (bool, error) {
 			var md query.MatchDetails
-			if !filter.MatchDetails(d, &md) {
-				return true, nil
+			if ok, err := matches(filter, d, &md); !ok || err != nil {
+				return err == nil, err
 			}
 			out = append(out, match{key: append([]byte(nil), idKey...), doc: bson.Doc(append([]byte(nil), d...)), md: md})
 			return s != nil || limit <= 0 || len(out) < limit, nil
@@ -48,7 +48,7 @@ func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.
 		if err != nil {
 			return nil, err
 		}
-		return orderMatches(out, s, limit), nil
+		return orderMatches(out, s, limit)
 	}
 	cur := t.Cursor()
 	n := 0
@@ -59,7 +59,9 @@ func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.
 			}
 		}
 		var md query.MatchDetails
-		if !filter.MatchDetails(bson.Doc(v), &md) {
+		if ok, err := matches(filter, bson.Doc(v), &md); err != nil {
+			return nil, err
+		} else if !ok {
 			continue
 		}
 		out = append(out, match{key: append([]byte(nil), k...), doc: bson.Doc(append([]byte(nil), v...)), md: md})
@@ -70,12 +72,27 @@ func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.
 	if err := cur.Err(); err != nil {
 		return nil, err
 	}
-	return orderMatches(out, s, limit), nil
+	return orderMatches(out, s, limit)
+}
+
+// matches applies filter to d, turning an expression that failed while
+// evaluating ($expr) into the operation's error, as MongoDB fails the
+// whole operation.
+func matches(filter *query.Filter, d bson.Doc, md *query.MatchDetails) (bool, error) {
+	if filter.MatchDetails(d, md) {
+		return true, nil
+	}
+	return false, md.Err
 }
 
 // orderMatches sorts matches by s (if any) and keeps the first limit.
-func orderMatches(out []match, s *query.Sort, limit int) []match {
+func orderMatches(out []match, s *query.Sort, limit int) ([]match, error) {
 	if s != nil && s.Natural() == 0 {
+		for i := range out {
+			if err := s.Check(out[i].doc); err != nil {
+				return nil, err
+			}
+		}
 		keys := make([][]byte, len(out))
 		for i := range out {
 			keys[i] = s.Key(nil, out[i].doc)
@@ -98,5 +115,5 @@ func orderMatches(out []match, s *query.Sort, limit int) []match {
 	if limit > 0 && len(out) > limit {
 		out = out[:limit]
 	}
-	return out
+	return out, nil
 }
