@@ -1,12 +1,12 @@
 package command
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
@@ -18,42 +18,53 @@ var unsupportedCreateOptions = map[string]string{
 	"capped": "capped collections", "size": "capped collections", "max": "capped collections",
 	"timeseries": "time-series collections", "clustered": "clustered collections",
 	"clusteredIndex": "clustered collections", "expireAfterSeconds": "TTL collections",
-	"validator": "document validation", "validationLevel": "document validation",
-	"validationAction": "document validation", "viewOn": "views", "pipeline": "views",
+	"viewOn": "views", "pipeline": "views",
 	"collation": "collection default collations", "changeStreamPreAndPostImages": "change streams",
 	"encryptedFields": "queryable encryption", "storageEngine": "storage engine options",
 	"indexOptionDefaults": "index option defaults", "idIndex": "custom _id indexes",
 }
 
 func create(c *Ctx) error {
-	a := newArgs(c)
 	name, err := c.collectionArg()
 	if err != nil {
 		return err
 	}
+	// The options kept with the collection (listCollections shows them).
+	var opts bson.Builder
 	it := c.Body.Iter()
 	it.Next()
 	for it.Next() {
-		k := it.Element().Key
+		e := it.Element()
+		k := e.Key
 		if genericFields[k] || k == "autoIndexId" || k == "flags" || k == "temp" {
 			continue
 		}
+		switch k {
+		case "validator", "validationLevel", "validationAction":
+			opts.AppendElement(e)
+			continue
+		}
 		if what, ok := unsupportedCreateOptions[k]; ok {
-			v := it.Element().Value
-			if k == "capped" && !v.Truthy() {
+			if k == "capped" && !e.Value.Truthy() {
 				continue
 			}
 			return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support %s (create option '%s')", what, k)
 		}
 		return mongoerr.New(40415, "BSON field 'create.%s' is an unknown field.", k)
 	}
-	_ = a
+	options := opts.Finish()
+	if _, err := parseValidator(options); err != nil {
+		return err
+	}
+	if options.Len() == 0 {
+		options = nil
+	}
 	wc, err := parseWriteConcern(c)
 	if err != nil {
 		return err
 	}
 	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
-		_, err := catalog.Create(tx, c.DB, name, nil)
+		_, err := catalog.Create(tx, c.DB, name, options)
 		return err
 	})
 }
@@ -553,31 +564,131 @@ func dbStats(c *Ctx) error {
 	return nil
 }
 
+// collMod changes a collection's validation options and an index's
+// hidden and expireAfterSeconds.
 func collMod(c *Ctx) error {
 	name, err := c.collectionArg()
 	if err != nil {
 		return err
 	}
+	wc, err := parseWriteConcern(c)
+	if err != nil {
+		return err
+	}
+	var change []bson.Element
+	var indexChange bson.Doc
 	it := c.Body.Iter()
 	it.Next()
 	for it.Next() {
-		k := it.Element().Key
-		if genericFields[k] {
+		e := it.Element()
+		switch {
+		case genericFields[e.Key]:
+		case e.Key == "validator" || e.Key == "validationLevel" || e.Key == "validationAction":
+			change = append(change, e)
+		case e.Key == "index":
+			if e.Value.Type != bson.TypeDocument {
+				return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'collMod.index' is the wrong type '%s', expected type 'object'", e.Value.Type)
+			}
+			indexChange = e.Value.Document()
+		default:
+			return mongoerr.New(mongoerr.InvalidOptions, "collMod option '%s' is not supported by Cairn", e.Key)
+		}
+	}
+	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+		coll, err := catalog.Get(tx, c.DB, name)
+		if err != nil {
+			return err
+		}
+		if coll == nil {
+			return mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist: %s.%s", c.DB, name)
+		}
+		next := *coll
+		if len(change) > 0 {
+			var b bson.Builder
+			if len(coll.Options) > 0 {
+				oit := coll.Options.Iter()
+				for oit.Next() {
+					replaced := false
+					for _, ch := range change {
+						replaced = replaced || ch.Key == oit.Element().Key
+					}
+					if !replaced {
+						b.AppendElement(oit.Element())
+					}
+				}
+			}
+			for _, ch := range change {
+				b.AppendElement(ch)
+			}
+			next.Options = b.Finish()
+			if _, err := parseValidator(next.Options); err != nil {
+				return err
+			}
+		}
+		if indexChange != nil {
+			if err := modifyIndex(&next, indexChange); err != nil {
+				return err
+			}
+		}
+		return catalog.Put(tx, &next)
+	})
+}
+
+// modifyIndex applies collMod's index: {name | keyPattern, hidden,
+// expireAfterSeconds}.
+func modifyIndex(coll *catalog.Collection, spec bson.Doc) error {
+	pos := -1
+	var set []bson.Element
+	it := spec.Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "name", "keyPattern":
+			for i, ix := range coll.Indexes {
+				if e.Key == "name" && e.Value.Type == bson.TypeString && ix.Name == e.Value.StringValue() {
+					pos = i
+				}
+				if key, ok := ix.Spec.Lookup("key"); e.Key == "keyPattern" && ok && bson.Equal(key, e.Value) {
+					pos = i
+				}
+			}
+		case "hidden", "expireAfterSeconds":
+			set = append(set, e)
+		default:
+			return mongoerr.New(mongoerr.InvalidOptions, "collMod index option '%s' is not supported by Cairn", e.Key)
+		}
+	}
+	if pos < 0 {
+		return mongoerr.New(mongoerr.IndexNotFound, "cannot find index %s for ns %s", spec.String(), coll.Namespace())
+	}
+	if coll.Indexes[pos].Name == "_id_" {
+		return mongoerr.New(mongoerr.BadValue, "cannot modify the _id index")
+	}
+	var b bson.Builder
+	sit := coll.Indexes[pos].Spec.Iter()
+	for sit.Next() {
+		keep := true
+		for _, e := range set {
+			keep = keep && e.Key != sit.Element().Key
+		}
+		if keep {
+			b.AppendElement(sit.Element())
+		}
+	}
+	for _, e := range set {
+		if e.Key == "hidden" {
+			if e.Value.Truthy() {
+				b.AppendBool("hidden", true)
+			}
 			continue
 		}
-		return mongoerr.New(mongoerr.InvalidOptions, "collMod option '%s' is not supported by Cairn", k)
+		b.AppendElement(e)
 	}
-	tx, err := c.readTx()
-	if err != nil {
+	raw := b.Finish()
+	if _, err := index.Parse(raw); err != nil {
 		return err
 	}
-	defer tx.Rollback()
-	coll, err := catalog.Get(tx, c.DB, name)
-	if err != nil {
-		return err
-	}
-	if coll == nil {
-		return mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist: %s", fmt.Sprintf("%s.%s", c.DB, name))
-	}
+	coll.Indexes = append([]catalog.Index(nil), coll.Indexes...)
+	coll.Indexes[pos].Spec = raw
 	return nil
 }

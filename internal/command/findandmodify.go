@@ -119,7 +119,7 @@ func findAndModify(c *Ctx) error {
 			if coll == nil {
 				return nil
 			}
-			w, err := openWriter(tx, coll)
+			w, err := c.writer(tx, coll)
 			if err != nil {
 				return err
 			}

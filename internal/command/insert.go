@@ -88,7 +88,7 @@ func insert(c *Ctx) error {
 		if err != nil {
 			return err
 		}
-		w, err := openWriter(tx, coll)
+		w, err := c.writer(tx, coll)
 		if err != nil {
 			return err
 		}

@@ -93,7 +93,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 	var w *collWriter
 	var err error
 	if coll != nil {
-		if w, err = openWriter(tx, coll); err != nil {
+		if w, err = c.writer(tx, coll); err != nil {
 			return res, coll, err
 		}
 		limit := 1
@@ -140,7 +140,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		if coll, err = collectionForWrite(tx, db, name, true); err != nil {
 			return res, coll, err
 		}
-		if w, err = openWriter(tx, coll); err != nil {
+		if w, err = c.writer(tx, coll); err != nil {
 			return res, coll, err
 		}
 	}

@@ -21,6 +21,21 @@ type collWriter struct {
 	// pos maps indexes[i] to its position in coll.Indexes.
 	pos []int
 	key []byte
+	// bypass skips document validation (bypassDocumentValidation).
+	bypass bool
+}
+
+// writer opens a collection writer for this command, honouring its
+// bypassDocumentValidation.
+func (c *Ctx) writer(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
+	w, err := openWriter(tx, coll)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := c.Body.Lookup("bypassDocumentValidation"); ok && v.Truthy() {
+		w.bypass = true
+	}
+	return w, nil
 }
 
 // openWriter prepares writes to coll in tx.
@@ -80,6 +95,9 @@ func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 	if old != nil {
 		return nil, bson.Value{}, duplicateKey(w.coll.Namespace(), id)
 	}
+	if err := w.validate(nil, doc); err != nil {
+		return nil, bson.Value{}, err
+	}
 	if err := w.applyIndexes(nil, doc, w.key); err != nil {
 		return nil, bson.Value{}, err
 	}
@@ -91,6 +109,9 @@ func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 
 // replace stores updated (same _id) in place of old under key.
 func (w *collWriter) replace(key []byte, old, updated bson.Doc) error {
+	if err := w.validate(old, updated); err != nil {
+		return err
+	}
 	if err := w.applyIndexes(old, updated, key); err != nil {
 		return err
 	}

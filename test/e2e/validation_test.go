@@ -1,0 +1,68 @@
+package e2e
+
+import (
+	"errors"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+func TestDocumentValidation(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("valid")
+	err := db.CreateCollection(ctx(t), "c", options.CreateCollection().SetValidator(bson.D{{Key: "x", Value: bson.D{{Key: "$type", Value: "string"}}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	coll := db.Collection("c")
+	if _, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: 1}, {Key: "x", Value: "ok"}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: 2}, {Key: "x", Value: 5}})
+	var we mongo.WriteException
+	if !errors.As(err, &we) || we.WriteErrors[0].Code != 121 {
+		t.Fatalf("invalid insert: %v", err)
+	}
+	if id, err := we.WriteErrors[0].Details.LookupErr("failingDocumentId"); err != nil || id.Int32() != 2 {
+		t.Fatalf("errInfo = %v", we.WriteErrors[0].Details)
+	}
+	// Updates are validated too; bypassDocumentValidation skips it.
+	_, err = coll.UpdateOne(ctx(t), bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 1}}}})
+	if !errors.As(err, &we) || we.WriteErrors[0].Code != 121 {
+		t.Fatalf("invalid update: %v", err)
+	}
+	if _, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: 3}, {Key: "x", Value: 5}}, options.InsertOne().SetBypassDocumentValidation(true)); err != nil {
+		t.Fatalf("bypass: %v", err)
+	}
+	// moderate: documents that already failed may be updated.
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "collMod", Value: "c"}, {Key: "validationLevel", Value: "moderate"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.UpdateOne(ctx(t), bson.D{{Key: "_id", Value: 3}}, bson.D{{Key: "$set", Value: bson.D{{Key: "y", Value: 1}}}}); err != nil {
+		t.Fatalf("moderate update of an invalid document: %v", err)
+	}
+	// The options show in listCollections.
+	specs, err := db.ListCollectionSpecifications(ctx(t), bson.D{{Key: "name", Value: "c"}})
+	if err != nil || len(specs) != 1 || specs[0].Options.Lookup("validationLevel").StringValue() != "moderate" {
+		t.Fatalf("listCollections options = %+v, %v", specs, err)
+	}
+	// A bad validator is refused when set.
+	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "collMod", Value: "c"}, {Key: "validator", Value: bson.D{{Key: "$bogus", Value: 1}}}}).Err(), 2)
+	// collMod hides an index.
+	if _, err := coll.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "x", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "collMod", Value: "c"}, {Key: "index", Value: bson.D{{Key: "name", Value: "x_1"}, {Key: "hidden", Value: true}}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := coll.Indexes().List(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var idx []bson.M
+	if err := cur.All(ctx(t), &idx); err != nil || len(idx) != 2 || idx[1]["hidden"] != true {
+		t.Fatalf("hidden index = %+v, %v", idx, err)
+	}
+}
