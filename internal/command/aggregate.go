@@ -93,6 +93,9 @@ func aggregate(c *Ctx) error {
 		return explainAggregate(c, ns, p)
 	}
 	src := newAggSource(c, actx, p, name)
+	if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
+		src.cat.lsid = append(bson.Doc(nil), lsid.Document()...)
+	}
 	if p.Writes() {
 		var wc writeConcern
 		if wc, err = parseWriteConcern(c); err != nil {
@@ -226,9 +229,12 @@ func explainAggregate(c *Ctx, ns string, p *agg.Pipeline) error {
 
 // aggSource runs a pipeline as a cursor's source. Every Fill opens a read
 // snapshot that the pipeline's collection scans use; a scan remembers the
-// last key it returned and resumes after it in the next snapshot.
+// last key it returned and resumes after it in the next snapshot. It keeps
+// nothing of the command's request (its buffers are reused after the reply).
 type aggSource struct {
-	c       *Ctx
+	env     *Env
+	db      string
+	coll    string
 	p       *agg.Pipeline
 	cat     *aggCatalog
 	it      agg.Iterator
@@ -238,7 +244,7 @@ type aggSource struct {
 }
 
 func newAggSource(c *Ctx, actx *agg.Context, p *agg.Pipeline, name string) *aggSource {
-	s := &aggSource{c: c, p: p}
+	s := &aggSource{env: c.Env, db: c.DB, coll: name, p: p}
 	s.cat = &aggCatalog{env: c.Env, c: c, durability: kv.Durability(0)}
 	actx.Catalog = s.cat
 	actx.Check = func() error {
@@ -261,7 +267,7 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 	if s.done {
 		return true, s.err
 	}
-	tx, err := s.c.Env.KV.BeginRead()
+	tx, err := s.env.KV.BeginRead()
 	if err != nil {
 		return false, err
 	}
@@ -274,8 +280,8 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 	if s.it == nil {
 		var in agg.Iterator = agg.FuncIterator(func() (bson.Doc, error) { return nil, nil })
 		run := s.p.Run
-		if name := s.collName(); name != "" && !s.p.StartsWithSource() {
-			in = s.cat.scan(s.c.DB, name, s.p.Filter)
+		if s.coll != "" && !s.p.StartsWithSource() {
+			in = s.cat.scan(s.db, s.coll, s.p.Filter)
 			run = s.p.RunFiltered
 		}
 		if s.it, err = run(in); err != nil {
@@ -311,19 +317,14 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 	}
 }
 
-func (s *aggSource) collName() string {
-	first := s.c.Body.Iter()
-	if first.Next() && first.Element().Value.Type == bson.TypeString {
-		return first.Element().Value.StringValue()
-	}
-	return ""
-}
-
 // aggCatalog serves the pipeline's reads from the current Fill's snapshot
 // and its writes ($out, $merge) through collWriter.
 type aggCatalog struct {
-	env        *Env
+	env *Env
+	// c is the aggregate command's context, used only while the command
+	// runs ($out and $merge complete within it).
 	c          *Ctx
+	lsid       bson.Doc
 	tx         *kv.Tx
 	ctx        context.Context
 	gen        int // incremented for every snapshot
@@ -535,7 +536,7 @@ func (k *aggCatalog) CollStats(db, name string, spec bson.Doc) (bson.Doc, error)
 	if coll == nil {
 		return nil, mongoerr.New(mongoerr.NamespaceNotFound, "Unable to retrieve storageStats in $collStats stage :: caused by :: Collection [%s.%s] not found.", db, name)
 	}
-	count, size, err := collSizes(k.c, k.tx, coll)
+	count, size, err := collSizes(&Ctx{Context: k.ctx, Env: k.env}, k.tx, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -630,11 +631,7 @@ func (k *aggCatalog) IndexStats(db, name string) ([]bson.Doc, error) {
 // LocalSessions implements $listLocalSessions. Cairn keeps no session
 // cache: the requesting session is the one it knows.
 func (k *aggCatalog) LocalSessions(spec bson.Doc) ([]bson.Doc, error) {
-	lsid, ok := k.c.Body.Lookup("lsid")
-	if !ok || lsid.Type != bson.TypeDocument {
-		return nil, nil
-	}
-	id, ok := lsid.Document().Lookup("id")
+	id, ok := k.lsid.Lookup("id")
 	if !ok {
 		return nil, nil
 	}

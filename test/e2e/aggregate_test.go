@@ -1,0 +1,218 @@
+package e2e
+
+import (
+	"reflect"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+func aggAll(t *testing.T, cur *mongo.Cursor, err error) []bson.M {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []bson.M
+	if err := cur.All(ctx(t), &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestAggregatePipelines(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("e2eagg")
+	coll := db.Collection("items")
+	var docs []any
+	for i := 0; i < 1000; i++ {
+		docs = append(docs, bson.D{{Key: "_id", Value: i}, {Key: "g", Value: i % 4}, {Key: "name", Value: []string{"Ann", "ann", "Bob", "cid"}[i%4]}, {Key: "tags", Value: bson.A{i % 2, "t"}}})
+	}
+	if _, err := coll.InsertMany(ctx(t), docs); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("streaming across batches", func(t *testing.T) {
+		cur, err := coll.Aggregate(ctx(t), bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "g", Value: bson.D{{Key: "$lt", Value: 2}}}}}},
+			bson.D{{Key: "$project", Value: bson.D{{Key: "g", Value: 1}}}},
+		}, options.Aggregate().SetBatchSize(37))
+		got := aggAll(t, cur, err)
+		if len(got) != 500 || got[0]["_id"] != int32(0) || got[499]["_id"] != int32(997) {
+			t.Fatalf("got %d docs: first %v last %v", len(got), got[0], got[len(got)-1])
+		}
+	})
+
+	t.Run("group sort", func(t *testing.T) {
+		cur, err := coll.Aggregate(ctx(t), bson.A{
+			bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$g"}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}, {Key: "max", Value: bson.D{{Key: "$max", Value: "$_id"}}}}}},
+			bson.D{{Key: "$sort", Value: bson.D{{Key: "_id", Value: -1}}}},
+			bson.D{{Key: "$limit", Value: 2}},
+		})
+		got := aggAll(t, cur, err)
+		want := []bson.M{{"_id": int32(3), "n": int32(250), "max": int32(999)}, {"_id": int32(2), "n": int32(250), "max": int32(998)}}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %v", got)
+		}
+	})
+
+	t.Run("unwind count with batch size zero", func(t *testing.T) {
+		// An empty first batch; the pipeline runs on getMore.
+		var res struct {
+			Cursor struct {
+				FirstBatch []bson.M `bson:"firstBatch"`
+				NextBatch  []bson.M `bson:"nextBatch"`
+				ID         int64    `bson:"id"`
+			} `bson:"cursor"`
+		}
+		err := db.RunCommand(ctx(t), bson.D{{Key: "aggregate", Value: "items"}, {Key: "pipeline", Value: bson.A{
+			bson.D{{Key: "$unwind", Value: "$tags"}},
+			bson.D{{Key: "$count", Value: "n"}},
+		}}, {Key: "cursor", Value: bson.D{{Key: "batchSize", Value: 0}}}}).Decode(&res)
+		if err != nil || len(res.Cursor.FirstBatch) != 0 || res.Cursor.ID == 0 {
+			t.Fatalf("aggregate: %+v %v", res, err)
+		}
+		err = db.RunCommand(ctx(t), bson.D{{Key: "getMore", Value: res.Cursor.ID}, {Key: "collection", Value: "items"}}).Decode(&res)
+		if err != nil || len(res.Cursor.NextBatch) != 1 || res.Cursor.NextBatch[0]["n"] != int32(2000) || res.Cursor.ID != 0 {
+			t.Fatalf("getMore: %+v %v", res, err)
+		}
+	})
+
+	t.Run("collation", func(t *testing.T) {
+		cur, err := coll.Aggregate(ctx(t), bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "name", Value: "ANN"}}}},
+			bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: nil}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}},
+		}, options.Aggregate().SetCollation(&options.Collation{Locale: "en", Strength: 2}))
+		got := aggAll(t, cur, err)
+		if len(got) != 1 || got[0]["n"] != int32(500) {
+			t.Fatalf("got %v", got)
+		}
+	})
+
+	t.Run("let", func(t *testing.T) {
+		cur, err := coll.Aggregate(ctx(t), bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "$expr", Value: bson.D{{Key: "$eq", Value: bson.A{"$_id", "$$id"}}}}}}},
+			bson.D{{Key: "$project", Value: bson.D{{Key: "_id", Value: 0}, {Key: "x", Value: "$$x"}}}},
+		}, options.Aggregate().SetLet(bson.D{{Key: "id", Value: 7}, {Key: "x", Value: bson.D{{Key: "$concat", Value: bson.A{"a", "b"}}}}}))
+		got := aggAll(t, cur, err)
+		if !reflect.DeepEqual(got, []bson.M{{"x": "ab"}}) {
+			t.Fatalf("got %v", got)
+		}
+	})
+
+	t.Run("lookup", func(t *testing.T) {
+		names := db.Collection("names")
+		if _, err := names.InsertMany(ctx(t), []any{bson.D{{Key: "_id", Value: "Ann"}, {Key: "full", Value: "Ann A."}}, bson.D{{Key: "_id", Value: "Bob"}, {Key: "full", Value: "Bob B."}}}); err != nil {
+			t.Fatal(err)
+		}
+		cur, err := coll.Aggregate(ctx(t), bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "$lt", Value: 4}}}}}},
+			bson.D{{Key: "$lookup", Value: bson.D{{Key: "from", Value: "names"}, {Key: "localField", Value: "name"}, {Key: "foreignField", Value: "_id"}, {Key: "as", Value: "n"}}}},
+			bson.D{{Key: "$project", Value: bson.D{{Key: "full", Value: "$n.full"}}}},
+		})
+		got := aggAll(t, cur, err)
+		want := []bson.M{{"_id": int32(0), "full": bson.A{"Ann A."}}, {"_id": int32(1), "full": bson.A{}}, {"_id": int32(2), "full": bson.A{"Bob B."}}, {"_id": int32(3), "full": bson.A{}}}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %v", got)
+		}
+	})
+
+	t.Run("out and merge", func(t *testing.T) {
+		cur, err := coll.Aggregate(ctx(t), bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "g", Value: 0}}}},
+			bson.D{{Key: "$project", Value: bson.D{{Key: "g", Value: 1}}}},
+			bson.D{{Key: "$out", Value: "outcoll"}},
+		})
+		if got := aggAll(t, cur, err); len(got) != 0 {
+			t.Fatalf("$out returned %v", got)
+		}
+		n, err := db.Collection("outcoll").CountDocuments(ctx(t), bson.D{})
+		if err != nil || n != 250 {
+			t.Fatalf("outcoll has %d (%v)", n, err)
+		}
+		cur, err = coll.Aggregate(ctx(t), bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "$lt", Value: 2}}}}}},
+			bson.D{{Key: "$project", Value: bson.D{{Key: "merged", Value: bson.D{{Key: "$literal", Value: true}}}}}},
+			bson.D{{Key: "$merge", Value: bson.D{{Key: "into", Value: "outcoll"}}}},
+		})
+		aggAll(t, cur, err)
+		var d bson.M
+		if err := db.Collection("outcoll").FindOne(ctx(t), bson.D{{Key: "_id", Value: 0}}).Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(d, bson.M{"_id": int32(0), "g": int32(0), "merged": true}) {
+			t.Fatalf("merged doc %v", d)
+		}
+		_, err = coll.Aggregate(ctx(t), bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "_id", Value: 0}}}},
+			bson.D{{Key: "$merge", Value: bson.D{{Key: "into", Value: "outcoll"}, {Key: "whenMatched", Value: "fail"}}}},
+		})
+		cmdErr(t, err, 11000)
+	})
+
+	t.Run("collectionless", func(t *testing.T) {
+		cur, err := db.Aggregate(ctx(t), bson.A{
+			bson.D{{Key: "$documents", Value: bson.A{bson.D{{Key: "a", Value: 1}}, bson.D{{Key: "a", Value: 2}}}}},
+			bson.D{{Key: "$set", Value: bson.D{{Key: "b", Value: bson.D{{Key: "$multiply", Value: bson.A{"$a", 10}}}}}}},
+		})
+		got := aggAll(t, cur, err)
+		if !reflect.DeepEqual(got, []bson.M{{"a": int32(1), "b": int32(10)}, {"a": int32(2), "b": int32(20)}}) {
+			t.Fatalf("got %v", got)
+		}
+		_, err = db.Aggregate(ctx(t), bson.A{bson.D{{Key: "$match", Value: bson.D{}}}})
+		cmdErr(t, err, 73)
+	})
+
+	t.Run("facet and bucket", func(t *testing.T) {
+		cur, err := coll.Aggregate(ctx(t), bson.A{
+			bson.D{{Key: "$facet", Value: bson.D{
+				{Key: "buckets", Value: bson.A{bson.D{{Key: "$bucket", Value: bson.D{{Key: "groupBy", Value: "$_id"}, {Key: "boundaries", Value: bson.A{0, 500, 1000}}}}}}},
+				{Key: "top", Value: bson.A{bson.D{{Key: "$sortByCount", Value: "$name"}}, bson.D{{Key: "$limit", Value: 1}}, bson.D{{Key: "$project", Value: bson.D{{Key: "count", Value: 1}}}}}},
+			}}},
+		}, options.Aggregate().SetAllowDiskUse(true))
+		got := aggAll(t, cur, err)
+		if len(got) != 1 {
+			t.Fatalf("got %v", got)
+		}
+		want := bson.A{bson.D{{Key: "_id", Value: int32(0)}, {Key: "count", Value: int32(500)}}, bson.D{{Key: "_id", Value: int32(500)}, {Key: "count", Value: int32(500)}}}
+		if !reflect.DeepEqual(got[0]["buckets"], want) {
+			t.Fatalf("buckets %v", got[0]["buckets"])
+		}
+		top, _ := got[0]["top"].(bson.A)
+		if len(top) != 1 || !reflect.DeepEqual(top[0].(bson.D)[1], bson.E{Key: "count", Value: int32(250)}) {
+			t.Fatalf("top %v", top)
+		}
+	})
+
+	t.Run("explain", func(t *testing.T) {
+		var res bson.M
+		err := db.RunCommand(ctx(t), bson.D{{Key: "aggregate", Value: "items"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "g", Value: 1}}}}, bson.D{{Key: "$limit", Value: 3}}}}, {Key: "explain", Value: true}}).Decode(&res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stages, ok := res["stages"].(bson.A)
+		if !ok || len(stages) != 3 {
+			t.Fatalf("explain %v", res)
+		}
+	})
+
+	t.Run("errors", func(t *testing.T) {
+		_, err := coll.Aggregate(ctx(t), bson.A{bson.D{{Key: "$nope", Value: 1}}})
+		cmdErr(t, err, 40324)
+		_, err = coll.Aggregate(ctx(t), bson.A{bson.D{{Key: "$group", Value: bson.D{{Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}}})
+		cmdErr(t, err, 15955)
+		err = db.RunCommand(ctx(t), bson.D{{Key: "aggregate", Value: "items"}, {Key: "pipeline", Value: bson.A{}}}).Err()
+		cmdErr(t, err, 9)
+		_, err = coll.Aggregate(ctx(t), bson.A{bson.D{{Key: "$project", Value: bson.D{{Key: "x", Value: bson.D{{Key: "$divide", Value: bson.A{1, 0}}}}}}}})
+		cmdErr(t, err, 2)
+	})
+
+	t.Run("collStats", func(t *testing.T) {
+		cur, err := coll.Aggregate(ctx(t), bson.A{bson.D{{Key: "$collStats", Value: bson.D{{Key: "count", Value: bson.D{}}}}}})
+		got := aggAll(t, cur, err)
+		if len(got) != 1 || got[0]["count"] != int64(1000) || got[0]["ns"] != "e2eagg.items" {
+			t.Fatalf("got %v", got)
+		}
+	})
+}
