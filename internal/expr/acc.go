@@ -370,7 +370,8 @@ type pushAcc struct {
 	set   bool
 	vals  []bson.Value
 	bytes int
-	index map[string]struct{} // $addToSet without collation: exact BSON bytes of a canonical form
+	index map[string]struct{} // $addToSet: order-preserving keys of vals (equal values, equal keys)
+	kbuf  []byte
 }
 
 func (a *pushAcc) Add(root bson.Doc, env *Env) error {
@@ -382,7 +383,7 @@ func (a *pushAcc) Add(root bson.Doc, env *Env) error {
 	if v.Type == 0 {
 		return nil
 	}
-	if a.set && a.contains(v) {
+	if a.set && !a.insertKey(v) {
 		return nil
 	}
 	a.bytes += len(v.Data) + 16
@@ -405,12 +406,11 @@ func (a *pushAcc) Result() bson.Value {
 // ---- $stdDevPop, $stdDevSamp ----
 
 type stdDevAcc struct {
-	spec       *AccumulatorSpec
-	samp       bool
-	n          int64
-	mean, m2   float64
-	nonFinite  bool
-	nonFiniteV float64
+	spec      *AccumulatorSpec
+	samp      bool
+	n         int64
+	mean, m2  float64
+	nonFinite bool
 }
 
 func (a *stdDevAcc) Add(root bson.Doc, env *Env) error {
@@ -600,11 +600,10 @@ func (a *topAcc) Result() bson.Value {
 // ---- $firstN, $lastN ----
 
 type firstNAcc struct {
-	spec  *AccumulatorSpec
-	last  bool
-	n     int
-	vals  []bson.Value
-	bytes int
+	spec *AccumulatorSpec
+	last bool
+	n    int
+	vals []bson.Value
 }
 
 func (a *firstNAcc) Add(root bson.Doc, env *Env) error {

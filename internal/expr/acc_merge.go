@@ -91,7 +91,7 @@ func (a *firstLastAcc) Merge(other Accumulator) error {
 // Merge folds another $push or $addToSet.
 func (a *pushAcc) Merge(other Accumulator) error {
 	for _, v := range other.(*pushAcc).vals {
-		if a.set && a.contains(v) {
+		if a.set && !a.insertKey(v) {
 			continue
 		}
 		a.bytes += len(v.Data) + 16
@@ -103,13 +103,29 @@ func (a *pushAcc) Merge(other Accumulator) error {
 	return nil
 }
 
-func (a *pushAcc) contains(v bson.Value) bool {
-	for _, x := range a.vals {
-		if bson.CompareCollated(x, v, a.spec.opts.Collation) == 0 {
-			return true
+// insertKey records v in the $addToSet index; false when an equal value
+// (under the collation) is already there.
+func (a *pushAcc) insertKey(v bson.Value) bool {
+	c := a.spec.opts.Collation
+	keyer, ok := c.(bson.SortKeyer)
+	if c != nil && !ok {
+		// a collation without sort keys: compare with every value
+		for _, x := range a.vals {
+			if bson.CompareCollated(x, v, c) == 0 {
+				return false
+			}
 		}
+		return true
 	}
-	return false
+	if a.index == nil {
+		a.index = map[string]struct{}{}
+	}
+	a.kbuf = bson.AppendKeyCollated(a.kbuf[:0], v, false, keyer)
+	if _, dup := a.index[string(a.kbuf)]; dup {
+		return false
+	}
+	a.index[string(a.kbuf)] = struct{}{}
+	return true
 }
 
 // Merge folds another $stdDevPop/$stdDevSamp (Chan et al.'s parallel

@@ -41,6 +41,7 @@ func TestAccumulators(t *testing.T) {
 		{op: "$push", arg: `"$s"`, want: `array ["x","y","x","z","w"]`},
 		{op: "$push", arg: `"$g.p"`, want: `array [1,3]`},
 		{op: "$addToSet", arg: `"$s"`, want: `array ["x","y","z","w"]`},
+		{op: "$addToSet", arg: `"$v"`, docs: []string{`{"v": 1}`, `{"v": 1.0}`, `{"v": {"$numberLong": "1"}}`, `{"v": {"$numberDecimal": "1.00"}}`, `{"v": [1, {"a": 2}]}`, `{"v": [1.0, {"a": 2.0}]}`, `{"v": null}`, `{}`, `{"v": null}`}, want: `array [1,[1,{"a":2}],null]`},
 		{op: "$stdDevPop", arg: `"$v"`, docs: []string{`{"v": 2}`, `{"v": 4}`, `{"v": 4}`, `{"v": 4}`, `{"v": 5}`, `{"v": 5}`, `{"v": 7}`, `{"v": 9}`}, want: `double 2.0`},
 		{op: "$stdDevSamp", arg: `"$v"`, docs: []string{`{"v": 1}`}, want: `null null`},
 		{op: "$stdDevSamp", arg: `"$v"`, docs: []string{`{"v": 1}`, `{"v": 3}`}, want: `double 1.4142135623730951`},

@@ -156,15 +156,14 @@ func parseAdd(p *parser, name string, arg bson.Value) (node, error) {
 
 // sumState accumulates numbers as MongoDB's $add and $sum do.
 type sumState struct {
-	typ      bson.Type // narrowest type so far: int32, int64, double, decimal
-	isum     int64
-	iover    bool // integer sum overflowed
-	fsum     float64
-	fcomp    float64 // Neumaier compensation
-	dsum     dec
-	haveDec  bool
-	haveDate bool
-	fast     *decFastSum // exact running sum of small same-exponent decimals
+	typ     bson.Type // narrowest type so far: int32, int64, double, decimal
+	isum    int64
+	iover   bool // integer sum overflowed
+	fsum    float64
+	fcomp   float64 // Neumaier compensation
+	dsum    dec
+	haveDec bool
+	fast    *decFastSum // exact running sum of small same-exponent decimals
 }
 
 // decFastSum adds decimals whose coefficients fit 64 bits and share one

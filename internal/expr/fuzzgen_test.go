@@ -59,7 +59,7 @@ func (g *exprGen) value(b *bson.Builder, key string, depth int) {
 	case 2:
 		b.AppendDouble(key, float64(g.next()-128)/float64(g.next()%7+1))
 	case 3:
-		hi, lo := Decimal(g.next() - 100)
+		hi, lo := testDecimal(g.next() - 100)
 		b.AppendDecimal128(key, hi, lo)
 	case 4, 5:
 		b.AppendString(key, genStrings[g.next()%len(genStrings)])
@@ -110,8 +110,8 @@ func (g *exprGen) value(b *bson.Builder, key string, depth int) {
 	}
 }
 
-// Decimal returns a small decimal128 (coefficient k, exponent -2) for tests.
-func Decimal(k int) (hi, lo uint64) {
+// testDecimal returns a small decimal128 (coefficient k, exponent -2).
+func testDecimal(k int) (hi, lo uint64) {
 	d := decFromInt(int64(k))
 	d.exp = -2
 	return d.pack()

@@ -385,31 +385,6 @@ func (p *parser) rangeArgs(name string, arg bson.Value, min, max int) ([]node, e
 	return p.parseAll(vals)
 }
 
-// namedArgs reads an object-form operator argument ({a: ..., b: ...}),
-// rejecting unknown fields with code, and returns the fields by name.
-func namedArgs(name string, arg bson.Value, notObjCode int32, unknownCode int32, allowed ...string) (map[string]bson.Value, error) {
-	if arg.Type != bson.TypeDocument {
-		return nil, errf(notObjCode, "%s only supports an object as its argument", name)
-	}
-	out := map[string]bson.Value{}
-	it := arg.Document().Iter()
-	for it.Next() {
-		el := it.Element()
-		ok := false
-		for _, a := range allowed {
-			if a == el.Key {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return nil, errf(unknownCode, "%s found an unknown argument: %s", name, el.Key)
-		}
-		out[el.Key] = el.Value
-	}
-	return out, nil
-}
-
 // optNode parses an optional named argument (nil when absent).
 func (p *parser) optNode(m map[string]bson.Value, key string) (node, error) {
 	v, ok := m[key]

@@ -87,13 +87,6 @@ func (e *Env) date(ms int64) bson.Value {
 	return bson.Value{Type: bson.TypeDateTime, Data: b}
 }
 
-func (e *Env) timestamp(t, i uint32) bson.Value {
-	b := e.alloc(8)
-	binary.LittleEndian.PutUint32(b, i)
-	binary.LittleEndian.PutUint32(b[4:], t)
-	return bson.Value{Type: bson.TypeTimestamp, Data: b}
-}
-
 func (e *Env) decimal(hi, lo uint64) bson.Value {
 	b := e.alloc(16)
 	binary.LittleEndian.PutUint64(b, lo)
