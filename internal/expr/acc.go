@@ -56,6 +56,9 @@ func ParseAccumulator(op string, arg bson.Value, opts *Options) (*AccumulatorSpe
 	switch op {
 	case "$sum", "$avg", "$min", "$max", "$first", "$last", "$push", "$addToSet",
 		"$stdDevPop", "$stdDevSamp", "$mergeObjects":
+		if arg.Type == bson.TypeArray {
+			return nil, errf(40237, "The %s accumulator is a unary operator", op)
+		}
 		s.arg, err = Parse(arg, opts)
 	case "$count":
 		if arg.Type != bson.TypeDocument || arg.Document().Len() != 0 {

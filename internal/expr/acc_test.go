@@ -59,6 +59,7 @@ func TestAccumulators(t *testing.T) {
 		{op: "$minN", arg: `{"input": "$a", "n": 2}`, want: `array [1,2.5]`},
 		{op: "$minN", arg: `{"input": "$a"}`, code: 5787906},
 		{op: "$foo", arg: `1`, code: 15952},
+		{op: "$sum", arg: `[1, 2]`, code: 40237},
 		{op: "$median", arg: `{"input": "$a", "method": "approximate"}`, want: `double 2.5`},
 		{op: "$percentile", arg: `{"input": "$a", "p": [0.1, 0.9], "method": "approximate"}`, want: `array [1.0,4.0]`},
 		{op: "$accumulator", arg: `{}`, code: 238},
