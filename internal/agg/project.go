@@ -98,13 +98,15 @@ func (n *projNode) remove(name string) {
 func (s *projectStage) open(in Iterator) (Iterator, error) {
 	env := expr.NewEnv(s.ctx.Expr)
 	var b bson.Builder
+	var buf []byte
 	return FuncIterator(func() (bson.Doc, error) {
 		d, err := in.Next()
 		if d == nil || err != nil {
 			return nil, err
 		}
 		env.Reset()
-		b.Reset(nil)
+		// The previous result is no longer referenced: reuse its memory.
+		b.Reset(buf[:0])
 		switch {
 		case s.p.add:
 			err = s.p.root.applyAdd(&b, d, d, env)
@@ -116,6 +118,8 @@ func (s *projectStage) open(in Iterator) (Iterator, error) {
 		if err != nil {
 			return nil, err
 		}
-		return b.Finish(), nil
+		out := b.Finish()
+		buf = out
+		return out, nil
 	}), nil
 }

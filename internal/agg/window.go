@@ -549,7 +549,13 @@ func (s *setWindowFieldsStage) bounds(w *window, rows []windowRow) ([][2]int, er
 	case "month", "quarter", "year":
 		return nil, mongoerr.New(mongoerr.NotImplemented, "range windows with unit '%s' are not supported by Cairn", w.unit)
 	}
-	desc := n > 1 && keys[0] > keys[n-1]
+	// Rows are in sortBy order; with a descending sort, negated keys
+	// ascend and the window is applied to them.
+	if n > 1 && keys[0] > keys[n-1] {
+		for i := range keys {
+			keys[i] = -keys[i]
+		}
+	}
 	for i := range rows {
 		lo, hi := math.Inf(-1), math.Inf(1)
 		if w.lo != nil {
@@ -558,17 +564,9 @@ func (s *setWindowFieldsStage) bounds(w *window, rows []windowRow) ([][2]int, er
 		if w.hi != nil {
 			hi = keys[i] + *w.hi*scale
 		}
-		a, b := n, -1
-		for j := range rows {
-			k := keys[j]
-			if desc {
-				k = 2*keys[i] - k
-			}
-			if k >= lo && k <= hi {
-				a, b = min(a, j), max(b, j)
-			}
-		}
-		if b < 0 {
+		a := sortSearch(n, func(j int) bool { return keys[j] >= lo })
+		b := sortSearch(n, func(j int) bool { return keys[j] > hi }) - 1
+		if a > b {
 			a, b = 1, 0
 		}
 		out[i] = [2]int{a, b}

@@ -43,9 +43,14 @@ func aggregate(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	allowDisk, _, err := a.boolean("allowDiskUse")
+	// MongoDB 7.0's allowDiskUseByDefault is true: blocking stages spill
+	// unless the command says allowDiskUse: false.
+	allowDisk, set, err := a.boolean("allowDiskUse")
 	if err != nil {
 		return err
+	}
+	if !set {
+		allowDisk = true
 	}
 	if _, _, err := a.boolean("bypassDocumentValidation"); err != nil {
 		return err
