@@ -58,11 +58,10 @@ func (s *sortStage) open(in Iterator) (Iterator, error) {
 	}), nil
 }
 
-// key is the sort key of d followed by its sequence number, so that equal
-// keys keep input order (MongoDB's $sort is stable in practice).
-func (s *sortStage) key(d bson.Doc, seq uint64) []byte {
-	k := s.s.Key(nil, d)
-	return binary.BigEndian.AppendUint64(k, seq)
+// key appends to dst the sort key of d followed by its sequence number, so
+// that equal keys keep input order (MongoDB's $sort is stable in practice).
+func (s *sortStage) key(dst []byte, d bson.Doc, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(s.s.Key(dst, d), seq)
 }
 
 func (s *sortStage) sortAll(in Iterator) (func() (bson.Doc, error), error) {
@@ -85,7 +84,7 @@ func (s *sortStage) sortAll(in Iterator) (func() (bson.Doc, error), error) {
 				return nil, err
 			}
 		}
-		it := item{key: s.key(d, seq), doc: cloneDoc(d)}
+		it := item{key: s.key(nil, d, seq), doc: cloneDoc(d)}
 		seq++
 		items = append(items, it)
 		mem += itemBytes(it)
@@ -153,6 +152,7 @@ func (s *sortStage) topK(in Iterator) (func() (bson.Doc, error), error) {
 	h := &maxHeap{}
 	var seq uint64
 	var mem int64
+	var k []byte
 	for {
 		d, err := in.Next()
 		if err != nil {
@@ -166,10 +166,10 @@ func (s *sortStage) topK(in Iterator) (func() (bson.Doc, error), error) {
 				return nil, err
 			}
 		}
-		k := s.key(d, seq)
+		k = s.key(k[:0], d, seq)
 		seq++
 		if int64(h.Len()) < s.limit {
-			it := item{key: k, doc: cloneDoc(d)}
+			it := item{key: append([]byte(nil), k...), doc: cloneDoc(d)}
 			mem += itemBytes(it)
 			if mem > s.ctx.memLimit() && !s.ctx.AllowDiskUse {
 				return nil, errMemory("$sort stage")
@@ -178,8 +178,10 @@ func (s *sortStage) topK(in Iterator) (func() (bson.Doc, error), error) {
 			continue
 		}
 		if bytes.Compare(k, (*h)[0].key) < 0 {
-			mem += int64(len(d)) - int64(len((*h)[0].doc))
-			(*h)[0] = item{key: k, doc: cloneDoc(d)}
+			top := &(*h)[0]
+			mem += int64(len(d)) - int64(len(top.doc))
+			top.key = append(top.key[:0], k...)
+			top.doc = append(top.doc[:0], d...)
 			heap.Fix(h, 0)
 		}
 	}

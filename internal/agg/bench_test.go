@@ -1,0 +1,64 @@
+package agg
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+func benchDocs(n int) []bson.Doc {
+	docs := make([]bson.Doc, n)
+	for i := range docs {
+		var b bson.Builder
+		b.AppendInt32("_id", int32(i))
+		b.AppendInt32("k", int32(i%1000))
+		b.AppendString("s", fmt.Sprintf("str-%d", i%97))
+		b.AppendDouble("v", float64(i)*0.5)
+		docs[i] = b.Finish()
+	}
+	return docs
+}
+
+func benchPipeline(b *testing.B, pipeline string) {
+	docs := benchDocs(100_000)
+	stages := parseJSONArray(b, pipeline)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		p, err := Parse(&Context{DB: "d", Coll: "c"}, stages)
+		if err != nil {
+			b.Fatal(err)
+		}
+		it, err := p.Run(&SliceIterator{Docs: append([]bson.Doc(nil), docs...)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			d, err := it.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if d == nil {
+				break
+			}
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(docs)), "ns/row")
+}
+
+func BenchmarkGroupSum(b *testing.B) {
+	benchPipeline(b, `[{"$group":{"_id":"$k","s":{"$sum":"$v"},"n":{"$sum":1}}}]`)
+}
+
+func BenchmarkMatchProject(b *testing.B) {
+	benchPipeline(b, `[{"$match":{"k":{"$lt":500}}},{"$project":{"s":1,"x":{"$add":["$v",1]}}}]`)
+}
+
+func BenchmarkSortLimit(b *testing.B) {
+	benchPipeline(b, `[{"$sort":{"v":-1}},{"$limit":10}]`)
+}
+
+func BenchmarkSortByCount(b *testing.B) {
+	benchPipeline(b, `[{"$sortByCount":"$s"}]`)
+}
