@@ -26,7 +26,7 @@ func TestConcurrentSnapshots(t *testing.T) {
 	db := mustOpen(t, fs, opts)
 	defer db.Close()
 	ctx := context.Background()
-	const nkeys = 200
+	const nkeys = 2000
 	enc := func(v int64) []byte { return binary.BigEndian.AppendUint64(nil, uint64(v)) }
 	dec := func(b []byte) int64 { return int64(binary.BigEndian.Uint64(b)) }
 	if err := db.Update(ctx, func(tx *Tx) error {
