@@ -52,6 +52,47 @@ type Index struct {
 // Namespace returns "db.collection".
 func (c *Collection) Namespace() string { return c.DB + "." + c.Name }
 
+// View returns the collection a view reads from and its pipeline (an
+// array document), or ok=false for an ordinary collection.
+func (c *Collection) View() (viewOn string, pipeline bson.Doc, ok bool) {
+	if len(c.Options) == 0 {
+		return "", nil, false
+	}
+	v, found := c.Options.Lookup("viewOn")
+	if !found || v.Type != bson.TypeString {
+		return "", nil, false
+	}
+	if p, found := c.Options.Lookup("pipeline"); found && p.Type == bson.TypeArray {
+		pipeline = p.Document()
+	} else {
+		pipeline = bson.EmptyDoc
+	}
+	return v.StringValue(), pipeline, true
+}
+
+// CreateView records the view db.name over viewOn with pipeline (an array
+// document). A view has no storage of its own.
+func CreateView(tx *kv.Tx, db, name, viewOn string, pipeline bson.Doc) (*Collection, error) {
+	if err := ValidateCollectionName(db, name); err != nil {
+		return nil, err
+	}
+	existing, err := Get(tx, db, name)
+	if err != nil {
+		return nil, err
+	}
+	if existing != nil {
+		return nil, mongoerr.New(mongoerr.NamespaceExists, "Namespace %s.%s already exists", db, name)
+	}
+	var b bson.Builder
+	b.AppendString("viewOn", viewOn)
+	b.AppendArray("pipeline", pipeline)
+	c := &Collection{DB: db, Name: name, Created: time.Now(), Options: b.Finish()}
+	if _, err := rand.Read(c.UUID[:]); err != nil {
+		return nil, fmt.Errorf("catalog: uuid: %w", err)
+	}
+	return c, Put(tx, c)
+}
+
 // DataTree returns the name of the kv tree holding the documents.
 func (c *Collection) DataTree() string { return "c:" + hex.EncodeToString(c.UUID[:]) }
 

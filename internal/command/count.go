@@ -18,6 +18,9 @@ func count(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	if isView, err := countOnView(c, name); err != nil || isView {
+		return err
+	}
 	cancel, err := withMaxTime(c)
 	if err != nil {
 		return err
@@ -137,8 +140,7 @@ func distinct(c *Ctx) error {
 		}
 		values = append(values, bson.Value{Type: v.Type, Data: append([]byte(nil), v.Data...)})
 	}
-	src := &scanSource{env: c.Env, spec: spec, raw: true}
-	_, err = src.Fill(c, func(d bson.Doc) bool {
+	feed := func(d bson.Doc) bool {
 		pathValues(d, strings.Split(key, "."), func(v bson.Value) {
 			if v.Type == bson.TypeArray {
 				it := v.Document().Iter()
@@ -150,9 +152,26 @@ func distinct(c *Ctx) error {
 			add(v)
 		})
 		return true
-	})
-	if err != nil {
+	}
+	var viewStages []bson.Doc
+	if len(spec.filterDoc) > 5 {
+		viewStages = append(viewStages, stage("$match", bson.Value{Type: bson.TypeDocument, Data: spec.filterDoc}))
+	}
+	if isView, err := c.viewAggregate(name, viewStages, bson.Value{}); err != nil {
 		return err
+	} else if isView {
+		docs, err := runAggregate(c)
+		if err != nil {
+			return err
+		}
+		for _, d := range docs {
+			feed(d)
+		}
+	} else {
+		src := &scanSource{env: c.Env, spec: spec, raw: true}
+		if _, err := src.Fill(c, feed); err != nil {
+			return err
+		}
 	}
 	sort.SliceStable(values, func(i, j int) bool { return bson.CompareCollated(values[i], values[j], cmp) < 0 })
 	r := c.Reply

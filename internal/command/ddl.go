@@ -18,7 +18,7 @@ var unsupportedCreateOptions = map[string]string{
 	"capped": "capped collections", "size": "capped collections", "max": "capped collections",
 	"timeseries": "time-series collections", "clustered": "clustered collections",
 	"clusteredIndex": "clustered collections", "expireAfterSeconds": "TTL collections",
-	"viewOn": "views", "pipeline": "views",
+	"pipeline": "views (a pipeline without viewOn)",
 	"collation": "collection default collations", "changeStreamPreAndPostImages": "change streams",
 	"encryptedFields": "queryable encryption", "storageEngine": "storage engine options",
 	"indexOptionDefaults": "index option defaults", "idIndex": "custom _id indexes",
@@ -28,6 +28,9 @@ func create(c *Ctx) error {
 	name, err := c.collectionArg()
 	if err != nil {
 		return err
+	}
+	if _, ok := c.Body.Lookup("viewOn"); ok {
+		return createView(c, name)
 	}
 	// The options kept with the collection (listCollections shows them).
 	var opts bson.Builder
@@ -254,6 +257,17 @@ func listDatabases(c *Ctx) error {
 // uuidValue is a collection UUID as BSON binary subtype 4.
 func collectionInfo(b *bson.Builder, coll *catalog.Collection, nameOnly bool) {
 	b.AppendString("name", coll.Name)
+	if _, _, isView := coll.View(); isView {
+		b.AppendString("type", "view")
+		if nameOnly {
+			return
+		}
+		b.AppendDocument("options", coll.Options)
+		b.StartDocument("info")
+		b.AppendBool("readOnly", true)
+		b.End()
+		return
+	}
 	b.AppendString("type", "collection")
 	if nameOnly {
 		return

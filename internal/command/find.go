@@ -82,6 +82,12 @@ func find(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	if isView, err := findOnView(c, name); err != nil || isView {
+		if err != nil {
+			return err
+		}
+		return aggregate(c)
+	}
 	cancel, err := withMaxTime(c)
 	if err != nil {
 		return err

@@ -69,6 +69,9 @@ func createIndexes(c *Ctx) error {
 			}
 			created = true
 		}
+		if _, _, view := coll.View(); view {
+			return errOnView(coll.Namespace())
+		}
 		before = len(coll.Indexes)
 		next := *coll
 		next.Indexes = append([]catalog.Index(nil), coll.Indexes...)

@@ -40,6 +40,9 @@ func (c *Ctx) writer(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
 
 // openWriter prepares writes to coll in tx.
 func openWriter(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
+	if _, _, isView := coll.View(); isView {
+		return nil, errOnView(coll.Namespace())
+	}
 	t, err := dataTree(tx, coll)
 	if err != nil {
 		return nil, err

@@ -13,8 +13,8 @@ import (
 type Error struct {
 	Code    int32
 	Message string
-	// Extra fields appended to the error document (e.g. keyPattern and
-	// keyValue for duplicate keys), as raw BSON elements; may be nil.
+	// Extra is a BSON document whose fields are appended to the error
+	// document (e.g. keyPattern and keyValue for duplicate keys); may be nil.
 	Extra []byte
 }
 
@@ -90,6 +90,8 @@ const (
 	NotImplemented                  int32 = 238
 	CommandNotSupported             int32 = 115
 	CannotIndexParallelArrays       int32 = 171
+	CommandNotSupportedOnView       int32 = 166
+	OptionNotSupportedOnView        int32 = 167
 	InvalidIndexSpecificationOption int32 = 197
 	QueryFeatureNotAllowed          int32 = 224
 	Interrupted                     int32 = 11601
@@ -124,6 +126,7 @@ var names = map[int32]string{
 	IndexKeySpecsConflict: "IndexKeySpecsConflict", NetworkTimeout: "NetworkTimeout", OperationFailed: "OperationFailed",
 	DocumentValidationFailure: "DocumentValidationFailure", NotImplemented: "NotImplemented",
 	CommandNotSupported: "CommandNotSupported", CannotIndexParallelArrays: "CannotIndexParallelArrays",
+	CommandNotSupportedOnView: "CommandNotSupportedOnView", OptionNotSupportedOnView: "OptionNotSupportedOnView",
 	InvalidIndexSpecificationOption: "InvalidIndexSpecificationOption", QueryFeatureNotAllowed: "QueryFeatureNotAllowed",
 	Interrupted: "Interrupted", DuplicateKey: "DuplicateKey", BSONObjectTooLarge: "BSONObjectTooLarge",
 	InvalidBSON: "InvalidBSON", OperationNotSupportedInTxn: "OperationNotSupportedInTransaction",

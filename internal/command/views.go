@@ -1,0 +1,226 @@
+package command
+
+import (
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/kv"
+)
+
+// Views: a view is a catalog entry {viewOn, pipeline} with no storage.
+// Reading a view runs an aggregation on the collection it is defined on
+// (following views of views) with the view's pipeline first: find, count
+// and distinct are rewritten into an aggregate on the view, which
+// aggregate.go expands. Writes and index builds on a view answer
+// CommandNotSupportedOnView (166).
+
+// errOnView is MongoDB's error for a write or DDL aimed at a view.
+func errOnView(ns string) error {
+	return mongoerr.New(mongoerr.CommandNotSupportedOnView, "Namespace %s is a view, not a collection", ns)
+}
+
+// isView reports whether db.name is a view.
+func isView(c *Ctx, name string) (bool, error) {
+	tx, err := c.readTx()
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, c.DB, name)
+	if err != nil || coll == nil {
+		return false, err
+	}
+	_, _, ok := coll.View()
+	return ok, nil
+}
+
+// createView handles create with viewOn and pipeline.
+func createView(c *Ctx, name string) error {
+	a := newArgs(c)
+	if err := a.check("viewOn", "pipeline", "collation", "writeConcern"); err != nil {
+		return err
+	}
+	viewOn, ok, err := a.str("viewOn")
+	if err != nil {
+		return err
+	}
+	if !ok || viewOn == "" {
+		return mongoerr.New(mongoerr.BadValue, "'viewOn' must be a non-empty string")
+	}
+	if _, ok := a.lookup("collation"); ok {
+		return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support collections default collations (create option 'collation')")
+	}
+	pipeline, ok, err := a.array("pipeline")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		pipeline = bson.EmptyDoc
+	}
+	it := pipeline.Iter()
+	for it.Next() {
+		v := it.Element().Value
+		if v.Type != bson.TypeDocument {
+			return mongoerr.New(mongoerr.TypeMismatch, "'pipeline' must be an array of objects")
+		}
+		if st := v.Document().Iter(); st.Next() {
+			switch st.Element().Key {
+			case "$out", "$merge":
+				return mongoerr.New(mongoerr.OptionNotSupportedOnView, "%s cannot be used in a view definition", st.Element().Key)
+			}
+		}
+	}
+	if err := catalog.ValidateCollectionName(c.DB, viewOn); err != nil {
+		return err
+	}
+	wc, err := parseWriteConcern(c)
+	if err != nil {
+		return err
+	}
+	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+		_, err := catalog.CreateView(tx, c.DB, name, viewOn, pipeline)
+		return err
+	})
+}
+
+// viewAggregate reports whether the command's collection is a view, and
+// if so rewrites the request as an aggregate on the view with the stages
+// the command implies (aggregate expands the view's pipeline in front).
+func (c *Ctx) viewAggregate(name string, extra []bson.Doc, batch bson.Value) (bool, error) {
+	view, err := isView(c, name)
+	if err != nil || !view {
+		return false, err
+	}
+	var b bson.Builder
+	b.AppendString("aggregate", name)
+	b.StartArray("pipeline")
+	for i, s := range extra {
+		b.AppendDocument(bson.Index(i), s)
+	}
+	b.End()
+	b.StartDocument("cursor")
+	if batch.Type != 0 {
+		b.AppendValue("batchSize", batch)
+	}
+	b.End()
+	for _, k := range []string{"collation", "let", "maxTimeMS", "comment", "lsid", "$db"} {
+		if v, ok := c.Body.Lookup(k); ok {
+			b.AppendValue(k, v)
+		}
+	}
+	c.Body = b.Finish()
+	c.Name = "aggregate"
+	return true, nil
+}
+
+// stage builds {name: value}.
+func stage(name string, v bson.Value) bson.Doc {
+	var b bson.Builder
+	b.AppendValue(name, v)
+	return b.Finish()
+}
+
+// findOnView runs find on a view as an aggregation.
+func findOnView(c *Ctx, name string) (bool, error) {
+	var extra []bson.Doc
+	if f, ok := c.Body.Lookup("filter"); ok && f.Type == bson.TypeDocument && f.Document().Len() > 0 {
+		extra = append(extra, stage("$match", f))
+	}
+	if s, ok := c.Body.Lookup("sort"); ok && s.Type == bson.TypeDocument && s.Document().Len() > 0 {
+		extra = append(extra, stage("$sort", s))
+	}
+	if s, ok := c.Body.Lookup("skip"); ok && s.IsNumber() {
+		if n, _ := s.AsInt64(); n > 0 {
+			extra = append(extra, stage("$skip", s))
+		}
+	}
+	if l, ok := c.Body.Lookup("limit"); ok && l.IsNumber() {
+		if n, _ := l.AsInt64(); n > 0 {
+			extra = append(extra, stage("$limit", l))
+		}
+	}
+	if p, ok := c.Body.Lookup("projection"); ok && p.Type == bson.TypeDocument && p.Document().Len() > 0 {
+		extra = append(extra, stage("$project", p))
+	}
+	batch, _ := c.Body.Lookup("batchSize")
+	return c.viewAggregate(name, extra, batch)
+}
+
+// countOnView answers count on a view from an aggregation's $count.
+func countOnView(c *Ctx, name string) (bool, error) {
+	var extra []bson.Doc
+	if q, ok := c.Body.Lookup("query"); ok && q.Type == bson.TypeDocument && q.Document().Len() > 0 {
+		extra = append(extra, stage("$match", q))
+	}
+	if s, ok := c.Body.Lookup("skip"); ok && s.IsNumber() {
+		if n, _ := s.AsInt64(); n > 0 {
+			extra = append(extra, stage("$skip", s))
+		}
+	}
+	if l, ok := c.Body.Lookup("limit"); ok && l.IsNumber() {
+		if n, _ := l.AsInt64(); n != 0 {
+			if n < 0 {
+				n = -n
+			}
+			var b bson.Builder
+			b.AppendInt64("$limit", n)
+			extra = append(extra, b.Finish())
+		}
+	}
+	var b bson.Builder
+	b.AppendString("$count", "n")
+	extra = append(extra, b.Finish())
+	isView, err := c.viewAggregate(name, extra, bson.Value{})
+	if err != nil || !isView {
+		return isView, err
+	}
+	docs, err := runAggregate(c)
+	if err != nil {
+		return true, err
+	}
+	var n int64
+	if len(docs) > 0 {
+		if v, ok := docs[0].Lookup("n"); ok {
+			n, _ = v.AsInt64()
+		}
+	}
+	c.Reply.AppendInt32("n", int32(n))
+	return true, nil
+}
+
+// runAggregate runs the (rewritten) aggregate in c.Body and returns its
+// documents, reading the whole cursor.
+func runAggregate(c *Ctx) ([]bson.Doc, error) {
+	sub := *c
+	sub.Reply = &bson.Builder{}
+	if err := aggregate(&sub); err != nil {
+		return nil, err
+	}
+	reply := sub.Reply.Finish()
+	cur, _ := reply.Lookup("cursor")
+	var docs []bson.Doc
+	if cur.Type != bson.TypeDocument {
+		return nil, nil
+	}
+	if fb, ok := cur.Document().Lookup("firstBatch"); ok && fb.Type == bson.TypeArray {
+		it := fb.Document().Iter()
+		for it.Next() {
+			docs = append(docs, bson.Doc(append([]byte(nil), it.Element().Value.Data...)))
+		}
+	}
+	if id, ok := cur.Document().Lookup("id"); ok && id.Type == bson.TypeInt64 && id.Int64() != 0 {
+		// More than one batch: count results are a single document, so
+		// this only happens for large distinct inputs.
+		if cursor := c.Env.Cursors.remove(id.Int64()); cursor != nil {
+			_, err := cursor.src.Fill(c, func(d bson.Doc) bool {
+				docs = append(docs, bson.Doc(append([]byte(nil), d...)))
+				return true
+			})
+			cursor.src.Close()
+			if err != nil {
+				return nil, err
+			}
+		}
+	}
+	return docs, nil
+}
