@@ -18,7 +18,7 @@ var unsupportedCreateOptions = map[string]string{
 	"capped": "capped collections", "size": "capped collections", "max": "capped collections",
 	"timeseries": "time-series collections", "clustered": "clustered collections",
 	"clusteredIndex": "clustered collections", "expireAfterSeconds": "TTL collections",
-	"pipeline": "views (a pipeline without viewOn)",
+	"pipeline":  "views (a pipeline without viewOn)",
 	"collation": "collection default collations", "changeStreamPreAndPostImages": "change streams",
 	"encryptedFields": "queryable encryption", "storageEngine": "storage engine options",
 	"indexOptionDefaults": "index option defaults", "idIndex": "custom _id indexes",
