@@ -82,13 +82,15 @@ func (n *node) findP(key []byte, kp uint64) (int, bool) {
 			lo = m + 1
 		} else if p > kp {
 			hi = m
-		} else if bytes.Compare(n.keys[m], key) < 0 {
+		} else if c := bytes.Compare(n.keys[m], key); c < 0 {
 			lo = m + 1
-		} else {
+		} else if c > 0 {
 			hi = m
+		} else {
+			return m, true // keys are unique
 		}
 	}
-	return lo, lo < len(pfx) && pfx[lo] == kp && bytes.Equal(n.keys[lo], key)
+	return lo, false
 }
 
 // child returns the index of the child of branch n that may hold key.
@@ -112,10 +114,12 @@ func (n *node) childP(key []byte, kp uint64) int {
 			lo = m + 1
 		} else if p > kp {
 			hi = m
-		} else if bytes.Compare(n.keys[m], key) <= 0 {
+		} else if c := bytes.Compare(n.keys[m], key); c < 0 {
 			lo = m + 1
-		} else {
+		} else if c > 0 {
 			hi = m
+		} else {
+			return m // separators are unique: child m starts at key
 		}
 	}
 	return lo - 1
