@@ -77,7 +77,13 @@ func aggregate(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	actx, err := newAggContext(c, name, qopts, allowDisk)
+	source := name
+	if name != "" {
+		if source, stages, err = expandView(c, name, stages); err != nil {
+			return err
+		}
+	}
+	actx, err := newAggContext(c, source, qopts, allowDisk)
 	if err != nil {
 		return err
 	}
@@ -97,7 +103,7 @@ func aggregate(c *Ctx) error {
 	if explain {
 		return explainAggregate(c, ns, p)
 	}
-	src := newAggSource(c, actx, p, name)
+	src := newAggSource(c, actx, p, source)
 	if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
 		src.cat.lsid = append(bson.Doc(nil), lsid.Document()...)
 	}
@@ -118,6 +124,51 @@ func aggregate(c *Ctx) error {
 		s = &deferFirst{Source: src}
 	}
 	return writeBatch(c, nil, s, ns, 0, batchOptions{batchSize: batchSize, firstBatch: true}, false)
+}
+
+// maxViewDepth bounds chains of views, as MongoDB does.
+const maxViewDepth = 20
+
+// resolveView follows db.name through views down to a collection and
+// returns its name and the views' pipelines, innermost first.
+func resolveView(tx *kv.Tx, db, name string) (source string, stages []bson.Doc, isView bool, err error) {
+	source = name
+	for depth := 0; ; depth++ {
+		coll, err := catalog.Get(tx, db, source)
+		if err != nil || coll == nil {
+			return source, stages, isView, err
+		}
+		viewOn, pipeline, ok := coll.View()
+		if !ok {
+			return source, stages, isView, nil
+		}
+		if depth >= maxViewDepth {
+			return "", nil, false, mongoerr.New(149, "View depth too deep or view cycle detected. Maximum depth is %d", maxViewDepth)
+		}
+		isView = true
+		var own []bson.Doc
+		it := pipeline.Iter()
+		for it.Next() {
+			own = append(own, append(bson.Doc(nil), it.Element().Value.Data...))
+		}
+		stages = append(own, stages...)
+		source = viewOn
+	}
+}
+
+// expandView resolves name; for a view it returns the underlying
+// collection and the views' pipelines followed by stages.
+func expandView(c *Ctx, name string, stages []bson.Doc) (string, []bson.Doc, error) {
+	tx, err := c.readTx()
+	if err != nil {
+		return "", nil, err
+	}
+	defer tx.Rollback()
+	source, vstages, isView, err := resolveView(tx, c.DB, name)
+	if err != nil || !isView {
+		return name, stages, err
+	}
+	return source, append(vstages, stages...), nil
 }
 
 func lookupBatchSize(a args) (bson.Value, bool) {
@@ -252,6 +303,7 @@ func newAggSource(c *Ctx, actx *agg.Context, p *agg.Pipeline, name string) *aggS
 	s := &aggSource{env: c.Env, db: c.DB, coll: name, p: p}
 	s.cat = &aggCatalog{env: c.Env, c: c, durability: kv.Durability(0)}
 	actx.Catalog = s.cat
+	s.cat.actx = actx
 	actx.Check = func() error {
 		if s.cat.ctx != nil {
 			if err := s.cat.ctx.Err(); err != nil {
@@ -325,7 +377,8 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 // aggCatalog serves the pipeline's reads from the current Fill's snapshot
 // and its writes ($out, $merge) through collWriter.
 type aggCatalog struct {
-	env *Env
+	env  *Env
+	actx *agg.Context
 	// c is the aggregate command's context, used only while the command
 	// runs ($out and $merge complete within it).
 	c          *Ctx
@@ -408,9 +461,30 @@ func (s *scanIter) Next() (bson.Doc, error) {
 	return nil, nil
 }
 
-// Scan implements agg.Catalog.
+// Scan implements agg.Catalog; a view is read through its pipeline.
 func (k *aggCatalog) Scan(db, coll string) (agg.Iterator, error) {
-	return k.scan(db, coll, nil), nil
+	source, stages, isView, err := resolveView(k.tx, db, coll)
+	if err != nil {
+		return nil, err
+	}
+	if !isView {
+		return k.scan(db, coll, nil), nil
+	}
+	vctx := *k.actx
+	vctx.DB, vctx.Coll = db, source
+	p, err := agg.Parse(&vctx, stages)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(k.scan(db, source, nil))
+}
+
+// checkNotView refuses $out/$merge into a view.
+func checkNotView(coll *catalog.Collection) error {
+	if _, _, ok := coll.View(); ok {
+		return errOnView(coll.Namespace())
+	}
+	return nil
 }
 
 // Out implements $out: the target's documents are replaced by the
@@ -423,6 +497,9 @@ func (k *aggCatalog) Out(spec *agg.OutSpec, in agg.Iterator) error {
 	return k.c.writeTx(k.durability, func(tx *kv.Tx) error {
 		coll, err := collectionForWrite(tx, spec.DB, spec.Coll, true)
 		if err != nil {
+			return err
+		}
+		if err := checkNotView(coll); err != nil {
 			return err
 		}
 		w, err := openWriter(tx, coll)
@@ -476,6 +553,9 @@ func (k *aggCatalog) Merge(spec *agg.MergeSpec, in agg.Iterator) error {
 	return k.c.writeTx(k.durability, func(tx *kv.Tx) error {
 		coll, err := collectionForWrite(tx, spec.DB, spec.Coll, true)
 		if err != nil {
+			return err
+		}
+		if err := checkNotView(coll); err != nil {
 			return err
 		}
 		w, err := openWriter(tx, coll)

@@ -215,4 +215,35 @@ func TestAggregatePipelines(t *testing.T) {
 			t.Fatalf("got %v", got)
 		}
 	})
+
+	t.Run("views", func(t *testing.T) {
+		err := db.RunCommand(ctx(t), bson.D{{Key: "create", Value: "evens"}, {Key: "viewOn", Value: "items"}, {Key: "pipeline", Value: bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "g", Value: bson.D{{Key: "$in", Value: bson.A{0, 2}}}}}}},
+			bson.D{{Key: "$project", Value: bson.D{{Key: "g", Value: 1}}}},
+		}}}).Err()
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = db.RunCommand(ctx(t), bson.D{{Key: "create", Value: "evensTop"}, {Key: "viewOn", Value: "evens"}, {Key: "pipeline", Value: bson.A{
+			bson.D{{Key: "$sort", Value: bson.D{{Key: "_id", Value: -1}}}}, bson.D{{Key: "$limit", Value: 3}},
+		}}}).Err()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, err := db.Collection("evensTop").Aggregate(ctx(t), bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "g", Value: 2}}}}})
+		got := aggAll(t, cur, err)
+		if !reflect.DeepEqual(got, []bson.M{{"_id": int32(998), "g": int32(2)}, {"_id": int32(994), "g": int32(2)}}) {
+			t.Fatalf("view of view: %v", got)
+		}
+		cur, err = db.Aggregate(ctx(t), bson.A{
+			bson.D{{Key: "$documents", Value: bson.A{bson.D{{Key: "k", Value: 996}}}}},
+			bson.D{{Key: "$lookup", Value: bson.D{{Key: "from", Value: "evensTop"}, {Key: "localField", Value: "k"}, {Key: "foreignField", Value: "_id"}, {Key: "as", Value: "m"}}}},
+		})
+		got = aggAll(t, cur, err)
+		if len(got) != 1 || len(got[0]["m"].(bson.A)) != 1 {
+			t.Fatalf("lookup from view: %v", got)
+		}
+		_, err = coll.Aggregate(ctx(t), bson.A{bson.D{{Key: "$out", Value: "evens"}}})
+		cmdErr(t, err, 166)
+	})
 }
