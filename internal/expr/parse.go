@@ -393,3 +393,11 @@ func (p *parser) optNode(m map[string]bson.Value, key string) (node, error) {
 	}
 	return p.parse(v)
 }
+
+// IsOperator reports whether name ("$add", "$cond", ...) is an expression
+// operator, implemented or not: a projection uses it to tell an expression
+// from a sub-projection.
+func IsOperator(name string) bool {
+	_, ok := operators[name]
+	return ok
+}

@@ -38,11 +38,9 @@
 // replacement documents; pipelines of $set/$addFields, $unset, $project and
 // $replaceRoot/$replaceWith; upsert seeding from the filter's equalities.
 //
-// Expressions ($expr, computed projection fields, update pipelines): field
-// paths, $$ROOT $$CURRENT $$REMOVE $$NOW and let variables, $literal, $eq
-// $ne $gt $gte $lt $lte $cmp $and $or $not $cond $ifNull $in $add
-// $subtract $multiply $concat $size $slice $isArray $type $getField
-// $setField.
+// Expressions ($expr, computed projection fields, update pipelines) are
+// MongoDB's full aggregation expression language, compiled and evaluated
+// by internal/expr (the evaluator the aggregation pipeline uses too).
 //
 // # Not supported (errors, never wrong answers)
 //

@@ -225,7 +225,7 @@ func (p *filterParser) parseTopOperator(e bson.Element, level parseLevel) (node,
 		if level == levelSub {
 			return nil, badValue("$expr can only be applied to the top-level document")
 		}
-		ep, vars, err := p.exprParser()
+		ep, _, err := p.exprParser()
 		if err != nil {
 			return nil, err
 		}
@@ -233,7 +233,7 @@ func (p *filterParser) parseTopOperator(e bson.Element, level parseLevel) (node,
 		if err != nil {
 			return nil, err
 		}
-		return &exprNode{e: x, vars: vars, coll: p.coll}, nil
+		return &exprNode{e: x}, nil
 	case "$where":
 		if level == levelSub {
 			return nil, badValue("$elemMatch cannot contain $where expression")

@@ -3,7 +3,6 @@ package query
 import (
 	"math"
 	"strings"
-	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -48,7 +47,7 @@ type projNode struct {
 	elemMatch   interface {
 		first(bson.Value) (string, bool)
 	}
-	expr expr
+	expr compiledExpr
 }
 
 func (n *projNode) child(name string) *projNode {
@@ -632,7 +631,7 @@ func (p *Projection) appendNestedTail(b *bson.Builder, d, root bson.Doc, n *proj
 				b.End()
 			}
 		case projExpr:
-			v, err := c.expr.eval(&evalCtx{root: root, vars: p.vars, coll: p.coll, now: time.Now()})
+			v, err := c.expr.eval(&evalCtx{root: root})
 			if err != nil {
 				return err
 			}

@@ -2,7 +2,6 @@ package query
 
 import (
 	"strings"
-	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -128,7 +127,7 @@ func parseUnsetStage(arg bson.Value, opts *Options) (pipelineStage, error) {
 }
 
 type replaceRootStage struct {
-	e    expr
+	e    compiledExpr
 	vars map[string]bson.Value
 	coll bson.StringComparer
 }
@@ -166,7 +165,7 @@ func secondKey(d bson.Doc) string {
 }
 
 func (s *replaceRootStage) apply(dst []byte, doc bson.Doc) (bson.Doc, error) {
-	v, err := s.e.eval(&evalCtx{root: doc, vars: s.vars, coll: s.coll, now: time.Now()})
+	v, err := s.e.eval(&evalCtx{root: doc})
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +189,7 @@ type afNode struct {
 	name     string
 	children []*afNode
 	byName   map[string]*afNode
-	e        expr
+	e        compiledExpr
 }
 
 func (n *afNode) child(name string) *afNode {
@@ -234,7 +233,7 @@ func parseAddFields(spec bson.Doc, ep *exprParser, vars map[string]bson.Value, c
 	return s, nil
 }
 
-func (s *addFieldsStage) insert(parts []string, x expr) error {
+func (s *addFieldsStage) insert(parts []string, x compiledExpr) error {
 	cur := s.root
 	for i, c := range parts {
 		last := i == len(parts)-1
@@ -263,7 +262,7 @@ func (s *addFieldsStage) insert(parts []string, x expr) error {
 }
 
 func (s *addFieldsStage) apply(dst []byte, doc bson.Doc) (bson.Doc, error) {
-	c := &evalCtx{root: doc, vars: s.vars, coll: s.coll, now: time.Now()}
+	c := &evalCtx{root: doc}
 	b := bson.NewBuilder(dst[len(dst):])
 	if err := s.applyDoc(c, b, doc, s.root); err != nil {
 		return nil, err
@@ -288,7 +287,7 @@ func (s *addFieldsStage) applyDoc(c *evalCtx, b *bson.Builder, d bson.Doc, n *af
 		if _, ok := d.Lookup(ch.name); ok {
 			continue
 		}
-		if err := s.applyValue(c, b, ch.name, missing, ch); err != nil {
+		if err := s.applyValue(c, b, ch.name, bson.Value{}, ch); err != nil {
 			return err
 		}
 	}
@@ -331,4 +330,12 @@ func (s *addFieldsStage) applyValue(c *evalCtx, b *bson.Builder, key string, v b
 		b.End()
 	}
 	return nil
+}
+
+// typeNameOrMissing is $type's name for v ("missing" for no value).
+func typeNameOrMissing(v bson.Value) string {
+	if v.Type == 0 {
+		return "missing"
+	}
+	return v.Type.String()
 }
