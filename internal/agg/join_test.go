@@ -121,7 +121,7 @@ func TestWrites(t *testing.T) {
 		{"fail", `{"into":"dst","whenMatched":"fail"}`, ``, 11000},
 		{"not matched fail", `{"into":"dst","whenNotMatched":"fail"}`, ``, 13113},
 		{"bad whenMatched", `{"into":"dst","whenMatched":"x"}`, ``, 2},
-		{"on other field", `{"into":"dst","on":"a"}`, ``, 51183},
+		{"on duplicate", `{"into":"dst","on":["a","a"]}`, ``, 31465},
 		{"let without pipeline", `{"into":"dst","let":{"a":1}}`, ``, 51199},
 		{"unknown", `{"into":"dst","bogus":1}`, ``, 40415},
 	} {

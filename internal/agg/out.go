@@ -33,6 +33,23 @@ type MergeSpec struct {
 	cache    map[string]*Pipeline
 }
 
+// OnID reports whether documents are matched on _id alone.
+func (m *MergeSpec) OnID() bool { return len(m.On) == 1 && m.On[0] == "_id" }
+
+// OnKey appends the encoding of d's values at the 'on' fields; a missing,
+// null, undefined or array value is an error, as in MongoDB.
+func (m *MergeSpec) OnKey(dst []byte, d bson.Doc) ([]byte, error) {
+	for _, f := range m.On {
+		v := lookupPath(d, strings.Split(f, "."))
+		switch v.Type {
+		case 0, bson.TypeNull, bson.TypeUndefined, bson.TypeArray:
+			return nil, mongoerr.New(51132, "$merge write error: 'on' field '%s' cannot be missing, null, undefined or an array", f)
+		}
+		dst = bson.AppendKey(dst, v, false)
+	}
+	return dst, nil
+}
+
 // MergeAction is what to do with one $merge document.
 type MergeAction int
 
@@ -231,8 +248,15 @@ func (m *MergeSpec) parse(d bson.Doc) error {
 	if m.let != nil && m.WhenMatched != "pipeline" {
 		return mongoerr.New(51199, "Cannot use 'let' variables with 'whenMatched: %s' mode", m.WhenMatched)
 	}
-	if len(m.On) != 1 || m.On[0] != "_id" {
-		return mongoerr.New(51183, "Cannot find index to verify that join fields will be unique")
+	seen := map[string]bool{}
+	for _, f := range m.On {
+		if err := validFieldPath("$merge", f); err != nil {
+			return err
+		}
+		if seen[f] {
+			return mongoerr.New(31465, "Found a duplicate field '%s'", f)
+		}
+		seen[f] = true
 	}
 	if m.WhenMatched == "pipeline" {
 		// Parse once to report errors now.

@@ -3,12 +3,14 @@ package command
 import (
 	"context"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/expr"
+	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
@@ -544,16 +546,20 @@ func clearCollection(w *collWriter) error {
 	return nil
 }
 
-// Merge implements $merge on _id: each document is inserted, replaces or
-// is merged into the target document with the same _id, as spec says.
+// Merge implements $merge: each document is inserted, replaces or is
+// merged into the target document with the same 'on' fields (_id, or the
+// fields of a unique index), as spec says.
 func (k *aggCatalog) Merge(spec *agg.MergeSpec, in agg.Iterator) error {
 	if err := catalog.ValidateCollectionName(spec.DB, spec.Coll); err != nil {
 		return err
 	}
 	return k.c.writeTx(k.durability, func(tx *kv.Tx) error {
-		coll, err := collectionForWrite(tx, spec.DB, spec.Coll, true)
+		coll, err := collectionForWrite(tx, spec.DB, spec.Coll, spec.OnID())
 		if err != nil {
 			return err
+		}
+		if coll == nil || (!spec.OnID() && !hasUniqueIndexOn(coll, spec.On)) {
+			return mongoerr.New(51183, "Cannot find index to verify that join fields will be unique")
 		}
 		if err := checkNotView(coll); err != nil {
 			return err
@@ -562,54 +568,137 @@ func (k *aggCatalog) Merge(spec *agg.MergeSpec, in agg.Iterator) error {
 		if err != nil {
 			return err
 		}
-		var key []byte
+		m := &merger{spec: spec, w: w, ns: coll.Namespace()}
+		if !spec.OnID() {
+			if err := m.indexTarget(); err != nil {
+				return err
+			}
+		}
 		for {
 			d, err := in.Next()
-			if err != nil {
+			if err != nil || d == nil {
 				return err
 			}
-			if d == nil {
-				return nil
-			}
-			d, id, err := prepareInsert(d)
-			if err != nil {
+			if err := m.merge(d); err != nil {
 				return err
-			}
-			key = docKey(key[:0], id)
-			old, err := w.data.Get(key)
-			if err != nil {
-				return err
-			}
-			var existing bson.Doc
-			if old != nil {
-				existing = append(bson.Doc(nil), old...)
-			}
-			out, action, err := spec.Resolve(existing, d)
-			if err != nil {
-				return err
-			}
-			switch action {
-			case agg.MergeInsert:
-				if existing != nil {
-					return duplicateKey(coll.Namespace(), id)
-				}
-				if _, _, err := w.insert(out); err != nil {
-					return err
-				}
-			case agg.MergeReplace:
-				out, newID, err := prepareInsert(out)
-				if err != nil {
-					return err
-				}
-				if !bson.Equal(newID, id) {
-					return mongoerr.New(mongoerr.ImmutableField, "$merge failed to update the matching document, did you attempt to modify the _id or the shard key?")
-				}
-				if err := w.replace(append([]byte(nil), key...), existing, out); err != nil {
-					return err
-				}
 			}
 		}
 	})
+}
+
+// hasUniqueIndexOn reports whether coll has a unique, non-partial index
+// whose key fields are exactly fields (in any order).
+func hasUniqueIndexOn(coll *catalog.Collection, fields []string) bool {
+	for _, ix := range coll.Indexes {
+		spec, err := index.ParseCached(ix.Spec)
+		if err != nil || !spec.Unique || spec.Partial != nil || !ix.Ready || len(spec.Fields) != len(fields) {
+			continue
+		}
+		all := true
+		for _, f := range spec.Fields {
+			if f.Hashed || !slices.Contains(fields, f.Path) {
+				all = false
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// merger applies $merge documents to the target.
+type merger struct {
+	spec *agg.MergeSpec
+	w    *collWriter
+	ns   string
+	// byOn maps the 'on' key of target documents to their storage keys
+	// (only when matching on fields other than _id).
+	byOn map[string][]byte
+	key  []byte
+}
+
+func (m *merger) indexTarget() error {
+	m.byOn = map[string][]byte{}
+	cur := m.w.data.Cursor()
+	for key, val := cur.First(); key != nil; key, val = cur.Next() {
+		on, err := m.spec.OnKey(nil, bson.Doc(val))
+		if err != nil {
+			continue // documents without the fields match nothing
+		}
+		m.byOn[string(on)] = append([]byte(nil), key...)
+	}
+	return cur.Err()
+}
+
+func (m *merger) merge(d bson.Doc) error {
+	var storageKey []byte
+	var onKey []byte
+	if m.spec.OnID() {
+		var id bson.Value
+		var err error
+		if d, id, err = prepareInsert(d); err != nil {
+			return err
+		}
+		m.key = docKey(m.key[:0], id)
+		storageKey = m.key
+	} else {
+		var err error
+		if onKey, err = m.spec.OnKey(nil, d); err != nil {
+			return err
+		}
+		storageKey = m.byOn[string(onKey)]
+	}
+	var existing bson.Doc
+	if storageKey != nil {
+		old, err := m.w.data.Get(storageKey)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			existing = append(bson.Doc(nil), old...)
+		}
+	}
+	out, action, err := m.spec.Resolve(existing, d)
+	if err != nil {
+		return err
+	}
+	switch action {
+	case agg.MergeInsert:
+		if existing != nil {
+			id, _ := existing.Lookup("_id")
+			return duplicateKey(m.ns, id)
+		}
+		_, id, err := m.w.insert(out)
+		if err != nil {
+			return err
+		}
+		if m.byOn != nil {
+			m.byOn[string(onKey)] = docKey(nil, id)
+		}
+	case agg.MergeReplace:
+		oldID, _ := existing.Lookup("_id")
+		if _, ok := out.Lookup("_id"); !ok {
+			var b bson.Builder
+			b.AppendValue("_id", oldID)
+			it := out.Iter()
+			for it.Next() {
+				b.AppendElement(it.Element())
+			}
+			out = b.Finish()
+		}
+		out, newID, err := prepareInsert(out)
+		if err != nil {
+			return err
+		}
+		if !bson.Equal(newID, oldID) {
+			return mongoerr.New(mongoerr.ImmutableField, "$merge failed to update the matching document, did you attempt to modify the _id or the shard key?")
+		}
+		if err := m.w.replace(append([]byte(nil), storageKey...), existing, out); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CollStats implements $collStats.

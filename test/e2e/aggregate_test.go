@@ -246,4 +246,29 @@ func TestAggregatePipelines(t *testing.T) {
 		_, err = coll.Aggregate(ctx(t), bson.A{bson.D{{Key: "$out", Value: "evens"}}})
 		cmdErr(t, err, 166)
 	})
+
+	t.Run("merge on unique index", func(t *testing.T) {
+		target := db.Collection("bykey")
+		if _, err := target.InsertOne(ctx(t), bson.D{{Key: "_id", Value: "x"}, {Key: "k", Value: 1}, {Key: "old", Value: true}}); err != nil {
+			t.Fatal(err)
+		}
+		merge := bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "_id", Value: bson.D{{Key: "$lt", Value: 3}}}}}},
+			bson.D{{Key: "$project", Value: bson.D{{Key: "_id", Value: 0}, {Key: "k", Value: "$_id"}, {Key: "g", Value: 1}}}},
+			bson.D{{Key: "$merge", Value: bson.D{{Key: "into", Value: "bykey"}, {Key: "on", Value: "k"}}}},
+		}
+		_, err := coll.Aggregate(ctx(t), merge)
+		cmdErr(t, err, 51183)
+		if _, err := target.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "k", Value: 1}}, Options: options.Index().SetUnique(true)}); err != nil {
+			t.Fatal(err)
+		}
+		cur, err := coll.Aggregate(ctx(t), merge)
+		aggAll(t, cur, err)
+		cur, err = target.Find(ctx(t), bson.D{}, options.Find().SetSort(bson.D{{Key: "k", Value: 1}}).SetProjection(bson.D{{Key: "_id", Value: 0}}))
+		got := aggAll(t, cur, err)
+		want := []bson.M{{"k": int32(0), "g": int32(0)}, {"k": int32(1), "g": int32(1), "old": true}, {"k": int32(2), "g": int32(2)}}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("got %v", got)
+		}
+	})
 }
