@@ -2,7 +2,7 @@ package command
 
 import (
 	"context"
-	"sort"
+	"os"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
@@ -436,78 +436,45 @@ func (s *sliceSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool,
 	return true, nil
 }
 
-// maxSortBytes bounds an in-memory sort, as MongoDB's
-// internalQueryMaxBlockingSortMemoryUsageBytes does (100 MiB).
-const maxSortBytes = 100 * 1024 * 1024
-
-// newSortedSource runs the scan to the end, keeps the matching documents
-// (only the best skip+limit when there is a limit), sorts them and serves
-// them from memory, projected.
+// newSortedSource runs the scan to the end, sorting the matching documents
+// (an external sort beyond the memory budget, a top-k with a limit), and
+// serves them with skip, limit and projection applied.
 func newSortedSource(c *Ctx, scan *scanSource, spec *findSpec) (Source, error) {
 	scan.skip = 0
 	scan.raw = true
-	keep := int64(0)
+	st := &sorter{allowDisk: true}
+	if v, ok := c.Body.Lookup("allowDiskUse"); ok && v.Type == bson.TypeBoolean {
+		st.allowDisk = v.Boolean() // MongoDB 7.0 allows disk use unless told not to
+	}
 	if spec.limit > 0 {
-		keep = spec.skip + spec.limit
+		st.keep = spec.skip + spec.limit
 	}
-	type item struct {
-		key []byte
-		doc bson.Doc
-		seq int
-	}
-	var items []item
-	var bytes int64
-	seq := 0
-	var sortErr error
+	var addErr error
 	_, err := scan.Fill(c, func(d bson.Doc) bool {
-		if sortErr = spec.sort.Check(d); sortErr != nil {
+		if addErr = spec.sort.Check(d); addErr != nil {
 			return false
 		}
-		doc := bson.Doc(append([]byte(nil), d...))
-		items = append(items, item{key: spec.sort.Key(nil, doc), doc: doc, seq: seq})
-		seq++
-		bytes += int64(len(doc))
-		if keep > 0 && int64(len(items)) >= 2*keep+64 {
-			sort.SliceStable(items, func(i, j int) bool { return string(items[i].key) < string(items[j].key) })
-			items = items[:keep]
-			bytes = 0
-			for _, it := range items {
-				bytes += int64(len(it.doc))
-			}
-		}
-		return bytes <= maxSortBytes
+		addErr = st.add(spec.sort.Key(nil, d), d)
+		return addErr == nil
 	})
 	if err == nil {
-		err = sortErr
+		err = addErr
+	}
+	if err == nil && st.keep > 0 {
+		st.sortItems()
+		if int64(len(st.items)) > st.keep {
+			st.items = st.items[:st.keep]
+		}
+	}
+	var stream sortedStream
+	if err == nil {
+		stream, err = st.finish()
 	}
 	if err != nil {
+		if st.dir != "" {
+			os.RemoveAll(st.dir)
+		}
 		return nil, err
 	}
-	if bytes > maxSortBytes {
-		return nil, mongoerr.New(292, "Executor error during find command :: caused by :: Sort exceeded memory limit of %d bytes, but did not opt in to external sorting.", maxSortBytes)
-	}
-	sort.SliceStable(items, func(i, j int) bool { return string(items[i].key) < string(items[j].key) })
-	if spec.skip >= int64(len(items)) {
-		items = nil
-	} else {
-		items = items[spec.skip:]
-	}
-	if keep > 0 && int64(len(items)) > spec.limit {
-		items = items[:spec.limit]
-	}
-	docs := make([]bson.Doc, 0, len(items))
-	for _, it := range items {
-		d := it.doc
-		if spec.proj != nil {
-			var md query.MatchDetails
-			spec.filter.MatchDetails(d, &md)
-			out, err := spec.proj.Apply(nil, d, &md)
-			if err != nil {
-				return nil, err
-			}
-			d = out
-		}
-		docs = append(docs, d)
-	}
-	return &sliceSource{docs: docs}, nil
+	return &sortedSource{stream: stream, spec: spec, skip: spec.skip}, nil
 }

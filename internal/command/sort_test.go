@@ -1,0 +1,82 @@
+package command
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	dbson "go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
+)
+
+// TestExternalSort sorts more than the memory budget: the sorter must
+// spill runs, merge them in order (ties in input order), and remove its
+// files; without allowDiskUse it must refuse with 292.
+func TestExternalSort(t *testing.T) {
+	old := sortMemoryBudget
+	sortMemoryBudget = 4096
+	defer func() { sortMemoryBudget = old }()
+	raw, _ := dbson.Marshal(dbson.D{{Key: "k", Value: 1}})
+	srt, err := query.ParseSort(bson.Doc(raw), &query.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	st := &sorter{allowDisk: true}
+	const n = 2000
+	for i := 0; i < n; i++ {
+		d, _ := dbson.Marshal(dbson.D{{Key: "k", Value: rng.IntN(50)}, {Key: "seq", Value: i}})
+		if err := st.add(srt.Key(nil, bson.Doc(d)), bson.Doc(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(st.runs) < 2 {
+		t.Fatalf("%d runs: the sort did not spill", len(st.runs))
+	}
+	stream, err := st.finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := st.dir
+	prevK, prevSeq, count := -1, -1, 0
+	for {
+		d, err := stream.next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d == nil {
+			break
+		}
+		var v struct{ K, Seq int }
+		if err := dbson.Unmarshal(d, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.K < prevK || (v.K == prevK && v.Seq < prevSeq) {
+			t.Fatalf("out of order at %d: k=%d seq=%d after k=%d seq=%d", count, v.K, v.Seq, prevK, prevSeq)
+		}
+		prevK, prevSeq = v.K, v.Seq
+		count++
+	}
+	if count != n {
+		t.Fatalf("merged %d documents, want %d", count, n)
+	}
+	stream.close()
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("run directory %s left behind", dir)
+	}
+	// Without disk use, the budget is a hard limit.
+	st = &sorter{}
+	for i := 0; ; i++ {
+		d, _ := dbson.Marshal(dbson.D{{Key: "k", Value: i}, {Key: "pad", Value: fmt.Sprint(i)}})
+		if err = st.add(srt.Key(nil, bson.Doc(d)), bson.Doc(d)); err != nil {
+			break
+		}
+	}
+	if mongoerr.As(err).Code != 292 {
+		t.Fatalf("over budget without allowDiskUse: %v", err)
+	}
+}
