@@ -50,8 +50,9 @@
 //   - $jsonSchema: NotImplemented (238).
 //   - $near, $nearSphere, $geoNear: NoQueryExecutionPlans (291), as MongoDB
 //     without a geo index; $geoWithin, $geoIntersects: NotImplemented (238).
-//   - Other aggregation expression operators: NotImplemented (238);
-//     unknown ones: 168 as MongoDB.
+//   - Expression operators internal/expr does not run ($function,
+//     $accumulator, $meta's known names, $toHashedIndexKey): NotImplemented
+//     (238); unknown ones: InvalidPipelineOperator (168) as MongoDB.
 //   - Regular expressions RE2 cannot run (look-around, back-references,
 //     atomic groups, possessive quantifiers, recursion, conditionals, \G):
 //     BadValue (2). Other PCRE syntax Go rejects: 51091.
