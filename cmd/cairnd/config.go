@@ -47,10 +47,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	cfg := defaultConfig()
 	fs := flag.NewFlagSet("cairnd", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "cairnd: a MongoDB-compatible document database server.\n\nUsage: cairnd [options]\n\nOptions (named as mongod's):\n")
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { usage(stderr, fs) }
 	fs.StringVar(&cfg.DBPath, "dbpath", cfg.DBPath, "directory for the data files (created if missing)")
 	fs.IntVar(&cfg.Port, "port", cfg.Port, "TCP port to listen on")
 	fs.StringVar(&cfg.BindIP, "bind_ip", cfg.BindIP, "comma-separated addresses to listen on")
@@ -223,4 +220,25 @@ func (cfg config) listenAddrs() []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// usage prints the options as mongod spells them (--name).
+func usage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "cairnd: a MongoDB-compatible document database server.\n\nUsage: cairnd [options]\n\nOptions (named as mongod's):\n")
+	fs.VisitAll(func(f *flag.Flag) {
+		name, _ := flag.UnquoteUsage(f)
+		dash := "--"
+		if len(f.Name) == 1 {
+			dash = "-"
+		}
+		line := "  " + dash + f.Name
+		if name != "" {
+			line += " " + name
+		}
+		fmt.Fprintf(w, "%-34s %s", line, f.Usage)
+		if f.DefValue != "" && f.DefValue != "false" {
+			fmt.Fprintf(w, " (default %s)", f.DefValue)
+		}
+		fmt.Fprintln(w)
+	})
 }

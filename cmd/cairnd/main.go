@@ -27,7 +27,13 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	cfg, err := parseArgs(args, stderr)
+	usageOut := stderr
+	for _, a := range args {
+		if a == "--help" || a == "-help" || a == "-h" {
+			usageOut = stdout // asked for: the usage is the output
+		}
+	}
+	cfg, err := parseArgs(args, usageOut)
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
 	}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestParseArgs(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "cairn.yaml")
+	os.WriteFile(conf, []byte(`
+storage:
+  dbPath: /from/file
+  journal:
+    commitIntervalMs: 20
+  syncPeriodSecs: 30
+net:
+  port: 28000
+  bindIp: 127.0.0.1,::1
+systemLog:
+  destination: file
+  path: /var/log/cairn.log
+`), 0o644)
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("storage:\n  dbPathh: /x\n"), 0o644)
+
+	cases := []struct {
+		name  string
+		args  []string
+		check func(t *testing.T, c config)
+		err   string
+	}{
+		{"defaults", nil, func(t *testing.T, c config) {
+			if c.DBPath != "data/db" || c.Port != 27017 || c.BindIP != "127.0.0.1" || c.JournalCommitInterval != 100*time.Millisecond || c.SyncDelay != time.Minute {
+				t.Errorf("defaults = %+v", c)
+			}
+		}, ""},
+		{"flags", []string{"--dbpath", "/d", "--port", "1234", "--bind_ip", "0.0.0.0", "--journalCommitInterval", "7", "--syncdelay", "5"}, func(t *testing.T, c config) {
+			if c.DBPath != "/d" || c.Port != 1234 || c.BindIP != "0.0.0.0" || c.JournalCommitInterval != 7*time.Millisecond || c.SyncDelay != 5*time.Second {
+				t.Errorf("flags = %+v", c)
+			}
+		}, ""},
+		{"file", []string{"--config", conf}, func(t *testing.T, c config) {
+			if c.DBPath != "/from/file" || c.Port != 28000 || c.JournalCommitInterval != 20*time.Millisecond || c.SyncDelay != 30*time.Second || c.LogPath != "/var/log/cairn.log" {
+				t.Errorf("file = %+v", c)
+			}
+			if a := c.listenAddrs(); len(a) != 2 || a[0] != "127.0.0.1:28000" || a[1] != "[::1]:28000" {
+				t.Errorf("listen = %v", a)
+			}
+		}, ""},
+		{"flags win over the file", []string{"-f", conf, "--port", "29000", "--journalCommitInterval", "50"}, func(t *testing.T, c config) {
+			if c.Port != 29000 || c.DBPath != "/from/file" || c.JournalCommitInterval != 50*time.Millisecond {
+				t.Errorf("merged = %+v", c)
+			}
+		}, ""},
+		{"unknown key", []string{"--config", bad}, nil, "dbPathh"},
+		{"missing file", []string{"--config", filepath.Join(dir, "nope.yaml")}, nil, "reading config file"},
+		{"commit interval range", []string{"--journalCommitInterval", "501"}, nil, "between 1 and 500"},
+		{"port range", []string{"--port", "70000"}, nil, "out of range"},
+		{"stray argument", []string{"extra"}, nil, "unexpected argument"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			c, err := parseArgs(tc.args, &stderr)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if rc := run([]string{"--version"}, &out, &errOut); rc != 0 || !strings.Contains(out.String(), "db version v7.0.0") {
+		t.Fatalf("--version: rc %d, %q", rc, out.String())
+	}
+	out.Reset()
+	if rc := run([]string{"--help"}, &out, &errOut); rc != 0 || !strings.Contains(out.String(), "--dbpath <string>") && !strings.Contains(out.String(), "--dbpath string") {
+		t.Fatalf("--help: rc %d, %q", rc, out.String())
+	}
+	if rc := run([]string{"--bogus"}, &out, &errOut); rc != 2 {
+		t.Fatalf("unknown flag: rc %d", rc)
+	}
+}
