@@ -113,7 +113,10 @@ func (g *gen) stage(depth int) string {
 		return fmt.Sprintf(`{"$setWindowFields":{"partitionBy":"$%s","sortBy":{"%s":1},"output":{"w":{"%s":"$%s","window":{"documents":[%s,%s]}}}}}`,
 			f, g.field(), g.pick("$sum", "$push", "$max", "$avg"), g.field(), g.pick(`"unbounded"`, "-1", "0"), g.pick(`"current"`, "1", `"unbounded"`))
 	case 20:
-		return fmt.Sprintf(`{"$setWindowFields":{"sortBy":{"%s":1},"output":{"r":{"%s":%s}}}}`, f, g.pick("$rank", "$denseRank", "$documentNumber", "$locf", "$linearFill"), g.pick("{}", `"$a"`))
+		return fmt.Sprintf(`{"$setWindowFields":{"sortBy":{"%s":1},"output":{"r":{"%s":%s%s}}}}`, f,
+			g.pick("$rank", "$denseRank", "$documentNumber", "$locf", "$linearFill", "$derivative", "$integral", "$expMovingAvg", "$covariancePop", "$covarianceSamp"),
+			g.pick("{}", `"$a"`, `{"input":"$a"}`, `{"input":"$b","unit":"hour"}`, `{"input":"$a","N":2}`, `["$a","$b"]`),
+			g.pick("", `,"window":{"documents":[-1,1]}`, `,"window":{"range":[-1,"current"]}`))
 	case 21:
 		return fmt.Sprintf(`{"$densify":{"field":"%s","range":{"step":%s,"bounds":%s}}}`, f, g.pick("1", "0.5", "0"), g.pick(`"full"`, `"partition"`, `[0,3]`))
 	case 22:

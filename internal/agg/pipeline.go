@@ -230,21 +230,6 @@ func (p *Pipeline) Writes() bool {
 	return stageTable[firstKey(p.specs[len(p.specs)-1])].final
 }
 
-// Blocking reports whether some stage must see all of its input before it
-// produces output, or reads other collections (such a pipeline cannot be
-// resumed in a fresh snapshot between batches).
-func (p *Pipeline) Blocking() bool {
-	for _, sd := range p.specs {
-		switch firstKey(sd) {
-		case "$match", "$project", "$addFields", "$set", "$unset", "$skip", "$limit",
-			"$replaceRoot", "$replaceWith", "$redact", "$unwind":
-		default:
-			return true
-		}
-	}
-	return false
-}
-
 // Run connects the pipeline to its input.
 func (p *Pipeline) Run(in Iterator) (Iterator, error) {
 	var err error

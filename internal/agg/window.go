@@ -34,6 +34,9 @@ type windowOutput struct {
 	fn    string
 	acc   *expr.AccumulatorSpec
 	arg   expr.Expr
+	arg2  expr.Expr // $covariance*: the second operand
+	unit  string    // $derivative, $integral
+	alpha float64   // $expMovingAvg
 	by    int64
 	def   bson.Value
 	win   *window
@@ -153,8 +156,10 @@ func (s *setWindowFieldsStage) parseOutput(c *Context, e bson.Element) (*windowO
 		if o.fn == "$linearFill" && (s.sortBy == nil || s.sortKeys != 1) {
 			return nil, mongoerr.New(605001, "$linearFill requires a sortBy with exactly one field")
 		}
-	case o.fn == "$derivative", o.fn == "$integral", o.fn == "$expMovingAvg", o.fn == "$covariancePop", o.fn == "$covarianceSamp":
-		return nil, mongoerr.New(mongoerr.NotImplemented, "window function %s is not supported by Cairn", o.fn)
+	case numericFns[o.fn]:
+		if err := s.parseNumericFn(c, o, fnArg, winSpec.Type != 0); err != nil {
+			return nil, err
+		}
 	default:
 		acc, err := expr.ParseAccumulator(o.fn, fnArg, c.Expr)
 		if err != nil {
@@ -172,7 +177,7 @@ func (s *setWindowFieldsStage) parseOutput(c *Context, e bson.Element) (*windowO
 		o.whole = true
 		return o, nil
 	}
-	if o.acc == nil {
+	if o.acc == nil && !windowedNumericFns[o.fn] {
 		return nil, mongoerr.New(mongoerr.FailedToParse, "%s does not accept a 'window' field", o.fn)
 	}
 	w, err := s.parseWindow(winSpec)
@@ -457,6 +462,8 @@ func (s *setWindowFieldsStage) compute(o *windowOutput, rows []windowRow, env *e
 		return res, nil
 	case o.fn == "$linearFill":
 		return s.linearFill(o, rows, env)
+	case numericFns[o.fn]:
+		return s.computeNumeric(o, rows, env)
 	}
 	// Accumulator windows.
 	if o.whole || (o.win.lo == nil && o.win.hi == nil) {
