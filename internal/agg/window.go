@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/expr"
@@ -292,6 +293,13 @@ func (s *setWindowFieldsStage) parseWindow(v bson.Value) (*window, error) {
 			return nil, mongoerr.New(mongoerr.FailedToParse, "Window bounds must be 'unbounded', 'current', or a number")
 		}
 	}
+	if w.unit != "" {
+		for _, b := range []*float64{w.lo, w.hi} {
+			if b != nil && *b != math.Trunc(*b) {
+				return nil, mongoerr.New(5429414, "With 'unit', range-based bounds must be an integer")
+			}
+		}
+	}
 	if w.lo != nil && w.hi != nil && *w.lo > *w.hi {
 		return nil, mongoerr.New(5339900, "Lower bound must not exceed upper bound: %s", bounds.String())
 	}
@@ -541,38 +549,47 @@ func (s *setWindowFieldsStage) bounds(w *window, rows []windowRow) ([][2]int, er
 			return nil, mongoerr.New(5429414, "Invalid range: Expected the sortBy field to be a number, but it was %s", typeName(v))
 		}
 	}
-	scale := 1.0
-	switch w.unit {
-	case "second":
-		scale = 1000
-	case "minute":
-		scale = 60e3
-	case "hour":
-		scale = 3600e3
-	case "day":
-		scale = 86400e3
-	case "week":
-		scale = 7 * 86400e3
-	case "month", "quarter", "year":
-		return nil, mongoerr.New(mongoerr.NotImplemented, "range windows with unit '%s' are not supported by Cairn", w.unit)
-	}
-	// Rows are in sortBy order; with a descending sort, negated keys
-	// ascend and the window is applied to them.
-	if n > 1 && keys[0] > keys[n-1] {
-		for i := range keys {
-			keys[i] = -keys[i]
+	// shift moves a position on the sortBy axis by n window units.
+	shift := func(x, n float64) float64 {
+		switch w.unit {
+		case "", "millisecond":
+			return x + n
+		case "second":
+			return x + n*1e3
+		case "minute":
+			return x + n*60e3
+		case "hour":
+			return x + n*3600e3
+		case "day":
+			return x + n*86400e3
+		case "week":
+			return x + n*7*86400e3
 		}
+		months := int(n)
+		switch w.unit {
+		case "quarter":
+			months *= 3
+		case "year":
+			months *= 12
+		}
+		return float64(time.UnixMilli(int64(x)).UTC().AddDate(0, months, 0).UnixMilli())
+	}
+	// Rows are in sortBy order; with a descending sort the window's
+	// "before" is the larger values: the search runs on negated keys.
+	sign := 1.0
+	if n > 1 && keys[0] > keys[n-1] {
+		sign = -1
 	}
 	for i := range rows {
 		lo, hi := math.Inf(-1), math.Inf(1)
 		if w.lo != nil {
-			lo = keys[i] + *w.lo*scale
+			lo = sign * shift(keys[i], sign**w.lo)
 		}
 		if w.hi != nil {
-			hi = keys[i] + *w.hi*scale
+			hi = sign * shift(keys[i], sign**w.hi)
 		}
-		a := sortSearch(n, func(j int) bool { return keys[j] >= lo })
-		b := sortSearch(n, func(j int) bool { return keys[j] > hi }) - 1
+		a := sortSearch(n, func(j int) bool { return sign*keys[j] >= lo })
+		b := sortSearch(n, func(j int) bool { return sign*keys[j] > hi }) - 1
 		if a > b {
 			a, b = 1, 0
 		}

@@ -90,3 +90,14 @@ func TestDensifyAndFill(t *testing.T) {
 		{name: "fill linear no sort", input: `[]`, pipeline: `[{"$fill":{"output":{"a":{"method":"linear"}}}}]`, code: 6050201},
 	})
 }
+
+func TestWindowCalendarRange(t *testing.T) {
+	runCases(t, []pipeCase{
+		{name: "months", input: `[{"_id":1,"d":{"$date":"2021-01-31T00:00:00Z"}},{"_id":2,"d":{"$date":"2021-02-28T00:00:00Z"}},{"_id":3,"d":{"$date":"2021-04-15T00:00:00Z"}}]`,
+			pipeline: `[{"$setWindowFields":{"sortBy":{"d":1},"output":{"n":{"$count":{},"window":{"range":[-1,0],"unit":"month"}}}}},{"$project":{"n":1}}]`,
+			want:     `[{"_id":1,"n":1},{"_id":2,"n":2},{"_id":3,"n":1}]`},
+		{name: "descending days", input: `[{"_id":1,"d":{"$date":"2021-01-01T00:00:00Z"}},{"_id":2,"d":{"$date":"2021-01-02T00:00:00Z"}},{"_id":3,"d":{"$date":"2021-01-05T00:00:00Z"}}]`,
+			pipeline: `[{"$setWindowFields":{"sortBy":{"d":-1},"output":{"p":{"$push":"$_id","window":{"range":[-1,0],"unit":"day"}}}}},{"$project":{"p":1}}]`,
+			want:     `[{"_id":3,"p":[3]},{"_id":2,"p":[2]},{"_id":1,"p":[2,1]}]`},
+	})
+}
