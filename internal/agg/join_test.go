@@ -1,6 +1,10 @@
 package agg
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/cairndb/cairn/bson"
+)
 
 const orders = `[
  {"_id":1,"item":"a","qty":2},
@@ -154,4 +158,21 @@ func TestWrites(t *testing.T) {
 		{name: "indexStats", input: `[]`, pipeline: `[{"$indexStats":{}}]`, want: `[{"name":"_id_"}]`},
 		{name: "indexStats bad", input: `[]`, pipeline: `[{"$indexStats":{"a":1}}]`, code: 28803},
 	})
+}
+
+func TestLookupLargeForeignScans(t *testing.T) {
+	cat := &memCatalog{colls: map[string][]bson.Doc{"inv": parseJSONArray(t, inventory["inv"])}}
+	ctx := &Context{DB: "test", Coll: "c", Catalog: cat, MemoryLimit: 100}
+	p, err := Parse(ctx, parseJSONArray(t, `[{"$lookup":{"from":"inv","localField":"item","foreignField":"sku","as":"inv"}},{"$project":{"ids":"$inv._id"}}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	it, _ := p.Run(&SliceIterator{Docs: parseJSONArray(t, orders)})
+	got, err := Drain(it)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := canonical(t, got), canonical(t, parseJSONArray(t, `[{"_id":1,"ids":[10]},{"_id":2,"ids":[11]},{"_id":3,"ids":[10,12]},{"_id":4,"ids":[13,14]}]`)); g != w {
+		t.Fatalf("\n got %s\nwant %s", g, w)
+	}
 }

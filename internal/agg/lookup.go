@@ -181,7 +181,15 @@ func (s *lookupStage) open(in Iterator) (Iterator, error) {
 					return nil, err
 				}
 			}
-			matches = index.lookup(s.ctx, lookupPathValues(d, s.localField))
+			locals := lookupPathValues(d, s.localField)
+			if index.tooBig {
+				matches, err = s.scanMatches(locals)
+				if err != nil {
+					return nil, err
+				}
+			} else {
+				matches = index.lookup(s.ctx, locals)
+			}
 		}
 		if s.hasPipeline {
 			if matches, err = s.runPipeline(d, matches); err != nil {
@@ -246,6 +254,9 @@ func (s *lookupStage) runPipeline(d bson.Doc, matches []bson.Doc) ([]bson.Doc, e
 type equalityIndex struct {
 	docs []bson.Doc
 	m    map[string][]int
+	// tooBig is set when the foreign collection exceeds the memory limit:
+	// each lookup then scans it.
+	tooBig bool
 }
 
 func (s *lookupStage) valueKey(v bson.Value) string {
@@ -274,9 +285,9 @@ func (s *lookupStage) buildIndex() (*equalityIndex, error) {
 			break
 		}
 		d = cloneDoc(d)
-		mem += int64(len(d))
-		if mem > s.ctx.memLimit() && !s.ctx.AllowDiskUse {
-			return nil, errMemory("$lookup")
+		mem += int64(len(d)) + 64
+		if mem > s.ctx.memLimit() {
+			return &equalityIndex{tooBig: true}, nil
 		}
 		n := len(ix.docs)
 		ix.docs = append(ix.docs, d)
@@ -290,6 +301,37 @@ func (s *lookupStage) buildIndex() (*equalityIndex, error) {
 		}
 	}
 	return ix, nil
+}
+
+// scanMatches reads the foreign collection for documents whose foreign
+// field equals one of locals.
+func (s *lookupStage) scanMatches(locals []bson.Value) ([]bson.Doc, error) {
+	want := map[string]bool{}
+	for _, v := range locals {
+		want[s.valueKey(v)] = true
+	}
+	it, err := s.foreign()
+	if err != nil {
+		return nil, err
+	}
+	var out []bson.Doc
+	for n := 0; ; n++ {
+		d, err := it.Next()
+		if err != nil || d == nil {
+			return out, err
+		}
+		if n&1023 == 1023 {
+			if err := s.ctx.check(); err != nil {
+				return nil, err
+			}
+		}
+		for _, v := range foreignValues(d, s.foreignPath) {
+			if want[s.valueKey(v)] {
+				out = append(out, cloneDoc(d))
+				break
+			}
+		}
+	}
 }
 
 func (ix *equalityIndex) lookup(c *Context, locals []bson.Value) []bson.Doc {
