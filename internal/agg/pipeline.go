@@ -290,3 +290,13 @@ func (p *Pipeline) RunFiltered(in Iterator) (Iterator, error) {
 	}
 	return in, nil
 }
+
+// LeadingFilter returns the specification of the leading $match that
+// Filter compiles (nil when there is none).
+func (p *Pipeline) LeadingFilter() bson.Doc {
+	if p.Filter == nil {
+		return nil
+	}
+	v, _ := p.specs[0].Lookup("$match")
+	return v.Document()
+}

@@ -257,11 +257,19 @@ func explainAggregate(c *Ctx, ns string, p *agg.Pipeline) error {
 	if !p.StartsWithSource() {
 		r.StartDocument(bson.Index(i))
 		i++
+		filter := p.LeadingFilter()
+		if filter == nil {
+			filter = bson.EmptyDoc
+		}
 		r.StartDocument("$cursor")
 		r.StartDocument("queryPlanner")
 		r.AppendString("namespace", ns)
+		r.AppendDocument("parsedQuery", filter)
 		r.StartDocument("winningPlan")
 		r.AppendString("stage", "COLLSCAN")
+		if len(filter) > 5 {
+			r.AppendDocument("filter", filter)
+		}
 		r.AppendString("direction", "forward")
 		r.End()
 		r.StartArray("rejectedPlans")
@@ -271,7 +279,10 @@ func explainAggregate(c *Ctx, ns string, p *agg.Pipeline) error {
 		r.End()
 	}
 	it := stages.Document().Iter()
-	for it.Next() {
+	for j := 0; it.Next(); j++ {
+		if j == 0 && p.LeadingFilter() != nil {
+			continue
+		}
 		r.AppendValue(bson.Index(i), it.Element().Value)
 		i++
 	}
