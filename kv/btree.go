@@ -120,6 +120,9 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 		} else {
 			m.keys = insertAt(m.keys, i, key)
 			m.vals = insertAt(m.vals, i, val)
+			if m.pfx != nil {
+				m.pfx = insertAt(m.pfx, i, prefix64(key))
+			}
 			m.size += leafEntrySize(key, val)
 		}
 		return tx.maybeSplit(m, i), found, nil
@@ -145,6 +148,9 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 		sep := res[j].keys[0]
 		m.keys = insertAt(m.keys, i+j, sep)
 		m.kids = insertAt(m.kids, i+j, refTo(res[j]))
+		if m.pfx != nil {
+			m.pfx = insertAt(m.pfx, i+j, prefix64(sep))
+		}
 		m.size += branchEntrySize(sep)
 	}
 	return tx.maybeSplit(m, i+len(res)-1), found, nil
@@ -215,6 +221,9 @@ func (m *node) slice(txid uint64, i, j, size int) *node {
 	} else {
 		p.kids = append(make([]*childRef, 0, j-i+1), m.kids[i:j]...)
 	}
+	if m.pfx != nil {
+		p.pfx = append(make([]uint64, 0, j-i+1), m.pfx[i:j]...)
+	}
 	return p
 }
 
@@ -232,6 +241,7 @@ func (tx *Tx) growRoot(tr *treeRoot, pieces []*node) {
 			b.size += branchEntrySize(sep)
 		}
 		tr.height++
+		b.buildPrefixes()
 		pieces = tx.maybeSplit(b, len(b.keys)-1)
 	}
 	tr.root = refTo(pieces[0])
@@ -270,6 +280,9 @@ func (tx *Tx) remove(n *node, key []byte, depth int, tr *treeRoot) (*node, bool,
 		m.size -= leafEntrySize(m.keys[i], m.vals[i])
 		m.keys = removeAt(m.keys, i)
 		m.vals = removeAt(m.vals, i)
+		if m.pfx != nil {
+			m.pfx = removeAt(m.pfx, i)
+		}
 		return m, true, nil
 	}
 	if depth >= tr.height {
@@ -301,9 +314,15 @@ func (tx *Tx) rebalance(m *node, i int, c *node) error {
 		m.size -= branchEntrySize(m.keys[i])
 		m.keys = removeAt(m.keys, i)
 		m.kids = removeAt(m.kids, i)
+		if m.pfx != nil {
+			m.pfx = removeAt(m.pfx, i)
+		}
 		if i == 0 && len(m.keys) > 0 {
 			m.size += branchEntrySize(nil) - branchEntrySize(m.keys[0])
 			m.keys[0] = nil
+			if m.pfx != nil {
+				m.pfx[0] = 0
+			}
 		}
 		return nil
 	}
@@ -339,12 +358,21 @@ func (tx *Tx) rebalance(m *node, i int, c *node) error {
 		merged.keys[len(left.keys)] = rsep
 		merged.kids = append(append(make([]*childRef, 0, len(merged.keys)), left.kids...), right.kids...)
 	}
+	if left.pfx != nil && right.pfx != nil {
+		merged.pfx = append(append(make([]uint64, 0, len(merged.keys)), left.pfx...), right.pfx...)
+		if !left.leaf {
+			merged.pfx[len(left.keys)] = prefix64(rsep)
+		}
+	}
 	tx.retire(left)
 	tx.retire(right)
 	m.kids[l] = refTo(merged)
 	m.size -= branchEntrySize(rsep)
 	m.keys = removeAt(m.keys, l+1)
 	m.kids = removeAt(m.kids, l+1)
+	if m.pfx != nil {
+		m.pfx = removeAt(m.pfx, l+1)
+	}
 	return nil
 }
 

@@ -109,6 +109,11 @@ func (b *bulkBuilder) finish() (*node, int) {
 	if b.leaf != nil {
 		b.leaves = append(b.leaves, b.leaf)
 	}
+	defer func() {
+		for _, l := range b.leaves {
+			l.buildPrefixes()
+		}
+	}()
 	level := b.leaves
 	if len(level) == 0 {
 		return &node{leaf: true, txid: b.txid, size: pageHeaderSize}, 1
@@ -140,6 +145,9 @@ func (b *bulkBuilder) finish() (*node, int) {
 			cur.size += es
 		}
 		up = append(up, cur)
+		for _, u := range up {
+			u.buildPrefixes()
+		}
 		level, lows = up, upLows
 		height++
 	}

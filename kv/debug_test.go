@@ -7,6 +7,7 @@ import (
 )
 
 func init() {
+	debugPrefixes = true
 	if os.Getenv("KV_DEBUG_CKPT") == "" {
 		return
 	}

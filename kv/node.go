@@ -3,6 +3,7 @@ package kv
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"sync/atomic"
 )
 
@@ -25,11 +26,11 @@ type node struct {
 	keys   [][]byte
 	vals   [][]byte
 	kids   []*childRef
-	// pfx holds the first 8 bytes of every key, big-endian, zero padded.
-	// It is built once a node version becomes immutable (decoded from disk
-	// or published by a commit), so that binary search mostly compares
-	// integers in one small array instead of chasing key pointers. Nodes a
-	// write transaction may still modify have pfx == nil.
+	// pfx holds the first 8 bytes of every key, big-endian, zero padded, so
+	// that binary search mostly compares integers in one small array
+	// instead of chasing key pointers. Decoding and publishing build it;
+	// the write path keeps it in step with keys (a node whose pfx is nil is
+	// searched on the keys directly).
 	pfx []uint64
 	// hot is the clock bit of the node cache (cache.go), set by readers.
 	hot atomic.Bool
@@ -130,6 +131,9 @@ func (n *node) childP(key []byte, kp uint64) int {
 func (n *node) seal(txid uint64) {
 	if n.txid != txid {
 		return
+	}
+	if debugPrefixes && n.pfx != nil {
+		n.checkPrefixes()
 	}
 	n.buildPrefixes()
 	for _, k := range n.kids {
@@ -240,6 +244,10 @@ func (n *node) clone(txid uint64) *node {
 	} else {
 		c.kids = make([]*childRef, len(n.kids), len(n.kids)+1)
 		copy(c.kids, n.kids)
+	}
+	if n.pfx != nil {
+		c.pfx = make([]uint64, len(n.pfx), len(n.pfx)+1)
+		copy(c.pfx, n.pfx)
 	}
 	return c
 }
@@ -402,4 +410,19 @@ func decodeNode(buf []byte, pgid uint64, npages uint32, file string) (*node, err
 	}
 	n.buildPrefixes()
 	return n, nil
+}
+
+// debugPrefixes (set by tests) makes publishing verify that the write path
+// kept every node's prefix array in step with its keys.
+var debugPrefixes bool
+
+func (n *node) checkPrefixes() {
+	if len(n.pfx) != len(n.keys) {
+		panic(fmt.Sprintf("kv: node has %d prefixes for %d keys", len(n.pfx), len(n.keys)))
+	}
+	for i, k := range n.keys {
+		if (n.leaf || i > 0) && n.pfx[i] != prefix64(k) {
+			panic(fmt.Sprintf("kv: stale prefix at entry %d of %d (leaf %v)", i, len(n.keys), n.leaf))
+		}
+	}
 }
