@@ -300,3 +300,6 @@ func (p *Pipeline) LeadingFilter() bson.Doc {
 	v, _ := p.specs[0].Lookup("$match")
 	return v.Document()
 }
+
+// QueryOptions returns the collation and let variables $match uses.
+func (p *Pipeline) QueryOptions() *query.Options { return p.ctx.Query }

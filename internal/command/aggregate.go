@@ -103,7 +103,7 @@ func aggregate(c *Ctx) error {
 		ns = c.DB + ".$cmd.aggregate"
 	}
 	if explain {
-		return explainAggregate(c, ns, p)
+		return explainAggregate(c, ns, source, p)
 	}
 	src := newAggSource(c, actx, p, source)
 	if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
@@ -246,7 +246,20 @@ func newAggContext(c *Ctx, name string, qopts *query.Options, allowDisk bool) (*
 
 // explainAggregate answers explain: true with the plan: the collection
 // scan (with the leading $match as its filter) and the stages after it.
-func explainAggregate(c *Ctx, ns string, p *agg.Pipeline) error {
+func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline) error {
+	var chosen *plan
+	if f := p.LeadingFilter(); f != nil && source != "" {
+		tx, err := c.readTx()
+		if err != nil {
+			return err
+		}
+		coll, err := catalog.Get(tx, c.DB, source)
+		tx.Rollback()
+		if err != nil {
+			return err
+		}
+		chosen = choosePlan(coll, f, p.QueryOptions())
+	}
 	r := c.Reply
 	r.AppendString("explainVersion", "1")
 	var b bson.Builder
@@ -266,11 +279,22 @@ func explainAggregate(c *Ctx, ns string, p *agg.Pipeline) error {
 		r.AppendString("namespace", ns)
 		r.AppendDocument("parsedQuery", filter)
 		r.StartDocument("winningPlan")
-		r.AppendString("stage", "COLLSCAN")
-		if len(filter) > 5 {
+		if chosen != nil {
+			r.AppendString("stage", "FETCH")
 			r.AppendDocument("filter", filter)
+			r.StartDocument("inputStage")
+			r.AppendString("stage", "IXSCAN")
+			r.AppendDocument("keyPattern", chosen.spec.Key)
+			r.AppendString("indexName", chosen.index)
+			r.AppendString("direction", "forward")
+			r.End()
+		} else {
+			r.AppendString("stage", "COLLSCAN")
+			if len(filter) > 5 {
+				r.AppendDocument("filter", filter)
+			}
+			r.AppendString("direction", "forward")
 		}
-		r.AppendString("direction", "forward")
 		r.End()
 		r.StartArray("rejectedPlans")
 		r.End()
@@ -351,7 +375,9 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		var in agg.Iterator = agg.FuncIterator(func() (bson.Doc, error) { return nil, nil })
 		run := s.p.Run
 		if s.coll != "" && !s.p.StartsWithSource() {
-			in = s.cat.scan(s.db, s.coll, s.p.Filter)
+			sc := s.cat.scan(s.db, s.coll, s.p.Filter)
+			sc.filterDoc = s.p.LeadingFilter()
+			in = sc
 			run = s.p.RunFiltered
 		}
 		if s.it, err = run(in); err != nil {
@@ -415,6 +441,68 @@ type scanIter struct {
 	started  bool
 	done     bool
 	n        int
+
+	// With a filter that an index serves (the leading $match), the scan
+	// walks the index instead, buffering copies of the fetched documents.
+	filterDoc bson.Doc
+	planned   bool
+	plan      *plan
+	walk      walkState
+	walked    bool // the index walk is finished
+	buf       []bson.Doc
+	bufPos    int
+}
+
+// indexBatch is how many documents an index walk fetches per step.
+const indexBatch = 256
+
+// nextIndexed serves the next document of an index plan.
+func (s *scanIter) nextIndexed(coll *catalog.Collection) (bson.Doc, error) {
+	for {
+		if s.bufPos < len(s.buf) {
+			d := s.buf[s.bufPos]
+			s.buf[s.bufPos] = nil
+			s.bufPos++
+			return d, nil
+		}
+		if s.walked {
+			s.done = true
+			return nil, nil
+		}
+		if coll == nil {
+			var err error
+			if coll, err = catalog.Get(s.cat.tx, s.db, s.coll); err != nil {
+				return nil, err
+			}
+			if coll == nil {
+				s.done = true
+				return nil, nil
+			}
+		}
+		data, err := dataTree(s.cat.tx, coll)
+		if err != nil {
+			return nil, err
+		}
+		s.buf, s.bufPos = s.buf[:0], 0
+		ctx := s.cat.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		done, err := walkIndex(ctx, s.cat.tx, coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
+			if len(s.buf) >= indexBatch {
+				return false, nil
+			}
+			if s.filter == nil || s.filter.Match(d) {
+				s.buf = append(s.buf, append(bson.Doc(nil), d...))
+			}
+			return true, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		s.walked = done
+		coll = nil
+	}
 }
 
 func (k *aggCatalog) scan(db, coll string, filter *query.Filter) *scanIter {
@@ -424,6 +512,9 @@ func (k *aggCatalog) scan(db, coll string, filter *query.Filter) *scanIter {
 func (s *scanIter) Next() (bson.Doc, error) {
 	if s.done {
 		return nil, nil
+	}
+	if s.plan != nil && s.gen == s.cat.gen {
+		return s.nextIndexed(nil)
 	}
 	var key, val []byte
 	if s.cur == nil || s.gen != s.cat.gen {
@@ -438,6 +529,15 @@ func (s *scanIter) Next() (bson.Doc, error) {
 		if coll == nil {
 			s.done = true
 			return nil, nil
+		}
+		if !s.planned {
+			s.planned = true
+			if len(s.filterDoc) > 5 && s.cat.actx != nil {
+				s.plan = choosePlan(coll, s.filterDoc, s.cat.actx.Query)
+			}
+		}
+		if s.plan != nil {
+			return s.nextIndexed(coll)
 		}
 		t, err := dataTree(s.cat.tx, coll)
 		if err != nil {

@@ -275,4 +275,40 @@ func TestAggregatePipelines(t *testing.T) {
 			t.Fatalf("got %v", got)
 		}
 	})
+
+	t.Run("leading match uses an index", func(t *testing.T) {
+		ix := db.Collection("indexed")
+		var docs []any
+		for i := 0; i < 600; i++ {
+			docs = append(docs, bson.D{{Key: "_id", Value: i}, {Key: "g", Value: i % 3}, {Key: "x", Value: i}})
+		}
+		if _, err := ix.InsertMany(ctx(t), docs); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "g", Value: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		pipeline := bson.A{
+			bson.D{{Key: "$match", Value: bson.D{{Key: "g", Value: 2}, {Key: "x", Value: bson.D{{Key: "$gte", Value: 30}}}}}},
+			bson.D{{Key: "$project", Value: bson.D{{Key: "x", Value: 1}}}},
+		}
+		cur, err := ix.Aggregate(ctx(t), pipeline, options.Aggregate().SetBatchSize(7))
+		got := aggAll(t, cur, err)
+		if len(got) != 190 {
+			t.Fatalf("got %d docs", len(got))
+		}
+		for i, d := range got {
+			if d["x"] != int32(32+3*i) {
+				t.Fatalf("doc %d: %v", i, d)
+			}
+		}
+		var res bson.Raw
+		err = db.RunCommand(ctx(t), bson.D{{Key: "aggregate", Value: "indexed"}, {Key: "pipeline", Value: pipeline}, {Key: "explain", Value: true}}).Decode(&res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if name, err := res.LookupErr("stages", "0", "$cursor", "queryPlanner", "winningPlan", "inputStage", "indexName"); err != nil || name.StringValue() != "g_1" {
+			t.Fatalf("explain: %v", res)
+		}
+	})
 }
