@@ -615,7 +615,7 @@ func (k *aggCatalog) Out(spec *agg.OutSpec, in agg.Iterator) error {
 		if err := checkNotView(coll); err != nil {
 			return err
 		}
-		w, err := openWriter(tx, coll)
+		w, err := k.c.writer(tx, coll)
 		if err != nil {
 			return err
 		}
@@ -675,7 +675,7 @@ func (k *aggCatalog) Merge(spec *agg.MergeSpec, in agg.Iterator) error {
 		if err := checkNotView(coll); err != nil {
 			return err
 		}
-		w, err := openWriter(tx, coll)
+		w, err := k.c.writer(tx, coll)
 		if err != nil {
 			return err
 		}

@@ -311,4 +311,19 @@ func TestAggregatePipelines(t *testing.T) {
 			t.Fatalf("explain: %v", res)
 		}
 	})
+
+	t.Run("out honours validation and bypassDocumentValidation", func(t *testing.T) {
+		err := db.RunCommand(ctx(t), bson.D{{Key: "create", Value: "validated"}, {Key: "validator", Value: bson.D{{Key: "x", Value: bson.D{{Key: "$exists", Value: true}}}}}}).Err()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pipeline := bson.A{bson.D{{Key: "$limit", Value: 2}}, bson.D{{Key: "$merge", Value: "validated"}}}
+		_, err = coll.Aggregate(ctx(t), pipeline)
+		cmdErr(t, err, 121)
+		cur, err := coll.Aggregate(ctx(t), pipeline, options.Aggregate().SetBypassDocumentValidation(true))
+		aggAll(t, cur, err)
+		if n, err := db.Collection("validated").CountDocuments(ctx(t), bson.D{}); err != nil || n != 2 {
+			t.Fatalf("validated has %d (%v)", n, err)
+		}
+	})
 }
