@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -162,5 +163,30 @@ func closeCursor(ctx context.Context, em *entityMap, obj string, _ *args) (opRes
 		return opResult{}, err
 	}
 	_ = cur.Close(ctx) // errors from killCursors are suppressed by the format
+	return opResult{}, nil
+}
+
+// failPoint configures a server fail point through a client entity; it is
+// turned off when the test ends. A server without configureFailPoint makes
+// the test skip.
+func failPoint(ctx context.Context, em *entityMap, _ string, a *args) (opResult, error) {
+	c, err := em.client(a.str("client"))
+	if err != nil {
+		return opResult{}, err
+	}
+	fp, ok := a.doc("failPoint")
+	if !ok {
+		return opResult{}, fmt.Errorf("failPoint without a failPoint document")
+	}
+	name, _ := fp.Lookup("configureFailPoint").StringValueOK()
+	err = c.client.Database("admin").RunCommand(ctx, fp).Err()
+	var ce mongo.CommandError
+	if errors.As(err, &ce) && ce.Code == 59 { // CommandNotFound
+		return opResult{}, needsf("fail points (the server has no configureFailPoint)")
+	}
+	if err != nil {
+		return opResult{}, fmt.Errorf("configureFailPoint %s: %w", name, err)
+	}
+	em.failPoints = append(em.failPoints, failPointRef{client: c, name: name})
 	return opResult{}, nil
 }

@@ -21,9 +21,10 @@
 // contents). CAIRND_BIN runs a prebuilt cairnd instead of building one.
 //
 // Skips: tests whose runOnRequirements a standalone server of the reported
-// version does not meet, tests that need fail points, and tests the Go driver
-// itself cannot pass against any server (driverskips.go; set
-// CAIRN_CONFORMANCE_NO_DRIVER_SKIPS=1 to run them anyway).
+// version does not meet, tests that need fail points while the server has no
+// configureFailPoint command, and tests the Go driver itself cannot pass
+// against any server (driverskips.go; set CAIRN_CONFORMANCE_NO_DRIVER_SKIPS=1
+// to run them anyway).
 //
 // Failures: testdata/known_failures.txt lists spec tests cairnd is known to
 // fail ("file/description # reason"). A listed test that fails is counted as

@@ -25,6 +25,13 @@ type entityMap struct {
 	sessions map[string]*mongo.Session
 	cursors  map[string]*mongo.Cursor
 	values   map[string]bson.RawValue
+
+	failPoints []failPointRef // to turn off when the test ends
+}
+
+type failPointRef struct {
+	client *clientEntity
+	name   string
 }
 
 func newEntityMap() *entityMap {
@@ -95,8 +102,13 @@ func (em *entityMap) sessionLsid(name string) (bson.Raw, error) {
 	return s.ID(), nil
 }
 
-// close releases every entity: cursors, sessions, then clients.
+// close turns off fail points and releases every entity: cursors, sessions,
+// then clients.
 func (em *entityMap) close(ctx context.Context) {
+	for _, fp := range em.failPoints {
+		off := bson.D{{Key: "configureFailPoint", Value: fp.name}, {Key: "mode", Value: "off"}}
+		_ = fp.client.client.Database("admin").RunCommand(ctx, off).Err()
+	}
 	for _, c := range em.cursors {
 		_ = c.Close(ctx)
 	}

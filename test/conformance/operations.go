@@ -63,8 +63,10 @@ var (
 func lookupOp(em *entityMap, op operation) (opFunc, error) {
 	if op.Object == "testRunner" {
 		switch op.Name {
-		case "failPoint", "targetedFailPoint":
-			return nil, skipf("needs fail points (%s)", op.Name)
+		case "failPoint":
+			return failPoint, nil
+		case "targetedFailPoint":
+			return nil, needsf("fail points on a mongos (%s)", op.Name)
 		}
 		return nil, skipf("test runner operation %s", op.Name)
 	}

@@ -14,13 +14,19 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 )
 
-// skipError means the runner cannot run a test; the reason is reported.
+// skipError means a test cannot run; the reason is reported.
 type skipError struct{ reason string }
 
 func (e *skipError) Error() string { return "skipped: " + e.reason }
 
+// skipf skips for a limitation of the runner.
 func skipf(format string, a ...any) error {
-	return &skipError{reason: fmt.Sprintf(format, a...)}
+	return &skipError{reason: "runner: " + fmt.Sprintf(format, a...)}
+}
+
+// needsf skips for something the test needs that the server lacks.
+func needsf(format string, a ...any) error {
+	return &skipError{reason: "needs " + fmt.Sprintf(format, a...)}
 }
 
 // skipReason returns the reason if err is (or wraps) a skipError.
@@ -145,11 +151,6 @@ func (r *Runner) Run(ctx context.Context, f *specFile, t *specTest) Result {
 	if why, ok := r.DriverSkips[f.Name+"/"+t.Description]; ok {
 		return Result{Status: Skipped, Reason: "Go driver: " + why}
 	}
-	for _, op := range t.Operations {
-		if op.Object == "testRunner" && (op.Name == "failPoint" || op.Name == "targetedFailPoint") {
-			return Result{Status: Skipped, Reason: "needs fail points"}
-		}
-	}
 	// A deadline would make the driver add maxTimeMS to every command (which
 	// tests assert on), so the test is bounded by cancellation instead.
 	ctx, cancel := context.WithCancel(ctx)
@@ -159,7 +160,7 @@ func (r *Runner) Run(ctx context.Context, f *specFile, t *specTest) Result {
 	var notes []string
 	err := r.run(ctx, f, t, &notes)
 	if why, ok := skipReason(err); ok {
-		return Result{Status: Skipped, Reason: "runner: " + why}
+		return Result{Status: Skipped, Reason: why}
 	}
 	if err != nil {
 		return Result{Status: Failed, Reason: err.Error(), Notes: notes}
