@@ -274,11 +274,9 @@ func parseBucketAuto(c *Context, v bson.Value) (stage, error) {
 				return nil, mongoerr.New(40261, "The $bucketAuto 'granularity' field must be a string, but found type: %s.", e.Value.Type)
 			}
 			s.granularity = e.Value.StringValue()
-			switch s.granularity {
-			case "R5", "R10", "R20", "R40", "R80", "1-2-5", "E6", "E12", "E24", "E48", "E96", "E192", "POWERSOF2":
-				return nil, mongoerr.New(mongoerr.NotImplemented, "$bucketAuto 'granularity' is not supported by Cairn")
+			if !validGranularity(s.granularity) {
+				return nil, mongoerr.New(40257, "Rounding granularity not recognized: %s", s.granularity)
 			}
-			return nil, mongoerr.New(40257, "Rounding granularity not recognized: %s", s.granularity)
 		default:
 			return nil, mongoerr.New(40245, "Unrecognized option to $bucketAuto: %s.", e.Key)
 		}
@@ -331,6 +329,17 @@ func (s *bucketAutoStage) run(in Iterator) ([]bson.Doc, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s.granularity != "" {
+			f, _ := v.AsFloat64()
+			switch {
+			case !v.IsNumber():
+				return nil, mongoerr.New(40258, "$bucketAuto can specify a 'granularity' with numeric boundaries only, but found a value with type: %s", typeName(v))
+			case math.IsNaN(f):
+				return nil, mongoerr.New(40259, "$bucketAuto can specify a 'granularity' with numeric boundaries only, but found a NaN")
+			case f < 0:
+				return nil, mongoerr.New(40260, "$bucketAuto can specify a 'granularity' with non-negative numbers only, but found a negative number")
+			}
+		}
 		if v.Type == 0 || v.Type == bson.TypeUndefined {
 			v = bson.Value{Type: bson.TypeNull, Data: []byte{}}
 		}
@@ -351,12 +360,14 @@ func (s *bucketAutoStage) run(in Iterator) ([]bson.Doc, error) {
 		}
 		return bson.Compare(a.v, b.v)
 	})
-	eq := func(a, b bson.Value) bool {
+	cmp := func(a, b bson.Value) int {
 		if coll != nil {
-			return bson.CompareCollated(a, b, coll) == 0
+			return bson.CompareCollated(a, b, coll)
 		}
-		return bson.Compare(a, b) == 0
+		return bson.Compare(a, b)
 	}
+	eq := func(a, b bson.Value) bool { return cmp(a, b) == 0 }
+	less := func(a, b bson.Value) bool { return cmp(a, b) < 0 }
 	approx := int(math.Round(float64(len(items)) / float64(s.buckets)))
 	if approx < 1 {
 		approx = 1
@@ -367,30 +378,59 @@ func (s *bucketAutoStage) run(in Iterator) ([]bson.Doc, error) {
 	}
 	var buckets []*bucket
 	accEnv := expr.NewEnv(s.ctx.Expr)
-	i := 0
-	for i < len(items) {
+	add := func(b *bucket, it keyed) error {
+		b.max = it.v
+		for _, a := range b.accs {
+			if err := a.Add(it.doc, accEnv); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var prevMax *bson.Value
+	for i := 0; i < len(items) && len(buckets) < s.buckets; {
 		b := &bucket{min: items[i].v, accs: s.out.fresh()}
+		if s.granularity != "" {
+			if prevMax != nil {
+				b.min = *prevMax
+			} else {
+				b.min = roundGranularity(s.granularity, items[i].v, false)
+			}
+		}
 		last := len(buckets) == s.buckets-1
-		n := 0
-		for i < len(items) {
-			if !last && n >= approx && !eq(items[i].v, items[i-1].v) {
-				break
+		for n := 0; i < len(items) && (n < approx || last); n++ {
+			if err := add(b, items[i]); err != nil {
+				return nil, err
 			}
-			for _, a := range b.accs {
-				if err := a.Add(items[i].doc, accEnv); err != nil {
-					return nil, err
-				}
-			}
-			b.max = items[i].v
-			n++
 			i++
 		}
+		if s.granularity != "" {
+			bound := roundGranularity(s.granularity, b.max, true)
+			for i < len(items) && (less(items[i].v, bound) || eq(items[i].v, b.max)) {
+				if err := add(b, items[i]); err != nil {
+					return nil, err
+				}
+				i++
+			}
+			if f, _ := bound.AsFloat64(); f == 0 && i < len(items) {
+				b.max = roundGranularity(s.granularity, items[i].v, false)
+			} else {
+				b.max = bound
+			}
+		} else {
+			for i < len(items) && eq(items[i].v, b.max) {
+				if err := add(b, items[i]); err != nil {
+					return nil, err
+				}
+				i++
+			}
+			if i < len(items) {
+				b.max = items[i].v
+			}
+		}
+		m := b.max
+		prevMax = &m
 		buckets = append(buckets, b)
-	}
-	// A bucket's max is the next bucket's min (exclusive bound); the last
-	// bucket's max is its largest value.
-	for j := 0; j+1 < len(buckets); j++ {
-		buckets[j].max = buckets[j+1].min
 	}
 	docs := make([]bson.Doc, 0, len(buckets))
 	for _, bk := range buckets {

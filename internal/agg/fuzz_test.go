@@ -102,7 +102,7 @@ func (g *gen) stage(depth int) string {
 	case 14:
 		return fmt.Sprintf(`{"$bucket":{"groupBy":"$%s","boundaries":[0,1,5],"default":"z"}}`, f)
 	case 15:
-		return fmt.Sprintf(`{"$bucketAuto":{"groupBy":"$%s","buckets":%d}}`, f, g.n(4))
+		return fmt.Sprintf(`{"$bucketAuto":{"groupBy":"$%s","buckets":%d%s}}`, f, g.n(4), g.pick("", `,"granularity":"R5"`, `,"granularity":"POWERSOF2"`, `,"granularity":"1-2-5"`))
 	case 16:
 		return fmt.Sprintf(`{"$sortByCount":"$%s"}`, f)
 	case 17:

@@ -101,7 +101,15 @@ func TestBucket(t *testing.T) {
 			pipeline: `[{"$bucketAuto":{"groupBy":"$v","buckets":5}}]`,
 			want:     `[{"_id":{"min":1,"max":2},"count":1},{"_id":{"min":2,"max":2},"count":1}]`},
 		{name: "bucketAuto zero", input: `[]`, pipeline: `[{"$bucketAuto":{"groupBy":"$v","buckets":0}}]`, code: 40243},
-		{name: "bucketAuto granularity", input: `[]`, pipeline: `[{"$bucketAuto":{"groupBy":"$v","buckets":2,"granularity":"R5"}}]`, code: 238},
+		{name: "bucketAuto powers of two", input: `[{"v":1},{"v":2},{"v":3},{"v":4},{"v":5},{"v":6},{"v":7},{"v":8}]`,
+			pipeline: `[{"$bucketAuto":{"groupBy":"$v","buckets":2,"granularity":"POWERSOF2"}}]`,
+			want:     `[{"_id":{"min":0.5,"max":8},"count":7},{"_id":{"min":8,"max":16},"count":1}]`},
+		{name: "bucketAuto R5", input: `[{"v":1},{"v":3},{"v":12},{"v":70}]`,
+			pipeline: `[{"$bucketAuto":{"groupBy":"$v","buckets":2,"granularity":"R5"}}]`,
+			want:     `[{"_id":{"min":0.63,"max":4.0},"count":2},{"_id":{"min":4.0,"max":100.0},"count":2}]`},
+		{name: "bucketAuto granularity negative", input: `[{"v":-1}]`, pipeline: `[{"$bucketAuto":{"groupBy":"$v","buckets":2,"granularity":"R5"}}]`, code: 40260},
+		{name: "bucketAuto granularity string", input: `[{"v":"a"}]`, pipeline: `[{"$bucketAuto":{"groupBy":"$v","buckets":2,"granularity":"E6"}}]`, code: 40258},
+		{name: "bucketAuto granularity unknown", input: `[]`, pipeline: `[{"$bucketAuto":{"groupBy":"$v","buckets":2,"granularity":"R7"}}]`, code: 40257},
 	})
 }
 
