@@ -9,73 +9,31 @@ import (
 )
 
 func deleteCmd(c *Ctx) error {
+	w, err := parseWriteCmd(c, "deletes", deleteStmtFields, "let")
+	if err != nil {
+		return err
+	}
+	defer w.cancel()
 	a := newArgs(c)
-	if err := a.check("deletes", "ordered", "let"); err != nil {
-		return err
-	}
-	name, err := c.collectionArg()
-	if err != nil {
-		return err
-	}
-	if err := catalog.ValidateCollectionName(c.DB, name); err != nil {
-		return err
-	}
-	wc, err := parseWriteConcern(c)
-	if err != nil {
-		return err
-	}
-	ordered := true
-	if v, ok, err := a.boolean("ordered"); err != nil {
-		return err
-	} else if ok {
-		ordered = v
-	}
-	stmts, ok, err := c.docs("deletes")
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return mongoerr.New(40414, "BSON field 'delete.deletes' is missing but a required field")
-	}
-	if err := writeBatchCheck("delete", "deletes", len(stmts)); err != nil {
-		return err
-	}
-	if err := checkStatements("delete", "deletes", stmts, deleteStmtFields); err != nil {
-		return err
-	}
-	cancel, err := withMaxTime(c)
-	if err != nil {
-		return err
-	}
-	defer cancel()
 	var errs []writeError
 	n := 0
-	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
-		coll, err := catalog.Get(tx, c.DB, name)
+	err = c.writeTx(w.wc.durability(), func(tx *kv.Tx) error {
+		coll, err := catalog.Get(tx, c.DB, w.name)
 		if err != nil {
 			return err
 		}
-		for i, st := range stmts {
+		errs, err = w.run(func(_ int, st bson.Doc) error {
 			k, err := deleteOne(c, a, tx, coll, st)
-			if err != nil {
-				if isFatal(err) {
-					return err
-				}
-				errs = append(errs, writeError{index: i, err: mongoerr.As(err)})
-				if ordered {
-					break
-				}
-				continue
-			}
 			n += k
-		}
-		return nil
+			return err
+		})
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	c.Env.Stats.Delete.Add(int64(n))
-	c.Unacknowledged = wc.unacknowledged()
+	c.Unacknowledged = w.wc.unacknowledged()
 	c.Reply.AppendInt32("n", int32(n))
 	appendWriteErrors(c.Reply, errs)
 	return nil

@@ -195,72 +195,33 @@ func checkStored(d bson.Doc) error {
 }
 
 func update(c *Ctx) error {
+	w, err := parseWriteCmd(c, "updates", updateStmtFields, "bypassDocumentValidation", "let")
+	if err != nil {
+		return err
+	}
+	defer w.cancel()
 	a := newArgs(c)
-	if err := a.check("updates", "ordered", "bypassDocumentValidation", "let"); err != nil {
-		return err
-	}
-	name, err := c.collectionArg()
-	if err != nil {
-		return err
-	}
-	if err := catalog.ValidateCollectionName(c.DB, name); err != nil {
-		return err
-	}
-	wc, err := parseWriteConcern(c)
-	if err != nil {
-		return err
-	}
-	ordered := true
-	if v, ok, err := a.boolean("ordered"); err != nil {
-		return err
-	} else if ok {
-		ordered = v
-	}
-	stmts, ok, err := c.docs("updates")
-	if err != nil {
-		return err
-	}
-	if !ok {
-		return mongoerr.New(40414, "BSON field 'update.updates' is missing but a required field")
-	}
-	if err := writeBatchCheck("update", "updates", len(stmts)); err != nil {
-		return err
-	}
-	if err := checkStatements("update", "updates", stmts, updateStmtFields); err != nil {
-		return err
-	}
-	cancel, err := withMaxTime(c)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	var errs []writeError
+	stmts := w.stmts
 	type upserted struct {
 		index int
 		id    bson.Value
 	}
 	var ups []upserted
+	var errs []writeError
 	n, nModified := 0, 0
-	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
-		coll, err := catalog.Get(tx, c.DB, name)
+	err = c.writeTx(w.wc.durability(), func(tx *kv.Tx) error {
+		coll, err := catalog.Get(tx, c.DB, w.name)
 		if err != nil {
 			return err
 		}
-		for i, raw := range stmts {
+		errs, err = w.run(func(i int, raw bson.Doc) error {
 			st, err := parseUpdateStmt(c, a, raw)
-			var res updateResult
-			if err == nil {
-				res, coll, err = st.apply(c, tx, c.DB, name, coll)
-			}
 			if err != nil {
-				if isFatal(err) {
-					return err
-				}
-				errs = append(errs, writeError{index: i, err: mongoerr.As(err)})
-				if ordered {
-					break
-				}
-				continue
+				return err
+			}
+			var res updateResult
+			if res, coll, err = st.apply(c, tx, c.DB, w.name, coll); err != nil {
+				return err
 			}
 			n += res.matched
 			nModified += res.modified
@@ -268,14 +229,15 @@ func update(c *Ctx) error {
 				n++
 				ups = append(ups, upserted{i, bson.Value{Type: res.upserted.Type, Data: append([]byte(nil), res.upserted.Data...)}})
 			}
-		}
-		return nil
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	c.Env.Stats.Update.Add(int64(len(stmts)))
-	c.Unacknowledged = wc.unacknowledged()
+	c.Unacknowledged = w.wc.unacknowledged()
 	r := c.Reply
 	r.AppendInt32("n", int32(n))
 	r.AppendInt32("nModified", int32(nModified))
