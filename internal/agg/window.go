@@ -545,6 +545,8 @@ func (s *setWindowFieldsStage) bounds(w *window, rows []windowRow) ([][2]int, er
 			keys[i], _ = v.AsFloat64()
 		case w.unit != "":
 			return nil, mongoerr.New(5429513, "Invalid range: Expected the sortBy field to be a Date, but it was %s", typeName(v))
+		case v.Type == bson.TypeDateTime:
+			return nil, mongoerr.New(5429413, "Invalid range: For windows that involve date or time ranges, a unit must be provided.")
 		default:
 			return nil, mongoerr.New(5429414, "Invalid range: Expected the sortBy field to be a number, but it was %s", typeName(v))
 		}
@@ -590,6 +592,13 @@ func (s *setWindowFieldsStage) bounds(w *window, rows []windowRow) ([][2]int, er
 		}
 		a := sortSearch(n, func(j int) bool { return sign*keys[j] >= lo })
 		b := sortSearch(n, func(j int) bool { return sign*keys[j] > hi }) - 1
+		// "current" is the current document itself, not its value.
+		if w.current[0] {
+			a = i
+		}
+		if w.current[1] {
+			b = i
+		}
 		if a > b {
 			a, b = 1, 0
 		}
