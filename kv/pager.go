@@ -147,8 +147,15 @@ func (w *pageWriter) flush() {
 		if w.err != nil {
 			break
 		}
-		if _, err := w.p.f.WriteAt(w.arena[r.from:r.to], int64(r.pgid)*int64(w.p.pageSize)); err != nil {
+		off := int64(r.pgid) * int64(w.p.pageSize)
+		if _, err := w.p.f.WriteAt(w.arena[r.from:r.to], off); err != nil {
 			w.err = fmt.Errorf("kv: write pages %d..: %w", r.pgid, err)
+			break
+		}
+		// Start the writeback now (a hint; errors are reported by the
+		// checkpoint's fdatasync).
+		if ws, ok := w.p.f.(vfs.WritebackStarter); ok {
+			_ = ws.StartWriteback(off, int64(r.to-r.from))
 		}
 	}
 	w.runs = w.runs[:0]

@@ -16,3 +16,9 @@ func datasync(f *os.File) error {
 		}
 	}
 }
+
+// StartWriteback implements WritebackStarter with sync_file_range(2).
+func (f osFile) StartWriteback(off, n int64) error {
+	const syncFileRangeWrite = 0x2 // SYNC_FILE_RANGE_WRITE
+	return syscall.SyncFileRange(int(f.Fd()), off, n, syncFileRangeWrite)
+}

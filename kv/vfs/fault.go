@@ -131,3 +131,11 @@ func (f *Fault) SyncDir(dir string) error {
 
 // Lock implements FS.
 func (f *Fault) Lock(name string) (io.Closer, error) { return f.FS.Lock(name) }
+
+// StartWriteback passes the hint on when the wrapped file supports it.
+func (ff faultFile) StartWriteback(off, n int64) error {
+	if ws, ok := ff.File.(WritebackStarter); ok {
+		return ws.StartWriteback(off, n)
+	}
+	return nil
+}

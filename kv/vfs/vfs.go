@@ -61,3 +61,12 @@ var ErrLocked = errors.New("vfs: locked by another owner")
 // ErrCrashed is returned by operations on handles that were open when a
 // Mem file system simulated a crash.
 var ErrCrashed = errors.New("vfs: file handle invalidated by simulated crash")
+
+// WritebackStarter is implemented by files that can start writing a range
+// back to the device without waiting for it (Linux sync_file_range with
+// SYNC_FILE_RANGE_WRITE). It is only a hint: durability still requires
+// Sync or Datasync. kv uses it during checkpoints so that the disk writes
+// overlap with encoding and the final fdatasync has less left to do.
+type WritebackStarter interface {
+	StartWriteback(off, n int64) error
+}
