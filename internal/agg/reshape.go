@@ -96,6 +96,59 @@ const (
 type redactStage struct {
 	x   expr.Expr
 	ctx *Context
+	// With $$ROOT in the expression, spec is re-parsed per document with
+	// $$ROOT bound to the top-level document (nested levels evaluate with
+	// the sub-document as $$CURRENT).
+	spec bson.Value
+}
+
+// redactRoot stands for $$ROOT in a $redact expression.
+const redactRoot = "cairnredactroot"
+
+// rewriteRoot replaces $$ROOT references by $$cairnredactroot; it reports
+// whether there were any.
+func rewriteRoot(v bson.Value) (bson.Value, bool) {
+	switch v.Type {
+	case bson.TypeString:
+		s := v.StringValue()
+		if s == "$$ROOT" || strings.HasPrefix(s, "$$ROOT.") {
+			var b bson.Builder
+			b.AppendString("v", "$$"+redactRoot+s[len("$$ROOT"):])
+			out, _ := b.Finish().Lookup("v")
+			return out, true
+		}
+	case bson.TypeDocument, bson.TypeArray:
+		if v.Type == bson.TypeDocument && firstKey(v.Document()) == "$literal" {
+			return v, false
+		}
+		var b bson.Builder
+		if v.Type == bson.TypeDocument {
+			b.StartDocument("v")
+		} else {
+			b.StartArray("v")
+		}
+		found := false
+		it := v.Document().Iter()
+		for it.Next() {
+			e := it.Element()
+			nv, ok := rewriteRoot(e.Value)
+			found = found || ok
+			b.AppendValue(e.Key, nv)
+		}
+		b.End()
+		out, _ := b.Finish().Lookup("v")
+		return out, found
+	}
+	return v, false
+}
+
+// withRoot binds $$ROOT (as rewritten) to doc and parses the expression.
+func (s *redactStage) withRoot(doc bson.Doc) (expr.Expr, error) {
+	c := *s.ctx
+	var b bson.Builder
+	b.AppendDocument(redactRoot, doc)
+	withVars(&c, b.Finish())
+	return expr.Parse(s.spec, c.Expr)
 }
 
 func rewriteRedactVars(v bson.Value) bson.Value {
@@ -141,11 +194,19 @@ func rewriteRedactVars(v bson.Value) bson.Value {
 }
 
 func parseRedact(c *Context, v bson.Value) (stage, error) {
-	x, err := expr.Parse(rewriteRedactVars(v), c.Expr)
+	spec, usesRoot := rewriteRoot(rewriteRedactVars(v))
+	s := &redactStage{ctx: c}
+	if usesRoot {
+		s.spec = expr.CopyValue(spec)
+		_, err := s.withRoot(bson.EmptyDoc)
+		return s, err
+	}
+	x, err := expr.Parse(spec, c.Expr)
 	if err != nil {
 		return nil, err
 	}
-	return &redactStage{x: x, ctx: c}, nil
+	s.x = x
+	return s, nil
 }
 
 func (s *redactStage) open(in Iterator) (Iterator, error) {
@@ -155,6 +216,11 @@ func (s *redactStage) open(in Iterator) (Iterator, error) {
 			d, err := in.Next()
 			if d == nil || err != nil {
 				return nil, err
+			}
+			if s.spec.Type != 0 {
+				if s.x, err = s.withRoot(d); err != nil {
+					return nil, err
+				}
 			}
 			out, keep, err := s.redact(d, env)
 			if err != nil {

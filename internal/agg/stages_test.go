@@ -96,6 +96,9 @@ func TestRedact(t *testing.T) {
 		{name: "keep", input: input, pipeline: `[{"$redact":"$$KEEP"},{"$project":{"_id":1}}]`, want: `[{"_id":1}]`},
 		{name: "prune all", input: input, pipeline: `[{"$redact":"$$PRUNE"}]`, want: `[]`},
 		{name: "bad value", input: input, pipeline: `[{"$redact":"x"}]`, code: 17053},
+		{name: "root is the top document", input: input,
+			pipeline: `[{"$redact":{"$cond":[{"$eq":["$$ROOT.level",1]},"$$DESCEND","$$PRUNE"]}},{"$project":{"a.x":1,"_id":0}}]`,
+			want:     `[{"a":{"x":1}}]`},
 	})
 }
 
