@@ -196,4 +196,3 @@ func check(t *testing.T, s *Server, round int, state []int) {
 		}
 	}
 }
-
