@@ -68,6 +68,9 @@ type Ctx struct {
 	Reply *bson.Builder
 	// Unacknowledged is set for w:0 writes (moreToCome): no reply is sent.
 	Unacknowledged bool
+	// explain is set when the command runs inside explain: it describes
+	// its plan (and, with executionStats, runs it) instead of answering.
+	explain *explainState
 }
 
 // Handler runs a command.

@@ -59,6 +59,10 @@ func count(c *Ctx) error {
 		}
 	}
 	spec.skip = skip
+	spec.limit = limit
+	if c.explain != nil {
+		return explainFind(c, spec)
+	}
 	n, err := countMatches(c, spec, limit)
 	if err != nil {
 		return err

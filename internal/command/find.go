@@ -153,6 +153,9 @@ func find(c *Ctx) error {
 	if v, ok, _ := a.boolean("tailable"); ok && v {
 		return mongoerr.New(mongoerr.BadValue, "error processing query: tailable cursor requested on non capped collection")
 	}
+	if c.explain != nil {
+		return explainFind(c, spec)
+	}
 	c.Env.Stats.Query.Add(1)
 	src, err := openFind(c, spec)
 	if err != nil {
@@ -244,6 +247,9 @@ type scanSource struct {
 	plan    *plan
 	planned bool
 	walk    walkState
+	// docsExamined counts documents read (for explain's executionStats);
+	// keys examined by an index plan are counted in walk.
+	docsExamined int64
 	// raw disables projection (internal users that need whole documents).
 	raw bool
 }
@@ -293,6 +299,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		}
 		ok := false
 		if val != nil {
+			s.docsExamined++
 			var md query.MatchDetails
 			if ok, err = matches(s.spec.filter, bson.Doc(val), &md); err != nil {
 				return false, err
@@ -337,6 +344,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 			}
 		}
 		md = query.MatchDetails{}
+		s.docsExamined++
 		if ok, err := matches(s.spec.filter, bson.Doc(v), &md); err != nil {
 			return false, err
 		} else if !ok {

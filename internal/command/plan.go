@@ -77,6 +77,8 @@ type walkState struct {
 	lastKey []byte
 	started bool
 	seen    map[string]struct{}
+	// keys and docs count index entries and documents examined.
+	keys, docs int64
 }
 
 // walkIndex visits, from st onwards, the documents an index plan reaches,
@@ -110,6 +112,7 @@ func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 					return false, ctxErr(err)
 				}
 			}
+			st.keys++
 			if p.dedupe {
 				if _, dup := st.seen[string(v)]; dup {
 					st.lastKey, st.started = append(st.lastKey[:0], k...), true
@@ -123,6 +126,7 @@ func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 			if doc == nil {
 				return false, fmt.Errorf("index %s of %s has an entry for a missing document", p.index, coll.Namespace())
 			}
+			st.docs++
 			ok, err := fn(v, bson.Doc(doc))
 			if err != nil || !ok {
 				return false, err

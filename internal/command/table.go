@@ -46,6 +46,7 @@ var table = []*Command{
 	{Name: "count", Run: count, Help: "count matching documents"},
 	{Name: "distinct", Run: distinct, Help: "distinct values of a field"},
 	{Name: "aggregate", Run: aggregate, Help: "run an aggregation pipeline"},
+	{Name: "explain", Run: explain, Help: "the plan of find, count, aggregate, distinct, update, delete or findAndModify"},
 }
 
 // byName indexes table by every name and alias. It is filled in init

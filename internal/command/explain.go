@@ -1,0 +1,286 @@
+package command
+
+import (
+	"os"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// explainState carries explain's verbosity into the explained command.
+type explainState struct {
+	verbosity string // queryPlanner, executionStats or allPlansExecution
+}
+
+// explain runs {explain: {<command>}, verbosity}: find, count and
+// aggregate describe their plan and, above queryPlanner verbosity, run it
+// and report executionStats; update, delete, findAndModify and distinct
+// describe the plan that selects their documents.
+func explain(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("verbosity"); err != nil {
+		return err
+	}
+	inner, ok, err := a.doc("explain")
+	if err != nil {
+		return err
+	}
+	if !ok || inner.Len() == 0 {
+		return mongoerr.New(mongoerr.FailedToParse, "explain command requires a nested object")
+	}
+	verbosity := "allPlansExecution"
+	if v, ok, err := a.str("verbosity"); err != nil {
+		return err
+	} else if ok {
+		switch v {
+		case "queryPlanner", "executionStats", "allPlansExecution":
+			verbosity = v
+		default:
+			return mongoerr.New(mongoerr.FailedToParse, "verbosity string must be one of {'queryPlanner', 'executionStats', 'allPlansExecution'}")
+		}
+	}
+	it := inner.Iter()
+	it.Next()
+	name := it.Element().Key
+	var b bson.Builder
+	it = inner.Iter()
+	for it.Next() {
+		if it.Element().Key != "$db" {
+			b.AppendElement(it.Element())
+		}
+	}
+	if name == "aggregate" {
+		b.AppendBool("explain", true)
+	}
+	b.AppendString("$db", c.DB)
+	c.Body = b.Finish()
+	c.Name = name
+	c.explain = &explainState{verbosity: verbosity}
+	switch name {
+	case "find", "count":
+		return byName[name].Run(c)
+	case "aggregate":
+		return aggregate(c)
+	case "update", "delete", "findAndModify", "findandmodify", "distinct":
+		return explainWrite(c, name)
+	}
+	return mongoerr.New(mongoerr.CommandNotFound, "Explain failed due to unknown command: %s", name)
+}
+
+// planFor chooses the plan find would use for spec.
+func planFor(c *Ctx, spec *findSpec) (*catalog.Collection, *plan, bool, error) {
+	tx, err := c.readTx()
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, spec.db, spec.coll)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	if _, byID := spec.filter.IDEquality(); byID {
+		return coll, nil, true, nil
+	}
+	if spec.sort != nil && spec.sort.Natural() < 0 {
+		return coll, nil, false, nil
+	}
+	return coll, choosePlan(coll, spec.filterDoc, spec.opts), false, nil
+}
+
+// appendPlanStages writes the winning plan as MongoDB's stage tree.
+func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection, p *plan, byID bool) {
+	type stage func(inner func())
+	var wrappers []stage
+	if spec.proj != nil {
+		wrappers = append(wrappers, func(inner func()) {
+			r.AppendString("stage", "PROJECTION_DEFAULT")
+			r.StartDocument("transformBy")
+			r.End()
+			r.StartDocument("inputStage")
+			inner()
+			r.End()
+		})
+	}
+	if spec.sort != nil && spec.sort.Natural() == 0 {
+		wrappers = append(wrappers, func(inner func()) {
+			r.AppendString("stage", "SORT")
+			r.AppendInt64("memLimit", sortMemoryBudget)
+			if spec.limit > 0 {
+				r.AppendInt64("limitAmount", spec.skip+spec.limit)
+			}
+			r.AppendString("type", "simple")
+			r.StartDocument("inputStage")
+			inner()
+			r.End()
+		})
+	}
+	leaf := func() {
+		switch {
+		case coll == nil:
+			r.AppendString("stage", "EOF")
+		case byID:
+			r.AppendString("stage", "IDHACK")
+		case p != nil:
+			r.AppendString("stage", "FETCH")
+			r.AppendDocument("filter", spec.filterDoc)
+			r.StartDocument("inputStage")
+			r.AppendString("stage", "IXSCAN")
+			r.AppendDocument("keyPattern", p.spec.Key)
+			r.AppendString("indexName", p.index)
+			r.AppendBool("isMultiKey", p.dedupe)
+			r.AppendBool("isUnique", p.spec.Unique)
+			r.AppendString("direction", "forward")
+			r.AppendInt32("keyRanges", int32(len(p.ranges)))
+			r.End()
+		default:
+			r.AppendString("stage", "COLLSCAN")
+			if spec.filterDoc.Len() > 0 {
+				r.AppendDocument("filter", spec.filterDoc)
+			}
+			dir := "forward"
+			if spec.sort != nil && spec.sort.Natural() < 0 {
+				dir = "backward"
+			}
+			r.AppendString("direction", dir)
+		}
+	}
+	var run func(i int)
+	run = func(i int) {
+		if i == len(wrappers) {
+			leaf()
+			return
+		}
+		wrappers[i](func() { run(i + 1) })
+	}
+	run(0)
+}
+
+// appendServerInfo writes explain's serverInfo.
+func appendServerInfo(r *bson.Builder) {
+	host, _ := os.Hostname()
+	r.StartDocument("serverInfo")
+	r.AppendString("host", host)
+	r.AppendString("version", CompatibleVersion)
+	r.AppendString("cairnVersion", Version)
+	r.End()
+}
+
+// explainFind answers explain for find and count.
+func explainFind(c *Ctx, spec *findSpec) error {
+	coll, p, byID, err := planFor(c, spec)
+	if err != nil {
+		return err
+	}
+	r := c.Reply
+	r.AppendString("explainVersion", "1")
+	r.StartDocument("queryPlanner")
+	r.AppendString("namespace", spec.db+"."+spec.coll)
+	r.AppendDocument("parsedQuery", spec.filterDoc)
+	r.StartDocument("winningPlan")
+	appendPlanStages(r, spec, coll, p, byID)
+	r.End()
+	r.StartArray("rejectedPlans")
+	r.End()
+	r.End()
+	if c.explain.verbosity != "queryPlanner" {
+		start := time.Now()
+		scan := &scanSource{env: c.Env, spec: spec, skip: spec.skip, raw: true}
+		var src Source = scan
+		if spec.sort != nil && spec.sort.Natural() == 0 {
+			if src, err = newSortedSource(c, scan, spec); err != nil {
+				return err
+			}
+		}
+		var n int64
+		_, err := src.Fill(c, func(bson.Doc) bool {
+			n++
+			return spec.limit <= 0 || n < spec.limit
+		})
+		src.Close()
+		if err != nil {
+			return err
+		}
+		if spec.limit > 0 && n > spec.limit {
+			n = spec.limit
+		}
+		r.StartDocument("executionStats")
+		r.AppendBool("executionSuccess", true)
+		r.AppendInt64("nReturned", n)
+		r.AppendInt64("executionTimeMillis", time.Since(start).Milliseconds())
+		keys := scan.walk.keys
+		docs := scan.docsExamined + scan.walk.docs
+		if byID && docs > 0 {
+			keys = 1
+		}
+		r.AppendInt64("totalKeysExamined", keys)
+		r.AppendInt64("totalDocsExamined", docs)
+		r.End()
+	}
+	r.AppendDocument("command", c.Body)
+	appendServerInfo(r)
+	return nil
+}
+
+// explainWrite describes how update, delete, findAndModify and distinct
+// select their documents (they are not executed).
+func explainWrite(c *Ctx, name string) error {
+	var filter bson.Doc
+	switch name {
+	case "update", "delete":
+		field := "updates"
+		if name == "delete" {
+			field = "deletes"
+		}
+		stmts, _, err := c.docs(field)
+		if err != nil {
+			return err
+		}
+		if len(stmts) != 1 {
+			return mongoerr.New(mongoerr.InvalidLength, "explained write batches must be of size 1")
+		}
+		if q, ok := stmts[0].Lookup("q"); ok && q.Type == bson.TypeDocument {
+			filter = q.Document()
+		}
+	default:
+		if q, ok := c.Body.Lookup("query"); ok && q.Type == bson.TypeDocument {
+			filter = q.Document()
+		}
+	}
+	coll, err := c.collectionArg()
+	if err != nil {
+		return err
+	}
+	spec := &findSpec{db: c.DB, coll: coll, filterDoc: orEmptyDoc(filter), opts: nil}
+	if spec.filter, err = parseFilterDoc(spec.filterDoc); err != nil {
+		return err
+	}
+	cl, p, byID, err := planFor(c, spec)
+	if err != nil {
+		return err
+	}
+	r := c.Reply
+	r.AppendString("explainVersion", "1")
+	r.StartDocument("queryPlanner")
+	r.AppendString("namespace", c.DB+"."+coll)
+	r.AppendDocument("parsedQuery", spec.filterDoc)
+	r.StartDocument("winningPlan")
+	stageName := map[string]string{"update": "UPDATE", "delete": "DELETE", "findAndModify": "UPDATE", "findandmodify": "UPDATE", "distinct": "PROJECTION_COVERED"}[name]
+	r.AppendString("stage", stageName)
+	r.StartDocument("inputStage")
+	appendPlanStages(r, spec, cl, p, byID)
+	r.End()
+	r.End()
+	r.StartArray("rejectedPlans")
+	r.End()
+	r.End()
+	r.AppendDocument("command", c.Body)
+	appendServerInfo(r)
+	return nil
+}
+
+
+// parseFilterDoc compiles a filter with default options.
+func parseFilterDoc(d bson.Doc) (*query.Filter, error) { return query.ParseFilter(d, &query.Options{}) }
