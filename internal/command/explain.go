@@ -6,8 +6,8 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
-	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
 )
 
 // explainState carries explain's verbosity into the explained command.
@@ -280,7 +280,6 @@ func explainWrite(c *Ctx, name string) error {
 	appendServerInfo(r)
 	return nil
 }
-
 
 // parseFilterDoc compiles a filter with default options.
 func parseFilterDoc(d bson.Doc) (*query.Filter, error) { return query.ParseFilter(d, &query.Options{}) }
