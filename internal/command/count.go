@@ -57,6 +57,7 @@ func count(c *Ctx) error {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
+		spec.hint = v
 	}
 	spec.skip = skip
 	spec.limit = limit

@@ -43,7 +43,7 @@ func deleteCmd(c *Ctx) error {
 func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc) (int, error) {
 	var q bson.Doc
 	limit := int64(-1)
-	var collation bson.Value
+	var collation, hint bson.Value
 	// The statement's shape was checked by checkStatements.
 	it := st.Iter()
 	for it.Next() {
@@ -61,6 +61,7 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 					return 0, err
 				}
 			}
+			hint = e.Value
 		}
 	}
 	if limit > 1 {
@@ -81,7 +82,7 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 	if err != nil {
 		return 0, err
 	}
-	ms, err := selectDocs(c, tx, coll, w.data, q, filter, opts, nil, int(limit))
+	ms, err := selectDocs(c, tx, coll, w.data, q, filter, opts, hint, nil, int(limit))
 	if err != nil {
 		return 0, err
 	}

@@ -87,7 +87,7 @@ func planFor(c *Ctx, spec *findSpec) (*catalog.Collection, *plan, bool, error) {
 	if spec.sort != nil && spec.sort.Natural() < 0 {
 		return coll, nil, false, nil
 	}
-	return coll, choosePlan(coll, spec.filterDoc, spec.opts), false, nil
+	return coll, choosePlanHint(coll, spec.filterDoc, spec.opts, spec.hint), false, nil
 }
 
 // appendPlanStages writes the winning plan as MongoDB's stage tree.

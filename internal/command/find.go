@@ -19,6 +19,8 @@ type findSpec struct {
 	// filterDoc is the filter as given, which the planner reads.
 	filterDoc bson.Doc
 	filter    *query.Filter
+	// hint is the command's hint (zero: none).
+	hint bson.Value
 	proj      *query.Projection
 	sort      *query.Sort
 	skip      int64
@@ -149,6 +151,7 @@ func find(c *Ctx) error {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
+		spec.hint = v
 	}
 	if v, ok, _ := a.boolean("tailable"); ok && v {
 		return mongoerr.New(mongoerr.BadValue, "error processing query: tailable cursor requested on non capped collection")
@@ -280,7 +283,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	if !s.planned {
 		s.planned = true
 		if _, byID := s.spec.filter.IDEquality(); !byID && !s.reverse {
-			s.plan = choosePlan(coll, s.spec.filterDoc, s.spec.opts)
+			s.plan = choosePlanHint(coll, s.spec.filterDoc, s.spec.opts, s.spec.hint)
 		}
 	}
 	if s.plan != nil {

@@ -107,6 +107,7 @@ func findAndModify(c *Ctx) error {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
+		st.hint = v
 	}
 	var res updateResult
 	var value bson.Doc
@@ -123,7 +124,7 @@ func findAndModify(c *Ctx) error {
 			if err != nil {
 				return err
 			}
-			ms, err := selectDocs(c, tx, coll, w.data, st.filterDoc, st.filter, st.opts, st.sort, 1)
+			ms, err := selectDocs(c, tx, coll, w.data, st.filterDoc, st.filter, st.opts, st.hint, st.sort, 1)
 			if err != nil || len(ms) == 0 {
 				return err
 			}

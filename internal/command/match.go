@@ -21,7 +21,7 @@ type match struct {
 // in _id or index order, or in the order of s if given, at most limit of
 // them (0 = all). The documents are copied, so the caller may modify the
 // collection while using them.
-func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, s *query.Sort, limit int) ([]match, error) {
+func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value, s *query.Sort, limit int) ([]match, error) {
 	if id, ok := filter.IDEquality(); ok {
 		key := docKey(nil, id)
 		v, err := t.Get(key)
@@ -35,7 +35,7 @@ func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.
 		return []match{m}, nil
 	}
 	var out []match
-	if p := choosePlan(coll, filterDoc, opts); p != nil {
+	if p := choosePlanHint(coll, filterDoc, opts, hint); p != nil {
 		var st walkState
 		_, err := walkIndex(ctx, tx, coll, t, p, &st, func(idKey []byte, d bson.Doc) (bool, error) {
 			var md query.MatchDetails

@@ -32,7 +32,21 @@ type plan struct {
 // plan returns the same documents as a scan: the filter is applied to
 // every fetched document.
 func choosePlan(coll *catalog.Collection, filter bson.Doc, opts *query.Options) *plan {
-	if coll == nil || len(filter) == 0 || (opts != nil && opts.Collation != nil) {
+	return choosePlanHint(coll, filter, opts, bson.Value{})
+}
+
+// choosePlanHint is choosePlan with a hint: a hint naming a secondary index
+// (by name or key pattern) forces a scan of that index (bounded by the
+// filter where it restricts the leading field, else the whole index); the
+// _id index and $natural force a collection scan.
+func choosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Options, hint bson.Value) *plan {
+	if coll == nil {
+		return nil
+	}
+	if hint.Type == bson.TypeString || (hint.Type == bson.TypeDocument && hint.Document().Len() > 0) {
+		return hintedPlan(coll, filter, hint)
+	}
+	if len(filter) == 0 || (opts != nil && opts.Collation != nil) {
 		return nil
 	}
 	var best *plan
@@ -144,4 +158,37 @@ func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 		}
 	}
 	return true, nil
+}
+
+// hintedPlan resolves a hint to a plan (nil: collection scan).
+func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value) *plan {
+	for _, ix := range coll.Indexes {
+		match := false
+		switch hint.Type {
+		case bson.TypeString:
+			match = ix.Name == hint.StringValue()
+		case bson.TypeDocument:
+			key, ok := ix.Spec.Lookup("key")
+			match = ok && bson.Equal(key, hint)
+		}
+		if !match {
+			continue
+		}
+		if ix.Name == "_id_" || !ix.Ready {
+			return nil
+		}
+		spec, err := index.ParseCached(ix.Spec)
+		if err != nil {
+			return nil
+		}
+		p := &plan{index: ix.Name, spec: spec, dedupe: ix.Multikey}
+		if ivs, ok := index.FieldBounds(filter, spec.Fields[0].Path, ix.Multikey); ok && !spec.Fields[0].Hashed {
+			p.ranges = spec.KeyRanges(ivs)
+			p.dedupe = p.dedupe || len(ivs) > 1
+		} else {
+			p.ranges = []index.KeyRange{{All: true}}
+		}
+		return p
+	}
+	return nil
 }

@@ -12,6 +12,7 @@ import (
 type updateStmt struct {
 	filterDoc bson.Doc
 	opts      *query.Options
+	hint      bson.Value
 	filter    *query.Filter
 	upd       *query.Update
 	sort      *query.Sort
@@ -82,6 +83,7 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 		if err := checkHint(c, coll, hint); err != nil {
 			return err
 		}
+		s.hint = hint
 	}
 	return nil
 }
@@ -100,7 +102,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		if s.multi {
 			limit = 0
 		}
-		if ms, err = selectDocs(c, tx, coll, w.data, s.filterDoc, s.filter, s.opts, s.sort, limit); err != nil {
+		if ms, err = selectDocs(c, tx, coll, w.data, s.filterDoc, s.filter, s.opts, s.hint, s.sort, limit); err != nil {
 			return res, coll, err
 		}
 	}

@@ -179,6 +179,9 @@ func rangeIndexable(v bson.Value) bool {
 // KeyRange is an interval of an index's kv keys: every key k with
 // Start <= k, and k < End or (EndInclusivePrefix and k has prefix End).
 type KeyRange struct {
+	// All covers the whole index (a hinted index the filter does not
+	// restrict).
+	All   bool
 	Start []byte
 	// StartExclusivePrefix skips keys that begin with Start.
 	StartExclusivePrefix bool
@@ -222,6 +225,9 @@ func sortRanges(rs []KeyRange) {
 
 // BeforeEnd reports whether key lies before the end of r.
 func (r KeyRange) BeforeEnd(key []byte) bool {
+	if r.All {
+		return true
+	}
 	if r.EndInclusivePrefix {
 		return bytes.Compare(key, r.End) <= 0 || bytes.HasPrefix(key, r.End)
 	}
@@ -230,6 +236,9 @@ func (r KeyRange) BeforeEnd(key []byte) bool {
 
 // PastStart reports whether key lies after the start of r.
 func (r KeyRange) PastStart(key []byte) bool {
+	if r.All {
+		return true
+	}
 	if r.StartExclusivePrefix {
 		return bytes.Compare(key, r.Start) > 0 && !bytes.HasPrefix(key, r.Start)
 	}

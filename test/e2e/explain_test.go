@@ -92,4 +92,13 @@ func TestExplain(t *testing.T) {
 		t.Fatalf("explain aggregate: %v", err)
 	}
 	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "c"}}}, {Key: "verbosity", Value: "loud"}}).Err(), 9)
+	// A hint forces its index, even when the filter does not restrict it.
+	run(bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: bson.D{{Key: "b", Value: 150}}}, {Key: "hint", Value: "a_1"}})
+	if wp := res.QueryPlanner.WinningPlan; wp.Stage != "FETCH" || wp.InputStage.IndexName != "a_1" || res.ExecutionStats.TotalKeysExamined != 200 || res.ExecutionStats.NReturned != 1 {
+		t.Fatalf("hinted plan = %+v", res)
+	}
+	run(bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: bson.D{{Key: "a", Value: 3}}}, {Key: "hint", Value: bson.D{{Key: "$natural", Value: 1}}}})
+	if res.QueryPlanner.WinningPlan.Stage != "COLLSCAN" || res.ExecutionStats.NReturned != 10 {
+		t.Fatalf("$natural hint = %+v", res)
+	}
 }
