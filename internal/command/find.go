@@ -20,12 +20,12 @@ type findSpec struct {
 	filterDoc bson.Doc
 	filter    *query.Filter
 	// hint is the command's hint (zero: none).
-	hint bson.Value
-	proj      *query.Projection
-	sort      *query.Sort
-	skip      int64
-	limit     int64 // 0 = none
-	opts      *query.Options
+	hint  bson.Value
+	proj  *query.Projection
+	sort  *query.Sort
+	skip  int64
+	limit int64 // 0 = none
+	opts  *query.Options
 }
 
 // parseQueryOptions reads collation and let, shared by the CRUD commands.
