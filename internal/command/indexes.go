@@ -104,14 +104,17 @@ func createIndexes(c *Ctx) error {
 		if err != nil {
 			return err
 		}
-		for _, s := range build {
-			multikey, _, err := index.Build(c, tx, data, next.IndexTree(s.Name), next.Namespace(), s, 0)
-			if err != nil {
-				return ctxErr(err)
-			}
+		targets := make([]*index.BuildTarget, len(build))
+		for i, s := range build {
+			targets[i] = &index.BuildTarget{Spec: s, TreeName: next.IndexTree(s.Name)}
+		}
+		if err := index.BuildAll(c, tx, data, next.Namespace(), targets, 0); err != nil {
+			return ctxErr(err)
+		}
+		for _, t := range targets {
 			for i := range next.Indexes {
-				if next.Indexes[i].Name == s.Name {
-					next.Indexes[i].Multikey = multikey
+				if next.Indexes[i].Name == t.Spec.Name {
+					next.Indexes[i].Multikey = t.Multikey
 				}
 			}
 		}
