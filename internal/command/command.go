@@ -38,6 +38,21 @@ type Stats struct {
 	ConnsCurrent, ConnsTotal                         atomic.Int64
 	Insert, Query, Update, Delete, GetMore, Commands atomic.Int64
 	BytesIn, BytesOut, Requests                      atomic.Int64
+	// Latency sums (microseconds) and counts by class, as opLatencies.
+	ReadMicros, ReadOps, WriteMicros, WriteOps, CmdMicros, CmdOps atomic.Int64
+	// Documents returned by queries (metrics.document.returned).
+	DocsReturned atomic.Int64
+}
+
+// latencyClass is the opLatencies bucket of a command.
+func latencyClass(name string) int {
+	switch name {
+	case "find", "getMore", "count", "distinct", "aggregate":
+		return 0
+	case "insert", "update", "delete", "findAndModify", "findandmodify":
+		return 1
+	}
+	return 2
 }
 
 // Conn describes the client connection a command arrived on.
@@ -109,8 +124,6 @@ var caseInsensitive = map[string]bool{"ismaster": true}
 // command is recovered and answered as InternalError, so one bad request
 // cannot take the server down.
 func Dispatch(c *Ctx) (reply bson.Doc) {
-	start := c.Reply.Len()
-	_ = start
 	defer func() {
 		if r := recover(); r != nil {
 			c.Env.Log.Error("command panicked", "cmd", c.Name, "panic", fmt.Sprint(r))
@@ -130,6 +143,21 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if cmd.AdminOnly && c.DB != "admin" {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))
 	}
+	start := time.Now()
+	defer func() {
+		us := time.Since(start).Microseconds()
+		switch latencyClass(cmd.Name) {
+		case 0:
+			c.Env.Stats.ReadMicros.Add(us)
+			c.Env.Stats.ReadOps.Add(1)
+		case 1:
+			c.Env.Stats.WriteMicros.Add(us)
+			c.Env.Stats.WriteOps.Add(1)
+		default:
+			c.Env.Stats.CmdMicros.Add(us)
+			c.Env.Stats.CmdOps.Add(1)
+		}
+	}()
 	if err := cmd.Run(c); err != nil {
 		return errorReply(c.Reply, err)
 	}

@@ -205,6 +205,7 @@ func writeBatch(c *Ctx, cur *Cursor, src Source, ns string, limit int64, opt bat
 		return err
 	}
 	r.End()
+	c.Env.Stats.DocsReturned.Add(n)
 	limited := limit > 0
 	if limited {
 		limit -= n

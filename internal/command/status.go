@@ -3,6 +3,7 @@ package command
 import (
 	"os"
 	"runtime"
+	"sync/atomic"
 	"time"
 )
 
@@ -31,6 +32,24 @@ func serverStatus(c *Ctx) error {
 	r.AppendInt64("bytesOut", s.BytesOut.Load())
 	r.AppendInt64("numRequests", s.Requests.Load())
 	r.End()
+	r.StartDocument("asserts")
+	for _, k := range []string{"regular", "warning", "msg", "user", "rollovers"} {
+		r.AppendInt32(k, 0)
+	}
+	r.End()
+	r.StartDocument("opLatencies")
+	for _, l := range []struct {
+		name        string
+		micros, ops *atomic.Int64
+	}{{"reads", &s.ReadMicros, &s.ReadOps}, {"writes", &s.WriteMicros, &s.WriteOps}, {"commands", &s.CmdMicros, &s.CmdOps}} {
+		r.StartDocument(l.name)
+		r.AppendInt64("latency", l.micros.Load())
+		r.AppendInt64("ops", l.ops.Load())
+		r.End()
+	}
+	r.End()
+	r.StartDocument("locks")
+	r.End()
 	r.StartDocument("opcounters")
 	r.AppendInt64("insert", s.Insert.Load())
 	r.AppendInt64("query", s.Query.Load())
@@ -48,6 +67,12 @@ func serverStatus(c *Ctx) error {
 	r.AppendBool("supported", true)
 	r.End()
 	r.StartDocument("metrics")
+	r.StartDocument("document")
+	r.AppendInt64("deleted", s.Delete.Load())
+	r.AppendInt64("inserted", s.Insert.Load())
+	r.AppendInt64("returned", s.DocsReturned.Load())
+	r.AppendInt64("updated", s.Update.Load())
+	r.End()
 	r.StartDocument("cursor")
 	r.StartDocument("open")
 	r.AppendInt64("total", int64(c.Env.Cursors.Len()))
