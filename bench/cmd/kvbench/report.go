@@ -43,6 +43,11 @@ func describeMachine(dir string) machine {
 		Kernel:    shell("uname", "-sr"),
 		Commit:    shell("git", "rev-parse", "--short", "HEAD"),
 	}
+	if top := shell("git", "rev-parse", "--show-toplevel"); top != "" && m.Commit != "" {
+		if dirty := shell("git", "-C", top, "status", "--porcelain", "--", "kv"); dirty != "" {
+			m.Commit += " (kv/ had uncommitted changes in the working tree)"
+		}
+	}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
