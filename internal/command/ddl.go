@@ -479,15 +479,11 @@ func collStats(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	tx, err := c.readTx()
+	tx, coll, err := c.snapshotCollection(name)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	coll, err := catalog.Get(tx, c.DB, name)
-	if err != nil {
-		return err
-	}
 	if coll == nil {
 		return mongoerr.New(mongoerr.NamespaceNotFound, "Collection [%s.%s] not found.", c.DB, name)
 	}

@@ -178,15 +178,11 @@ func orEmptyDoc(d bson.Doc) bson.Doc {
 // pattern); Cairn's planner then picks its own plan, which returns the same
 // documents. A hint naming no index is an error, as in MongoDB.
 func checkHint(c *Ctx, name string, hint bson.Value) error {
-	tx, err := c.readTx()
+	tx, coll, err := c.snapshotCollection(name)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	coll, err := catalog.Get(tx, c.DB, name)
-	if err != nil {
-		return err
-	}
 	switch hint.Type {
 	case bson.TypeString:
 		if coll == nil {

@@ -170,3 +170,18 @@ func duplicateKey(ns string, id bson.Value) error {
 		Message: fmt.Sprintf("E11000 duplicate key error collection: %s index: _id_ dup key: { _id: %s }", ns, id.String()),
 		Extra:   extra}
 }
+
+// snapshotCollection begins a snapshot read and looks up c.DB.name in it
+// (nil if it does not exist). The caller must roll the transaction back.
+func (c *Ctx) snapshotCollection(name string) (*kv.Tx, *catalog.Collection, error) {
+	tx, err := c.readTx()
+	if err != nil {
+		return nil, nil, err
+	}
+	coll, err := catalog.Get(tx, c.DB, name)
+	if err != nil {
+		tx.Rollback()
+		return nil, nil, err
+	}
+	return tx, coll, nil
+}

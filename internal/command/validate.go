@@ -6,7 +6,6 @@ import (
 	"sort"
 
 	"github.com/cairndb/cairn/bson"
-	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
@@ -31,15 +30,11 @@ func validate(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	tx, err := c.readTx()
+	tx, coll, err := c.snapshotCollection(name)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	coll, err := catalog.Get(tx, c.DB, name)
-	if err != nil {
-		return err
-	}
 	if coll == nil {
 		return mongoerr.New(mongoerr.NamespaceNotFound, "Collection '%s.%s' does not exist to validate.", c.DB, name)
 	}
