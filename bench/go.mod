@@ -8,8 +8,17 @@ require (
 	github.com/cockroachdb/pebble/v2 v2.1.7
 	github.com/dgraph-io/badger/v4 v4.9.6
 	go.etcd.io/bbolt v1.4.3
-	golang.org/x/sys v0.41.0
+	go.mongodb.org/mongo-driver/v2 v2.10.0
+	golang.org/x/sys v0.47.0
 	gonum.org/v1/plot v0.17.0
+)
+
+require (
+	github.com/xdg-go/scram v1.4.0 // indirect
+	github.com/xdg-go/stringprep v1.0.4 // indirect
+	github.com/youmark/pkcs8 v0.0.0-20240726163527-a2c0da244d78 // indirect
+	golang.org/x/crypto v0.54.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
 )
 
 require (

@@ -1,0 +1,293 @@
+// Command indexbench reproduces MongoDB's SERVER-16908 index-build table
+// against cairnd: insert N documents (default 500,000) through the official
+// Go driver with 4 client goroutines, then build, one at a time, foreground
+// indexes of each kind, timing each; and, for each build, the floor on this
+// machine: the time to scan the collection and sort its keys in memory,
+// measured in-process on the same data directory after the server stops.
+//
+//	go run ./cmd/indexbench -docs 500000
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	cbson "github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/index"
+	"github.com/cairndb/cairn/kv"
+)
+
+var words = strings.Fields(`the quick brown fox jumps over lazy dog database index build sort merge
+scan key value tree page journal commit durable fast slow read write query plan cursor batch
+document field array string number random unique sparse hashed text search stem word`)
+
+type build struct {
+	name string
+	spec bson.D
+}
+
+var builds = []build{
+	{"build_fg_ascending", bson.D{{Key: "key", Value: bson.D{{Key: "inc", Value: 1}}}, {Key: "name", Value: "inc_1"}}},
+	{"build_fg_descending", bson.D{{Key: "key", Value: bson.D{{Key: "inc", Value: -1}}}, {Key: "name", Value: "inc_-1"}}},
+	{"build_fg_random", bson.D{{Key: "key", Value: bson.D{{Key: "rnd", Value: 1}}}, {Key: "name", Value: "rnd_1"}}},
+	{"build_fg_unique", bson.D{{Key: "key", Value: bson.D{{Key: "uniq", Value: 1}}}, {Key: "name", Value: "uniq_1"}, {Key: "unique", Value: true}}},
+	{"build_fg_sparse", bson.D{{Key: "key", Value: bson.D{{Key: "half", Value: 1}}}, {Key: "name", Value: "half_1"}, {Key: "sparse", Value: true}}},
+	{"build_fg_multikey", bson.D{{Key: "key", Value: bson.D{{Key: "arr", Value: 1}}}, {Key: "name", Value: "arr_1"}}},
+	{"build_fg_string", bson.D{{Key: "key", Value: bson.D{{Key: "str", Value: 1}}}, {Key: "name", Value: "str_1"}}},
+	{"build_fg_text", bson.D{{Key: "key", Value: bson.D{{Key: "text", Value: "text"}}}, {Key: "name", Value: "text_text"}}},
+	{"build_fg_hashed", bson.D{{Key: "key", Value: bson.D{{Key: "h", Value: "hashed"}}}, {Key: "name", Value: "h_hashed"}}},
+}
+
+func main() {
+	docs := flag.Int("docs", 500000, "documents to insert")
+	clients := flag.Int("clients", 4, "client goroutines for the insert phase")
+	bin := flag.String("cairnd", "", "cairnd binary (default: build ../cmd/cairnd)")
+	dir := flag.String("dir", "", "data directory (default: a new temporary one)")
+	flag.Parse()
+	if err := run(*docs, *clients, *bin, *dir); err != nil {
+		fmt.Fprintln(os.Stderr, "indexbench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n, clients int, bin, dir string) error {
+	if dir == "" {
+		d, err := os.MkdirTemp("", "indexbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	if bin == "" {
+		bin = filepath.Join(dir, "cairnd-bin")
+		// Built in the server's own module (run from bench/).
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/cairnd")
+		cmd.Dir = ".."
+		cmd.Stderr = os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("building cairnd: %w", err)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	dbpath := filepath.Join(dir, "db")
+	srv := exec.Command(bin, "--dbpath", dbpath, "--port", fmt.Sprint(port), "--logpath", filepath.Join(dir, "cairnd.log"))
+	if err := srv.Start(); err != nil {
+		return err
+	}
+	defer srv.Process.Kill()
+	uri := fmt.Sprintf("mongodb://127.0.0.1:%d/?directConnection=true", port)
+	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetTimeout(10 * time.Minute))
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	for i := 0; ; i++ {
+		if err = client.Ping(ctx, nil); err == nil {
+			break
+		}
+		if i > 100 {
+			return fmt.Errorf("cairnd does not answer: %w", err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	coll := client.Database("bench").Collection("docs")
+	results := map[string]time.Duration{}
+	var order []string
+
+	// Insert phase: batches of 1,000 from each client goroutine.
+	start := time.Now()
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	errc := make(chan error, clients)
+	stop := make(chan struct{})
+	go progress(&done, n, stop)
+	per := (n + clients - 1) / clients
+	for c := 0; c < clients; c++ {
+		wg.Add(1)
+		go func(c int) {
+			defer wg.Done()
+			rng := rand.New(rand.NewPCG(uint64(c), 16908))
+			lo, hi := c*per, min((c+1)*per, n)
+			batch := make([]any, 0, 1000)
+			for i := lo; i < hi; i++ {
+				batch = append(batch, doc(i, rng))
+				if len(batch) == cap(batch) || i == hi-1 {
+					if _, err := coll.InsertMany(ctx, batch); err != nil {
+						errc <- err
+						return
+					}
+					done.Add(int64(len(batch)))
+					batch = batch[:0]
+				}
+			}
+		}(c)
+	}
+	wg.Wait()
+	close(stop)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("insert: %w", err)
+	default:
+	}
+	results[fmt.Sprintf("insert_%d_docs", n)] = time.Since(start)
+	order = append(order, fmt.Sprintf("insert_%d_docs", n))
+	fmt.Fprintf(os.Stderr, "\rinserted %d documents in %v (%.0f docs/s)\n", n, time.Since(start).Round(time.Millisecond), float64(n)/time.Since(start).Seconds())
+
+	// Build phase: one index at a time, dropped after timing.
+	notes := map[string]string{}
+	for _, b := range builds {
+		t0 := time.Now()
+		err := client.Database("bench").RunCommand(ctx, bson.D{{Key: "createIndexes", Value: "docs"}, {Key: "indexes", Value: bson.A{b.spec}}}).Err()
+		el := time.Since(t0)
+		order = append(order, b.name)
+		if err != nil {
+			notes[b.name] = err.Error()
+			fmt.Fprintf(os.Stderr, "%s: %v\n", b.name, err)
+			continue
+		}
+		results[b.name] = el
+		fmt.Fprintf(os.Stderr, "%s: %v\n", b.name, el.Round(time.Millisecond))
+		name := b.spec[1].Value.(string)
+		if err := coll.Indexes().DropOne(ctx, name); err != nil {
+			return err
+		}
+	}
+	client.Disconnect(ctx)
+	srv.Process.Signal(syscall.SIGTERM)
+	srv.Wait()
+
+	// Floors: scan and sort each index's keys in memory, in-process.
+	floors, err := measureFloors(dbpath)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	fmt.Printf("# SERVER-16908 index builds on cairnd\n\n- Date: %s\n- Machine: %s, %d CPUs\n- Command: `go run ./cmd/indexbench -docs %d -clients %d` (in bench/)\n\n", time.Now().UTC().Format(time.RFC3339), host, nproc(), n, clients)
+	fmt.Printf("| step | ms | floor: scan + sort in memory (ms) | build ÷ floor |\n|---|---:|---:|---:|\n")
+	for _, name := range order {
+		d, ok := results[name]
+		if !ok {
+			fmt.Printf("| %s | — (%s) | | |\n", name, notes[name])
+			continue
+		}
+		if f, ok := floors[name]; ok {
+			fmt.Printf("| %s | %d | %d | %.2f× |\n", name, d.Milliseconds(), f.Milliseconds(), float64(d)/float64(f))
+		} else {
+			fmt.Printf("| %s | %d | | |\n", name, d.Milliseconds())
+		}
+	}
+	fmt.Printf("\nInsert rate: %.0f documents per second (%d client goroutines, InsertMany of 1,000, default write concern).\n", float64(n)/results[order[0]].Seconds(), clients)
+	return nil
+}
+
+func doc(i int, rng *rand.Rand) bson.D {
+	d := bson.D{{Key: "_id", Value: i}, {Key: "inc", Value: i}, {Key: "rnd", Value: rng.Int64()}, {Key: "uniq", Value: fmt.Sprintf("u%09d", i)}}
+	if i%2 == 0 {
+		d = append(d, bson.E{Key: "half", Value: i})
+	}
+	arr := make(bson.A, 10)
+	for j := range arr {
+		arr[j] = rng.IntN(1000000)
+	}
+	var text strings.Builder
+	for j := 0; j < 30; j++ {
+		if j > 0 {
+			text.WriteByte(' ')
+		}
+		text.WriteString(words[rng.IntN(len(words))])
+	}
+	return append(d, bson.E{Key: "arr", Value: arr}, bson.E{Key: "str", Value: fmt.Sprintf("%016x", rng.Uint64())},
+		bson.E{Key: "text", Value: text.String()}, bson.E{Key: "h", Value: rng.Int64()})
+}
+
+func progress(done *atomic.Int64, n int, stop chan struct{}) {
+	t := time.NewTicker(500 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			d := done.Load()
+			w := 40 * int(d) / n
+			fmt.Fprintf(os.Stderr, "\rinsert [%s%s] %d/%d", strings.Repeat("#", w), strings.Repeat(".", 40-w), d, n)
+		}
+	}
+}
+
+// measureFloors scans the collection once per index kind, extracts its
+// keys with the index package and sorts them in memory, as the build
+// does, without writing anything.
+func measureFloors(dbpath string) (map[string]time.Duration, error) {
+	db, err := kv.Open(dbpath, &kv.Options{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("opening %s: %w", dbpath, err)
+	}
+	defer db.Close()
+	out := map[string]time.Duration{}
+	err = db.View(func(tx *kv.Tx) error {
+		coll, err := catalog.Get(tx, "bench", "docs")
+		if err != nil || coll == nil {
+			return fmt.Errorf("collection: %v", err)
+		}
+		data, err := tx.Tree(coll.DataTree())
+		if err != nil {
+			return err
+		}
+		for _, b := range builds {
+			raw, _ := bson.Marshal(b.spec)
+			spec, err := index.Parse(cbson.Doc(raw))
+			if err != nil {
+				continue
+			}
+			t0 := time.Now()
+			var keys [][]byte
+			cur := data.Cursor()
+			for k, v := cur.First(); k != nil; k, v = cur.Next() {
+				if !spec.Applies(v) {
+					continue
+				}
+				ks, _, err := spec.Keys(v)
+				if err != nil {
+					return err
+				}
+				for _, key := range ks {
+					keys = append(keys, append(key, k...))
+				}
+			}
+			slices.SortFunc(keys, bytes.Compare)
+			out[b.name] = time.Since(t0)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func nproc() int {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	return strings.Count(string(b), "processor\t:")
+}
