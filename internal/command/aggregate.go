@@ -241,7 +241,7 @@ func newAggContext(c *Ctx, name string, qopts *query.Options, allowDisk bool) (*
 		q.Let = b.Finish()
 		qopts = &q
 	}
-	return &agg.Context{DB: c.DB, Coll: name, Query: qopts, Expr: eopts, AllowDiskUse: allowDisk, TempDir: os.TempDir()}, nil
+	return &agg.Context{DB: c.DB, Coll: name, Query: qopts, Expr: eopts, AllowDiskUse: allowDisk, TempDir: c.Env.tempDir()}, nil
 }
 
 // explainAggregate answers explain: true with the plan: the collection

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -31,6 +32,17 @@ type Env struct {
 	Stats           Stats
 	// CommitInterval is the journal commit interval (for serverStatus).
 	CommitInterval time.Duration
+	// TempDir receives sorts' and aggregations' spill files (the data
+	// directory's _tmp, emptied at startup); "" means os.TempDir().
+	TempDir string
+}
+
+// tempDir is where spill files go.
+func (e *Env) tempDir() string {
+	if e.TempDir != "" {
+		return e.TempDir
+	}
+	return os.TempDir()
 }
 
 // Stats are the server-wide counters serverStatus reports.

@@ -449,7 +449,7 @@ func (s *sliceSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool,
 func newSortedSource(c *Ctx, scan *scanSource, spec *findSpec) (Source, error) {
 	scan.skip = 0
 	scan.raw = true
-	st := &sorter{allowDisk: true}
+	st := &sorter{allowDisk: true, parent: c.Env.tempDir()}
 	if v, ok := c.Body.Lookup("allowDiskUse"); ok && v.Type == bson.TypeBoolean {
 		st.allowDisk = v.Boolean() // MongoDB 7.0 allows disk use unless told not to
 	}

@@ -40,6 +40,8 @@ type sorter struct {
 	allowDisk bool
 	runs      []string
 	dir       string
+	// parent is where the run directory is made.
+	parent string
 }
 
 func (s *sorter) sortItems() {
@@ -72,7 +74,7 @@ func (s *sorter) add(key []byte, doc bson.Doc) error {
 func (s *sorter) spill() error {
 	s.sortItems()
 	if s.dir == "" {
-		d, err := os.MkdirTemp("", "cairn-sort-")
+		d, err := os.MkdirTemp(s.parent, "cairn-sort-")
 		if err != nil {
 			return fmt.Errorf("sort: %w", err)
 		}

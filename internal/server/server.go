@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -92,6 +94,20 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("opening data directory %s: %w", opts.DBPath, err)
 	}
 	s := &Server{opts: opts, log: opts.Logger, db: db, conns: make(map[*conn]struct{}), closed: make(chan struct{})}
+	// Spill files of sorts and aggregations live under the data directory;
+	// whatever a previous run left there is garbage.
+	tmp := ""
+	if opts.KV == nil || opts.KV.FS == nil {
+		tmp = filepath.Join(opts.DBPath, "_tmp")
+		if err := os.RemoveAll(tmp); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("cleaning %s: %w", tmp, err)
+		}
+		if err := os.MkdirAll(tmp, 0o700); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("creating %s: %w", tmp, err)
+		}
+	}
 	s.env = &command.Env{
 		KV:             db,
 		Cursors:        command.NewCursors(0),
@@ -100,6 +116,7 @@ func New(opts Options) (*Server, error) {
 		Argv:           opts.Argv,
 		Parsed:         opts.Parsed,
 		CommitInterval: opts.JournalCommitInterval,
+		TempDir:        tmp,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBg = cancel
