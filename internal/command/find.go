@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
@@ -20,12 +21,15 @@ type findSpec struct {
 	filterDoc bson.Doc
 	filter    *query.Filter
 	// hint is the command's hint (zero: none).
-	hint  bson.Value
-	proj  *query.Projection
-	sort  *query.Sort
-	skip  int64
-	limit int64 // 0 = none
-	opts  *query.Options
+	hint bson.Value
+	// sortDoc is the sort as given (to recognise a sort on _id, which the
+	// data tree's order satisfies).
+	sortDoc bson.Doc
+	proj    *query.Projection
+	sort    *query.Sort
+	skip    int64
+	limit   int64 // 0 = none
+	opts    *query.Options
 }
 
 // parseQueryOptions reads collation and let, shared by the CRUD commands.
@@ -122,6 +126,7 @@ func find(c *Ctx) error {
 		if spec.sort, err = query.ParseSort(s, opts); err != nil {
 			return err
 		}
+		spec.sortDoc = s
 		if spec.sort.HasMeta() {
 			return mongoerr.New(40218, "query requires text score metadata, but it is not available")
 		}
@@ -219,6 +224,17 @@ func checkHint(c *Ctx, name string, hint bson.Value) error {
 // sorts them (a top-k when there is a limit).
 func openFind(c *Ctx, spec *findSpec) (Source, error) {
 	scan := &scanSource{env: c.Env, spec: spec, skip: spec.skip}
+	// A sort on _id alone is the data tree's order: scan it (within the
+	// filter's _id bounds) instead of sorting, unless another index would
+	// select the documents.
+	if dir := idSortDirection(spec.sortDoc); dir != 0 && spec.hint.Type == 0 {
+		_, bounded := idRange(spec)
+		if bounded || spec.filterDoc.Len() == 0 {
+			scan.reverse = dir < 0
+			scan.collScanOnly = true
+			return scan, nil
+		}
+	}
 	if spec.sort != nil && spec.sort.Natural() == 0 {
 		return newSortedSource(c, scan, spec)
 	}
@@ -246,6 +262,10 @@ type scanSource struct {
 	plan    *plan
 	planned bool
 	walk    walkState
+	// collScanOnly keeps the scan in _id order (it serves a sort on _id).
+	collScanOnly bool
+	// idr bounds a forward scan by the filter's _id range.
+	idr *index.KeyRange
 	// docsExamined counts documents read (for explain's executionStats);
 	// keys examined by an index plan are counted in walk.
 	docsExamined int64
@@ -278,8 +298,11 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	}
 	if !s.planned {
 		s.planned = true
-		if _, byID := s.spec.filter.IDEquality(); !byID && !s.reverse {
+		if _, byID := s.spec.filter.IDEquality(); !byID && !s.reverse && !s.collScanOnly {
 			s.plan = choosePlanHint(coll, s.spec.filterDoc, s.spec.opts, s.spec.hint)
+		}
+		if r, ok := idRange(s.spec); ok && s.plan == nil && !s.reverse {
+			s.idr = &r
 		}
 	}
 	if s.plan != nil {
@@ -318,6 +341,11 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		return true, nil
 	}
 	switch {
+	case !s.started && !s.reverse && s.idr != nil:
+		k, v = cur.Seek(s.idr.Start)
+		for k != nil && !s.idr.PastStart(k) {
+			k, v = cur.Next()
+		}
 	case !s.started && !s.reverse:
 		k, v = cur.First()
 	case !s.started:
@@ -336,7 +364,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	s.started = true
 	var md query.MatchDetails
 	n := 0
-	for ; k != nil; k, v = s.step(cur) {
+	for ; k != nil && (s.idr == nil || s.idr.BeforeEnd(k)); k, v = s.step(cur) {
 		if n++; n&255 == 0 {
 			if err := ctx.Err(); err != nil {
 				return false, ctxErr(err)
@@ -484,4 +512,40 @@ func newSortedSource(c *Ctx, scan *scanSource, spec *findSpec) (Source, error) {
 		return nil, err
 	}
 	return &sortedSource{stream: stream, spec: spec, skip: spec.skip}, nil
+}
+
+// idSortDirection is 1 or -1 for a sort on _id alone, else 0.
+func idSortDirection(sortDoc bson.Doc) int {
+	if len(sortDoc) == 0 || sortDoc.Len() != 1 {
+		return 0
+	}
+	v, ok := sortDoc.Lookup("_id")
+	if !ok {
+		return 0
+	}
+	switch f, _ := v.AsFloat64(); {
+	case f == 1:
+		return 1
+	case f == -1:
+		return -1
+	}
+	return 0
+}
+
+// idRange is the filter's _id bounds as one range of data tree keys, when
+// the filter restricts _id to a single interval (and no collation changes
+// string order).
+func idRange(spec *findSpec) (index.KeyRange, bool) {
+	if spec.filterDoc.Len() == 0 || (spec.opts != nil && spec.opts.Collation != nil) {
+		return index.KeyRange{}, false
+	}
+	ivs, ok := index.FieldBounds(spec.filterDoc, "_id", false)
+	if !ok || len(ivs) != 1 {
+		return index.KeyRange{}, false
+	}
+	iv := ivs[0]
+	return index.KeyRange{
+		Start: docKey(nil, iv.Lo), StartExclusivePrefix: !iv.LoInc,
+		End: docKey(nil, iv.Hi), EndInclusivePrefix: iv.HiInc,
+	}, true
 }
