@@ -156,6 +156,9 @@ type batchOptions struct {
 	// firstBatch selects the field name and MongoDB's default of 101
 	// documents for the first batch when batchSize is absent.
 	firstBatch bool
+	// empty is an explicit batchSize of 0: the first batch holds nothing
+	// and the cursor is opened for getMore.
+	empty bool
 }
 
 // maxBatchBytes bounds the documents of one reply, leaving room for the
@@ -186,7 +189,7 @@ func writeBatch(c *Ctx, cur *Cursor, src Source, ns string, limit int64, opt bat
 	// emit refuses (and the source keeps for the next batch) a document
 	// that would overflow the batch.
 	exhausted, err := src.Fill(c, func(d bson.Doc) bool {
-		if maxDocs > 0 && n >= maxDocs {
+		if opt.empty || (maxDocs > 0 && n >= maxDocs) {
 			return false
 		}
 		if n > 0 && bytes+int64(len(d)) > maxBatchBytes {

@@ -145,7 +145,7 @@ func find(c *Ctx) error {
 	} else if spec.limit < 0 {
 		return mongoerr.New(51024, "BSON field 'limit' value must be >= 0, actual value '%d'", spec.limit)
 	}
-	batchSize, _, err := a.integer("batchSize")
+	batchSize, batchSet, err := a.integer("batchSize")
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func find(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return writeBatch(c, nil, src, c.DB+"."+name, spec.limit, batchOptions{batchSize: batchSize, firstBatch: true}, singleBatch)
+	return writeBatch(c, nil, src, c.DB+"."+name, spec.limit, batchOptions{batchSize: batchSize, firstBatch: true, empty: batchSet && batchSize == 0}, singleBatch)
 }
 
 func orEmptyDoc(d bson.Doc) bson.Doc {

@@ -114,3 +114,35 @@ func float64Bytes(f float64) []byte {
 	b, _ := bson.Marshal(bson.D{{Key: "x", Value: f}})
 	return b[7:15]
 }
+
+// TestBatchSizeZero: find with batchSize 0 returns an empty first batch and
+// an open cursor, as MongoDB does; getMore then returns the documents.
+func TestBatchSizeZero(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("bs0")
+	for i := 0; i < 5; i++ {
+		if _, err := db.Collection("c").InsertOne(ctx(t), bson.D{{Key: "_id", Value: i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var r struct {
+		Cursor struct {
+			FirstBatch []bson.Raw `bson:"firstBatch"`
+			NextBatch  []bson.Raw `bson:"nextBatch"`
+			ID         int64
+		}
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "find", Value: "c"}, {Key: "batchSize", Value: 0}}).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Cursor.FirstBatch) != 0 || r.Cursor.ID == 0 {
+		t.Fatalf("batchSize 0: %d documents, cursor %d", len(r.Cursor.FirstBatch), r.Cursor.ID)
+	}
+	id := r.Cursor.ID
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "getMore", Value: id}, {Key: "collection", Value: "c"}}).Decode(&r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Cursor.NextBatch) != 5 || r.Cursor.ID != 0 {
+		t.Fatalf("getMore after batchSize 0: %d documents, cursor %d", len(r.Cursor.NextBatch), r.Cursor.ID)
+	}
+}
