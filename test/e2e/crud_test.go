@@ -257,6 +257,11 @@ func TestCatalogCommands(t *testing.T) {
 	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "create", Value: "capped"}, {Key: "capped", Value: true}, {Key: "size", Value: 1024}}).Err(), 115)
 	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "create", Value: "bad$name"}}).Err(), 73)
 	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "create", Value: "x"}, {Key: "bogus", Value: 1}}).Err(), 40415)
+	// Wrong types in command fields answer TypeMismatch (14).
+	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "find", Value: "a"}, {Key: "filter", Value: 5}}).Err(), 14)
+	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "insert", Value: "a"}, {Key: "documents", Value: "x"}}).Err(), 14)
+	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "find", Value: "a"}, {Key: "limit", Value: "ten"}}).Err(), 14)
+	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "delete", Value: "a"}, {Key: "deletes", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}}}}}).Err(), 40414)
 	if _, err := db.Collection("b").InsertOne(ctx(t), bson.D{{Key: "x", Value: 1}}); err != nil {
 		t.Fatal(err)
 	}
