@@ -182,6 +182,9 @@ func (c *conn) run(rawBody []byte, seqs []wire.Sequence) (bson.Doc, bool) {
 	}
 	reply := command.Dispatch(ctx)
 	c.replyBuf = reply[:0]
+	if cap(c.replyBuf) > 1<<20 {
+		c.replyBuf = nil // do not keep a large reply's buffer on the connection
+	}
 	return reply, ctx.Unacknowledged
 }
 
