@@ -70,16 +70,22 @@ func choosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Optio
 		if spec.Fields[0].Hashed && !points {
 			continue // a hash keeps no order
 		}
-		score := 1
+		ranges, second := spec.KeyRanges(ivs), false
 		if points {
+			ranges, second = spec.CompoundRanges(ivs, filter, ix.Multikey)
+		}
+		score := 1
+		switch {
+		case points && spec.Unique && len(spec.Fields) == 1:
+			score = 4
+		case points && second:
+			score = 3
+		case points:
 			score = 2
-			if spec.Unique && len(spec.Fields) == 1 {
-				score = 3
-			}
 		}
 		if score > bestScore {
 			bestScore = score
-			best = &plan{index: ix.Name, spec: spec, ranges: spec.KeyRanges(ivs), dedupe: ix.Multikey || len(ivs) > 1}
+			best = &plan{index: ix.Name, spec: spec, ranges: ranges, dedupe: ix.Multikey || len(ranges) > 1}
 		}
 	}
 	return best

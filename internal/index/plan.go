@@ -251,3 +251,44 @@ func (r KeyRange) PastStart(key []byte) bool {
 func (s *Spec) Usable() bool {
 	return !s.Hidden && !s.Sparse && s.Partial == nil
 }
+
+// CompoundRanges is KeyRanges for a filter that pins the leading field to
+// points: when it also bounds the second field, each point is combined
+// with the second field's intervals, so the scan reads only the matching
+// slice of a compound index. second reports whether the second field was
+// used.
+func (s *Spec) CompoundRanges(lead []Interval, filter bson.Doc, multikey bool) (ranges []KeyRange, second bool) {
+	if len(s.Fields) < 2 || s.Fields[1].Hashed {
+		return s.KeyRanges(lead), false
+	}
+	for _, iv := range lead {
+		if !iv.Point() {
+			return s.KeyRanges(lead), false
+		}
+	}
+	ivs, ok := FieldBounds(filter, s.Fields[1].Path, multikey)
+	if !ok {
+		return s.KeyRanges(lead), false
+	}
+	f0, f1 := s.Fields[0], s.Fields[1]
+	for _, p := range lead {
+		var prefix []byte
+		if f0.Hashed {
+			prefix = appendHashed(nil, p.Lo, f0.Desc)
+		} else {
+			prefix = bson.AppendKey(nil, p.Lo, f0.Desc)
+		}
+		for _, iv := range ivs {
+			lo := bson.AppendKey(append([]byte(nil), prefix...), iv.Lo, f1.Desc)
+			hi := bson.AppendKey(append([]byte(nil), prefix...), iv.Hi, f1.Desc)
+			loInc, hiInc := iv.LoInc, iv.HiInc
+			if f1.Desc {
+				lo, hi = hi, lo
+				loInc, hiInc = hiInc, loInc
+			}
+			ranges = append(ranges, KeyRange{Start: lo, StartExclusivePrefix: !loInc, End: hi, EndInclusivePrefix: hiInc})
+		}
+	}
+	sortRanges(ranges)
+	return ranges, true
+}

@@ -122,6 +122,7 @@ func TestPlannerMatchesScan(t *testing.T) {
 		{Keys: bson.D{{Key: "a", Value: 1}}},
 		{Keys: bson.D{{Key: "a.b", Value: -1}}},
 		{Keys: bson.D{{Key: "h", Value: "hashed"}}},
+		{Keys: bson.D{{Key: "h", Value: 1}, {Key: "a", Value: -1}}},
 	} {
 		if _, err := coll.Indexes().CreateOne(ctx(t), m); err != nil {
 			t.Fatal(err)
@@ -139,6 +140,11 @@ func TestPlannerMatchesScan(t *testing.T) {
 		{{Key: "h", Value: 4}},
 		{{Key: "h", Value: bson.D{{Key: "$in", Value: bson.A{1, 9}}}}, {Key: "a", Value: bson.D{{Key: "$exists", Value: true}}}},
 		{{Key: "$and", Value: bson.A{bson.D{{Key: "a", Value: bson.D{{Key: "$gt", Value: 2}}}}, bson.D{{Key: "a", Value: bson.D{{Key: "$lt", Value: 6}}}}}}},
+		// Compound {h: 1, a: -1}: points on h with bounds on a.
+		{{Key: "h", Value: 3}, {Key: "a", Value: bson.D{{Key: "$gte", Value: 2}, {Key: "$lt", Value: 12}}}},
+		{{Key: "h", Value: bson.D{{Key: "$in", Value: bson.A{1, 5, 7}}}}, {Key: "a", Value: bson.D{{Key: "$gt", Value: 100}}}},
+		{{Key: "h", Value: 2}, {Key: "a", Value: bson.D{{Key: "$in", Value: bson.A{"sc", 8.5, 3}}}}},
+		{{Key: "h", Value: 0}, {Key: "a", Value: bson.D{{Key: "$lte", Value: "sz"}}}},
 	}
 	ids := func(opts *options.FindOptionsBuilder, f bson.D) []int32 {
 		cur, err := coll.Find(ctx(t), f, opts.SetSort(bson.D{{Key: "_id", Value: 1}}))
