@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,11 +35,14 @@ type config struct {
 	MaxConns              int
 	Verbosity             int
 	ShowVersion           bool
+	// TTLMonitorSleep is mongod's ttlMonitorSleepSecs server parameter.
+	TTLMonitorSleep time.Duration
+	paramErr        error
 }
 
 func defaultConfig() config {
 	return config{DBPath: defaultDBPath, Port: 27017, BindIP: "127.0.0.1",
-		JournalCommitInterval: 100 * time.Millisecond, SyncDelay: 60 * time.Second}
+		JournalCommitInterval: 100 * time.Millisecond, SyncDelay: 60 * time.Second, TTLMonitorSleep: 60 * time.Second}
 }
 
 // parseArgs reads flags (and the config file they name). Flags given on
@@ -61,6 +65,11 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.MaxConns, "maxConns", 1000000, "maximum concurrent connections")
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	verbose := fs.Bool("v", false, "verbose logging")
+	var params []string
+	fs.Func("setParameter", "server parameter name=value (ttlMonitorSleepSecs); repeatable", func(v string) error {
+		params = append(params, v)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return cfg, err
 	}
@@ -77,9 +86,21 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 			return cfg, err
 		}
 		merge(&cfg, file, set)
+		if cfg.paramErr != nil {
+			return cfg, cfg.paramErr
+		}
 	}
 	if *verbose {
 		cfg.Verbosity = 1
+	}
+	for _, p := range params {
+		name, value, ok := strings.Cut(p, "=")
+		if !ok {
+			return cfg, fmt.Errorf("--setParameter %q: expected name=value", p)
+		}
+		if err := cfg.setParameter(name, value); err != nil {
+			return cfg, err
+		}
 	}
 	if cfg.JournalCommitInterval < time.Millisecond || cfg.JournalCommitInterval > 500*time.Millisecond {
 		return cfg, errors.New("journalCommitInterval must be between 1 and 500 milliseconds")
@@ -109,7 +130,8 @@ type fileConfig struct {
 		BindIPAll              *bool   `yaml:"bindIpAll"`
 		MaxIncomingConnections *int    `yaml:"maxIncomingConnections"`
 	} `yaml:"net"`
-	SystemLog struct {
+	SetParameter map[string]string `yaml:"setParameter"`
+	SystemLog    struct {
 		Destination *string `yaml:"destination"`
 		Path        *string `yaml:"path"`
 		LogAppend   *bool   `yaml:"logAppend"`
@@ -163,6 +185,25 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 	if v := fc.SystemLog.Verbosity; v != nil {
 		cfg.Verbosity = *v
 	}
+	for name, value := range fc.SetParameter {
+		if err := cfg.setParameter(name, value); err != nil {
+			cfg.paramErr = err
+		}
+	}
+}
+
+// setParameter applies one server parameter given at startup.
+func (cfg *config) setParameter(name, value string) error {
+	switch name {
+	case "ttlMonitorSleepSecs":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			return fmt.Errorf("setParameter ttlMonitorSleepSecs: %q is not a positive number of seconds", value)
+		}
+		cfg.TTLMonitorSleep = time.Duration(n) * time.Second
+		return nil
+	}
+	return fmt.Errorf("unknown server parameter %q", name)
 }
 
 // parsedDoc is getCmdLineOpts' "parsed": the effective options in

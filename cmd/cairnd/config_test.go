@@ -62,6 +62,13 @@ systemLog:
 		{"commit interval range", []string{"--journalCommitInterval", "501"}, nil, "between 1 and 500"},
 		{"port range", []string{"--port", "70000"}, nil, "out of range"},
 		{"stray argument", []string{"extra"}, nil, "unexpected argument"},
+		{"setParameter", []string{"--setParameter", "ttlMonitorSleepSecs=5"}, func(t *testing.T, c config) {
+			if c.TTLMonitorSleep != 5*time.Second {
+				t.Errorf("ttlMonitorSleepSecs = %v", c.TTLMonitorSleep)
+			}
+		}, ""},
+		{"unknown parameter", []string{"--setParameter", "noSuch=1"}, nil, "unknown server parameter"},
+		{"bad parameter value", []string{"--setParameter", "ttlMonitorSleepSecs=0"}, nil, "positive number"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -69,6 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	srv, err := server.New(server.Options{
 		DBPath: cfg.DBPath, JournalCommitInterval: cfg.JournalCommitInterval, SyncDelay: cfg.SyncDelay,
 		Logger: log, Argv: append([]string{"cairnd"}, args...), Parsed: cfg.parsedDoc(), MaxConns: cfg.MaxConns,
+		TTLMonitorInterval: cfg.TTLMonitorSleep,
 	})
 	if err != nil {
 		log.Error("Cannot start the storage engine", "c", "STORAGE", "ctx", "initandlisten", "error", err.Error())
