@@ -32,6 +32,8 @@ type Env struct {
 	Stats           Stats
 	// CommitInterval is the journal commit interval (for serverStatus).
 	CommitInterval time.Duration
+	// Ops lists the operations in progress (currentOp, killOp).
+	Ops Ops
 	// TempDir receives sorts' and aggregations' spill files (the data
 	// directory's _tmp, emptied at startup); "" means os.TempDir().
 	TempDir string
@@ -155,6 +157,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if cmd.AdminOnly && c.DB != "admin" {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))
 	}
+	defer c.Env.Ops.begin(c, cmd.Name)()
 	start := time.Now()
 	defer func() {
 		us := time.Since(start).Microseconds()

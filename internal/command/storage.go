@@ -57,6 +57,9 @@ func ctxErr(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
 	}
+	if errors.Is(err, context.Canceled) {
+		return mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
+	}
 	return err
 }
 

@@ -85,6 +85,19 @@ func TestHandshakeAndAdmin(t *testing.T) {
 		}
 	}
 
+	// currentOp sees itself.
+	var cur struct {
+		Inprog []struct {
+			Opid    int64
+			Command bson.M
+		}
+	}
+	if err := admin.RunCommand(ctx(t), bson.D{{Key: "currentOp", Value: 1}, {Key: "command.currentOp", Value: bson.D{{Key: "$exists", Value: true}}}}).Decode(&cur); err != nil || len(cur.Inprog) != 1 || cur.Inprog[0].Opid == 0 {
+		t.Fatalf("currentOp = %+v, %v", cur, err)
+	}
+	if err := admin.RunCommand(ctx(t), bson.D{{Key: "killOp", Value: 1}, {Key: "op", Value: 123456}}).Err(); err != nil {
+		t.Fatalf("killOp of a finished op: %v", err)
+	}
 	// Unknown commands answer CommandNotFound, never success.
 	cmdErr(t, admin.RunCommand(ctx(t), bson.D{{Key: "noSuchCommand", Value: 1}}).Err(), 59)
 	// Admin-only commands elsewhere are refused.
