@@ -33,6 +33,8 @@ var table = []*Command{
 	{Name: "dbStats", Run: dbStats, Help: "database statistics"},
 	{Name: "collMod", Run: collMod, Write: true, Help: "modify collection options"},
 	{Name: "validate", Run: validate, Help: "check a collection against its indexes (full: also the storage engine)"},
+	{Name: "compact", Run: compact, Write: true, Help: "return free space to the file system"},
+	{Name: "dbHash", Aliases: []string{"dbhash"}, Run: dbHash, Help: "hashes of collections' contents"},
 	{Name: "currentOp", Run: currentOp, AdminOnly: true, Help: "operations in progress"},
 	{Name: "killOp", Run: killOp, AdminOnly: true, Help: "interrupt an operation"},
 	{Name: "getDefaultRWConcern", Run: getDefaultRWConcern, AdminOnly: true, Help: "default read and write concerns"},

@@ -49,6 +49,25 @@ func TestValidateAndFsync(t *testing.T) {
 	if stats.IndexSizes["a_1"] <= 0 || stats.IndexSizes["_id_"] <= 0 || stats.TotalIndexSize != stats.IndexSizes["a_1"]+stats.IndexSizes["b_-1"]+stats.IndexSizes["_id_"] {
 		t.Fatalf("collStats index sizes = %+v", stats)
 	}
+	var h1, h2 struct{ Md5 string }
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "dbHash", Value: 1}}).Decode(&h1); err != nil || h1.Md5 == "" {
+		t.Fatalf("dbHash = %+v, %v", h1, err)
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "compact", Value: "c"}}).Err(); err != nil {
+		t.Fatalf("compact: %v", err)
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "dbHash", Value: 1}}).Decode(&h2); err != nil || h2.Md5 != h1.Md5 {
+		t.Fatalf("dbHash changed across compact: %q vs %q, %v", h1.Md5, h2.Md5, err)
+	}
+	if _, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: 1000}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "dbHash", Value: 1}}).Decode(&h2); err != nil || h2.Md5 == h1.Md5 {
+		t.Fatalf("dbHash did not change with the data: %v", err)
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "validate", Value: "c"}, {Key: "full", Value: true}}).Decode(&res); err != nil || !res.Valid {
+		t.Fatalf("validate after compact = %+v, %v", res, err)
+	}
 	if err := client.Database("admin").RunCommand(ctx(t), bson.D{{Key: "fsync", Value: 1}}).Err(); err != nil {
 		t.Fatal(err)
 	}
