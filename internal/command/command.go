@@ -34,6 +34,8 @@ type Env struct {
 	CommitInterval time.Duration
 	// Ops lists the operations in progress (currentOp, killOp).
 	Ops Ops
+	// Top accumulates per-namespace usage (top).
+	Top Top
 	// TempDir receives sorts' and aggregations' spill files (the data
 	// directory's _tmp, emptied at startup); "" means os.TempDir().
 	TempDir string
@@ -159,7 +161,11 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	}
 	defer c.Env.Ops.begin(c, cmd.Name)()
 	start := time.Now()
+	ns := commandNamespace(c)
 	defer func() {
+		if ns != "" {
+			c.Env.Top.record(ns, cmd.Name, time.Since(start))
+		}
 		us := time.Since(start).Microseconds()
 		switch latencyClass(cmd.Name) {
 		case 0:

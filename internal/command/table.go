@@ -35,6 +35,7 @@ var table = []*Command{
 	{Name: "validate", Run: validate, Help: "check a collection against its indexes (full: also the storage engine)"},
 	{Name: "compact", Run: compact, Write: true, Help: "return free space to the file system"},
 	{Name: "dbHash", Aliases: []string{"dbhash"}, Run: dbHash, Help: "hashes of collections' contents"},
+	{Name: "top", Run: top, AdminOnly: true, Help: "time and count of operations per namespace"},
 	{Name: "currentOp", Run: currentOp, AdminOnly: true, Help: "operations in progress"},
 	{Name: "killOp", Run: killOp, AdminOnly: true, Help: "interrupt an operation"},
 	{Name: "getDefaultRWConcern", Run: getDefaultRWConcern, AdminOnly: true, Help: "default read and write concerns"},

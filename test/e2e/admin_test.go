@@ -85,6 +85,17 @@ func TestHandshakeAndAdmin(t *testing.T) {
 		}
 	}
 
+	// top counts per namespace.
+	if _, err := client.Database("topdb").Collection("c").InsertOne(ctx(t), bson.D{{Key: "x", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	tp, err := admin.RunCommand(ctx(t), bson.D{{Key: "top", Value: 1}}).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ins, err := tp.LookupErr("totals", "topdb.c", "insert", "count"); err != nil || ins.AsInt64() != 1 {
+		t.Fatalf("top = %v", tp)
+	}
 	// currentOp sees itself.
 	var cur struct {
 		Inprog []struct {
