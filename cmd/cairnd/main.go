@@ -50,9 +50,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "cairnd: %v\n", err)
 		return 1
 	}
-	level := slog.LevelInfo
+	level := new(slog.LevelVar) // changed at run time by setParameter logLevel
 	if cfg.Verbosity > 0 {
-		level = slog.LevelDebug
+		level.Set(slog.LevelDebug)
 	}
 	ring := logging.NewRing(1024)
 	handler := logging.NewHandler(logOut, level, ring)
@@ -70,6 +70,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		DBPath: cfg.DBPath, JournalCommitInterval: cfg.JournalCommitInterval, SyncDelay: cfg.SyncDelay,
 		Logger: log, Argv: append([]string{"cairnd"}, args...), Parsed: cfg.parsedDoc(), MaxConns: cfg.MaxConns,
 		TTLMonitorInterval: cfg.TTLMonitorSleep,
+		LogLevel:           level,
+		RotateLog:          func() error { return rotateLog(cfg, handler, log) },
 	})
 	if err != nil {
 		log.Error("Cannot start the storage engine", "c", "STORAGE", "ctx", "initandlisten", "error", err.Error())
@@ -98,7 +100,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		select {
 		case sig := <-sigs:
 			if sig == syscall.SIGUSR1 {
-				rotateLog(cfg, handler, log)
+				_ = rotateLog(cfg, handler, log) // failures are logged
 				continue
 			}
 			log.Info("Received signal", "c", "CONTROL", "id", 23377, "ctx", "SignalHandler", "signal", sig.String())
@@ -145,18 +147,25 @@ func openLog(cfg config) (io.Writer, error) {
 	return f, nil
 }
 
-// rotateLog renames the log file aside and starts a new one (SIGUSR1).
-func rotateLog(cfg config, h *logging.Handler, log *slog.Logger) {
+// rotateLog renames the log file aside and starts a new one (SIGUSR1 and
+// the logRotate command). Logging to standard error there is nothing to
+// rotate.
+func rotateLog(cfg config, h *logging.Handler, log *slog.Logger) error {
 	if cfg.LogPath == "" {
-		return
+		return nil
 	}
 	c := cfg
 	c.LogAppend = false
 	w, err := openLog(c)
 	if err != nil {
 		log.Error("Log rotation failed", "c", "CONTROL", "ctx", "SignalHandler", "error", err.Error())
-		return
+		return err
 	}
-	h.SetOutput(w)
+	if old := h.SetOutput(w); old != nil {
+		if f, ok := old.(*os.File); ok && f != os.Stderr {
+			f.Close()
+		}
+	}
 	log.Info("Log rotation initiated", "c", "CONTROL", "id", 23166, "ctx", "SignalHandler")
+	return nil
 }

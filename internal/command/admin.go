@@ -68,7 +68,7 @@ func parameters() map[string]func(b *bson.Builder, key string) {
 			b.End()
 		},
 		"maxBSONDepth":        func(b *bson.Builder, key string) { b.AppendInt32(key, bson.MaxDepth) },
-		"logLevel":            func(b *bson.Builder, key string) { b.AppendInt32(key, 0) },
+		"logLevel":            func(b *bson.Builder, key string) { b.AppendInt32(key, logLevel.Load()) },
 		"cursorTimeoutMillis": func(b *bson.Builder, key string) { b.AppendInt64(key, int64(defaultCursorTimeout/time.Millisecond)) },
 		"internalQueryMaxBlockingSortMemoryUsageBytes": func(b *bson.Builder, key string) { b.AppendInt32(key, 100*1024*1024) },
 		"transactionLifetimeLimitSeconds":              func(b *bson.Builder, key string) { b.AppendInt32(key, 60) },

@@ -32,6 +32,10 @@ type Env struct {
 	Stats           Stats
 	// CommitInterval is the journal commit interval (for serverStatus).
 	CommitInterval time.Duration
+	// LogLevel is the log's level (setParameter logLevel); may be nil.
+	LogLevel *slog.LevelVar
+	// RotateLog rotates the log file (logRotate); may be nil.
+	RotateLog func() error
 	// Ops lists the operations in progress (currentOp, killOp).
 	Ops Ops
 	// Top accumulates per-namespace usage (top).

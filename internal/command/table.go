@@ -10,6 +10,8 @@ var table = []*Command{
 	{Name: "hostInfo", Run: hostInfo, Help: "the host's hardware and OS"},
 	{Name: "whatsmyuri", Run: whatsmyuri, Help: "the client's address as the server sees it"},
 	{Name: "getParameter", Run: getParameter, AdminOnly: true, Help: "server parameters"},
+	{Name: "setParameter", Run: setParameter, AdminOnly: true, Help: "change server parameters (logLevel)"},
+	{Name: "logRotate", Run: logRotate, AdminOnly: true, Help: "rotate the log file"},
 	{Name: "getCmdLineOpts", Run: getCmdLineOpts, AdminOnly: true, Help: "command line and parsed options"},
 	{Name: "connectionStatus", Run: connectionStatus, Help: "authenticated users and roles"},
 	{Name: "listCommands", Run: listCommands, Help: "this list"},

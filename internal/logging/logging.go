@@ -36,11 +36,14 @@ func NewHandler(w io.Writer, level slog.Leveler, ring *Ring) *Handler {
 	return &Handler{mu: &sync.Mutex{}, w: w, level: level, ring: ring}
 }
 
-// SetOutput replaces the destination (log rotation).
-func (h *Handler) SetOutput(w io.Writer) {
+// SetOutput replaces the destination (log rotation) and returns the old
+// one, for the caller to close.
+func (h *Handler) SetOutput(w io.Writer) io.Writer {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	old := h.w
 	h.w = w
-	h.mu.Unlock()
+	return old
 }
 
 // Enabled implements slog.Handler.

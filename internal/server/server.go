@@ -44,6 +44,10 @@ type Options struct {
 	// TTLMonitorInterval is how often expired documents are deleted
 	// (default 60 s, as mongod's ttlMonitorSleepSecs).
 	TTLMonitorInterval time.Duration
+	// LogLevel, if set, is changed by setParameter logLevel.
+	LogLevel *slog.LevelVar
+	// RotateLog, if set, serves the logRotate command.
+	RotateLog func() error
 }
 
 // Server is a running cairnd.
@@ -117,6 +121,8 @@ func New(opts Options) (*Server, error) {
 		Parsed:         opts.Parsed,
 		CommitInterval: opts.JournalCommitInterval,
 		TempDir:        tmp,
+		LogLevel:       opts.LogLevel,
+		RotateLog:      opts.RotateLog,
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBg = cancel

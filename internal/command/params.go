@@ -1,0 +1,60 @@
+package command
+
+import (
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// logLevel is mongod's logLevel (0 = informational, 1+ = debug), as
+// getParameter reports it.
+var logLevel atomic.Int32
+
+// setParameter changes server parameters at run time; Cairn has logLevel.
+// It answers each parameter's previous value as "was", as mongod does.
+func setParameter(c *Ctx) error {
+	set := 0
+	it := c.Body.Iter()
+	it.Next()
+	for it.Next() {
+		e := it.Element()
+		if genericFields[e.Key] {
+			continue
+		}
+		switch e.Key {
+		case "logLevel":
+			n, ok := e.Value.AsInt64()
+			if !ok || n < 0 || n > 5 {
+				return mongoerr.New(mongoerr.BadValue, "logLevel must be a number from 0 to 5")
+			}
+			c.Reply.AppendInt32("was", logLevel.Load())
+			logLevel.Store(int32(n))
+			if c.Env.LogLevel != nil {
+				if n > 0 {
+					c.Env.LogLevel.Set(slog.LevelDebug)
+				} else {
+					c.Env.LogLevel.Set(slog.LevelInfo)
+				}
+			}
+			set++
+		default:
+			return mongoerr.New(mongoerr.InvalidOptions, "unrecognized parameter: %s", e.Key)
+		}
+	}
+	if set == 0 {
+		return mongoerr.New(mongoerr.InvalidOptions, "no option found to set, use help:true to see options ")
+	}
+	return nil
+}
+
+// logRotate rotates the log file, as SIGUSR1 does.
+func logRotate(c *Ctx) error {
+	if c.Env.RotateLog == nil {
+		return nil // logging to standard error: nothing to rotate
+	}
+	if err := c.Env.RotateLog(); err != nil {
+		return mongoerr.New(mongoerr.OperationFailed, "log rotation failed: %v", err)
+	}
+	return nil
+}
