@@ -37,7 +37,9 @@ type config struct {
 	ShowVersion           bool
 	// TTLMonitorSleep is mongod's ttlMonitorSleepSecs server parameter.
 	TTLMonitorSleep time.Duration
-	paramErr        error
+	// MetricsAddr serves Prometheus metrics when set (e.g. 127.0.0.1:9216).
+	MetricsAddr string
+	paramErr    error
 }
 
 func defaultConfig() config {
@@ -64,6 +66,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	sd := fs.Int("syncdelay", 60, "seconds between checkpoints")
 	fs.IntVar(&cfg.MaxConns, "maxConns", 1000000, "maximum concurrent connections")
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
+	fs.StringVar(&cfg.MetricsAddr, "metricsAddr", "", "serve Prometheus metrics at host:port/metrics (off when empty; keep it on loopback)")
 	verbose := fs.Bool("v", false, "verbose logging")
 	var params []string
 	fs.Func("setParameter", "server parameter name=value (ttlMonitorSleepSecs); repeatable", func(v string) error {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cairndb/cairn/internal/command"
 	"github.com/cairndb/cairn/internal/logging"
+	"github.com/cairndb/cairn/internal/metrics"
 	"github.com/cairndb/cairn/internal/server"
 )
 
@@ -76,6 +77,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		log.Error("Cannot start the storage engine", "c", "STORAGE", "ctx", "initandlisten", "error", err.Error())
 		return 1
+	}
+	if cfg.MetricsAddr != "" {
+		addr, err := metrics.Serve(context.Background(), cfg.MetricsAddr, srv.Env())
+		if err != nil {
+			log.Error("Cannot serve metrics", "c", "NETWORK", "ctx", "initandlisten", "error", err.Error())
+			_ = srv.Shutdown(context.Background())
+			return 1
+		}
+		log.Info("Serving Prometheus metrics", "c", "NETWORK", "ctx", "initandlisten", "address", "http://"+addr.String()+"/metrics")
 	}
 	var listeners []net.Listener
 	for _, addr := range cfg.listenAddrs() {

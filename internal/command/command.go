@@ -36,6 +36,9 @@ type Env struct {
 	LogLevel *slog.LevelVar
 	// RotateLog rotates the log file (logRotate); may be nil.
 	RotateLog func() error
+	// ObserveLatency, if set, receives every command's duration by class
+	// (0 reads, 1 writes, 2 other commands); the metrics endpoint sets it.
+	ObserveLatency func(class int, d time.Duration)
 	// Ops lists the operations in progress (currentOp, killOp).
 	Ops Ops
 	// Top accumulates per-namespace usage (top).
@@ -170,8 +173,13 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 		if ns != "" {
 			c.Env.Top.record(ns, cmd.Name, time.Since(start))
 		}
-		us := time.Since(start).Microseconds()
-		switch latencyClass(cmd.Name) {
+		d := time.Since(start)
+		us := d.Microseconds()
+		class := latencyClass(cmd.Name)
+		if c.Env.ObserveLatency != nil {
+			c.Env.ObserveLatency(class, d)
+		}
+		switch class {
 		case 0:
 			c.Env.Stats.ReadMicros.Add(us)
 			c.Env.Stats.ReadOps.Add(1)

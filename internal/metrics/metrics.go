@@ -1,0 +1,129 @@
+// Package metrics owns Cairn's Prometheus endpoint: it exposes the figures
+// serverStatus reports — connections, opcounters, network, documents, and
+// the storage engine's journal, checkpoint and file figures — with
+// conventional names, plus command latency histograms by class. Counters
+// are read from the server's own statistics at scrape time, so serving
+// metrics costs the request path nothing but the histogram observation.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/cairndb/cairn/internal/command"
+)
+
+// collector reads the server's statistics at scrape time.
+type collector struct {
+	env   *command.Env
+	descs map[string]*prometheus.Desc
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc("cairn_"+name, help, labels, nil)
+}
+
+func newCollector(env *command.Env) *collector {
+	return &collector{env: env, descs: map[string]*prometheus.Desc{
+		"conns":      desc("connections", "Open client connections."),
+		"connsTotal": desc("connections_created_total", "Client connections accepted since start."),
+		"ops":        desc("operations_total", "Operations by type, as serverStatus opcounters.", "type"),
+		"bytesIn":    desc("network_received_bytes_total", "Bytes received from clients."),
+		"bytesOut":   desc("network_sent_bytes_total", "Bytes sent to clients."),
+		"requests":   desc("network_requests_total", "Requests received."),
+		"returned":   desc("documents_returned_total", "Documents returned by queries."),
+		"cursors":    desc("cursors_open", "Open cursors."),
+		"commits":    desc("kv_commits_total", "Storage engine commits."),
+		"fsyncs":     desc("kv_journal_fsyncs_total", "Journal fdatasync calls (one per commit group)."),
+		"groupMax":   desc("kv_group_commit_max", "Largest number of commits made durable by one fdatasync."),
+		"ckpts":      desc("kv_checkpoints_total", "Checkpoints completed."),
+		"ckptPages":  desc("kv_checkpoint_pages_total", "Pages written by checkpoints."),
+		"dataBytes":  desc("kv_data_file_bytes", "Size of the data file."),
+		"freePages":  desc("kv_free_pages", "Pages reusable now."),
+		"journalUse": desc("kv_journal_bytes", "Journal bytes used in the current cycle."),
+		"failed":     desc("kv_failed", "1 when the engine refuses writes after an I/O failure."),
+	}}
+}
+
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	s := &c.env.Stats
+	gauge := func(name string, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.GaugeValue, v, labels...)
+	}
+	counter := func(name string, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(c.descs[name], prometheus.CounterValue, v, labels...)
+	}
+	gauge("conns", float64(s.ConnsCurrent.Load()))
+	counter("connsTotal", float64(s.ConnsTotal.Load()))
+	for _, op := range []struct {
+		name string
+		v    int64
+	}{{"insert", s.Insert.Load()}, {"query", s.Query.Load()}, {"update", s.Update.Load()}, {"delete", s.Delete.Load()}, {"getmore", s.GetMore.Load()}, {"command", s.Commands.Load()}} {
+		counter("ops", float64(op.v), op.name)
+	}
+	counter("bytesIn", float64(s.BytesIn.Load()))
+	counter("bytesOut", float64(s.BytesOut.Load()))
+	counter("requests", float64(s.Requests.Load()))
+	counter("returned", float64(s.DocsReturned.Load()))
+	gauge("cursors", float64(c.env.Cursors.Len()))
+	st := c.env.KV.Stats()
+	counter("commits", float64(st.Commits))
+	counter("fsyncs", float64(st.JournalFsyncs))
+	gauge("groupMax", float64(st.GroupCommitMax))
+	counter("ckpts", float64(st.Checkpoints))
+	counter("ckptPages", float64(st.CheckpointPages))
+	gauge("dataBytes", float64(st.DataFileBytes))
+	gauge("freePages", float64(st.FreePages))
+	gauge("journalUse", float64(st.JournalBytes))
+	failed := 0.0
+	if st.Failed != nil {
+		failed = 1
+	}
+	gauge("failed", failed)
+}
+
+// Serve exposes /metrics on addr until ctx ends. Command latencies are
+// observed through env.ObserveLatency, which Serve installs.
+func Serve(ctx context.Context, addr string, env *command.Env) (net.Addr, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(newCollector(env), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	lat := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "cairn_command_duration_seconds",
+		Help:    "Command latency by class (reads, writes, commands), as serverStatus opLatencies.",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 4, 10),
+	}, []string{"class"})
+	reg.MustRegister(lat)
+	classes := [3]prometheus.Observer{lat.WithLabelValues("reads"), lat.WithLabelValues("writes"), lat.WithLabelValues("commands")}
+	env.ObserveLatency = func(class int, d time.Duration) { classes[class].Observe(d.Seconds()) }
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() {
+		<-ctx.Done()
+		srv.Close()
+	}()
+	go func() {
+		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			env.Log.Error("Metrics endpoint failed", "c", "NETWORK", "ctx", "metrics", "error", err.Error())
+		}
+	}()
+	return l.Addr(), nil
+}

@@ -1,0 +1,38 @@
+package e2e
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/cairndb/cairn/internal/testutil/cairndtest"
+)
+
+// TestPrometheusMetrics: --metricsAddr serves the server's figures in
+// Prometheus' text format.
+func TestPrometheusMetrics(t *testing.T) {
+	port, err := cairndtest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := cairndtest.Start(t, "--metricsAddr", fmt.Sprintf("127.0.0.1:%d", port))
+	client := dial(t, srv.URI)
+	if _, err := client.Database("m").Collection("c").InsertOne(ctx(t), bson.D{{Key: "x", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{`cairn_operations_total{type="insert"} 1`, "cairn_connections ", "cairn_kv_commits_total", `cairn_command_duration_seconds_count{class="writes"}`, "go_goroutines"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
