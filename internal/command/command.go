@@ -168,10 +168,10 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	}
 	defer c.Env.Ops.begin(c, cmd.Name)()
 	start := time.Now()
-	ns := commandNamespace(c)
+	collName := commandCollection(c)
 	defer func() {
-		if ns != "" {
-			c.Env.Top.record(ns, cmd.Name, time.Since(start))
+		if collName != "" {
+			c.Env.Top.record(c.DB, collName, cmd.Name, time.Since(start))
 		}
 		d := time.Since(start)
 		us := d.Microseconds()

@@ -31,9 +31,12 @@ type opInfo struct {
 // Ops is the table of running operations.
 type Ops struct {
 	next atomic.Int64
-	m    sync.Map // int64 -> *opInfo
+	mu   sync.Mutex
+	m    map[int64]*opInfo
 }
 
+// begin registers the command and gives it a cancellable context; the
+// returned function ends it.
 func (o *Ops) begin(c *Ctx, name string) func() {
 	ctx, cancel := context.WithCancel(c.Context)
 	c.Context = ctx
@@ -41,11 +44,34 @@ func (o *Ops) begin(c *Ctx, name string) func() {
 	if c.Conn != nil {
 		op.conn, op.client = c.Conn.ID, c.Conn.Remote
 	}
-	o.m.Store(op.id, op)
+	o.mu.Lock()
+	if o.m == nil {
+		o.m = make(map[int64]*opInfo)
+	}
+	o.m[op.id] = op
+	o.mu.Unlock()
 	return func() {
-		o.m.Delete(op.id)
+		o.mu.Lock()
+		delete(o.m, op.id)
+		o.mu.Unlock()
 		cancel()
 	}
+}
+
+// each calls fn for every running operation (under the table's lock).
+func (o *Ops) each(fn func(*opInfo)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, op := range o.m {
+		fn(op)
+	}
+}
+
+// find returns the running operation id, or nil.
+func (o *Ops) find(id int64) *opInfo {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.m[id]
 }
 
 func currentOp(c *Ctx) error {
@@ -72,8 +98,7 @@ func currentOp(c *Ctx) error {
 	r := c.Reply
 	r.StartArray("inprog")
 	i := 0
-	c.Env.Ops.m.Range(func(_, v any) bool {
-		op := v.(*opInfo)
+	c.Env.Ops.each(func(op *opInfo) {
 		var b bson.Builder
 		b.AppendString("type", "op")
 		b.AppendInt64("opid", op.id)
@@ -95,7 +120,6 @@ func currentOp(c *Ctx) error {
 			r.AppendDocument(bson.Index(i), d)
 			i++
 		}
-		return true
 	})
 	r.End()
 	return nil
@@ -130,8 +154,8 @@ func killOp(c *Ctx) error {
 	if !ok || !v.IsNumber() {
 		return mongoerr.New(mongoerr.BadValue, `"op" field must be a number`)
 	}
-	if op, found := c.Env.Ops.m.Load(id); found {
-		op.(*opInfo).cancel()
+	if op := c.Env.Ops.find(id); op != nil {
+		op.cancel()
 	}
 	c.Reply.AppendString("info", "attempting to kill op")
 	return nil

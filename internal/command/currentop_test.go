@@ -19,7 +19,7 @@ func TestKillOp(t *testing.T) {
 	end := env.Ops.begin(running, "find")
 	defer end()
 	var id int64
-	env.Ops.m.Range(func(k, _ any) bool { id = k.(int64); return false })
+	env.Ops.each(func(op *opInfo) { id = op.id })
 	killer := ctxWith(t, dbson.D{{Key: "killOp", Value: 1}, {Key: "op", Value: id}})
 	killer.Env = env
 	killer.Reply = &bson.Builder{}

@@ -298,11 +298,13 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	}
 	if !s.planned {
 		s.planned = true
-		if _, byID := s.spec.filter.IDEquality(); !byID && !s.reverse && !s.collScanOnly {
-			s.plan = choosePlanHint(coll, s.spec.filterDoc, s.spec.opts, s.spec.hint)
-		}
-		if r, ok := idRange(s.spec); ok && s.plan == nil && !s.reverse {
-			s.idr = &r
+		if _, byID := s.spec.filter.IDEquality(); !byID && !s.reverse {
+			if !s.collScanOnly {
+				s.plan = choosePlanHint(coll, s.spec.filterDoc, s.spec.opts, s.spec.hint)
+			}
+			if r, ok := idRange(s.spec); ok && s.plan == nil {
+				s.idr = &r
+			}
 		}
 	}
 	if s.plan != nil {

@@ -2,6 +2,7 @@ package command
 
 import (
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -12,8 +13,12 @@ import (
 // (microseconds) and count by kind of operation.
 type Top struct {
 	mu sync.Mutex
-	m  map[string]*topEntry
+	m  map[nsKey]*topEntry
 }
+
+// nsKey is a namespace as its two parts, so that recording a command does
+// not build the "db.collection" string.
+type nsKey struct{ db, coll string }
 
 type topCounter struct{ time, count int64 }
 
@@ -21,18 +26,19 @@ type topEntry struct {
 	total, readLock, writeLock, queries, getmore, insert, update, remove, commands topCounter
 }
 
-// record adds one command's duration to its namespace.
-func (t *Top) record(ns, name string, d time.Duration) {
+// record adds one command's duration to its namespace. db and coll may
+// alias the request; they are copied when the namespace is new.
+func (t *Top) record(db, coll, name string, d time.Duration) {
 	us := d.Microseconds()
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.m == nil {
-		t.m = map[string]*topEntry{}
+		t.m = map[nsKey]*topEntry{}
 	}
-	e := t.m[ns]
+	e := t.m[nsKey{db, coll}]
 	if e == nil {
 		e = &topEntry{}
-		t.m[ns] = e
+		t.m[nsKey{strings.Clone(db), strings.Clone(coll)}] = e
 	}
 	add := func(c *topCounter) { c.time += us; c.count++ }
 	add(&e.total)
@@ -62,15 +68,18 @@ func top(c *Ctx) error {
 	t := &c.Env.Top
 	t.mu.Lock()
 	names := make([]string, 0, len(t.m))
-	for ns := range t.m {
+	byName := make(map[string]*topEntry, len(t.m))
+	for k, e := range t.m {
+		ns := k.db + "." + k.coll
 		names = append(names, ns)
+		byName[ns] = e
 	}
 	sort.Strings(names)
 	r := c.Reply
 	r.StartDocument("totals")
 	r.AppendString("note", "all times in microseconds")
 	for _, ns := range names {
-		e := t.m[ns]
+		e := byName[ns]
 		r.StartDocument(ns)
 		for _, f := range []struct {
 			name string
@@ -89,12 +98,12 @@ func top(c *Ctx) error {
 	return nil
 }
 
-// commandNamespace is db.collection for commands whose first field names a
-// collection, else "".
-func commandNamespace(c *Ctx) string {
+// commandCollection is the collection named by the command's first field,
+// or "".
+func commandCollection(c *Ctx) string {
 	it := c.Body.Iter()
 	if !it.Next() || it.Element().Value.Type != bson.TypeString {
 		return ""
 	}
-	return c.DB + "." + it.Element().Value.StringValue()
+	return it.Element().Value.StringValue()
 }
