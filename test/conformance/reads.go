@@ -53,18 +53,8 @@ func aggregateOptions(a *args) *options.AggregateOptionsBuilder {
 	if a.has("bypassDocumentValidation") {
 		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
 	}
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
-	if l, ok := a.doc("let"); ok {
-		opts.SetLet(l)
-	}
+	setSelectionOptions(opts, a)
+	setLet(opts, a)
 	rawData(a, opts, xoptions.SetInternalAggregateOptions)
 	return opts
 }
@@ -77,18 +67,8 @@ func findOptions(a *args) *options.FindOptionsBuilder {
 	if a.has("batchSize") {
 		opts.SetBatchSize(int32(a.int("batchSize")))
 	}
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
-	if l, ok := a.doc("let"); ok {
-		opts.SetLet(l)
-	}
+	setSelectionOptions(opts, a)
+	setLet(opts, a)
 	if a.has("limit") {
 		opts.SetLimit(a.int("limit"))
 	}
@@ -150,15 +130,7 @@ func findOne(ctx context.Context, em *entityMap, obj string, a *args) (opResult,
 	}
 	filter := filterArg(a)
 	opts := options.FindOne()
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
+	setSelectionOptions(opts, a)
 	if p, ok := a.doc("projection"); ok {
 		opts.SetProjection(p)
 	}
@@ -179,15 +151,7 @@ func countDocuments(ctx context.Context, em *entityMap, obj string, a *args) (op
 	}
 	filter := filterArg(a)
 	opts := options.Count()
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
+	setSelectionOptions(opts, a)
 	if a.has("limit") {
 		opts.SetLimit(a.int("limit"))
 	}
@@ -262,15 +226,7 @@ func distinct(ctx context.Context, em *entityMap, obj string, a *args) (opResult
 	}
 	field, filter := a.str("fieldName"), filterArg(a)
 	opts := options.Distinct()
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
+	setSelectionOptions(opts, a)
 	rawData(a, opts, xoptions.SetInternalDistinctOptions)
 	arr, err := coll.Distinct(ctx, field, filter, opts).Raw()
 	if err != nil {

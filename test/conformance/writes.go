@@ -80,18 +80,8 @@ func deleteOne(ctx context.Context, em *entityMap, obj string, a *args) (opResul
 	}
 	filter := filterArg(a)
 	opts := options.DeleteOne()
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
-	if l, ok := a.doc("let"); ok {
-		opts.SetLet(l)
-	}
+	setSelectionOptions(opts, a)
+	setLet(opts, a)
 	rawData(a, opts, xoptions.SetInternalDeleteOneOptions)
 	return deleteResult(coll.DeleteOne(ctx, filter, opts)), nil
 }
@@ -103,18 +93,8 @@ func deleteMany(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 	}
 	filter := filterArg(a)
 	opts := options.DeleteMany()
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
-	if l, ok := a.doc("let"); ok {
-		opts.SetLet(l)
-	}
+	setSelectionOptions(opts, a)
+	setLet(opts, a)
 	rawData(a, opts, xoptions.SetInternalDeleteManyOptions)
 	return deleteResult(coll.DeleteMany(ctx, filter, opts)), nil
 }
@@ -136,18 +116,8 @@ func updateOne(ctx context.Context, em *entityMap, obj string, a *args) (opResul
 	if a.has("bypassDocumentValidation") {
 		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
 	}
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
-	if l, ok := a.doc("let"); ok {
-		opts.SetLet(l)
-	}
+	setSelectionOptions(opts, a)
+	setLet(opts, a)
 	if s, ok := a.doc("sort"); ok {
 		opts.SetSort(s)
 	}
@@ -175,18 +145,8 @@ func updateMany(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 	if a.has("bypassDocumentValidation") {
 		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
 	}
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
-	if l, ok := a.doc("let"); ok {
-		opts.SetLet(l)
-	}
+	setSelectionOptions(opts, a)
+	setLet(opts, a)
 	if a.has("upsert") {
 		opts.SetUpsert(a.bool("upsert"))
 	}
@@ -205,18 +165,8 @@ func replaceOne(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 	if a.has("bypassDocumentValidation") {
 		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
 	}
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
-	if l, ok := a.doc("let"); ok {
-		opts.SetLet(l)
-	}
+	setSelectionOptions(opts, a)
+	setLet(opts, a)
 	if s, ok := a.doc("sort"); ok {
 		opts.SetSort(s)
 	}
@@ -234,18 +184,8 @@ func findOneAndDelete(ctx context.Context, em *entityMap, obj string, a *args) (
 	}
 	filter := filterArg(a)
 	opts := options.FindOneAndDelete()
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
-	if l, ok := a.doc("let"); ok {
-		opts.SetLet(l)
-	}
+	setSelectionOptions(opts, a)
+	setLet(opts, a)
 	if p, ok := a.doc("projection"); ok {
 		opts.SetProjection(p)
 	}
@@ -264,36 +204,8 @@ func findOneAndReplace(ctx context.Context, em *entityMap, obj string, a *args) 
 	filter := filterArg(a)
 	replacement, _ := a.doc("replacement")
 	opts := options.FindOneAndReplace()
-	if a.has("bypassDocumentValidation") {
-		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
-	}
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
-	if l, ok := a.doc("let"); ok {
-		opts.SetLet(l)
-	}
-	if p, ok := a.doc("projection"); ok {
-		opts.SetProjection(p)
-	}
-	if s, ok := a.doc("sort"); ok {
-		opts.SetSort(s)
-	}
-	if a.has("upsert") {
-		opts.SetUpsert(a.bool("upsert"))
-	}
-	rd, ok, err := returnDocumentArg(a)
-	if err != nil {
+	if err := setFindAndModifyOptions(opts, a); err != nil {
 		return opResult{}, err
-	}
-	if ok {
-		opts.SetReturnDocument(rd)
 	}
 	rawData(a, opts, xoptions.SetInternalFindOneAndReplaceOptions)
 	return singleDocResult(coll.FindOneAndReplace(ctx, filter, replacement, opts)), nil
@@ -313,21 +225,34 @@ func findOneAndUpdate(ctx context.Context, em *entityMap, obj string, a *args) (
 	if f, ok := arrayFiltersArg(a); ok {
 		opts.SetArrayFilters(f)
 	}
+	if err := setFindAndModifyOptions(opts, a); err != nil {
+		return opResult{}, err
+	}
+	rawData(a, opts, xoptions.SetInternalFindOneAndUpdateOptions)
+	return singleDocResult(coll.FindOneAndUpdate(ctx, filter, update, opts)), nil
+}
+
+// findAndModifyOptions is what findOneAndReplace's and findOneAndUpdate's
+// option builders share.
+type findAndModifyOptions[B any] interface {
+	SetBypassDocumentValidation(bool) B
+	SetCollation(*options.Collation) B
+	SetComment(any) B
+	SetHint(any) B
+	SetLet(any) B
+	SetProjection(any) B
+	SetSort(any) B
+	SetUpsert(bool) B
+	SetReturnDocument(options.ReturnDocument) B
+}
+
+// setFindAndModifyOptions applies the arguments both operations take.
+func setFindAndModifyOptions[B findAndModifyOptions[B]](opts B, a *args) error {
 	if a.has("bypassDocumentValidation") {
 		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
 	}
-	if c, ok := collationArg(a); ok {
-		opts.SetCollation(c)
-	}
-	if c, ok := commentArg(a); ok {
-		opts.SetComment(c)
-	}
-	if h, ok := hintArg(a); ok {
-		opts.SetHint(h)
-	}
-	if l, ok := a.doc("let"); ok {
-		opts.SetLet(l)
-	}
+	setSelectionOptions(opts, a)
+	setLet(opts, a)
 	if p, ok := a.doc("projection"); ok {
 		opts.SetProjection(p)
 	}
@@ -339,11 +264,38 @@ func findOneAndUpdate(ctx context.Context, em *entityMap, obj string, a *args) (
 	}
 	rd, ok, err := returnDocumentArg(a)
 	if err != nil {
-		return opResult{}, err
+		return err
 	}
 	if ok {
 		opts.SetReturnDocument(rd)
 	}
-	rawData(a, opts, xoptions.SetInternalFindOneAndUpdateOptions)
-	return singleDocResult(coll.FindOneAndUpdate(ctx, filter, update, opts)), nil
+	return nil
+}
+
+// selectionOptions are the option setters of every operation that selects
+// documents by a filter.
+type selectionOptions[B any] interface {
+	SetCollation(*options.Collation) B
+	SetComment(any) B
+	SetHint(any) B
+}
+
+// setSelectionOptions applies the collation, comment and hint arguments.
+func setSelectionOptions[B selectionOptions[B]](opts B, a *args) {
+	if c, ok := collationArg(a); ok {
+		opts.SetCollation(c)
+	}
+	if c, ok := commentArg(a); ok {
+		opts.SetComment(c)
+	}
+	if h, ok := hintArg(a); ok {
+		opts.SetHint(h)
+	}
+}
+
+// setLet applies the let argument.
+func setLet[B interface{ SetLet(any) B }](opts B, a *args) {
+	if l, ok := a.doc("let"); ok {
+		opts.SetLet(l)
+	}
 }
