@@ -311,19 +311,9 @@ func (n *dateToStringNode) eval(e *Env) (bson.Value, error) {
 	if err != nil {
 		return missing, err
 	}
-	var f bson.Value
-	if n.format != nil {
-		if f, err = n.format.eval(e); err != nil {
-			return missing, err
-		}
-		if !nullish(f) {
-			if f.Type != bson.TypeString {
-				return missing, errf(18533, "$dateToString requires that 'format' be a string, found: %s with value %s", typeName(f), f.String())
-			}
-			if err := validateFormat(f.StringValue()); err != nil {
-				return missing, err
-			}
-		}
+	f, err := evalFormat(e, n.format, 18533, "$dateToString")
+	if err != nil {
+		return missing, err
 	}
 	loc, tzNull, err := e.tzOf(n.tz)
 	if err != nil {
@@ -466,19 +456,9 @@ func (n *dateFromStringNode) eval(e *Env) (bson.Value, error) {
 	if err != nil {
 		return missing, err
 	}
-	var f bson.Value
-	if n.format != nil {
-		if f, err = n.format.eval(e); err != nil {
-			return missing, err
-		}
-		if !nullish(f) {
-			if f.Type != bson.TypeString {
-				return missing, errf(40684, "$dateFromString requires that 'format' be a string, found: %s with value %s", typeName(f), f.String())
-			}
-			if err := validateFormat(f.StringValue()); err != nil {
-				return missing, err
-			}
-		}
+	f, err := evalFormat(e, n.format, 40684, "$dateFromString")
+	if err != nil {
+		return missing, err
 	}
 	loc, tzNull, err := e.tzOf(n.tz)
 	if err != nil {
@@ -1366,4 +1346,24 @@ func dateTrunc(ms int64, u timeUnit, bin int64, loc *time.Location, sow time.Wee
 	y := 2000 + floorDiv(m, 12)
 	mo := m - floorDiv(m, 12)*12
 	return time.Date(int(y), time.Month(mo+1), 1, 0, 0, 0, 0, loc).UnixMilli()
+}
+
+// evalFormat evaluates an optional 'format' argument: missing or null
+// stay as they are; anything else must be a valid format string (code is
+// the operator's error for a non-string).
+func evalFormat(e *Env, format node, code int32, op string) (bson.Value, error) {
+	if format == nil {
+		return missing, nil
+	}
+	f, err := format.eval(e)
+	if err != nil || nullish(f) {
+		return f, err
+	}
+	if f.Type != bson.TypeString {
+		return missing, errf(code, "%s requires that 'format' be a string, found: %s with value %s", op, typeName(f), f.String())
+	}
+	if err := validateFormat(f.StringValue()); err != nil {
+		return missing, err
+	}
+	return f, nil
 }
