@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -121,4 +123,28 @@ func FuzzCommand(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestTempDirEmptiedAtStart: spill files a previous run left under the
+// data directory's _tmp are removed when the server opens it.
+func TestTempDirEmptiedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	junk := filepath.Join(dir, "_tmp", "cairn-sort-1", "run-1")
+	if err := os.MkdirAll(filepath.Dir(junk), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(junk, []byte("stale"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{DBPath: dir, KV: &kv.Options{JournalSize: 1 << 20}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Shutdown(context.Background())
+	if _, err := os.Stat(junk); !os.IsNotExist(err) {
+		t.Fatalf("stale spill file survived: %v", err)
+	}
+	if s.Env().TempDir != filepath.Join(dir, "_tmp") {
+		t.Fatalf("TempDir = %q", s.Env().TempDir)
+	}
 }

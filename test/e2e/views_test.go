@@ -27,6 +27,8 @@ func TestViews(t *testing.T) {
 	if err := db.CreateView(ctx(t), "bigEven", "big", mongo.Pipeline{{{Key: "$match", Value: bson.D{{Key: "g", Value: bson.D{{Key: "$in", Value: bson.A{0, 2}}}}}}}}); err != nil {
 		t.Fatal(err)
 	}
+	// $out and $merge may not be part of a view (167).
+	cmdErr(t, db.CreateView(ctx(t), "bad", "src", mongo.Pipeline{{{Key: "$out", Value: "x"}}}), 167)
 	view := db.Collection("big")
 	cur, err := view.Find(ctx(t), bson.D{{Key: "g", Value: 1}}, options.Find().SetSort(bson.D{{Key: "_id", Value: -1}}).SetProjection(bson.D{{Key: "_id", Value: 1}}))
 	if err != nil {
