@@ -190,17 +190,9 @@ func listDatabases(c *Ctx) error {
 	if err := a.check("filter", "nameOnly", "authorizedDatabases"); err != nil {
 		return err
 	}
-	nameOnly, _, err := a.boolean("nameOnly")
+	nameOnly, filter, err := listingArgs(a)
 	if err != nil {
 		return err
-	}
-	var filter *query.Filter
-	if f, ok, err := a.doc("filter"); err != nil {
-		return err
-	} else if ok {
-		if filter, err = query.ParseFilter(f, &query.Options{}); err != nil {
-			return err
-		}
 	}
 	tx, err := c.readTx()
 	if err != nil {
@@ -292,17 +284,9 @@ func listCollections(c *Ctx) error {
 	if err := catalog.ValidateDBName(c.DB); err != nil {
 		return err
 	}
-	nameOnly, _, err := a.boolean("nameOnly")
+	nameOnly, filter, err := listingArgs(a)
 	if err != nil {
 		return err
-	}
-	var filter *query.Filter
-	if f, ok, err := a.doc("filter"); err != nil {
-		return err
-	} else if ok {
-		if filter, err = query.ParseFilter(f, &query.Options{}); err != nil {
-			return err
-		}
 	}
 	batchSize, err := cursorBatchSize(a)
 	if err != nil {
@@ -701,4 +685,20 @@ func modifyIndex(coll *catalog.Collection, spec bson.Doc) error {
 	coll.Indexes = append([]catalog.Index(nil), coll.Indexes...)
 	coll.Indexes[pos].Spec = raw
 	return nil
+}
+
+// listingArgs reads nameOnly and filter, as listDatabases and
+// listCollections take them (filter is nil when absent).
+func listingArgs(a args) (nameOnly bool, filter *query.Filter, err error) {
+	if nameOnly, _, err = a.boolean("nameOnly"); err != nil {
+		return false, nil, err
+	}
+	if f, ok, err := a.doc("filter"); err != nil {
+		return false, nil, err
+	} else if ok {
+		if filter, err = query.ParseFilter(f, &query.Options{}); err != nil {
+			return false, nil, err
+		}
+	}
+	return nameOnly, filter, nil
 }
