@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// report is everything one run measured.
+type report struct {
+	Date            string        `json:"date"`
+	Machine         string        `json:"machine"`
+	GoVersion       string        `json:"go"`
+	Command         string        `json:"command"`
+	Rows            int           `json:"rows"`
+	Seed            uint64        `json:"seed"`
+	Loader          string        `json:"loader"`
+	ImportCommand   string        `json:"importCommand,omitempty"`
+	GenerateSeconds float64       `json:"generateSeconds"`
+	ImportSeconds   float64       `json:"importSeconds"`
+	IndexSeconds    float64       `json:"indexSeconds"`
+	DataBytes       int64         `json:"dataBytes"`    // collStats size (BSON)
+	StorageBytes    int64         `json:"storageBytes"` // collStats storageSize
+	DiskBytes       int64         `json:"diskBytes"`    // the data directory
+	Queries         []queryResult `json:"queries"`
+	Mismatches      int           `json:"mismatches"`
+}
+
+// machine describes the CPU and core count.
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d cores, %s, %s/%s", runtime.NumCPU(), model, runtime.GOOS, runtime.GOARCH)
+}
+
+func (r *report) totalHot() (float64, int) {
+	var sum float64
+	n := 0
+	for _, q := range r.Queries {
+		if h := q.hot(); h >= 0 {
+			sum += h
+			n++
+		}
+	}
+	return sum, n
+}
+
+func (r *report) write(dir, name string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), append(js, '\n'), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte(r.markdown(name)), 0o644); err != nil {
+		return err
+	}
+	total, n := r.totalHot()
+	checked, ok := 0, 0
+	for _, q := range r.Queries {
+		if q.Checked {
+			checked++
+			if q.Mismatch == "" {
+				ok++
+			}
+		}
+	}
+	fmt.Printf("total hot (best of runs 2..n): %.3f s over %d queries; %d of %d checked answers correct\n", total, n, ok, checked)
+	return r.chart(filepath.Join(dir, name+".png"))
+}
+
+func (r *report) markdown(name string) string {
+	var b strings.Builder
+	total, n := r.totalHot()
+	fmt.Fprintf(&b, "# ClickBench on Cairn: %s\n\n", name)
+	fmt.Fprintf(&b, "- Date: %s\n- Machine: %s\n- Go: %s\n- Command (from `bench/`): `%s`\n", r.Date, r.Machine, r.GoVersion, r.Command)
+	if r.ImportCommand != "" {
+		fmt.Fprintf(&b, "- Import: `%s`\n", r.ImportCommand)
+	}
+	fmt.Fprintf(&b, "- Rows: %d (seed %d), loader %s\n", r.Rows, r.Seed, r.Loader)
+	fmt.Fprintf(&b, "- Load: import %.1f s + 15 indexes %.1f s = %.1f s\n", r.ImportSeconds, r.IndexSeconds, r.ImportSeconds+r.IndexSeconds)
+	fmt.Fprintf(&b, "- Data size: %.1f MiB of BSON (collStats size), %.1f MiB data directory\n",
+		float64(r.DataBytes)/(1<<20), float64(r.DiskBytes)/(1<<20))
+	fmt.Fprintf(&b, "- Total hot time (sum of the best of runs 2 and 3): **%.3f s** over %d queries\n\n", total, n)
+	b.WriteString("| query | run 1 (s) | run 2 (s) | run 3 (s) | hot (s) | rows/s/core (hot) | answer |\n|---|---:|---:|---:|---:|---:|---|\n")
+	for _, q := range r.Queries {
+		fmt.Fprintf(&b, "| Q%d |", q.Query)
+		for i := 0; i < 3; i++ {
+			if i < len(q.Times) && q.Times[i] >= 0 {
+				fmt.Fprintf(&b, " %.3f |", q.Times[i])
+			} else {
+				b.WriteString(" |")
+			}
+		}
+		if h := q.hot(); h >= 0 {
+			fmt.Fprintf(&b, " %.3f | %.0f |", h, float64(r.Rows)/h/float64(runtime.NumCPU()))
+		} else {
+			b.WriteString(" | |")
+		}
+		switch {
+		case q.Error != "":
+			fmt.Fprintf(&b, " error: %s |\n", strings.ReplaceAll(q.Error, "|", `\|`))
+		case q.Mismatch != "":
+			fmt.Fprintf(&b, " MISMATCH: %s |\n", strings.ReplaceAll(q.Mismatch, "|", `\|`))
+		case q.Checked:
+			b.WriteString(" correct |\n")
+		default:
+			b.WriteString(" not checked |\n")
+		}
+	}
+	b.WriteString("\n```\n")
+	for _, q := range r.Queries {
+		b.WriteString(q.line())
+		b.WriteByte('\n')
+	}
+	b.WriteString("```\n")
+	return b.String()
+}
+
+// chart draws the hot time of every query as a bar.
+func (r *report) chart(path string) error {
+	p := plot.New()
+	total, _ := r.totalHot()
+	p.Title.Text = fmt.Sprintf("ClickBench on Cairn, %d rows: hot time per query (total %.2f s)", r.Rows, total)
+	p.Y.Label.Text = "seconds (best of runs 2-3)"
+	vals := make(plotter.Values, len(r.Queries))
+	names := make([]string, len(r.Queries))
+	for i, q := range r.Queries {
+		vals[i] = max(q.hot(), 0)
+		names[i] = fmt.Sprintf("Q%d", q.Query)
+	}
+	bars, err := plotter.NewBarChart(vals, vg.Points(10))
+	if err != nil {
+		return err
+	}
+	p.Add(bars, plotter.NewGrid())
+	p.NominalX(names...)
+	p.X.Tick.Label.Rotation = 1.2
+	p.X.Tick.Label.XAlign = -1.0
+	return p.Save(14*vg.Inch, 5*vg.Inch, path)
+}
