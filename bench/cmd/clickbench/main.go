@@ -46,6 +46,7 @@ type config struct {
 	inproc     bool
 	cpuprofile string
 	keep       bool
+	reuse      bool
 	uri        string
 }
 
@@ -68,6 +69,7 @@ func main() {
 	flag.BoolVar(&c.inproc, "inproc", false, "run the server inside this process (for -cpuprofile)")
 	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "with -inproc: write a CPU profile of the query runs to this file")
 	flag.BoolVar(&c.keep, "keep", false, "keep the working directory")
+	flag.BoolVar(&c.reuse, "reuse", false, "with -dir: keep a hits collection loaded by an earlier run with the same -rows")
 	flag.StringVar(&c.uri, "uri", "", "use this already loaded server (skips generation's load and the indexes)")
 	flag.Parse()
 	var err error
@@ -149,6 +151,12 @@ func run(ctx context.Context, c *config) (*report, error) {
 		return nil, err
 	}
 	defer cl.Disconnect(context.Background())
+	if c.reuse && c.uri == "" {
+		if n, err := cl.Database("test").Collection("hits").EstimatedDocumentCount(ctx); err == nil && n == int64(c.rows) {
+			fmt.Printf("reusing the %d rows loaded in %s\n", n, c.dir)
+			c.uri = srv.uri
+		}
+	}
 	if c.uri == "" {
 		if err := load(ctx, c, srv, cl, tsv, rep); err != nil {
 			return nil, err
