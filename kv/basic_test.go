@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -225,6 +226,7 @@ func TestCompactShrinksAndRegrowsJournal(t *testing.T) {
 	fs := vfs.NewMem()
 	opts := memOpts(fs)
 	opts.JournalSize = 4 << 20
+	opts.JournalCompression = NoCompression // the sizes below are uncompressed
 	db := mustOpen(t, fs, opts)
 	defer db.Close()
 	ctx := context.Background()
@@ -403,5 +405,73 @@ func TestReadOnly(t *testing.T) {
 	ro.Close()
 	if dataAfter, _ := fs.ReadFile("/db/data"); !bytes.Equal(dataBefore, dataAfter) {
 		t.Fatal("read-only open modified the data file")
+	}
+}
+
+// TestJournalCompression commits compressible and incompressible records
+// with each codec, crashes before any checkpoint and replays them with
+// another codec configured.
+func TestJournalCompression(t *testing.T) {
+	for _, c := range []Compression{NoCompression, Snappy, Zstd, DefaultCompression} {
+		t.Run(fmt.Sprintf("%d-%s", int(c), c), func(t *testing.T) {
+			fs := vfs.NewMem()
+			opts := memOpts(fs)
+			opts.JournalCompression = c
+			opts.JournalSize = 4 << 20 // no checkpoint before the crash
+			db := mustOpen(t, fs, opts)
+			rng := rand.New(rand.NewPCG(1, 2))
+			want := map[string][]byte{}
+			for i := range 200 {
+				v := bytes.Repeat([]byte{byte('a' + i%26)}, 1000)
+				if i%2 == 1 {
+					v = make([]byte, 1000)
+					for k := range v {
+						v[k] = byte(rng.Uint32())
+					}
+				}
+				k := fmt.Sprintf("k%04d", i)
+				want[k] = v
+				if err := db.Update(context.Background(), func(tx *Tx) error {
+					tr, err := tx.CreateTreeIfNotExists("t")
+					if err != nil {
+						return err
+					}
+					return tr.Put([]byte(k), v)
+				}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			st := db.Stats()
+			if st.JournalPayload < 200*1000 {
+				t.Fatalf("payload bytes %d, want at least %d", st.JournalPayload, 200*1000)
+			}
+			ratio := float64(st.JournalWritten) / float64(st.JournalPayload)
+			if c == NoCompression && ratio < 1 {
+				t.Fatalf("uncompressed journal wrote %d bytes for %d payload bytes", st.JournalWritten, st.JournalPayload)
+			}
+			if c != NoCompression && ratio > 0.7 {
+				t.Fatalf("compressed journal wrote %d bytes for %d payload bytes (ratio %.2f)", st.JournalWritten, st.JournalPayload, ratio)
+			}
+			fs.Crash(vfs.CrashOptions{})
+			db.Close()
+			opts.JournalCompression = Zstd - c%2 // a different codec on reopen
+			db = mustOpen(t, fs, opts)
+			defer db.Close()
+			if n := db.Stats().ReplayedRecords; n < 200 {
+				t.Fatalf("replayed %d records, want 200", n)
+			}
+			db.View(func(tx *Tx) error {
+				tr, err := tx.Tree("t")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range want {
+					if got, _ := tr.Get([]byte(k)); !bytes.Equal(got, v) {
+						t.Fatalf("%s: got %d bytes, want %d", k, len(got), len(v))
+					}
+				}
+				return nil
+			})
+		})
 	}
 }

@@ -60,6 +60,12 @@ func (db *DB) checkpointLocked() error {
 	if err := db.failedErr(); err != nil {
 		return err
 	}
+	// Records reserved by earlier commits must be in the journal before
+	// its position is captured (journal.go).
+	if err := db.journal.drain(); err != nil {
+		db.fail(err)
+		return err
+	}
 	start := time.Now()
 	snap := db.current.Load()
 

@@ -89,7 +89,7 @@ func (db *DB) Compact(ctx context.Context) error {
 	}
 	// The journal is empty after the checkpoints: give its space back too.
 	// It grows back to Options.JournalSize when commits fill it.
-	if db.journal.size > compactedJournalSize && db.journal.off == 0 {
+	if db.journal.size > compactedJournalSize && db.journal.offset() == 0 {
 		if err := db.resizeJournal(compactedJournalSize); err != nil {
 			db.fail(err)
 			return err

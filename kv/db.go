@@ -276,20 +276,19 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 		db.st.commitNanos.Add(uint64(time.Since(start)))
 		return nil
 	}
-	lsn, err := db.journal.append(tx.id, tx.log.parts()...)
+	slot := db.journal.reserve(tx.id, tx.log.size())
+	db.publish(snap, tx.freed)
+	db.releaseWriter()
+	// Compress and write the record outside the writer lock, in commit
+	// order (journal.go).
+	lsn, err := db.journal.write(slot, tx.log.parts()...)
 	if err != nil {
 		db.fail(err)
-		db.releaseWriter()
-		return fmt.Errorf("kv: commit %d: %w", tx.id, err)
+		return fmt.Errorf("kv: commit %d: %w (%w)", tx.id, err, ErrDatabaseFailed)
 	}
-	db.publish(snap, tx.freed)
-	needCkpt := db.journal.off > min(db.opts.CheckpointBytes, db.journal.size/2)
-	if needCkpt {
-		db.journalPressure.Store(true)
-	}
-	db.releaseWriter()
 	db.st.commits.Add(1)
-	if needCkpt {
+	if db.journal.offset() > min(db.opts.CheckpointBytes, db.journal.fileSize.Load()/2) {
+		db.journalPressure.Store(true)
 		select {
 		case db.ckptCh <- struct{}{}:
 		default:
@@ -420,5 +419,5 @@ func (db *DB) Close() error {
 }
 
 func (db *DB) needsCheckpoint() bool {
-	return db.current.Load().txid != db.meta.txid || len(db.pendingFree) > 0 || db.journal.off > 0
+	return db.current.Load().txid != db.meta.txid || len(db.pendingFree) > 0 || db.journal.offset() > 0
 }

@@ -11,10 +11,11 @@ package kv
 // A record is
 //
 //	0  crc32c over (salt, bytes [4, 24+len))
-//	4  payload length u32
+//	4  payload length u32: bits 0-29 the stored length, bits 30-31 the codec
+//	   (0 none, 1 snappy, 2 zstd; compress.go)
 //	8  sequence number u64 (consecutive across the whole life of the DB)
 //	16 txid u64
-//	24 payload (the transaction's encoded ops, see ops.go)
+//	24 payload (the transaction's encoded ops, see ops.go, compressed)
 //
 // Each checkpoint picks a new random salt and records it, with the sequence
 // number of the next record, in its meta page. Recovery reads records from
@@ -22,12 +23,21 @@ package kv
 // consecutive, starting at the meta's; the first failure is the torn tail
 // (or a stale record of an earlier cycle) and ends the replay.
 //
-// Group commit: the writer appends its record with pwrite while holding the
-// writer lock, publishes the new snapshot, releases the writer lock and then
-// waits until the journal is durable up to its record's end (its LSN). The
-// first waiter that finds no fdatasync in progress becomes the leader: it
-// notes the highest appended LSN, fdatasyncs outside every lock and wakes
-// all waiters covered by it. Committers arriving meanwhile queue behind the
+// Appends happen outside the writer lock. Under the lock a committer only
+// reserves its record's place in commit order (a sequence number and an
+// upper bound of its size), publishes its snapshot and releases the lock.
+// Then, in parallel with other committers and with the next transaction,
+// it compresses its payload (Options.JournalCompression) and builds the
+// record; it waits for its turn (every earlier sequence number written),
+// pwrites at the journal's end and goes on. Checkpoints drain the pending
+// records before they capture the journal position, and a Sync commit or
+// flush first waits for records reserved before it.
+//
+// Group commit: after writing, a Sync committer waits until the journal is
+// durable up to its record's end (its LSN). The first waiter that finds no
+// fdatasync in progress becomes the leader: it notes the highest appended
+// LSN, fdatasyncs outside every lock and wakes all waiters covered by it.
+// Committers arriving meanwhile queue behind the
 // in-flight sync and are covered together by the next one, so N concurrent
 // committers share a handful of fsyncs. If fdatasync fails, the error is
 // sticky: every waiter not yet covered gets it, and the DB enters the
@@ -47,6 +57,10 @@ import (
 const (
 	journalFileName   = "journal"
 	journalHeaderSize = 24
+	// The top two bits of a record's length field hold its codec
+	// (compress.go); payloads are limited to 1 GiB.
+	recordLenMask  = 1<<30 - 1
+	recordCodecBit = 30
 )
 
 var errJournalFull = errors.New("kv: journal full")
@@ -55,13 +69,24 @@ type journal struct {
 	f        vfs.File
 	size     int64 // writer-lock protected; fileSize mirrors it for Stats
 	fileSize atomic.Int64
+	codec    int // codec new records are compressed with
 
-	// Writer-lock protected.
-	off     int64  // next write offset in the file
-	seq     uint64 // sequence number of the next record
-	salt    uint64
-	base    int64 // LSN of file offset 0 in the current cycle
-	scratch []byte
+	// Writer-lock protected: reservations, in commit order.
+	next uint64 // sequence number of the next reservation
+	salt uint64
+	// reservedSeq mirrors next for waitWritten, which runs without the
+	// writer lock.
+	reservedSeq atomic.Uint64
+
+	// amu orders the appends: a record is written only after every record
+	// reserved before it (acond waits for the turn).
+	amu      sync.Mutex
+	acond    sync.Cond
+	off      int64  // next write offset in the file
+	seq      uint64 // sequence number of the next record to write
+	reserved int64  // bytes reserved by records not yet written (upper bound)
+	base     int64  // LSN of file offset 0 in the current cycle
+	aerr     error  // sticky write error: later records are not written
 
 	mu          sync.Mutex
 	cond        sync.Cond
@@ -72,20 +97,40 @@ type journal struct {
 	syncing     bool
 	err         error
 
-	syncs    atomic.Uint64
-	groupMax atomic.Uint64
-	groupHis [8]atomic.Uint64 // sizes 1, 2-3, 4-7, ..., >=128
+	syncs        atomic.Uint64
+	bytesWritten atomic.Uint64 // record bytes written (headers included)
+	payloadBytes atomic.Uint64 // uncompressed payload bytes of those records
+	groupMax     atomic.Uint64
+	groupHis     [8]atomic.Uint64 // sizes 1, 2-3, 4-7, ..., >=128
 }
 
-func newJournal(f vfs.File, size int64) *journal {
-	j := &journal{f: f, size: size}
+func newJournal(f vfs.File, size int64, c Compression) *journal {
+	j := &journal{f: f, size: size, codec: c.codec()}
 	j.fileSize.Store(size)
 	j.cond.L = &j.mu
+	j.acond.L = &j.amu
 	return j
 }
 
+// setSeq sets the sequence number of the next record (open, recovery).
+func (j *journal) setSeq(seq uint64) {
+	j.seq, j.next = seq, seq
+	j.reservedSeq.Store(seq)
+}
+
+// fits reports whether a record with a payload of the given size fits
+// beside everything written or reserved. Called with the writer lock held.
 func (j *journal) fits(payload int) bool {
-	return j.off+journalHeaderSize+int64(payload) <= j.size
+	j.amu.Lock()
+	defer j.amu.Unlock()
+	return payload <= recordLenMask && j.off+j.reserved+journalHeaderSize+int64(payload) <= j.size
+}
+
+// offset returns the write offset in the current cycle.
+func (j *journal) offset() int64 {
+	j.amu.Lock()
+	defer j.amu.Unlock()
+	return j.off
 }
 
 func recordCRC(salt uint64, rec []byte) uint32 {
@@ -95,40 +140,105 @@ func recordCRC(salt uint64, rec []byte) uint32 {
 	return crcUpdate(c, rec[4:])
 }
 
-// append writes one record and returns the LSN of its end. Called with the
-// writer lock held.
-func (j *journal) append(txid uint64, parts ...[]byte) (int64, error) {
+// slot is a record's place in the journal, reserved in commit order.
+type slot struct {
+	seq, txid, salt uint64
+	need            int64 // reserved bytes: header + uncompressed payload
+}
+
+// reserve takes the next place in the journal for transaction txid's
+// record of (at most) payload bytes. Called with the writer lock held,
+// after fits.
+func (j *journal) reserve(txid uint64, payload int) slot {
+	s := slot{seq: j.next, txid: txid, salt: j.salt, need: journalHeaderSize + int64(payload)}
+	j.next++
+	j.reservedSeq.Store(j.next)
+	j.amu.Lock()
+	j.reserved += s.need
+	j.amu.Unlock()
+	return s
+}
+
+var recordPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// write compresses parts (the record's payload), waits until every record
+// reserved before s is written, writes this one and returns the LSN of its
+// end. It runs without the writer lock, so concurrent committers compress
+// in parallel.
+func (j *journal) write(s slot, parts ...[]byte) (int64, error) {
 	plen := 0
 	for _, p := range parts {
 		plen += len(p)
 	}
+	codec := codecNone
+	bp := recordPool.Get().(*[]byte)
+	defer recordPool.Put(bp)
+	if c, ok := compressParts(j.codec, parts, nil); ok {
+		parts, plen, codec = [][]byte{c}, len(c), j.codec
+	}
 	need := journalHeaderSize + plen
-	if j.off+int64(need) > j.size {
-		return 0, errJournalFull
+	if cap(*bp) < need {
+		*bp = make([]byte, need)
 	}
-	if cap(j.scratch) < need {
-		j.scratch = make([]byte, need, need+need/2)
-	}
-	rec := j.scratch[:need]
-	binary.LittleEndian.PutUint32(rec[4:], uint32(plen))
-	binary.LittleEndian.PutUint64(rec[8:], j.seq)
-	binary.LittleEndian.PutUint64(rec[16:], txid)
+	rec := (*bp)[:need]
+	binary.LittleEndian.PutUint32(rec[4:], uint32(plen)|uint32(codec)<<recordCodecBit)
+	binary.LittleEndian.PutUint64(rec[8:], s.seq)
+	binary.LittleEndian.PutUint64(rec[16:], s.txid)
 	off := journalHeaderSize
 	for _, p := range parts {
 		off += copy(rec[off:], p)
 	}
-	binary.LittleEndian.PutUint32(rec[0:], recordCRC(j.salt, rec))
+	binary.LittleEndian.PutUint32(rec[0:], recordCRC(s.salt, rec))
+
+	j.amu.Lock()
+	defer j.amu.Unlock()
+	for j.seq != s.seq {
+		j.acond.Wait()
+	}
+	defer j.acond.Broadcast()
+	j.seq++
+	j.reserved -= s.need
+	if j.aerr != nil {
+		return 0, j.aerr
+	}
 	if n, err := j.f.WriteAt(rec, j.off); err != nil {
-		return 0, fmt.Errorf("kv: journal write at %d (%d of %d bytes): %w", j.off, n, need, err)
+		j.aerr = fmt.Errorf("kv: journal write at %d (%d of %d bytes): %w", j.off, n, need, err)
+		return 0, j.aerr
 	}
 	j.off += int64(need)
-	j.seq++
+	j.bytesWritten.Add(uint64(need))
+	j.payloadBytes.Add(uint64(s.need - journalHeaderSize))
 	lsn := j.base + j.off
 	j.mu.Lock()
 	j.written = lsn
 	j.writtenRecs++
 	j.mu.Unlock()
 	return lsn, nil
+}
+
+// append reserves and writes one record at once. Called with the writer
+// lock held (tests, and callers that need no parallelism).
+func (j *journal) append(txid uint64, parts ...[]byte) (int64, error) {
+	plen := 0
+	for _, p := range parts {
+		plen += len(p)
+	}
+	if !j.fits(plen) {
+		return 0, errJournalFull
+	}
+	return j.write(j.reserve(txid, plen), parts...)
+}
+
+// drain waits until every reserved record is written and returns the
+// sticky write error, if any. Called with the writer lock held (so no new
+// reservation can appear), before a checkpoint or a resize.
+func (j *journal) drain() error {
+	j.amu.Lock()
+	defer j.amu.Unlock()
+	for j.seq != j.next {
+		j.acond.Wait()
+	}
+	return j.aerr
 }
 
 // waitDurable returns once the journal is durable up to lsn, leading an
@@ -184,10 +294,26 @@ func (j *journal) noteGroup(n uint64) {
 
 // flush makes everything appended so far durable.
 func (j *journal) flush() error {
+	if err := j.waitWritten(); err != nil {
+		return err
+	}
 	j.mu.Lock()
 	lsn := j.written
 	j.mu.Unlock()
 	return j.waitDurable(lsn)
+}
+
+// waitWritten waits until every record reserved so far is written. It may
+// run without the writer lock: it waits for the records reserved when it
+// was called.
+func (j *journal) waitWritten() error {
+	j.amu.Lock()
+	defer j.amu.Unlock()
+	target := j.reservedSeq.Load()
+	for j.seq < target && j.aerr == nil {
+		j.acond.Wait()
+	}
+	return j.aerr
 }
 
 func (j *journal) pendingBytes() int64 {
@@ -199,8 +325,10 @@ func (j *journal) pendingBytes() int64 {
 // recycle starts a new cycle after a checkpoint made every appended record
 // redundant. Called with the writer lock held.
 func (j *journal) recycle(salt uint64) {
-	j.off = 0
 	j.salt = salt
+	j.amu.Lock()
+	j.off = 0
+	j.amu.Unlock()
 	j.mu.Lock()
 	j.base = j.written
 	if j.written > j.durable {
@@ -214,7 +342,8 @@ func (j *journal) recycle(salt uint64) {
 // journalRecord is one record found by scanJournal.
 type journalRecord struct {
 	seq, txid uint64
-	payload   []byte
+	codec     int
+	payload   []byte // as stored (compressed if codec != codecNone)
 }
 
 // scanJournal returns the valid records of data (the whole journal file)
@@ -224,7 +353,8 @@ func scanJournal(data []byte, salt, seq uint64) ([]journalRecord, int64) {
 	off := 0
 	for off+journalHeaderSize <= len(data) {
 		h := data[off:]
-		l := int(binary.LittleEndian.Uint32(h[4:]))
+		lf := binary.LittleEndian.Uint32(h[4:])
+		l := int(lf & recordLenMask)
 		if l > len(data)-off-journalHeaderSize {
 			break
 		}
@@ -232,7 +362,7 @@ func scanJournal(data []byte, salt, seq uint64) ([]journalRecord, int64) {
 		if binary.LittleEndian.Uint64(rec[8:]) != seq || binary.LittleEndian.Uint32(rec[0:]) != recordCRC(salt, rec) {
 			break
 		}
-		recs = append(recs, journalRecord{seq: seq, txid: binary.LittleEndian.Uint64(rec[16:]), payload: rec[journalHeaderSize:]})
+		recs = append(recs, journalRecord{seq: seq, txid: binary.LittleEndian.Uint64(rec[16:]), codec: int(lf >> recordCodecBit), payload: rec[journalHeaderSize:]})
 		seq++
 		off += len(rec)
 	}

@@ -119,6 +119,9 @@ func (r *modelRun) fatalf(format string, args ...any) {
 
 func (r *modelRun) open() {
 	r.t.Helper()
+	// Each open picks a journal compression: a journal holds records of
+	// the previous open's codec when recovery replays it.
+	r.opts.JournalCompression = Compression(r.rng.IntN(int(Zstd) + 1))
 	db, err := Open("/db", r.opts)
 	if err != nil {
 		r.fatalf("open: %v", err)

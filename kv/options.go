@@ -53,6 +53,10 @@ type Options struct {
 	// JournalSize is the size of the preallocated, recycled journal of a
 	// new database; default 64 MiB, minimum 64 KiB.
 	JournalSize int64
+	// JournalCompression compresses journal records, in the committing
+	// goroutines (in parallel), before they are written; default Snappy.
+	// It can change between opens: every record says how it is stored.
+	JournalCompression Compression
 	// CheckpointInterval is the time between background checkpoints;
 	// 0 means the default 60s, a negative value disables timed checkpoints
 	// (manual and journal-size-triggered checkpoints still happen).
@@ -108,6 +112,9 @@ func (o *Options) withDefaults() (Options, error) {
 		r.JournalSize = defaultJournalSize
 	}
 	r.JournalSize = max(r.JournalSize, minJournalSize)
+	if r.JournalCompression < DefaultCompression || r.JournalCompression > Zstd {
+		return r, fmt.Errorf("kv: invalid journal compression %d", r.JournalCompression)
+	}
 	if r.CheckpointInterval == 0 {
 		r.CheckpointInterval = defaultCkptInterval
 	}

@@ -272,9 +272,9 @@ func (db *DB) openJournal() error {
 	if n, err := jf.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
 		return fmt.Errorf("read journal: %w", err)
 	}
-	db.journal = newJournal(jf, size)
+	db.journal = newJournal(jf, size, db.opts.JournalCompression)
 	db.journal.salt = db.meta.journalSalt
-	db.journal.seq = db.meta.journalSeq
+	db.journal.setSeq(db.meta.journalSeq)
 	recs, end := scanJournal(data, db.meta.journalSalt, db.meta.journalSeq)
 	replayed := 0
 	good := int64(0)
@@ -286,12 +286,16 @@ func (db *DB) openJournal() error {
 			break
 		}
 		tx := db.newWriteTx()
-		if err := replayOps(tx, r.payload); err != nil {
+		payload, err := decompressPayload(r.codec, r.payload)
+		if err != nil {
+			return fmt.Errorf("replay journal record %d (tx %d): %w", r.seq, r.txid, err)
+		}
+		if err := replayOps(tx, payload); err != nil {
 			return fmt.Errorf("replay journal record %d (tx %d): %w", r.seq, r.txid, err)
 		}
 		tx.settleAll()
 		db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
-		db.journal.seq = r.seq + 1
+		db.journal.setSeq(r.seq + 1)
 		good += int64(journalHeaderSize + len(r.payload))
 		replayed++
 	}

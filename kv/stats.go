@@ -40,6 +40,9 @@ type Stats struct {
 
 	Commits            uint64
 	JournalFsyncs      uint64        // journal fdatasyncs
+	JournalWritten     uint64        // journal bytes written (records, compressed, headers included)
+	JournalPayload     uint64        // uncompressed payload bytes of those records
+	JournalCompression Compression   // how new records are compressed
 	DataFsyncs         uint64        // data file fdatasyncs (checkpoints)
 	GroupCommitMax     uint64        // largest number of commits made durable by one fsync
 	GroupCommitHist    [8]uint64     // fsyncs by group size: 1, 2-3, 4-7, ..., >=128
@@ -61,21 +64,24 @@ type Stats struct {
 // Stats returns current statistics. It does not block.
 func (db *DB) Stats() Stats {
 	s := Stats{
-		PageSize:         db.pageSize,
-		JournalFileBytes: db.journal.fileSize.Load(),
-		FilePages:        db.st.filePages.Load(),
-		FreePages:        db.st.freePages.Load(),
-		PendingFreePages: db.st.pendingPages.Load(),
-		Commits:          db.st.commits.Load(),
-		JournalFsyncs:    db.journal.syncs.Load(),
-		DataFsyncs:       db.st.dataSyncs.Load(),
-		GroupCommitMax:   db.journal.groupMax.Load(),
-		Checkpoints:      db.st.checkpoints.Load(),
-		CheckpointPages:  db.st.ckptPages.Load(),
-		Compactions:      db.st.compactions.Load(),
-		ReplayedRecords:  db.st.replayed.Load(),
-		CacheBudget:      db.opts.CacheSize,
-		Failed:           db.failedErr(),
+		PageSize:           db.pageSize,
+		JournalFileBytes:   db.journal.fileSize.Load(),
+		FilePages:          db.st.filePages.Load(),
+		FreePages:          db.st.freePages.Load(),
+		PendingFreePages:   db.st.pendingPages.Load(),
+		Commits:            db.st.commits.Load(),
+		JournalFsyncs:      db.journal.syncs.Load(),
+		JournalWritten:     db.journal.bytesWritten.Load(),
+		JournalPayload:     db.journal.payloadBytes.Load(),
+		JournalCompression: db.opts.JournalCompression,
+		DataFsyncs:         db.st.dataSyncs.Load(),
+		GroupCommitMax:     db.journal.groupMax.Load(),
+		Checkpoints:        db.st.checkpoints.Load(),
+		CheckpointPages:    db.st.ckptPages.Load(),
+		Compactions:        db.st.compactions.Load(),
+		ReplayedRecords:    db.st.replayed.Load(),
+		CacheBudget:        db.opts.CacheSize,
+		Failed:             db.failedErr(),
 	}
 	s.CacheBytes, s.CacheLeaves, s.CacheEvictions = db.cache.stats()
 	if size, err := db.pager.f.Size(); err == nil {

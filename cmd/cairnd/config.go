@@ -14,6 +14,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/kv"
 )
 
 // defaultDBPath is where cairnd keeps its data when no --dbpath or
@@ -32,9 +33,11 @@ type config struct {
 	ConfigFile            string
 	JournalCommitInterval time.Duration
 	SyncDelay             time.Duration
-	MaxConns              int
-	Verbosity             int
-	ShowVersion           bool
+	// JournalCompressor is none, snappy (default) or zstd.
+	JournalCompressor string
+	MaxConns          int
+	Verbosity         int
+	ShowVersion       bool
 	// TTLMonitorSleep is mongod's ttlMonitorSleepSecs server parameter.
 	TTLMonitorSleep time.Duration
 	// MetricsAddr serves Prometheus metrics when set (e.g. 127.0.0.1:9216).
@@ -44,7 +47,7 @@ type config struct {
 
 func defaultConfig() config {
 	return config{DBPath: defaultDBPath, Port: 27017, BindIP: "127.0.0.1",
-		JournalCommitInterval: 100 * time.Millisecond, SyncDelay: 60 * time.Second, TTLMonitorSleep: 60 * time.Second}
+		JournalCommitInterval: 100 * time.Millisecond, SyncDelay: 60 * time.Second, JournalCompressor: "snappy", TTLMonitorSleep: 60 * time.Second}
 }
 
 // parseArgs reads flags (and the config file they name). Flags given on
@@ -64,6 +67,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.LogAppend, "logappend", false, "append to the log file instead of rotating it at startup")
 	ms := fs.Int("journalCommitInterval", 100, "milliseconds an acknowledged j:false write may stay only in memory (1-500)")
 	sd := fs.Int("syncdelay", 60, "seconds between checkpoints")
+	fs.StringVar(&cfg.JournalCompressor, "journalCompressor", cfg.JournalCompressor, "journal record compression: none, snappy or zstd")
+	fs.StringVar(&cfg.JournalCompressor, "wiredTigerJournalCompressor", cfg.JournalCompressor, "mongod's name for --journalCompressor")
 	fs.IntVar(&cfg.MaxConns, "maxConns", 1000000, "maximum concurrent connections")
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	fs.StringVar(&cfg.MetricsAddr, "metricsAddr", "", "serve Prometheus metrics at host:port/metrics (off when empty; keep it on loopback)")
@@ -108,6 +113,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	if cfg.JournalCommitInterval < time.Millisecond || cfg.JournalCommitInterval > 500*time.Millisecond {
 		return cfg, errors.New("journalCommitInterval must be between 1 and 500 milliseconds")
 	}
+	if _, err := kv.ParseCompression(cfg.JournalCompressor); err != nil {
+		return cfg, fmt.Errorf("journalCompressor: %q is not one of none, snappy, zstd", cfg.JournalCompressor)
+	}
 	if cfg.SyncDelay <= 0 {
 		return cfg, errors.New("syncdelay must be a positive number of seconds")
 	}
@@ -126,6 +134,11 @@ type fileConfig struct {
 			CommitIntervalMs *int  `yaml:"commitIntervalMs"`
 		} `yaml:"journal"`
 		SyncPeriodSecs *float64 `yaml:"syncPeriodSecs"`
+		WiredTiger     struct {
+			EngineConfig struct {
+				JournalCompressor *string `yaml:"journalCompressor"`
+			} `yaml:"engineConfig"`
+		} `yaml:"wiredTiger"`
 	} `yaml:"storage"`
 	Net struct {
 		Port                   *int    `yaml:"port"`
@@ -166,6 +179,9 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 	}
 	if v := fc.Storage.SyncPeriodSecs; v != nil && !set["syncdelay"] {
 		cfg.SyncDelay = time.Duration(*v * float64(time.Second))
+	}
+	if v := fc.Storage.WiredTiger.EngineConfig.JournalCompressor; v != nil && !set["journalCompressor"] && !set["wiredTigerJournalCompressor"] {
+		cfg.JournalCompressor = *v
 	}
 	if v := fc.Net.Port; v != nil && !set["port"] {
 		cfg.Port = *v
@@ -231,6 +247,11 @@ func (cfg config) parsedDoc() bson.Doc {
 	b.AppendInt32("commitIntervalMs", int32(cfg.JournalCommitInterval/time.Millisecond))
 	b.End()
 	b.AppendDouble("syncPeriodSecs", cfg.SyncDelay.Seconds())
+	b.StartDocument("wiredTiger")
+	b.StartDocument("engineConfig")
+	b.AppendString("journalCompressor", cfg.JournalCompressor)
+	b.End()
+	b.End()
 	b.End()
 	if cfg.LogPath != "" {
 		b.StartDocument("systemLog")

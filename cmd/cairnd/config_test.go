@@ -18,6 +18,9 @@ storage:
   journal:
     commitIntervalMs: 20
   syncPeriodSecs: 30
+  wiredTiger:
+    engineConfig:
+      journalCompressor: zstd
 net:
   port: 28000
   bindIp: 127.0.0.1,::1
@@ -35,17 +38,23 @@ systemLog:
 		err   string
 	}{
 		{"defaults", nil, func(t *testing.T, c config) {
-			if c.DBPath != "data/db" || c.Port != 27017 || c.BindIP != "127.0.0.1" || c.JournalCommitInterval != 100*time.Millisecond || c.SyncDelay != time.Minute {
+			if c.DBPath != "data/db" || c.Port != 27017 || c.BindIP != "127.0.0.1" || c.JournalCommitInterval != 100*time.Millisecond || c.SyncDelay != time.Minute || c.JournalCompressor != "snappy" {
 				t.Errorf("defaults = %+v", c)
 			}
 		}, ""},
+		{"compressor flag", []string{"--journalCompressor", "none"}, func(t *testing.T, c config) {
+			if c.JournalCompressor != "none" {
+				t.Errorf("journalCompressor = %q", c.JournalCompressor)
+			}
+		}, ""},
+		{"bad compressor", []string{"--journalCompressor", "lz4"}, nil, "journalCompressor"},
 		{"flags", []string{"--dbpath", "/d", "--port", "1234", "--bind_ip", "0.0.0.0", "--journalCommitInterval", "7", "--syncdelay", "5"}, func(t *testing.T, c config) {
 			if c.DBPath != "/d" || c.Port != 1234 || c.BindIP != "0.0.0.0" || c.JournalCommitInterval != 7*time.Millisecond || c.SyncDelay != 5*time.Second {
 				t.Errorf("flags = %+v", c)
 			}
 		}, ""},
 		{"file", []string{"--config", conf}, func(t *testing.T, c config) {
-			if c.DBPath != "/from/file" || c.Port != 28000 || c.JournalCommitInterval != 20*time.Millisecond || c.SyncDelay != 30*time.Second || c.LogPath != "/var/log/cairn.log" {
+			if c.DBPath != "/from/file" || c.Port != 28000 || c.JournalCommitInterval != 20*time.Millisecond || c.SyncDelay != 30*time.Second || c.LogPath != "/var/log/cairn.log" || c.JournalCompressor != "zstd" {
 				t.Errorf("file = %+v", c)
 			}
 			if a := c.listenAddrs(); len(a) != 2 || a[0] != "127.0.0.1:28000" || a[1] != "[::1]:28000" {

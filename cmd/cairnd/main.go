@@ -21,6 +21,7 @@ import (
 	"github.com/cairndb/cairn/internal/logging"
 	"github.com/cairndb/cairn/internal/metrics"
 	"github.com/cairndb/cairn/internal/server"
+	"github.com/cairndb/cairn/kv"
 )
 
 func main() {
@@ -67,7 +68,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Error("Cannot create data directory", "c", "STORAGE", "ctx", "initandlisten", "dbPath", cfg.DBPath, "error", err.Error())
 		return 1
 	}
+	compressor, _ := kv.ParseCompression(cfg.JournalCompressor) // checked by parseArgs
 	srv, err := server.New(server.Options{
+		KV:     &kv.Options{JournalCompression: compressor},
 		DBPath: cfg.DBPath, JournalCommitInterval: cfg.JournalCommitInterval, SyncDelay: cfg.SyncDelay,
 		Logger: log, Argv: append([]string{"cairnd"}, args...), Parsed: cfg.parsedDoc(), MaxConns: cfg.MaxConns,
 		TTLMonitorInterval: cfg.TTLMonitorSleep,

@@ -20,6 +20,9 @@ func appendEngineStats(c *Ctx) {
 	r.AppendInt64("commits", int64(st.Commits))
 	r.AppendInt64("fsyncs", int64(st.JournalFsyncs))
 	r.AppendInt64("bytesInCycle", st.JournalBytes)
+	r.AppendInt64("bytesWritten", int64(st.JournalWritten))
+	r.AppendInt64("payloadBytes", int64(st.JournalPayload))
+	r.AppendString("compressor", st.JournalCompression.String())
 	r.AppendInt64("maxGroupSize", int64(st.GroupCommitMax))
 	r.StartArray("groupSizeHistogram")
 	for i, n := range st.GroupCommitHist {

@@ -43,6 +43,8 @@ func newCollector(env *command.Env) *collector {
 		"cursors":    desc("cursors_open", "Open cursors."),
 		"commits":    desc("kv_commits_total", "Storage engine commits."),
 		"fsyncs":     desc("kv_journal_fsyncs_total", "Journal fdatasync calls (one per commit group)."),
+		"jWritten":   desc("kv_journal_written_bytes_total", "Journal bytes written (compressed records with headers)."),
+		"jPayload":   desc("kv_journal_payload_bytes_total", "Uncompressed payload bytes of the journal records written."),
 		"groupMax":   desc("kv_group_commit_max", "Largest number of commits made durable by one fdatasync."),
 		"ckpts":      desc("kv_checkpoints_total", "Checkpoints completed."),
 		"ckptPages":  desc("kv_checkpoint_pages_total", "Pages written by checkpoints."),
@@ -83,6 +85,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	st := c.env.KV.Stats()
 	counter("commits", float64(st.Commits))
 	counter("fsyncs", float64(st.JournalFsyncs))
+	counter("jWritten", float64(st.JournalWritten))
+	counter("jPayload", float64(st.JournalPayload))
 	gauge("groupMax", float64(st.GroupCommitMax))
 	counter("ckpts", float64(st.Checkpoints))
 	counter("ckptPages", float64(st.CheckpointPages))
