@@ -1,0 +1,337 @@
+// Command journalbench reproduces the tables of MongoDB's SERVER-9754
+// against cairnd, every insert acknowledged with writeConcern {j: true}
+// through the official Go driver:
+//
+//  1. one writer inserting N documents (default 10,000) of each BSON size
+//     98, 818, …, 98918 bytes — elapsed ms per size;
+//  2. 1 to 8 writers, each inserting N documents of 8918 bytes on its own
+//     connection — elapsed ms per writer count.
+//
+// Every row also reports the server's journal fdatasyncs per acknowledged
+// insert and the bytes it wrote to disk (journal records plus checkpoint
+// pages) per inserted byte, read from serverStatus. The floor is measured
+// in the same run, alternating with the server: bare pwrite+fdatasync of
+// the same sizes, sequentially into a preallocated file on the same file
+// system. Each measurement is repeated -reps times (server and floor
+// alternating) and the median is reported.
+//
+//	go run ./cmd/journalbench                       (in bench/)
+//	go run ./cmd/journalbench -docs 2000 -reps 1    (a quick look)
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+	"golang.org/x/sys/unix"
+
+	"github.com/cairndb/cairn/bench/internal/cairndproc"
+)
+
+// The document sizes of SERVER-9754's first table.
+var defaultSizes = "98,818,1718,4418,7118,8018,8918,9918,10918,11918,12918,13918,14918,15918,16918,17918,18918,48918,98918"
+
+// threadDocSize is the document size of the second table.
+const threadDocSize = 8918
+
+func main() {
+	docs := flag.Int("docs", 10000, "documents per writer and row")
+	sizesFlag := flag.String("sizes", defaultSizes, "comma-separated BSON document sizes of table 1")
+	maxThreads := flag.Int("threads", 8, "table 2 runs 1..threads writers")
+	reps := flag.Int("reps", 3, "repetitions of every measurement (median reported)")
+	compressor := flag.String("compressor", "snappy", "cairnd --journalCompressor")
+	bin := flag.String("cairnd", "", "cairnd binary (default: build ../cmd/cairnd)")
+	dir := flag.String("dir", "", "working directory (default: a new temporary one)")
+	out := flag.String("out", "", "also write OUT.md, OUT.json and OUT.png")
+	flag.Parse()
+	var sizes []int
+	for _, f := range strings.Split(*sizesFlag, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 30 {
+			fmt.Fprintf(os.Stderr, "journalbench: bad size %q (minimum 30)\n", f)
+			os.Exit(2)
+		}
+		sizes = append(sizes, n)
+	}
+	cfg := config{docs: *docs, sizes: sizes, threads: *maxThreads, reps: max(*reps, 1), compressor: *compressor, bin: *bin, dir: *dir, out: *out}
+	if err := run(cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "journalbench:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	docs, threads, reps int
+	sizes               []int
+	compressor, bin     string
+	dir, out            string
+}
+
+// row is one measured line of a table.
+type row struct {
+	Size, Writers int
+	// Medians over the repetitions.
+	ElapsedMs      float64
+	FloorMs        float64 // bare pwrite+fdatasync of the same inserts, one writer
+	FsyncsPerWrite float64
+	DiskPerByte    float64 // bytes written to disk per inserted byte
+	GroupSize      float64 // acknowledged inserts per fdatasync
+	Runs           []float64
+	FloorRuns      []float64
+}
+
+type report struct {
+	Date, Machine, Command string
+	CPUs, Docs, Reps       int
+	Compressor             string
+	BySize, ByWriters      []row
+}
+
+func run(cfg config) error {
+	ctx := context.Background()
+	if cfg.dir == "" {
+		d, err := os.MkdirTemp("", "journalbench-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		cfg.dir = d
+	}
+	srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: cfg.bin, Dir: cfg.dir, Args: []string{"--journalCompressor", cfg.compressor}})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	clients := make([]*mongo.Client, cfg.threads)
+	for i := range clients {
+		// One connection per writer, as the report's threads had.
+		c, err := mongo.Connect(options.Client().ApplyURI(srv.URI).SetMaxPoolSize(1).SetTimeout(5 * time.Minute))
+		if err != nil {
+			return err
+		}
+		defer c.Disconnect(ctx)
+		clients[i] = c
+	}
+	floorFile := filepath.Join(cfg.dir, "floor.dat")
+	rep := report{Date: time.Now().UTC().Format("2006-01-02 15:04 MST"), Machine: machine(), CPUs: nproc(), Docs: cfg.docs, Reps: cfg.reps, Compressor: cfg.compressor,
+		Command: "go run ./cmd/journalbench " + strings.Join(os.Args[1:], " ")}
+
+	measure := func(size, writers int) (row, error) {
+		r := row{Size: size, Writers: writers}
+		var fs, dpb, grp []float64
+		for i := 0; i < cfg.reps; i++ {
+			f, err := floor(floorFile, size, cfg.docs)
+			if err != nil {
+				return r, err
+			}
+			r.FloorRuns = append(r.FloorRuns, ms(f))
+			m, err := inserts(ctx, clients[:writers], size, cfg.docs)
+			if err != nil {
+				return r, err
+			}
+			r.Runs = append(r.Runs, ms(m.elapsed))
+			fs = append(fs, m.fsyncsPerWrite)
+			dpb = append(dpb, m.diskPerByte)
+			grp = append(grp, m.groupSize)
+		}
+		r.ElapsedMs, r.FloorMs = median(r.Runs), median(r.FloorRuns)
+		r.FsyncsPerWrite, r.DiskPerByte, r.GroupSize = median(fs), median(dpb), median(grp)
+		fmt.Fprintf(os.Stderr, "size %6d writers %d: %8.0f ms (floor %8.0f ms), %.3f fdatasync/insert, %.2f disk bytes/inserted byte\n",
+			size, writers, r.ElapsedMs, r.FloorMs, r.FsyncsPerWrite, r.DiskPerByte)
+		return r, nil
+	}
+	for _, size := range cfg.sizes {
+		r, err := measure(size, 1)
+		if err != nil {
+			return err
+		}
+		rep.BySize = append(rep.BySize, r)
+	}
+	for w := 1; w <= cfg.threads; w++ {
+		r, err := measure(threadDocSize, w)
+		if err != nil {
+			return err
+		}
+		rep.ByWriters = append(rep.ByWriters, r)
+	}
+	md := render(rep)
+	fmt.Print(md)
+	if cfg.out != "" {
+		if err := os.WriteFile(cfg.out+".md", []byte(md), 0o644); err != nil {
+			return err
+		}
+		js, _ := json.MarshalIndent(rep, "", "  ")
+		if err := os.WriteFile(cfg.out+".json", js, 0o644); err != nil {
+			return err
+		}
+		if err := chart(rep, cfg.out+".png"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type insertResult struct {
+	elapsed                               time.Duration
+	fsyncsPerWrite, diskPerByte, groupSize float64
+}
+
+// inserts has len(clients) writers insert n documents of size bytes each
+// with {j: true}, one at a time, into a fresh collection.
+func inserts(ctx context.Context, clients []*mongo.Client, size, n int) (insertResult, error) {
+	var res insertResult
+	db := clients[0].Database("journalbench")
+	coll := fmt.Sprintf("s%d_w%d", size, len(clients))
+	if err := db.Collection(coll).Drop(ctx); err != nil {
+		return res, err
+	}
+	if err := db.CreateCollection(ctx, coll); err != nil {
+		return res, err
+	}
+	before, err := cairndproc.ServerStatus(ctx, clients[0])
+	if err != nil {
+		return res, err
+	}
+	wc := options.Collection().SetWriteConcern(&writeconcern.WriteConcern{Journal: new(true)})
+	var wg sync.WaitGroup
+	errs := make(chan error, len(clients))
+	start := time.Now()
+	for w, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cl := c.Database("journalbench").Collection(coll, wc)
+			rng := rand.New(rand.NewPCG(uint64(w), uint64(size)))
+			for i := 0; i < n; i++ {
+				if _, err := cl.InsertOne(ctx, document(size, rng)); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	res.elapsed = time.Since(start)
+	close(errs)
+	if err := <-errs; err != nil {
+		return res, err
+	}
+	after, err := cairndproc.ServerStatus(ctx, clients[0])
+	if err != nil {
+		return res, err
+	}
+	delta := func(path ...string) float64 {
+		return float64(cairndproc.Int(after, path...) - cairndproc.Int(before, path...))
+	}
+	total := float64(n * len(clients))
+	fsyncs := delta("cairn", "journal", "fsyncs")
+	disk := delta("cairn", "journal", "bytesWritten") + delta("cairn", "checkpoints", "pagesWritten")*float64(cairndproc.Int(after, "cairn", "files", "pageSize"))
+	res.fsyncsPerWrite = fsyncs / total
+	res.diskPerByte = disk / (total * float64(size))
+	if fsyncs > 0 {
+		res.groupSize = total / fsyncs
+	}
+	return res, db.Collection(coll).Drop(ctx)
+}
+
+var words = strings.Fields(`the journal group commit makes every acknowledged write durable with one
+fdatasync for many writers while the checkpoint writes pages copy on write and recycles the file
+document insert size bytes elapsed floor disk metadata extent preallocated zero block sector`)
+
+// document returns a document of exactly size BSON bytes: an ObjectId _id
+// and a string of words (compressible, like real data).
+func document(size int, rng *rand.Rand) bson.D {
+	// {_id: ObjectId, x: "<L bytes>"} is 30 + L bytes of BSON.
+	l := size - 30
+	var b strings.Builder
+	for b.Len() < l {
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(words[rng.IntN(len(words))])
+	}
+	return bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "x", Value: b.String()[:l]}}
+}
+
+// floor times n sequential pwrite+fdatasync calls of size bytes into a
+// preallocated file (zeros written and fsync'd first, as the journal is).
+func floor(path string, size, n int) (time.Duration, error) {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_TRUNC, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(path)
+	defer f.Close()
+	total := int64(size) * int64(n)
+	zeros := make([]byte, 1<<20)
+	for off := int64(0); off < total; off += int64(len(zeros)) {
+		if _, err := f.WriteAt(zeros[:min(int64(len(zeros)), total-off)], off); err != nil {
+			return 0, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return 0, err
+	}
+	buf := make([]byte, size)
+	for i := range buf {
+		buf[i] = byte('a' + i%26)
+	}
+	fd := int(f.Fd())
+	start := time.Now()
+	for i := 0; i < n; i++ {
+		if _, err := f.WriteAt(buf, int64(i)*int64(size)); err != nil {
+			return 0, err
+		}
+		if err := unix.Fdatasync(fd); err != nil {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s) == 0 {
+		return 0
+	}
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+func nproc() int {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	return strings.Count(string(b), "processor\t:")
+}
+
+func machine() string {
+	host, _ := os.Hostname()
+	model := ""
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(l, "model name") {
+				_, model, _ = strings.Cut(l, ":")
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%s, %d × %s", host, nproc(), strings.TrimSpace(model))
+}
