@@ -186,7 +186,7 @@ func run(cfg config) error {
 }
 
 type insertResult struct {
-	elapsed                               time.Duration
+	elapsed                                time.Duration
 	fsyncsPerWrite, diskPerByte, groupSize float64
 }
 
