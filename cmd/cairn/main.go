@@ -1,58 +1,57 @@
-// Command cairn is Cairn's operator tool. Subcommands:
+// Command cairn is Cairn's operator tool, the counterpart of MongoDB's
+// database tools. Each subcommand lives in its own file:
 //
-//	cairn check --dbpath DIR   check every page of a data directory offline
+//	cairn check   --dbpath DIR          check every page of a stopped server's data directory
+//	cairn import  [flags] [FILE]        load JSON, CSV or TSV into a collection (mongoimport's flags)
 //
-// (import, export, dump, restore and stats are later work.)
+// Subcommands that talk to a server take mongo tools' connection flags:
+// --uri, --host, --port, --username, --password, --authenticationDatabase.
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/cairndb/cairn/kv"
+	"sort"
 )
 
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+// subcommand is one verb of the tool.
+type subcommand struct {
+	summary string
+	run     func(args []string, stdin io.Reader, stdout, stderr io.Writer) int
+}
 
-func run(args []string, stdout, stderr io.Writer) int {
+var subcommands = map[string]subcommand{
+	"check":  {"check a stopped server's data directory offline", runCheck},
+	"import": {"import JSON, CSV or TSV documents into a collection", runImport},
+}
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) == 0 || args[0] == "--help" || args[0] == "-h" || args[0] == "help" {
-		fmt.Fprintln(stdout, "usage: cairn check --dbpath DIR")
+		usage(stdout)
 		if len(args) == 0 {
 			return 2
 		}
 		return 0
 	}
-	switch args[0] {
-	case "check":
-		return check(args[1:], stdout, stderr)
+	sc, ok := subcommands[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "cairn: unknown command %q (try 'cairn help')\n", args[0])
+		return 2
 	}
-	fmt.Fprintf(stderr, "cairn: unknown command %q (try 'cairn help')\n", args[0])
-	return 2
+	return sc.run(args[1:], stdin, stdout, stderr)
 }
 
-// check opens the data directory read-only (it must not be in use by a
-// running cairnd) and walks every page; it exits 1 on corruption.
-func check(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	dbpath := fs.String("dbpath", "data/db", "data directory to check")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: cairn COMMAND [flags]   ('cairn COMMAND --help' lists a command's flags)")
+	names := make([]string, 0, len(subcommands))
+	for n := range subcommands {
+		names = append(names, n)
 	}
-	if _, err := os.Stat(*dbpath); err != nil {
-		fmt.Fprintf(stderr, "cairn check: %v\n", err)
-		return 2
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-8s %s\n", n, subcommands[n].summary)
 	}
-	if err := kv.Check(*dbpath, nil); err != nil {
-		fmt.Fprintf(stderr, "cairn check: %s: %v\n", *dbpath, err)
-		return 1
-	}
-	fmt.Fprintf(stdout, "cairn check: %s: ok\n", *dbpath)
-	return 0
 }

@@ -37,7 +37,7 @@ func TestCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	if rc := run([]string{"check", "--dbpath", dir}, &out, &errOut); rc != 0 || !strings.Contains(out.String(), "ok") {
+	if rc := run([]string{"check", "--dbpath", dir}, nil, &out, &errOut); rc != 0 || !strings.Contains(out.String(), "ok") {
 		t.Fatalf("clean directory: rc %d, %s%s", rc, out.String(), errOut.String())
 	}
 	// Damage a page in the middle of the data file.
@@ -54,10 +54,10 @@ func TestCheck(t *testing.T) {
 	}
 	out.Reset()
 	errOut.Reset()
-	if rc := run([]string{"check", "--dbpath", dir}, &out, &errOut); rc != 1 {
+	if rc := run([]string{"check", "--dbpath", dir}, nil, &out, &errOut); rc != 1 {
 		t.Fatalf("damaged directory: rc %d, %s%s", rc, out.String(), errOut.String())
 	}
-	if rc := run([]string{"bogus"}, &out, &errOut); rc != 2 {
+	if rc := run([]string{"bogus"}, nil, &out, &errOut); rc != 2 {
 		t.Fatalf("unknown command: rc %d", rc)
 	}
 }

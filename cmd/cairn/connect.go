@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// connFlags are the connection flags MongoDB's database tools share.
+type connFlags struct {
+	uri      string
+	host     string
+	port     int
+	username string
+	password string
+	authDB   string
+}
+
+func (c *connFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.uri, "uri", "", "connection string (mongodb://host:port/...); wins over --host and --port")
+	fs.StringVar(&c.host, "host", "localhost", "server to connect to: host, host:port, or replSet/host1,host2")
+	fs.StringVar(&c.host, "h", "localhost", "shorthand for --host")
+	fs.IntVar(&c.port, "port", 0, "server port (default 27017, or the one in --host)")
+	fs.StringVar(&c.username, "username", "", "user name for authentication")
+	fs.StringVar(&c.username, "u", "", "shorthand for --username")
+	fs.StringVar(&c.password, "password", "", "password for authentication")
+	fs.StringVar(&c.password, "p", "", "shorthand for --password")
+	fs.StringVar(&c.authDB, "authenticationDatabase", "", "database that holds the user's credentials")
+}
+
+// connectionString builds the URI the flags describe. A single host is
+// dialled directly (as the tools do); "set/h1,h2" names a replica set.
+func (c *connFlags) connectionString() string {
+	if c.uri != "" {
+		return c.uri
+	}
+	host, set := c.host, ""
+	if i := strings.IndexByte(host, '/'); i >= 0 {
+		set, host = host[:i], host[i+1:]
+	}
+	hosts := strings.Split(host, ",")
+	for i, h := range hosts {
+		if !strings.Contains(h, ":") || strings.HasSuffix(h, "]") {
+			port := 27017
+			if c.port != 0 {
+				port = c.port
+			}
+			hosts[i] = h + ":" + strconv.Itoa(port)
+		} else if c.port != 0 && len(hosts) == 1 {
+			hosts[i] = h[:strings.LastIndexByte(h, ':')] + ":" + strconv.Itoa(c.port)
+		}
+	}
+	q := url.Values{}
+	if set != "" {
+		q.Set("replicaSet", set)
+	} else if len(hosts) == 1 {
+		q.Set("directConnection", "true")
+	}
+	return "mongodb://" + strings.Join(hosts, ",") + "/?" + q.Encode()
+}
+
+// connect dials the server and checks it answers.
+func (c *connFlags) connect(ctx context.Context, appName string) (*mongo.Client, error) {
+	opts := options.Client().ApplyURI(c.connectionString()).SetAppName(appName)
+	if c.username != "" {
+		cred := options.Credential{Username: c.username, Password: c.password, PasswordSet: c.password != ""}
+		cred.AuthSource = c.authDB
+		opts.SetAuth(cred)
+	}
+	client, err := mongo.Connect(opts)
+	if err != nil {
+		return nil, fmt.Errorf("connecting: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := client.Ping(pctx, nil); err != nil {
+		_ = client.Disconnect(context.Background())
+		return nil, fmt.Errorf("connecting to %s: %w", c.connectionString(), err)
+	}
+	return client, nil
+}
