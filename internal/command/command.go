@@ -166,14 +166,15 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if cmd.AdminOnly && c.DB != "admin" {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))
 	}
-	defer c.Env.Ops.begin(c, cmd.Name)()
 	start := time.Now()
+	op := c.Env.Ops.begin(c, cmd.Name, start)
 	collName := commandCollection(c)
 	defer func() {
-		if collName != "" {
-			c.Env.Top.record(c.DB, collName, cmd.Name, time.Since(start))
-		}
+		c.Env.Ops.end(op)
 		d := time.Since(start)
+		if collName != "" {
+			c.Env.Top.record(c.DB, collName, cmd.Name, d)
+		}
 		us := d.Microseconds()
 		class := latencyClass(cmd.Name)
 		if c.Env.ObserveLatency != nil {

@@ -13,11 +13,22 @@ import (
 )
 
 // Operations in progress, for currentOp and killOp. Dispatch registers
-// every command with a cancellable context; killOp cancels it, and the
-// command's scan loops notice at their next check and answer Interrupted
-// (11601).
+// every command; the registered operation is also the command's context,
+// which killOp cancels, and the command's scan loops notice at their next
+// check and answer Interrupted (11601).
+//
+// Registering is on every command's path, so it is cheap: one allocation
+// (the opInfo), and a table split in shards by operation id, each with its
+// own lock, so that concurrent commands rarely meet on one.
 
+// opInfo is one running operation and its context.
 type opInfo struct {
+	parent context.Context
+	// cancelParent is set when the parent context can itself be cancelled:
+	// the operation then wraps it with context.WithCancel (not on the
+	// server's request path, whose parent never ends).
+	cancelParent context.CancelFunc
+
 	id     int64
 	conn   int64
 	client string
@@ -25,53 +36,127 @@ type opInfo struct {
 	name   string
 	body   bson.Doc
 	start  time.Time
-	cancel context.CancelFunc
+
+	killed atomic.Bool
+	mu     sync.Mutex
+	done   chan struct{} // made on the first Done call
+}
+
+var _ context.Context = (*opInfo)(nil)
+
+func (op *opInfo) Deadline() (time.Time, bool) { return op.parent.Deadline() }
+
+func (op *opInfo) Value(key any) any { return op.parent.Value(key) }
+
+// Done is closed when the operation is killed.
+func (op *opInfo) Done() <-chan struct{} {
+	if op.cancelParent != nil {
+		return op.parent.Done()
+	}
+	op.mu.Lock()
+	defer op.mu.Unlock()
+	if op.done == nil {
+		op.done = make(chan struct{})
+		if op.killed.Load() {
+			close(op.done)
+		}
+	}
+	return op.done
+}
+
+// Err is context.Canceled once the operation is killed.
+func (op *opInfo) Err() error {
+	if op.cancelParent != nil {
+		return op.parent.Err()
+	}
+	if op.killed.Load() {
+		return context.Canceled
+	}
+	return nil
+}
+
+// kill cancels the operation's context.
+func (op *opInfo) kill() {
+	if op.cancelParent != nil {
+		op.cancelParent()
+		return
+	}
+	op.mu.Lock()
+	if !op.killed.Swap(true) && op.done != nil {
+		close(op.done)
+	}
+	op.mu.Unlock()
+}
+
+// opShards is the number of shards of the operation table.
+const opShards = 64
+
+// opShard is one shard, padded to its own cache line.
+type opShard struct {
+	mu sync.Mutex
+	m  map[int64]*opInfo
+	_  [48]byte
 }
 
 // Ops is the table of running operations.
 type Ops struct {
-	next atomic.Int64
-	mu   sync.Mutex
-	m    map[int64]*opInfo
+	next   atomic.Int64
+	shards [opShards]opShard
 }
 
-// begin registers the command and gives it a cancellable context; the
-// returned function ends it.
-func (o *Ops) begin(c *Ctx, name string) func() {
-	ctx, cancel := context.WithCancel(c.Context)
-	c.Context = ctx
-	op := &opInfo{id: o.next.Add(1), db: c.DB, name: name, body: c.Body, start: time.Now(), cancel: cancel}
+// begin registers the command and makes the operation its context; end
+// must be called when the command returns.
+func (o *Ops) begin(c *Ctx, name string, start time.Time) *opInfo {
+	op := &opInfo{parent: c.Context, id: o.next.Add(1), db: c.DB, name: name, body: c.Body, start: start}
+	if c.Context.Done() != nil {
+		op.parent, op.cancelParent = context.WithCancel(c.Context)
+	}
 	if c.Conn != nil {
 		op.conn, op.client = c.Conn.ID, c.Conn.Remote
 	}
-	o.mu.Lock()
-	if o.m == nil {
-		o.m = make(map[int64]*opInfo)
+	c.Context = op
+	sh := &o.shards[op.id%opShards]
+	sh.mu.Lock()
+	if sh.m == nil {
+		sh.m = make(map[int64]*opInfo)
 	}
-	o.m[op.id] = op
-	o.mu.Unlock()
-	return func() {
-		o.mu.Lock()
-		delete(o.m, op.id)
-		o.mu.Unlock()
-		cancel()
+	sh.m[op.id] = op
+	sh.mu.Unlock()
+	return op
+}
+
+// end removes the operation from the table.
+func (o *Ops) end(op *opInfo) {
+	sh := &o.shards[op.id%opShards]
+	sh.mu.Lock()
+	delete(sh.m, op.id)
+	sh.mu.Unlock()
+	if op.cancelParent != nil {
+		op.cancelParent()
 	}
 }
 
-// each calls fn for every running operation (under the table's lock).
+// each calls fn for every running operation (under its shard's lock).
 func (o *Ops) each(fn func(*opInfo)) {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	for _, op := range o.m {
-		fn(op)
+	for i := range o.shards {
+		sh := &o.shards[i]
+		sh.mu.Lock()
+		for _, op := range sh.m {
+			fn(op)
+		}
+		sh.mu.Unlock()
 	}
 }
 
 // find returns the running operation id, or nil.
 func (o *Ops) find(id int64) *opInfo {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.m[id]
+	if id <= 0 {
+		return nil
+	}
+	sh := &o.shards[id%opShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	return sh.m[id]
 }
 
 func currentOp(c *Ctx) error {
@@ -155,7 +240,7 @@ func killOp(c *Ctx) error {
 		return mongoerr.New(mongoerr.BadValue, `"op" field must be a number`)
 	}
 	if op := c.Env.Ops.find(id); op != nil {
-		op.cancel()
+		op.kill()
 	}
 	c.Reply.AppendString("info", "attempting to kill op")
 	return nil

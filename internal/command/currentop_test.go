@@ -3,6 +3,7 @@ package command
 import (
 	"context"
 	"testing"
+	"time"
 
 	dbson "go.mongodb.org/mongo-driver/v2/bson"
 
@@ -16,8 +17,8 @@ func TestKillOp(t *testing.T) {
 	env := &Env{}
 	running := ctxWith(t, dbson.D{{Key: "find", Value: "c"}})
 	running.Env = env
-	end := env.Ops.begin(running, "find")
-	defer end()
+	op := env.Ops.begin(running, "find", time.Now())
+	defer env.Ops.end(op)
 	var id int64
 	env.Ops.each(func(op *opInfo) { id = op.id })
 	killer := ctxWith(t, dbson.D{{Key: "killOp", Value: 1}, {Key: "op", Value: id}})

@@ -4,72 +4,102 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
 )
 
 // Top keeps per-namespace usage, as mongod's top command reports it: time
-// (microseconds) and count by kind of operation.
+// (microseconds) and count by kind of operation. Recording is on every
+// command's path, so it takes no lock: the namespace map is copied on
+// write (a new namespace is rare) and read with one atomic load, and the
+// counters are atomic.
 type Top struct {
-	mu sync.Mutex
-	m  map[nsKey]*topEntry
+	mu sync.Mutex // serialises adding namespaces
+	m  atomic.Pointer[map[nsKey]*topEntry]
 }
 
 // nsKey is a namespace as its two parts, so that recording a command does
 // not build the "db.collection" string.
 type nsKey struct{ db, coll string }
 
-type topCounter struct{ time, count int64 }
+type topCounter struct{ time, count atomic.Int64 }
+
+func (c *topCounter) add(us int64) {
+	c.time.Add(us)
+	c.count.Add(1)
+}
 
 type topEntry struct {
 	total, readLock, writeLock, queries, getmore, insert, update, remove, commands topCounter
 }
 
-// record adds one command's duration to its namespace. db and coll may
-// alias the request; they are copied when the namespace is new.
-func (t *Top) record(db, coll, name string, d time.Duration) {
-	us := d.Microseconds()
+// entry returns the namespace's counters, adding them if it is new. db
+// and coll may alias the request; they are copied when the namespace is
+// new.
+func (t *Top) entry(db, coll string) *topEntry {
+	if m := t.m.Load(); m != nil {
+		if e := (*m)[nsKey{db, coll}]; e != nil {
+			return e
+		}
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.m == nil {
-		t.m = map[nsKey]*topEntry{}
+	old := t.m.Load()
+	if old != nil {
+		if e := (*old)[nsKey{db, coll}]; e != nil {
+			return e
+		}
 	}
-	e := t.m[nsKey{db, coll}]
-	if e == nil {
-		e = &topEntry{}
-		t.m[nsKey{strings.Clone(db), strings.Clone(coll)}] = e
+	m := make(map[nsKey]*topEntry, 1)
+	if old != nil {
+		m = make(map[nsKey]*topEntry, len(*old)+1)
+		for k, v := range *old {
+			m[k] = v
+		}
 	}
-	add := func(c *topCounter) { c.time += us; c.count++ }
-	add(&e.total)
+	e := &topEntry{}
+	m[nsKey{strings.Clone(db), strings.Clone(coll)}] = e
+	t.m.Store(&m)
+	return e
+}
+
+// record adds one command's duration to its namespace.
+func (t *Top) record(db, coll, name string, d time.Duration) {
+	us := d.Microseconds()
+	e := t.entry(db, coll)
+	e.total.add(us)
 	switch latencyClass(name) {
 	case 0:
-		add(&e.readLock)
+		e.readLock.add(us)
 	case 1:
-		add(&e.writeLock)
+		e.writeLock.add(us)
 	}
 	switch name {
 	case "find":
-		add(&e.queries)
+		e.queries.add(us)
 	case "getMore":
-		add(&e.getmore)
+		e.getmore.add(us)
 	case "insert":
-		add(&e.insert)
+		e.insert.add(us)
 	case "update", "findAndModify":
-		add(&e.update)
+		e.update.add(us)
 	case "delete":
-		add(&e.remove)
+		e.remove.add(us)
 	default:
-		add(&e.commands)
+		e.commands.add(us)
 	}
 }
 
 func top(c *Ctx) error {
-	t := &c.Env.Top
-	t.mu.Lock()
-	names := make([]string, 0, len(t.m))
-	byName := make(map[string]*topEntry, len(t.m))
-	for k, e := range t.m {
+	var entries map[nsKey]*topEntry
+	if m := c.Env.Top.m.Load(); m != nil {
+		entries = *m
+	}
+	names := make([]string, 0, len(entries))
+	byName := make(map[string]*topEntry, len(entries))
+	for k, e := range entries {
 		ns := k.db + "." + k.coll
 		names = append(names, ns)
 		byName[ns] = e
@@ -83,17 +113,16 @@ func top(c *Ctx) error {
 		r.StartDocument(ns)
 		for _, f := range []struct {
 			name string
-			c    topCounter
-		}{{"total", e.total}, {"readLock", e.readLock}, {"writeLock", e.writeLock}, {"queries", e.queries},
-			{"getmore", e.getmore}, {"insert", e.insert}, {"update", e.update}, {"remove", e.remove}, {"commands", e.commands}} {
+			c    *topCounter
+		}{{"total", &e.total}, {"readLock", &e.readLock}, {"writeLock", &e.writeLock}, {"queries", &e.queries},
+			{"getmore", &e.getmore}, {"insert", &e.insert}, {"update", &e.update}, {"remove", &e.remove}, {"commands", &e.commands}} {
 			r.StartDocument(f.name)
-			r.AppendInt64("time", f.c.time)
-			r.AppendInt64("count", f.c.count)
+			r.AppendInt64("time", f.c.time.Load())
+			r.AppendInt64("count", f.c.count.Load())
 			r.End()
 		}
 		r.End()
 	}
-	t.mu.Unlock()
 	r.End()
 	return nil
 }
