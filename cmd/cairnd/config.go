@@ -42,6 +42,7 @@ type config struct {
 	TTLMonitorSleep time.Duration
 	// MetricsAddr serves Prometheus metrics when set (e.g. 127.0.0.1:9216).
 	MetricsAddr string
+	profiling   profiling
 	paramErr    error
 }
 
@@ -72,6 +73,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.MaxConns, "maxConns", 1000000, "maximum concurrent connections")
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	fs.StringVar(&cfg.MetricsAddr, "metricsAddr", "", "serve Prometheus metrics at host:port/metrics (off when empty; keep it on loopback)")
+	cfg.profiling.register(fs)
 	verbose := fs.Bool("v", false, "verbose logging")
 	var params []string
 	fs.Func("setParameter", "server parameter name=value (ttlMonitorSleepSecs); repeatable", func(v string) error {

@@ -81,6 +81,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Error("Cannot start the storage engine", "c", "STORAGE", "ctx", "initandlisten", "error", err.Error())
 		return 1
 	}
+	stopProfiling, err := startProfiling(cfg.profiling, log)
+	if err != nil {
+		log.Error("Cannot start profiling", "c", "CONTROL", "ctx", "initandlisten", "error", err.Error())
+		_ = srv.Shutdown(context.Background())
+		return 1
+	}
+	defer stopProfiling()
 	if cfg.MetricsAddr != "" {
 		addr, err := metrics.Serve(context.Background(), cfg.MetricsAddr, srv.Env())
 		if err != nil {
