@@ -47,6 +47,7 @@ type flags struct {
 	threads     string
 	loadThreads int
 	skipLoad    bool
+	loadOnly    bool
 	maxTime     time.Duration
 	pid         int
 	out, name   string
@@ -66,6 +67,7 @@ func main() {
 	flag.StringVar(&f.threads, "threads", "1,8,40,80", "client goroutines (each with its own connection), comma-separated")
 	flag.IntVar(&f.loadThreads, "loadthreads", 8, "client goroutines of the load phase")
 	flag.BoolVar(&f.skipLoad, "skipload", false, "use the records already loaded (recordcount must match)")
+	flag.BoolVar(&f.loadOnly, "loadonly", false, "run only the load phase")
 	flag.DurationVar(&f.maxTime, "maxtime", 2*time.Minute, "stop a run after this long even if operations remain (YCSB's maxexecutiontime)")
 	flag.IntVar(&f.pid, "pid", 0, "server process id, for scheduler figures from /proc (0: none)")
 	flag.StringVar(&f.out, "out", "", "directory for NAME.json, NAME.md and NAME-*.png (empty: markdown on standard output only)")
@@ -130,6 +132,9 @@ func mainErr(f flags) error {
 		}
 		rep.Load = res
 		printRun(res)
+	}
+	if f.loadOnly {
+		threads = nil
 	}
 	for _, n := range threads {
 		for _, w := range ws {
