@@ -35,8 +35,8 @@ func count(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	spec := &findSpec{db: c.DB, coll: name, opts: opts, filterDoc: orEmptyDoc(q)}
-	if spec.filter, err = query.ParseFilter(spec.filterDoc, opts); err != nil {
+	spec := &findSpec{db: c.DB, coll: name, opts: opts}
+	if err := parseFilterText(spec, orEmptyDoc(q), opts); err != nil {
 		return err
 	}
 	skip, _, err := a.integer("skip")
@@ -75,7 +75,10 @@ func count(c *Ctx) error {
 // countMatches counts the matching documents after skip, up to limit (0 =
 // all). An empty filter is answered from the tree's O(1) length.
 func countMatches(c *Ctx, spec *findSpec, limit int64) (int64, error) {
-	src := &scanSource{env: c.Env, spec: spec, skip: spec.skip, raw: true}
+	var src Source = &scanSource{env: c.Env, spec: spec, skip: spec.skip, raw: true}
+	if spec.text != nil {
+		src = &textSource{env: c.Env, spec: spec, raw: true}
+	}
 	var n int64
 	_, err := src.Fill(c, func(bson.Doc) bool {
 		n++

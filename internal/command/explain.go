@@ -81,6 +81,10 @@ func planFor(c *Ctx, spec *findSpec) (*catalog.Collection, *plan, bool, error) {
 	if err != nil {
 		return nil, nil, false, err
 	}
+	if spec.text != nil {
+		_, err := planText(coll, spec)
+		return coll, nil, false, err
+	}
 	if _, byID := spec.filter.IDEquality(); byID {
 		return coll, nil, true, nil
 	}
@@ -121,6 +125,8 @@ func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection,
 		switch {
 		case coll == nil:
 			r.AppendString("stage", "EOF")
+		case spec.text != nil:
+			appendTextStages(r, spec, coll)
 		case byID:
 			r.AppendString("stage", "IDHACK")
 		case p != nil:
@@ -178,7 +184,11 @@ func explainFind(c *Ctx, spec *findSpec) error {
 	r.AppendString("explainVersion", "1")
 	r.StartDocument("queryPlanner")
 	r.AppendString("namespace", spec.db+"."+spec.coll)
-	r.AppendDocument("parsedQuery", spec.filterDoc)
+	if spec.text != nil {
+		r.AppendDocument("parsedQuery", spec.textFilterDoc)
+	} else {
+		r.AppendDocument("parsedQuery", spec.filterDoc)
+	}
 	r.StartDocument("winningPlan")
 	appendPlanStages(r, spec, coll, p, byID)
 	r.End()
@@ -189,7 +199,11 @@ func explainFind(c *Ctx, spec *findSpec) error {
 		start := time.Now()
 		scan := &scanSource{env: c.Env, spec: spec, skip: spec.skip, raw: true}
 		var src Source = scan
-		if spec.sort != nil && spec.sort.Natural() == 0 {
+		var text *textSource
+		if spec.text != nil {
+			text = &textSource{env: c.Env, spec: spec, raw: true}
+			src = text
+		} else if spec.sort != nil && spec.sort.Natural() == 0 {
 			if src, err = newSortedSource(c, scan, spec); err != nil {
 				return err
 			}
@@ -212,6 +226,9 @@ func explainFind(c *Ctx, spec *findSpec) error {
 		r.AppendInt64("executionTimeMillis", time.Since(start).Milliseconds())
 		keys := scan.walk.keys
 		docs := scan.docsExamined + scan.walk.docs
+		if text != nil {
+			keys, docs = text.walk.keys, text.walk.docs
+		}
 		if byID && docs > 0 {
 			keys = 1
 		}

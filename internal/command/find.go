@@ -17,9 +17,14 @@ import (
 // commands to select documents).
 type findSpec struct {
 	db, coll string
-	// filterDoc is the filter as given, which the planner reads.
+	// filterDoc is the filter as given (without its $text clause), which
+	// the planner reads.
 	filterDoc bson.Doc
-	filter    *query.Filter
+	// text is the filter's $text clause (nil: none); textFilterDoc is
+	// then the whole filter, as explain shows it.
+	text          *textClause
+	textFilterDoc bson.Doc
+	filter        *query.Filter
 	// hint is the command's hint (zero: none).
 	hint bson.Value
 	// sortDoc is the sort as given (to recognise a sort on _id, which the
@@ -109,8 +114,7 @@ func find(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	spec.filterDoc = orEmptyDoc(filter)
-	if spec.filter, err = query.ParseFilter(spec.filterDoc, opts); err != nil {
+	if err := parseFilterText(spec, orEmptyDoc(filter), opts); err != nil {
 		return err
 	}
 	if p, ok, err := a.doc("projection"); err != nil {
@@ -127,7 +131,7 @@ func find(c *Ctx) error {
 			return err
 		}
 		spec.sortDoc = s
-		if spec.sort.HasMeta() {
+		if spec.sort.HasMeta() && spec.text == nil {
 			return mongoerr.New(40218, "query requires text score metadata, but it is not available")
 		}
 	}
@@ -223,6 +227,9 @@ func checkHint(c *Ctx, name string, hint bson.Value) error {
 // a scan of the collection in _id order; a sort collects the matches and
 // sorts them (a top-k when there is a limit).
 func openFind(c *Ctx, spec *findSpec) (Source, error) {
+	if spec.text != nil {
+		return &textSource{env: c.Env, spec: spec}, nil
+	}
 	scan := &scanSource{env: c.Env, spec: spec, skip: spec.skip}
 	// A sort on _id alone is the data tree's order: scan it (within the
 	// filter's _id bounds) instead of sorting, unless another index would

@@ -84,6 +84,9 @@ func createIndexes(c *Ctx) error {
 			if dup {
 				continue
 			}
+			if err := oneTextIndex(next.Indexes, s); err != nil {
+				return err
+			}
 			for _, b := range build {
 				if b.Name == s.Name {
 					return mongoerr.New(mongoerr.IndexKeySpecsConflict, "Index with name: %s already exists with a different definition", s.Name)
@@ -153,6 +156,23 @@ func existingIndex(have []catalog.Index, s *index.Spec) (bool, error) {
 		}
 	}
 	return false, nil
+}
+
+// oneTextIndex refuses a second text index on a collection, as MongoDB.
+func oneTextIndex(have []catalog.Index, s *index.Spec) error {
+	if s.Text == nil {
+		return nil
+	}
+	for _, ix := range have {
+		old, err := index.ParseCached(ix.Spec)
+		if err != nil {
+			return err
+		}
+		if old.Text != nil {
+			return mongoerr.New(mongoerr.CannotCreateIndex, "only one text index per collection allowed, found existing text index \"%s\"", ix.Name)
+		}
+	}
+	return nil
 }
 
 func dropIndexes(c *Ctx) error {

@@ -39,7 +39,13 @@ func TestParseSpec(t *testing.T) {
 		{dbson.D{{Key: "name", Value: "x"}}, "", mongoerr.FailedToParse},
 		{dbson.D{{Key: "key", Value: dbson.D{{Key: "a", Value: 1}}}, {Key: "sparse", Value: true}, {Key: "partialFilterExpression", Value: dbson.D{{Key: "a", Value: 1}}}}, "", mongoerr.CannotCreateIndex},
 		{dbson.D{{Key: "key", Value: dbson.D{{Key: "h", Value: "hashed"}}}, {Key: "unique", Value: true}}, "", mongoerr.CannotCreateIndex},
-		{dbson.D{{Key: "key", Value: dbson.D{{Key: "t", Value: "text"}}}}, "", mongoerr.CommandNotSupported},
+		{dbson.D{{Key: "key", Value: dbson.D{{Key: "t", Value: "text"}}}}, "t_text", 0},
+		{dbson.D{{Key: "key", Value: dbson.D{{Key: "a", Value: 1}, {Key: "t", Value: "text"}, {Key: "u", Value: "text"}, {Key: "z", Value: -1}}}}, "a_1_t_text_u_text_z_-1", 0},
+		{dbson.D{{Key: "key", Value: dbson.D{{Key: "t", Value: "text"}, {Key: "a", Value: 1}, {Key: "u", Value: "text"}}}}, "", mongoerr.CannotCreateIndex},
+		{dbson.D{{Key: "key", Value: dbson.D{{Key: "t", Value: "text"}}}, {Key: "weights", Value: dbson.D{{Key: "t", Value: 0}}}}, "", mongoerr.CannotCreateIndex},
+		{dbson.D{{Key: "key", Value: dbson.D{{Key: "t", Value: "text"}}}, {Key: "default_language", Value: "klingon"}}, "", mongoerr.CannotCreateIndex},
+		{dbson.D{{Key: "key", Value: dbson.D{{Key: "t", Value: "text"}}}, {Key: "language_override", Value: "a.b"}}, "", mongoerr.CannotCreateIndex},
+		{dbson.D{{Key: "key", Value: dbson.D{{Key: "a", Value: 1}}}, {Key: "weights", Value: dbson.D{{Key: "a", Value: 1}}}}, "", mongoerr.InvalidIndexSpecificationOption},
 	}
 	for _, tc := range cases {
 		s, err := Parse(doc(t, tc.spec))

@@ -23,7 +23,7 @@ func (s *Spec) Applies(doc bson.Doc) bool {
 	if s.Partial != nil && !s.Partial.Match(doc) {
 		return false
 	}
-	if s.Sparse {
+	if s.Sparse && s.Text == nil {
 		for _, f := range s.Fields {
 			if vals, _ := fieldValues(doc, f.Parts); len(vals) > 0 {
 				return true
@@ -39,6 +39,9 @@ func (s *Spec) Applies(doc bson.Doc) bool {
 // (the index is then multikey). A document with arrays in two indexed
 // fields is refused with CannotIndexParallelArrays (171).
 func (s *Spec) Keys(doc bson.Doc) (keys [][]byte, multikey bool, err error) {
+	if s.Text != nil {
+		return s.textKeys(doc)
+	}
 	perField := make([][]bson.Value, len(s.Fields))
 	arrayField := -1
 	for i, f := range s.Fields {

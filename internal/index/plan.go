@@ -249,7 +249,7 @@ func (r KeyRange) PastStart(key []byte) bool {
 // without collation: hidden, sparse and partial indexes do not hold every
 // document.
 func (s *Spec) Usable() bool {
-	return !s.Hidden && !s.Sparse && s.Partial == nil
+	return !s.Hidden && !s.Sparse && s.Partial == nil && s.Text == nil
 }
 
 // CompoundRanges is KeyRanges for a filter that pins the leading field to

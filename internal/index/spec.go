@@ -21,6 +21,7 @@ import (
 	"sync"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/index/fts"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
@@ -34,6 +35,8 @@ type Field struct {
 	Parts  []string
 	Desc   bool
 	Hashed bool
+	// Text marks the place of a text index's terms (_fts) in its key.
+	Text bool
 }
 
 // Spec is a parsed index specification.
@@ -46,6 +49,9 @@ type Spec struct {
 	Hidden             bool
 	Partial            *query.Filter
 	ExpireAfterSeconds int64 // -1 when not a TTL index
+	// Text describes a text index (nil otherwise); Fields then holds the
+	// prefix fields, one Field with Text set, and the suffix fields.
+	Text *fts.Spec
 	// Raw is the specification as listIndexes returns it.
 	Raw bson.Doc
 }
@@ -62,11 +68,11 @@ func badSpec(format string, args ...any) error {
 var knownOptions = map[string]bool{
 	"key": true, "name": true, "unique": true, "sparse": true, "partialFilterExpression": true,
 	"expireAfterSeconds": true, "hidden": true, "v": true, "background": true, "ns": true,
+	"weights": true, "default_language": true, "language_override": true, "textIndexVersion": true,
 }
 
 var unsupportedOptions = map[string]string{
-	"collation": "index collations", "weights": "text indexes", "default_language": "text indexes",
-	"language_override": "text indexes", "textIndexVersion": "text indexes", "2dsphereIndexVersion": "2dsphere indexes",
+	"collation": "index collations", "2dsphereIndexVersion": "2dsphere indexes",
 	"bits": "2d indexes", "min": "2d indexes", "max": "2d indexes", "bucketSize": "geoHaystack indexes",
 	"wildcardProjection": "wildcard indexes", "storageEngine": "index storage engine options",
 	"clustered": "clustered indexes", "prepareUnique": "prepareUnique",
@@ -134,6 +140,10 @@ func Parse(d bson.Doc) (*Spec, error) {
 	if !nameSet {
 		s.Name = DefaultName(s.Key)
 	}
+	isText, err := s.parseText(d)
+	if err != nil {
+		return nil, err
+	}
 	if s.Name == "" {
 		return nil, badSpec("The index name cannot be empty")
 	}
@@ -151,7 +161,11 @@ func Parse(d bson.Doc) (*Spec, error) {
 	if s.Sparse && s.Partial != nil {
 		return nil, badSpec("cannot mix \"partialFilterExpression\" and \"sparse\" options")
 	}
-	s.Raw = s.canonical(d)
+	if isText {
+		s.Raw = s.canonicalText(d)
+	} else {
+		s.Raw = s.canonical(d)
+	}
 	return s, nil
 }
 
@@ -163,7 +177,7 @@ func (s *Spec) parseKey() error {
 		if e.Key == "" {
 			return badSpec("Index keys cannot be an empty field.")
 		}
-		if strings.HasPrefix(e.Key, "$") && e.Key != "$**" {
+		if strings.HasPrefix(e.Key, "$") && !(e.Key == "$**" && e.Value.Type == bson.TypeString && e.Value.StringValue() == "text") {
 			return badSpec("Index key contains an illegal field name: field name starts with '$'.")
 		}
 		parts := strings.Split(e.Key, ".")
@@ -185,7 +199,9 @@ func (s *Spec) parseKey() error {
 			case "hashed":
 				f.Hashed = true
 				hashed++
-			case "text", "2dsphere", "2d", "geoHaystack":
+			case "text":
+				f.Text = true
+			case "2dsphere", "2d", "geoHaystack":
 				return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support %s indexes yet", v.StringValue())
 			default:
 				return badSpec("Unknown index plugin '%s'", v.StringValue())
@@ -193,7 +209,7 @@ func (s *Spec) parseKey() error {
 		default:
 			return badSpec("Values in v:2 index key pattern cannot be of type %s. Only numbers > 0, numbers < 0, and strings are allowed.", v.Type)
 		}
-		if strings.Contains(e.Key, "$**") {
+		if strings.Contains(e.Key, "$**") && !f.Text {
 			return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support wildcard indexes yet")
 		}
 		s.Fields = append(s.Fields, f)
@@ -271,6 +287,9 @@ func (s *Spec) canonical(d bson.Doc) bson.Doc {
 // pattern and options that matter), ignoring the name.
 func SameDefinition(a, b *Spec) bool {
 	if !bson.Equal(bson.Value{Type: bson.TypeDocument, Data: a.Key}, bson.Value{Type: bson.TypeDocument, Data: b.Key}) {
+		return false
+	}
+	if (a.Text == nil) != (b.Text == nil) || (a.Text != nil && !sameText(a.Text, b.Text)) {
 		return false
 	}
 	return a.Unique == b.Unique && a.Sparse == b.Sparse && (a.Partial == nil) == (b.Partial == nil) && a.ExpireAfterSeconds == b.ExpireAfterSeconds

@@ -29,8 +29,8 @@
 // largest element, missing as null, [] before null; several keys under one
 // array vary together, as MongoDB's key tuples do, and keys on two different
 // arrays are an error reported by Sort.Check), $natural (other keys are then
-// ignored), and {$meta: "textScore"} accepted (it orders nothing until text
-// search exists; Sort.HasMeta tells the server).
+// ignored), and {$meta: "textScore"} (Sort.HasMeta tells the server, which
+// orders $text results with Sort.KeyScore).
 //
 // Updates: $set $unset $inc $mul $min $max $rename $setOnInsert
 // $currentDate $push ($each $slice $sort $position) $addToSet ($each) $pop
@@ -45,8 +45,10 @@
 // # Not supported (errors, never wrong answers)
 //
 //   - $where (no server-side JavaScript): NotImplemented (238).
-//   - $text: IndexNotFound (27), as MongoDB without a text index;
-//     {$meta: "textScore"} in a projection: 40218.
+//   - $text: IndexNotFound (27); the server takes a $text clause out of
+//     find and count filters before compiling them and runs it itself.
+//     {$meta: "textScore"} in a projection: 40218 unless Options.TextScore
+//     (the value comes from MatchDetails.TextScore).
 //   - $jsonSchema: NotImplemented (238).
 //   - $near, $nearSphere, $geoNear: NoQueryExecutionPlans (291), as MongoDB
 //     without a geo index; $geoWithin, $geoIntersects: NotImplemented (238).

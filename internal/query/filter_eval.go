@@ -16,6 +16,9 @@ type MatchDetails struct {
 	ElemMatchKey string
 	// HasKey reports whether ElemMatchKey was recorded.
 	HasKey bool
+	// TextScore is the document's $text score, for {$meta: "textScore"}
+	// projections (set by the server's text stage).
+	TextScore float64
 	// Err is set when evaluating an expression ($expr) failed; MongoDB
 	// fails the whole operation then. Match (without details) treats such
 	// a document as not matching.

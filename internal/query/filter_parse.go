@@ -16,6 +16,9 @@ type Options struct {
 	Collation *Collation
 	// Let holds user variables, for $expr once expressions exist.
 	Let bson.Doc
+	// TextScore makes {$meta: "textScore"} available to projections (the
+	// query has a $text clause); Apply then reads MatchDetails.TextScore.
+	TextScore bool
 }
 
 func (o *Options) comparer() bson.StringComparer {

@@ -22,6 +22,8 @@ type Projection struct {
 	agg        bool // aggregation $project: operators are expressions
 	vars       map[string]bson.Value
 	coll       bson.StringComparer
+	// meta lists the top-level fields set to {$meta: "textScore"}.
+	meta []string
 }
 
 type projKind uint8
@@ -297,7 +299,14 @@ func (pp *projParser) addOperatorExpr(path string, e bson.Element, sub bson.Doc)
 		}
 		switch v.StringValue() {
 		case "textScore":
-			return mongoerr.New(40218, "query requires text score metadata, but it is not available")
+			if pp.fp.opts == nil || !pp.fp.opts.TextScore {
+				return mongoerr.New(40218, "query requires text score metadata, but it is not available")
+			}
+			if strings.Contains(path, ".") {
+				return mongoerr.New(mongoerr.NotImplemented, "Cairn does not support {$meta: \"textScore\"} on a dotted path (%s)", path)
+			}
+			p.meta = append(p.meta, path)
+			return nil
 		case "searchScore", "searchHighlights", "searchScoreDetails", "vectorSearchScore", "geoNearDistance", "geoNearPoint", "indexKey", "recordId", "sortKey", "randVal", "searchSequenceToken":
 			return mongoerr.New(mongoerr.NotImplemented, "$meta %q is not supported by Cairn yet", v.StringValue())
 		}
@@ -445,6 +454,43 @@ func (p *Projection) IsEmpty() bool { return p.empty }
 // Apply builds the projected document in the spare capacity of dst and
 // returns it. md supplies the array position for a positional projection.
 func (p *Projection) Apply(dst []byte, doc bson.Doc, md *MatchDetails) (bson.Doc, error) {
+	if len(p.meta) > 0 {
+		return p.applyMeta(dst, doc, md)
+	}
+	return p.apply(dst, doc, md)
+}
+
+// applyMeta applies the projection, then replaces or appends the
+// {$meta: "textScore"} fields.
+func (p *Projection) applyMeta(dst []byte, doc bson.Doc, md *MatchDetails) (bson.Doc, error) {
+	out, err := p.apply(nil, doc, md)
+	if err != nil {
+		return nil, err
+	}
+	var score float64
+	if md != nil {
+		score = md.TextScore
+	}
+	var b bson.Builder
+	b.Reset(dst[len(dst):])
+	it := out.Iter()
+	for it.Next() {
+		e := it.Element()
+		isMeta := false
+		for _, m := range p.meta {
+			isMeta = isMeta || m == e.Key
+		}
+		if !isMeta {
+			b.AppendElement(e)
+		}
+	}
+	for _, m := range p.meta {
+		b.AppendDouble(m, score)
+	}
+	return b.Finish(), nil
+}
+
+func (p *Projection) apply(dst []byte, doc bson.Doc, md *MatchDetails) (bson.Doc, error) {
 	if p.empty {
 		return append(dst[len(dst):], doc...), nil
 	}

@@ -1,6 +1,8 @@
 package query
 
 import (
+	"encoding/binary"
+	"math"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
@@ -299,6 +301,32 @@ func (s *Sort) Check(doc bson.Doc) error {
 	}
 	_, err := s.tupleValues(doc)
 	return err
+}
+
+// KeyScore is Key for a document whose $text score is known: a
+// {$meta: "textScore"} key orders by descending score.
+func (s *Sort) KeyScore(dst []byte, doc bson.Doc, score float64) []byte {
+	var sc [8]byte
+	binary.LittleEndian.PutUint64(sc[:], math.Float64bits(score))
+	scoreValue := bson.Value{Type: bson.TypeDouble, Data: sc[:]}
+	var vals []bson.Value
+	if s.compound() {
+		vals, _ = s.tupleValues(doc)
+	}
+	j := 0
+	for i := range s.keys {
+		k := &s.keys[i]
+		switch {
+		case k.meta:
+			dst = bson.AppendKey(dst, scoreValue, true)
+		case vals != nil:
+			dst = s.appendKey(dst, vals[j], k.desc)
+			j++
+		default:
+			dst = s.appendKey(dst, s.keyValue(doc, k), k.desc)
+		}
+	}
+	return dst
 }
 
 // Key appends to dst a byte string whose bytewise order is the sort order of

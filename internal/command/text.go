@@ -1,0 +1,392 @@
+package command
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/index"
+	"github.com/cairndb/cairn/internal/index/fts"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/kv"
+)
+
+// textClause is a query's parsed {$text: {$search, $language,
+// $caseSensitive, $diacriticSensitive}}.
+type textClause struct {
+	search                            string
+	language                          string // "": the index's default_language
+	caseSensitive, diacriticSensitive bool
+}
+
+// parseFilterText compiles a find or count filter into spec: a $text
+// clause (at the top level or in a top-level $and) is taken out and kept
+// in spec.text; the rest is the filter the planner and the matcher see.
+func parseFilterText(spec *findSpec, filter bson.Doc, opts *query.Options) error {
+	rest, clause, err := splitText(filter)
+	if err != nil {
+		return err
+	}
+	spec.text = clause
+	spec.filterDoc = rest
+	if clause != nil {
+		spec.textFilterDoc = filter
+		opts.TextScore = true
+	}
+	spec.filter, err = query.ParseFilter(rest, opts)
+	return err
+}
+
+// splitText removes the $text clause from filter.
+func splitText(filter bson.Doc) (bson.Doc, *textClause, error) {
+	var clause *textClause
+	found := false
+	var walk func(d bson.Doc) (bson.Doc, error)
+	walk = func(d bson.Doc) (bson.Doc, error) {
+		if _, ok := d.Lookup("$text"); !ok {
+			if _, ok := d.Lookup("$and"); !ok {
+				return d, nil
+			}
+		}
+		var b bson.Builder
+		it := d.Iter()
+		for it.Next() {
+			e := it.Element()
+			switch {
+			case e.Key == "$text":
+				if found {
+					return nil, mongoerr.New(mongoerr.BadValue, "Too many text expressions")
+				}
+				found = true
+				c, err := parseTextClause(e.Value)
+				if err != nil {
+					return nil, err
+				}
+				clause = c
+			case e.Key == "$and" && e.Value.Type == bson.TypeArray:
+				b.StartArray("$and")
+				ai := e.Value.Document().Iter()
+				for ai.Next() {
+					sub := ai.Element()
+					if sub.Value.Type == bson.TypeDocument {
+						nd, err := walk(sub.Value.Document())
+						if err != nil {
+							return nil, err
+						}
+						b.AppendDocument(sub.Key, nd)
+					} else {
+						b.AppendElement(sub)
+					}
+				}
+				b.End()
+			default:
+				b.AppendElement(e)
+			}
+		}
+		return b.Finish(), nil
+	}
+	rest, err := walk(filter)
+	if err != nil {
+		return nil, nil, err
+	}
+	return rest, clause, nil
+}
+
+func parseTextClause(v bson.Value) (*textClause, error) {
+	if v.Type != bson.TypeDocument {
+		return nil, mongoerr.New(mongoerr.BadValue, "$text expects an object")
+	}
+	c := &textClause{}
+	n := 0
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "$search":
+			if e.Value.Type != bson.TypeString {
+				return nil, mongoerr.New(mongoerr.BadValue, "$search needs a String")
+			}
+			c.search = e.Value.StringValue()
+		case "$language":
+			if e.Value.Type != bson.TypeString {
+				return nil, mongoerr.New(mongoerr.BadValue, "$language needs a String")
+			}
+			c.language = e.Value.StringValue()
+		case "$caseSensitive":
+			if e.Value.Type != bson.TypeBoolean {
+				return nil, mongoerr.New(mongoerr.BadValue, "$caseSensitive needs a Boolean")
+			}
+			c.caseSensitive = e.Value.Boolean()
+		case "$diacriticSensitive":
+			if e.Value.Type != bson.TypeBoolean {
+				return nil, mongoerr.New(mongoerr.BadValue, "$diacriticSensitive needs a Boolean")
+			}
+			c.diacriticSensitive = e.Value.Boolean()
+		default:
+			return nil, mongoerr.New(mongoerr.BadValue, "extra fields in $text")
+		}
+		n++
+	}
+	if _, ok := v.Document().Lookup("$search"); !ok {
+		return nil, mongoerr.New(mongoerr.BadValue, "$search required")
+	}
+	return c, nil
+}
+
+// textPlan is how a $text query reads its collection: the text index,
+// the parsed search and the prefix values pinned by the filter.
+type textPlan struct {
+	index  string
+	spec   *index.Spec
+	q      *fts.Query
+	prefix []bson.Value
+}
+
+// planText finds the collection's text index and parses the search in the
+// query's language.
+func planText(coll *catalog.Collection, spec *findSpec) (*textPlan, error) {
+	if coll == nil {
+		return nil, nil
+	}
+	for _, ix := range coll.Indexes {
+		if !ix.Ready {
+			continue
+		}
+		s, err := index.ParseCached(ix.Spec)
+		if err != nil || s.Text == nil {
+			continue
+		}
+		lang := s.Text.DefaultLanguage
+		if spec.text.language != "" {
+			l, ok := fts.LookupLanguage(spec.text.language)
+			if !ok {
+				return nil, mongoerr.New(mongoerr.BadValue, "unsupported language: \"%s\" for text index version 3", spec.text.language)
+			}
+			lang = l
+		}
+		tp := &textPlan{index: ix.Name, spec: s, q: fts.ParseQuery(spec.text.search, lang, spec.text.caseSensitive, spec.text.diacriticSensitive)}
+		for _, f := range s.TextPrefixFields() {
+			ivs, ok := index.FieldBounds(spec.filterDoc, f.Path, false)
+			if !ok || len(ivs) != 1 || !ivs[0].Point() {
+				return nil, mongoerr.New(mongoerr.NoQueryExecutionPlans, "error processing query: planner returned error :: caused by :: failed to use text index to satisfy $text query (if text index is compound, are equality predicates given for all prefix fields?)")
+			}
+			tp.prefix = append(tp.prefix, ivs[0].Lo)
+		}
+		return tp, nil
+	}
+	return nil, mongoerr.New(mongoerr.IndexNotFound, "text index required for $text query")
+}
+
+// textHit is one document a text query returns, with its score.
+type textHit struct {
+	doc   bson.Doc
+	score float64
+	md    query.MatchDetails
+}
+
+// runText executes a text plan as MongoDB's TEXT_OR, FETCH and TEXT_MATCH
+// stages do: it looks every term up in the index, adding up each
+// document's entry scores, fetches each document once, checks phrases,
+// negations and sensitivity, then the rest of the filter.
+func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, tp *textPlan, filter *query.Filter, st *walkState) ([]textHit, error) {
+	it, err := tx.Tree(coll.IndexTree(tp.index))
+	if err != nil {
+		return nil, mongoerr.New(175, "query plan killed :: caused by :: index '%s' dropped", tp.index)
+	}
+	scores := map[string]float64{}
+	cur := it.Cursor()
+	n := 0
+	for _, term := range tp.q.Terms {
+		tk := tp.spec.TextTermKey(tp.prefix, term)
+		for k, v := cur.Seek(tk); k != nil && bytes.HasPrefix(k, tk); k, v = cur.Next() {
+			if n++; n&255 == 0 {
+				if err := ctx.Err(); err != nil {
+					return nil, ctxErr(err)
+				}
+			}
+			st.keys++
+			sc, err := index.TextEntryScore(k, tk)
+			if err != nil {
+				return nil, err
+			}
+			scores[string(v)] += sc
+		}
+		if err := cur.Err(); err != nil {
+			return nil, err
+		}
+	}
+	ids := make([]string, 0, len(scores))
+	for id := range scores {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var hits []textHit
+	for _, id := range ids {
+		if n++; n&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, ctxErr(err)
+			}
+		}
+		raw, err := data.Get([]byte(id))
+		if err != nil {
+			return nil, err
+		}
+		if raw == nil {
+			continue
+		}
+		st.docs++
+		doc := bson.Doc(raw)
+		if ok, err := tp.spec.Text.Matches(tp.q, doc); err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		h := textHit{score: scores[id]}
+		if ok, err := matches(filter, doc, &h.md); err != nil || !ok {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		h.md.TextScore = h.score
+		h.doc = slices.Clone(doc)
+		hits = append(hits, h)
+	}
+	return hits, nil
+}
+
+// textSource serves a $text query: the first Fill runs the plan in one
+// snapshot and keeps the matching documents (sorted when the query
+// sorts, by {$meta: "textScore"} or fields), later Fills serve them.
+type textSource struct {
+	env  *Env
+	spec *findSpec
+	raw  bool
+	ran  bool
+	hits []textHit
+	pos  int
+	buf  []byte
+	walk walkState
+}
+
+func (s *textSource) Close() { s.hits = nil }
+
+func (s *textSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
+	if !s.ran {
+		if err := s.run(ctx); err != nil {
+			return false, err
+		}
+		s.ran = true
+	}
+	for s.pos < len(s.hits) {
+		h := &s.hits[s.pos]
+		out := h.doc
+		if s.spec.proj != nil && !s.raw {
+			var err error
+			if out, err = s.spec.proj.Apply(s.buf[:0], h.doc, &h.md); err != nil {
+				return false, err
+			}
+			s.buf = out
+		}
+		if !emit(out) {
+			return false, nil
+		}
+		s.hits[s.pos] = textHit{}
+		s.pos++
+	}
+	return true, nil
+}
+
+func (s *textSource) run(ctx context.Context) error {
+	tx, err := s.env.KV.BeginRead()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, s.spec.db, s.spec.coll)
+	if err != nil {
+		return err
+	}
+	tp, err := planText(coll, s.spec)
+	if err != nil || tp == nil {
+		return err
+	}
+	data, err := dataTree(tx, coll)
+	if err != nil {
+		return err
+	}
+	hits, err := runText(ctx, tx, coll, data, tp, s.spec.filter, &s.walk)
+	if err != nil {
+		return err
+	}
+	if srt := s.spec.sort; srt != nil && srt.Natural() == 0 {
+		keys := make([][]byte, len(hits))
+		for i := range hits {
+			if err := srt.Check(hits[i].doc); err != nil {
+				return err
+			}
+			keys[i] = srt.KeyScore(nil, hits[i].doc, hits[i].score)
+		}
+		idx := make([]int, len(hits))
+		for i := range idx {
+			idx[i] = i
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return bytes.Compare(keys[idx[a]], keys[idx[b]]) < 0 })
+		sorted := make([]textHit, len(hits))
+		for i, j := range idx {
+			sorted[i] = hits[j]
+		}
+		hits = sorted
+	}
+	skip := min(s.spec.skip, int64(len(hits)))
+	s.hits = hits[skip:]
+	return nil
+}
+
+// appendTextStages writes a text plan's stages as MongoDB explains them:
+// TEXT_MATCH over FETCH over TEXT_OR over one IXSCAN per term.
+func appendTextStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection) {
+	tp, err := planText(coll, spec)
+	if err != nil || tp == nil {
+		r.AppendString("stage", "EOF")
+		return
+	}
+	r.AppendString("stage", "TEXT_MATCH")
+	r.StartDocument("indexPrefix")
+	for i, f := range tp.spec.TextPrefixFields() {
+		r.AppendValue(f.Path, tp.prefix[i])
+	}
+	r.End()
+	r.AppendString("indexName", tp.index)
+	r.StartDocument("parsedTextQuery")
+	tp.q.AppendParsed(r)
+	r.End()
+	r.AppendInt32("textIndexVersion", 3)
+	r.StartDocument("inputStage")
+	r.AppendString("stage", "FETCH")
+	if spec.filterDoc.Len() > 0 {
+		r.AppendDocument("filter", spec.filterDoc)
+	}
+	r.StartDocument("inputStage")
+	r.AppendString("stage", "TEXT_OR")
+	r.StartArray("inputStages")
+	for i, term := range tp.q.Terms {
+		r.StartDocument(strconv.Itoa(i))
+		r.AppendString("stage", "IXSCAN")
+		r.AppendDocument("keyPattern", tp.spec.Key)
+		r.AppendString("indexName", tp.index)
+		r.AppendBool("isMultiKey", true)
+		r.AppendString("direction", "backward")
+		r.AppendString("term", term)
+		r.End()
+	}
+	r.End()
+	r.End()
+	r.End()
+}
