@@ -43,7 +43,9 @@ type config struct {
 	// MetricsAddr serves Prometheus metrics when set (e.g. 127.0.0.1:9216).
 	MetricsAddr string
 	profiling   profiling
-	paramErr    error
+	// Auth turns access control on (--auth, security.authorization).
+	Auth     bool
+	paramErr error
 }
 
 func defaultConfig() config {
@@ -74,6 +76,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	fs.StringVar(&cfg.MetricsAddr, "metricsAddr", "", "serve Prometheus metrics at host:port/metrics (off when empty; keep it on loopback)")
 	cfg.profiling.register(fs)
+	fs.BoolVar(&cfg.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and check their roles")
 	verbose := fs.Bool("v", false, "verbose logging")
 	var params []string
 	fs.Func("setParameter", "server parameter name=value (ttlMonitorSleepSecs); repeatable", func(v string) error {
@@ -148,6 +151,9 @@ type fileConfig struct {
 		BindIPAll              *bool   `yaml:"bindIpAll"`
 		MaxIncomingConnections *int    `yaml:"maxIncomingConnections"`
 	} `yaml:"net"`
+	Security struct {
+		Authorization *string `yaml:"authorization"`
+	} `yaml:"security"`
 	SetParameter map[string]string `yaml:"setParameter"`
 	SystemLog    struct {
 		Destination *string `yaml:"destination"`
@@ -206,6 +212,16 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 	if v := fc.SystemLog.Verbosity; v != nil {
 		cfg.Verbosity = *v
 	}
+	if v := fc.Security.Authorization; v != nil && !set["auth"] {
+		switch *v {
+		case "enabled":
+			cfg.Auth = true
+		case "disabled":
+			cfg.Auth = false
+		default:
+			cfg.paramErr = fmt.Errorf("security.authorization: %q is neither \"enabled\" nor \"disabled\"", *v)
+		}
+	}
 	for name, value := range fc.SetParameter {
 		if err := cfg.setParameter(name, value); err != nil {
 			cfg.paramErr = err
@@ -255,6 +271,11 @@ func (cfg config) parsedDoc() bson.Doc {
 	b.End()
 	b.End()
 	b.End()
+	if cfg.Auth {
+		b.StartDocument("security")
+		b.AppendString("authorization", "enabled")
+		b.End()
+	}
 	if cfg.LogPath != "" {
 		b.StartDocument("systemLog")
 		b.AppendString("destination", "file")

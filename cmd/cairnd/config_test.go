@@ -28,6 +28,10 @@ systemLog:
   destination: file
   path: /var/log/cairn.log
 `), 0o644)
+	secure := filepath.Join(dir, "secure.yaml")
+	os.WriteFile(secure, []byte("security:\n  authorization: enabled\n"), 0o644)
+	badAuth := filepath.Join(dir, "badauth.yaml")
+	os.WriteFile(badAuth, []byte("security:\n  authorization: yes\n"), 0o644)
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("storage:\n  dbPathh: /x\n"), 0o644)
 
@@ -76,6 +80,17 @@ systemLog:
 				t.Errorf("ttlMonitorSleepSecs = %v", c.TTLMonitorSleep)
 			}
 		}, ""},
+		{"auth flag", []string{"--auth"}, func(t *testing.T, c config) {
+			if !c.Auth {
+				t.Error("--auth not set")
+			}
+		}, ""},
+		{"security.authorization", []string{"--config", secure}, func(t *testing.T, c config) {
+			if !c.Auth || !strings.Contains(c.parsedDoc().String(), `security: { authorization: "enabled" }`) {
+				t.Errorf("auth = %v, parsed %s", c.Auth, c.parsedDoc())
+			}
+		}, ""},
+		{"bad authorization", []string{"--config", badAuth}, nil, "security.authorization"},
 		{"unknown parameter", []string{"--setParameter", "noSuch=1"}, nil, "unknown server parameter"},
 		{"bad parameter value", []string{"--setParameter", "ttlMonitorSleepSecs=0"}, nil, "positive number"},
 	}

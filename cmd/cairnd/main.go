@@ -74,6 +74,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		DBPath: cfg.DBPath, JournalCommitInterval: cfg.JournalCommitInterval, SyncDelay: cfg.SyncDelay,
 		Logger: log, Argv: append([]string{"cairnd"}, args...), Parsed: cfg.parsedDoc(), MaxConns: cfg.MaxConns,
 		TTLMonitorInterval: cfg.TTLMonitorSleep,
+		Auth:               cfg.Auth,
 		LogLevel:           level,
 		RotateLog:          func() error { return rotateLog(cfg, handler, log) },
 	})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -129,17 +130,6 @@ func getCmdLineOpts(c *Ctx) error {
 	return nil
 }
 
-func connectionStatus(c *Ctx) error {
-	r := c.Reply
-	r.StartDocument("authInfo")
-	r.StartArray("authenticatedUsers")
-	r.End()
-	r.StartArray("authenticatedUserRoles")
-	r.End()
-	r.End()
-	return nil
-}
-
 func listCommands(c *Ctx) error {
 	names := make([]string, 0, len(byName))
 	for n, cmd := range byName {
@@ -154,7 +144,7 @@ func listCommands(c *Ctx) error {
 		cmd := byName[n]
 		r.StartDocument(n)
 		r.AppendString("help", cmd.Help)
-		r.AppendBool("requiresAuth", false)
+		r.AppendBool("requiresAuth", cmd.Needs&auth.Open == 0)
 		r.AppendBool("secondaryOk", true)
 		r.AppendBool("adminOnly", cmd.AdminOnly)
 		r.End()

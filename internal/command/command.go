@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
 )
@@ -46,6 +47,9 @@ type Env struct {
 	// TempDir receives sorts' and aggregations' spill files (the data
 	// directory's _tmp, emptied at startup); "" means os.TempDir().
 	TempDir string
+	// Auth is access control: users, roles and whether commands are
+	// checked (nil: no checks, no user commands).
+	Auth *auth.Manager
 }
 
 // tempDir is where spill files go.
@@ -88,6 +92,8 @@ type Conn struct {
 	Compressors []string
 	// OfferedCompressors is filled by the server with what it supports.
 	OfferedCompressors []string
+	// Auth is the connection's authentication state.
+	Auth auth.Session
 }
 
 // Ctx is one command invocation.
@@ -125,6 +131,11 @@ type Command struct {
 	AdminOnly bool
 	// Write commands modify data (counted, refused on read-only servers).
 	Write bool
+	// Needs is what access control requires (authz.go): the privilege
+	// actions on the request's database (cluster actions on the server),
+	// auth.Open or auth.Authenticated. Zero means root only, so a command
+	// added without a declaration fails closed.
+	Needs auth.Action
 }
 
 // Lookup finds a command by the name a client used.
@@ -162,6 +173,9 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	cmd, ok := Lookup(c.Name)
 	if !ok {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.CommandNotFound, "no such command: '%s'", c.Name))
+	}
+	if err := authorize(c, cmd); err != nil {
+		return errorReply(c.Reply, err)
 	}
 	if cmd.AdminOnly && c.DB != "admin" {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))

@@ -107,7 +107,7 @@ type Ops struct {
 // begin registers the command and makes the operation its context; end
 // must be called when the command returns.
 func (o *Ops) begin(c *Ctx, name string, start time.Time) *opInfo {
-	op := &opInfo{parent: c.Context, id: o.next.Add(1), db: c.DB, name: name, body: c.Body, start: start}
+	op := &opInfo{parent: c.Context, id: o.next.Add(1), db: c.DB, name: name, body: redacted(name, c.Body), start: start}
 	if c.Context.Done() != nil {
 		op.parent, op.cancelParent = context.WithCancel(c.Context)
 	}

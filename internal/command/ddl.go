@@ -194,6 +194,10 @@ func listDatabases(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	visible, err := c.visibleDatabases()
+	if err != nil {
+		return err
+	}
 	tx, err := c.readTx()
 	if err != nil {
 		return err
@@ -231,7 +235,7 @@ func listDatabases(c *Ctx) error {
 			b.AppendBool("empty", false)
 		}
 		d := b.Finish()
-		if filter != nil && !filter.Match(d) {
+		if filter != nil && !filter.Match(d) || visible != nil && !visible(n) {
 			continue
 		}
 		total += sizes[n]

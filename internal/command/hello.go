@@ -76,6 +76,9 @@ func hello(c *Ctx) error {
 	r.AppendInt32("minWireVersion", MinWireVersion)
 	r.AppendInt32("maxWireVersion", MaxWireVersion)
 	r.AppendBool("readOnly", false)
+	if err := helloAuth(c, a); err != nil {
+		return err
+	}
 	if len(negotiated) > 0 {
 		r.StartArray("compression")
 		for i, n := range negotiated {

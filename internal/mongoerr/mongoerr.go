@@ -105,6 +105,7 @@ const (
 	IncompatibleCollationVersion    int32 = 161
 	ExceededMemoryLimit             int32 = 146
 	ConversionFailure               int32 = 241
+	MechanismUnavailable            int32 = 334
 )
 
 var names = map[int32]string{
@@ -133,6 +134,7 @@ var names = map[int32]string{
 	APIStrictError: "APIStrictError", InvalidPipelineOperator: "InvalidPipelineOperator",
 	NoQueryExecutionPlans: "NoQueryExecutionPlans", IncompatibleCollationVersion: "IncompatibleCollationVersion",
 	ExceededMemoryLimit: "ExceededMemoryLimit", ConversionFailure: "ConversionFailure",
+	MechanismUnavailable: "MechanismUnavailable",
 }
 
 // CodeName returns MongoDB's name for code, or "Location<code>" for the

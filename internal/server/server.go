@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/command"
 	"github.com/cairndb/cairn/kv"
 )
@@ -48,6 +49,11 @@ type Options struct {
 	LogLevel *slog.LevelVar
 	// RotateLog, if set, serves the logRotate command.
 	RotateLog func() error
+	// Auth turns access control on (--auth).
+	Auth bool
+	// AuthFailureDelay is how long a failed authentication waits before
+	// its answer (default 200 ms; negative: none).
+	AuthFailureDelay time.Duration
 }
 
 // Server is a running cairnd.
@@ -124,6 +130,12 @@ func New(opts Options) (*Server, error) {
 		LogLevel:       opts.LogLevel,
 		RotateLog:      opts.RotateLog,
 	}
+	am, err := auth.NewManager(db, auth.Options{Enabled: opts.Auth, FailureDelay: opts.AuthFailureDelay, Logger: opts.Logger})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("reading users: %w", err)
+	}
+	s.env.Auth = am
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBg = cancel
 	go s.env.Cursors.RunReaper(ctx, time.Minute)

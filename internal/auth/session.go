@@ -1,0 +1,192 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/xdg-go/scram"
+
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// UserName identifies a user: its name and authentication database.
+type UserName struct {
+	User, DB string
+}
+
+func (u UserName) String() string { return u.User + "@" + u.DB }
+
+// Session is one connection's authentication state. It is used by the
+// connection's own goroutine only.
+type Session struct {
+	// Remote is the client's address (for the log) and Loopback whether it
+	// is a loopback address (for the localhost exception); set by the
+	// server when the connection opens.
+	Remote   string
+	Loopback bool
+
+	user  *UserName
+	roles []RoleRef
+	privs *Privileges
+	gen   uint64
+
+	conv   *conversation
+	convID int32
+}
+
+// conversation is a SASL exchange in progress.
+type conversation struct {
+	mech      string
+	db        string
+	user      string
+	server    *scram.ServerConversation
+	skipEmpty bool
+	// verified: the client proved its password; the exchange waits for the
+	// client's empty final message (no skipEmptyExchange).
+	verified bool
+}
+
+// User is the authenticated user, or nil.
+func (s *Session) User() *UserName { return s.user }
+
+// Authenticated reports whether the connection has authenticated.
+func (s *Session) Authenticated() bool { return s.user != nil }
+
+// Logout forgets the authenticated user if it belongs to db; it reports
+// whether one was logged out.
+func (s *Session) Logout(db string) bool {
+	if s.user == nil || s.user.DB != db {
+		return false
+	}
+	s.user, s.roles, s.privs = nil, nil, nil
+	return true
+}
+
+// Privileges returns the authenticated user's privileges, re-read from the
+// store when users changed since they were last resolved (a revoked role
+// or dropped user takes effect on open connections at their next command).
+func (s *Session) Privileges(m *Manager) (*Privileges, []RoleRef, error) {
+	if s.user == nil {
+		return nil, nil, nil
+	}
+	if g := m.gen.Load(); s.privs == nil || g != s.gen {
+		u, err := m.lookup(s.user.DB, s.user.User)
+		if err != nil {
+			return nil, nil, err
+		}
+		s.gen = g
+		if u == nil {
+			s.roles = nil
+		} else {
+			s.roles = u.Roles
+		}
+		s.privs = Resolve(s.roles)
+	}
+	return s.privs, s.roles, nil
+}
+
+// SASLStep is one server answer in a SASL exchange.
+type SASLStep struct {
+	ConversationID int32
+	Done           bool
+	Payload        []byte
+}
+
+// errAuthFailed is MongoDB's answer to every credential problem: it does
+// not tell an unknown user from a wrong password.
+func errAuthFailed() error {
+	return mongoerr.New(mongoerr.AuthenticationFailed, "Authentication failed.")
+}
+
+// Start begins a SASL exchange (saslStart, or hello's
+// speculativeAuthenticate) for a user of db.
+func (s *Session) Start(ctx context.Context, m *Manager, mech, db string, payload []byte, skipEmpty bool) (SASLStep, error) {
+	hf, ok := hashOf(mech)
+	if !ok {
+		return SASLStep{}, mongoerr.New(mongoerr.MechanismUnavailable, "Received authentication for mechanism %s which is not enabled", mech)
+	}
+	c := &conversation{mech: mech, db: db, skipEmpty: skipEmpty}
+	srv, err := hf.NewServer(func(name string) (scram.StoredCredentials, error) {
+		c.user = name
+		u, err := m.lookup(db, name)
+		if err != nil {
+			return scram.StoredCredentials{}, err
+		}
+		if u == nil {
+			return scram.StoredCredentials{}, fmt.Errorf("Could not find user \"%s\" for db \"%s\"", name, db)
+		}
+		cred, ok := u.Credentials[mech]
+		if !ok {
+			return scram.StoredCredentials{}, fmt.Errorf("Unable to use %s based authentication for user without any %s credentials registered", mech, mech)
+		}
+		return cred.stored(), nil
+	})
+	if err != nil {
+		return SASLStep{}, fmt.Errorf("auth: %w", err)
+	}
+	c.server = srv.NewConversation()
+	s.convID++
+	s.conv = c
+	out, err := c.server.Step(string(payload))
+	if err != nil {
+		return SASLStep{}, s.fail(ctx, m, err)
+	}
+	return SASLStep{ConversationID: s.convID, Payload: []byte(out)}, nil
+}
+
+// Continue answers saslContinue.
+func (s *Session) Continue(ctx context.Context, m *Manager, convID int32, payload []byte) (SASLStep, error) {
+	c := s.conv
+	if c == nil || convID != s.convID {
+		return SASLStep{}, mongoerr.New(mongoerr.ProtocolError, "No SASL session state found")
+	}
+	if c.verified {
+		// The client's empty acknowledgement of the server's signature.
+		s.conv = nil
+		if len(payload) != 0 {
+			return SASLStep{}, s.fail(ctx, m, errors.New("unexpected payload after the server's final message"))
+		}
+		return SASLStep{ConversationID: convID, Done: true, Payload: []byte{}}, nil
+	}
+	out, err := c.server.Step(string(payload))
+	if err != nil || !c.server.Valid() {
+		if err == nil {
+			err = errors.New("SCRAM exchange incomplete")
+		}
+		return SASLStep{}, s.fail(ctx, m, err)
+	}
+	s.user = &UserName{User: c.user, DB: c.db}
+	s.privs, s.roles = nil, nil
+	m.opts.Logger.Info("Successfully authenticated", "c", "ACCESS", "id", 5286306, "ctx", "conn",
+		"user", c.user, "db", c.db, "mechanism", c.mech, "remote", s.Remote)
+	step := SASLStep{ConversationID: convID, Payload: []byte(out), Done: c.skipEmpty}
+	if c.skipEmpty {
+		s.conv = nil
+	} else {
+		c.verified = true
+	}
+	return step, nil
+}
+
+// fail logs a failed authentication, waits the manager's failure delay
+// (or until ctx ends) and returns AuthenticationFailed.
+func (s *Session) fail(ctx context.Context, m *Manager, cause error) error {
+	c := s.conv
+	s.conv = nil
+	attrs := []any{"c", "ACCESS", "id", 5286307, "ctx", "conn", "remote", s.Remote, "error", cause.Error()}
+	if c != nil {
+		attrs = append(attrs, "mechanism", c.mech, "user", c.user, "db", c.db)
+	}
+	m.opts.Logger.Warn("Authentication failed", attrs...)
+	if d := m.opts.FailureDelay; d > 0 {
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+		}
+	}
+	return errAuthFailed()
+}

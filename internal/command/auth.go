@@ -1,0 +1,222 @@
+package command
+
+import (
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// Authentication commands: saslStart and saslContinue (SCRAM-SHA-1 and
+// SCRAM-SHA-256), hello's saslSupportedMechs and speculativeAuthenticate,
+// logout and connectionStatus.
+
+// authManager returns the server's access control, or an error when the
+// server has none (a bare Env in tests).
+func (c *Ctx) authManager() (*auth.Manager, error) {
+	if c.Env.Auth == nil || c.Conn == nil {
+		return nil, mongoerr.New(mongoerr.CommandNotSupported, "access control is not available on this server")
+	}
+	return c.Env.Auth, nil
+}
+
+// saslPayload reads a SASL payload: binary data (or a string, which some
+// shells send).
+func saslPayload(a args, field string) ([]byte, error) {
+	v, ok := a.lookup(field)
+	if !ok {
+		return nil, mongoerr.New(40414, "BSON field '%s.%s' is missing but a required field", a.cmd, field)
+	}
+	switch v.Type {
+	case bson.TypeBinary:
+		_, data := v.Binary()
+		return data, nil
+	case bson.TypeString:
+		return []byte(v.StringValue()), nil
+	}
+	return nil, a.wrongTypes(field, v, "string, binData")
+}
+
+func appendSASLStep(r *bson.Builder, st auth.SASLStep) {
+	r.AppendInt32("conversationId", st.ConversationID)
+	r.AppendBool("done", st.Done)
+	r.AppendBinary("payload", 0, st.Payload)
+}
+
+// startSASL parses a saslStart document (the command, or hello's
+// speculativeAuthenticate) and runs the first step.
+func startSASL(c *Ctx, m *auth.Manager, a args, db string) (auth.SASLStep, error) {
+	mech, ok, err := a.str("mechanism")
+	if err != nil {
+		return auth.SASLStep{}, err
+	}
+	if !ok {
+		return auth.SASLStep{}, mongoerr.New(40414, "BSON field 'saslStart.mechanism' is missing but a required field")
+	}
+	payload, err := saslPayload(a, "payload")
+	if err != nil {
+		return auth.SASLStep{}, err
+	}
+	skipEmpty := false
+	if opts, ok, err := a.doc("options"); err != nil {
+		return auth.SASLStep{}, err
+	} else if ok {
+		if v, ok := opts.Lookup("skipEmptyExchange"); ok {
+			skipEmpty = v.Truthy()
+		}
+	}
+	return c.Conn.session().Start(c, m, mech, db, payload, skipEmpty)
+}
+
+func saslStart(c *Ctx) error {
+	m, err := c.authManager()
+	if err != nil {
+		return err
+	}
+	a := newArgs(c)
+	if err := a.check("mechanism", "payload", "autoAuthorize", "options"); err != nil {
+		return err
+	}
+	st, err := startSASL(c, m, a, c.DB)
+	if err != nil {
+		return err
+	}
+	appendSASLStep(c.Reply, st)
+	return nil
+}
+
+func saslContinue(c *Ctx) error {
+	m, err := c.authManager()
+	if err != nil {
+		return err
+	}
+	a := newArgs(c)
+	if err := a.check("conversationId", "payload"); err != nil {
+		return err
+	}
+	id, ok, err := a.integer("conversationId")
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return mongoerr.New(40414, "BSON field 'saslContinue.conversationId' is missing but a required field")
+	}
+	payload, err := saslPayload(a, "payload")
+	if err != nil {
+		return err
+	}
+	st, err := c.Conn.session().Continue(c, m, int32(id), payload)
+	if err != nil {
+		return err
+	}
+	appendSASLStep(c.Reply, st)
+	return nil
+}
+
+// helloAuth adds hello's authentication answers: saslSupportedMechs for
+// "db.user", and the first SASL step of speculativeAuthenticate (omitted
+// when it fails: the client then authenticates normally and gets the
+// error).
+func helloAuth(c *Ctx, a args) error {
+	m := c.Env.Auth
+	if m == nil || c.Conn == nil {
+		return nil
+	}
+	if name, ok, err := a.str("saslSupportedMechs"); err != nil {
+		return err
+	} else if ok {
+		db, user, found := strings.Cut(name, ".")
+		if !found {
+			return mongoerr.New(mongoerr.BadValue, "UserName must contain a '.' separated database.user pair")
+		}
+		u, err := m.Lookup(db, user)
+		if err != nil {
+			return err
+		}
+		if u != nil {
+			r := c.Reply
+			r.StartArray("saslSupportedMechs")
+			for i, mech := range u.Mechanisms() {
+				r.AppendString(bson.Index(i), mech)
+			}
+			r.End()
+		}
+	}
+	spec, ok, err := a.doc("speculativeAuthenticate")
+	if err != nil || !ok {
+		return err
+	}
+	if _, ok := spec.Lookup("saslStart"); !ok {
+		return nil // MONGODB-X509's authenticate: not supported, not answered
+	}
+	sa := args{cmd: "saslStart", body: spec}
+	db := "admin"
+	if v, ok := spec.Lookup("db"); ok && v.Type == bson.TypeString {
+		db = v.StringValue()
+	}
+	st, err := startSASL(c, m, sa, db)
+	if err != nil {
+		return nil // logged by the session; hello itself succeeds
+	}
+	c.Reply.StartDocument("speculativeAuthenticate")
+	appendSASLStep(c.Reply, st)
+	c.Reply.End()
+	return nil
+}
+
+// logout ends the connection's authentication on the request's database.
+func logout(c *Ctx) error {
+	if c.Conn != nil {
+		c.Conn.session().Logout(c.DB)
+	}
+	return nil
+}
+
+func connectionStatus(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("showPrivileges"); err != nil {
+		return err
+	}
+	showPrivs, _, err := a.boolean("showPrivileges")
+	if err != nil {
+		return err
+	}
+	var user *auth.UserName
+	var roles []auth.RoleRef
+	var privs *auth.Privileges
+	if c.Conn != nil && c.Env.Auth != nil {
+		s := c.Conn.session()
+		user = s.User()
+		if privs, roles, err = s.Privileges(c.Env.Auth); err != nil {
+			return err
+		}
+	}
+	r := c.Reply
+	r.StartDocument("authInfo")
+	r.StartArray("authenticatedUsers")
+	if user != nil {
+		r.StartDocument("0")
+		r.AppendString("user", user.User)
+		r.AppendString("db", user.DB)
+		r.End()
+	}
+	r.End()
+	r.StartArray("authenticatedUserRoles")
+	for i, role := range roles {
+		r.StartDocument(bson.Index(i))
+		r.AppendString("role", role.Role)
+		r.AppendString("db", role.DB)
+		r.End()
+	}
+	r.End()
+	if showPrivs {
+		r.StartArray("authenticatedUserPrivileges")
+		if privs != nil {
+			privs.AppendTo(r)
+		}
+		r.End()
+	}
+	r.End()
+	return nil
+}

@@ -1,0 +1,294 @@
+package command
+
+import (
+	"net"
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// Access control. With --auth every command is checked here, centrally,
+// before it runs: Command.Needs names the privilege actions it requires on
+// the request's database (or the cluster); a few commands whose needs
+// depend on their arguments (aggregate with $out or $merge, explain,
+// renameCollection, the write commands with upserts) are refined by
+// requirements, and the user-management commands check the roles they
+// grant themselves (mayGrant).
+
+// need is a set of actions on one database.
+type need struct {
+	db      string
+	actions auth.Action
+}
+
+// session returns the connection's authentication state, filling in the
+// client's address on first use.
+func (cn *Conn) session() *auth.Session {
+	s := &cn.Auth
+	if s.Remote == "" {
+		s.Remote = cn.Remote
+		s.Loopback = isLoopback(cn.Remote)
+	}
+	return s
+}
+
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// authorize checks that the connection may run cmd.
+func authorize(c *Ctx, cmd *Command) error {
+	m := c.Env.Auth
+	if !m.Enabled() || cmd.Needs&auth.Open != 0 || c.Conn == nil {
+		return nil
+	}
+	s := c.Conn.session()
+	if !s.Authenticated() {
+		if localhostException(c, cmd) {
+			return nil
+		}
+		return mongoerr.New(mongoerr.Unauthorized, "Command %s requires authentication", cmd.Name)
+	}
+	if cmd.Needs == auth.Authenticated && !needsRefined(cmd.Name) {
+		return nil
+	}
+	privs, _, err := s.Privileges(m)
+	if err != nil {
+		return err
+	}
+	for _, n := range requirements(c, cmd) {
+		if !privs.Allows(n.db, n.actions) {
+			return notAuthorized(c, n.db)
+		}
+	}
+	return nil
+}
+
+// localhostException: with access control on and no user at all, a client
+// on a loopback address may create the first user, on admin.
+func localhostException(c *Ctx, cmd *Command) bool {
+	return cmd.Name == "createUser" && c.DB == "admin" && !c.Env.Auth.HasUsers() && c.Conn.session().Loopback
+}
+
+func notAuthorized(c *Ctx, db string) error {
+	return mongoerr.New(mongoerr.Unauthorized, "not authorized on %s to execute command %s", db, redacted(c.Name, c.Body).String())
+}
+
+// needsRefined lists the commands declared Authenticated whose real
+// requirement depends on their arguments.
+func needsRefined(name string) bool { return name == "explain" }
+
+// requirements is what cmd, with these arguments, needs.
+func requirements(c *Ctx, cmd *Command) []need {
+	actions := cmd.Needs
+	if actions == 0 {
+		actions = auth.AllActions
+	}
+	db := c.DB
+	switch cmd.Name {
+	case "explain":
+		inner, ok := c.Body.Lookup("explain")
+		if !ok || inner.Type != bson.TypeDocument {
+			return nil // the command answers the bad argument
+		}
+		it := inner.Document().Iter()
+		if !it.Next() {
+			return nil
+		}
+		ic, ok := Lookup(it.Element().Key)
+		if !ok || ic.Name == "explain" {
+			return nil
+		}
+		ictx := *c
+		ictx.Body = inner.Document()
+		return requirements(&ictx, ic)
+	case "aggregate":
+		return aggregateNeeds(c)
+	case "update":
+		if hasUpsert(c, "updates") {
+			actions |= auth.Insert
+		}
+	case "findAndModify":
+		if v, ok := c.Body.Lookup("remove"); ok && v.Truthy() {
+			actions = auth.Find | auth.Remove
+		} else if v, ok := c.Body.Lookup("upsert"); ok && v.Truthy() {
+			actions |= auth.Insert
+		}
+	case "renameCollection":
+		return renameNeeds(c)
+	}
+	return []need{{db, actions}}
+}
+
+// hasUpsert reports whether any statement of a write command upserts.
+func hasUpsert(c *Ctx, field string) bool {
+	stmts, _, err := c.docs(field)
+	if err != nil {
+		return false
+	}
+	for _, s := range stmts {
+		if v, ok := s.Lookup("upsert"); ok && v.Truthy() {
+			return true
+		}
+	}
+	return false
+}
+
+// aggregateNeeds: find on the database, and for $out and $merge the write
+// actions on their target database.
+func aggregateNeeds(c *Ctx) []need {
+	out := []need{{c.DB, auth.Find}}
+	p, ok := c.Body.Lookup("pipeline")
+	if !ok || p.Type != bson.TypeArray {
+		return out
+	}
+	it := p.Document().Iter()
+	for it.Next() {
+		st := it.Element().Value
+		if st.Type != bson.TypeDocument {
+			continue
+		}
+		sit := st.Document().Iter()
+		if !sit.Next() {
+			continue
+		}
+		e := sit.Element()
+		var acts auth.Action
+		switch e.Key {
+		case "$out":
+			acts = auth.Insert | auth.Remove
+		case "$merge":
+			acts = auth.Insert | auth.Update | auth.Remove
+		default:
+			continue
+		}
+		target := c.DB
+		if e.Value.Type == bson.TypeDocument {
+			for _, k := range []string{"db", "into"} {
+				if v, ok := e.Value.Document().Lookup(k); ok && v.Type == bson.TypeDocument {
+					if d, ok := v.Document().Lookup("db"); ok && d.Type == bson.TypeString {
+						target = d.StringValue()
+					}
+				} else if ok && k == "db" && v.Type == bson.TypeString {
+					target = v.StringValue()
+				}
+			}
+		}
+		out = append(out, need{target, acts})
+	}
+	return out
+}
+
+// renameNeeds: within one database renameCollectionSameDB; across
+// databases find and dropCollection on the source and insert and
+// createCollection on the target.
+func renameNeeds(c *Ctx) []need {
+	from, _ := c.Body.Lookup("renameCollection")
+	to, _ := c.Body.Lookup("to")
+	if from.Type != bson.TypeString || to.Type != bson.TypeString {
+		return []need{{c.DB, auth.RenameCollectionSameDB}}
+	}
+	fdb, _, _ := strings.Cut(from.StringValue(), ".")
+	tdb, _, _ := strings.Cut(to.StringValue(), ".")
+	if fdb == tdb {
+		return []need{{fdb, auth.RenameCollectionSameDB}}
+	}
+	return []need{{fdb, auth.Find | auth.DropCollection}, {tdb, auth.Insert | auth.CreateCollection | auth.CreateIndex}}
+}
+
+// allowed reports whether the connection holds actions on db (always true
+// with access control off, and under the localhost exception).
+func (c *Ctx) allowed(db string, actions auth.Action) (bool, error) {
+	m := c.Env.Auth
+	if !m.Enabled() || c.Conn == nil {
+		return true, nil
+	}
+	s := c.Conn.session()
+	if !s.Authenticated() {
+		return !m.HasUsers() && s.Loopback, nil
+	}
+	privs, _, err := s.Privileges(m)
+	if err != nil {
+		return false, err
+	}
+	return privs.Allows(db, actions), nil
+}
+
+// require is allowed as an error: Unauthorized unless the connection holds
+// actions on db.
+func (c *Ctx) require(db string, actions auth.Action) error {
+	ok, err := c.allowed(db, actions)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return notAuthorized(c, db)
+	}
+	return nil
+}
+
+// visibleDatabases is listDatabases' filter under access control: nil
+// when the caller may list every database (listDatabases privilege),
+// otherwise the databases its roles grant something on, as MongoDB's
+// authorizedDatabases does. authorizedDatabases: false without the
+// privilege is refused.
+func (c *Ctx) visibleDatabases() (func(string) bool, error) {
+	m := c.Env.Auth
+	if !m.Enabled() || c.Conn == nil {
+		return nil, nil
+	}
+	privs, _, err := c.Conn.session().Privileges(m)
+	if err != nil {
+		return nil, err
+	}
+	if privs.Allows("", auth.ListDatabases) {
+		return nil, nil
+	}
+	if v, ok := c.Body.Lookup("authorizedDatabases"); ok && v.Type == bson.TypeBoolean && !v.Boolean() {
+		return nil, notAuthorized(c, "admin")
+	}
+	dbs := map[string]bool{}
+	if privs != nil {
+		for _, db := range privs.Databases() {
+			dbs[db] = true
+		}
+	}
+	return func(db string) bool { return dbs[db] }, nil
+}
+
+// redacted returns body with secrets replaced by "xxx" (passwords of the
+// user commands, SASL payloads), as MongoDB redacts them in currentOp,
+// logs and error messages; other bodies are returned as they are.
+func redacted(name string, body bson.Doc) bson.Doc {
+	var secret string
+	switch name {
+	case "createUser", "updateUser":
+		secret = "pwd"
+	case "saslStart", "saslContinue":
+		secret = "payload"
+	case "hello", "isMaster", "ismaster":
+		secret = "speculativeAuthenticate"
+	default:
+		return body
+	}
+	if _, ok := body.Lookup(secret); !ok {
+		return body
+	}
+	var b bson.Builder
+	it := body.Iter()
+	for it.Next() {
+		if e := it.Element(); e.Key == secret {
+			b.AppendString(e.Key, "xxx")
+		} else {
+			b.AppendElement(e)
+		}
+	}
+	return b.Finish()
+}

@@ -1,0 +1,424 @@
+package command
+
+import (
+	"slices"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/kv"
+)
+
+// User management: createUser, updateUser, dropUser,
+// dropAllUsersFromDatabase, usersInfo, grantRolesToUser and
+// revokeRolesFromUser. Users are stored by internal/auth; every change is
+// committed durably and then announced to the Manager, so that open
+// connections re-read their roles at their next command.
+
+// parseRoles reads a roles array: role names (on the request's database)
+// or {role, db} documents; every role must exist.
+func parseRoles(c *Ctx, field string, v bson.Value) ([]auth.RoleRef, error) {
+	if v.Type != bson.TypeArray {
+		return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type 'array'", c.Name, field, v.Type)
+	}
+	var out []auth.RoleRef
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element().Value
+		var r auth.RoleRef
+		switch e.Type {
+		case bson.TypeString:
+			r = auth.RoleRef{Role: e.StringValue(), DB: c.DB}
+		case bson.TypeDocument:
+			role, ok := e.Document().Lookup("role")
+			if !ok || role.Type != bson.TypeString {
+				return nil, mongoerr.New(mongoerr.NoSuchKey, "Missing expected field \"role\"")
+			}
+			db, ok := e.Document().Lookup("db")
+			if !ok || db.Type != bson.TypeString {
+				return nil, mongoerr.New(mongoerr.NoSuchKey, "Missing expected field \"db\"")
+			}
+			r = auth.RoleRef{Role: role.StringValue(), DB: db.StringValue()}
+		default:
+			return nil, mongoerr.New(mongoerr.BadValue, "Role names must be either strings or objects")
+		}
+		if err := auth.CheckRole(r); err != nil {
+			return nil, err
+		}
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// mayGrant checks the privilege to grant (or revoke) each role.
+func mayGrant(c *Ctx, roles []auth.RoleRef, action auth.Action) error {
+	for _, r := range roles {
+		if err := c.require(r.DB, action); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// userNameArg is the command's first field: the user's name.
+func userNameArg(c *Ctx) (string, error) {
+	v := newArgs(c).first()
+	if v.Type != bson.TypeString {
+		return "", mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type 'string'", c.Name, c.Name, v.Type)
+	}
+	if v.StringValue() == "" {
+		return "", mongoerr.New(mongoerr.BadValue, "User document needs 'user' field to be non-empty")
+	}
+	if c.DB == "$external" {
+		return "", mongoerr.New(mongoerr.BadValue, "Cairn supports SCRAM users only; users on $external are not supported")
+	}
+	return v.StringValue(), nil
+}
+
+func userNotFound(name, db string) error {
+	return mongoerr.New(mongoerr.UserNotFound, "Could not find user \"%s\" for db \"%s\"", name, db)
+}
+
+// parseMechanisms reads the mechanisms field (default: both SCRAM ones).
+func parseMechanisms(c *Ctx) ([]string, bool, error) {
+	arr, ok, err := newArgs(c).array("mechanisms")
+	if err != nil || !ok {
+		return auth.Mechanisms, false, err
+	}
+	var out []string
+	it := arr.Iter()
+	for it.Next() {
+		v := it.Element().Value
+		if v.Type != bson.TypeString {
+			return nil, false, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.mechanisms.%s' is the wrong type '%s', expected type 'string'", c.Name, it.Element().Key, v.Type)
+		}
+		m := v.StringValue()
+		if !slices.Contains(auth.Mechanisms, m) {
+			return nil, false, mongoerr.New(mongoerr.BadValue, "Unknown auth mechanism '%s'", m)
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	if len(out) == 0 {
+		return nil, false, mongoerr.New(mongoerr.BadValue, "mechanisms field must not be empty")
+	}
+	return out, true, nil
+}
+
+// passwordArg reads pwd (and refuses digestPassword: false, which only
+// pre-digested SCRAM-SHA-1 passwords use).
+func passwordArg(c *Ctx) (string, bool, error) {
+	a := newArgs(c)
+	pwd, ok, err := a.str("pwd")
+	if err != nil || !ok {
+		return "", ok, err
+	}
+	if pwd == "" {
+		return "", false, mongoerr.New(mongoerr.BadValue, "Password cannot be empty")
+	}
+	if digest, set, err := a.boolean("digestPassword"); err != nil {
+		return "", false, err
+	} else if set && !digest {
+		return "", false, mongoerr.New(mongoerr.BadValue, "Use of SCRAM-SHA-256 requires undigested passwords")
+	}
+	return pwd, true, nil
+}
+
+func credentials(m *auth.Manager, name, pwd string, mechs []string) (map[string]auth.Credential, error) {
+	creds := map[string]auth.Credential{}
+	for _, mech := range mechs {
+		cred, err := auth.NewCredential(mech, name, pwd, m.Iterations(mech))
+		if err != nil {
+			return nil, err
+		}
+		creds[mech] = cred
+	}
+	return creds, nil
+}
+
+// userTx runs fn in a durable write transaction and tells the manager the
+// users changed.
+func userTx(c *Ctx, m *auth.Manager, fn func(tx *kv.Tx) error) error {
+	if _, err := parseWriteConcern(c); err != nil {
+		return err
+	}
+	if err := c.writeTx(kv.Sync, fn); err != nil {
+		return err
+	}
+	return m.Changed()
+}
+
+func customDataArg(c *Ctx) (bson.Doc, bool, error) {
+	d, ok, err := newArgs(c).doc("customData")
+	if ok {
+		d = bson.Doc(append([]byte(nil), d...))
+	}
+	return d, ok, err
+}
+
+func createUser(c *Ctx) error {
+	m, err := c.authManager()
+	if err != nil {
+		return err
+	}
+	a := newArgs(c)
+	if err := a.check("pwd", "roles", "customData", "mechanisms", "digestPassword"); err != nil {
+		return err
+	}
+	name, err := userNameArg(c)
+	if err != nil {
+		return err
+	}
+	pwd, ok, err := passwordArg(c)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return mongoerr.New(mongoerr.BadValue, "Must provide a 'pwd' field for all user documents, except those with '$external' as the user's source db")
+	}
+	rv, ok := a.lookup("roles")
+	if !ok {
+		return mongoerr.New(40414, "BSON field 'createUser.roles' is missing but a required field")
+	}
+	roles, err := parseRoles(c, "roles", rv)
+	if err != nil {
+		return err
+	}
+	if err := mayGrant(c, roles, auth.GrantRole); err != nil {
+		return err
+	}
+	custom, _, err := customDataArg(c)
+	if err != nil {
+		return err
+	}
+	mechs, _, err := parseMechanisms(c)
+	if err != nil {
+		return err
+	}
+	creds, err := credentials(m, name, pwd, mechs)
+	if err != nil {
+		return err
+	}
+	id, err := auth.NewUserID()
+	if err != nil {
+		return err
+	}
+	u := &auth.User{Name: name, DB: c.DB, ID: id, Credentials: creds, Roles: roles, CustomData: custom}
+	if u.Roles == nil {
+		u.Roles = []auth.RoleRef{}
+	}
+	return userTx(c, m, func(tx *kv.Tx) error {
+		old, err := auth.GetUser(tx, c.DB, name)
+		if err != nil {
+			return err
+		}
+		if old != nil {
+			return mongoerr.New(51003, "User \"%s@%s\" already exists", name, c.DB)
+		}
+		return auth.PutUser(tx, u)
+	})
+}
+
+func updateUser(c *Ctx) error {
+	m, err := c.authManager()
+	if err != nil {
+		return err
+	}
+	a := newArgs(c)
+	if err := a.check("pwd", "roles", "customData", "mechanisms", "digestPassword"); err != nil {
+		return err
+	}
+	name, err := userNameArg(c)
+	if err != nil {
+		return err
+	}
+	pwd, setPwd, err := passwordArg(c)
+	if err != nil {
+		return err
+	}
+	var roles []auth.RoleRef
+	rv, setRoles := a.lookup("roles")
+	if setRoles {
+		if roles, err = parseRoles(c, "roles", rv); err != nil {
+			return err
+		}
+	}
+	custom, setCustom, err := customDataArg(c)
+	if err != nil {
+		return err
+	}
+	mechs, setMechs, err := parseMechanisms(c)
+	if err != nil {
+		return err
+	}
+	if !setPwd && !setRoles && !setCustom && !setMechs {
+		return mongoerr.New(mongoerr.BadValue, "Must specify at least one field to update in updateUser")
+	}
+	if setPwd {
+		if err := c.require(c.DB, auth.ChangePassword); err != nil {
+			return err
+		}
+	}
+	if setCustom {
+		if err := c.require(c.DB, auth.ChangeCustomData); err != nil {
+			return err
+		}
+	}
+	var creds map[string]auth.Credential
+	if setPwd {
+		if creds, err = credentials(m, name, pwd, mechs); err != nil {
+			return err
+		}
+	}
+	return userTx(c, m, func(tx *kv.Tx) error {
+		u, err := auth.GetUser(tx, c.DB, name)
+		if err != nil {
+			return err
+		}
+		if u == nil {
+			return userNotFound(name, c.DB)
+		}
+		if setRoles {
+			if err := mayGrant(c, roles, auth.GrantRole); err != nil {
+				return err
+			}
+			if err := mayGrant(c, u.Roles, auth.RevokeRole); err != nil {
+				return err
+			}
+			u.Roles = roles
+		}
+		if setCustom {
+			u.CustomData = custom
+		}
+		switch {
+		case setPwd:
+			u.Credentials = creds
+		case setMechs:
+			kept := map[string]auth.Credential{}
+			for _, mech := range mechs {
+				cred, ok := u.Credentials[mech]
+				if !ok {
+					return mongoerr.New(mongoerr.BadValue, "mechanisms field must be a subset of previously set mechanisms")
+				}
+				kept[mech] = cred
+			}
+			u.Credentials = kept
+		}
+		if u.Roles == nil {
+			u.Roles = []auth.RoleRef{}
+		}
+		return auth.PutUser(tx, u)
+	})
+}
+
+func dropUser(c *Ctx) error {
+	m, err := c.authManager()
+	if err != nil {
+		return err
+	}
+	if err := newArgs(c).check(); err != nil {
+		return err
+	}
+	name, err := userNameArg(c)
+	if err != nil {
+		return err
+	}
+	return userTx(c, m, func(tx *kv.Tx) error {
+		ok, err := auth.DeleteUser(tx, c.DB, name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return userNotFound(name, c.DB)
+		}
+		return nil
+	})
+}
+
+func dropAllUsersFromDatabase(c *Ctx) error {
+	m, err := c.authManager()
+	if err != nil {
+		return err
+	}
+	if err := newArgs(c).check(); err != nil {
+		return err
+	}
+	n := 0
+	err = userTx(c, m, func(tx *kv.Tx) error {
+		users, err := auth.ListUsers(tx, c.DB)
+		if err != nil {
+			return err
+		}
+		for _, u := range users {
+			if _, err := auth.DeleteUser(tx, u.DB, u.Name); err != nil {
+				return err
+			}
+		}
+		n = len(users)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.Reply.AppendInt32("n", int32(n))
+	return nil
+}
+
+// changeRoles is grantRolesToUser and revokeRolesFromUser.
+func changeRoles(c *Ctx, grant bool) error {
+	m, err := c.authManager()
+	if err != nil {
+		return err
+	}
+	a := newArgs(c)
+	if err := a.check("roles"); err != nil {
+		return err
+	}
+	name, err := userNameArg(c)
+	if err != nil {
+		return err
+	}
+	rv, ok := a.lookup("roles")
+	if !ok {
+		return mongoerr.New(40414, "BSON field '%s.roles' is missing but a required field", c.Name)
+	}
+	roles, err := parseRoles(c, "roles", rv)
+	if err != nil {
+		return err
+	}
+	if len(roles) == 0 {
+		return mongoerr.New(mongoerr.BadValue, "%s command requires a non-empty \"roles\" array", c.Name)
+	}
+	action := auth.RevokeRole
+	if grant {
+		action = auth.GrantRole
+	}
+	if err := mayGrant(c, roles, action); err != nil {
+		return err
+	}
+	return userTx(c, m, func(tx *kv.Tx) error {
+		u, err := auth.GetUser(tx, c.DB, name)
+		if err != nil {
+			return err
+		}
+		if u == nil {
+			return userNotFound(name, c.DB)
+		}
+		for _, r := range roles {
+			has := u.HasRole(r)
+			switch {
+			case grant && !has:
+				u.Roles = append(u.Roles, r)
+			case !grant && has:
+				u.Roles = slices.DeleteFunc(u.Roles, func(x auth.RoleRef) bool { return x == r })
+			}
+		}
+		return auth.PutUser(tx, u)
+	})
+}
+
+func grantRolesToUser(c *Ctx) error    { return changeRoles(c, true) }
+func revokeRolesFromUser(c *Ctx) error { return changeRoles(c, false) }
