@@ -14,13 +14,27 @@ package kv
 //  3. Write the catalog (tree name -> root extent, count, height).
 //  4. fdatasync the data file.
 //  5. Write the meta record into slot (N+1)%2 and fdatasync again. The
-//     meta names the journal salt and sequence number of the next cycle.
-//  6. Recycle the journal from offset 0, trim free pages off the end of the
-//     file and truncate it.
+//     meta names the journal file, salt and sequence number of the records
+//     that follow the checkpoint.
+//  6. Account the frees, give the journal file left behind its configured
+//     size, trim free pages off the end of the data file and truncate it.
+//
+// Before step 1, with every pending journal record written, the journal
+// switches to its other file (journal.go: switch records), so that the
+// records committed from then on are not needed by this checkpoint and
+// are found by recovery from either meta.
+//
+// Steps 1-3 and the switch hold the writer lock (commits wait; readers do
+// not). The background checkpointer then releases it: steps 4-6, the slow
+// fdatasyncs, run while commits go on. Extents freed by those commits
+// belong to the next checkpoint (the snapshot being written may still
+// reference them). Checkpoints never overlap (ckptMu). Checkpoints run by
+// a caller that holds the writer lock for its own reasons (a commit too
+// big for the journal, Compact, Close, recovery) keep it throughout.
 //
 // A crash before step 5 completes leaves the previous meta, whose pages are
-// intact, plus the full journal. Any I/O error puts the DB into the failed
-// state. Checkpoints hold the writer lock (commits wait; readers do not).
+// intact, plus the journal from that meta's position on (through the
+// switch record). Any I/O error puts the DB into the failed state.
 
 import (
 	"context"
@@ -40,11 +54,7 @@ func (db *DB) Checkpoint(ctx context.Context) error {
 	if err := db.acquireWriter(ctx); err != nil {
 		return err
 	}
-	defer db.releaseWriter()
-	if err := db.failedErr(); err != nil {
-		return err
-	}
-	return db.checkpointLocked()
+	return db.checkpoint(true)
 }
 
 func randomSalt() uint64 {
@@ -53,21 +63,46 @@ func randomSalt() uint64 {
 	return binary.LittleEndian.Uint64(b[:])
 }
 
-// checkpointLocked checkpoints the current snapshot. Writer lock held.
-func (db *DB) checkpointLocked() error {
+// checkpointLocked checkpoints the current snapshot. Writer lock held (and
+// still held on return).
+func (db *DB) checkpointLocked() error { return db.checkpoint(false) }
+
+// checkpoint checkpoints the current snapshot. The writer lock is held on
+// entry; with unlock, checkpoint releases it once the pages are written
+// and before the fdatasyncs (on every path).
+func (db *DB) checkpoint(unlock bool) error {
+	locked := unlock
+	unlockWriter := func() {
+		if locked {
+			locked = false
+			db.releaseWriter()
+		}
+	}
+	defer unlockWriter()
 	db.ckptMu.Lock()
 	defer db.ckptMu.Unlock()
 	if err := db.failedErr(); err != nil {
 		return err
 	}
 	// Records reserved by earlier commits must be in the journal before
-	// its position is captured (journal.go).
+	// the switch (journal.go).
 	if err := db.journal.drain(); err != nil {
 		db.fail(err)
 		return err
 	}
 	start := time.Now()
 	snap := db.current.Load()
+	newMeta := db.meta
+	newMeta.ckptID++
+	newMeta.txid = snap.txid
+	if _, err := db.journal.switchFiles(randomSalt()); err != nil {
+		err = fmt.Errorf("kv: checkpoint: switch journal files: %w", err)
+		db.fail(err)
+		return err
+	}
+	newMeta.journalFile = db.journal.idx
+	newMeta.journalSalt = db.journal.salt
+	newMeta.journalSeq = db.journal.next
 
 	// 1. Release extents no reader or meta can reach.
 	oldest := db.pruneSnapshots()
@@ -107,9 +142,6 @@ func (db *DB) checkpointLocked() error {
 	}
 
 	// 3. Catalog.
-	newMeta := db.meta
-	newMeta.ckptID++
-	newMeta.txid = snap.txid
 	newMeta.catalog = extent{}
 	if len(trees) > 0 {
 		buf, e := encodeCatalog(trees, db.pageSize, db.alloc.alloc)
@@ -126,6 +158,11 @@ func (db *DB) checkpointLocked() error {
 		db.cache.add(h.ref, h.n, int64(h.n.npages.Load())*int64(db.pageSize))
 	}
 	w.rehome = nil
+	// Commits may go on: they only write the journal (its other file now).
+	unlockWriter()
+	if debugCheckpointUnlocked != nil {
+		debugCheckpointUnlocked(db)
+	}
 
 	// 4. Make the pages durable.
 	if err := db.pager.f.Datasync(); err != nil {
@@ -137,8 +174,6 @@ func (db *DB) checkpointLocked() error {
 	// 5. Meta.
 	db.alloc.trimTail()
 	newMeta.filePages = db.alloc.end
-	newMeta.journalSeq = db.journal.seq
-	newMeta.journalSalt = randomSalt()
 	metaBuf := newMeta.encode()
 	if _, err := db.pager.f.WriteAt(metaBuf, int64(newMeta.ckptID%2)*int64(db.pageSize)); err != nil {
 		err = fmt.Errorf("kv: checkpoint: write meta: %w", err)
@@ -151,20 +186,33 @@ func (db *DB) checkpointLocked() error {
 		return err
 	}
 
-	// 6. The checkpoint is durable: account frees, recycle the journal.
+	// 6. The checkpoint is durable: account the frees of the transactions
+	// it includes (later ones belong to the next checkpoint).
+	db.freeMu.Lock()
+	kept := db.pendingFree[:0]
 	for _, f := range db.pendingFree {
-		db.freedAt = append(db.freedAt, ckptFree{ckpt: newMeta.ckptID, txid: f.txid, pages: f.pages})
+		if f.txid <= snap.txid {
+			db.freedAt = append(db.freedAt, ckptFree{ckpt: newMeta.ckptID, txid: f.txid, pages: f.pages})
+		} else {
+			kept = append(kept, f)
+		}
 	}
-	db.pendingFree = db.pendingFree[:0]
+	clear(db.pendingFree[len(kept):])
+	db.pendingFree = kept
+	db.freeMu.Unlock()
 	if old := db.meta.catalog; old.pgid != 0 {
 		db.freedAt = append(db.freedAt, ckptFree{ckpt: newMeta.ckptID, pages: []extent{old}})
 	}
 	db.meta = newMeta
-	db.journal.recycle(newMeta.journalSalt)
-	if db.journal.size < db.opts.JournalSize && db.journalPressure.Swap(false) {
-		if err := db.resizeJournal(db.opts.JournalSize); err != nil {
+	// The journal file left behind is free: give it the configured size
+	// if the load outgrew a smaller one (Compact shrinks both).
+	if db.journalPressure.Load() && db.journal.otherSize < db.opts.JournalSize && db.journal.other != nil {
+		if err := db.resizeJournalFile(false, db.opts.JournalSize); err != nil {
 			db.fail(err)
 			return err
+		}
+		if db.journal.size >= db.opts.JournalSize {
+			db.journalPressure.Store(false)
 		}
 	}
 	if size, err := db.pager.f.Size(); err == nil && size > int64(db.alloc.end)*int64(db.pageSize) {
@@ -177,6 +225,7 @@ func (db *DB) checkpointLocked() error {
 	db.st.dataSyncs.Add(2)
 	db.st.lastCkpt.Store(time.Now().UnixNano())
 	db.st.lastCkptDur.Store(int64(time.Since(start)))
+	db.st.ckptNanos.Add(uint64(time.Since(start)))
 	db.updateSpaceStats()
 	if debugCheckpoint != nil {
 		debugCheckpoint(db)
@@ -186,6 +235,10 @@ func (db *DB) checkpointLocked() error {
 
 // debugRelease, if set (by tests), checks extents about to be released.
 var debugRelease func(db *DB, exts []extent, oldest uint64)
+
+// debugCheckpointUnlocked, if set (by tests), runs when a checkpoint has
+// released the writer lock, before its fdatasyncs and meta.
+var debugCheckpointUnlocked func(db *DB)
 
 // debugCheckpoint, if set (by tests), runs after every checkpoint.
 var debugCheckpoint func(db *DB)
@@ -244,6 +297,8 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 }
 
 func (db *DB) updateSpaceStats() {
+	db.freeMu.Lock()
+	defer db.freeMu.Unlock()
 	var pending uint64
 	for _, f := range db.freedAt {
 		for _, e := range f.pages {
@@ -260,27 +315,37 @@ func (db *DB) updateSpaceStats() {
 	db.st.pendingPages.Store(pending)
 }
 
-// resizeJournal changes the size of the (just recycled, hence empty)
-// journal. Growing writes zeros over the new part and fsyncs, so that later
-// commits still only overwrite allocated blocks (fdatasync without metadata).
-// Called with the writer lock held, after a checkpoint.
-func (db *DB) resizeJournal(size int64) error {
+// resizeJournalFile changes the size of one of the journal's files, the
+// current one (only when empty: right after a checkpoint that did not need
+// to switch, with the writer lock held) or the other one (free after a
+// checkpoint). Growing writes zeros over the new part and fsyncs, so that
+// later commits still only overwrite allocated blocks (fdatasync without
+// metadata). Called with ckptMu held.
+func (db *DB) resizeJournalFile(current bool, size int64) error {
 	j := db.journal
-	if size > j.size {
+	f, old := j.other, j.otherSize
+	if current {
+		f, old = j.f, j.size
+	}
+	if size > old {
 		zeros := make([]byte, 1<<20)
-		for off := j.size; off < size; off += int64(len(zeros)) {
+		for off := old; off < size; off += int64(len(zeros)) {
 			n := min(int64(len(zeros)), size-off)
-			if _, err := j.f.WriteAt(zeros[:n], off); err != nil {
+			if _, err := f.WriteAt(zeros[:n], off); err != nil {
 				return fmt.Errorf("kv: grow journal: %w", err)
 			}
 		}
-	} else if err := j.f.Truncate(size); err != nil {
+	} else if err := f.Truncate(size); err != nil {
 		return fmt.Errorf("kv: shrink journal: %w", err)
 	}
-	if err := j.f.Sync(); err != nil {
+	if err := f.Sync(); err != nil {
 		return fmt.Errorf("kv: resize journal: fsync: %w", err)
 	}
-	j.size = size
-	j.fileSize.Store(size)
+	if current {
+		j.size = size
+		j.fileSize.Store(size)
+	} else {
+		j.otherSize = size
+	}
 	return nil
 }

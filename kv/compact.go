@@ -87,12 +87,24 @@ func (db *DB) Compact(ctx context.Context) error {
 			}
 		}
 	}
-	// The journal is empty after the checkpoints: give its space back too.
-	// It grows back to Options.JournalSize when commits fill it.
-	if db.journal.size > compactedJournalSize && db.journal.offset() == 0 {
-		if err := db.resizeJournal(compactedJournalSize); err != nil {
-			db.fail(err)
-			return err
+	// The journal is empty after the checkpoints: give its space back too
+	// (both files). It grows back to Options.JournalSize when commits fill
+	// it.
+	db.ckptMu.Lock()
+	defer db.ckptMu.Unlock()
+	if db.journal.offset() == 0 {
+		for _, current := range []bool{true, false} {
+			size := db.journal.otherSize
+			if current {
+				size = db.journal.size
+			}
+			if size <= compactedJournalSize || (!current && db.journal.other == nil) {
+				continue
+			}
+			if err := db.resizeJournalFile(current, compactedJournalSize); err != nil {
+				db.fail(err)
+				return err
+			}
 		}
 		db.journalPressure.Store(false)
 	}

@@ -68,7 +68,6 @@ type DB struct {
 	pageSize int
 	pager    *pager
 	journal  *journal
-	jfile    vfs.File
 	readOnly bool
 
 	current atomic.Pointer[snapshot]
@@ -77,6 +76,7 @@ type DB struct {
 
 	// Writer-lock protected.
 	snaps       []*snapshot // published snapshots that may have readers, oldest first
+	freeMu      sync.Mutex  // guards pendingFree (appended by commits, taken by checkpoints)
 	pendingFree []txFree    // freed by commits since the last checkpoint
 	freedAt     []ckptFree  // freed by commits included in a checkpoint
 	alloc       allocator
@@ -215,7 +215,9 @@ func (db *DB) publish(snap *snapshot, freed []extent) {
 	db.snaps = append(db.snaps, snap)
 	db.current.Store(snap)
 	if len(freed) > 0 {
+		db.freeMu.Lock()
 		db.pendingFree = append(db.pendingFree, txFree{txid: snap.txid, pages: freed})
+		db.freeMu.Unlock()
 	}
 }
 
@@ -400,8 +402,8 @@ func (db *DB) Close() error {
 	if !db.readOnly && db.failed.Load() == nil && db.needsCheckpoint() {
 		err = db.checkpointLocked()
 	}
-	if db.jfile != nil {
-		if cerr := db.jfile.Close(); err == nil && cerr != nil {
+	if db.journal != nil {
+		if cerr := db.journal.close(); err == nil && cerr != nil {
 			err = cerr
 		}
 	}
@@ -419,5 +421,8 @@ func (db *DB) Close() error {
 }
 
 func (db *DB) needsCheckpoint() bool {
-	return db.current.Load().txid != db.meta.txid || len(db.pendingFree) > 0 || db.journal.offset() > 0
+	db.freeMu.Lock()
+	pending := len(db.pendingFree) > 0
+	db.freeMu.Unlock()
+	return db.current.Load().txid != db.meta.txid || pending || db.journal.offset() > 0
 }

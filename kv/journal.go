@@ -66,10 +66,17 @@ const (
 var errJournalFull = errors.New("kv: journal full")
 
 type journal struct {
-	f        vfs.File
-	size     int64 // writer-lock protected; fileSize mirrors it for Stats
-	fileSize atomic.Int64
-	codec    int // codec new records are compressed with
+	// f is the file in use (index idx: 0 "journal", 1 "journal.1") and
+	// size its size; other is the second file, free since the last
+	// checkpoint. They change only in switchFiles and resizes, with the
+	// writer lock and ckptMu held (f also under amu and mu).
+	f         vfs.File
+	size      int64
+	idx       int
+	other     vfs.File
+	otherSize int64
+	fileSize  atomic.Int64 // mirrors size for Stats
+	codec     int          // codec new records are compressed with
 
 	// Writer-lock protected: reservations, in commit order.
 	next uint64 // sequence number of the next reservation
@@ -105,7 +112,7 @@ type journal struct {
 }
 
 func newJournal(f vfs.File, size int64, c Compression) *journal {
-	j := &journal{f: f, size: size, codec: c.codec()}
+	j := &journal{f: f, size: size, idx: 0, codec: c.codec()}
 	j.fileSize.Store(size)
 	j.cond.L = &j.mu
 	j.acond.L = &j.amu
@@ -123,7 +130,7 @@ func (j *journal) setSeq(seq uint64) {
 func (j *journal) fits(payload int) bool {
 	j.amu.Lock()
 	defer j.amu.Unlock()
-	return payload <= recordLenMask && j.off+j.reserved+journalHeaderSize+int64(payload) <= j.size
+	return payload <= recordLenMask && j.off+j.reserved+journalHeaderSize+int64(payload)+switchRecordSize <= j.size
 }
 
 // offset returns the write offset in the current cycle.
@@ -166,16 +173,25 @@ var recordPool = sync.Pool{New: func() any { return new([]byte) }}
 // end. It runs without the writer lock, so concurrent committers compress
 // in parallel.
 func (j *journal) write(s slot, parts ...[]byte) (int64, error) {
+	codec := codecNone
+	if c, ok := compressParts(j.codec, parts, nil); ok {
+		parts, codec = [][]byte{c}, j.codec
+	}
+	return j.writeCodec(s, codec, parts...)
+}
+
+// writeRaw writes a record whose payload is stored as is.
+func (j *journal) writeRaw(s slot, parts ...[]byte) (int64, error) {
+	return j.writeCodec(s, codecNone, parts...)
+}
+
+func (j *journal) writeCodec(s slot, codec int, parts ...[]byte) (int64, error) {
 	plen := 0
 	for _, p := range parts {
 		plen += len(p)
 	}
-	codec := codecNone
 	bp := recordPool.Get().(*[]byte)
 	defer recordPool.Put(bp)
-	if c, ok := compressParts(j.codec, parts, nil); ok {
-		parts, plen, codec = [][]byte{c}, len(c), j.codec
-	}
 	need := journalHeaderSize + plen
 	if cap(*bp) < need {
 		*bp = make([]byte, need)
@@ -255,9 +271,9 @@ func (j *journal) waitDurable(lsn int64) error {
 			continue
 		}
 		j.syncing = true
-		target, recs := j.written, j.writtenRecs
+		target, recs, f := j.written, j.writtenRecs, j.f
 		j.mu.Unlock()
-		err := j.f.Datasync()
+		err := f.Datasync()
 		j.mu.Lock()
 		j.syncing = false
 		j.syncs.Add(1)
@@ -322,21 +338,60 @@ func (j *journal) pendingBytes() int64 {
 	return j.written - j.durable
 }
 
-// recycle starts a new cycle after a checkpoint made every appended record
-// redundant. Called with the writer lock held.
-func (j *journal) recycle(salt uint64) {
-	j.salt = salt
-	j.amu.Lock()
-	j.off = 0
-	j.amu.Unlock()
-	j.mu.Lock()
-	j.base = j.written
-	if j.written > j.durable {
-		j.noteGroup(j.writtenRecs - j.durableRecs)
+// Switching files. A checkpoint must not make commits wait while it
+// fdatasyncs the data file, yet the journal records committed meanwhile
+// must survive a crash that comes before the checkpoint's meta is durable.
+// So at its start (writer lock held, pending records drained) a checkpoint
+// ends the current file with a switch record naming the other file and
+// the salt of the records that will follow there, fdatasyncs it, and new
+// commits continue at offset 0 of the other file. The new meta names the
+// other file; an older meta still leads recovery through the switch
+// record. The file left behind is free once the new meta is durable, and
+// is reused by the checkpoint after next.
+
+// switchRecordSize is the size of a switch record: header, salt of the
+// next file's records, index of the next file.
+const switchRecordSize = journalHeaderSize + 9
+
+// switchFiles moves the journal to the other file with a new salt, if the
+// current file holds records of this cycle, and returns whether it did.
+// Called with the writer lock and ckptMu held, after drain.
+func (j *journal) switchFiles(salt uint64) (bool, error) {
+	if j.off == 0 {
+		return false, nil
 	}
+	if j.other == nil {
+		return false, errors.New("kv: journal: no second file to switch to")
+	}
+	var p [9]byte
+	binary.LittleEndian.PutUint64(p[:], salt)
+	p[8] = byte(j.idx ^ 1)
+	s := slot{seq: j.next, txid: 0, salt: j.salt, need: switchRecordSize}
+	j.next++
+	j.reservedSeq.Store(j.next)
+	j.amu.Lock()
+	j.reserved += s.need
+	j.amu.Unlock()
+	if _, err := j.writeRaw(s, p[:]); err != nil {
+		return false, err
+	}
+	if err := j.flush(); err != nil {
+		return false, err
+	}
+	j.amu.Lock()
+	j.mu.Lock()
+	j.f, j.other = j.other, j.f
+	j.size, j.otherSize = j.otherSize, j.size
+	j.idx ^= 1
+	j.fileSize.Store(j.size)
+	j.off = 0
+	j.salt = salt
+	j.base = j.written
 	j.durable, j.durableRecs = j.written, j.writtenRecs
 	j.cond.Broadcast()
 	j.mu.Unlock()
+	j.amu.Unlock()
+	return true, nil
 }
 
 // journalRecord is one record found by scanJournal.
@@ -367,4 +422,15 @@ func scanJournal(data []byte, salt, seq uint64) ([]journalRecord, int64) {
 		off += len(rec)
 	}
 	return recs, int64(off)
+}
+
+// close closes both files.
+func (j *journal) close() error {
+	err := j.f.Close()
+	if j.other != nil {
+		if cerr := j.other.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }

@@ -179,6 +179,7 @@ func (w *pageWriter) flush() {
 //	64 catalog extent npages u32
 //	72 file size in pages u64
 //	80 journal size u64
+//	88 journal file of the cycle after it u32 (0 "journal", 1 "journal.1")
 
 const (
 	metaSize      = 128
@@ -195,6 +196,7 @@ type meta struct {
 	catalog     extent
 	filePages   uint64
 	journalSize uint64
+	journalFile int
 }
 
 func (m *meta) encode() []byte {
@@ -211,6 +213,7 @@ func (m *meta) encode() []byte {
 	binary.LittleEndian.PutUint32(b[64:], m.catalog.npages)
 	binary.LittleEndian.PutUint64(b[72:], m.filePages)
 	binary.LittleEndian.PutUint64(b[80:], m.journalSize)
+	binary.LittleEndian.PutUint32(b[88:], uint32(m.journalFile))
 	binary.LittleEndian.PutUint32(b[0:], checksum(b[4:]))
 	return b
 }
@@ -238,6 +241,10 @@ func decodeMeta(b []byte, slot uint64) (*meta, error) {
 		catalog:     extent{binary.LittleEndian.Uint64(b[56:]), binary.LittleEndian.Uint32(b[64:])},
 		filePages:   binary.LittleEndian.Uint64(b[72:]),
 		journalSize: binary.LittleEndian.Uint64(b[80:]),
+		journalFile: int(binary.LittleEndian.Uint32(b[88:])),
+	}
+	if m.journalFile > 1 {
+		return nil, corruptf(dataFileName, slot, "bad journal file index %d", m.journalFile)
 	}
 	if m.pageSize < 4096 || m.pageSize > 65536 || m.pageSize&(m.pageSize-1) != 0 {
 		return nil, corruptf(dataFileName, slot, "bad page size %d", m.pageSize)

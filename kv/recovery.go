@@ -25,6 +25,7 @@ package kv
 // ReadOnly databases replay into memory only and write nothing.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -62,8 +63,8 @@ func Open(dir string, opts *Options) (*DB, error) {
 }
 
 func (db *DB) closeFiles() {
-	if db.jfile != nil {
-		db.jfile.Close()
+	if db.journal != nil {
+		db.journal.close()
 	}
 	if db.pager != nil {
 		db.pager.f.Close()
@@ -148,26 +149,12 @@ func (db *DB) create() error {
 	if err := db.pager.f.Sync(); err != nil {
 		return err
 	}
-	if err := db.createJournal(db.opts.JournalSize); err != nil {
-		return err
-	}
-	return db.fs.SyncDir(db.dir)
-}
-
-func (db *DB) createJournal(size int64) error {
-	jf, err := db.fs.OpenFile(filepath.Join(db.dir, journalFileName), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
-		return err
-	}
-	defer jf.Close()
-	zeros := make([]byte, 1<<20)
-	for off := int64(0); off < size; off += int64(len(zeros)) {
-		n := min(int64(len(zeros)), size-off)
-		if _, err := jf.WriteAt(zeros[:n], off); err != nil {
-			return fmt.Errorf("preallocate journal: %w", err)
+	for i := range journalFileNames {
+		if err := db.createJournal(i, db.opts.JournalSize); err != nil {
+			return err
 		}
 	}
-	return jf.Sync()
+	return db.fs.SyncDir(db.dir)
 }
 
 // initFreeSpace marks the pages reachable from the catalog and makes every
@@ -232,77 +219,156 @@ func (db *DB) initFreeSpace(trees map[string]*treeRoot, fileSize int64) error {
 	return nil
 }
 
-// openJournal opens (or recreates) the journal and replays it.
-func (db *DB) openJournal() error {
-	name := filepath.Join(db.dir, journalFileName)
+// journalFileNames are the journal's two files (journal.go).
+var journalFileNames = [2]string{journalFileName, journalFileName + ".1"}
+
+// createJournal creates (or replaces) journal file i, preallocated with
+// zeros and fsync'd, so that later commits only overwrite allocated blocks.
+func (db *DB) createJournal(i int, size int64) error {
+	jf, err := db.fs.OpenFile(filepath.Join(db.dir, journalFileNames[i]), os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	defer jf.Close()
+	zeros := make([]byte, 1<<20)
+	for off := int64(0); off < size; off += int64(len(zeros)) {
+		n := min(int64(len(zeros)), size-off)
+		if _, err := jf.WriteAt(zeros[:n], off); err != nil {
+			return fmt.Errorf("preallocate journal: %w", err)
+		}
+	}
+	return jf.Sync()
+}
+
+// openJournalFile opens journal file i, recreating it when it is missing
+// or too small (not in read-only mode: then a missing file is nil).
+func (db *DB) openJournalFile(i int) (vfs.File, int64, error) {
+	name := filepath.Join(db.dir, journalFileNames[i])
 	flag := os.O_RDWR
 	if db.readOnly {
 		flag = os.O_RDONLY
 	}
 	jf, err := db.fs.OpenFile(name, flag, 0o644)
-	if errors.Is(err, fs.ErrNotExist) && !db.readOnly {
-		db.opts.Logger.Warn("kv: journal missing; recreating", "file", name)
-		if err = db.createJournal(db.opts.JournalSize); err == nil {
-			jf, err = db.fs.OpenFile(name, flag, 0o644)
-		}
+	if errors.Is(err, fs.ErrNotExist) && db.readOnly {
+		return nil, 0, nil
 	}
-	if err != nil {
-		return err
-	}
-	db.jfile = jf
-	size, err := jf.Size()
-	if err != nil {
-		return err
-	}
-	if size < minJournalSize && !db.readOnly {
-		jf.Close()
-		db.jfile = nil
-		if err := db.createJournal(db.opts.JournalSize); err != nil {
-			return err
-		}
-		if jf, err = db.fs.OpenFile(name, flag, 0o644); err != nil {
-			return err
-		}
-		db.jfile = jf
+	var size int64
+	if err == nil {
 		if size, err = jf.Size(); err != nil {
+			jf.Close()
+			return nil, 0, err
+		}
+		if size >= minJournalSize || db.readOnly {
+			return jf, size, nil
+		}
+		jf.Close()
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, err
+	}
+	if i == 0 || err == nil {
+		db.opts.Logger.Warn("kv: journal missing or truncated; recreating", "file", name)
+	}
+	if err := db.createJournal(i, db.opts.JournalSize); err != nil {
+		return nil, 0, err
+	}
+	if err := db.fs.SyncDir(db.dir); err != nil {
+		return nil, 0, err
+	}
+	if jf, err = db.fs.OpenFile(name, flag, 0o644); err != nil {
+		return nil, 0, err
+	}
+	size, err = jf.Size()
+	return jf, size, err
+}
+
+func readAll(f vfs.File, size int64) ([]byte, error) {
+	data := make([]byte, size)
+	if n, err := f.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
+		return nil, fmt.Errorf("read journal: %w", err)
+	}
+	return data, nil
+}
+
+// openJournal opens both journal files and replays the records after the
+// meta's checkpoint: from the meta's file, following switch records into
+// the other file.
+func (db *DB) openJournal() error {
+	var files [2]vfs.File
+	var sizes [2]int64
+	for i := range files {
+		f, size, err := db.openJournalFile(i)
+		if err != nil {
+			for _, f := range files {
+				if f != nil {
+					f.Close()
+				}
+			}
 			return err
 		}
+		files[i], sizes[i] = f, size
 	}
-	data := make([]byte, size)
-	if n, err := jf.ReadAt(data, 0); err != nil && !(errors.Is(err, io.EOF) && int64(n) == size) {
-		return fmt.Errorf("read journal: %w", err)
+	cur := db.meta.journalFile
+	if files[cur] == nil {
+		return fmt.Errorf("kv: journal file %s missing", journalFileNames[cur])
 	}
-	db.journal = newJournal(jf, size, db.opts.JournalCompression)
-	db.journal.salt = db.meta.journalSalt
-	db.journal.setSeq(db.meta.journalSeq)
-	recs, end := scanJournal(data, db.meta.journalSalt, db.meta.journalSeq)
+	db.journal = newJournal(files[cur], sizes[cur], db.opts.JournalCompression)
+	j := db.journal
+	j.idx, j.other, j.otherSize = cur, files[cur^1], sizes[cur^1]
+	j.fileSize.Store(sizes[cur])
+	j.salt = db.meta.journalSalt
+	j.setSeq(db.meta.journalSeq)
 	replayed := 0
-	good := int64(0)
-	for _, r := range recs {
-		cur := db.current.Load()
-		if r.txid != cur.txid+1 {
-			db.opts.Logger.Warn("kv: journal record with unexpected txid ends replay", "seq", r.seq, "txid", r.txid, "want", cur.txid+1)
-			end = good
+	for {
+		data, err := readAll(j.f, j.size)
+		if err != nil {
+			return err
+		}
+		recs, end := scanJournal(data, j.salt, j.seq)
+		good := int64(0)
+		var next *journalRecord
+		for _, r := range recs {
+			if r.txid == 0 { // switch record: the journal goes on in the other file
+				if len(r.payload) != 9 || int(r.payload[8]) != j.idx^1 || j.other == nil {
+					return fmt.Errorf("kv: journal record %d: bad switch record", r.seq)
+				}
+				next = &r
+				break
+			}
+			cur := db.current.Load()
+			if r.txid != cur.txid+1 {
+				db.opts.Logger.Warn("kv: journal record with unexpected txid ends replay", "seq", r.seq, "txid", r.txid, "want", cur.txid+1)
+				end = good
+				break
+			}
+			payload, err := decompressPayload(r.codec, r.payload)
+			if err != nil {
+				return fmt.Errorf("replay journal record %d (tx %d): %w", r.seq, r.txid, err)
+			}
+			tx := db.newWriteTx()
+			if err := replayOps(tx, payload); err != nil {
+				return fmt.Errorf("replay journal record %d (tx %d): %w", r.seq, r.txid, err)
+			}
+			tx.settleAll()
+			db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
+			j.setSeq(r.seq + 1)
+			good += int64(journalHeaderSize + len(r.payload))
+			replayed++
+		}
+		if next == nil {
+			j.off = end
 			break
 		}
-		tx := db.newWriteTx()
-		payload, err := decompressPayload(r.codec, r.payload)
-		if err != nil {
-			return fmt.Errorf("replay journal record %d (tx %d): %w", r.seq, r.txid, err)
-		}
-		if err := replayOps(tx, payload); err != nil {
-			return fmt.Errorf("replay journal record %d (tx %d): %w", r.seq, r.txid, err)
-		}
-		tx.settleAll()
-		db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
-		db.journal.setSeq(r.seq + 1)
-		good += int64(journalHeaderSize + len(r.payload))
-		replayed++
+		// Continue in the other file, as the writer did.
+		j.f, j.other = j.other, j.f
+		j.size, j.otherSize = j.otherSize, j.size
+		j.idx ^= 1
+		j.fileSize.Store(j.size)
+		j.salt = binary.LittleEndian.Uint64(next.payload)
+		j.setSeq(next.seq + 1)
 	}
-	db.journal.off = end
 	db.opts.Logger.Info("kv: opened", "dir", db.dir, "checkpoint", db.meta.ckptID, "replayed", replayed)
 	db.st.replayed.Store(uint64(replayed))
-	if replayed > 0 && !db.readOnly {
+	if (replayed > 0 || j.idx != db.meta.journalFile) && !db.readOnly {
 		return db.checkpointLocked()
 	}
 	return nil

@@ -14,6 +14,7 @@ type stats struct {
 	dataSyncs    atomic.Uint64
 	lastCkpt     atomic.Int64
 	lastCkptDur  atomic.Int64
+	ckptNanos    atomic.Uint64
 	filePages    atomic.Uint64
 	freePages    atomic.Uint64
 	pendingPages atomic.Uint64
@@ -51,6 +52,7 @@ type Stats struct {
 	CheckpointPages    uint64 // pages written by checkpoints
 	LastCheckpoint     time.Time
 	LastCheckpointTook time.Duration
+	CheckpointTime     time.Duration // total time spent in checkpoints
 	Compactions        uint64
 	ReplayedRecords    uint64 // journal records replayed at open
 	CacheBudget        int64  // Options.CacheSize
@@ -99,6 +101,7 @@ func (db *DB) Stats() Stats {
 	if t := db.st.lastCkpt.Load(); t != 0 {
 		s.LastCheckpoint = time.Unix(0, t)
 		s.LastCheckpointTook = time.Duration(db.st.lastCkptDur.Load())
+		s.CheckpointTime = time.Duration(db.st.ckptNanos.Load())
 	}
 	snap := db.current.Load()
 	for name, tr := range snap.trees {

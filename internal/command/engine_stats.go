@@ -40,6 +40,7 @@ func appendEngineStats(c *Ctx) {
 		r.AppendDateTime("last", st.LastCheckpoint.UnixMilli())
 	}
 	r.AppendInt64("lastDurationMillis", st.LastCheckpointTook.Milliseconds())
+	r.AppendInt64("totalMillis", st.CheckpointTime.Milliseconds())
 	r.End()
 	r.AppendInt64("compactions", int64(st.Compactions))
 	r.AppendInt64("replayedRecords", int64(st.ReplayedRecords))

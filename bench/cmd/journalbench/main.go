@@ -90,6 +90,7 @@ type row struct {
 	FsyncsPerWrite float64
 	DiskPerByte    float64 // bytes written to disk per inserted byte
 	GroupSize      float64 // acknowledged inserts per fdatasync
+	CheckpointMs   float64 // time the server spent in checkpoints meanwhile
 	Runs           []float64
 	FloorRuns      []float64
 }
@@ -116,7 +117,7 @@ func run(cfg config) error {
 		return err
 	}
 	defer srv.Stop()
-	clients := make([]*mongo.Client, cfg.threads)
+	clients := make([]*mongo.Client, max(cfg.threads, 1))
 	for i := range clients {
 		// One connection per writer, as the report's threads had.
 		c, err := mongo.Connect(options.Client().ApplyURI(srv.URI).SetMaxPoolSize(1).SetTimeout(5 * time.Minute))
@@ -132,7 +133,7 @@ func run(cfg config) error {
 
 	measure := func(size, writers int) (row, error) {
 		r := row{Size: size, Writers: writers}
-		var fs, dpb, grp []float64
+		var fs, dpb, grp, ck []float64
 		for i := 0; i < cfg.reps; i++ {
 			f, err := floor(floorFile, size, cfg.docs)
 			if err != nil {
@@ -147,11 +148,12 @@ func run(cfg config) error {
 			fs = append(fs, m.fsyncsPerWrite)
 			dpb = append(dpb, m.diskPerByte)
 			grp = append(grp, m.groupSize)
+			ck = append(ck, m.checkpointMs)
 		}
 		r.ElapsedMs, r.FloorMs = median(r.Runs), median(r.FloorRuns)
-		r.FsyncsPerWrite, r.DiskPerByte, r.GroupSize = median(fs), median(dpb), median(grp)
-		fmt.Fprintf(os.Stderr, "size %6d writers %d: %8.0f ms (floor %8.0f ms), %.3f fdatasync/insert, %.2f disk bytes/inserted byte\n",
-			size, writers, r.ElapsedMs, r.FloorMs, r.FsyncsPerWrite, r.DiskPerByte)
+		r.FsyncsPerWrite, r.DiskPerByte, r.GroupSize, r.CheckpointMs = median(fs), median(dpb), median(grp), median(ck)
+		fmt.Fprintf(os.Stderr, "size %6d writers %d: %8.0f ms (floor %8.0f ms), %.3f fdatasync/insert, %.2f disk bytes/inserted byte, checkpoints %.0f ms\n",
+			size, writers, r.ElapsedMs, r.FloorMs, r.FsyncsPerWrite, r.DiskPerByte, r.CheckpointMs)
 		return r, nil
 	}
 	for _, size := range cfg.sizes {
@@ -188,6 +190,7 @@ func run(cfg config) error {
 type insertResult struct {
 	elapsed                                time.Duration
 	fsyncsPerWrite, diskPerByte, groupSize float64
+	checkpointMs                           float64
 }
 
 // inserts has len(clients) writers insert n documents of size bytes each
@@ -241,6 +244,7 @@ func inserts(ctx context.Context, clients []*mongo.Client, size, n int) (insertR
 	fsyncs := delta("cairn", "journal", "fsyncs")
 	disk := delta("cairn", "journal", "bytesWritten") + delta("cairn", "checkpoints", "pagesWritten")*float64(cairndproc.Int(after, "cairn", "files", "pageSize"))
 	res.fsyncsPerWrite = fsyncs / total
+	res.checkpointMs = delta("cairn", "checkpoints", "totalMillis")
 	res.diskPerByte = disk / (total * float64(size))
 	if fsyncs > 0 {
 		res.groupSize = total / fsyncs
