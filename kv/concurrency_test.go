@@ -117,7 +117,7 @@ func TestConcurrentSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		commits++
-		if gen%200 == 0 {
+		if gen%40 == 0 {
 			if err := db.Checkpoint(ctx); err != nil {
 				t.Fatal(err)
 			}
