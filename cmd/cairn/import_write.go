@@ -53,13 +53,6 @@ func (imp *importer) write(ctx context.Context, batch docBatch) error {
 	return imp.account(batch, len(batch.docs), errs, ordered)
 }
 
-// writeError is one entry of a write command's writeErrors.
-type writeError struct {
-	Index  int    `bson:"index"`
-	Code   int    `bson:"code"`
-	ErrMsg string `bson:"errmsg"`
-}
-
 // account counts a write of n documents of batch that failed for errs: an
 // unordered write goes on past its errors (reported as warnings), an
 // ordered one stops the import at its first.
@@ -88,59 +81,12 @@ func (imp *importer) account(batch docBatch, n int, errs []writeError, ordered b
 	return nil
 }
 
-// maxInsertCommandBytes bounds one insert command: MongoDB's limit on a
-// command document is 16 MiB plus 16 KiB of overhead.
-const maxInsertCommandBytes = 15 << 20
-
-// insertBatch sends the batch as insert commands built directly from the
-// raw documents. (The driver's InsertMany re-encodes every document field
-// by field; a command whose documents array holds the raw documents is
-// copied whole, which makes imports of wide rows about twice as fast.)
-// Batches larger than a command can hold are split.
+// insertBatch inserts the batch, splitting it into commands as needed.
 func (imp *importer) insertBatch(ctx context.Context, batch docBatch, ordered bool) error {
-	docs := batch.docs
-	for len(docs) > 0 {
-		size, n := 0, 0
-		for n < len(docs) && (n == 0 || size+len(docs[n])+16 <= maxInsertCommandBytes) {
-			size += len(docs[n]) + 16
-			n++
-		}
-		var b bson.Builder
-		b.Reset(make([]byte, 0, size+256))
-		b.AppendString("insert", imp.o.coll)
-		b.StartArray("documents")
-		for i, d := range docs[:n] {
-			b.AppendDocument(bson.Index(i), d)
-		}
-		b.End()
-		b.AppendBool("ordered", ordered)
-		if imp.o.bypassValidation {
-			b.AppendBool("bypassDocumentValidation", true)
-		}
-		var reply struct {
-			WriteErrors []writeError `bson:"writeErrors"`
-		}
-		err := imp.coll.Database().RunCommand(ctx, drvbson.Raw(b.Finish())).Decode(&reply)
-		var we mongo.WriteException
-		if errors.As(err, &we) && we.WriteConcernError == nil && len(we.WriteErrors) > 0 {
-			// The driver turns a reply with writeErrors into an error.
-			reply.WriteErrors = reply.WriteErrors[:0]
-			for _, e := range we.WriteErrors {
-				reply.WriteErrors = append(reply.WriteErrors, writeError{Index: e.Index, Code: e.Code, ErrMsg: e.Message})
-			}
-			err = nil
-		}
-		if err != nil {
-			return fmt.Errorf("inserting the batch that starts at input row %d: %w", batch.firstRow, err)
-		}
-		part := docBatch{docs: docs[:n], firstRow: batch.firstRow}
-		if err := imp.account(part, n, reply.WriteErrors, ordered); err != nil {
-			return err
-		}
-		docs = docs[n:]
-		batch.firstRow += int64(n)
-	}
-	return nil
+	return insertRaw(ctx, imp.coll, batch.docs, ordered, imp.o.bypassValidation, func(off, n int, errs []writeError) error {
+		part := docBatch{docs: batch.docs[off : off+n], firstRow: batch.firstRow + int64(off)}
+		return imp.account(part, n, errs, ordered)
+	})
 }
 
 // model is the write of one document in upsert, merge or delete mode; nil

@@ -3,6 +3,10 @@
 //
 //	cairn check   --dbpath DIR          check every page of a stopped server's data directory
 //	cairn import  [flags] [FILE]        load JSON, CSV or TSV into a collection (mongoimport's flags)
+//	cairn export  [flags]               write a collection as JSON, CSV or TSV (mongoexport's flags)
+//	cairn dump    [flags]               write databases as BSON files in mongodump's layout
+//	cairn restore [flags] [DIR]         restore such a dump (mongorestore's flags)
+//	cairn stats   [flags] [SECONDS]     print server figures every interval (like mongostat)
 //
 // Subcommands that talk to a server take mongo tools' connection flags:
 // --uri, --host, --port, --username, --password, --authenticationDatabase.
@@ -22,8 +26,12 @@ type subcommand struct {
 }
 
 var subcommands = map[string]subcommand{
-	"check":  {"check a stopped server's data directory offline", runCheck},
-	"import": {"import JSON, CSV or TSV documents into a collection", runImport},
+	"check":   {"check a stopped server's data directory offline", runCheck},
+	"import":  {"import JSON, CSV or TSV documents into a collection", runImport},
+	"export":  {"export a collection as JSON, CSV or TSV", runExport},
+	"dump":    {"dump databases as BSON files in mongodump's layout", runDump},
+	"restore": {"restore a dump made by cairn dump or mongodump", runRestore},
+	"stats":   {"print server figures every second, like mongostat", runStats},
 }
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

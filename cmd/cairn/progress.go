@@ -11,15 +11,15 @@ import (
 )
 
 // progress draws a progress bar for a long job on stderr: a bar and a
-// percentage when the input's size is known, the number of documents and
+// percentage when the job's size is known, the number of documents and
 // the rate. On a terminal it redraws one line every 200 ms; otherwise it
 // prints a line every 10 s, like MongoDB's tools.
 type progress struct {
 	out      io.Writer
 	label    string
-	total    int64         // bytes, or -1 when unknown
-	done     *atomic.Int64 // bytes consumed so far
-	count    *atomic.Int64 // documents written so far
+	total    int64         // units of work (bytes, documents), or <= 0 when unknown
+	done     *atomic.Int64 // units done so far
+	count    *atomic.Int64 // documents so far
 	start    time.Time
 	tty      bool
 	stop     chan struct{}
@@ -27,8 +27,9 @@ type progress struct {
 	mu       sync.Mutex
 }
 
-// startProgress starts drawing; finish stops it. With enabled false it
-// draws nothing.
+// startProgress starts drawing; finish stops it. The bar's fill is
+// done/total (total <= 0: no bar); count is the documents handled. With
+// enabled false it draws nothing.
 func startProgress(out io.Writer, enabled bool, label string, total int64, done, count *atomic.Int64) *progress {
 	p := &progress{out: out, label: label, total: total, done: done, count: count, start: time.Now(), stop: make(chan struct{})}
 	if !enabled {

@@ -1,0 +1,218 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"time"
+
+	drvbson "go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+// cairn stats is Cairn's mongostat: it polls serverStatus and prints one
+// line per interval with the operation counts per second (from
+// opcounters), the network traffic per second, the open connections,
+// resident memory, and the storage engine's journal commits and fsyncs
+// per second and checkpoints (from the "cairn" section). The first line
+// shows the rates since the server started.
+
+// statColumns are the columns of a stats line, with how each is derived
+// from two successive serverStatus replies (prev is nil for the first).
+var statColumns = []struct {
+	name string
+	val  func(cur, prev bson.Doc, secs float64) string
+}{
+	{"insert", rate("opcounters", "insert")},
+	{"query", rate("opcounters", "query")},
+	{"update", rate("opcounters", "update")},
+	{"delete", rate("opcounters", "delete")},
+	{"getmore", rate("opcounters", "getmore")},
+	{"command", rate("opcounters", "command")},
+	{"commits", rate("cairn", "journal", "commits")},
+	{"fsyncs", rate("cairn", "journal", "fsyncs")},
+	{"ckpts", gauge("cairn", "checkpoints", "count")},
+	{"res", func(cur, _ bson.Doc, _ float64) string { return gauge("mem", "resident")(cur, nil, 0) + "M" }},
+	{"net_in", byteRate("network", "bytesIn")},
+	{"net_out", byteRate("network", "bytesOut")},
+	{"conn", gauge("connections", "current")},
+	{"time", func(cur, _ bson.Doc, _ float64) string {
+		if v, ok := cur.Lookup("localTime"); ok && v.Type == bson.TypeDateTime {
+			return time.UnixMilli(v.DateTime()).Format("15:04:05")
+		}
+		return "-"
+	}},
+}
+
+func number(d bson.Doc, path []string) (float64, bool) {
+	if d == nil {
+		return 0, false
+	}
+	v, ok := d.LookupPath(path...)
+	if !ok {
+		return 0, false
+	}
+	return v.AsFloat64()
+}
+
+func gauge(path ...string) func(cur, prev bson.Doc, secs float64) string {
+	return func(cur, _ bson.Doc, _ float64) string {
+		n, ok := number(cur, path)
+		if !ok {
+			return "-"
+		}
+		return strconv.FormatInt(int64(n), 10)
+	}
+}
+
+// perSecond is the counter's growth per second since prev, or since the
+// server started (uptime) on the first line.
+func perSecond(cur, prev bson.Doc, secs float64, path []string) (float64, bool) {
+	n, ok := number(cur, path)
+	if !ok {
+		return 0, false
+	}
+	if prev == nil {
+		up, _ := number(cur, []string{"uptime"})
+		return n / max(up, 1), true
+	}
+	p, _ := number(prev, path)
+	return (n - p) / max(secs, 1e-3), true
+}
+
+func rate(path ...string) func(cur, prev bson.Doc, secs float64) string {
+	return func(cur, prev bson.Doc, secs float64) string {
+		r, ok := perSecond(cur, prev, secs, path)
+		if !ok {
+			return "-"
+		}
+		return strconv.FormatInt(int64(r+0.5), 10)
+	}
+}
+
+func byteRate(path ...string) func(cur, prev bson.Doc, secs float64) string {
+	return func(cur, prev bson.Doc, secs float64) string {
+		r, ok := perSecond(cur, prev, secs, path)
+		if !ok {
+			return "-"
+		}
+		return humanBytes(r)
+	}
+}
+
+func humanBytes(b float64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.1fg", b/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1fm", b/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.1fk", b/(1<<10))
+	}
+	return fmt.Sprintf("%.0fb", b)
+}
+
+func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
+	var conn connFlags
+	fs := flag.NewFlagSet("stats", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	conn.register(fs)
+	rows := fs.Int("rowcount", 0, "stop after this many lines (0: run until interrupted)")
+	fs.IntVar(rows, "n", 0, "shorthand for --rowcount")
+	noHeaders := fs.Bool("noheaders", false, "do not print the column names")
+	asJSON := fs.Bool("json", false, "print each line as a JSON object")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: cairn stats [flags] [SECONDS]   (one line of server figures every SECONDS, default 1; like mongostat)")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	interval := time.Second
+	if fs.NArg() > 1 {
+		fmt.Fprintf(stderr, "cairn stats: too many arguments: %v\n", fs.Args())
+		return 2
+	}
+	if fs.NArg() == 1 {
+		secs, err := strconv.ParseFloat(fs.Arg(0), 64)
+		if err != nil || secs <= 0 {
+			fmt.Fprintf(stderr, "cairn stats: invalid interval %q\n", fs.Arg(0))
+			return 2
+		}
+		interval = time.Duration(secs * float64(time.Second))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := stats(ctx, &conn, interval, *rows, !*noHeaders, *asJSON, stdout); err != nil && ctx.Err() == nil {
+		fmt.Fprintf(stderr, "cairn stats: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// statLine right-aligns cells in columns at least 8 wide.
+func statLine(cells []string) string {
+	var b strings.Builder
+	for _, c := range cells {
+		b.WriteString(strings.Repeat(" ", max(8-len(c), 1)))
+		b.WriteString(c)
+	}
+	return b.String()
+}
+
+func stats(ctx context.Context, conn *connFlags, interval time.Duration, rows int, headers, asJSON bool, out io.Writer) error {
+	client, err := conn.connect(ctx, "cairn stats")
+	if err != nil {
+		return err
+	}
+	defer client.Disconnect(context.Background())
+	var prev bson.Doc
+	var prevAt time.Time
+	for i := 0; rows == 0 || i < rows; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(interval):
+			}
+		}
+		raw, err := client.Database("admin").RunCommand(ctx, drvbson.D{{Key: "serverStatus", Value: 1}}).Raw()
+		if err != nil {
+			return fmt.Errorf("serverStatus: %w", err)
+		}
+		cur, now := bson.Doc(raw), time.Now()
+		cells := make([]string, len(statColumns))
+		for j, c := range statColumns {
+			cells[j] = c.val(cur, prev, now.Sub(prevAt).Seconds())
+		}
+		if asJSON {
+			var b bson.Builder
+			for j, c := range statColumns {
+				b.AppendString(c.name, cells[j])
+			}
+			j, _ := b.Finish().MarshalExtJSON(false)
+			fmt.Fprintf(out, "%s\n", j)
+		} else {
+			if headers && i%20 == 0 {
+				names := make([]string, len(statColumns))
+				for j, c := range statColumns {
+					names[j] = c.name
+				}
+				fmt.Fprintln(out, statLine(names))
+			}
+			fmt.Fprintln(out, statLine(cells))
+		}
+		prev, prevAt = cur, now
+	}
+	return nil
+}
