@@ -271,6 +271,12 @@ func (j *journal) waitDurable(lsn int64) error {
 			continue
 		}
 		j.syncing = true
+		// Records reserved but still being compressed or written by other
+		// committers join this flush: waiting for them costs microseconds,
+		// a flush of their own would cost a whole fdatasync.
+		j.mu.Unlock()
+		_ = j.waitWritten() // a write error surfaces at its own committer
+		j.mu.Lock()
 		target, recs, f := j.written, j.writtenRecs, j.f
 		j.mu.Unlock()
 		err := f.Datasync()
