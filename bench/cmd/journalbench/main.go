@@ -57,6 +57,7 @@ func main() {
 	bin := flag.String("cairnd", "", "cairnd binary (default: build ../cmd/cairnd)")
 	dir := flag.String("dir", "", "working directory (default: a new temporary one)")
 	out := flag.String("out", "", "also write OUT.md, OUT.json and OUT.png")
+	serverArgs := flag.String("args", "", "extra cairnd flags, space-separated (e.g. \"--cpuprofile /tmp/cairnd.prof\")")
 	flag.Parse()
 	var sizes []int
 	for _, f := range strings.Split(*sizesFlag, ",") {
@@ -67,7 +68,7 @@ func main() {
 		}
 		sizes = append(sizes, n)
 	}
-	cfg := config{docs: *docs, sizes: sizes, threads: *maxThreads, reps: max(*reps, 1), compressor: *compressor, bin: *bin, dir: *dir, out: *out}
+	cfg := config{docs: *docs, sizes: sizes, threads: *maxThreads, reps: max(*reps, 1), compressor: *compressor, bin: *bin, dir: *dir, out: *out, args: strings.Fields(*serverArgs)}
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "journalbench:", err)
 		os.Exit(1)
@@ -79,6 +80,7 @@ type config struct {
 	sizes               []int
 	compressor, bin     string
 	dir, out            string
+	args                []string
 }
 
 // row is one measured line of a table.
@@ -112,7 +114,7 @@ func run(cfg config) error {
 		defer os.RemoveAll(d)
 		cfg.dir = d
 	}
-	srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: cfg.bin, Dir: cfg.dir, Args: []string{"--journalCompressor", cfg.compressor}})
+	srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: cfg.bin, Dir: cfg.dir, Args: append([]string{"--journalCompressor", cfg.compressor}, cfg.args...)})
 	if err != nil {
 		return err
 	}
