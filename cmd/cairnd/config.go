@@ -43,6 +43,7 @@ type config struct {
 	// MetricsAddr serves Prometheus metrics when set (e.g. 127.0.0.1:9216).
 	MetricsAddr string
 	profiling   profiling
+	tls         tlsConfig
 	// Auth turns access control on (--auth, security.authorization).
 	Auth     bool
 	paramErr error
@@ -76,6 +77,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	fs.StringVar(&cfg.MetricsAddr, "metricsAddr", "", "serve Prometheus metrics at host:port/metrics (off when empty; keep it on loopback)")
 	cfg.profiling.register(fs)
+	cfg.tls.register(fs)
 	fs.BoolVar(&cfg.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and check their roles")
 	verbose := fs.Bool("v", false, "verbose logging")
 	var params []string
@@ -127,6 +129,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	if cfg.Port < 0 || cfg.Port > 65535 {
 		return cfg, fmt.Errorf("port number %d is out of range", cfg.Port)
 	}
+	if err := cfg.tls.check(); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -150,6 +155,7 @@ type fileConfig struct {
 		BindIP                 *string `yaml:"bindIp"`
 		BindIPAll              *bool   `yaml:"bindIpAll"`
 		MaxIncomingConnections *int    `yaml:"maxIncomingConnections"`
+		TLS                    tlsFile `yaml:"tls"`
 	} `yaml:"net"`
 	Security struct {
 		Authorization *string `yaml:"authorization"`
@@ -191,6 +197,7 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 	if v := fc.Storage.WiredTiger.EngineConfig.JournalCompressor; v != nil && !set["journalCompressor"] && !set["wiredTigerJournalCompressor"] {
 		cfg.JournalCompressor = *v
 	}
+	cfg.tls.merge(fc.Net.TLS, set)
 	if v := fc.Net.Port; v != nil && !set["port"] {
 		cfg.Port = *v
 	}
@@ -258,6 +265,7 @@ func (cfg config) parsedDoc() bson.Doc {
 	}
 	b.AppendInt32("port", int32(cfg.Port))
 	b.AppendInt32("maxIncomingConnections", int32(cfg.MaxConns))
+	cfg.tls.appendParsed(&b)
 	b.End()
 	b.StartDocument("storage")
 	b.AppendString("dbPath", cfg.DBPath)

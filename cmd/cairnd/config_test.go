@@ -32,6 +32,8 @@ systemLog:
 	os.WriteFile(secure, []byte("security:\n  authorization: enabled\n"), 0o644)
 	badAuth := filepath.Join(dir, "badauth.yaml")
 	os.WriteFile(badAuth, []byte("security:\n  authorization: yes\n"), 0o644)
+	tlsConf := filepath.Join(dir, "tls.yaml")
+	os.WriteFile(tlsConf, []byte("net:\n  tls:\n    mode: requireTLS\n    certificateKeyFile: /nonexistent.pem\n    CAFile: /ca.pem\n    allowConnectionsWithoutCertificates: true\n"), 0o644)
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("storage:\n  dbPathh: /x\n"), 0o644)
 
@@ -91,6 +93,14 @@ systemLog:
 			}
 		}, ""},
 		{"bad authorization", []string{"--config", badAuth}, nil, "security.authorization"},
+		{"tls mode without certificate", []string{"--tlsMode", "requireTLS"}, nil, "need tlsCertificateKeyFile"},
+		{"bad tls mode", []string{"--tlsMode", "sometimes", "--tlsCertificateKeyFile", "x"}, nil, "tlsMode"},
+		{"tls from the file", []string{"--config", tlsConf}, nil, "loading tlsCertificateKeyFile /nonexistent.pem"},
+		{"tls disabled", []string{"--tlsMode", "disabled"}, func(t *testing.T, c config) {
+			if c.tls.options() != nil {
+				t.Error("TLS options with tlsMode disabled")
+			}
+		}, ""},
 		{"unknown parameter", []string{"--setParameter", "noSuch=1"}, nil, "unknown server parameter"},
 		{"bad parameter value", []string{"--setParameter", "ttlMonitorSleepSecs=0"}, nil, "positive number"},
 	}

@@ -75,6 +75,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Logger: log, Argv: append([]string{"cairnd"}, args...), Parsed: cfg.parsedDoc(), MaxConns: cfg.MaxConns,
 		TTLMonitorInterval: cfg.TTLMonitorSleep,
 		Auth:               cfg.Auth,
+		TLS:                cfg.tls.options(),
 		LogLevel:           level,
 		RotateLog:          func() error { return rotateLog(cfg, handler, log) },
 	})

@@ -6,6 +6,7 @@ package server
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,6 +52,8 @@ type Options struct {
 	RotateLog func() error
 	// Auth turns access control on (--auth).
 	Auth bool
+	// TLS configures TLS on the listeners (nil: plain only).
+	TLS *TLSOptions
 	// AuthFailureDelay is how long a failed authentication waits before
 	// its answer (default 200 ms; negative: none).
 	AuthFailureDelay time.Duration
@@ -71,6 +74,7 @@ type Server struct {
 	closing   atomic.Bool
 	closed    chan struct{} // closed when Shutdown starts
 	stopBg    context.CancelFunc
+	tlsCfg    *tls.Config
 }
 
 // New opens the data directory and prepares a server.
@@ -104,6 +108,12 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("opening data directory %s: %w", opts.DBPath, err)
 	}
 	s := &Server{opts: opts, log: opts.Logger, db: db, conns: make(map[*conn]struct{}), closed: make(chan struct{})}
+	if opts.TLS.enabled() {
+		if s.tlsCfg, err = opts.TLS.Config(); err != nil {
+			db.Close()
+			return nil, err
+		}
+	}
 	// Spill files of sorts and aggregations live under the data directory;
 	// whatever a previous run left there is garbage.
 	tmp := ""
@@ -174,6 +184,9 @@ func (s *Server) Serve(l net.Listener) error {
 			s.log.Info("Connection refused because there are too many open connections", "c", "NETWORK", "id", 22942, "ctx", "listener", "remote", nc.RemoteAddr().String())
 			nc.Close()
 			continue
+		}
+		if s.tlsCfg != nil {
+			nc = newTLSConn(nc, s.opts.TLS, s.tlsCfg, s.log)
 		}
 		c := s.newConn(nc)
 		s.mu.Lock()

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"flag"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/server"
+)
+
+// tlsConfig holds mongod's TLS options: --tlsMode, --tlsCertificateKeyFile,
+// --tlsCAFile and --tlsAllowConnectionsWithoutCertificates, or net.tls.* in
+// the configuration file.
+type tlsConfig struct {
+	Mode, CertificateKeyFile, CAFile    string
+	AllowConnectionsWithoutCertificates bool
+}
+
+// tlsFile is the net.tls section of the configuration file.
+type tlsFile struct {
+	Mode                                *string `yaml:"mode"`
+	CertificateKeyFile                  *string `yaml:"certificateKeyFile"`
+	CAFile                              *string `yaml:"CAFile"`
+	AllowConnectionsWithoutCertificates *bool   `yaml:"allowConnectionsWithoutCertificates"`
+}
+
+func (t *tlsConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&t.Mode, "tlsMode", server.TLSDisabled, "disabled, allowTLS, preferTLS (TLS and plain clients on the same port) or requireTLS")
+	fs.StringVar(&t.CertificateKeyFile, "tlsCertificateKeyFile", "", "PEM file with the server's certificate and private key")
+	fs.StringVar(&t.CAFile, "tlsCAFile", "", "PEM bundle of the authorities whose client certificates are required and verified")
+	fs.BoolVar(&t.AllowConnectionsWithoutCertificates, "tlsAllowConnectionsWithoutCertificates", false, "with --tlsCAFile, also accept clients that present no certificate")
+}
+
+// merge applies the file's values for the options not given as flags.
+func (t *tlsConfig) merge(f tlsFile, set map[string]bool) {
+	if f.Mode != nil && !set["tlsMode"] {
+		t.Mode = *f.Mode
+	}
+	if f.CertificateKeyFile != nil && !set["tlsCertificateKeyFile"] {
+		t.CertificateKeyFile = *f.CertificateKeyFile
+	}
+	if f.CAFile != nil && !set["tlsCAFile"] {
+		t.CAFile = *f.CAFile
+	}
+	if f.AllowConnectionsWithoutCertificates != nil && !set["tlsAllowConnectionsWithoutCertificates"] {
+		t.AllowConnectionsWithoutCertificates = *f.AllowConnectionsWithoutCertificates
+	}
+}
+
+// options are the server's TLS options (nil when TLS is disabled).
+func (t tlsConfig) options() *server.TLSOptions {
+	if t.Mode == "" || t.Mode == server.TLSDisabled {
+		return nil
+	}
+	return &server.TLSOptions{Mode: t.Mode, CertificateKeyFile: t.CertificateKeyFile, CAFile: t.CAFile,
+		AllowConnectionsWithoutCertificates: t.AllowConnectionsWithoutCertificates}
+}
+
+// check loads the certificates now, so that a bad file is a configuration
+// error at startup.
+func (t tlsConfig) check() error {
+	o := t.options()
+	if o == nil {
+		return nil
+	}
+	_, err := o.Config()
+	return err
+}
+
+// appendParsed adds net.tls to getCmdLineOpts' parsed options.
+func (t tlsConfig) appendParsed(b *bson.Builder) {
+	if t.options() == nil {
+		return
+	}
+	b.StartDocument("tls")
+	b.AppendString("mode", t.Mode)
+	b.AppendString("certificateKeyFile", t.CertificateKeyFile)
+	if t.CAFile != "" {
+		b.AppendString("CAFile", t.CAFile)
+	}
+	if t.AllowConnectionsWithoutCertificates {
+		b.AppendBool("allowConnectionsWithoutCertificates", true)
+	}
+	b.End()
+}
