@@ -42,8 +42,10 @@ type config struct {
 	TTLMonitorSleep time.Duration
 	// MetricsAddr serves Prometheus metrics when set (e.g. 127.0.0.1:9216).
 	MetricsAddr string
-	profiling   profiling
-	tls         tlsConfig
+	// SlowMS is the slow-operation log's threshold (mongod's --slowms).
+	SlowMS    int64
+	profiling profiling
+	tls       tlsConfig
 	// Auth turns access control on (--auth, security.authorization).
 	Auth     bool
 	paramErr error
@@ -51,7 +53,7 @@ type config struct {
 
 func defaultConfig() config {
 	return config{DBPath: defaultDBPath, Port: 27017, BindIP: "127.0.0.1",
-		JournalCommitInterval: 100 * time.Millisecond, SyncDelay: 60 * time.Second, JournalCompressor: "snappy", TTLMonitorSleep: 60 * time.Second}
+		JournalCommitInterval: 100 * time.Millisecond, SyncDelay: 60 * time.Second, JournalCompressor: "snappy", TTLMonitorSleep: 60 * time.Second, SlowMS: 100}
 }
 
 // parseArgs reads flags (and the config file they name). Flags given on
@@ -76,6 +78,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.MaxConns, "maxConns", 1000000, "maximum concurrent connections")
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	fs.StringVar(&cfg.MetricsAddr, "metricsAddr", "", "serve Prometheus metrics at host:port/metrics (off when empty; keep it on loopback)")
+	fs.Int64Var(&cfg.SlowMS, "slowms", cfg.SlowMS, "log operations that take at least this many milliseconds (0: every operation)")
 	cfg.profiling.register(fs)
 	cfg.tls.register(fs)
 	fs.BoolVar(&cfg.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and check their roles")
@@ -160,6 +163,10 @@ type fileConfig struct {
 	Security struct {
 		Authorization *string `yaml:"authorization"`
 	} `yaml:"security"`
+	OperationProfiling struct {
+		Mode              *string `yaml:"mode"`
+		SlowOpThresholdMs *int64  `yaml:"slowOpThresholdMs"`
+	} `yaml:"operationProfiling"`
 	SetParameter map[string]string `yaml:"setParameter"`
 	SystemLog    struct {
 		Destination *string `yaml:"destination"`
@@ -229,6 +236,12 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 			cfg.paramErr = fmt.Errorf("security.authorization: %q is neither \"enabled\" nor \"disabled\"", *v)
 		}
 	}
+	if v := fc.OperationProfiling.SlowOpThresholdMs; v != nil && !set["slowms"] {
+		cfg.SlowMS = *v
+	}
+	if v := fc.OperationProfiling.Mode; v != nil && *v != "off" {
+		cfg.paramErr = fmt.Errorf("operationProfiling.mode %q: Cairn has no system.profile collection; only \"off\" (slow operations are logged)", *v)
+	}
 	for name, value := range fc.SetParameter {
 		if err := cfg.setParameter(name, value); err != nil {
 			cfg.paramErr = err
@@ -278,6 +291,10 @@ func (cfg config) parsedDoc() bson.Doc {
 	b.AppendString("journalCompressor", cfg.JournalCompressor)
 	b.End()
 	b.End()
+	b.End()
+	b.StartDocument("operationProfiling")
+	b.AppendString("mode", "off")
+	b.AppendInt64("slowOpThresholdMs", cfg.SlowMS)
 	b.End()
 	if cfg.Auth {
 		b.StartDocument("security")

@@ -78,6 +78,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		TLS:                cfg.tls.options(),
 		LogLevel:           level,
 		RotateLog:          func() error { return rotateLog(cfg, handler, log) },
+		SlowMS:             &cfg.SlowMS,
 	})
 	if err != nil {
 		log.Error("Cannot start the storage engine", "c", "STORAGE", "ctx", "initandlisten", "error", err.Error())

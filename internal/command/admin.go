@@ -235,3 +235,19 @@ func dropConnections(c *Ctx) error {
 	}
 	return nil
 }
+
+// connPoolStats reports the server's outgoing connection pools (to other
+// members and shards). A standalone Cairn opens no outgoing connections, so
+// every figure is zero and there are no pools, hosts or replica sets.
+// Arguments are ignored, as mongod ignores them (old tools send
+// recordStats).
+func connPoolStats(c *Ctx) error {
+	r := c.Reply
+	for _, k := range []string{"numClientConnections", "numAScopedConnections", "totalInUse", "totalAvailable", "totalLeased", "totalCreated", "totalRefreshing", "totalRefreshed"} {
+		r.AppendInt64(k, 0)
+	}
+	for _, k := range []string{"pools", "hosts", "replicaSets"} {
+		r.AppendDocument(k, bson.EmptyDoc)
+	}
+	return nil
+}

@@ -50,6 +50,10 @@ type Env struct {
 	// Auth is access control: users, roles and whether commands are
 	// checked (nil: no checks, no user commands).
 	Auth *auth.Manager
+	// SlowMS is the slow-operation log's threshold in milliseconds
+	// (mongod's slowms; the profile command changes it). Commands that run
+	// at least this long are logged; the server sets it, 0 logs every one.
+	SlowMS atomic.Int64
 }
 
 // tempDir is where spill files go.
@@ -67,8 +71,9 @@ type Stats struct {
 	BytesIn, BytesOut, Requests                      atomic.Int64
 	// Latency sums (microseconds) and counts by class, as opLatencies.
 	ReadMicros, ReadOps, WriteMicros, WriteOps, CmdMicros, CmdOps atomic.Int64
-	// Documents returned by queries (metrics.document.returned).
-	DocsReturned atomic.Int64
+	// Documents returned by queries, matched by updates and deleted
+	// (metrics.document; opcounters count statements, these documents).
+	DocsReturned, DocsUpdated, DocsDeleted atomic.Int64
 }
 
 // latencyClass is the opLatencies bucket of a command.
@@ -186,6 +191,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	defer func() {
 		c.Env.Ops.end(op)
 		d := time.Since(start)
+		logSlowOp(c, op, collName, d, reply)
 		if collName != "" {
 			c.Env.Top.record(c.DB, collName, cmd.Name, d)
 		}

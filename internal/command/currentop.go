@@ -40,13 +40,20 @@ type opInfo struct {
 	killed atomic.Bool
 	mu     sync.Mutex
 	done   chan struct{} // made on the first Done call
+
+	stats opStats // for the slow-operation log (slowlog.go)
 }
 
 var _ context.Context = (*opInfo)(nil)
 
 func (op *opInfo) Deadline() (time.Time, bool) { return op.parent.Deadline() }
 
-func (op *opInfo) Value(key any) any { return op.parent.Value(key) }
+func (op *opInfo) Value(key any) any {
+	if key == (opKey{}) {
+		return op
+	}
+	return op.parent.Value(key)
+}
 
 // Done is closed when the operation is killed.
 func (op *opInfo) Done() <-chan struct{} {

@@ -84,6 +84,19 @@ func (cs *Cursors) remove(id int64) *Cursor {
 	return c
 }
 
+// Kill closes and forgets cursor id (killCursors, OP_KILL_CURSORS); it
+// reports whether the cursor existed.
+func (cs *Cursors) Kill(id int64) bool {
+	cur := cs.remove(id)
+	if cur == nil {
+		return false
+	}
+	cur.mu.Lock()
+	cur.src.Close()
+	cur.mu.Unlock()
+	return true
+}
+
 // Len returns the number of open cursors.
 func (cs *Cursors) Len() int {
 	cs.mu.Lock()
@@ -209,6 +222,7 @@ func writeBatch(c *Ctx, cur *Cursor, src Source, ns string, limit int64, opt bat
 	}
 	r.End()
 	c.Env.Stats.DocsReturned.Add(n)
+	noteReturned(c, n)
 	limited := limit > 0
 	if limited {
 		limit -= n
@@ -306,10 +320,7 @@ func killCursors(c *Ctx) error {
 		if v.Type != bson.TypeInt64 {
 			return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'killCursors.cursors.%s' is the wrong type '%s', expected type 'long'", it.Element().Key, v.Type)
 		}
-		if cur := c.Env.Cursors.remove(v.Int64()); cur != nil {
-			cur.mu.Lock()
-			cur.src.Close()
-			cur.mu.Unlock()
+		if c.Env.Cursors.Kill(v.Int64()) {
 			killed = append(killed, v.Int64())
 		} else {
 			notFound = append(notFound, v.Int64())

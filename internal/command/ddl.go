@@ -139,6 +139,9 @@ func dropDatabase(c *Ctx) error {
 
 // collSizes returns a collection's document count and total document bytes.
 func collSizes(c *Ctx, tx *kv.Tx, coll *catalog.Collection) (count, size int64, err error) {
+	if _, _, isView := coll.View(); isView {
+		return 0, 0, errOnView(coll.Namespace()) // collStats on a view, as mongod answers
+	}
 	t, err := dataTree(tx, coll)
 	if err != nil {
 		return 0, 0, err
@@ -214,7 +217,7 @@ func listDatabases(c *Ctx) error {
 			names = append(names, coll.DB)
 			sizes[coll.DB] = 0
 		}
-		if !nameOnly {
+		if _, _, isView := coll.View(); !nameOnly && !isView {
 			_, size, err := collSizes(c, tx, coll)
 			if err != nil {
 				return err
@@ -528,8 +531,12 @@ func dbStats(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	var objects, size, indexes, ixBytes int64
+	var objects, size, indexes, ixBytes, views int64
 	for _, coll := range colls {
+		if _, _, isView := coll.View(); isView {
+			views++ // a view has no storage of its own
+			continue
+		}
 		n, s, err := collSizes(c, tx, coll)
 		if err != nil {
 			return err
@@ -545,8 +552,8 @@ func dbStats(c *Ctx) error {
 	}
 	r := c.Reply
 	r.AppendString("db", c.DB)
-	r.AppendInt64("collections", int64(len(colls)))
-	r.AppendInt64("views", 0)
+	r.AppendInt64("collections", int64(len(colls))-views)
+	r.AppendInt64("views", views)
 	r.AppendInt64("objects", objects)
 	if objects > 0 {
 		r.AppendDouble("avgObjSize", float64(size)/float64(objects))

@@ -16,13 +16,14 @@ func deleteCmd(c *Ctx) error {
 	defer w.cancel()
 	a := newArgs(c)
 	var errs []writeError
-	n := 0
+	n, stmts := 0, 0
 	err = c.writeTx(w.wc.durability(), func(tx *kv.Tx) error {
 		coll, err := catalog.Get(tx, c.DB, w.name)
 		if err != nil {
 			return err
 		}
 		errs, err = w.run(func(_ int, st bson.Doc) error {
+			stmts++
 			k, err := deleteOne(c, a, tx, coll, st)
 			n += k
 			return err
@@ -32,7 +33,8 @@ func deleteCmd(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Env.Stats.Delete.Add(int64(n))
+	c.Env.Stats.Delete.Add(int64(stmts))
+	c.Env.Stats.DocsDeleted.Add(int64(n))
 	c.Unacknowledged = w.wc.unacknowledged()
 	c.Reply.AppendInt32("n", int32(n))
 	appendWriteErrors(c.Reply, errs)

@@ -278,6 +278,21 @@ type scanSource struct {
 	docsExamined int64
 	// raw disables projection (internal users that need whole documents).
 	raw bool
+	// reportedKeys and reportedDocs are what was already added to the
+	// operation's slow-log figures.
+	reportedKeys, reportedDocs int64
+}
+
+// reportExamined adds what this Fill examined to the operation's figures
+// for the slow-operation log.
+func (s *scanSource) reportExamined(ctx context.Context) {
+	_, byID := s.spec.filter.IDEquality()
+	keys, docs := s.walk.keys, s.docsExamined+s.walk.docs
+	if byID && docs > 0 {
+		keys = 1
+	}
+	noteExamined(ctx, planSummary(s.plan, byID && s.plan == nil), keys-s.reportedKeys, docs-s.reportedDocs)
+	s.reportedKeys, s.reportedDocs = keys, docs
 }
 
 func (s *scanSource) Close() {}
@@ -286,6 +301,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	if s.done {
 		return true, nil
 	}
+	defer s.reportExamined(ctx)
 	tx, err := s.env.KV.BeginRead()
 	if err != nil {
 		return false, err

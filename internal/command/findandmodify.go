@@ -151,8 +151,10 @@ func findAndModify(c *Ctx) error {
 	}
 	if remove {
 		c.Env.Stats.Delete.Add(1)
+		c.Env.Stats.DocsDeleted.Add(int64(res.matched))
 	} else {
 		c.Env.Stats.Update.Add(1)
+		c.Env.Stats.DocsUpdated.Add(int64(res.matched))
 	}
 	r := c.Reply
 	r.StartDocument("lastErrorObject")

@@ -14,6 +14,9 @@ var table = []*Command{
 	{Name: "getParameter", Run: getParameter, AdminOnly: true, Needs: auth.GetParameter, Help: "server parameters"},
 	{Name: "setParameter", Run: setParameter, AdminOnly: true, Needs: auth.SetParameter, Help: "change server parameters (logLevel)"},
 	{Name: "logRotate", Run: logRotate, AdminOnly: true, Needs: auth.LogRotate, Help: "rotate the log file"},
+	// profile needs mongod's enableProfiler; Cairn checks collMod, which
+	// the same built-in roles (dbAdmin, dbOwner, root) grant.
+	{Name: "profile", Run: profile, Needs: auth.CollMod, Help: "read or set slowms, the slow-operation log's threshold (profiling level 0 only)"},
 	{Name: "getCmdLineOpts", Run: getCmdLineOpts, AdminOnly: true, Needs: auth.GetCmdLineOpts, Help: "command line and parsed options"},
 	{Name: "connectionStatus", Run: connectionStatus, Needs: auth.Open, Help: "authenticated users and roles"},
 	{Name: "listCommands", Run: listCommands, Needs: auth.Open, Help: "this list"},
@@ -23,6 +26,7 @@ var table = []*Command{
 	{Name: "killSessions", Run: killSessionCursors, Needs: auth.Authenticated, Help: "kill sessions' cursors"},
 	{Name: "killAllSessions", Run: killAllSessions, Needs: auth.KillAnySession, Help: "kill every session's cursors"},
 	{Name: "dropConnections", Run: dropConnections, AdminOnly: true, Needs: auth.DropConnections, Help: "drop outgoing connection pools (a standalone has none)"},
+	{Name: "connPoolStats", Run: connPoolStats, Needs: auth.ServerStatus, Help: "outgoing connection pools (a standalone has none: all zero)"},
 
 	{Name: "create", Run: create, Write: true, Needs: auth.CreateCollection, Help: "create a collection"},
 	{Name: "drop", Run: drop, Write: true, Needs: auth.DropCollection, Help: "drop a collection"},

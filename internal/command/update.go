@@ -239,6 +239,7 @@ func update(c *Ctx) error {
 		return err
 	}
 	c.Env.Stats.Update.Add(int64(len(stmts)))
+	c.Env.Stats.DocsUpdated.Add(int64(n - len(ups)))
 	c.Unacknowledged = w.wc.unacknowledged()
 	r := c.Reply
 	r.AppendInt32("n", int32(n))

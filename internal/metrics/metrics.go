@@ -40,6 +40,7 @@ func newCollector(env *command.Env) *collector {
 		"bytesOut":   desc("network_sent_bytes_total", "Bytes sent to clients."),
 		"requests":   desc("network_requests_total", "Requests received."),
 		"returned":   desc("documents_returned_total", "Documents returned by queries."),
+		"docs":       desc("documents_total", "Documents inserted, matched by updates, and deleted (serverStatus metrics.document).", "state"),
 		"cursors":    desc("cursors_open", "Open cursors."),
 		"commits":    desc("kv_commits_total", "Storage engine commits."),
 		"fsyncs":     desc("kv_journal_fsyncs_total", "Journal fdatasync calls (one per commit group)."),
@@ -81,6 +82,9 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter("bytesOut", float64(s.BytesOut.Load()))
 	counter("requests", float64(s.Requests.Load()))
 	counter("returned", float64(s.DocsReturned.Load()))
+	counter("docs", float64(s.Insert.Load()), "inserted")
+	counter("docs", float64(s.DocsUpdated.Load()), "updated")
+	counter("docs", float64(s.DocsDeleted.Load()), "deleted")
 	gauge("cursors", float64(c.env.Cursors.Len()))
 	st := c.env.KV.Stats()
 	counter("commits", float64(st.Commits))

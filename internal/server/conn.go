@@ -40,6 +40,8 @@ type conn struct {
 	busy     atomic.Bool
 	closeReq atomic.Bool
 	ctxName  string
+	// legacyPos tracks cursors opened by legacy OP_QUERY (legacy.go).
+	legacyPos legacyPositions
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -117,7 +119,7 @@ func (c *conn) handleReadError(err error) bool {
 		return true
 	}
 	doc := command.ErrorReply(&mongoerr.Error{Code: pe.Code, Message: pe.Msg})
-	if pe.Header.OpCode == wire.OpQuery {
+	if pe.Header.OpCode == wire.OpQuery || pe.Header.OpCode == wire.OpGetMore {
 		return c.writeReply(pe.Header.RequestID, pe.Compressor, doc, true)
 	}
 	return c.writeReply(pe.Header.RequestID, pe.Compressor, doc, false)
@@ -129,6 +131,10 @@ func (c *conn) handle(msg *wire.Message) bool {
 		return c.handleMsg(msg)
 	case msg.Query != nil:
 		return c.handleQuery(msg)
+	case msg.GetMore != nil:
+		return c.handleGetMore(msg)
+	case msg.KillCursors != nil:
+		c.handleKillCursors(msg)
 	}
 	return true
 }
@@ -196,44 +202,6 @@ func invalidBSON(err error) error {
 	return mongoerr.New(mongoerr.InvalidBSON, "%v", err)
 }
 
-// handleQuery answers the legacy OP_QUERY handshake (hello/isMaster against
-// a $cmd namespace) with OP_REPLY; every other OP_QUERY gets MongoDB's
-// UnsupportedOpQueryCommand error, as MongoDB 6.0+ answers.
-func (c *conn) handleQuery(msg *wire.Message) bool {
-	q := msg.Query
-	body := bson.Doc(q.Query)
-	if err := bson.Validate(body, maxMessageDepth); err != nil {
-		return c.writeReply(msg.Header.RequestID, msg.Compressor, command.ErrorReply(invalidBSON(err)), true)
-	}
-	if inner, ok := body.Lookup("$query"); ok && inner.Type == bson.TypeDocument {
-		body = inner.Document()
-	} else if inner, ok := body.Lookup("query"); ok && inner.Type == bson.TypeDocument && body.Len() > 0 {
-		if it := body.Iter(); it.Next() && it.Element().Key == "query" {
-			body = inner.Document()
-		}
-	}
-	name := ""
-	if it := body.Iter(); it.Next() {
-		name = it.Element().Key
-	}
-	db, coll, _ := cutNS(q.FullCollectionName)
-	if coll != "$cmd" || (name != "hello" && name != "isMaster" && name != "ismaster") {
-		doc := command.ErrorReply(mongoerr.New(352, "Unsupported OP_QUERY command: %s. The client driver may require an upgrade. For more details see https://dochub.mongodb.org/core/legacy-opcode-removal", name))
-		return c.writeReply(msg.Header.RequestID, msg.Compressor, doc, true)
-	}
-	// Rebuild the command with $db, as an OP_MSG would carry it.
-	var b bson.Builder
-	it := body.Iter()
-	for it.Next() {
-		if it.Element().Key != "$db" {
-			b.AppendElement(it.Element())
-		}
-	}
-	b.AppendString("$db", db)
-	reply, _ := c.run(b.Finish(), nil)
-	return c.writeReply(msg.Header.RequestID, msg.Compressor, reply, true)
-}
-
 func cutNS(ns string) (db, coll string, ok bool) {
 	for i := 0; i < len(ns); i++ {
 		if ns[i] == '.' {
@@ -256,6 +224,12 @@ func (c *conn) writeReplyFlags(responseTo int32, comp wire.Compressor, doc bson.
 	} else {
 		c.out = wire.AppendMsg(c.out[:0], c.nextID, responseTo, flags, doc)
 	}
+	return c.send(comp)
+}
+
+// send writes the message in c.out, compressed with comp unless it is the
+// noop compressor.
+func (c *conn) send(comp wire.Compressor) bool {
 	out := c.out
 	if comp != wire.CompressorNoop {
 		var err error

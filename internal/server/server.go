@@ -57,6 +57,9 @@ type Options struct {
 	// AuthFailureDelay is how long a failed authentication waits before
 	// its answer (default 200 ms; negative: none).
 	AuthFailureDelay time.Duration
+	// SlowMS is the slow-operation log's threshold in milliseconds
+	// (mongod's slowms): nil means 100; 0 logs every command.
+	SlowMS *int64
 }
 
 // Server is a running cairnd.
@@ -146,6 +149,10 @@ func New(opts Options) (*Server, error) {
 		return nil, fmt.Errorf("reading users: %w", err)
 	}
 	s.env.Auth = am
+	s.env.SlowMS.Store(command.DefaultSlowMS)
+	if opts.SlowMS != nil {
+		s.env.SlowMS.Store(*opts.SlowMS)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBg = cancel
 	go s.env.Cursors.RunReaper(ctx, time.Minute)

@@ -18,9 +18,11 @@ type Message struct {
 	// also reports CompressorNoop).
 	Compressor Compressor
 	// Compressed reports whether the message arrived as OP_COMPRESSED.
-	Compressed bool
-	Msg        *Msg   // set for OP_MSG
-	Query      *Query // set for OP_QUERY
+	Compressed  bool
+	Msg         *Msg         // set for OP_MSG
+	Query       *Query       // set for OP_QUERY
+	GetMore     *GetMore     // set for OP_GET_MORE
+	KillCursors *KillCursors // set for OP_KILL_CURSORS
 }
 
 const (
@@ -44,6 +46,8 @@ type Reader struct {
 	msg     Message
 	opMsg   Msg
 	query   Query
+	getMore GetMore
+	kill    KillCursors
 	broken  error // set after a fatal error
 }
 
@@ -103,8 +107,18 @@ func (r *Reader) ReadMessage() (*Message, error) {
 		if perr == nil {
 			m.Query = &r.query
 		}
-	case OpReply, OpUpdate, OpInsert, OpGetMore, OpDelete, OpKillCursors:
-		perr = newError(CodeBadValue, "unsupported legacy opcode %d (%v): only OP_MSG, OP_QUERY and OP_COMPRESSED are accepted", int32(h.OpCode), h.OpCode)
+	case OpGetMore:
+		perr = parseGetMore(&r.getMore, b)
+		if perr == nil {
+			m.GetMore = &r.getMore
+		}
+	case OpKillCursors:
+		perr = parseKillCursors(&r.kill, b)
+		if perr == nil {
+			m.KillCursors = &r.kill
+		}
+	case OpReply, OpUpdate, OpInsert, OpDelete:
+		perr = newError(CodeBadValue, "unsupported legacy opcode %d (%v): only OP_MSG, OP_QUERY, OP_GET_MORE, OP_KILL_CURSORS and OP_COMPRESSED are accepted", int32(h.OpCode), h.OpCode)
 	default:
 		perr = newError(CodeBadValue, "unknown opcode %d", int32(h.OpCode))
 	}

@@ -33,7 +33,11 @@ func TestReadMessageErrors(t *testing.T) {
 		// Opcodes.
 		{name: "unknown opcode", msg: rawMessage(0, 1234, body), code: CodeBadValue, contains: "unknown opcode 1234"},
 		{name: "legacy OP_INSERT", msg: rawMessage(0, OpInsert, uint32(0), "db.c\x00", body), code: CodeBadValue, contains: "OP_INSERT"},
-		{name: "legacy OP_GET_MORE", msg: rawMessage(0, OpGetMore), code: CodeBadValue, contains: "OP_GET_MORE"},
+		{name: "legacy OP_DELETE", msg: rawMessage(0, OpDelete, uint32(0), "db.c\x00", uint32(0), body), code: CodeBadValue, contains: "OP_DELETE"},
+		{name: "OP_GET_MORE truncated", msg: rawMessage(0, OpGetMore, uint32(0), "db.c\x00", uint32(0)), code: CodeFailedToParse, contains: "want 12"},
+		{name: "OP_GET_MORE without namespace end", msg: rawMessage(0, OpGetMore, uint32(0), "db.c"), code: CodeFailedToParse},
+		{name: "OP_KILL_CURSORS count mismatch", msg: rawMessage(0, OpKillCursors, uint32(0), uint32(2), uint32(1), uint32(0)), code: CodeFailedToParse, contains: "numberOfCursorIDs 2"},
+		{name: "OP_KILL_CURSORS with no ids", msg: rawMessage(0, OpKillCursors, uint32(0), uint32(0)), code: CodeFailedToParse},
 		{name: "OP_REPLY from client", msg: AppendReply(nil, 1, 0, 0, 0, 0, body), code: CodeBadValue, contains: "OP_REPLY"},
 
 		// OP_MSG.

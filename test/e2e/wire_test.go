@@ -166,64 +166,6 @@ func truncate(s string) string {
 	return s
 }
 
-func TestLegacyOpQuery(t *testing.T) {
-	srv := cairndtest.Start(t)
-	q := &wire.Query{FullCollectionName: "admin.$cmd", NumberToReturn: -1}
-	// wire.Reader reads requests; the OP_REPLY is parsed by hand.
-	nc, err := net.Dial("tcp", srv.URI[len("mongodb://"):strings.Index(srv.URI, "/?")])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
-	for _, tc := range []struct {
-		cmd     string
-		wantErr bool
-	}{{"isMaster", false}, {"hello", false}, {"find", true}} {
-		q.Query = marshal(t, bson.D{{Key: tc.cmd, Value: 1}})
-		nc.Write(wire.AppendQuery(nil, 2, 0, q))
-		doc := readOpReply(t, nc)
-		if tc.wantErr {
-			if doc.Lookup("code").Int32() != 352 {
-				t.Errorf("OP_QUERY %s answered %v", tc.cmd, doc)
-			}
-			continue
-		}
-		if doc.Lookup("maxWireVersion").Int32() != 21 {
-			t.Errorf("OP_QUERY %s answered %v", tc.cmd, doc)
-		}
-	}
-}
-
-func readOpReply(t *testing.T, nc net.Conn) bson.Raw {
-	t.Helper()
-	nc.SetReadDeadline(time.Now().Add(10 * time.Second))
-	var hdr [16]byte
-	if _, err := readFull(nc, hdr[:]); err != nil {
-		t.Fatal(err)
-	}
-	n := binary.LittleEndian.Uint32(hdr[:])
-	if op := binary.LittleEndian.Uint32(hdr[12:]); op != uint32(wire.OpReply) {
-		t.Fatalf("reply opcode %d", op)
-	}
-	body := make([]byte, n-16)
-	if _, err := readFull(nc, body); err != nil {
-		t.Fatal(err)
-	}
-	return bson.Raw(body[20:])
-}
-
-func readFull(nc net.Conn, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := nc.Read(b[n:])
-		n += m
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
-}
-
 func TestCompressionAndUnacknowledged(t *testing.T) {
 	srv := cairndtest.Start(t)
 	for _, comp := range []string{"snappy", "zstd", "zlib"} {

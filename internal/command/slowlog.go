@@ -1,0 +1,233 @@
+package command
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// The slow-operation log: an operation that runs for at least the slowms
+// threshold (Env.SlowMS; mongod's --slowms, operationProfiling.
+// slowOpThresholdMs, and the profile command's slowms) is logged as mongod
+// logs it, a "Slow query" line (id 51803, component COMMAND) whose attr
+// holds the command, its plan summary, the index keys and documents it
+// examined, the documents it returned and its duration.
+
+// DefaultSlowMS is mongod's default slowms.
+const DefaultSlowMS = 100
+
+// maxLoggedCommandBytes bounds the command logged in a slow-operation line
+// (mongod's maxLogSizeKB, 10 KB).
+const maxLoggedCommandBytes = 10 << 10
+
+// opStats are the figures a running operation accumulates for its
+// slow-operation line (atomics: a pipeline's stages may run concurrently).
+type opStats struct {
+	planSummary  atomic.Pointer[string] // the first query stage's plan
+	keysExamined atomic.Int64
+	docsExamined atomic.Int64
+	nreturned    atomic.Int64
+}
+
+// opKey finds the running operation among a context's values, however the
+// command wrapped its context (maxTimeMS adds a deadline, for one).
+type opKey struct{}
+
+// opOf returns the operation ctx belongs to, or nil outside a command.
+func opOf(ctx context.Context) *opInfo {
+	op, _ := ctx.Value(opKey{}).(*opInfo)
+	return op
+}
+
+// noteExamined adds index keys and documents a query stage examined, and
+// the plan it used, to the operation's slow-operation figures.
+func noteExamined(ctx context.Context, plan string, keys, docs int64) {
+	if op := opOf(ctx); op != nil {
+		op.stats.planSummary.CompareAndSwap(nil, &plan)
+		op.stats.keysExamined.Add(keys)
+		op.stats.docsExamined.Add(docs)
+	}
+}
+
+// noteReturned counts documents a command returned to the client.
+func noteReturned(ctx context.Context, n int64) {
+	if op := opOf(ctx); op != nil {
+		op.stats.nreturned.Add(n)
+	}
+}
+
+// planSummary names a plan as mongod's planSummary does: COLLSCAN, IDHACK,
+// or IXSCAN with the index's key pattern.
+func planSummary(p *plan, byID bool) string {
+	switch {
+	case byID:
+		return "IDHACK"
+	case p == nil || p.spec == nil:
+		return "COLLSCAN"
+	}
+	return "IXSCAN " + keyPatternText(p.spec.Key)
+}
+
+// keyPatternText writes a key pattern as mongod does in plan summaries:
+// { a: 1, b: -1 }.
+func keyPatternText(key bson.Doc) string {
+	var b strings.Builder
+	b.WriteString("{ ")
+	it := key.Iter()
+	first := true
+	for it.Next() {
+		if !first {
+			b.WriteString(", ")
+		}
+		first = false
+		e := it.Element()
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+		switch e.Value.Type {
+		case bson.TypeString:
+			b.WriteString(strconv.Quote(e.Value.StringValue()))
+		default:
+			if f, ok := e.Value.AsFloat64(); ok {
+				b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+			}
+		}
+	}
+	b.WriteString(" }")
+	return b.String()
+}
+
+// logSlowOp writes the slow-operation line of a command that took d, if d
+// reaches the threshold.
+func logSlowOp(c *Ctx, op *opInfo, coll string, d time.Duration, reply bson.Doc) {
+	slow := c.Env.SlowMS.Load()
+	if d.Milliseconds() < slow || c.Env.Log == nil || !c.Env.Log.Enabled(c, slog.LevelInfo) {
+		return
+	}
+	ns := c.DB
+	if coll != "" {
+		ns += "." + coll
+	} else {
+		ns += ".$cmd"
+	}
+	ctxName := "conn"
+	if c.Conn != nil {
+		ctxName += strconv.FormatInt(c.Conn.ID, 10)
+	}
+	attrs := []any{"c", "COMMAND", "id", 51803, "ctx", ctxName,
+		"type", "command", "ns", ns}
+	if c.Conn != nil && len(c.Conn.ClientMeta) > 0 {
+		if v, ok := c.Conn.ClientMeta.LookupPath("application", "name"); ok && v.Type == bson.TypeString {
+			attrs = append(attrs, "appName", v.StringValue())
+		}
+	}
+	attrs = append(attrs, "command", loggedCommand(c.Body))
+	if op != nil {
+		plan := op.stats.planSummary.Load()
+		if plan != nil {
+			attrs = append(attrs, "planSummary", *plan,
+				"keysExamined", op.stats.keysExamined.Load(), "docsExamined", op.stats.docsExamined.Load())
+		}
+		if n := op.stats.nreturned.Load(); plan != nil || n > 0 {
+			attrs = append(attrs, "nreturned", n)
+		}
+	}
+	if v, ok := reply.Lookup("ok"); ok && !v.Truthy() {
+		attrs = append(attrs, "ok", 0)
+		if m, ok := reply.Lookup("errmsg"); ok {
+			attrs = append(attrs, "errMsg", m.StringValue())
+		}
+		if code, ok := reply.Lookup("code"); ok {
+			n, _ := code.AsInt64()
+			attrs = append(attrs, "errName", mongoerr.CodeName(int32(n)), "errCode", n)
+		}
+	}
+	attrs = append(attrs, "reslen", len(reply), "protocol", "op_msg", "durationMillis", d.Milliseconds())
+	c.Env.Log.Info("Slow query", attrs...)
+}
+
+// loggedCommand is the command as relaxed Extended JSON (secrets
+// redacted), or, past maxLoggedCommandBytes, mongod's truncation marker
+// with the start of it.
+func loggedCommand(body bson.Doc) json.RawMessage {
+	name := ""
+	if it := body.Iter(); it.Next() {
+		name = it.Element().Key
+	}
+	j, err := redacted(name, body).MarshalExtJSON(false)
+	if err != nil {
+		j = []byte(`{}`)
+	}
+	if len(j) <= maxLoggedCommandBytes {
+		return j
+	}
+	cut := string(j[:maxLoggedCommandBytes])
+	out, _ := json.Marshal(map[string]any{"truncated": cut, "size": len(j)})
+	return out
+}
+
+// profile reads and sets the profiler's settings. Cairn has no
+// system.profile collection, so level 0 (off) is its only level; the
+// command's use is reading and setting slowms, the slow-operation log's
+// threshold, as db.setProfilingLevel(0, {slowms: N}) does.
+func profile(c *Ctx) error {
+	first := newArgs(c).first()
+	level, ok := first.AsInt64()
+	if !ok {
+		return mongoerr.New(mongoerr.TypeMismatch, "profile level must be a number")
+	}
+	if level < -1 || level > 2 {
+		return mongoerr.New(mongoerr.BadValue, "Invalid profiling level: %d", level)
+	}
+	if level > 0 {
+		return mongoerr.New(mongoerr.IllegalOperation, "profiling level %d writes to system.profile, which Cairn does not have; operations slower than slowms are written to the log instead (profile level 0 with slowms)", level)
+	}
+	newSlow := int64(-1)
+	it := c.Body.Iter()
+	it.Next()
+	for it.Next() {
+		e := it.Element()
+		if genericFields[e.Key] {
+			continue
+		}
+		switch e.Key {
+		case "slowms":
+			n, ok := e.Value.AsInt64()
+			if !ok {
+				return mongoerr.New(mongoerr.TypeMismatch, "slowms must be a number")
+			}
+			newSlow = n
+		case "sampleRate":
+			if f, ok := e.Value.AsFloat64(); !ok || f != 1 {
+				return mongoerr.New(mongoerr.BadValue, "Cairn logs every slow operation: sampleRate must be 1")
+			}
+		case "filter":
+			return mongoerr.New(mongoerr.BadValue, "profile filters are not supported by Cairn")
+		default:
+			return mongoerr.New(mongoerr.BadValue, "unknown profile option: %s", e.Key)
+		}
+	}
+	was := c.Env.SlowMS.Load()
+	c.Reply.AppendInt32("was", 0)
+	c.Reply.AppendInt32("slowms", int32(was))
+	c.Reply.AppendDouble("sampleRate", 1)
+	if level == 0 && newSlow >= 0 && newSlow != was {
+		c.Env.SlowMS.Store(newSlow)
+		if c.Env.Log != nil {
+			ctxName := "conn"
+			if c.Conn != nil {
+				ctxName += strconv.FormatInt(c.Conn.ID, 10)
+			}
+			c.Env.Log.Info("Profiler settings changed", "c", "CONTROL", "id", 22800, "ctx", ctxName,
+				"from", map[string]any{"level": 0, "slowms": was, "sampleRate": 1.0},
+				"to", map[string]any{"level": 0, "slowms": newSlow, "sampleRate": 1.0})
+		}
+	}
+	return nil
+}

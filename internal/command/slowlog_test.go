@@ -1,0 +1,42 @@
+package command
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+func TestLoggedCommand(t *testing.T) {
+	var b bson.Builder
+	b.AppendString("createUser", "u")
+	b.AppendString("pwd", "hunter2")
+	b.AppendString("$db", "admin")
+	if got := string(loggedCommand(b.Finish())); got != `{"createUser":"u","pwd":"xxx","$db":"admin"}` {
+		t.Errorf("createUser logged as %s", got)
+	}
+	b.Reset(nil)
+	b.AppendInt32("saslStart", 1)
+	b.AppendBinary("payload", 0, []byte("n,,n=u,r=abc"))
+	if got := string(loggedCommand(b.Finish())); strings.Contains(got, "abc") || !strings.Contains(got, `"payload":"xxx"`) {
+		t.Errorf("saslStart logged as %s", got)
+	}
+	b.Reset(nil)
+	b.AppendString("find", strings.Repeat("c", 2*maxLoggedCommandBytes))
+	if got := string(loggedCommand(b.Finish())); len(got) > maxLoggedCommandBytes+100 || !strings.Contains(got, `"size":`) || !strings.Contains(got, `"truncated":`) {
+		t.Errorf("a long command is logged as %d bytes: %.100s", len(got), got)
+	}
+}
+
+func TestPlanSummary(t *testing.T) {
+	var key bson.Builder
+	key.AppendInt32("a", 1)
+	key.AppendInt32("b", -1)
+	key.AppendString("t", "text")
+	if got := keyPatternText(key.Finish()); got != `{ a: 1, b: -1, t: "text" }` {
+		t.Errorf("key pattern %s", got)
+	}
+	if planSummary(nil, true) != "IDHACK" || planSummary(nil, false) != "COLLSCAN" {
+		t.Error("IDHACK / COLLSCAN")
+	}
+}

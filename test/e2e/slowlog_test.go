@@ -1,0 +1,223 @@
+package e2e
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/cairndb/cairn/internal/testutil/cairndtest"
+)
+
+// logLine is one line of cairnd's log, in mongod's structured shape.
+type logLine struct {
+	T    map[string]string `json:"t"`
+	S    string            `json:"s"`
+	C    string            `json:"c"`
+	ID   int               `json:"id"`
+	Ctx  string            `json:"ctx"`
+	Msg  string            `json:"msg"`
+	Attr map[string]any    `json:"attr"`
+}
+
+// parseLog checks that every line of a log is one JSON object with
+// mongod's fields, in mongod's order, and returns the lines.
+func parseLog(t *testing.T, log string) []logLine {
+	t.Helper()
+	var lines []logLine
+	for i, text := range strings.Split(strings.TrimSuffix(log, "\n"), "\n") {
+		var l logLine
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil || dec.More() {
+			t.Fatalf("log line %d is not one mongod-shaped JSON object (%v): %s", i+1, err, text)
+		}
+		if !strings.HasPrefix(text, `{"t":{"$date":"`) || !strings.Contains(text, `"},"s":"`+l.S+`","c":"`) {
+			t.Fatalf("log line %d: fields out of mongod's order: %s", i+1, text)
+		}
+		if _, err := time.Parse("2006-01-02T15:04:05.000-07:00", l.T["$date"]); err != nil {
+			t.Fatalf("log line %d: t: %v", i+1, err)
+		}
+		if l.S == "" || len(l.C) != 8 || l.Ctx == "" || l.Msg == "" {
+			t.Fatalf("log line %d lacks s, c (padded to 8), ctx or msg: %s", i+1, text)
+		}
+		lines = append(lines, l)
+	}
+	return lines
+}
+
+// slowLines returns the "Slow query" lines of the log whose command
+// names the collection.
+func slowLines(t *testing.T, srv *cairndtest.Server, coll string) []logLine {
+	t.Helper()
+	var out []logLine
+	for _, l := range parseLog(t, srv.Logs()) {
+		if l.Msg != "Slow query" {
+			continue
+		}
+		cmd, _ := l.Attr["command"].(map[string]any)
+		for _, k := range []string{"find", "aggregate", "insert", "getMore", "count", "collection"} {
+			if cmd[k] == coll {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// TestSlowOperationLog: with --slowms 0 every command is logged as
+// mongod logs slow operations (id 51803, component COMMAND) with the
+// command, plan summary, keys and documents examined, documents returned
+// and duration; the profile command reads and raises the threshold.
+func TestSlowOperationLog(t *testing.T) {
+	srv := cairndtest.Start(t, "--slowms", "0")
+	client := dial(t, srv.URI, options.Client().SetAppName("slowtest"))
+	c := client.Database("slow").Collection("c")
+	var docs []any
+	for i := range 200 {
+		docs = append(docs, bson.D{{Key: "_id", Value: i}, {Key: "a", Value: i % 10}, {Key: "b", Value: i}})
+	}
+	if _, err := c.InsertMany(ctx(t), docs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "a", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	find := func(filter bson.D) int {
+		t.Helper()
+		cur, err := c.Find(ctx(t), filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []bson.M
+		if err := cur.All(ctx(t), &all); err != nil {
+			t.Fatal(err)
+		}
+		return len(all)
+	}
+	if n := find(bson.D{{Key: "a", Value: 3}}); n != 20 {
+		t.Fatalf("indexed find returned %d", n)
+	}
+	if n := find(bson.D{{Key: "b", Value: bson.D{{Key: "$gte", Value: 190}}}}); n != 10 {
+		t.Fatalf("collection scan returned %d", n)
+	}
+	if n := find(bson.D{{Key: "_id", Value: 7}}); n != 1 {
+		t.Fatalf("_id find returned %d", n)
+	}
+
+	var finds []logLine
+	waitFor(t, func() bool {
+		finds = finds[:0]
+		for _, l := range slowLines(t, srv, "c") {
+			if cmd := l.Attr["command"].(map[string]any); cmd["find"] == "c" {
+				finds = append(finds, l)
+			}
+		}
+		return len(finds) >= 3
+	})
+	if len(finds) != 3 {
+		t.Fatalf("%d slow-query lines for the finds, want 3:\n%s", len(finds), srv.Logs())
+	}
+	want := []struct {
+		plan                 string
+		keys, docs, returned float64
+	}{
+		{"IXSCAN { a: 1 }", 20, 20, 20},
+		{"COLLSCAN", 0, 200, 10},
+		{"IDHACK", 1, 1, 1},
+	}
+	for i, l := range finds {
+		a := l.Attr
+		if l.ID != 51803 || l.C != "COMMAND " || l.S != "I" || !strings.HasPrefix(l.Ctx, "conn") {
+			t.Errorf("find %d: line head %+v", i, l)
+		}
+		if a["type"] != "command" || a["ns"] != "slow.c" || a["appName"] != "slowtest" || a["protocol"] != "op_msg" {
+			t.Errorf("find %d: attr %v", i, a)
+		}
+		if a["planSummary"] != want[i].plan || a["keysExamined"] != want[i].keys || a["docsExamined"] != want[i].docs || a["nreturned"] != want[i].returned {
+			t.Errorf("find %d: plan %v keys %v docs %v nreturned %v, want %+v", i, a["planSummary"], a["keysExamined"], a["docsExamined"], a["nreturned"], want[i])
+		}
+		if d, ok := a["durationMillis"].(float64); !ok || d < 0 {
+			t.Errorf("find %d: durationMillis %v", i, a["durationMillis"])
+		}
+		if r, ok := a["reslen"].(float64); !ok || r <= 0 {
+			t.Errorf("find %d: reslen %v", i, a["reslen"])
+		}
+	}
+
+	// A failed command's line carries its error.
+	_ = client.Database("slow").RunCommand(ctx(t), bson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: bson.D{{Key: "$bogus", Value: 1}}}}).Err()
+	var last map[string]any
+	waitFor(t, func() bool {
+		lines := slowLines(t, srv, "c")
+		last = lines[len(lines)-1].Attr
+		return last["ok"] != nil
+	})
+	if last["ok"] != float64(0) || last["errCode"] != float64(2) || last["errName"] != "BadValue" || last["errMsg"] == nil {
+		t.Errorf("failed command's line: %v", last)
+	}
+
+	// profile reads slowms and raises it: fast commands are no longer logged.
+	db := client.Database("slow")
+	var st struct {
+		Was        int32
+		Slowms     int32
+		SampleRate float64
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "profile", Value: 0}, {Key: "slowms", Value: 60000}}).Decode(&st); err != nil || st.Slowms != 0 || st.SampleRate != 1 {
+		t.Fatalf("profile: %+v %v", st, err)
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "profile", Value: -1}}).Decode(&st); err != nil || st.Slowms != 60000 || st.Was != 0 {
+		t.Fatalf("profile -1: %+v %v", st, err)
+	}
+	find(bson.D{{Key: "a", Value: 1}})
+	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "profile", Value: 1}}).Err(), 20)
+	// The log is read through a pipe: lower slowms again, which logs a
+	// second "Profiler settings changed" line after the find, and wait for
+	// it before looking for the find.
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "profile", Value: 0}, {Key: "slowms", Value: 0}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return strings.Count(srv.Logs(), `"msg":"Profiler settings changed"`) == 2 })
+	for _, l := range slowLines(t, srv, "c") {
+		if cmd := l.Attr["command"].(map[string]any); cmd["find"] == "c" {
+			if f, _ := cmd["filter"].(map[string]any); f["a"] == float64(1) {
+				t.Fatalf("a fast find was logged under slowms 60000: %v", l.Attr)
+			}
+		}
+	}
+}
+
+// waitFor polls cond for up to 10 s (the server's log arrives through a
+// pipe, after the reply).
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			return
+		}
+	}
+}
+
+// TestSlowOperationThreshold: at the default slowms (100) a fast command
+// leaves no line, and the config file's operationProfiling.slowOpThresholdMs
+// sets the threshold.
+func TestSlowOperationThreshold(t *testing.T) {
+	srv := cairndtest.Start(t)
+	client := dial(t, srv.URI)
+	if err := client.Database("x").RunCommand(ctx(t), bson.D{{Key: "find", Value: "fast"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(slowLines(t, srv, "fast")); n != 0 {
+		t.Fatalf("a fast find was logged at the default slowms")
+	}
+	var st struct{ Slowms int32 }
+	if err := client.Database("x").RunCommand(ctx(t), bson.D{{Key: "profile", Value: -1}}).Decode(&st); err != nil || st.Slowms != 100 {
+		t.Fatalf("default slowms: %+v %v", st, err)
+	}
+}
