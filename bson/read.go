@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math"
+	"strings"
 	"unsafe"
 )
 
@@ -162,12 +163,39 @@ func fixed(b []byte, n int) int {
 }
 
 // Lookup returns the value of the top-level field key.
+// Keys are compared in place and the other elements skipped by their size,
+// without building Elements (documents of a hundred fields are common).
 func (d Doc) Lookup(key string) (Value, bool) {
-	it := d.Iter()
-	for it.Next() {
-		if it.cur.Key == key {
-			return it.cur.Value, true
+	n := len(d)
+	if n < 5 || strings.IndexByte(key, 0) >= 0 {
+		return Value{}, false
+	}
+	for pos := 4; pos < n-1; {
+		t := Type(d[pos])
+		if t == 0 {
+			break
 		}
+		ks := pos + 1
+		if ke := ks + len(key); ke < n && d[ke] == 0 && string(d[ks:ke]) == key {
+			vs := ke + 1
+			sz := valueSize(t, d[vs:])
+			if sz < 0 || vs+sz > n {
+				return Value{}, false
+			}
+			return Value{Type: t, Data: d[vs : vs+sz : vs+sz]}, true
+		}
+		i := ks
+		for i < n && d[i] != 0 {
+			i++
+		}
+		if i >= n {
+			break
+		}
+		sz := valueSize(t, d[i+1:])
+		if sz < 0 {
+			break
+		}
+		pos = i + 1 + sz
 	}
 	return Value{}, false
 }

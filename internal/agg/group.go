@@ -103,6 +103,16 @@ func (g *groupStage) open(in Iterator) (Iterator, error) {
 type group struct {
 	id   bson.Value
 	accs []expr.Accumulator
+	// firstSeq and lastSeq order the group's first and last documents in
+	// the input (parallel runs merge partial groups by them).
+	firstSeq, lastSeq int64
+}
+
+// groupState is the in-memory part of a $group run.
+type groupState struct {
+	groups map[string]*group
+	order  []*group
+	mem    int64
 }
 
 func (g *groupStage) newGroup(id bson.Value) *group {
@@ -149,10 +159,14 @@ func (g *groupStage) groupKey(dst []byte, id bson.Value) []byte {
 // are spilled as sorted runs keyed by group and aggregated group by group
 // after the in-memory groups are returned.
 func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
-	groups := map[string]*group{}
-	var order []*group
+	return g.runFrom(in, &groupState{groups: map[string]*group{}})
+}
+
+// runFrom is run continuing from groups already aggregated (by a parallel
+// phase that stopped at the memory limit).
+func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, error), error) {
+	groups, order, mem := st.groups, st.order, st.mem
 	var key []byte
-	var mem int64
 	env := expr.NewEnv(g.ctx.Expr)
 	sp := &spiller{dir: g.ctx.TempDir}
 	var spilled []item

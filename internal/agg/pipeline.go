@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"math"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
@@ -196,21 +197,79 @@ func Parse(c *Context, stages []bson.Doc) (*Pipeline, error) {
 	return p, nil
 }
 
-// optimize coalesces $sort followed by $limit into a top-k sort.
+// optimize rewrites the stages as MongoDB's optimizer does, without
+// changing results:
+//   - a $limit after a $sort, separated from it only by one-to-one stages
+//     ($project, $set, $addFields, $unset) and at most one $skip, bounds
+//     the sort: it keeps the best skip+limit documents (a top-k);
+//   - a $project or $unset of plain inclusions or exclusions right before
+//     $count is dropped (it changes no count and cannot fail).
 func (p *Pipeline) optimize() {
-	out := p.stages[:0:0]
-	for i := 0; i < len(p.stages); i++ {
-		s := p.stages[i]
-		if st, ok := s.(*sortStage); ok && st.limit == 0 && i+1 < len(p.stages) {
-			if l, ok := p.stages[i+1].(*limitStage); ok {
+	for i, s := range p.stages {
+		st, ok := s.(*sortStage)
+		if !ok || st.limit != 0 {
+			continue
+		}
+		var skip int64
+		for j := i + 1; j < len(p.stages); j++ {
+			if l, ok := p.stages[j].(*limitStage); ok {
 				cp := *st
 				cp.limit = l.n
-				s = &cp
+				if skip > 0 && skip <= math.MaxInt64-l.n {
+					cp.limit += skip
+				} else if skip > 0 {
+					break
+				}
+				p.stages[i] = &cp
+				break
+			}
+			if sk, ok := p.stages[j].(*skipStage); ok && skip == 0 {
+				skip = sk.n
+				continue
+			}
+			if _, ok := p.stages[j].(*projectStage); !ok {
+				break
+			}
+		}
+	}
+	out := p.stages[:0:0]
+	for i, s := range p.stages {
+		if i+1 < len(p.stages) {
+			if _, ok := p.stages[i+1].(*countStage); ok && plainProjection(p.specs[i]) {
+				continue
 			}
 		}
 		out = append(out, s)
 	}
 	p.stages = out
+}
+
+// plainProjection reports whether a $project or $unset stage only keeps or
+// drops fields (no computed values).
+func plainProjection(spec bson.Doc) bool {
+	it := spec.Iter()
+	if !it.Next() {
+		return false
+	}
+	e := it.Element()
+	switch e.Key {
+	case "$unset":
+		return true
+	case "$project":
+		if e.Value.Type != bson.TypeDocument {
+			return false
+		}
+		fit := e.Value.Document().Iter()
+		for fit.Next() {
+			switch v := fit.Element().Value; v.Type {
+			case bson.TypeBoolean, bson.TypeInt32, bson.TypeInt64, bson.TypeDouble:
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // StartsWithSource reports whether the pipeline's first stage produces

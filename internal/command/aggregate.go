@@ -372,6 +372,16 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		tx.Rollback()
 	}()
 	if s.it == nil {
+		it, ok, err := s.parallelRun(tx, ctx)
+		if err != nil {
+			s.done = true
+			return false, err
+		}
+		if ok {
+			s.it = it
+		}
+	}
+	if s.it == nil {
 		var in agg.Iterator = agg.FuncIterator(func() (bson.Doc, error) { return nil, nil })
 		run := s.p.Run
 		if s.coll != "" && !s.p.StartsWithSource() {

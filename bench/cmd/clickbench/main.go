@@ -130,6 +130,9 @@ func run(ctx context.Context, c *config) (*report, error) {
 		}
 		c.dir = d
 	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return nil, err
+	}
 	rep := &report{Rows: c.rows, Seed: c.seed, Date: time.Now().UTC().Format(time.RFC3339), GoVersion: runtime.Version(),
 		Machine: machine(), Command: "clickbench " + strings.Join(os.Args[1:], " "), Loader: c.loader}
 	tsv := filepath.Join(c.dir, "hits.tsv")

@@ -1,0 +1,311 @@
+package agg
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/expr"
+)
+
+// BatchSource is an input that hands out documents in batches, so that
+// several goroutines can work on them: every document it returns stays
+// valid (and unchanged) until the pipeline's run ends.
+type BatchSource interface {
+	// NextBatch appends up to max documents to dst[:0]; an empty result
+	// ends the input.
+	NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error)
+}
+
+// parallelBatch is how many documents a worker takes at a time.
+const parallelBatch = 512
+
+// mergeableAccs are the accumulators whose partial states combine whatever
+// the order the partitions were read in ($first and $last are merged by
+// the input position of their documents).
+var mergeableAccs = map[string]bool{
+	"$sum": true, "$count": true, "$avg": true, "$min": true, "$max": true, "$first": true, "$last": true,
+	"$addToSet": true, "$stdDevPop": true, "$stdDevSamp": true,
+}
+
+// parallelGroup finds the stages a parallel run covers: streaming stages
+// ($match, $project, $set, $addFields, $unset) and then a $group whose
+// accumulators all merge. It returns the group's index, or -1.
+func (p *Pipeline) parallelGroup() int {
+	for i, s := range p.stages {
+		switch st := s.(type) {
+		case *matchStage, *projectStage:
+			continue
+		case *groupStage:
+			for _, a := range st.accs {
+				if !mergeableAccs[a.Op] {
+					return -1
+				}
+			}
+			return i
+		}
+		return -1
+	}
+	return -1
+}
+
+// CanRunParallel reports whether RunParallel applies to the pipeline.
+func (p *Pipeline) CanRunParallel() bool { return p.parallelGroup() >= 0 }
+
+// RunParallel runs the pipeline over src (the unfiltered collection: the
+// leading $match runs in the workers) with the given number of goroutines
+// for the stages up to and including the first $group, each worker keeping
+// partial groups that are merged at the end. It reports false, and runs
+// nothing, when CanRunParallel is false.
+func (p *Pipeline) RunParallel(src BatchSource, workers int) (Iterator, bool, error) {
+	gi := p.parallelGroup()
+	if gi < 0 {
+		return nil, false, nil
+	}
+	g := p.stages[gi].(*groupStage)
+	prefix := p.stages[:gi]
+	var out func() (bson.Doc, error)
+	var in Iterator = FuncIterator(func() (bson.Doc, error) {
+		if out == nil {
+			var err error
+			if out, err = g.runParallel(src, prefix, max(workers, 1)); err != nil {
+				return nil, err
+			}
+		}
+		return out()
+	})
+	for _, s := range p.stages[gi+1:] {
+		var err error
+		if in, err = s.open(in); err != nil {
+			return nil, true, err
+		}
+	}
+	return in, true, nil
+}
+
+// batchIter serves one batch to a worker's chain of streaming stages.
+type batchIter struct {
+	docs []bson.Doc
+	pos  int
+}
+
+func (b *batchIter) Next() (bson.Doc, error) {
+	if b.pos >= len(b.docs) {
+		return nil, nil
+	}
+	b.pos++
+	return b.docs[b.pos-1], nil
+}
+
+// groupWorker aggregates the batches it is given into its own groups.
+type groupWorker struct {
+	g     *groupStage
+	in    *batchIter
+	chain Iterator
+	env   *expr.Env
+	st    groupState
+	key   []byte
+	err   error
+}
+
+func (g *groupStage) newWorker(prefix []stage) (*groupWorker, error) {
+	w := &groupWorker{g: g, in: &batchIter{}, env: expr.NewEnv(g.ctx.Expr), st: groupState{groups: map[string]*group{}}}
+	w.chain = w.in
+	for _, s := range prefix {
+		var err error
+		if w.chain, err = s.open(w.chain); err != nil {
+			return nil, err
+		}
+	}
+	return w, nil
+}
+
+// work folds one batch; seq is the input position of its first document.
+// It returns the memory its new groups take.
+func (w *groupWorker) work(docs []bson.Doc, seq int64) (int64, error) {
+	w.in.docs, w.in.pos = docs, 0
+	g := w.g
+	var grown int64
+	for {
+		d, err := w.chain.Next()
+		if err != nil || d == nil {
+			return grown, err
+		}
+		pos := seq + int64(w.in.pos)
+		id, err := expr.Eval(g.id, d, w.env)
+		if err != nil {
+			return grown, err
+		}
+		if id.Type == 0 {
+			id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+		}
+		w.key = g.groupKey(w.key[:0], id)
+		gr := w.st.groups[string(w.key)]
+		if gr == nil {
+			gr = g.newGroup(id)
+			gr.firstSeq = pos
+			w.st.groups[string(w.key)] = gr
+			grown += int64(2*len(w.key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
+		}
+		gr.lastSeq = pos
+		if g.heavy {
+			grown += int64(len(d))
+		}
+		if err := g.add(gr, d, w.env); err != nil {
+			return grown, err
+		}
+	}
+}
+
+// runParallel feeds batches of src to workers, merges their groups and
+// returns them in the order of their first documents, as a serial run
+// would. Past the memory limit it stops the workers and continues
+// serially from the merged groups (spilling if allowed).
+func (g *groupStage) runParallel(src BatchSource, prefix []stage, workers int) (func() (bson.Doc, error), error) {
+	ws := make([]*groupWorker, workers)
+	for i := range ws {
+		w, err := g.newWorker(prefix)
+		if err != nil {
+			return nil, err
+		}
+		ws[i] = w
+	}
+	type job struct {
+		docs []bson.Doc
+		seq  int64
+	}
+	jobs := make(chan job, workers)
+	free := make(chan []bson.Doc, 2*workers+1)
+	var mem atomic.Int64
+	var failed atomic.Bool
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				if w.err == nil && !failed.Load() {
+					grown, err := w.work(j.docs, j.seq)
+					mem.Add(grown)
+					if err != nil {
+						w.err = err
+						failed.Store(true)
+					}
+				}
+				select {
+				case free <- j.docs[:0]:
+				default:
+				}
+			}
+		}()
+	}
+	var seq int64
+	var srcErr error
+	limit := g.ctx.memLimit()
+	for !failed.Load() && mem.Load() <= limit {
+		if srcErr = g.ctx.check(); srcErr != nil {
+			break
+		}
+		var buf []bson.Doc
+		select {
+		case buf = <-free:
+		default:
+		}
+		buf, srcErr = src.NextBatch(buf, parallelBatch)
+		if srcErr != nil || len(buf) == 0 {
+			break
+		}
+		jobs <- job{docs: buf, seq: seq}
+		seq += int64(len(buf)) + 1
+	}
+	close(jobs)
+	wg.Wait()
+	if srcErr != nil {
+		return nil, srcErr
+	}
+	for _, w := range ws {
+		if w.err != nil {
+			return nil, w.err
+		}
+	}
+	st := ws[0].st
+	for _, w := range ws[1:] {
+		for k, og := range w.st.groups {
+			gr := st.groups[k]
+			if gr == nil {
+				st.groups[k] = og
+				continue
+			}
+			if err := g.mergeGroup(gr, og); err != nil {
+				return nil, err
+			}
+		}
+	}
+	st.order = make([]*group, 0, len(st.groups))
+	for _, gr := range st.groups {
+		st.order = append(st.order, gr)
+	}
+	slices.SortFunc(st.order, func(a, b *group) int { return cmpInt64(a.firstSeq, b.firstSeq) })
+	st.mem = mem.Load()
+	if st.mem > limit && !g.ctx.AllowDiskUse {
+		return nil, errMemory("$group")
+	}
+	// The rest of the input (none unless the memory limit stopped the
+	// workers) runs serially through the first worker's stages.
+	w := ws[0]
+	var rest []bson.Doc
+	restIn := FuncIterator(func() (bson.Doc, error) {
+		for {
+			if d, err := w.chain.Next(); d != nil || err != nil {
+				return d, err
+			}
+			var err error
+			if rest, err = src.NextBatch(rest, parallelBatch); err != nil || len(rest) == 0 {
+				return nil, err
+			}
+			w.in.docs, w.in.pos = rest, 0
+		}
+	})
+	w.in.docs, w.in.pos = nil, 0
+	return g.runFrom(restIn, &st)
+}
+
+// mergeGroup folds the partial group o into gr: $first keeps the value of
+// the earlier first document, $last of the later last one, and _id is
+// the value of the earlier first document (keys equal under MongoDB's
+// comparison may differ in type: 1, 1.0, NumberLong(1)).
+func (g *groupStage) mergeGroup(gr, o *group) error {
+	if o.firstSeq < gr.firstSeq {
+		gr.id = o.id
+	}
+	for i, a := range g.accs {
+		switch a.Op {
+		case "$first":
+			if o.firstSeq < gr.firstSeq {
+				gr.accs[i] = o.accs[i]
+			}
+		case "$last":
+			if o.lastSeq > gr.lastSeq {
+				gr.accs[i] = o.accs[i]
+			}
+		default:
+			if err := gr.accs[i].(expr.Merger).Merge(o.accs[i]); err != nil {
+				return err
+			}
+		}
+	}
+	gr.firstSeq = min(gr.firstSeq, o.firstSeq)
+	gr.lastSeq = max(gr.lastSeq, o.lastSeq)
+	return nil
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

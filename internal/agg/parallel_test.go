@@ -1,0 +1,175 @@
+package agg
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+// sliceBatches is a BatchSource over documents in memory.
+type sliceBatches struct {
+	docs []bson.Doc
+	pos  int
+}
+
+func (s *sliceBatches) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
+	dst = dst[:0]
+	for s.pos < len(s.docs) && len(dst) < max {
+		dst = append(dst, s.docs[s.pos])
+		s.pos++
+	}
+	return dst, nil
+}
+
+// mixedDocs has group keys of every kind (numbers of three types that
+// compare equal, strings, null, missing, arrays, documents) and values
+// that are numbers, null, missing or strings.
+func mixedDocs(t testing.TB, n int) []bson.Doc {
+	var parts []string
+	for i := 0; i < n; i++ {
+		var k string
+		switch i % 9 {
+		case 0:
+			k = `"k": 1`
+		case 1:
+			k = `"k": 1.0`
+		case 2:
+			k = `"k": {"$numberLong": "1"}`
+		case 3:
+			k = fmt.Sprintf(`"k": "s%d"`, i%7)
+		case 4:
+			k = `"k": null`
+		case 5:
+			k = ``
+		case 6:
+			k = fmt.Sprintf(`"k": [%d, 2]`, i%3)
+		case 7:
+			k = fmt.Sprintf(`"k": {"a": %d}`, i%4)
+		case 8:
+			k = fmt.Sprintf(`"k": %d`, i%13)
+		}
+		var v string
+		switch i % 5 {
+		case 0:
+			v = fmt.Sprintf(`"v": %d`, i%17)
+		case 1:
+			v = fmt.Sprintf(`"v": %d.5`, i%11)
+		case 2:
+			v = `"v": null`
+		case 3:
+			v = ``
+		case 4:
+			v = fmt.Sprintf(`"v": "t%d"`, i%5)
+		}
+		fields := []string{fmt.Sprintf(`"_id": %d`, i), fmt.Sprintf(`"s": "x%d"`, i)}
+		for _, f := range []string{k, v} {
+			if f != "" {
+				fields = append(fields, f)
+			}
+		}
+		parts = append(parts, "{"+strings.Join(fields, ", ")+"}")
+	}
+	return parseJSONArray(t, "["+strings.Join(parts, ",")+"]")
+}
+
+// runBoth runs pipeline serially and in parallel with each worker count and
+// returns the serial result and error, failing the test when a parallel
+// run differs.
+func runBoth(t *testing.T, docs []bson.Doc, pipeline string, memLimit int64, allowDisk bool) (string, error) {
+	t.Helper()
+	mk := func() *Pipeline {
+		ctx := &Context{DB: "test", Coll: "c", AllowDiskUse: allowDisk, TempDir: t.TempDir(), MemoryLimit: memLimit}
+		p, err := Parse(ctx, parseJSONArray(t, pipeline))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	it, err := mk().Run(&SliceIterator{Docs: append([]bson.Doc(nil), docs...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serial, serr := Drain(it)
+	want := canonical(t, serial)
+	for _, workers := range []int{1, 2, 4} {
+		pit, ok, err := mk().RunParallel(&sliceBatches{docs: docs}, workers)
+		if err != nil || !ok {
+			t.Fatalf("RunParallel: %v, %v", ok, err)
+		}
+		par, perr := Drain(pit)
+		if errCode(perr) != errCode(serr) || (perr == nil) != (serr == nil) {
+			t.Fatalf("%d workers: error %v, serial error %v", workers, perr, serr)
+		}
+		if got := canonical(t, par); serr == nil && got != want {
+			t.Fatalf("%d workers:\n got %s\nwant %s", workers, got, want)
+		}
+	}
+	return want, serr
+}
+
+func TestParallelGroupMatchesSerial(t *testing.T) {
+	docs := mixedDocs(t, 5000)
+	for _, pl := range []string{
+		`[{"$group": {"_id": "$k", "sum": {"$sum": "$v"}, "avg": {"$avg": "$v"}, "min": {"$min": "$v"}, "max": {"$max": "$v"},
+			"n": {"$count": {}}, "one": {"$sum": 1}, "f": {"$first": "$s"}, "l": {"$last": "$s"}, "fv": {"$first": "$v"}, "lv": {"$last": "$v"}}}]`,
+		`[{"$match": {"v": {"$gt": 3}}}, {"$group": {"_id": null, "n": {"$sum": 1}, "sd": {"$stdDevPop": "$v"}, "ss": {"$stdDevSamp": "$v"}}},
+			{"$set": {"sd": {"$round": ["$sd", 9]}, "ss": {"$round": ["$ss", 9]}}}]`,
+		`[{"$match": {"v": {"$ne": null}}}, {"$set": {"w": {"$type": "$v"}}}, {"$project": {"w": 1, "k": 1, "s": 1}},
+			{"$group": {"_id": {"w": "$w", "k": "$k"}, "u": {"$addToSet": "$s"}, "f": {"$first": "$s"}}},
+			{"$set": {"u": {"$size": "$u"}}}, {"$sort": {"u": -1, "f": 1}}, {"$limit": 7}]`,
+		`[{"$group": {"_id": {"$concat": ["$s", "|", {"$toString": "$_id"}]}, "c": {"$sum": 1}}}, {"$count": "groups"}]`,
+		`[{"$match": {"nothing": 1}}, {"$group": {"_id": null, "n": {"$sum": 1}}}]`,
+	} {
+		runBoth(t, docs, pl, 0, true)
+	}
+	runBoth(t, nil, `[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`, 0, true)
+}
+
+// TestParallelGroupMemoryLimit stops the workers at the memory limit: with
+// allowDiskUse the run continues serially (spilling) with the same result;
+// without it the answer is MongoDB's error 292.
+func TestParallelGroupMemoryLimit(t *testing.T) {
+	docs := mixedDocs(t, 3000)
+	pl := `[{"$group": {"_id": "$_id", "f": {"$first": "$s"}, "v": {"$sum": "$v"}}}, {"$sort": {"_id": 1}}]`
+	got, err := runBoth(t, docs, pl, 20000, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, `"_id":{"$numberInt":"2999"}`) {
+		t.Fatalf("groups missing after the spill: %.200s", got)
+	}
+	if _, err := runBoth(t, docs, pl, 20000, false); errCode(err) != 292 {
+		t.Fatalf("without allowDiskUse: %v, want code 292", err)
+	}
+}
+
+// TestParallelGroupErrors: an expression error in a worker ends the run
+// with the error a serial run gives.
+func TestParallelGroupErrors(t *testing.T) {
+	docs := mixedDocs(t, 2000)
+	_, err := runBoth(t, docs, `[{"$group": {"_id": {"$toInt": "$s"}, "n": {"$sum": 1}}}]`, 0, true)
+	if err == nil {
+		t.Fatal("want a conversion error")
+	}
+}
+
+func TestCanRunParallel(t *testing.T) {
+	for pl, want := range map[string]bool{
+		`[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`:                           true,
+		`[{"$match": {"a": 1}}, {"$unset": "b"}, {"$group": {"_id": null}}]`:      true,
+		`[{"$group": {"_id": "$k", "p": {"$push": "$v"}}}]`:                       false,
+		`[{"$sort": {"a": 1}}, {"$group": {"_id": "$k", "f": {"$first": "$v"}}}]`: false,
+		`[{"$limit": 5}, {"$group": {"_id": null}}]`:                              false,
+		`[{"$match": {"a": 1}}]`:                                                  false,
+	} {
+		p, err := Parse(&Context{DB: "test", Coll: "c"}, parseJSONArray(t, pl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := p.CanRunParallel(); got != want {
+			t.Errorf("%s: CanRunParallel = %v, want %v", pl, got, want)
+		}
+	}
+}

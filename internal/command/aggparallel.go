@@ -1,0 +1,77 @@
+package command
+
+import (
+	"context"
+	"runtime"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/agg"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/kv"
+)
+
+// rawScan serves a collection in _id order, in batches of documents that
+// alias the read transaction's memory (valid until it ends): the input of
+// a parallel aggregation (agg.BatchSource). It applies no filter.
+type rawScan struct {
+	ctx     context.Context
+	tx      *kv.Tx
+	coll    *catalog.Collection
+	cur     *kv.Cursor
+	started bool
+	done    bool
+}
+
+// NextBatch implements agg.BatchSource.
+func (s *rawScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
+	dst = dst[:0]
+	if s.done {
+		return dst, nil
+	}
+	if s.ctx != nil {
+		if err := s.ctx.Err(); err != nil {
+			return dst, ctxErr(err)
+		}
+	}
+	var val []byte
+	if !s.started {
+		s.started = true
+		t, err := dataTree(s.tx, s.coll)
+		if err != nil {
+			return dst, err
+		}
+		s.cur = t.Cursor()
+		_, val = s.cur.First()
+	} else {
+		_, val = s.cur.Next()
+	}
+	for ; val != nil; _, val = s.cur.Next() {
+		dst = append(dst, bson.Doc(val))
+		if len(dst) >= max {
+			return dst, nil
+		}
+	}
+	s.done = true
+	return dst, s.cur.Err()
+}
+
+// parallelRun starts the pipeline over a parallel collection scan when it
+// suits one: more than one core, a pipeline agg can split (streaming stages
+// and a mergeable $group), and no index serving the leading $match.
+func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, bool, error) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || s.coll == "" || s.p.StartsWithSource() || !s.p.CanRunParallel() {
+		return nil, false, nil
+	}
+	coll, err := catalog.Get(tx, s.db, s.coll)
+	if err != nil || coll == nil {
+		return nil, false, err
+	}
+	if _, _, isView := coll.View(); isView {
+		return nil, false, nil
+	}
+	if f := s.p.LeadingFilter(); len(f) > 5 && choosePlan(coll, f, s.p.QueryOptions()) != nil {
+		return nil, false, nil
+	}
+	return s.p.RunParallel(&rawScan{ctx: ctx, tx: tx, coll: coll}, workers)
+}
