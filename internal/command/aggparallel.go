@@ -55,9 +55,10 @@ func (s *rawScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	return dst, s.cur.Err()
 }
 
-// parallelRun starts the pipeline over a parallel collection scan when it
-// suits one: more than one core, a pipeline agg can split (streaming stages
-// and a mergeable $group), and no index serving the leading $match.
+// parallelRun starts the pipeline over a parallel scan when it suits one:
+// more than one core and a pipeline agg can split (streaming stages and a
+// mergeable $group). The scan walks the index serving the leading $match
+// when there is one, else the collection.
 func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, bool, error) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 || s.coll == "" || s.p.StartsWithSource() || !s.p.CanRunParallel() {
@@ -70,8 +71,47 @@ func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, b
 	if _, _, isView := coll.View(); isView {
 		return nil, false, nil
 	}
-	if f := s.p.LeadingFilter(); len(f) > 5 && choosePlan(coll, f, s.p.QueryOptions()) != nil {
-		return nil, false, nil
+	if f := s.p.LeadingFilter(); len(f) > 5 {
+		if pl := choosePlan(coll, f, s.p.QueryOptions()); pl != nil {
+			return s.p.RunParallel(&indexScan{ctx: ctx, tx: tx, coll: coll, plan: pl}, workers)
+		}
 	}
 	return s.p.RunParallel(&rawScan{ctx: ctx, tx: tx, coll: coll}, workers)
+}
+
+// indexScan serves the documents an index plan reaches, in batches that
+// alias the read transaction's memory; the leading $match, which the
+// bounds only approximate, runs in the workers.
+type indexScan struct {
+	ctx  context.Context
+	tx   *kv.Tx
+	coll *catalog.Collection
+	plan *plan
+	walk walkState
+	done bool
+}
+
+// NextBatch implements agg.BatchSource.
+func (s *indexScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
+	dst = dst[:0]
+	if s.done {
+		return dst, nil
+	}
+	data, err := dataTree(s.tx, s.coll)
+	if err != nil {
+		return dst, err
+	}
+	ctx := s.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	done, err := walkIndex(ctx, s.tx, s.coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
+		if len(dst) >= max {
+			return false, nil
+		}
+		dst = append(dst, d)
+		return true, nil
+	})
+	s.done = done
+	return dst, err
 }

@@ -71,7 +71,8 @@ func parseRegex(name string, mode int) opParser {
 		if n.options != nil {
 			oc, ok2 = n.options.(constNode)
 		}
-		if ok1 && ok2 && !nullish(rc.v) && !nullish(oc.v) {
+		// Absent or null options are no options: the regex is still constant.
+		if ok1 && ok2 && !nullish(rc.v) {
 			re, err := n.compile(rc.v, oc.v)
 			if err != nil {
 				return nil, err

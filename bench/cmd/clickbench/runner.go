@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -23,9 +24,12 @@ func runQueries(ctx context.Context, c *config, cl *mongo.Client, or *oracle, re
 		res := queryResult{Query: q}
 		var first []row
 		for r := 0; r < c.runs; r++ {
-			t0 := time.Now()
+			t0, c0 := time.Now(), cpuTime()
 			docs, err := aggregate(ctx, coll, ps[q])
 			d := time.Since(t0).Seconds()
+			if c.inproc {
+				res.CPU = append(res.CPU, cpuTime()-c0)
+			}
 			if err != nil {
 				res.Error = err.Error()
 				res.Times = append(res.Times, -1)
@@ -66,6 +70,7 @@ func aggregate(ctx context.Context, coll *mongo.Collection, p bson.A) ([]row, er
 type queryResult struct {
 	Query    int       `json:"query"`
 	Times    []float64 `json:"times"`
+	CPU      []float64 `json:"cpu,omitempty"` // with -inproc: process CPU seconds per run
 	Error    string    `json:"error,omitempty"`
 	Checked  bool      `json:"checked"`
 	Mismatch string    `json:"mismatch,omitempty"`
@@ -100,6 +105,9 @@ func (q queryResult) line() string {
 		}
 	}
 	b.WriteString("]")
+	if len(q.CPU) > 0 {
+		fmt.Fprintf(&b, " cpu %.3f", q.CPU[len(q.CPU)-1])
+	}
 	switch {
 	case q.Error != "":
 		fmt.Fprintf(&b, " error: %s", q.Error)
@@ -109,4 +117,13 @@ func (q queryResult) line() string {
 		b.WriteString(" ok")
 	}
 	return b.String()
+}
+
+// cpuTime is this process's user+system CPU time in seconds.
+func cpuTime() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
