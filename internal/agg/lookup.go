@@ -167,6 +167,19 @@ func (s *lookupStage) foreign() (Iterator, error) {
 	return s.ctx.Catalog.Scan(s.fromDB, s.from)
 }
 
+// foreignFor returns the documents of the foreign collection that p's
+// leading $match may keep: from an index when the catalog can serve one
+// (a correlated {$expr: {$eq: ["$field", "$$var"]}} becomes an equality on
+// field), else all of them.
+func (s *lookupStage) foreignFor(p *Pipeline) (Iterator, error) {
+	if fs, ok := s.ctx.Catalog.(FilteredScanner); ok && s.from != "" {
+		if f := p.IndexFilter(); f != nil {
+			return fs.ScanFiltered(s.fromDB, s.from, f)
+		}
+	}
+	return s.foreign()
+}
+
 func (s *lookupStage) open(in Iterator) (Iterator, error) {
 	var index *equalityIndex
 	return FuncIterator(func() (bson.Doc, error) {
@@ -232,7 +245,7 @@ func (s *lookupStage) runPipeline(d bson.Doc, matches []bson.Doc) ([]bson.Doc, e
 		src = &SliceIterator{Docs: slices.Clone(matches)}
 	} else if p.StartsWithSource() {
 		src = empty
-	} else if src, err = s.foreign(); err != nil {
+	} else if src, err = s.foreignFor(p); err != nil {
 		return nil, err
 	}
 	out, err := p.Run(src)

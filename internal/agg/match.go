@@ -18,6 +18,9 @@ type matchStage struct {
 	f   *query.Filter
 	exp expr.Expr
 	ctx *Context
+	// plain is the specification without $expr; exprSpec is $expr's.
+	plain    bson.Doc
+	exprSpec bson.Value
 }
 
 func parseMatch(c *Context, v bson.Value) (stage, error) {
@@ -32,6 +35,7 @@ func parseMatch(c *Context, v bson.Value) (stage, error) {
 			return nil, err
 		}
 		m.exp = x
+		m.exprSpec = ev
 		var b bson.Builder
 		it := spec.Iter()
 		for it.Next() {
@@ -45,7 +49,7 @@ func parseMatch(c *Context, v bson.Value) (stage, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.f = f
+	m.f, m.plain = f, spec
 	return m, nil
 }
 

@@ -602,6 +602,22 @@ func (k *aggCatalog) Scan(db, coll string) (agg.Iterator, error) {
 	return p.Run(k.scan(db, source, nil))
 }
 
+// ScanFiltered implements agg.FilteredScanner: a collection (not a view)
+// is read through the index plan filter selects, if any; the documents
+// are a superset of filter's matches.
+func (k *aggCatalog) ScanFiltered(db, coll string, filter bson.Doc) (agg.Iterator, error) {
+	_, _, isView, err := resolveView(k.tx, db, coll)
+	if err != nil {
+		return nil, err
+	}
+	if isView {
+		return k.Scan(db, coll)
+	}
+	s := k.scan(db, coll, nil)
+	s.filterDoc = filter
+	return s, nil
+}
+
 // checkNotView refuses $out/$merge into a view.
 func checkNotView(coll *catalog.Collection) error {
 	if _, _, ok := coll.View(); ok {
