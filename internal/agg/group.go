@@ -22,6 +22,9 @@ type groupStage struct {
 	// the N variants, $mergeObjects): memory then grows with the input.
 	heavy bool
 	ctx   *Context
+	// deps are the top-level fields the _id and accumulators read (nil:
+	// the whole document may be read); spilled documents keep only them.
+	deps []string
 }
 
 func parseGroup(c *Context, v bson.Value) (stage, error) {
@@ -57,6 +60,7 @@ func parseGroup(c *Context, v bson.Value) (stage, error) {
 	if g.id == nil {
 		return nil, mongoerr.New(15955, "a group specification must include an _id")
 	}
+	g.deps = topLevelDeps(v)
 	return g, nil
 }
 
@@ -200,7 +204,7 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 		gr := groups[string(key)]
 		if gr == nil {
 			if full {
-				it := item{key: append([]byte(nil), key...), doc: cloneDoc(d)}
+				it := item{key: append([]byte(nil), key...), doc: g.reduce(d)}
 				spilled = append(spilled, it)
 				spillMem += itemBytes(it)
 				if spillMem > g.ctx.memLimit()/4 {
@@ -307,4 +311,68 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 		}
 		return g.result(gr), nil
 	}, nil
+}
+
+// topLevelDeps lists the top-level fields the expressions in spec read
+// ("$a.b" reads a), or nil when they may read the whole document
+// ($$ROOT, $$CURRENT, $getField and its kin read it implicitly).
+func topLevelDeps(spec bson.Value) []string {
+	seen := map[string]bool{}
+	var deps []string
+	whole := false
+	var walk func(v bson.Value)
+	walk = func(v bson.Value) {
+		switch v.Type {
+		case bson.TypeString:
+			s := v.StringValue()
+			if strings.HasPrefix(s, "$$") {
+				name, _, _ := strings.Cut(s[2:], ".")
+				if name == "ROOT" || name == "CURRENT" {
+					whole = true
+				}
+				return
+			}
+			if f, ok := strings.CutPrefix(s, "$"); ok && f != "" {
+				f, _, _ = strings.Cut(f, ".")
+				if !seen[f] {
+					seen[f] = true
+					deps = append(deps, f)
+				}
+			}
+		case bson.TypeDocument, bson.TypeArray:
+			it := v.Document().Iter()
+			for it.Next() {
+				e := it.Element()
+				switch e.Key {
+				case "$getField", "$setField", "$unsetField", "$let":
+					whole = true
+				}
+				walk(e.Value)
+			}
+		}
+	}
+	walk(spec)
+	if whole {
+		return nil
+	}
+	return deps
+}
+
+// reduce copies the fields of d the group reads, for spilling.
+func (g *groupStage) reduce(d bson.Doc) bson.Doc {
+	if g.deps == nil {
+		return cloneDoc(d)
+	}
+	var b bson.Builder
+	it := d.Iter()
+	for it.Next() {
+		e := it.Element()
+		for _, f := range g.deps {
+			if e.Key == f {
+				b.AppendElement(e)
+				break
+			}
+		}
+	}
+	return b.Finish()
 }

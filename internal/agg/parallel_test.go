@@ -173,3 +173,40 @@ func TestCanRunParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupSpillKeepsWhatIsRead: spilled documents keep only the fields
+// the group reads, and the answers equal those of a run that never spills.
+func TestGroupSpillKeepsWhatIsRead(t *testing.T) {
+	docs := mixedDocs(t, 2500)
+	for _, pl := range []string{
+		`[{"$group": {"_id": {"i": "$_id", "k": "$k.a"}, "s": {"$sum": "$v"}, "f": {"$first": "$s"}}}, {"$sort": {"_id.i": 1}}]`,
+		`[{"$group": {"_id": "$_id", "d": {"$first": "$$ROOT"}, "c": {"$last": "$$CURRENT.s"}}}, {"$sort": {"_id": 1}}]`,
+		`[{"$group": {"_id": "$_id", "g": {"$max": {"$getField": "s"}}}}, {"$sort": {"_id": 1}}]`,
+	} {
+		unlimited, err := runBoth(t, docs, pl, 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		spilled, err := runBoth(t, docs, pl, 20000, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spilled != unlimited {
+			t.Errorf("%s: spilling changed the answer:\n%.300s\n%.300s", pl, spilled, unlimited)
+		}
+	}
+	for spec, want := range map[string]string{
+		`{"_id": "$a.b", "x": {"$sum": {"$add": ["$c", "$$v", 1]}}, "y": {"$first": {"$literal": 1}}}`: "[a c]",
+		`{"_id": null, "x": {"$push": "$$ROOT"}}`:                                                      "[]",
+		`{"_id": "$a", "x": {"$first": {"$getField": "b"}}}`:                                           "[]",
+	} {
+		d, err := bson.UnmarshalExtJSON([]byte(`{"g": `+spec+`}`), false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, _ := d.Lookup("g")
+		if got := fmt.Sprint(topLevelDeps(v)); got != want {
+			t.Errorf("topLevelDeps(%s) = %s, want %s", spec, got, want)
+		}
+	}
+}
