@@ -9,7 +9,7 @@ import (
 
 var (
 	testRows   = flag.Int("rows", 20000, "rows for TestClickBench (1000000 for the full-size check)")
-	testLoader = flag.String("loader", "driver", "loader for TestClickBench: import or driver")
+	testLoader = flag.String("loader", "import", "loader for TestClickBench: import or driver")
 )
 
 // TestClickBench generates a small hits table, loads it into a fresh

@@ -33,14 +33,37 @@ func buildTool(bin, name, dir string) (string, error) {
 	if bin != "" {
 		return bin, nil
 	}
+	root, err := serverModule()
+	if err != nil {
+		return "", err
+	}
 	bin = filepath.Join(dir, name+"-bin")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/"+name)
-	cmd.Dir = ".."
+	cmd.Dir = root
 	cmd.Stderr = os.Stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("building %s: %w", name, err)
 	}
 	return bin, nil
+}
+
+// serverModule finds the server's module directory: the nearest directory
+// above the working directory whose go.mod declares github.com/cairndb/cairn.
+func serverModule() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), "module github.com/cairndb/cairn\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no github.com/cairndb/cairn module above the working directory")
+		}
+		dir = parent
+	}
 }
 
 func startServer(ctx context.Context, c *config) (*cairnServer, error) {
