@@ -89,6 +89,10 @@ func unsafeString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
+// ValueSize returns the byte length of a value of type t at the start of
+// b, or -1 when b is too short or the type is unknown.
+func ValueSize(t Type, b []byte) int { return valueSize(t, b) }
+
 // valueSize returns the byte length of a value of type t at the start of b, or
 // -1 when b is too short or the type is unknown.
 func valueSize(t Type, b []byte) int {

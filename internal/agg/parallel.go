@@ -65,11 +65,12 @@ func (p *Pipeline) RunParallel(src BatchSource, workers int) (Iterator, bool, er
 	}
 	g := p.stages[gi].(*groupStage)
 	prefix := p.stages[:gi]
+	fields := readFields(p.stages[:gi+1], p.stageSpecs[:gi+1])
 	var out func() (bson.Doc, error)
 	var in Iterator = FuncIterator(func() (bson.Doc, error) {
 		if out == nil {
 			var err error
-			if out, err = g.runParallel(src, prefix, max(workers, 1)); err != nil {
+			if out, err = g.runParallel(src, prefix, fields, max(workers, 1)); err != nil {
 				return nil, err
 			}
 		}
@@ -84,10 +85,12 @@ func (p *Pipeline) RunParallel(src BatchSource, workers int) (Iterator, bool, er
 	return in, true, nil
 }
 
-// batchIter serves one batch to a worker's chain of streaming stages.
+// batchIter serves one batch to a worker's chain of streaming stages,
+// cut down to the fields they read when cut is set.
 type batchIter struct {
 	docs []bson.Doc
 	pos  int
+	cut  *fieldCutter
 }
 
 func (b *batchIter) Next() (bson.Doc, error) {
@@ -95,6 +98,9 @@ func (b *batchIter) Next() (bson.Doc, error) {
 		return nil, nil
 	}
 	b.pos++
+	if b.cut != nil {
+		return b.cut.cut(b.docs[b.pos-1]), nil
+	}
 	return b.docs[b.pos-1], nil
 }
 
@@ -109,8 +115,11 @@ type groupWorker struct {
 	err   error
 }
 
-func (g *groupStage) newWorker(prefix []stage) (*groupWorker, error) {
+func (g *groupStage) newWorker(prefix []stage, fields []string) (*groupWorker, error) {
 	w := &groupWorker{g: g, in: &batchIter{}, env: expr.NewEnv(g.ctx.Expr), st: groupState{groups: map[string]*group{}}}
+	if fields != nil {
+		w.in.cut = newFieldCutter(fields)
+	}
 	w.chain = w.in
 	for _, s := range prefix {
 		var err error
@@ -162,10 +171,10 @@ func (w *groupWorker) work(docs []bson.Doc, seq int64) (int64, error) {
 // returns them in the order of their first documents, as a serial run
 // would. Past the memory limit it stops the workers and continues
 // serially from the merged groups (spilling if allowed).
-func (g *groupStage) runParallel(src BatchSource, prefix []stage, workers int) (func() (bson.Doc, error), error) {
+func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []string, workers int) (func() (bson.Doc, error), error) {
 	ws := make([]*groupWorker, workers)
 	for i := range ws {
-		w, err := g.newWorker(prefix)
+		w, err := g.newWorker(prefix, fields)
 		if err != nil {
 			return nil, err
 		}

@@ -94,6 +94,9 @@ type Pipeline struct {
 	ctx    *Context
 	stages []stage
 	specs  []bson.Doc
+	// stageSpecs[i] is the specification of stages[i] (the optimizer may
+	// drop stages; specs stays as written).
+	stageSpecs []bson.Doc
 	// Filter is the leading $match, which the caller may apply while it
 	// reads the collection (the pipeline applies it anyway).
 	Filter *query.Filter
@@ -233,6 +236,7 @@ func (p *Pipeline) optimize() {
 		}
 	}
 	out := p.stages[:0:0]
+	var outSpecs []bson.Doc
 	for i, s := range p.stages {
 		if i+1 < len(p.stages) {
 			if _, ok := p.stages[i+1].(*countStage); ok && plainProjection(p.specs[i]) {
@@ -240,8 +244,9 @@ func (p *Pipeline) optimize() {
 			}
 		}
 		out = append(out, s)
+		outSpecs = append(outSpecs, p.specs[i])
 	}
-	p.stages = out
+	p.stages, p.stageSpecs = out, outSpecs
 }
 
 // plainProjection reports whether a $project or $unset stage only keeps or
