@@ -29,10 +29,11 @@ var mergeableAccs = map[string]bool{
 	"$addToSet": true, "$stdDevPop": true, "$stdDevSamp": true,
 }
 
-// parallelGroup finds the stages a parallel run covers: streaming stages
-// ($match, $project, $set, $addFields, $unset) and then a $group whose
-// accumulators all merge. It returns the group's index, or -1.
-func (p *Pipeline) parallelGroup() int {
+// parallelTerminal finds the stages a parallel run covers: streaming
+// stages ($match, $project, $set, $addFields, $unset) and then a $group
+// whose accumulators all merge, a $count, or a $sort bounded by a $limit
+// (a top-k). It returns the terminal stage's index, or -1.
+func (p *Pipeline) parallelTerminal() int {
 	for i, s := range p.stages {
 		switch st := s.(type) {
 		case *matchStage, *projectStage:
@@ -44,6 +45,12 @@ func (p *Pipeline) parallelGroup() int {
 				}
 			}
 			return i
+		case *countStage:
+			return i
+		case *sortStage:
+			if st.limit > 0 {
+				return i
+			}
 		}
 		return -1
 	}
@@ -51,32 +58,42 @@ func (p *Pipeline) parallelGroup() int {
 }
 
 // CanRunParallel reports whether RunParallel applies to the pipeline.
-func (p *Pipeline) CanRunParallel() bool { return p.parallelGroup() >= 0 }
+func (p *Pipeline) CanRunParallel() bool { return p.parallelTerminal() >= 0 }
 
 // RunParallel runs the pipeline over src (the unfiltered collection: the
 // leading $match runs in the workers) with the given number of goroutines
-// for the stages up to and including the first $group, each worker keeping
-// partial groups that are merged at the end. It reports false, and runs
-// nothing, when CanRunParallel is false.
+// for the stages up to and including the first blocking one ($group,
+// $count or a top-k $sort), each worker keeping a partial result that is
+// merged at the end. It reports false, and runs nothing, when
+// CanRunParallel is false.
 func (p *Pipeline) RunParallel(src BatchSource, workers int) (Iterator, bool, error) {
-	gi := p.parallelGroup()
-	if gi < 0 {
+	ti := p.parallelTerminal()
+	if ti < 0 {
 		return nil, false, nil
 	}
-	g := p.stages[gi].(*groupStage)
-	prefix := p.stages[:gi]
-	fields := readFields(p.stages[:gi+1], p.stageSpecs[:gi+1])
+	prefix := p.stages[:ti]
+	fields := readFields(p.stages[:ti+1], p.stageSpecs[:ti+1])
+	workers = max(workers, 1)
+	var run func() (func() (bson.Doc, error), error)
+	switch st := p.stages[ti].(type) {
+	case *groupStage:
+		run = func() (func() (bson.Doc, error), error) { return st.runParallel(src, prefix, fields, workers) }
+	case *countStage:
+		run = func() (func() (bson.Doc, error), error) { return st.runParallel(p.ctx, src, prefix, fields, workers) }
+	case *sortStage:
+		run = func() (func() (bson.Doc, error), error) { return st.runParallel(src, prefix, workers) }
+	}
 	var out func() (bson.Doc, error)
 	var in Iterator = FuncIterator(func() (bson.Doc, error) {
 		if out == nil {
 			var err error
-			if out, err = g.runParallel(src, prefix, fields, max(workers, 1)); err != nil {
+			if out, err = run(); err != nil {
 				return nil, err
 			}
 		}
 		return out()
 	})
-	for _, s := range p.stages[gi+1:] {
+	for _, s := range p.stages[ti+1:] {
 		var err error
 		if in, err = s.open(in); err != nil {
 			return nil, true, err
@@ -104,19 +121,15 @@ func (b *batchIter) Next() (bson.Doc, error) {
 	return b.docs[b.pos-1], nil
 }
 
-// groupWorker aggregates the batches it is given into its own groups.
-type groupWorker struct {
-	g     *groupStage
+// chainWorker runs one worker's copy of the streaming stages over the
+// batches it is given.
+type chainWorker struct {
 	in    *batchIter
 	chain Iterator
-	env   *expr.Env
-	st    groupState
-	key   []byte
-	err   error
 }
 
-func (g *groupStage) newWorker(prefix []stage, fields []string) (*groupWorker, error) {
-	w := &groupWorker{g: g, in: &batchIter{}, env: expr.NewEnv(g.ctx.Expr), st: groupState{groups: map[string]*group{}}}
+func newChainWorker(prefix []stage, fields []string) (chainWorker, error) {
+	w := chainWorker{in: &batchIter{}}
 	if fields != nil {
 		w.in.cut = newFieldCutter(fields)
 	}
@@ -124,81 +137,48 @@ func (g *groupStage) newWorker(prefix []stage, fields []string) (*groupWorker, e
 	for _, s := range prefix {
 		var err error
 		if w.chain, err = s.open(w.chain); err != nil {
-			return nil, err
+			return w, err
 		}
 	}
 	return w, nil
 }
 
-// work folds one batch; seq is the input position of its first document.
-// It returns the memory its new groups take.
-func (w *groupWorker) work(docs []bson.Doc, seq int64) (int64, error) {
+// each calls fn with every document the stages pass from docs and its
+// input position (seq is the position of docs[0]).
+func (w *chainWorker) each(docs []bson.Doc, seq int64, fn func(d bson.Doc, pos int64) error) error {
 	w.in.docs, w.in.pos = docs, 0
-	g := w.g
-	var grown int64
 	for {
 		d, err := w.chain.Next()
 		if err != nil || d == nil {
-			return grown, err
+			return err
 		}
-		pos := seq + int64(w.in.pos)
-		id, err := expr.Eval(g.id, d, w.env)
-		if err != nil {
-			return grown, err
-		}
-		if id.Type == 0 {
-			id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
-		}
-		w.key = g.groupKey(w.key[:0], id)
-		gr := w.st.groups[string(w.key)]
-		if gr == nil {
-			gr = g.newGroup(id)
-			gr.firstSeq = pos
-			w.st.groups[string(w.key)] = gr
-			grown += int64(2*len(w.key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
-		}
-		gr.lastSeq = pos
-		if g.heavy {
-			grown += int64(len(d))
-		}
-		if err := g.add(gr, d, w.env); err != nil {
-			return grown, err
+		if err := fn(d, seq+int64(w.in.pos)); err != nil {
+			return err
 		}
 	}
 }
 
-// runParallel feeds batches of src to workers, merges their groups and
-// returns them in the order of their first documents, as a serial run
-// would. Past the memory limit it stops the workers and continues
-// serially from the merged groups (spilling if allowed).
-func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []string, workers int) (func() (bson.Doc, error), error) {
-	ws := make([]*groupWorker, workers)
-	for i := range ws {
-		w, err := g.newWorker(prefix, fields)
-		if err != nil {
-			return nil, err
-		}
-		ws[i] = w
-	}
+// feedWorkers hands src's batches to one goroutine per fn (each call gets
+// a batch and the input position of its first document) until src ends,
+// a call fails or stop reports true. Positions grow with the input.
+func feedWorkers(c *Context, src BatchSource, fns []func(docs []bson.Doc, seq int64) error, stop func() bool) error {
 	type job struct {
 		docs []bson.Doc
 		seq  int64
 	}
-	jobs := make(chan job, workers)
-	free := make(chan []bson.Doc, 2*workers+1)
-	var mem atomic.Int64
+	jobs := make(chan job, len(fns))
+	free := make(chan []bson.Doc, 2*len(fns)+1)
+	errs := make([]error, len(fns))
 	var failed atomic.Bool
 	var wg sync.WaitGroup
-	for _, w := range ws {
+	for i, fn := range fns {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				if w.err == nil && !failed.Load() {
-					grown, err := w.work(j.docs, j.seq)
-					mem.Add(grown)
-					if err != nil {
-						w.err = err
+				if errs[i] == nil && !failed.Load() {
+					if err := fn(j.docs, j.seq); err != nil {
+						errs[i] = err
 						failed.Store(true)
 					}
 				}
@@ -211,9 +191,8 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 	}
 	var seq int64
 	var srcErr error
-	limit := g.ctx.memLimit()
-	for !failed.Load() && mem.Load() <= limit {
-		if srcErr = g.ctx.check(); srcErr != nil {
+	for !failed.Load() && !stop() {
+		if srcErr = c.check(); srcErr != nil {
 			break
 		}
 		var buf []bson.Doc
@@ -231,12 +210,88 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 	close(jobs)
 	wg.Wait()
 	if srcErr != nil {
-		return nil, srcErr
+		return srcErr
 	}
-	for _, w := range ws {
-		if w.err != nil {
-			return nil, w.err
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// groupWorker aggregates the batches it is given into its own groups.
+type groupWorker struct {
+	chainWorker
+	g   *groupStage
+	env *expr.Env
+	st  groupState
+	key []byte
+}
+
+func (g *groupStage) newWorker(prefix []stage, fields []string) (*groupWorker, error) {
+	cw, err := newChainWorker(prefix, fields)
+	if err != nil {
+		return nil, err
+	}
+	return &groupWorker{chainWorker: cw, g: g, env: expr.NewEnv(g.ctx.Expr), st: groupState{groups: map[string]*group{}}}, nil
+}
+
+// work folds one batch; seq is the input position of its first document.
+// It returns the memory its new groups take.
+func (w *groupWorker) work(docs []bson.Doc, seq int64) (int64, error) {
+	g := w.g
+	var grown int64
+	err := w.each(docs, seq, func(d bson.Doc, pos int64) error {
+		id, err := expr.Eval(g.id, d, w.env)
+		if err != nil {
+			return err
+		}
+		if id.Type == 0 {
+			id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+		}
+		w.key = g.groupKey(w.key[:0], id)
+		gr := w.st.groups[string(w.key)]
+		if gr == nil {
+			gr = g.newGroup(id)
+			gr.firstSeq = pos
+			w.st.groups[string(w.key)] = gr
+			grown += int64(2*len(w.key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
+		}
+		gr.lastSeq = pos
+		if g.heavy {
+			grown += int64(len(d))
+		}
+		return g.add(gr, d, w.env)
+	})
+	return grown, err
+}
+
+// runParallel feeds batches of src to workers, merges their groups and
+// returns them in the order of their first documents, as a serial run
+// would. Past the memory limit it stops the workers and continues
+// serially from the merged groups (spilling if allowed).
+func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []string, workers int) (func() (bson.Doc, error), error) {
+	ws := make([]*groupWorker, workers)
+	for i := range ws {
+		w, err := g.newWorker(prefix, fields)
+		if err != nil {
+			return nil, err
+		}
+		ws[i] = w
+	}
+	var mem atomic.Int64
+	limit := g.ctx.memLimit()
+	fns := make([]func([]bson.Doc, int64) error, len(ws))
+	for i, w := range ws {
+		fns[i] = func(docs []bson.Doc, seq int64) error {
+			grown, err := w.work(docs, seq)
+			mem.Add(grown)
+			return err
+		}
+	}
+	if err := feedWorkers(g.ctx, src, fns, func() bool { return mem.Load() > limit }); err != nil {
+		return nil, err
 	}
 	st := ws[0].st
 	for _, w := range ws[1:] {

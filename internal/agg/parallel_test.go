@@ -210,3 +210,32 @@ func TestGroupSpillKeepsWhatIsRead(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelCountAndTopK: $count and a $sort bounded by $limit split
+// across workers answer as a serial run does, ties (equal keys, missing
+// fields, mixed types) resolved in input order.
+func TestParallelCountAndTopK(t *testing.T) {
+	docs := mixedDocs(t, 4000)
+	for _, pl := range []string{
+		`[{"$match": {"v": {"$type": "number"}}}, {"$count": "n"}]`,
+		`[{"$count": "all"}]`,
+		`[{"$match": {"nothing": 1}}, {"$count": "n"}]`,
+		`[{"$sort": {"k": 1}}, {"$limit": 25}]`,
+		`[{"$match": {"v": {"$ne": null}}}, {"$sort": {"v": -1, "k": 1}}, {"$limit": 40}]`,
+		`[{"$project": {"_id": 0, "s": 1}}, {"$sort": {"v": 1}}, {"$limit": 7}]`,
+		`[{"$match": {"k": {"$exists": true}}}, {"$sort": {"s": 1}}, {"$project": {"s": 1}}, {"$limit": 5}]`,
+		`[{"$sort": {"k": -1}}, {"$skip": 3990}, {"$limit": 20}]`,
+	} {
+		p, err := Parse(&Context{DB: "test", Coll: "c"}, parseJSONArray(t, pl))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.CanRunParallel() {
+			t.Fatalf("%s does not run in parallel", pl)
+		}
+		runBoth(t, docs, pl, 0, true)
+	}
+	if _, err := runBoth(t, docs, `[{"$sort": {"k": 1}}, {"$limit": 3000}]`, 10000, false); errCode(err) != 292 {
+		t.Fatalf("top-k over the memory limit: %v, want code 292", err)
+	}
+}

@@ -2,6 +2,7 @@ package agg
 
 import (
 	"encoding/binary"
+	"math/bits"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
@@ -152,18 +153,32 @@ func (c *fieldCutter) cut(d bson.Doc) bson.Doc {
 			break
 		}
 		ks := pos + 1
-		i := ks
-		for i < n && d[i] != 0 {
-			i++
-		}
-		if i >= n {
+		i := keyEnd(d, ks)
+		if i < 0 {
 			return d
 		}
-		sz := bson.ValueSize(t, d[i+1:])
-		if sz < 0 || i+1+sz > n {
+		vs := i + 1
+		var sz int
+		switch t {
+		case bson.TypeInt32:
+			sz = 4
+		case bson.TypeInt64, bson.TypeDouble, bson.TypeDateTime, bson.TypeTimestamp:
+			sz = 8
+		case bson.TypeString:
+			if vs+4 > n {
+				return d
+			}
+			sz = 4 + int(int32(binary.LittleEndian.Uint32(d[vs:])))
+			if sz < 5 {
+				return d
+			}
+		default:
+			sz = bson.ValueSize(t, d[vs:])
+		}
+		end := vs + sz
+		if sz < 0 || end > n {
 			return d
 		}
-		end := i + 1 + sz
 		if kl := i - ks; kl >= 64 || c.lens&(1<<kl) != 0 {
 			key := d[ks:i]
 			for _, f := range c.fields {
@@ -180,4 +195,22 @@ func (c *fieldCutter) cut(d bson.Doc) bson.Doc {
 	binary.LittleEndian.PutUint32(out, uint32(len(out)))
 	c.buf = out
 	return bson.Doc(out)
+}
+
+// keyEnd returns the index of the NUL ending the key that starts at i in
+// d (-1 if there is none), testing eight bytes at a time.
+func keyEnd(d []byte, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(d); i += 8 {
+		x := binary.LittleEndian.Uint64(d[i:])
+		if m := (x - lo) &^ x & hi; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+	}
+	for ; i < len(d); i++ {
+		if d[i] == 0 {
+			return i
+		}
+	}
+	return -1
 }

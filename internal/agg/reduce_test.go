@@ -48,3 +48,43 @@ func TestFieldCutter(t *testing.T) {
 		t.Fatalf("a malformed document is returned as is, got %v", got)
 	}
 }
+
+func TestKeyEnd(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		from int
+		want int
+	}{
+		{"abc\x00", 0, 3}, {"abcdefghijk\x00x", 0, 11}, {"abcdefgh\x00", 0, 8}, {"\x00", 0, 0},
+		{"xx\x80\x81\xff\x01\x02\x03\x04\x05\x06\x00", 2, 11}, {"abcdefghijklmnop", 0, -1}, {"a\x00b\x00", 2, 3},
+	} {
+		if got := keyEnd([]byte(tc.s), tc.from); got != tc.want {
+			t.Errorf("keyEnd(%q, %d) = %d, want %d", tc.s, tc.from, got, tc.want)
+		}
+	}
+}
+
+// wideDoc is a document of 105 fields like ClickBench's hits.
+func wideDoc(t testing.TB) bson.Doc {
+	var b bson.Builder
+	for i := 0; i < 105; i++ {
+		name := fmt.Sprintf("Field%dName", i)
+		switch i % 3 {
+		case 0:
+			b.AppendInt32(name, int32(i))
+		case 1:
+			b.AppendString(name, strings.Repeat("v", i%17))
+		default:
+			b.AppendInt64(name, int64(i))
+		}
+	}
+	return b.Finish()
+}
+
+func BenchmarkFieldCutter(b *testing.B) {
+	d := wideDoc(b)
+	c := newFieldCutter([]string{"_id", "Field40Name", "Field20Name"})
+	for b.Loop() {
+		c.cut(d)
+	}
+}
