@@ -106,7 +106,7 @@ func load(ctx context.Context, c *config, srv *cairnServer, cl *mongo.Client, ts
 		return err
 	}
 	ff.Close()
-	t0 := time.Now()
+	t0, c0 := time.Now(), srv.cpu()
 	switch c.loader {
 	case "import":
 		bin, err := buildTool(c.cairn, "cairn", c.dir)
@@ -122,6 +122,7 @@ func load(ctx context.Context, c *config, srv *cairnServer, cl *mongo.Client, ts
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("cairn import: %w", err)
 		}
+		rep.ImportToolCPU = cmd.ProcessState.UserTime().Seconds() + cmd.ProcessState.SystemTime().Seconds()
 	case "driver":
 		if err := loadDriver(ctx, coll, tsv, c.isRefresh, c.workers); err != nil {
 			return err
@@ -130,6 +131,7 @@ func load(ctx context.Context, c *config, srv *cairnServer, cl *mongo.Client, ts
 		return fmt.Errorf("unknown -loader %q", c.loader)
 	}
 	rep.ImportSeconds = time.Since(t0).Seconds()
+	rep.ImportServerCPU = srv.cpu() - c0
 	n, err := coll.EstimatedDocumentCount(ctx)
 	if err != nil {
 		return err
@@ -137,8 +139,8 @@ func load(ctx context.Context, c *config, srv *cairnServer, cl *mongo.Client, ts
 	if n != int64(c.rows) {
 		return fmt.Errorf("loaded %d documents, want %d", n, c.rows)
 	}
-	fmt.Printf("imported %d rows in %.1f s\n", n, rep.ImportSeconds)
-	t0 = time.Now()
+	fmt.Printf("imported %d rows in %.1f s (cpu: server %.1f s, import tool %.1f s)\n", n, rep.ImportSeconds, rep.ImportServerCPU, rep.ImportToolCPU)
+	t0, c0 = time.Now(), srv.cpu()
 	models := make([]mongo.IndexModel, len(indexes))
 	for i, k := range indexes {
 		models[i] = mongo.IndexModel{Keys: k}
@@ -147,7 +149,8 @@ func load(ctx context.Context, c *config, srv *cairnServer, cl *mongo.Client, ts
 		return fmt.Errorf("creating indexes: %w", err)
 	}
 	rep.IndexSeconds = time.Since(t0).Seconds()
-	fmt.Printf("created %d indexes in %.1f s\n", len(indexes), rep.IndexSeconds)
+	rep.IndexServerCPU = srv.cpu() - c0
+	fmt.Printf("created %d indexes in %.1f s (server cpu %.1f s)\n", len(indexes), rep.IndexSeconds, rep.IndexServerCPU)
 	return nil
 }
 

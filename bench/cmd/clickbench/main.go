@@ -180,7 +180,7 @@ func run(ctx context.Context, c *config) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = runQueries(ctx, c, cl, or, rep)
+	err = runQueries(ctx, c, srv, cl, or, rep)
 	stopProfile()
 	if err != nil {
 		return nil, err

@@ -14,7 +14,7 @@ import (
 
 // runQueries runs each selected pipeline c.runs times on test.hits and, with
 // an oracle, checks the first run's answer.
-func runQueries(ctx context.Context, c *config, cl *mongo.Client, or *oracle, rep *report) error {
+func runQueries(ctx context.Context, c *config, srv *cairnServer, cl *mongo.Client, or *oracle, rep *report) error {
 	ps, err := pipelines()
 	if err != nil {
 		return err
@@ -24,11 +24,11 @@ func runQueries(ctx context.Context, c *config, cl *mongo.Client, or *oracle, re
 		res := queryResult{Query: q}
 		var first []row
 		for r := 0; r < c.runs; r++ {
-			t0, c0 := time.Now(), cpuTime()
+			t0, c0 := time.Now(), srv.cpu()
 			docs, err := aggregate(ctx, coll, ps[q])
 			d := time.Since(t0).Seconds()
-			if c.inproc {
-				res.CPU = append(res.CPU, cpuTime()-c0)
+			if c0 > 0 {
+				res.CPU = append(res.CPU, srv.cpu()-c0)
 			}
 			if err != nil {
 				res.Error = err.Error()
@@ -70,7 +70,7 @@ func aggregate(ctx context.Context, coll *mongo.Collection, p bson.A) ([]row, er
 type queryResult struct {
 	Query    int       `json:"query"`
 	Times    []float64 `json:"times"`
-	CPU      []float64 `json:"cpu,omitempty"` // with -inproc: process CPU seconds per run
+	CPU      []float64 `json:"cpu,omitempty"` // the server's CPU seconds per run (with -inproc, this process's)
 	Error    string    `json:"error,omitempty"`
 	Checked  bool      `json:"checked"`
 	Mismatch string    `json:"mismatch,omitempty"`

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
@@ -118,6 +119,30 @@ func (s *cairnServer) stop() {
 			s.proc.Process.Kill()
 		}
 	}
+}
+
+// cpu returns the server's CPU time (user + system) in seconds: the
+// cairnd process's, or this process's with -inproc; 0 when unknown.
+func (s *cairnServer) cpu() float64 {
+	switch {
+	case s.inproc != nil:
+		return cpuTime()
+	case s.proc != nil && s.proc.Process != nil:
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.proc.Process.Pid))
+		if err != nil {
+			return 0
+		}
+		// Fields after the command name (which ends with ')'): state is
+		// field 3, utime and stime are fields 14 and 15, in clock ticks.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) < 13 {
+			return 0
+		}
+		u, _ := strconv.ParseFloat(f[11], 64)
+		st, _ := strconv.ParseFloat(f[12], 64)
+		return (u + st) / 100
+	}
+	return 0
 }
 
 // startProfile starts a CPU profile of this process (useful with -inproc).
