@@ -215,6 +215,26 @@ func genRow(seed uint64, i int, h *hit, dst []byte, isRefresh bool) []byte {
 	return appendTSV(dst, r, h, isRefresh)
 }
 
+// The shaped columns, read from a hit.
+var (
+	intColumns = map[int]func(h *hit) int64{
+		cWatchID: func(h *hit) int64 { return h.WatchID }, cCounterID: func(h *hit) int64 { return int64(h.CounterID) },
+		cClientIP: func(h *hit) int64 { return int64(h.ClientIP) }, cRegionID: func(h *hit) int64 { return int64(h.RegionID) },
+		cUserID: func(h *hit) int64 { return h.UserID }, cRefresh: func(h *hit) int64 { return int64(h.Refresh) },
+		cResolutionWidth: func(h *hit) int64 { return int64(h.ResolutionWidth) }, cMobilePhone: func(h *hit) int64 { return int64(h.MobilePhone) },
+		cTraficSourceID: func(h *hit) int64 { return int64(h.TraficSourceID) }, cSearchEngineID: func(h *hit) int64 { return int64(h.SearchEngineID) },
+		cAdvEngineID: func(h *hit) int64 { return int64(h.AdvEngineID) }, cWindowClientWidth: func(h *hit) int64 { return int64(h.WindowClientWidth) },
+		cWindowClientHeight: func(h *hit) int64 { return int64(h.WindowClientHeight) }, cIsLink: func(h *hit) int64 { return int64(h.IsLink) },
+		cIsDownload: func(h *hit) int64 { return int64(h.IsDownload) }, cDontCountHits: func(h *hit) int64 { return int64(h.DontCountHits) },
+		cRefererHash: func(h *hit) int64 { return h.RefererHash }, cURLHash: func(h *hit) int64 { return h.URLHash },
+	}
+	stringColumns = map[int]func(h *hit) string{
+		cTitle: func(h *hit) string { return h.Title }, cURL: func(h *hit) string { return h.URL },
+		cReferer: func(h *hit) string { return h.Referer }, cMobilePhoneModel: func(h *hit) string { return h.MobilePhoneModel },
+		cSearchPhrase: func(h *hit) string { return h.SearchPhrase },
+	}
+)
+
 func appendTSV(b []byte, r *rand.Rand, h *hit, isRefresh bool) []byte {
 	ts := func(b []byte, sec int64) []byte {
 		return time.Unix(sec, 0).UTC().AppendFormat(b, "2006-01-02 15:04:05")
@@ -223,57 +243,19 @@ func appendTSV(b []byte, r *rand.Rand, h *hit, isRefresh bool) []byte {
 		if c > 0 {
 			b = append(b, '\t')
 		}
+		if f := intColumns[c]; f != nil {
+			b = strconv.AppendInt(b, f(h), 10)
+			continue
+		}
+		if f := stringColumns[c]; f != nil {
+			b = append(b, f(h)...)
+			continue
+		}
 		switch c {
-		case cWatchID:
-			b = strconv.AppendInt(b, h.WatchID, 10)
-		case cTitle:
-			b = append(b, h.Title...)
 		case cEventTime:
 			b = ts(b, h.EventTime)
 		case cEventDate:
 			b = time.Unix(h.EventDate, 0).UTC().AppendFormat(b, "2006-01-02")
-		case cCounterID:
-			b = strconv.AppendInt(b, int64(h.CounterID), 10)
-		case cClientIP:
-			b = strconv.AppendInt(b, int64(h.ClientIP), 10)
-		case cRegionID:
-			b = strconv.AppendInt(b, int64(h.RegionID), 10)
-		case cUserID:
-			b = strconv.AppendInt(b, h.UserID, 10)
-		case cURL:
-			b = append(b, h.URL...)
-		case cReferer:
-			b = append(b, h.Referer...)
-		case cRefresh:
-			b = strconv.AppendInt(b, int64(h.Refresh), 10)
-		case cResolutionWidth:
-			b = strconv.AppendInt(b, int64(h.ResolutionWidth), 10)
-		case cMobilePhone:
-			b = strconv.AppendInt(b, int64(h.MobilePhone), 10)
-		case cMobilePhoneModel:
-			b = append(b, h.MobilePhoneModel...)
-		case cTraficSourceID:
-			b = strconv.AppendInt(b, int64(h.TraficSourceID), 10)
-		case cSearchEngineID:
-			b = strconv.AppendInt(b, int64(h.SearchEngineID), 10)
-		case cSearchPhrase:
-			b = append(b, h.SearchPhrase...)
-		case cAdvEngineID:
-			b = strconv.AppendInt(b, int64(h.AdvEngineID), 10)
-		case cWindowClientWidth:
-			b = strconv.AppendInt(b, int64(h.WindowClientWidth), 10)
-		case cWindowClientHeight:
-			b = strconv.AppendInt(b, int64(h.WindowClientHeight), 10)
-		case cIsLink:
-			b = strconv.AppendInt(b, int64(h.IsLink), 10)
-		case cIsDownload:
-			b = strconv.AppendInt(b, int64(h.IsDownload), 10)
-		case cDontCountHits:
-			b = strconv.AppendInt(b, int64(h.DontCountHits), 10)
-		case cRefererHash:
-			b = strconv.AppendInt(b, h.RefererHash, 10)
-		case cURLHash:
-			b = strconv.AppendInt(b, h.URLHash, 10)
 		case cOriginalURL:
 			if r.IntN(4) == 0 {
 				b = append(b, h.URL...)
