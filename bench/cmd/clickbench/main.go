@@ -154,14 +154,21 @@ func run(ctx context.Context, c *config) (*report, error) {
 		return nil, err
 	}
 	defer cl.Disconnect(context.Background())
+	reused := false
 	if c.reuse && c.uri == "" {
 		if n, err := cl.Database("test").Collection("hits").EstimatedDocumentCount(ctx); err == nil && n == int64(c.rows) {
 			fmt.Printf("reusing the %d rows loaded in %s\n", n, c.dir)
-			c.uri = srv.uri
+			reused = true
+			if err := rep.readLoad(filepath.Join(c.dir, "load.json")); err != nil {
+				fmt.Printf("no load figures of the earlier run: %v\n", err)
+			}
 		}
 	}
-	if c.uri == "" {
+	if c.uri == "" && !reused {
 		if err := load(ctx, c, srv, cl, tsv, rep); err != nil {
+			return nil, err
+		}
+		if err := rep.writeLoad(filepath.Join(c.dir, "load.json")); err != nil {
 			return nil, err
 		}
 	}

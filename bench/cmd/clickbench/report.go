@@ -15,25 +15,64 @@ import (
 
 // report is everything one run measured.
 type report struct {
-	Date            string        `json:"date"`
-	Machine         string        `json:"machine"`
-	GoVersion       string        `json:"go"`
-	Command         string        `json:"command"`
-	Rows            int           `json:"rows"`
-	Seed            uint64        `json:"seed"`
-	Loader          string        `json:"loader"`
-	ImportCommand   string        `json:"importCommand,omitempty"`
-	GenerateSeconds float64       `json:"generateSeconds"`
-	ImportSeconds   float64       `json:"importSeconds"`
-	IndexSeconds    float64       `json:"indexSeconds"`
-	ImportServerCPU float64       `json:"importServerCpu"` // CPU seconds, when known
-	ImportToolCPU   float64       `json:"importToolCpu"`
-	IndexServerCPU  float64       `json:"indexServerCpu"`
-	DataBytes       int64         `json:"dataBytes"`    // collStats size (BSON)
-	StorageBytes    int64         `json:"storageBytes"` // collStats storageSize
-	DiskBytes       int64         `json:"diskBytes"`    // the data directory
-	Queries         []queryResult `json:"queries"`
-	Mismatches      int           `json:"mismatches"`
+	Date            string  `json:"date"`
+	Machine         string  `json:"machine"`
+	GoVersion       string  `json:"go"`
+	Command         string  `json:"command"`
+	Rows            int     `json:"rows"`
+	Seed            uint64  `json:"seed"`
+	Loader          string  `json:"loader"`
+	ImportCommand   string  `json:"importCommand,omitempty"`
+	GenerateSeconds float64 `json:"generateSeconds"`
+	ImportSeconds   float64 `json:"importSeconds"`
+	IndexSeconds    float64 `json:"indexSeconds"`
+	ImportServerCPU float64 `json:"importServerCpu"` // CPU seconds, when known
+	ImportToolCPU   float64 `json:"importToolCpu"`
+	IndexServerCPU  float64 `json:"indexServerCpu"`
+	DataBytes       int64   `json:"dataBytes"`    // collStats size (BSON)
+	StorageBytes    int64   `json:"storageBytes"` // collStats storageSize
+	DiskBytes       int64   `json:"diskBytes"`    // the data directory
+	// LoadDate is set when the load figures come from an earlier run that
+	// loaded the reused data directory.
+	LoadDate   string        `json:"loadDate,omitempty"`
+	Queries    []queryResult `json:"queries"`
+	Mismatches int           `json:"mismatches"`
+}
+
+// loadFigures are what a run that loads records for later -reuse runs.
+type loadFigures struct {
+	Date            string  `json:"date"`
+	Loader          string  `json:"loader"`
+	ImportCommand   string  `json:"importCommand,omitempty"`
+	ImportSeconds   float64 `json:"importSeconds"`
+	IndexSeconds    float64 `json:"indexSeconds"`
+	ImportServerCPU float64 `json:"importServerCpu"`
+	ImportToolCPU   float64 `json:"importToolCpu"`
+	IndexServerCPU  float64 `json:"indexServerCpu"`
+}
+
+func (r *report) writeLoad(path string) error {
+	b, err := json.Marshal(loadFigures{r.Date, r.Loader, r.ImportCommand, r.ImportSeconds, r.IndexSeconds,
+		r.ImportServerCPU, r.ImportToolCPU, r.IndexServerCPU})
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
+}
+
+func (r *report) readLoad(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var l loadFigures
+	if err := json.Unmarshal(b, &l); err != nil {
+		return err
+	}
+	r.LoadDate, r.Loader, r.ImportCommand = l.Date, l.Loader, l.ImportCommand
+	r.ImportSeconds, r.IndexSeconds = l.ImportSeconds, l.IndexSeconds
+	r.ImportServerCPU, r.ImportToolCPU, r.IndexServerCPU = l.ImportServerCPU, l.ImportToolCPU, l.IndexServerCPU
+	return nil
 }
 
 // machine describes the CPU and core count.
@@ -116,6 +155,9 @@ func (r *report) markdown(name string) string {
 		fmt.Fprintf(&b, "- Import: `%s`\n", r.ImportCommand)
 	}
 	fmt.Fprintf(&b, "- Rows: %d (seed %d), loader %s\n", r.Rows, r.Seed, r.Loader)
+	if r.LoadDate != "" {
+		fmt.Fprintf(&b, "- The data directory was loaded by an earlier run (%s); its load figures follow\n", r.LoadDate)
+	}
 	fmt.Fprintf(&b, "- Load: import %.1f s + 15 indexes %.1f s = %.1f s wall; CPU: server %.1f s + %.1f s, import tool %.1f s\n",
 		r.ImportSeconds, r.IndexSeconds, r.ImportSeconds+r.IndexSeconds, r.ImportServerCPU, r.IndexServerCPU, r.ImportToolCPU)
 	fmt.Fprintf(&b, "- Data size: %.1f MiB of BSON (collStats size), %.1f MiB data directory\n",
