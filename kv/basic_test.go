@@ -475,3 +475,75 @@ func TestJournalCompression(t *testing.T) {
 		})
 	}
 }
+
+// TestPageCompression stores leaves holding large values: compressible ones
+// compressed (a shorter extent), random ones as they are; both read back
+// after a reopen (from disk) and pass the checker.
+func TestPageCompression(t *testing.T) {
+	for _, c := range []Compression{NoCompression, Snappy, Zstd} {
+		t.Run(c.String(), func(t *testing.T) {
+			fs := vfs.NewMem()
+			opts := memOpts(fs)
+			opts.PageCompression = c
+			db := mustOpen(t, fs, opts)
+			rng := rand.New(rand.NewPCG(5, 6))
+			want := map[string][]byte{}
+			ctx := context.Background()
+			if err := db.Update(ctx, func(tx *Tx) error {
+				tr, err := tx.CreateTreeIfNotExists("t")
+				if err != nil {
+					return err
+				}
+				for i := range 40 {
+					v := bytes.Repeat([]byte(fmt.Sprintf("document %d says hello; ", i)), 2000) // ~50 KB, compressible
+					if i%4 == 3 {
+						v = make([]byte, 20000)
+						for k := range v {
+							v[k] = byte(rng.Uint32())
+						}
+					}
+					k := fmt.Sprintf("k%02d", i)
+					want[k] = v
+					if err := tr.Put([]byte(k), v); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Checkpoint(ctx); err != nil {
+				t.Fatal(err)
+			}
+			st := db.Stats()
+			if c == NoCompression && st.CompressedLeaves != 0 {
+				t.Fatalf("%d leaves compressed with compression off", st.CompressedLeaves)
+			}
+			if c != NoCompression && st.CompressedLeaves < 30 {
+				t.Fatalf("%d leaves compressed, want the 30 compressible ones", st.CompressedLeaves)
+			}
+			size := st.DataFileBytes
+			if c != NoCompression && size > 40*20000+int64(opts.PageSize)*64 {
+				t.Fatalf("data file %d bytes: the compressible values were not compressed", size)
+			}
+			db.Close()
+			db = mustOpen(t, fs, opts)
+			defer db.Close()
+			if err := db.Check(ctx); err != nil {
+				t.Fatal(err)
+			}
+			db.View(func(tx *Tx) error {
+				tr, err := tx.Tree("t")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range want {
+					if got, err := tr.Get([]byte(k)); err != nil || !bytes.Equal(got, v) {
+						t.Fatalf("%s: %d bytes (err %v), want %d", k, len(got), err, len(v))
+					}
+				}
+				return nil
+			})
+		})
+	}
+}

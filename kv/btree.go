@@ -60,7 +60,7 @@ func (db *DB) load(r *childRef) (*node, error) {
 		return n, nil // evicted again meanwhile: use our copy
 	}
 	n.hot.Store(true)
-	db.cache.add(r, n, int64(len(buf)))
+	db.cache.add(r, n, int64(max(len(buf), n.size))) // n.size: uncompressed
 	return n, nil
 }
 

@@ -155,7 +155,7 @@ func (db *DB) checkpoint(unlock bool) error {
 	}
 	for _, h := range w.rehome {
 		h.ref.ptr.Store(h.n)
-		db.cache.add(h.ref, h.n, int64(h.n.npages.Load())*int64(db.pageSize))
+		db.cache.add(h.ref, h.n, max(int64(h.n.npages.Load())*int64(db.pageSize), int64(h.n.size)))
 	}
 	w.rehome = nil
 	// Commits may go on: they only write the journal (its other file now).
@@ -271,15 +271,34 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 			written += c
 		}
 	}
-	np := pagesFor(n.size, db.pageSize)
-	pg := db.alloc.alloc(np)
-	buf := w.buffer(pg, np)
-	n.encode(buf, pg, np)
-	n.npages.Store(np)
-	n.pgid.Store(pg)
-	nn, err := decodeNode(buf, pg, np, dataFileName)
-	if err != nil {
-		return 0, fmt.Errorf("kv: checkpoint: re-reading node just encoded: %w", err)
+	var nn *node
+	var np uint32
+	var pg uint64
+	if img, c := db.compressLeaf(n); c != nil {
+		// Stored compressed; the node is re-homed on its uncompressed image.
+		np = pagesFor(pageHeaderSize+len(c), db.pageSize)
+		pg = db.alloc.alloc(np)
+		buf := w.buffer(pg, np)
+		copy(buf[pageHeaderSize:], c)
+		sealPageCodec(buf, pageTypeLeaf, db.pageCodec, pg, np, len(n.keys), pageHeaderSize+len(c))
+		n.npages.Store(np)
+		n.pgid.Store(pg)
+		var err error
+		if nn, err = parseNode(pageTypeLeaf, len(n.keys), img[pageHeaderSize:n.size], pg, np, dataFileName); err != nil {
+			return 0, fmt.Errorf("kv: checkpoint: re-reading node just encoded: %w", err)
+		}
+		db.st.compressedLeaves.Add(1)
+	} else {
+		np = pagesFor(n.size, db.pageSize)
+		pg = db.alloc.alloc(np)
+		buf := w.buffer(pg, np)
+		n.encode(buf, pg, np)
+		n.npages.Store(np)
+		n.pgid.Store(pg)
+		var err error
+		if nn, err = decodeNode(buf, pg, np, dataFileName); err != nil {
+			return 0, fmt.Errorf("kv: checkpoint: re-reading node just encoded: %w", err)
+		}
 	}
 	if !n.leaf {
 		// Keep the children in memory: share the old version's child
@@ -294,6 +313,22 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 	// must not read pages still sitting in the writer's buffer.
 	w.rehome = append(w.rehome, rehome{r, nn})
 	return written + int(np), nil
+}
+
+// compressLeaf returns the uncompressed image of leaf n and its compressed
+// payload when n spans more than one page and compression makes its extent
+// at least one page shorter; otherwise (nil, nil).
+func (db *DB) compressLeaf(n *node) (img, compressed []byte) {
+	if !n.leaf || db.pageCodec == codecNone || n.size <= db.pageSize {
+		return nil, nil
+	}
+	img = make([]byte, n.size)
+	n.encode(img, 0, 0)
+	c, ok := compressParts(db.pageCodec, [][]byte{img[pageHeaderSize:n.size]}, nil)
+	if !ok || pagesFor(pageHeaderSize+len(c), db.pageSize) >= pagesFor(n.size, db.pageSize) {
+		return nil, nil
+	}
+	return img, c
 }
 
 func (db *DB) updateSpaceStats() {

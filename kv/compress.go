@@ -78,7 +78,7 @@ func zstdCodecs() (*zstd.Encoder, *zstd.Decoder) {
 	zstdOnce.Do(func() {
 		// Both are safe for concurrent EncodeAll/DecodeAll calls.
 		zstdEnc, _ = zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderCRC(false))
-		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+		zstdDec, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderMaxMemory(maxDecompressed))
 	})
 	return zstdEnc, zstdDec
 }
@@ -119,6 +119,10 @@ func compressParts(codec int, parts [][]byte, dst []byte) ([]byte, bool) {
 	return out, true
 }
 
+// maxDecompressed bounds what a (checksummed, hence trusted, but possibly
+// crafted) compressed payload may claim to expand to.
+const maxDecompressed = 1 << 30
+
 // decompressPayload returns the uncompressed payload of a record stored
 // with codec.
 func decompressPayload(codec int, p []byte) ([]byte, error) {
@@ -126,6 +130,9 @@ func decompressPayload(codec int, p []byte) ([]byte, error) {
 	case codecNone:
 		return p, nil
 	case codecSnappy:
+		if n, err := s2.DecodedLen(p); err != nil || n > maxDecompressed {
+			return nil, fmt.Errorf("kv: snappy payload of %d bytes (%v)", n, err)
+		}
 		out, err := s2.Decode(nil, p)
 		if err != nil {
 			return nil, fmt.Errorf("kv: snappy journal record: %w", err)

@@ -61,14 +61,15 @@ type txFree struct {
 
 // DB is an open database.
 type DB struct {
-	dir      string
-	opts     Options
-	fs       vfs.FS
-	lock     io.Closer
-	pageSize int
-	pager    *pager
-	journal  *journal
-	readOnly bool
+	dir       string
+	opts      Options
+	fs        vfs.FS
+	lock      io.Closer
+	pageSize  int
+	pageCodec int // codec of compressed leaves (Options.PageCompression)
+	pager     *pager
+	journal   *journal
+	readOnly  bool
 
 	current atomic.Pointer[snapshot]
 	writer  chan struct{}

@@ -122,6 +122,7 @@ func (r *modelRun) open() {
 	// Each open picks a journal compression: a journal holds records of
 	// the previous open's codec when recovery replays it.
 	r.opts.JournalCompression = Compression(r.rng.IntN(int(Zstd) + 1))
+	r.opts.PageCompression = Compression(r.rng.IntN(int(Zstd) + 1))
 	db, err := Open("/db", r.opts)
 	if err != nil {
 		r.fatalf("open: %v", err)

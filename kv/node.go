@@ -258,7 +258,8 @@ func (n *node) clone(txid uint64) *node {
 //
 //	0  crc32c of bytes [4, used)
 //	4  page type
-//	5  reserved (3 bytes)
+//	5  payload codec (0 none; leaves: 1 snappy, 2 zstd, as journal records)
+//	6  reserved (2 bytes)
 //	8  pgid of the first page (detects misdirected writes)
 //	16 npages of the extent
 //	20 entry count
@@ -267,6 +268,11 @@ func (n *node) clone(txid uint64) *node {
 //
 // Leaf entry: uvarint klen, uvarint vlen, key, value.
 // Branch entry: uvarint klen, key, child pgid u64, child npages u32.
+//
+// A leaf bigger than a page (one holding a large value) is stored
+// compressed (Options.PageCompression) when that makes its extent at least
+// one page shorter; its "used" counts the compressed payload. Leaves that
+// fit one page and branches are always stored as they are.
 
 const (
 	pageTypeMeta    = 1
@@ -305,8 +311,14 @@ func (n *node) encode(buf []byte, pgid uint64, npages uint32) {
 }
 
 func sealPage(buf []byte, typ byte, pgid uint64, npages uint32, count, used int) {
+	sealPageCodec(buf, typ, codecNone, pgid, npages, count, used)
+}
+
+// sealPageCodec is sealPage for a page whose payload is stored compressed
+// with codec (compressed leaves: header byte 5).
+func sealPageCodec(buf []byte, typ byte, codec int, pgid uint64, npages uint32, count, used int) {
 	buf[4] = typ
-	buf[5], buf[6], buf[7] = 0, 0, 0
+	buf[5], buf[6], buf[7] = byte(codec), 0, 0
 	binary.LittleEndian.PutUint64(buf[8:], pgid)
 	binary.LittleEndian.PutUint32(buf[16:], npages)
 	binary.LittleEndian.PutUint32(buf[20:], uint32(count))
@@ -337,7 +349,8 @@ func verifyPage(buf []byte, pgid uint64, npages uint32, file string) (typ byte, 
 	return buf[4], int(binary.LittleEndian.Uint32(buf[20:])), buf[pageHeaderSize:used], nil
 }
 
-// decodeNode parses a verified extent. Keys and values alias buf.
+// decodeNode parses a verified extent. Keys and values alias buf (or, for
+// a compressed leaf, the buffer it is decompressed into).
 func decodeNode(buf []byte, pgid uint64, npages uint32, file string) (*node, error) {
 	typ, count, p, err := verifyPage(buf, pgid, npages, file)
 	if err != nil {
@@ -346,6 +359,19 @@ func decodeNode(buf []byte, pgid uint64, npages uint32, file string) (*node, err
 	if typ != pageTypeLeaf && typ != pageTypeBranch {
 		return nil, corruptf(file, pgid, "unexpected page type %d in tree", typ)
 	}
+	if codec := int(buf[5]); codec != codecNone {
+		if typ != pageTypeLeaf {
+			return nil, corruptf(file, pgid, "compressed branch")
+		}
+		if p, err = decompressPayload(codec, p); err != nil {
+			return nil, corruptf(file, pgid, "compressed leaf: %v", err)
+		}
+	}
+	return parseNode(typ, count, p, pgid, npages, file)
+}
+
+// parseNode parses the entries of a node's (uncompressed) payload.
+func parseNode(typ byte, count int, p []byte, pgid uint64, npages uint32, file string) (*node, error) {
 	if count > len(p) {
 		return nil, corruptf(file, pgid, "entry count %d exceeds page", count)
 	}

@@ -57,6 +57,10 @@ type Options struct {
 	// goroutines (in parallel), before they are written; default Snappy.
 	// It can change between opens: every record says how it is stored.
 	JournalCompression Compression
+	// PageCompression compresses, at checkpoints, leaves larger than a page
+	// (those holding large values) when that saves at least one page;
+	// default Snappy. Every extent says how it is stored.
+	PageCompression Compression
 	// CheckpointInterval is the time between background checkpoints;
 	// 0 means the default 60s, a negative value disables timed checkpoints
 	// (manual and journal-size-triggered checkpoints still happen).
@@ -112,6 +116,9 @@ func (o *Options) withDefaults() (Options, error) {
 		r.JournalSize = defaultJournalSize
 	}
 	r.JournalSize = max(r.JournalSize, minJournalSize)
+	if r.PageCompression < DefaultCompression || r.PageCompression > Zstd {
+		return r, fmt.Errorf("kv: invalid page compression %d", r.PageCompression)
+	}
 	if r.JournalCompression < DefaultCompression || r.JournalCompression > Zstd {
 		return r, fmt.Errorf("kv: invalid journal compression %d", r.JournalCompression)
 	}

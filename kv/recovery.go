@@ -116,6 +116,7 @@ func (db *DB) open() error {
 	}
 	db.meta = *m
 	db.pageSize = m.pageSize
+	db.pageCodec = db.opts.PageCompression.codec()
 	db.pager.pageSize = m.pageSize
 
 	trees := map[string]*treeRoot{}

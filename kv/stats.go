@@ -7,19 +7,20 @@ import (
 )
 
 type stats struct {
-	commits      atomic.Uint64
-	commitNanos  atomic.Uint64
-	checkpoints  atomic.Uint64
-	ckptPages    atomic.Uint64
-	dataSyncs    atomic.Uint64
-	lastCkpt     atomic.Int64
-	lastCkptDur  atomic.Int64
-	ckptNanos    atomic.Uint64
-	filePages    atomic.Uint64
-	freePages    atomic.Uint64
-	pendingPages atomic.Uint64
-	replayed     atomic.Uint64
-	compactions  atomic.Uint64
+	commits          atomic.Uint64
+	commitNanos      atomic.Uint64
+	checkpoints      atomic.Uint64
+	ckptPages        atomic.Uint64
+	dataSyncs        atomic.Uint64
+	lastCkpt         atomic.Int64
+	lastCkptDur      atomic.Int64
+	ckptNanos        atomic.Uint64
+	compressedLeaves atomic.Uint64
+	filePages        atomic.Uint64
+	freePages        atomic.Uint64
+	pendingPages     atomic.Uint64
+	replayed         atomic.Uint64
+	compactions      atomic.Uint64
 }
 
 // TreeStats describes one tree.
@@ -50,6 +51,7 @@ type Stats struct {
 	AvgCommit          time.Duration // mean commit latency
 	Checkpoints        uint64
 	CheckpointPages    uint64 // pages written by checkpoints
+	CompressedLeaves   uint64 // leaves written compressed by checkpoints
 	LastCheckpoint     time.Time
 	LastCheckpointTook time.Duration
 	CheckpointTime     time.Duration // total time spent in checkpoints
@@ -80,6 +82,7 @@ func (db *DB) Stats() Stats {
 		GroupCommitMax:     db.journal.groupMax.Load(),
 		Checkpoints:        db.st.checkpoints.Load(),
 		CheckpointPages:    db.st.ckptPages.Load(),
+		CompressedLeaves:   db.st.compressedLeaves.Load(),
 		Compactions:        db.st.compactions.Load(),
 		ReplayedRecords:    db.st.replayed.Load(),
 		CacheBudget:        db.opts.CacheSize,

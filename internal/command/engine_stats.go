@@ -35,6 +35,7 @@ func appendEngineStats(c *Ctx) {
 	r.StartDocument("checkpoints")
 	r.AppendInt64("count", int64(st.Checkpoints))
 	r.AppendInt64("pagesWritten", int64(st.CheckpointPages))
+	r.AppendInt64("compressedLeaves", int64(st.CompressedLeaves))
 	r.AppendInt64("dataFsyncs", int64(st.DataFsyncs))
 	if !st.LastCheckpoint.IsZero() {
 		r.AppendDateTime("last", st.LastCheckpoint.UnixMilli())
