@@ -123,6 +123,7 @@ func (db *DB) checkpoint(unlock bool) error {
 
 	// 2. Write dirty nodes.
 	w := newPageWriter(db.pager)
+	w.paced = unlock
 	names := make([]string, 0, len(snap.trees))
 	for name := range snap.trees {
 		names = append(names, name)
@@ -163,6 +164,7 @@ func (db *DB) checkpoint(unlock bool) error {
 	if debugCheckpointUnlocked != nil {
 		debugCheckpointUnlocked(db)
 	}
+	w.pacedWriteback()
 
 	// 4. Make the pages durable.
 	if err := db.pager.f.Datasync(); err != nil {

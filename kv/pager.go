@@ -108,6 +108,11 @@ type pageWriter struct {
 	runs   []writeRun
 	err    error
 	rehome []rehome // node swaps to perform once the pages are written
+	// paced: flush starts no writeback; the ranges written are kept in
+	// written for pacedWriteback, which the checkpoint runs after it has
+	// released the writer lock.
+	paced   bool
+	written []writeRun // pgid and length (to) of each range
 }
 
 type writeRun struct {
@@ -152,6 +157,10 @@ func (w *pageWriter) flush() {
 			w.err = fmt.Errorf("kv: write pages %d..: %w", r.pgid, err)
 			break
 		}
+		if w.paced {
+			w.written = append(w.written, writeRun{pgid: r.pgid, to: r.to - r.from})
+			continue
+		}
 		// Start the writeback now (a hint; errors are reported by the
 		// checkpoint's fdatasync).
 		if ws, ok := w.p.f.(vfs.WritebackStarter); ok {
@@ -159,6 +168,30 @@ func (w *pageWriter) flush() {
 		}
 	}
 	w.runs = w.runs[:0]
+}
+
+// pacedChunk is how much checkpoint data pacedWriteback lets the device
+// queue hold at a time.
+const pacedChunk = 1 << 20
+
+// pacedWriteback writes the ranges flush wrote back to the device a chunk
+// at a time, each waited for before the next starts, so that a journal
+// fdatasync issued meanwhile waits behind at most one chunk instead of the
+// whole checkpoint. Errors are left to the checkpoint's fdatasync.
+func (w *pageWriter) pacedWriteback() {
+	ws, ok := w.p.f.(vfs.WritebackStarter)
+	if !ok {
+		return
+	}
+	for _, r := range w.written {
+		off := int64(r.pgid) * int64(w.p.pageSize)
+		for n := int64(r.to); n > 0; {
+			c := min(n, pacedChunk)
+			_ = ws.WaitWriteback(off, c)
+			off, n = off+c, n-c
+		}
+	}
+	w.written = nil
 }
 
 // ---- meta pages ----

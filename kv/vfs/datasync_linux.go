@@ -22,3 +22,9 @@ func (f osFile) StartWriteback(off, n int64) error {
 	const syncFileRangeWrite = 0x2 // SYNC_FILE_RANGE_WRITE
 	return syscall.SyncFileRange(int(f.Fd()), off, n, syncFileRangeWrite)
 }
+
+// WaitWriteback implements WritebackStarter with sync_file_range(2).
+func (f osFile) WaitWriteback(off, n int64) error {
+	const flags = 0x1 | 0x2 | 0x4 // WAIT_BEFORE | WRITE | WAIT_AFTER
+	return syscall.SyncFileRange(int(f.Fd()), off, n, flags)
+}

@@ -8,3 +8,6 @@ func datasync(f *os.File) error { return f.Sync() }
 
 // StartWriteback implements WritebackStarter as a no-op.
 func (f osFile) StartWriteback(off, n int64) error { return nil }
+
+// WaitWriteback implements WritebackStarter as a no-op.
+func (f osFile) WaitWriteback(off, n int64) error { return nil }

@@ -139,3 +139,11 @@ func (ff faultFile) StartWriteback(off, n int64) error {
 	}
 	return nil
 }
+
+// WaitWriteback passes the hint on when the wrapped file supports it.
+func (ff faultFile) WaitWriteback(off, n int64) error {
+	if ws, ok := ff.File.(WritebackStarter); ok {
+		return ws.WaitWriteback(off, n)
+	}
+	return nil
+}

@@ -69,4 +69,10 @@ var ErrCrashed = errors.New("vfs: file handle invalidated by simulated crash")
 // overlap with encoding and the final fdatasync has less left to do.
 type WritebackStarter interface {
 	StartWriteback(off, n int64) error
+	// WaitWriteback writes the range back and waits until it is on the
+	// device (sync_file_range with WAIT_BEFORE|WRITE|WAIT_AFTER; data
+	// only, not a durability guarantee). kv paces background checkpoints
+	// with it so that journal flushes are not stuck behind a flood of
+	// checkpoint writes.
+	WaitWriteback(off, n int64) error
 }
