@@ -21,6 +21,10 @@ type connFlags struct {
 	username string
 	password string
 	authDB   string
+	// TLS, as the tools' --tls flags (with --uri, give them in the URI).
+	tls                       bool
+	tlsCAFile, tlsCertKeyFile string
+	tlsInsecure               bool
 }
 
 func (c *connFlags) register(fs *flag.FlagSet) {
@@ -33,6 +37,10 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.password, "password", "", "password for authentication")
 	fs.StringVar(&c.password, "p", "", "shorthand for --password")
 	fs.StringVar(&c.authDB, "authenticationDatabase", "", "database that holds the user's credentials")
+	fs.BoolVar(&c.tls, "tls", false, "connect with TLS")
+	fs.StringVar(&c.tlsCAFile, "tlsCAFile", "", "PEM bundle of the authorities to trust for the server's certificate (implies --tls)")
+	fs.StringVar(&c.tlsCertKeyFile, "tlsCertificateKeyFile", "", "PEM file with the client's certificate and key (implies --tls)")
+	fs.BoolVar(&c.tlsInsecure, "tlsInsecure", false, "do not verify the server's certificate and host name (implies --tls)")
 }
 
 // connectionString builds the URI the flags describe. A single host is
@@ -58,6 +66,18 @@ func (c *connFlags) connectionString() string {
 		}
 	}
 	q := url.Values{}
+	if c.tls || c.tlsCAFile != "" || c.tlsCertKeyFile != "" || c.tlsInsecure {
+		q.Set("tls", "true")
+	}
+	if c.tlsCAFile != "" {
+		q.Set("tlsCAFile", c.tlsCAFile)
+	}
+	if c.tlsCertKeyFile != "" {
+		q.Set("tlsCertificateKeyFile", c.tlsCertKeyFile)
+	}
+	if c.tlsInsecure {
+		q.Set("tlsInsecure", "true")
+	}
 	if set != "" {
 		q.Set("replicaSet", set)
 	} else if len(hosts) == 1 {

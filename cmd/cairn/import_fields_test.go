@@ -96,3 +96,21 @@ func TestSplitTabs(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 }
+
+func TestConnectionString(t *testing.T) {
+	for _, tc := range []struct {
+		c    connFlags
+		want string
+	}{
+		{connFlags{host: "localhost"}, "mongodb://localhost:27017/?directConnection=true"},
+		{connFlags{host: "db1", port: 27018}, "mongodb://db1:27018/?directConnection=true"},
+		{connFlags{host: "db1:1234", port: 27018}, "mongodb://db1:27018/?directConnection=true"},
+		{connFlags{host: "rs0/a:1,b"}, "mongodb://a:1,b:27017/?replicaSet=rs0"},
+		{connFlags{host: "h", tlsCAFile: "/ca.pem"}, "mongodb://h:27017/?directConnection=true&tls=true&tlsCAFile=%2Fca.pem"},
+		{connFlags{uri: "mongodb://x/?tls=true", host: "ignored"}, "mongodb://x/?tls=true"},
+	} {
+		if got := tc.c.connectionString(); got != tc.want {
+			t.Errorf("%+v: got %s, want %s", tc.c, got, tc.want)
+		}
+	}
+}

@@ -74,6 +74,9 @@ type Stats struct {
 	// Documents returned by queries, matched by updates and deleted
 	// (metrics.document; opcounters count statements, these documents).
 	DocsReturned, DocsUpdated, DocsDeleted atomic.Int64
+	// Index keys and documents examined by queries
+	// (metrics.queryExecutor.scanned and scannedObjects).
+	KeysExamined, DocsExamined atomic.Int64
 }
 
 // latencyClass is the opLatencies bucket of a command.

@@ -292,6 +292,8 @@ func (s *scanSource) reportExamined(ctx context.Context) {
 		keys = 1
 	}
 	noteExamined(ctx, planSummary(s.plan, byID && s.plan == nil), keys-s.reportedKeys, docs-s.reportedDocs)
+	s.env.Stats.KeysExamined.Add(keys - s.reportedKeys)
+	s.env.Stats.DocsExamined.Add(docs - s.reportedDocs)
 	s.reportedKeys, s.reportedDocs = keys, docs
 }
 

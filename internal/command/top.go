@@ -65,6 +65,24 @@ func (t *Top) entry(db, coll string) *topEntry {
 	return e
 }
 
+// latency returns a namespace's time (µs) and count of reads, writes,
+// other commands and transactions (none: Cairn has no transactions), as
+// $collStats latencyStats reports them.
+func (t *Top) latency(db, coll string) (out [4][2]int64) {
+	m := t.m.Load()
+	if m == nil {
+		return out
+	}
+	e := (*m)[nsKey{db, coll}]
+	if e == nil {
+		return out
+	}
+	out[0] = [2]int64{e.readLock.time.Load(), e.readLock.count.Load()}
+	out[1] = [2]int64{e.writeLock.time.Load(), e.writeLock.count.Load()}
+	out[2] = [2]int64{e.total.time.Load() - out[0][0] - out[1][0], e.total.count.Load() - out[0][1] - out[1][1]}
+	return out
+}
+
 // record adds one command's duration to its namespace.
 func (t *Top) record(db, coll, name string, d time.Duration) {
 	us := d.Microseconds()

@@ -112,6 +112,35 @@ func TestViewsInDatabaseStats(t *testing.T) {
 	}
 	// collStats of a view is refused as mongod refuses it.
 	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "collStats", Value: "v"}}).Err(), 166)
+	// $collStats (what mongosh's db.c.stats() runs) reports the index sizes
+	// collStats reports, and latencyStats from top.
+	var cs struct {
+		TotalIndexSize int64            `bson:"totalIndexSize"`
+		IndexSizes     map[string]int64 `bson:"indexSizes"`
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "collStats", Value: "base"}}).Decode(&cs); err != nil || cs.TotalIndexSize <= 0 {
+		t.Fatalf("collStats = %+v, %v", cs, err)
+	}
+	cur, err := db.Collection("base").Aggregate(ctx(t), mongo.Pipeline{{{Key: "$collStats", Value: bson.D{
+		{Key: "storageStats", Value: bson.D{}}, {Key: "latencyStats", Value: bson.D{}}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stages []struct {
+		StorageStats struct {
+			TotalIndexSize int64            `bson:"totalIndexSize"`
+			IndexSizes     map[string]int64 `bson:"indexSizes"`
+		} `bson:"storageStats"`
+		LatencyStats struct {
+			Writes struct{ Ops int64 } `bson:"writes"`
+		} `bson:"latencyStats"`
+	}
+	if err := cur.All(ctx(t), &stages); err != nil || len(stages) != 1 {
+		t.Fatalf("$collStats: %v %v", stages, err)
+	}
+	if st := stages[0]; st.StorageStats.TotalIndexSize != cs.TotalIndexSize || st.StorageStats.IndexSizes["_id_"] != cs.IndexSizes["_id_"] || st.LatencyStats.Writes.Ops != 1 {
+		t.Fatalf("$collStats = %+v, collStats = %+v", st, cs)
+	}
 }
 
 // TestMetricsMoveUnderLoad: the Prometheus endpoint's counters and
@@ -151,6 +180,19 @@ func TestMetricsMoveUnderLoad(t *testing.T) {
 		`cairn_command_duration_seconds_count{class="reads"}`, `cairn_documents_total{state="deleted"}`,
 		`cairn_documents_total{state="updated"}`, `cairn_documents_returned_total`, "cairn_kv_commits_total",
 	}
+	qe := func() (keys, docs int64) {
+		t.Helper()
+		var st struct {
+			Metrics struct {
+				QueryExecutor struct{ Scanned, ScannedObjects int64 } `bson:"queryExecutor"`
+			}
+		}
+		if err := client.Database("admin").RunCommand(ctx(t), bson.D{{Key: "serverStatus", Value: 1}}).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		return st.Metrics.QueryExecutor.Scanned, st.Metrics.QueryExecutor.ScannedObjects
+	}
+	keys0, docs0 := qe()
 	before := scrape()
 	c := client.Database("load").Collection("c")
 	const n = 50
@@ -169,6 +211,10 @@ func TestMetricsMoveUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := scrape()
+	// Each FindOne by _id examines one key and one document.
+	if keys, docs := qe(); keys-keys0 < n || docs-docs0 < n {
+		t.Errorf("metrics.queryExecutor grew by %d keys and %d documents, want at least %d each", keys-keys0, docs-docs0, n)
+	}
 	// opcounters count statements (one deleteMany), metrics.document counts
 	// documents (n deleted).
 	want := map[string]float64{series[0]: n, series[1]: n, series[2]: n, series[3]: 1, series[4]: 2*n + 1, series[5]: n,
