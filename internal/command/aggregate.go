@@ -79,6 +79,9 @@ func aggregate(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	if stages, err = expandCurrentOp(c, name, stages); err != nil {
+		return err
+	}
 	source := name
 	if name != "" {
 		if source, stages, err = expandView(c, name, stages); err != nil {

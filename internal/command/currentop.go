@@ -186,11 +186,22 @@ func currentOp(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	now := time.Now()
 	r := c.Reply
 	r.StartArray("inprog")
 	i := 0
-	c.Env.Ops.each(func(op *opInfo) {
+	c.Env.Ops.documents(time.Now(), func(d bson.Doc) {
+		if filter.Match(d) {
+			r.AppendDocument(bson.Index(i), d)
+			i++
+		}
+	})
+	r.End()
+	return nil
+}
+
+// documents calls fn with each running operation as currentOp lists it.
+func (o *Ops) documents(now time.Time, fn func(bson.Doc)) {
+	o.each(func(op *opInfo) {
 		var b bson.Builder
 		b.AppendString("type", "op")
 		b.AppendInt64("opid", op.id)
@@ -207,14 +218,63 @@ func currentOp(c *Ctx) error {
 		b.AppendString("client", op.client)
 		b.AppendInt64("connectionId", op.conn)
 		b.AppendString("desc", "conn"+strconv.FormatInt(op.conn, 10))
-		d := b.Finish()
-		if filter.Match(d) {
-			r.AppendDocument(bson.Index(i), d)
-			i++
-		}
+		fn(b.Finish())
 	})
-	r.End()
-	return nil
+}
+
+// currentOpStageOptions are the $currentOp stage's options. Cairn lists
+// running commands only (no idle connections, cursors or sessions) and
+// has one user namespace of operations, so they are accepted and change
+// nothing.
+var currentOpStageOptions = map[string]bool{
+	"allUsers": true, "idleConnections": true, "idleCursors": true, "idleSessions": true,
+	"localOps": true, "backtrace": true, "truncateOps": true, "targetAllNodes": true,
+}
+
+// expandCurrentOp turns a pipeline that starts with $currentOp (what
+// mongosh's db.currentOp() runs) into one that starts with the running
+// operations as $documents.
+func expandCurrentOp(c *Ctx, coll string, stages []bson.Doc) ([]bson.Doc, error) {
+	for i, st := range stages {
+		it := st.Iter()
+		if !it.Next() || it.Element().Key != "$currentOp" {
+			continue
+		}
+		if i > 0 {
+			return nil, mongoerr.New(40602, "$currentOp is only valid as the first stage in a pipeline")
+		}
+		if c.DB != "admin" || coll != "" {
+			return nil, mongoerr.New(mongoerr.InvalidNamespace, "$currentOp must be run against the 'admin' database with {aggregate: 1}")
+		}
+		spec := it.Element().Value
+		if spec.Type != bson.TypeDocument {
+			return nil, mongoerr.New(mongoerr.FailedToParse, "$currentOp options must be specified in an object, but found: %s", spec.Type)
+		}
+		opts := spec.Document().Iter()
+		for opts.Next() {
+			e := opts.Element()
+			if !currentOpStageOptions[e.Key] {
+				return nil, mongoerr.New(40415, "BSON field '$currentOp.%s' is an unknown field.", e.Key)
+			}
+			if e.Value.Type != bson.TypeBoolean {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '$currentOp.%s' is the wrong type '%s', expected type 'bool'", e.Key, e.Value.Type)
+			}
+		}
+		// {$documents: {$literal: [...]}}: the commands inside the
+		// operations must not be read as expressions.
+		var b bson.Builder
+		b.StartDocument("$documents")
+		b.StartArray("$literal")
+		n := 0
+		c.Env.Ops.documents(time.Now(), func(d bson.Doc) {
+			b.AppendDocument(bson.Index(n), d)
+			n++
+		})
+		b.End()
+		b.End()
+		return append([]bson.Doc{b.Finish()}, stages[1:]...), nil
+	}
+	return stages, nil
 }
 
 func opKind(name string) string {

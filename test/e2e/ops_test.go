@@ -49,15 +49,31 @@ func TestKillOpEndsAggregation(t *testing.T) {
 	admin := client.Database("admin")
 	var opid int64
 	for deadline := time.Now().Add(20 * time.Second); opid == 0; time.Sleep(20 * time.Millisecond) {
-		var cur struct {
+		// mongosh's db.currentOp() runs the $currentOp stage; the
+		// currentOp command must see the same operation.
+		cur, err := admin.Aggregate(ctx(t), mongo.Pipeline{
+			{{Key: "$currentOp", Value: bson.D{{Key: "allUsers", Value: true}}}},
+			{{Key: "$match", Value: bson.D{{Key: "command.aggregate", Value: "c"}}}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var staged []struct{ Opid int64 }
+		if err := cur.All(ctx(t), &staged); err != nil {
+			t.Fatal(err)
+		}
+		var cmd struct {
 			Inprog []struct{ Opid int64 }
 		}
 		filter := bson.D{{Key: "currentOp", Value: 1}, {Key: "command.aggregate", Value: "c"}}
-		if err := admin.RunCommand(ctx(t), filter).Decode(&cur); err != nil {
+		if err := admin.RunCommand(ctx(t), filter).Decode(&cmd); err != nil {
 			t.Fatal(err)
 		}
-		if len(cur.Inprog) == 1 {
-			opid = cur.Inprog[0].Opid
+		if len(staged) == 1 && len(cmd.Inprog) == 1 {
+			if staged[0].Opid != cmd.Inprog[0].Opid {
+				t.Fatalf("$currentOp lists op %d, currentOp %d", staged[0].Opid, cmd.Inprog[0].Opid)
+			}
+			opid = staged[0].Opid
 		}
 		select {
 		case err := <-done:
@@ -71,6 +87,11 @@ func TestKillOpEndsAggregation(t *testing.T) {
 	if err := admin.RunCommand(ctx(t), bson.D{{Key: "killOp", Value: 1}, {Key: "op", Value: opid}}).Err(); err != nil {
 		t.Fatal(err)
 	}
+	// $currentOp is only valid first, on admin with {aggregate: 1}.
+	_, err := client.Database("kill").Aggregate(ctx(t), mongo.Pipeline{{{Key: "$currentOp", Value: bson.D{}}}})
+	cmdErr(t, err, 73)
+	_, err = admin.Aggregate(ctx(t), mongo.Pipeline{{{Key: "$match", Value: bson.D{}}}, {{Key: "$currentOp", Value: bson.D{}}}})
+	cmdErr(t, err, 40602)
 	select {
 	case err := <-done:
 		var ce mongo.CommandError
