@@ -51,6 +51,7 @@ const (
 	LogRotate
 	DropConnections
 	GetDefaultRWConcern
+	SetDefaultRWConcern
 	KillAnySession
 
 	lastAction
@@ -71,7 +72,7 @@ const AllActions = lastAction - 1
 
 // ClusterActions are the actions that apply to the cluster resource.
 const ClusterActions = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | SetParameter | GetLog |
-	Top | InProg | KillOp | ListDatabases | Fsync | LogRotate | DropConnections | GetDefaultRWConcern | KillAnySession
+	Top | InProg | KillOp | ListDatabases | Fsync | LogRotate | DropConnections | GetDefaultRWConcern | SetDefaultRWConcern | KillAnySession
 
 // DBActions are the actions that apply to a database.
 const DBActions = AllActions &^ ClusterActions
@@ -82,7 +83,7 @@ var actionNames = []string{
 	"validate", "dropDatabase", "renameCollectionSameDB", "createUser", "dropUser", "grantRole", "revokeRole",
 	"viewUser", "changePassword", "changeCustomData",
 	"serverStatus", "hostInfo", "getCmdLineOpts", "getParameter", "setParameter", "getLog", "top", "inprog",
-	"killop", "listDatabases", "fsync", "logRotate", "dropConnections", "getDefaultRWConcern", "killAnySession",
+	"killop", "listDatabases", "fsync", "logRotate", "dropConnections", "getDefaultRWConcern", "setDefaultRWConcern", "killAnySession",
 }
 
 // Names lists the actions of a as MongoDB spells them.

@@ -44,6 +44,8 @@ type Env struct {
 	Ops Ops
 	// Top accumulates per-namespace usage (top).
 	Top Top
+	// rw holds the default read and write concerns (rwconcern.go).
+	rw rwDefaultsState
 	// TempDir receives sorts' and aggregations' spill files (the data
 	// directory's _tmp, emptied at startup); "" means os.TempDir().
 	TempDir string

@@ -47,6 +47,7 @@ var table = []*Command{
 	{Name: "currentOp", Run: currentOp, AdminOnly: true, Needs: auth.InProg, Help: "operations in progress"},
 	{Name: "killOp", Run: killOp, AdminOnly: true, Needs: auth.KillOp, Help: "interrupt an operation"},
 	{Name: "getDefaultRWConcern", Run: getDefaultRWConcern, AdminOnly: true, Needs: auth.GetDefaultRWConcern, Help: "default read and write concerns"},
+	{Name: "setDefaultRWConcern", Run: setDefaultRWConcern, AdminOnly: true, Write: true, Needs: auth.SetDefaultRWConcern, Help: "set the default read and write concerns"},
 	{Name: "fsync", Run: fsyncCmd, AdminOnly: true, Needs: auth.Fsync, Help: "make every write durable and checkpoint"},
 
 	{Name: "insert", Run: insert, Write: true, Needs: auth.Insert, Help: "insert documents"},

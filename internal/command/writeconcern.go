@@ -29,17 +29,28 @@ func (wc writeConcern) durability() kv.Durability {
 	return kv.Lazy
 }
 
-// parseWriteConcern reads the command's writeConcern (default {w: 1}).
+// parseWriteConcern reads the command's writeConcern. Without one (or with
+// an empty one) the global default applies (setDefaultRWConcern), else
+// {w: 1}.
 func parseWriteConcern(c *Ctx) (writeConcern, error) {
-	wc := writeConcern{w: 1}
 	v, ok := c.Body.Lookup("writeConcern")
-	if !ok || v.Type == bson.TypeNull {
-		return wc, nil
+	if ok && v.Type != bson.TypeNull && v.Type != bson.TypeDocument {
+		return writeConcern{w: 1}, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'writeConcern' is the wrong type '%s', expected type 'object'", v.Type)
 	}
-	if v.Type != bson.TypeDocument {
-		return wc, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'writeConcern' is the wrong type '%s', expected type 'object'", v.Type)
+	if !ok || v.Type == bson.TypeNull || v.Document().Len() == 0 {
+		d, err := c.Env.defaultWriteConcern()
+		if err != nil || d == nil {
+			return writeConcern{w: 1}, err
+		}
+		return parseWriteConcernDoc(d)
 	}
-	it := v.Document().Iter()
+	return parseWriteConcernDoc(v.Document())
+}
+
+// parseWriteConcernDoc parses a writeConcern document (missing w: 1).
+func parseWriteConcernDoc(d bson.Doc) (writeConcern, error) {
+	wc := writeConcern{w: 1}
+	it := d.Iter()
 	for it.Next() {
 		e := it.Element()
 		switch e.Key {
