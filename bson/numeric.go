@@ -2,6 +2,7 @@ package bson
 
 import (
 	"bytes"
+	"cmp"
 	"math"
 	"math/bits"
 )
@@ -450,52 +451,10 @@ func compareNumbersSlow(a, b Value) int {
 	return compareExact(ca, ea, da, cb, eb, db)
 }
 
-func cmpInt(a, b int) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpUint64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// cmpFloat64 orders doubles with NaN equal to itself and below everything.
-func cmpFloat64(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	case a == b:
-		return 0
-	case a != a && b != b:
-		return 0
-	case a != a:
-		return -1
-	}
-	return 1
-}
+func cmpInt(a, b int) int         { return cmp.Compare(a, b) }
+func cmpInt64(a, b int64) int     { return cmp.Compare(a, b) }
+func cmpUint64(a, b uint64) int   { return cmp.Compare(a, b) }
+func cmpFloat64(a, b float64) int { return cmp.Compare(a, b) } // NaN equals NaN, below all else
 
 // cmpInt64Float64 compares an int64 with a double exactly.
 func cmpInt64Float64(i int64, f float64) int {
