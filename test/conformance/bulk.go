@@ -28,9 +28,7 @@ func bulkWrite(ctx context.Context, em *entityMap, obj string, a *args) (opResul
 	if a.has("ordered") {
 		opts.SetOrdered(a.bool("ordered"))
 	}
-	if a.has("bypassDocumentValidation") {
-		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
-	}
+	setBypass(opts, a)
 	if c, ok := commentArg(a); ok {
 		opts.SetComment(c)
 	}
@@ -168,9 +166,7 @@ func clientBulkWrite(ctx context.Context, em *entityMap, obj string, a *args) (o
 	if a.has("verboseResults") {
 		opts.SetVerboseResults(a.bool("verboseResults"))
 	}
-	if a.has("bypassDocumentValidation") {
-		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
-	}
+	setBypass(opts, a)
 	if cm, ok := commentArg(a); ok {
 		opts.SetComment(cm)
 	}

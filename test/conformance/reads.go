@@ -50,9 +50,7 @@ func aggregateOptions(a *args) *options.AggregateOptionsBuilder {
 	if a.has("batchSize") {
 		opts.SetBatchSize(int32(a.int("batchSize")))
 	}
-	if a.has("bypassDocumentValidation") {
-		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
-	}
+	setBypass(opts, a)
 	setSelectionOptions(opts, a)
 	setLet(opts, a)
 	rawData(a, opts, xoptions.SetInternalAggregateOptions)
@@ -78,9 +76,7 @@ func findOptions(a *args) *options.FindOptionsBuilder {
 	if a.has("skip") {
 		opts.SetSkip(a.int("skip"))
 	}
-	if s, ok := a.doc("sort"); ok {
-		opts.SetSort(s)
-	}
+	setSort(opts, a)
 	if m, ok := a.doc("min"); ok {
 		opts.SetMin(m)
 	}
@@ -137,9 +133,7 @@ func findOne(ctx context.Context, em *entityMap, obj string, a *args) (opResult,
 	if a.has("skip") {
 		opts.SetSkip(a.int("skip"))
 	}
-	if s, ok := a.doc("sort"); ok {
-		opts.SetSort(s)
-	}
+	setSort(opts, a)
 	rawData(a, opts, xoptions.SetInternalFindOneOptions)
 	return singleDocResult(coll.FindOne(ctx, filter, opts)), nil
 }

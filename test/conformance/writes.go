@@ -40,9 +40,7 @@ func insertOne(ctx context.Context, em *entityMap, obj string, a *args) (opResul
 	}
 	doc, _ := a.doc("document")
 	opts := options.InsertOne()
-	if a.has("bypassDocumentValidation") {
-		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
-	}
+	setBypass(opts, a)
 	if c, ok := commentArg(a); ok {
 		opts.SetComment(c)
 	}
@@ -62,9 +60,7 @@ func insertMany(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 		ordered = a.bool("ordered")
 		opts.SetOrdered(ordered)
 	}
-	if a.has("bypassDocumentValidation") {
-		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
-	}
+	setBypass(opts, a)
 	if c, ok := commentArg(a); ok {
 		opts.SetComment(c)
 	}
@@ -113,17 +109,11 @@ func updateOne(ctx context.Context, em *entityMap, obj string, a *args) (opResul
 	if f, ok := arrayFiltersArg(a); ok {
 		opts.SetArrayFilters(f)
 	}
-	if a.has("bypassDocumentValidation") {
-		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
-	}
+	setBypass(opts, a)
 	setSelectionOptions(opts, a)
 	setLet(opts, a)
-	if s, ok := a.doc("sort"); ok {
-		opts.SetSort(s)
-	}
-	if a.has("upsert") {
-		opts.SetUpsert(a.bool("upsert"))
-	}
+	setSort(opts, a)
+	setUpsert(opts, a)
 	rawData(a, opts, xoptions.SetInternalUpdateOneOptions)
 	return updateResult(coll.UpdateOne(ctx, filter, update, opts)), nil
 }
@@ -142,14 +132,10 @@ func updateMany(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 	if f, ok := arrayFiltersArg(a); ok {
 		opts.SetArrayFilters(f)
 	}
-	if a.has("bypassDocumentValidation") {
-		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
-	}
+	setBypass(opts, a)
 	setSelectionOptions(opts, a)
 	setLet(opts, a)
-	if a.has("upsert") {
-		opts.SetUpsert(a.bool("upsert"))
-	}
+	setUpsert(opts, a)
 	rawData(a, opts, xoptions.SetInternalUpdateManyOptions)
 	return updateResult(coll.UpdateMany(ctx, filter, update, opts)), nil
 }
@@ -162,17 +148,11 @@ func replaceOne(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 	filter := filterArg(a)
 	replacement, _ := a.doc("replacement")
 	opts := options.Replace()
-	if a.has("bypassDocumentValidation") {
-		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
-	}
+	setBypass(opts, a)
 	setSelectionOptions(opts, a)
 	setLet(opts, a)
-	if s, ok := a.doc("sort"); ok {
-		opts.SetSort(s)
-	}
-	if a.has("upsert") {
-		opts.SetUpsert(a.bool("upsert"))
-	}
+	setSort(opts, a)
+	setUpsert(opts, a)
 	rawData(a, opts, xoptions.SetInternalReplaceOptions)
 	return updateResult(coll.ReplaceOne(ctx, filter, replacement, opts)), nil
 }
@@ -189,9 +169,7 @@ func findOneAndDelete(ctx context.Context, em *entityMap, obj string, a *args) (
 	if p, ok := a.doc("projection"); ok {
 		opts.SetProjection(p)
 	}
-	if s, ok := a.doc("sort"); ok {
-		opts.SetSort(s)
-	}
+	setSort(opts, a)
 	rawData(a, opts, xoptions.SetInternalFindOneAndDeleteOptions)
 	return singleDocResult(coll.FindOneAndDelete(ctx, filter, opts)), nil
 }
@@ -248,20 +226,14 @@ type findAndModifyOptions[B any] interface {
 
 // setFindAndModifyOptions applies the arguments both operations take.
 func setFindAndModifyOptions[B findAndModifyOptions[B]](opts B, a *args) error {
-	if a.has("bypassDocumentValidation") {
-		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
-	}
+	setBypass(opts, a)
 	setSelectionOptions(opts, a)
 	setLet(opts, a)
 	if p, ok := a.doc("projection"); ok {
 		opts.SetProjection(p)
 	}
-	if s, ok := a.doc("sort"); ok {
-		opts.SetSort(s)
-	}
-	if a.has("upsert") {
-		opts.SetUpsert(a.bool("upsert"))
-	}
+	setSort(opts, a)
+	setUpsert(opts, a)
 	rd, ok, err := returnDocumentArg(a)
 	if err != nil {
 		return err
@@ -290,6 +262,27 @@ func setSelectionOptions[B selectionOptions[B]](opts B, a *args) {
 	}
 	if h, ok := hintArg(a); ok {
 		opts.SetHint(h)
+	}
+}
+
+// setBypass applies bypassDocumentValidation.
+func setBypass[B interface{ SetBypassDocumentValidation(bool) B }](opts B, a *args) {
+	if a.has("bypassDocumentValidation") {
+		opts.SetBypassDocumentValidation(a.bool("bypassDocumentValidation"))
+	}
+}
+
+// setUpsert applies upsert.
+func setUpsert[B interface{ SetUpsert(bool) B }](opts B, a *args) {
+	if a.has("upsert") {
+		opts.SetUpsert(a.bool("upsert"))
+	}
+}
+
+// setSort applies sort.
+func setSort[B interface{ SetSort(any) B }](opts B, a *args) {
+	if s, ok := a.doc("sort"); ok {
+		opts.SetSort(s)
 	}
 }
 
