@@ -64,37 +64,18 @@ func writeModel(r bson.Raw) (mongo.WriteModel, error) {
 		m = mongo.NewInsertOneModel().SetDocument(d)
 	case "deleteOne":
 		dm := mongo.NewDeleteOneModel().SetFilter(filterArg(a))
-		if c, ok := collationArg(a); ok {
-			dm.SetCollation(c)
-		}
-		if h, ok := hintArg(a); ok {
-			dm.SetHint(h)
-		}
+		setModelCollationHint(dm, a)
 		m = dm
 	case "deleteMany":
 		dm := mongo.NewDeleteManyModel().SetFilter(filterArg(a))
-		if c, ok := collationArg(a); ok {
-			dm.SetCollation(c)
-		}
-		if h, ok := hintArg(a); ok {
-			dm.SetHint(h)
-		}
+		setModelCollationHint(dm, a)
 		m = dm
 	case "replaceOne":
 		rep, _ := a.doc("replacement")
 		rm := mongo.NewReplaceOneModel().SetFilter(filterArg(a)).SetReplacement(rep)
-		if c, ok := collationArg(a); ok {
-			rm.SetCollation(c)
-		}
-		if h, ok := hintArg(a); ok {
-			rm.SetHint(h)
-		}
-		if s, ok := a.doc("sort"); ok {
-			rm.SetSort(s)
-		}
-		if a.has("upsert") {
-			rm.SetUpsert(a.bool("upsert"))
-		}
+		setModelCollationHint(rm, a)
+		setSort(rm, a)
+		setUpsert(rm, a)
 		m = rm
 	case "updateOne":
 		u, err := updateArg(a)
@@ -102,21 +83,10 @@ func writeModel(r bson.Raw) (mongo.WriteModel, error) {
 			return nil, err
 		}
 		um := mongo.NewUpdateOneModel().SetFilter(filterArg(a)).SetUpdate(u)
-		if f, ok := arrayFiltersArg(a); ok {
-			um.SetArrayFilters(f)
-		}
-		if c, ok := collationArg(a); ok {
-			um.SetCollation(c)
-		}
-		if h, ok := hintArg(a); ok {
-			um.SetHint(h)
-		}
-		if s, ok := a.doc("sort"); ok {
-			um.SetSort(s)
-		}
-		if a.has("upsert") {
-			um.SetUpsert(a.bool("upsert"))
-		}
+		setArrayFilters(um, a)
+		setModelCollationHint(um, a)
+		setSort(um, a)
+		setUpsert(um, a)
 		m = um
 	case "updateMany":
 		u, err := updateArg(a)
@@ -124,18 +94,9 @@ func writeModel(r bson.Raw) (mongo.WriteModel, error) {
 			return nil, err
 		}
 		um := mongo.NewUpdateManyModel().SetFilter(filterArg(a)).SetUpdate(u)
-		if f, ok := arrayFiltersArg(a); ok {
-			um.SetArrayFilters(f)
-		}
-		if c, ok := collationArg(a); ok {
-			um.SetCollation(c)
-		}
-		if h, ok := hintArg(a); ok {
-			um.SetHint(h)
-		}
-		if a.has("upsert") {
-			um.SetUpsert(a.bool("upsert"))
-		}
+		setArrayFilters(um, a)
+		setModelCollationHint(um, a)
+		setUpsert(um, a)
 		m = um
 	default:
 		return nil, fmt.Errorf("unknown write model %s", kind)
@@ -248,4 +209,17 @@ func clientWriteModel(r bson.Raw) (mongo.ClientBulkWrite, error) {
 		return mongo.ClientBulkWrite{}, skipf("%s model: %v", kind, err)
 	}
 	return mongo.ClientBulkWrite{Database: db, Collection: coll, Model: m}, nil
+}
+
+// setModelCollationHint applies collation and hint to a write model.
+func setModelCollationHint[M interface {
+	SetCollation(*options.Collation) M
+	SetHint(any) M
+}](m M, a *args) {
+	if c, ok := collationArg(a); ok {
+		m.SetCollation(c)
+	}
+	if h, ok := hintArg(a); ok {
+		m.SetHint(h)
+	}
 }

@@ -106,9 +106,7 @@ func updateOne(ctx context.Context, em *entityMap, obj string, a *args) (opResul
 		return opResult{}, err
 	}
 	opts := options.UpdateOne()
-	if f, ok := arrayFiltersArg(a); ok {
-		opts.SetArrayFilters(f)
-	}
+	setArrayFilters(opts, a)
 	setBypass(opts, a)
 	setSelectionOptions(opts, a)
 	setLet(opts, a)
@@ -129,9 +127,7 @@ func updateMany(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 		return opResult{}, err
 	}
 	opts := options.UpdateMany()
-	if f, ok := arrayFiltersArg(a); ok {
-		opts.SetArrayFilters(f)
-	}
+	setArrayFilters(opts, a)
 	setBypass(opts, a)
 	setSelectionOptions(opts, a)
 	setLet(opts, a)
@@ -200,9 +196,7 @@ func findOneAndUpdate(ctx context.Context, em *entityMap, obj string, a *args) (
 		return opResult{}, err
 	}
 	opts := options.FindOneAndUpdate()
-	if f, ok := arrayFiltersArg(a); ok {
-		opts.SetArrayFilters(f)
-	}
+	setArrayFilters(opts, a)
 	if err := setFindAndModifyOptions(opts, a); err != nil {
 		return opResult{}, err
 	}
@@ -276,6 +270,13 @@ func setBypass[B interface{ SetBypassDocumentValidation(bool) B }](opts B, a *ar
 func setUpsert[B interface{ SetUpsert(bool) B }](opts B, a *args) {
 	if a.has("upsert") {
 		opts.SetUpsert(a.bool("upsert"))
+	}
+}
+
+// setArrayFilters applies arrayFilters.
+func setArrayFilters[B interface{ SetArrayFilters([]any) B }](opts B, a *args) {
+	if f, ok := arrayFiltersArg(a); ok {
+		opts.SetArrayFilters(f)
 	}
 }
 
