@@ -154,22 +154,53 @@ func logSlowOp(c *Ctx, op *opInfo, coll string, d time.Duration, reply bson.Doc)
 
 // loggedCommand is the command as relaxed Extended JSON (secrets
 // redacted), or, past maxLoggedCommandBytes, mongod's truncation marker
-// with the start of it.
+// {truncated, size} with the start of it. A large command (an insert of
+// wide documents) is cut as BSON first, so logging it costs about the
+// bytes logged, not the command's size.
 func loggedCommand(body bson.Doc) json.RawMessage {
 	name := ""
 	if it := body.Iter(); it.Next() {
 		name = it.Element().Key
 	}
-	j, err := redacted(name, body).MarshalExtJSON(false)
+	body = redacted(name, body)
+	if len(body) <= maxLoggedCommandBytes {
+		if j, err := body.MarshalExtJSON(false); err == nil && len(j) <= maxLoggedCommandBytes {
+			return j
+		}
+	}
+	j, err := prefixOf(body, maxLoggedCommandBytes).MarshalExtJSON(false)
 	if err != nil {
 		j = []byte(`{}`)
 	}
-	if len(j) <= maxLoggedCommandBytes {
-		return j
+	if len(j) > maxLoggedCommandBytes {
+		j = j[:maxLoggedCommandBytes]
 	}
-	cut := string(j[:maxLoggedCommandBytes])
-	out, _ := json.Marshal(map[string]any{"truncated": cut, "size": len(j)})
+	out, _ := json.Marshal(map[string]any{"truncated": string(j), "size": len(body)})
 	return out
+}
+
+// prefixOf returns the first elements of d that fit in about budget bytes;
+// an array that does not fit keeps its first items that do.
+func prefixOf(d bson.Doc, budget int) bson.Doc {
+	var b bson.Builder
+	it := d.Iter()
+	for it.Next() && b.Len() < budget {
+		e := it.Element()
+		if e.Value.Type != bson.TypeArray || b.Len()+len(e.Value.Data) <= budget {
+			if b.Len()+len(e.Value.Data) > budget && b.Len() > 0 {
+				break
+			}
+			b.AppendElement(e)
+			continue
+		}
+		b.StartArray(e.Key)
+		items := e.Value.Document().Iter()
+		for i := 0; items.Next() && b.Len() < budget; i++ {
+			b.AppendValue(bson.Index(i), items.Element().Value)
+		}
+		b.End()
+	}
+	return b.Finish()
 }
 
 // profile reads and sets the profiler's settings. Cairn has no

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -25,6 +26,33 @@ func TestLoggedCommand(t *testing.T) {
 	b.AppendString("find", strings.Repeat("c", 2*maxLoggedCommandBytes))
 	if got := string(loggedCommand(b.Finish())); len(got) > maxLoggedCommandBytes+100 || !strings.Contains(got, `"size":`) || !strings.Contains(got, `"truncated":`) {
 		t.Errorf("a long command is logged as %d bytes: %.100s", len(got), got)
+	}
+}
+
+// A large insert is cut as BSON before it is marshalled: the line keeps
+// the first documents and the command's size.
+func TestLoggedCommandLargeInsert(t *testing.T) {
+	var b bson.Builder
+	b.AppendString("insert", "c")
+	b.StartArray("documents")
+	for i := range 1000 {
+		b.StartDocument(bson.Index(i))
+		b.AppendInt32("_id", int32(i))
+		b.AppendString("s", strings.Repeat("x", 1000))
+		b.End()
+	}
+	b.End()
+	b.AppendString("$db", "d")
+	body := b.Finish()
+	var got struct {
+		Truncated string
+		Size      int
+	}
+	if err := json.Unmarshal(loggedCommand(body), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Size != len(body) || len(got.Truncated) > maxLoggedCommandBytes || !strings.HasPrefix(got.Truncated, `{"insert":"c","documents":[{"_id":0,"s":"xxx`) {
+		t.Fatalf("size %d (want %d), %d bytes: %.80s", got.Size, len(body), len(got.Truncated), got.Truncated)
 	}
 }
 
