@@ -141,7 +141,7 @@ func TestGroupCommit(t *testing.T) {
 	fs := vfs.NewMem()
 	fault := vfs.NewFault(fs)
 	// Make fsync slow enough that committers pile up behind it.
-	fault.SetSyncError(func(string) error { time.Sleep(2 * time.Millisecond); return nil })
+	fault.SetSyncError(func(string) error { time.Sleep(5 * time.Millisecond); return nil })
 	opts := memOpts(fault)
 	opts.JournalSize = 4 << 20
 	db := mustOpen(t, fault, opts)
