@@ -35,9 +35,12 @@ type config struct {
 	SyncDelay             time.Duration
 	// JournalCompressor is none, snappy (default) or zstd.
 	JournalCompressor string
-	MaxConns          int
-	Verbosity         int
-	ShowVersion       bool
+	// CacheSizeGB is the storage engine's cache budget for clean leaf
+	// pages, in GiB (mongod's --wiredTigerCacheSizeGB); 0 keeps kv's default.
+	CacheSizeGB float64
+	MaxConns    int
+	Verbosity   int
+	ShowVersion bool
 	// TTLMonitorSleep is mongod's ttlMonitorSleepSecs server parameter.
 	TTLMonitorSleep time.Duration
 	// MetricsAddr serves Prometheus metrics when set (e.g. 127.0.0.1:9216).
@@ -75,6 +78,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	sd := fs.Int("syncdelay", 60, "seconds between checkpoints")
 	fs.StringVar(&cfg.JournalCompressor, "journalCompressor", cfg.JournalCompressor, "journal record compression: none, snappy or zstd")
 	fs.StringVar(&cfg.JournalCompressor, "wiredTigerJournalCompressor", cfg.JournalCompressor, "mongod's name for --journalCompressor")
+	fs.Float64Var(&cfg.CacheSizeGB, "wiredTigerCacheSizeGB", 0, "cache budget of the storage engine in GiB (0: 1 GiB)")
 	fs.IntVar(&cfg.MaxConns, "maxConns", 1000000, "maximum concurrent connections")
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	fs.StringVar(&cfg.MetricsAddr, "metricsAddr", "", "serve Prometheus metrics at host:port/metrics (off when empty; keep it on loopback)")
@@ -125,6 +129,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	}
 	if _, err := kv.ParseCompression(cfg.JournalCompressor); err != nil {
 		return cfg, fmt.Errorf("journalCompressor: %q is not one of none, snappy, zstd", cfg.JournalCompressor)
+	}
+	if cfg.CacheSizeGB < 0 || cfg.CacheSizeGB > 10000 {
+		return cfg, errors.New("wiredTigerCacheSizeGB must be between 0 and 10000")
 	}
 	if cfg.SyncDelay <= 0 {
 		return cfg, errors.New("syncdelay must be a positive number of seconds")

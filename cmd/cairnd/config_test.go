@@ -54,6 +54,12 @@ systemLog:
 			}
 		}, ""},
 		{"bad compressor", []string{"--journalCompressor", "lz4"}, nil, "journalCompressor"},
+		{"cache size", []string{"--wiredTigerCacheSizeGB", "2.5"}, func(t *testing.T, c config) {
+			if c.CacheSizeGB != 2.5 {
+				t.Errorf("wiredTigerCacheSizeGB = %v", c.CacheSizeGB)
+			}
+		}, ""},
+		{"bad cache size", []string{"--wiredTigerCacheSizeGB", "-1"}, nil, "wiredTigerCacheSizeGB"},
 		{"flags", []string{"--dbpath", "/d", "--port", "1234", "--bind_ip", "0.0.0.0", "--journalCommitInterval", "7", "--syncdelay", "5"}, func(t *testing.T, c config) {
 			if c.DBPath != "/d" || c.Port != 1234 || c.BindIP != "0.0.0.0" || c.JournalCommitInterval != 7*time.Millisecond || c.SyncDelay != 5*time.Second {
 				t.Errorf("flags = %+v", c)

@@ -70,7 +70,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	compressor, _ := kv.ParseCompression(cfg.JournalCompressor) // checked by parseArgs
 	srv, err := server.New(server.Options{
-		KV:     &kv.Options{JournalCompression: compressor},
+		KV:     &kv.Options{JournalCompression: compressor, CacheSize: int64(cfg.CacheSizeGB * (1 << 30))},
 		DBPath: cfg.DBPath, JournalCommitInterval: cfg.JournalCommitInterval, SyncDelay: cfg.SyncDelay,
 		Logger: log, Argv: append([]string{"cairnd"}, args...), Parsed: cfg.parsedDoc(), MaxConns: cfg.MaxConns,
 		TTLMonitorInterval: cfg.TTLMonitorSleep,

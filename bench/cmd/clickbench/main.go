@@ -48,6 +48,7 @@ type config struct {
 	keep       bool
 	reuse      bool
 	uri        string
+	cacheGB    float64
 }
 
 func main() {
@@ -70,6 +71,7 @@ func main() {
 	flag.StringVar(&c.cpuprofile, "cpuprofile", "", "with -inproc: write a CPU profile of the query runs to this file")
 	flag.BoolVar(&c.keep, "keep", false, "keep the working directory")
 	flag.BoolVar(&c.reuse, "reuse", false, "with -dir: keep a hits collection loaded by an earlier run with the same -rows")
+	flag.Float64Var(&c.cacheGB, "cacheGB", 8, "cairnd --wiredTigerCacheSizeGB (the storage engine's cache; 0: its default of 1 GiB)")
 	flag.StringVar(&c.uri, "uri", "", "use this already loaded server (skips generation's load and the indexes)")
 	flag.Parse()
 	var err error

@@ -19,7 +19,7 @@ func TestClickBench(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts cairnd and loads data")
 	}
-	c := &config{rows: *testRows, seed: 1, loader: *testLoader, workers: 2, runs: 1, check: true,
+	c := &config{rows: *testRows, seed: 1, loader: *testLoader, workers: 2, runs: 1, check: true, cacheGB: 2,
 		out: t.TempDir(), name: "test", isRefresh: true, dir: t.TempDir()}
 	c.queries, _ = parseQueries("", len(queryText))
 	rep, err := run(context.Background(), c)

@@ -18,6 +18,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/cairndb/cairn/internal/server"
+	"github.com/cairndb/cairn/kv"
 )
 
 // cairnServer is the server under test: a cairnd process, a server in this
@@ -82,7 +83,8 @@ func startServer(ctx context.Context, c *config) (*cairnServer, error) {
 	s.port = fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
 	s.uri = "mongodb://127.0.0.1:" + s.port + "/?directConnection=true"
 	if c.inproc {
-		srv, err := server.New(server.Options{DBPath: s.dbpath, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		srv, err := server.New(server.Options{DBPath: s.dbpath, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			KV: &kv.Options{CacheSize: int64(c.cacheGB * (1 << 30))}})
 		if err != nil {
 			l.Close()
 			return nil, err
@@ -96,7 +98,8 @@ func startServer(ctx context.Context, c *config) (*cairnServer, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.proc = exec.Command(bin, "--dbpath", s.dbpath, "--port", s.port, "--logpath", filepath.Join(c.dir, "cairnd.log"))
+	s.proc = exec.Command(bin, "--dbpath", s.dbpath, "--port", s.port, "--logpath", filepath.Join(c.dir, "cairnd.log"),
+		"--wiredTigerCacheSizeGB", strconv.FormatFloat(c.cacheGB, 'g', -1, 64))
 	if err := s.proc.Start(); err != nil {
 		return nil, err
 	}
