@@ -20,6 +20,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -73,7 +74,15 @@ func main() {
 	flag.BoolVar(&c.reuse, "reuse", false, "with -dir: keep a hits collection loaded by an earlier run with the same -rows")
 	flag.Float64Var(&c.cacheGB, "cacheGB", 8, "cairnd --wiredTigerCacheSizeGB (the storage engine's cache; 0: its default of 1 GiB)")
 	flag.StringVar(&c.uri, "uri", "", "use this already loaded server (skips generation's load and the indexes)")
+	render := flag.String("render", "", "re-render NAME.md and NAME.png from a report JSON file; runs nothing")
 	flag.Parse()
+	if *render != "" {
+		if err := renderReport(*render, c.out, c.name); err != nil {
+			fmt.Fprintln(os.Stderr, "clickbench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	var err error
 	if c.queries, err = parseQueries(qs, len(queryText)); err != nil {
 		fmt.Fprintln(os.Stderr, "clickbench:", err)
@@ -198,4 +207,17 @@ func run(ctx context.Context, c *config) (*report, error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// renderReport rewrites the markdown and chart of a saved report.
+func renderReport(path, out, name string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return err
+	}
+	return rep.write(out, name)
 }
