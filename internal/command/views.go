@@ -122,6 +122,10 @@ func stage(name string, v bson.Value) bson.Doc {
 
 // findOnView runs find on a view as an aggregation.
 func findOnView(c *Ctx, name string) (bool, error) {
+	// Most finds are on collections: look before building the stages.
+	if view, err := isView(c, name); err != nil || !view {
+		return false, err
+	}
 	var extra []bson.Doc
 	if f, ok := c.Body.Lookup("filter"); ok && f.Type == bson.TypeDocument && f.Document().Len() > 0 {
 		extra = append(extra, stage("$match", f))
