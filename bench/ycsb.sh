@@ -11,11 +11,14 @@
 # D, F and ping, 20,000 for E (scans of up to 100 records); every run also
 # stops after 90 s.
 #
-# Usage: bench/ycsb.sh [-big] [-out DIR] [-name NAME] [-gomaxprocs N]
-#                      [-threads 1,8,40,80] [-workloads ping,a,...] [-- more ycsb flags]
+# Usage: bench/ycsb.sh [-big] [-out DIR] [-name NAME] [-gomaxprocs N] [-repeat N]
+#                      [-threads 1,8,40,80] [-workloads ping,a,...] [-ops N]
+#                      [-- more ycsb flags]
 #   -big          1,000,000 records instead of 100,000 (load takes minutes)
 #   -gomaxprocs N run cairnd with GOMAXPROCS=N
 #   -cpuprofile F write cairnd's CPU profile to F (cairnd --cpuprofile)
+#   -repeat N     run the workload list N times at each client count,
+#                 interleaved; figures come from the run of median throughput
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +31,7 @@ workloads=ping,a,b,c,f,d,e
 ops="100000"
 overrides="e=20000"
 cpuprofile=""
+repeat=1
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -39,6 +43,7 @@ while [ $# -gt 0 ]; do
     -workloads) workloads=$2; shift 2 ;;
     -ops) ops=$2; shift 2 ;;
     -cpuprofile) cpuprofile=$2; shift 2 ;;
+    -repeat) repeat=$2; shift 2 ;;
     --) shift; extra=("$@"); break ;;
     *) echo "ycsb.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -76,6 +81,6 @@ pid=$!
 label="GOMAXPROCS=${gomaxprocs:-default ($(nproc))}"
 "$tmp/ycsb" -uri "mongodb://127.0.0.1:$port/?directConnection=true" -pid "$pid" \
   -recordcount "$records" -operationcount "$ops" -ops "$overrides" -maxtime 90s \
-  -threads "$threads" -workloads "$workloads" -label "$label" \
+  -threads "$threads" -workloads "$workloads" -repeat "$repeat" -label "$label" \
   -out "$out" -name "$name" "${extra[@]}"
 echo "results: $out/$name.md"

@@ -45,6 +45,7 @@ type options struct {
 	clients   string
 	docs      int
 	clickRows int
+	clickRuns int
 	out, name string
 }
 
@@ -88,6 +89,7 @@ func main() {
 	flag.StringVar(&o.clients, "clients", "8", "YCSB client counts")
 	flag.IntVar(&o.docs, "docs", 100000, "indexbench documents")
 	flag.IntVar(&o.clickRows, "clickrows", 100000, "ClickBench rows (when bench/cmd/clickbench exists)")
+	flag.IntVar(&o.clickRuns, "clickruns", 3, "ClickBench runs per query (the best after the first counts)")
 	flag.StringVar(&o.out, "out", "results", "directory for NAME.md and NAME.json")
 	flag.StringVar(&o.name, "name", "pgo", "base name of the result files")
 	flag.Parse()
@@ -133,7 +135,7 @@ func run(o options) error {
 	}
 	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	res := &results{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Go: runtime.Version(),
-		Commit: strings.TrimSpace(string(commit)), Command: "pgocompare " + strings.Join(os.Args[1:], " "), Runs: o.runs}
+		Commit: strings.TrimSpace(string(commit)), Command: "pgocompare " + strings.Join(os.Args[1:], " ")}
 	if click == "" {
 		res.Notes = append(res.Notes, "bench/cmd/clickbench does not exist in this checkout: no ClickBench rows")
 	}
@@ -157,17 +159,26 @@ func run(o options) error {
 			}
 			os.RemoveAll(dir)
 		}
+		// Written after every round, so that an interrupted comparison
+		// keeps the rounds it finished.
+		res.Runs = r + 1
+		if err := res.write(o.out, o.name); err != nil {
+			return err
+		}
 	}
-	if err := os.MkdirAll(o.out, 0o755); err != nil {
+	fmt.Print(res.markdown())
+	return nil
+}
+
+func (r *results) write(dir, name string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	js, _ := json.MarshalIndent(res, "", "  ")
-	if err := os.WriteFile(filepath.Join(o.out, o.name+".json"), js, 0o644); err != nil {
+	js, _ := json.MarshalIndent(r, "", "  ")
+	if err := os.WriteFile(filepath.Join(dir, name+".json"), js, 0o644); err != nil {
 		return err
 	}
-	md := res.markdown()
-	fmt.Print(md)
-	return os.WriteFile(filepath.Join(o.out, o.name+".md"), []byte(md), 0o644)
+	return os.WriteFile(filepath.Join(dir, name+".md"), []byte(r.markdown()), 0o644)
 }
 
 // ycsbRun starts the build on a fresh data directory, loads the records
@@ -256,7 +267,7 @@ func indexRun(o options, tmp string, b build, dir string, res *results) error {
 // clickRun runs ClickBench's queries once each against the build and reads
 // each query's best time from its JSON.
 func clickRun(o options, click string, b build, dir string, res *results) error {
-	cmd := exec.Command(click, "-rows", strconv.Itoa(o.clickRows), "-runs", "3", "-cairnd", b.bin, "-out", dir, "-name", "click", "-dir", filepath.Join(dir, "click"))
+	cmd := exec.Command(click, "-rows", strconv.Itoa(o.clickRows), "-runs", strconv.Itoa(o.clickRuns), "-cairnd", b.bin, "-out", dir, "-name", "click", "-dir", filepath.Join(dir, "click"))
 	cmd.Dir = "."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%w: %s", err, out)

@@ -48,6 +48,7 @@ type flags struct {
 	loadThreads int
 	skipLoad    bool
 	loadOnly    bool
+	repeat      int
 	maxTime     time.Duration
 	pid         int
 	out, name   string
@@ -68,6 +69,7 @@ func main() {
 	flag.IntVar(&f.loadThreads, "loadthreads", 8, "client goroutines of the load phase")
 	flag.BoolVar(&f.skipLoad, "skipload", false, "use the records already loaded (recordcount must match)")
 	flag.BoolVar(&f.loadOnly, "loadonly", false, "run only the load phase")
+	flag.IntVar(&f.repeat, "repeat", 1, "run the workload list this many times at each client count (figures: the run of median throughput)")
 	flag.DurationVar(&f.maxTime, "maxtime", 2*time.Minute, "stop a run after this long even if operations remain (YCSB's maxexecutiontime)")
 	flag.IntVar(&f.pid, "pid", 0, "server process id, for scheduler figures from /proc (0: none)")
 	flag.StringVar(&f.out, "out", "", "directory for NAME.json, NAME.md and NAME-*.png (empty: markdown on standard output only)")
@@ -136,8 +138,12 @@ func mainErr(f flags) error {
 	if f.loadOnly {
 		threads = nil
 	}
+	var list []workload
+	for i := 0; i < max(f.repeat, 1); i++ {
+		list = append(list, ws...)
+	}
 	for _, n := range threads {
-		for _, w := range ws {
+		for _, w := range list {
 			ops := f.opCount
 			if v, ok := overrides[w.name]; ok {
 				ops = v

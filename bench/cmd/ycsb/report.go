@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"os/exec"
@@ -63,13 +64,32 @@ func mainOp(w string) string {
 	return "READ"
 }
 
+// find returns the run of workload w at the concurrency; with -repeat,
+// the run of median throughput (the lower middle one of an even count).
 func (r *Report) find(w string, threads int) *RunResult {
+	var rs []*RunResult
 	for _, x := range r.Runs {
 		if x.Workload == w && x.Threads == threads {
-			return x
+			rs = append(rs, x)
 		}
 	}
-	return nil
+	if len(rs) == 0 {
+		return nil
+	}
+	slices.SortFunc(rs, func(a, b *RunResult) int { return cmp.Compare(a.Throughput, b.Throughput) })
+	return rs[(len(rs)-1)/2]
+}
+
+// repeats is how many runs each workload and concurrency had.
+func (r *Report) repeats() int {
+	ws, threads := r.axes()
+	n := 0
+	for _, x := range r.Runs {
+		if len(ws) > 0 && len(threads) > 0 && x.Workload == ws[0] && x.Threads == threads[0] {
+			n++
+		}
+	}
+	return n
 }
 
 func (r *Report) axes() (ws []string, threads []int) {
@@ -94,6 +114,9 @@ func (r *Report) markdown(charts string) string {
 		r.Date, r.Finished, r.Machine, r.Go, r.Commit, r.Command)
 	if r.Label != "" {
 		fmt.Fprintf(&b, "- Setting: %s\n", r.Label)
+	}
+	if n := r.repeats(); n > 1 {
+		fmt.Fprintf(&b, "- Each workload ran %d times at each concurrency, interleaved (the whole workload list, then again); every figure is from the run of median throughput\n", n)
 	}
 	if r.Load != nil {
 		s := r.Load.Ops["INSERT"]
@@ -144,6 +167,20 @@ func (r *Report) markdown(charts string) string {
 			a, c := r.find(w, 40), r.find(w, 80)
 			if a != nil && c != nil {
 				fmt.Fprintf(&b, "| %s | %.2f |\n", w, c.Throughput/a.Throughput)
+			}
+		}
+	}
+	if r.repeats() > 1 {
+		b.WriteString("\n## Every run's throughput (ops/s, in the order run)\n\n| workload | clients | runs |\n|---|---:|---|\n")
+		for _, t := range threads {
+			for _, w := range ws {
+				var v []string
+				for _, x := range r.Runs {
+					if x.Workload == w && x.Threads == t {
+						v = append(v, fmt.Sprintf("%.0f", x.Throughput))
+					}
+				}
+				fmt.Fprintf(&b, "| %s | %d | %s |\n", w, t, strings.Join(v, ", "))
 			}
 		}
 	}
