@@ -83,6 +83,11 @@ func withMaxTime(c *Ctx) (context.CancelFunc, error) {
 }
 
 func find(c *Ctx) error {
+	if !disableExpress {
+		if done, err := expressFind(c); done || err != nil {
+			return err
+		}
+	}
 	a := newArgs(c)
 	if err := a.check("filter", "projection", "sort", "skip", "limit", "batchSize", "singleBatch", "hint",
 		"collation", "let", "min", "max", "returnKey", "showRecordId", "tailable", "oplogReplay",

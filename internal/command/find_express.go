@@ -1,0 +1,125 @@
+package command
+
+import (
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+)
+
+// The express path of find: a find whose filter is only {_id: <scalar>}
+// (the shape of YCSB's reads and of most drivers' findOne by id), with no
+// projection, sort, skip, hint, collation or time limit, is answered by one
+// snapshot, one catalog lookup and one point read, without parsing a
+// filter or planning, as mongod's IDHACK path does. Anything else, and a
+// view or a collection with a default collation, takes the general path,
+// which returns the same answer (TestFindExpressMatchesGeneral).
+
+// disableExpress turns the express path off (tests compare both paths).
+var disableExpress bool
+
+// expressFind answers the find if it has the express shape and reports
+// whether it did.
+func expressFind(c *Ctx) (bool, error) {
+	if c.explain != nil {
+		return false, nil
+	}
+	var name string
+	var id bson.Value
+	it := c.Body.Iter()
+	first := true
+	for it.Next() {
+		e := it.Element()
+		if first {
+			first = false
+			if e.Value.Type != bson.TypeString || e.Value.StringValue() == "" {
+				return false, nil
+			}
+			name = e.Value.StringValue()
+			continue
+		}
+		switch e.Key {
+		case "filter":
+			if e.Value.Type != bson.TypeDocument {
+				return false, nil
+			}
+			f := e.Value.Document().Iter()
+			if !f.Next() || f.Element().Key != "_id" || !expressID(f.Element().Value.Type) {
+				return false, nil
+			}
+			id = f.Element().Value
+			if f.Next() {
+				return false, nil
+			}
+		case "limit", "batchSize":
+			// Only ever one document: any positive count returns it.
+			if t := e.Value.Type; t != bson.TypeInt32 && t != bson.TypeInt64 {
+				return false, nil
+			}
+			if n, _ := e.Value.AsInt64(); n <= 0 {
+				return false, nil
+			}
+		case "singleBatch":
+			if e.Value.Type != bson.TypeBoolean {
+				return false, nil
+			}
+		case "$db", "lsid", "$clusterTime", "$readPreference", "comment", "apiVersion", "$client":
+		default:
+			return false, nil
+		}
+	}
+	if id.Type == 0 {
+		return false, nil
+	}
+	tx, err := c.readTx()
+	if err != nil {
+		return false, err
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, c.DB, name)
+	if err != nil {
+		return false, err
+	}
+	if coll != nil {
+		if _, _, view := coll.View(); view {
+			return false, nil
+		}
+		if _, ok := coll.Options.Lookup("collation"); ok {
+			return false, nil
+		}
+	}
+	c.Env.Stats.Query.Add(1)
+	r := c.Reply
+	r.StartDocument("cursor")
+	r.StartArray("firstBatch")
+	if coll != nil {
+		t, err := dataTree(tx, coll)
+		if err != nil {
+			return true, err
+		}
+		var kb [64]byte
+		val, err := t.Get(docKey(kb[:0], id))
+		if err != nil {
+			return true, err
+		}
+		if val != nil {
+			r.AppendDocument("0", bson.Doc(val))
+			c.Env.Stats.DocsReturned.Add(1)
+		}
+	}
+	r.End()
+	r.AppendInt64("id", 0)
+	r.AppendString("ns", c.DB+"."+name)
+	r.End()
+	return true, nil
+}
+
+// expressID reports whether an _id of this type is found by its key alone:
+// scalars whose equality is exactly key equality (documents may hold
+// operators, arrays and regexes match differently).
+func expressID(t bson.Type) bool {
+	switch t {
+	case bson.TypeString, bson.TypeObjectID, bson.TypeInt32, bson.TypeInt64, bson.TypeDouble,
+		bson.TypeBinary, bson.TypeBoolean, bson.TypeDateTime, bson.TypeDecimal128, bson.TypeTimestamp:
+		return true
+	}
+	return false
+}
