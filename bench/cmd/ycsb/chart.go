@@ -19,6 +19,9 @@ import (
 // spaced on the x axis.
 func (r *Report) charts(dir, name string) error {
 	ws, threads := r.axes()
+	if len(threads) == 0 {
+		return nil // a load alone has nothing to draw
+	}
 	ticks := make([]plot.Tick, len(threads))
 	for i, t := range threads {
 		ticks[i] = plot.Tick{Value: float64(i), Label: strconv.Itoa(t)}
