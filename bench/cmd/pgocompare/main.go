@@ -267,6 +267,9 @@ func indexRun(o options, tmp string, b build, dir string, res *results) error {
 // clickRun runs ClickBench's queries once each against the build and reads
 // each query's best time from its JSON.
 func clickRun(o options, click string, b build, dir string, res *results) error {
+	if err := os.MkdirAll(filepath.Join(dir, "click"), 0o755); err != nil {
+		return err
+	}
 	cmd := exec.Command(click, "-rows", strconv.Itoa(o.clickRows), "-runs", strconv.Itoa(o.clickRuns), "-cairnd", b.bin, "-out", dir, "-name", "click", "-dir", filepath.Join(dir, "click"))
 	cmd.Dir = "."
 	if out, err := cmd.CombinedOutput(); err != nil {
