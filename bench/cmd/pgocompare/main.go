@@ -47,6 +47,7 @@ type options struct {
 	clickRows int
 	clickRuns int
 	out, name string
+	ycsbOnly  bool
 }
 
 // build is one cairnd binary under test.
@@ -91,6 +92,7 @@ func main() {
 	flag.IntVar(&o.clickRows, "clickrows", 100000, "ClickBench rows (when bench/cmd/clickbench exists)")
 	flag.IntVar(&o.clickRuns, "clickruns", 3, "ClickBench runs per query (the best after the first counts)")
 	flag.StringVar(&o.out, "out", "results", "directory for NAME.md and NAME.json")
+	flag.BoolVar(&o.ycsbOnly, "ycsbonly", false, "run only the YCSB benchmarks")
 	flag.StringVar(&o.name, "name", "pgo", "base name of the result files")
 	flag.Parse()
 	if err := run(o); err != nil {
@@ -149,6 +151,10 @@ func run(o options) error {
 			if err := ycsbRun(o, tmp, b, dir, res); err != nil {
 				return fmt.Errorf("ycsb, %s: %w", b.name, err)
 			}
+			if o.ycsbOnly {
+				os.RemoveAll(dir)
+				continue
+			}
 			if err := indexRun(o, tmp, b, dir, res); err != nil {
 				return fmt.Errorf("indexbench, %s: %w", b.name, err)
 			}
@@ -198,7 +204,8 @@ func ycsbRun(o options, tmp string, b build, dir string, res *results) error {
 	}()
 	uri := fmt.Sprintf("mongodb://127.0.0.1:%d/?directConnection=true", port)
 	ycsb := filepath.Join(tmp, "ycsb")
-	load := exec.Command(ycsb, "-uri", uri+"&journal=true", "-recordcount", strconv.Itoa(o.records), "-loadonly", "-out", dir, "-name", "load")
+	pid := strconv.Itoa(srv.Process.Pid)
+	load := exec.Command(ycsb, "-uri", uri+"&journal=true", "-pid", pid, "-recordcount", strconv.Itoa(o.records), "-loadonly", "-out", dir, "-name", "load")
 	load.Stderr = os.Stderr
 	if out, err := load.Output(); err != nil {
 		return fmt.Errorf("load: %w: %s", err, out)
@@ -206,18 +213,27 @@ func ycsbRun(o options, tmp string, b build, dir string, res *results) error {
 	var rep struct {
 		Load *struct {
 			Throughput float64 `json:"ops_per_sec"`
+			Sched      *struct {
+				CPU float64 `json:"server_cpu_us_per_op"`
+			} `json:"sched"`
 		} `json:"load"`
 		Runs []struct {
 			Workload   string  `json:"workload"`
 			Threads    int     `json:"threads"`
 			Throughput float64 `json:"ops_per_sec"`
+			Sched      *struct {
+				CPU float64 `json:"server_cpu_us_per_op"`
+			} `json:"sched"`
 		} `json:"runs"`
 	}
 	if err := readJSON(filepath.Join(dir, "load.json"), &rep); err != nil {
 		return err
 	}
 	res.add("journal insert (j:true, 8 clients)", "inserts/s", true, b.name, rep.Load.Throughput)
-	wl := exec.Command(ycsb, "-uri", uri, "-recordcount", strconv.Itoa(o.records), "-skipload", "-workloads", "a,c",
+	if rep.Load.Sched != nil {
+		res.add("journal insert: server CPU per insert", "µs", false, b.name, rep.Load.Sched.CPU)
+	}
+	wl := exec.Command(ycsb, "-uri", uri, "-pid", pid, "-recordcount", strconv.Itoa(o.records), "-skipload", "-workloads", "a,c",
 		"-threads", o.clients, "-operationcount", strconv.Itoa(o.ops), "-out", dir, "-name", "run")
 	wl.Stderr = os.Stderr
 	if out, err := wl.Output(); err != nil {
@@ -228,6 +244,9 @@ func ycsbRun(o options, tmp string, b build, dir string, res *results) error {
 	}
 	for _, x := range rep.Runs {
 		res.add(fmt.Sprintf("YCSB %s, %d clients", strings.ToUpper(x.Workload), x.Threads), "ops/s", true, b.name, x.Throughput)
+		if x.Sched != nil {
+			res.add(fmt.Sprintf("YCSB %s, %d clients: server CPU per op", strings.ToUpper(x.Workload), x.Threads), "µs", false, b.name, x.Sched.CPU)
+		}
 	}
 	return nil
 }
@@ -375,7 +394,7 @@ func (r *results) markdown() string {
 				worst, worstName = s, m.Name
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %.0f | %.0f | %.3f | %s | %s |\n", m.Name, m.Unit, median(m.Values["off"]), median(m.Values["pgo"]), s, list(m.Values["off"]), list(m.Values["pgo"]))
+		fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.3f | %s | %s |\n", m.Name, m.Unit, median(m.Values["off"]), median(m.Values["pgo"]), s, list(m.Values["off"]), list(m.Values["pgo"]))
 	}
 	if n > 0 {
 		var all []float64
