@@ -49,6 +49,7 @@ type flags struct {
 	skipLoad    bool
 	loadOnly    bool
 	repeat      int
+	interleave  bool
 	maxTime     time.Duration
 	pid         int
 	out, name   string
@@ -69,6 +70,7 @@ func main() {
 	flag.IntVar(&f.loadThreads, "loadthreads", 8, "client goroutines of the load phase")
 	flag.BoolVar(&f.skipLoad, "skipload", false, "use the records already loaded (recordcount must match)")
 	flag.BoolVar(&f.loadOnly, "loadonly", false, "run only the load phase")
+	flag.BoolVar(&f.interleave, "interleave", false, "with -repeat: alternate the client counts within each repetition (for comparing them under a changing machine load)")
 	flag.IntVar(&f.repeat, "repeat", 1, "run the workload list this many times at each client count (figures: the run of median throughput)")
 	flag.DurationVar(&f.maxTime, "maxtime", 2*time.Minute, "stop a run after this long even if operations remain (YCSB's maxexecutiontime)")
 	flag.IntVar(&f.pid, "pid", 0, "server process id, for scheduler figures from /proc (0: none)")
@@ -138,25 +140,45 @@ func mainErr(f flags) error {
 	if f.loadOnly {
 		threads = nil
 	}
-	var list []workload
-	for i := 0; i < max(f.repeat, 1); i++ {
-		list = append(list, ws...)
+	// The order of the runs: every workload at each client count, the
+	// whole list -repeat times; with -interleave, the client counts
+	// alternate within each repetition instead.
+	type step struct {
+		w workload
+		n int
 	}
-	for _, n := range threads {
-		for _, w := range list {
-			ops := f.opCount
-			if v, ok := overrides[w.name]; ok {
-				ops = v
+	var steps []step
+	reps := max(f.repeat, 1)
+	if f.interleave {
+		for i := 0; i < reps; i++ {
+			for _, n := range threads {
+				for _, w := range ws {
+					steps = append(steps, step{w, n})
+				}
 			}
-			res, err := run(ctx, runConfig{uri: f.uri, w: w, threads: n, records: records, opCount: ops,
-				maxTime: f.maxTime, serverPID: f.pid, seed: f.seed + uint64(len(rep.Runs)) + 1})
-			if err != nil {
-				return fmt.Errorf("workload %s, %d clients: %w", w.name, n, err)
-			}
-			records += res.Inserted
-			rep.Runs = append(rep.Runs, res)
-			printRun(res)
 		}
+	} else {
+		for _, n := range threads {
+			for i := 0; i < reps; i++ {
+				for _, w := range ws {
+					steps = append(steps, step{w, n})
+				}
+			}
+		}
+	}
+	for _, st := range steps {
+		ops := f.opCount
+		if v, ok := overrides[st.w.name]; ok {
+			ops = v
+		}
+		res, err := run(ctx, runConfig{uri: f.uri, w: st.w, threads: st.n, records: records, opCount: ops,
+			maxTime: f.maxTime, serverPID: f.pid, seed: f.seed + uint64(len(rep.Runs)) + 1})
+		if err != nil {
+			return fmt.Errorf("workload %s, %d clients: %w", st.w.name, st.n, err)
+		}
+		records += res.Inserted
+		rep.Runs = append(rep.Runs, res)
+		printRun(res)
 	}
 	rep.Finished = time.Now().UTC().Format(time.RFC3339)
 	if f.out == "" {
