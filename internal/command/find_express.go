@@ -100,10 +100,16 @@ func expressFind(c *Ctx) (bool, error) {
 		if err != nil {
 			return true, err
 		}
+		var n int64
 		if val != nil {
 			r.AppendDocument("0", bson.Doc(val))
 			c.Env.Stats.DocsReturned.Add(1)
+			n = 1
 		}
+		// The slow-operation log's figures, as the general path reports
+		// a point lookup.
+		noteExamined(c, "IDHACK", 0, n)
+		noteReturned(c, n)
 	}
 	r.End()
 	r.AppendInt64("id", 0)
