@@ -106,9 +106,9 @@ func expressFind(c *Ctx) (bool, error) {
 			c.Env.Stats.DocsReturned.Add(1)
 			n = 1
 		}
-		// The slow-operation log's figures, as the general path reports
+		// The slow-operation log's figures, as mongod reports IDHACK:
 		// a point lookup.
-		noteExamined(c, "IDHACK", 0, n)
+		noteExamined(c, "IDHACK", n, n)
 		noteReturned(c, n)
 	}
 	r.End()
