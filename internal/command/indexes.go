@@ -111,7 +111,7 @@ func createIndexes(c *Ctx) error {
 		for i, s := range build {
 			targets[i] = &index.BuildTarget{Spec: s, TreeName: next.IndexTree(s.Name)}
 		}
-		if err := index.BuildAll(c, tx, data, next.Namespace(), targets, 0); err != nil {
+		if err := index.BuildAllWith(c, tx, data, next.Namespace(), targets, index.BuildOptions{TempDir: c.Env.tempDir()}); err != nil {
 			return ctxErr(err)
 		}
 		for _, t := range targets {

@@ -3,8 +3,13 @@ package index
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"os"
+	"runtime"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/kv"
@@ -19,6 +24,22 @@ type BuildTarget struct {
 	Entries  int64
 }
 
+// BuildOptions tune BuildAll. The zero value is the default.
+type BuildOptions struct {
+	// FillFactor is how full the bulk loader packs pages (0: the
+	// engine's default).
+	FillFactor float64
+	// Workers is how many goroutines extract keys (0: GOMAXPROCS, at
+	// most 4; collections under parallelMinDocs documents use one).
+	Workers int
+	// MemoryBudget bounds the memory the entries take (0:
+	// DefaultBuildMemory); beyond it sorted runs spill to files.
+	MemoryBudget int
+	// TempDir is where spilled runs go, in a directory of their own that
+	// the build removes (default: os.TempDir()).
+	TempDir string
+}
+
 // Build creates one index; see BuildAll.
 func Build(ctx context.Context, tx *kv.Tx, data *kv.Tree, treeName, ns string, spec *Spec, fillFactor float64) (multikey bool, n int64, err error) {
 	t := []*BuildTarget{{Spec: spec, TreeName: treeName}}
@@ -29,86 +50,329 @@ func Build(ctx context.Context, tx *kv.Tx, data *kv.Tree, treeName, ns string, s
 }
 
 // BuildAll creates the targets' index trees in tx from the documents in
-// data, the collection's tree (keyed by encoded _id), the way a foreground
-// index build should be done: one scan, shared by all the targets, extracts
-// every entry into an arena per index, each index's entries are sorted
-// once, uniqueness is checked between neighbours, and the engine loads each
-// tree bottom-up from its sorted run — never inserting key by key.
-//
-// Entries are sorted in memory (about 12 bytes of overhead per entry plus
-// the keys); an external merge sort for indexes larger than memory is not
-// implemented yet.
+// data (see BuildAllWith).
 func BuildAll(ctx context.Context, tx *kv.Tx, data *kv.Tree, ns string, targets []*BuildTarget, fillFactor float64) error {
-	type entry struct{ off, klen, vlen uint32 }
-	arenas := make([][]byte, len(targets))
-	entries := make([][]entry, len(targets))
+	return BuildAllWith(ctx, tx, data, ns, targets, BuildOptions{FillFactor: fillFactor})
+}
+
+// parallelMinDocs is the collection size below which one goroutine
+// extracts the keys.
+const parallelMinDocs = 20000
+
+// entry is one index entry in a run: its kv key is arena[off:off+klen]
+// and its value (the _id) the vlen bytes ending at off+klen+vlen for a
+// unique index, at off+klen otherwise. pfx holds the key's first 8 bytes
+// big-endian, so most comparisons never touch the arena.
+type entry struct {
+	pfx  uint64
+	off  uint32
+	klen uint32
+	vlen uint32
+}
+
+// run is one worker's entries of one index.
+type run struct {
+	arena []byte
+	es    []entry
+}
+
+func (r *run) key(e entry) []byte { return r.arena[e.off : e.off+e.klen] }
+
+func (r *run) value(e entry, unique bool) []byte {
+	end := e.off + e.klen
+	if unique {
+		end += e.vlen
+	}
+	return r.arena[end-e.vlen : end]
+}
+
+func keyPrefix(k []byte) uint64 {
+	if len(k) >= 8 {
+		return binary.BigEndian.Uint64(k)
+	}
+	var b [8]byte
+	copy(b[:], k)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+func (r *run) compare(a, b entry) int {
+	if a.pfx != b.pfx {
+		if a.pfx < b.pfx {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(r.key(a), r.key(b))
+}
+
+// extractor extracts the entries of every target from the documents one
+// worker is given.
+type extractor struct {
+	targets  []*BuildTarget
+	runs     []run
+	multikey []bool
+	kb       keyBuf
+	// budget is this worker's share of the memory budget; files are its
+	// spilled runs, per target.
+	budget   int
+	files    [][]*os.File
+	spillDir *spillDir
+}
+
+func (x *extractor) add(id []byte, d bson.Doc) error {
+	for ti, t := range x.targets {
+		spec := t.Spec
+		if !spec.Applies(d) {
+			continue
+		}
+		r := &x.runs[ti]
+		var emitErr error
+		arena, mk, err := spec.appendKeys(&x.kb, r.arena, d, func(dst []byte, start int) []byte {
+			// Non-unique keys end with the _id; every value is the _id.
+			klen := len(dst) - start
+			dst = append(dst, id...)
+			if !spec.Unique {
+				klen += len(id)
+			}
+			if len(dst) > 1<<32-1 && emitErr == nil {
+				emitErr = fmt.Errorf("index %s: more than 4 GiB of entries in one build run", spec.Name)
+			}
+			r.es = append(r.es, entry{pfx: keyPrefix(dst[start : start+klen]), off: uint32(start), klen: uint32(klen), vlen: uint32(len(id))})
+			return dst
+		})
+		r.arena = arena
+		if err != nil {
+			return err
+		}
+		if emitErr != nil {
+			return emitErr
+		}
+		x.multikey[ti] = x.multikey[ti] || mk
+	}
+	if x.memSize() > x.budget {
+		return x.spill()
+	}
+	return nil
+}
+
+// BuildAllWith creates the targets' index trees in tx from the documents
+// in data, the collection's tree (keyed by encoded _id), the way a
+// foreground index build should be done: one scan, shared by all the
+// targets, hands the documents in batches to Workers extractors, each
+// appending every entry to an arena per index; each worker's runs are
+// sorted (in parallel) on the entries' 8-byte prefixes and then bytes,
+// the runs are merged, uniqueness is checked between neighbours, and the
+// engine loads each tree bottom-up from the merged stream — never
+// inserting key by key.
+//
+// Entries cost 24 bytes besides their keys; when the workers' entries
+// outgrow the memory budget, each worker sorts its runs and spills them to
+// temporary files, which the load merges with the rest (an external merge
+// sort).
+func BuildAllWith(ctx context.Context, tx *kv.Tx, data *kv.Tree, ns string, targets []*BuildTarget, o BuildOptions) (err error) {
+	workers := o.Workers
+	if workers <= 0 {
+		workers = min(runtime.GOMAXPROCS(0), 4)
+		if data.Len() < parallelMinDocs {
+			workers = 1
+		}
+	}
+	budget := o.MemoryBudget
+	if budget <= 0 {
+		budget = DefaultBuildMemory
+	}
+	tmp := o.TempDir
+	if tmp == "" {
+		tmp = os.TempDir()
+	}
+	sd := &spillDir{parent: tmp}
+	defer sd.remove()
+	xs := make([]*extractor, workers)
+	for i := range xs {
+		xs[i] = &extractor{targets: targets, runs: make([]run, len(targets)), multikey: make([]bool, len(targets)),
+			budget: budget / workers, files: make([][]*os.File, len(targets)), spillDir: sd}
+	}
+	defer func() {
+		for _, x := range xs {
+			for _, fs := range x.files {
+				for _, f := range fs {
+					f.Close()
+				}
+			}
+		}
+	}()
+	if err := scan(ctx, data, ns, xs); err != nil {
+		return err
+	}
+	// Sort each worker's runs, one goroutine per worker.
+	var wg sync.WaitGroup
+	for _, x := range xs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ti := range x.runs {
+				r := &x.runs[ti]
+				slices.SortFunc(r.es, r.compare)
+			}
+		}()
+	}
+	wg.Wait()
+	for ti, t := range targets {
+		var srcs []source
+		for _, x := range xs {
+			t.Multikey = t.Multikey || x.multikey[ti]
+			srcs = append(srcs, &memSource{r: &x.runs[ti], unique: t.Spec.Unique})
+			for _, f := range x.files[ti] {
+				fs, err := newFileSource(f)
+				if err != nil {
+					return err
+				}
+				srcs = append(srcs, fs)
+			}
+		}
+		n, err := load(tx, ns, t, srcs, o.FillFactor)
+		if err != nil {
+			return err
+		}
+		t.Entries = n
+		for _, x := range xs {
+			x.runs[ti] = run{} // release before the next load
+		}
+	}
+	return nil
+}
+
+// docRef is one document of a scan batch.
+type docRef struct{ id, doc []byte }
+
+// scanBatch is how many documents the scan hands a worker at a time.
+const scanBatch = 256
+
+// scan reads data once, feeding the extractors: directly with one, in
+// batches over a channel with several (the documents stay valid until the
+// transaction ends).
+func scan(ctx context.Context, data *kv.Tree, ns string, xs []*extractor) error {
 	cur := data.Cursor()
-	count := 0
-	for id, doc := cur.First(); id != nil; id, doc = cur.Next() {
-		if count++; count&1023 == 0 {
-			if err := ctx.Err(); err != nil {
+	if len(xs) == 1 {
+		count := 0
+		for id, doc := cur.First(); id != nil; id, doc = cur.Next() {
+			if count++; count&1023 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if err := xs[0].add(id, doc); err != nil {
 				return err
 			}
 		}
-		d := bson.Doc(doc)
-		for ti, t := range targets {
-			spec := t.Spec
-			if !spec.Applies(d) {
-				continue
-			}
-			keys, mk, err := spec.Keys(d)
-			if err != nil {
-				return err
-			}
-			t.Multikey = t.Multikey || mk
-			for _, k := range keys {
-				// Non-unique keys end with the _id; every value is the _id.
-				off := len(arenas[ti])
-				arenas[ti] = append(arenas[ti], k...)
-				arenas[ti] = append(arenas[ti], id...)
-				klen := len(k)
-				if !spec.Unique {
-					klen += len(id)
+		if err := cur.Err(); err != nil {
+			return fmt.Errorf("scanning %s: %w", ns, err)
+		}
+		return nil
+	}
+	ch := make(chan []docRef, 2*len(xs))
+	var failed atomic.Bool
+	errs := make([]error, len(xs))
+	var wg sync.WaitGroup
+	for i, x := range xs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for batch := range ch {
+				if failed.Load() {
+					continue
 				}
-				entries[ti] = append(entries[ti], entry{uint32(off), uint32(klen), uint32(len(id))})
+				for _, d := range batch {
+					if err := x.add(d.id, d.doc); err != nil {
+						errs[i] = err
+						failed.Store(true)
+						break
+					}
+				}
 			}
+		}()
+	}
+	var scanErr error
+	batch := make([]docRef, 0, scanBatch)
+	for id, doc := cur.First(); id != nil; id, doc = cur.Next() {
+		batch = append(batch, docRef{id, doc})
+		if len(batch) == scanBatch {
+			if failed.Load() {
+				break
+			}
+			if scanErr = ctx.Err(); scanErr != nil {
+				break
+			}
+			ch <- batch
+			batch = make([]docRef, 0, scanBatch)
+		}
+	}
+	if len(batch) > 0 && scanErr == nil {
+		ch <- batch
+	}
+	close(ch)
+	wg.Wait()
+	if scanErr != nil {
+		return scanErr
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	if err := cur.Err(); err != nil {
 		return fmt.Errorf("scanning %s: %w", ns, err)
 	}
-	for ti, t := range targets {
-		spec, arena, es := t.Spec, arenas[ti], entries[ti]
-		if len(arena) > 1<<32-1 {
-			return fmt.Errorf("index %s: %d bytes of entries is more than an in-memory build supports", spec.Name, len(arena))
-		}
-		key := func(e entry) []byte { return arena[e.off : e.off+e.klen] }
-		slices.SortFunc(es, func(a, b entry) int { return bytes.Compare(key(a), key(b)) })
-		if spec.Unique {
-			for i := 1; i < len(es); i++ {
-				if bytes.Equal(key(es[i-1]), key(es[i])) {
-					return DuplicateKeyError(ns, spec, key(es[i]))
-				}
-			}
-		}
-		i := 0
-		_, err := tx.BulkLoad(t.TreeName, func() ([]byte, []byte, bool, error) {
-			if i == len(es) {
-				return nil, nil, false, nil
-			}
-			e := es[i]
-			i++
-			end := e.off + e.klen
-			if spec.Unique {
-				end += e.vlen
-			}
-			return arena[e.off : e.off+e.klen], arena[end-e.vlen : end], true, nil
-		}, fillFactor)
-		if err != nil {
-			return fmt.Errorf("loading index %s of %s: %w", spec.Name, ns, err)
-		}
-		t.Entries = int64(len(es))
-		arenas[ti], entries[ti] = nil, nil // release before the next load
-	}
 	return nil
+}
+
+// load merges the sorted runs of one index, checks uniqueness between
+// neighbours and bulk-loads the tree.
+func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []source, fillFactor float64) (int64, error) {
+	spec := t.Spec
+	var prev []byte
+	first := true
+	var n int64
+	var dupErr error
+	pending := -1 // the source whose head was returned last
+	_, err := tx.BulkLoad(t.TreeName, func() ([]byte, []byte, bool, error) {
+		// BulkLoad has copied the entry returned last: move past it.
+		if pending >= 0 {
+			if err := srcs[pending].advance(); err != nil {
+				return nil, nil, false, err
+			}
+			pending = -1
+		}
+		best := -1
+		var bk, bv []byte
+		var bp uint64
+		for si, s := range srcs {
+			k, v, p, ok := s.head()
+			if !ok {
+				continue
+			}
+			if best < 0 || p < bp || (p == bp && bytes.Compare(k, bk) < 0) {
+				best, bk, bv, bp = si, k, v, p
+			}
+		}
+		if best < 0 {
+			return nil, nil, false, nil
+		}
+		if spec.Unique && !first && bytes.Equal(prev, bk) {
+			dupErr = DuplicateKeyError(ns, spec, bk)
+			return nil, nil, false, dupErr
+		}
+		first = false
+		prev = append(prev[:0], bk...)
+		n++
+		pending = best
+		return bk, bv, true, nil
+	}, fillFactor)
+	if dupErr != nil {
+		return 0, dupErr
+	}
+	if err != nil {
+		return 0, fmt.Errorf("loading index %s of %s: %w", spec.Name, ns, err)
+	}
+	return n, nil
 }

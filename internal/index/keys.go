@@ -1,14 +1,10 @@
 package index
 
 import (
-	"bytes"
 	"encoding/binary"
-	"hash/fnv"
-	"sort"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
-	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 var (
@@ -42,65 +38,47 @@ func (s *Spec) Keys(doc bson.Doc) (keys [][]byte, multikey bool, err error) {
 	if s.Text != nil {
 		return s.textKeys(doc)
 	}
-	perField := make([][]bson.Value, len(s.Fields))
-	arrayField := -1
-	for i, f := range s.Fields {
-		vals, isArray := fieldValues(doc, f.Parts)
-		if isArray && !f.Hashed {
-			if arrayField >= 0 {
-				return nil, false, mongoerr.New(mongoerr.CannotIndexParallelArrays, "cannot index parallel arrays [%s] [%s]", f.Parts[len(f.Parts)-1], s.Fields[arrayField].Parts[len(s.Fields[arrayField].Parts)-1])
-			}
-			arrayField = i
-		}
-		if isArray && f.Hashed {
-			return nil, false, mongoerr.New(16766, "Error: hashed indexes do not currently support array values. Found array at path: %s", f.Path)
-		}
-		if len(vals) == 0 {
-			vals = []bson.Value{nullValue}
-		}
-		perField[i] = vals
+	var kb keyBuf
+	var bounds [][2]int
+	buf, multikey, err := s.appendKeys(&kb, nil, doc, func(dst []byte, start int) []byte {
+		bounds = append(bounds, [2]int{start, len(dst)})
+		return dst
+	})
+	if err != nil {
+		return nil, false, err
 	}
-	// Cross product; at most one field has several values.
-	keys = [][]byte{nil}
-	for i, f := range s.Fields {
-		var next [][]byte
-		for _, prefix := range keys {
-			for _, v := range perField[i] {
-				k := append([]byte(nil), prefix...)
-				if f.Hashed {
-					k = appendHashed(k, v, f.Desc)
-				} else {
-					k = bson.AppendKey(k, v, f.Desc)
-				}
-				next = append(next, k)
-			}
-		}
-		keys = next
+	keys = make([][]byte, len(bounds))
+	for i, b := range bounds {
+		keys[i] = buf[b[0]:b[1]:b[1]]
 	}
-	if len(keys) > 1 {
-		sort.Slice(keys, func(i, j int) bool { return bytes.Compare(keys[i], keys[j]) < 0 })
-		out := keys[:1]
-		for _, k := range keys[1:] {
-			if !bytes.Equal(k, out[len(out)-1]) {
-				out = append(out, k)
-			}
-		}
-		keys = out
-	}
-	return keys, arrayField >= 0, nil
+	return keys, multikey, nil
 }
 
-// HashedValue is the 64-bit hash a hashed index stores for v. Numbers that
-// compare equal hash equally (they share one key encoding).
+// HashedValue is the 64-bit hash a hashed index stores for v: FNV-1a of
+// the value's key encoding, so numbers that compare equal hash equally.
 func HashedValue(v bson.Value) int64 {
-	h := fnv.New64a()
-	h.Write(bson.AppendKey(nil, v, false))
-	return int64(h.Sum64())
+	return int64(fnv64a(bson.AppendKey(nil, v, false)))
+}
+
+// fnv64a is the 64-bit FNV-1a hash (as hash/fnv's New64a, without its
+// allocation).
+func fnv64a(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 func appendHashed(dst []byte, v bson.Value, desc bool) []byte {
+	return appendHashedSum(dst, fnv64a(bson.AppendKey(nil, v, false)), desc)
+}
+
+// appendHashedSum appends the key of a hash (stored as an int64).
+func appendHashedSum(dst []byte, h uint64, desc bool) []byte {
 	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(HashedValue(v)))
+	binary.LittleEndian.PutUint64(b[:], h)
 	return bson.AppendKey(dst, bson.Value{Type: bson.TypeInt64, Data: b[:]}, desc)
 }
 

@@ -3,7 +3,8 @@
 // Go driver with 4 client goroutines, then build, one at a time, foreground
 // indexes of each kind, timing each; and, for each build, the floor on this
 // machine: the time to scan the collection and sort its keys in memory,
-// measured in-process on the same data directory after the server stops.
+// measured in-process on the same data directory after the server stops
+// (the median of three runs after a warm-up scan).
 //
 //	go run ./cmd/indexbench -docs 500000
 package main
@@ -239,16 +240,21 @@ func progress(done *atomic.Int64, n int, stop chan struct{}) {
 	}
 }
 
-// measureFloors scans the collection once per index kind, extracts its
-// keys with the index package and sorts them in memory, as the build
-// does, without writing anything.
+// floorRuns is how many times each floor is measured (the median is
+// reported).
+const floorRuns = 3
+
+// measureFloors measures, for each index kind, one scan of the collection
+// extracting its keys with the index package and an in-memory sort of
+// them (as the build does, without writing anything): after one warm-up
+// scan, floorRuns times each, the kinds taking turns, reporting the median.
 func measureFloors(dbpath string) (map[string]time.Duration, error) {
 	db, err := kv.Open(dbpath, &kv.Options{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", dbpath, err)
 	}
 	defer db.Close()
-	out := map[string]time.Duration{}
+	runs := map[string][]time.Duration{}
 	err = db.View(func(tx *kv.Tx) error {
 		coll, err := catalog.Get(tx, "bench", "docs")
 		if err != nil || coll == nil {
@@ -258,32 +264,46 @@ func measureFloors(dbpath string) (map[string]time.Duration, error) {
 		if err != nil {
 			return err
 		}
-		for _, b := range builds {
-			raw, _ := bson.Marshal(b.spec)
-			spec, err := index.Parse(cbson.Doc(raw))
-			if err != nil {
-				continue
-			}
-			t0 := time.Now()
-			var keys [][]byte
-			cur := data.Cursor()
-			for k, v := cur.First(); k != nil; k, v = cur.Next() {
-				if !spec.Applies(v) {
+		// Warm-up: read every document once.
+		n := 0
+		cur := data.Cursor()
+		for k, v := cur.First(); k != nil; k, v = cur.Next() {
+			n += len(v)
+		}
+		for r := 0; r < floorRuns; r++ {
+			for _, b := range builds {
+				raw, _ := bson.Marshal(b.spec)
+				spec, err := index.Parse(cbson.Doc(raw))
+				if err != nil {
 					continue
 				}
-				ks, _, err := spec.Keys(v)
-				if err != nil {
-					return err
+				t0 := time.Now()
+				var keys [][]byte
+				cur := data.Cursor()
+				for k, v := cur.First(); k != nil; k, v = cur.Next() {
+					if !spec.Applies(v) {
+						continue
+					}
+					ks, _, err := spec.Keys(v)
+					if err != nil {
+						return err
+					}
+					for _, key := range ks {
+						e := make([]byte, 0, len(key)+len(k))
+						keys = append(keys, append(append(e, key...), k...))
+					}
 				}
-				for _, key := range ks {
-					keys = append(keys, append(key, k...))
-				}
+				slices.SortFunc(keys, bytes.Compare)
+				runs[b.name] = append(runs[b.name], time.Since(t0))
 			}
-			slices.SortFunc(keys, bytes.Compare)
-			out[b.name] = time.Since(t0)
 		}
 		return nil
 	})
+	out := map[string]time.Duration{}
+	for name, ds := range runs {
+		slices.Sort(ds)
+		out[name] = ds[len(ds)/2]
+	}
 	return out, err
 }
 
