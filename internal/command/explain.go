@@ -91,7 +91,7 @@ func planFor(c *Ctx, spec *findSpec) (*catalog.Collection, *plan, bool, error) {
 	if spec.sort != nil && spec.sort.Natural() < 0 {
 		return coll, nil, false, nil
 	}
-	return coll, choosePlanHint(coll, spec.filterDoc, spec.opts, spec.hint), false, nil
+	return coll, choosePlanFind(coll, spec), false, nil
 }
 
 // appendPlanStages writes the winning plan as MongoDB's stage tree.
@@ -108,7 +108,7 @@ func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection,
 			r.End()
 		})
 	}
-	if spec.sort != nil && spec.sort.Natural() == 0 {
+	if spec.sort != nil && spec.sort.Natural() == 0 && (p == nil || !p.sorted) {
 		wrappers = append(wrappers, func(inner func()) {
 			r.AppendString("stage", "SORT")
 			r.AppendInt64("memLimit", sortMemoryBudget)
@@ -138,7 +138,11 @@ func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection,
 			r.AppendString("indexName", p.index)
 			r.AppendBool("isMultiKey", p.dedupe)
 			r.AppendBool("isUnique", p.spec.Unique)
-			r.AppendString("direction", "forward")
+			if p.reverse {
+				r.AppendString("direction", "backward")
+			} else {
+				r.AppendString("direction", "forward")
+			}
 			r.AppendInt32("keyRanges", int32(len(p.ranges)))
 			r.End()
 		default:
@@ -203,6 +207,8 @@ func explainFind(c *Ctx, spec *findSpec) error {
 		if spec.text != nil {
 			text = &textSource{env: c.Env, spec: spec, raw: true}
 			src = text
+		} else if p != nil && p.sorted {
+			scan.plan, scan.planned = p, true
 		} else if spec.sort != nil && spec.sort.Natural() == 0 {
 			if src, err = newSortedSource(c, scan, spec); err != nil {
 				return err

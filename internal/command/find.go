@@ -248,12 +248,37 @@ func openFind(c *Ctx, spec *findSpec) (Source, error) {
 		}
 	}
 	if spec.sort != nil && spec.sort.Natural() == 0 {
+		p, err := sortedPlan(c, spec)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			scan.plan, scan.planned = p, true
+			return scan, nil
+		}
 		return newSortedSource(c, scan, spec)
 	}
 	if spec.sort != nil && spec.sort.Natural() < 0 {
 		scan.reverse = true
 	}
 	return scan, nil
+}
+
+// sortedPlan is the index plan that returns spec's documents in its sort
+// order, if the planner picks one (nil: sort after reading).
+func sortedPlan(c *Ctx, spec *findSpec) (*plan, error) {
+	if _, byID := spec.filter.IDEquality(); byID || spec.hint.Type != 0 {
+		return nil, nil
+	}
+	tx, coll, err := c.snapshotCollection(spec.coll)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	if p := choosePlanFind(coll, spec); p != nil && p.sorted {
+		return p, nil
+	}
+	return nil, nil
 }
 
 // scanSource streams the documents of a collection that match a filter, in

@@ -23,6 +23,11 @@ type plan struct {
 	// dedupe is set when one document may be reached twice (multikey
 	// index, or several ranges).
 	dedupe bool
+	// score ranks filter plans (see choosePlanHint).
+	score int
+	// sorted: the scan returns documents in the query's sort order (no
+	// SORT stage); reverse walks the index backward.
+	sorted, reverse bool
 }
 
 // choosePlan picks an index whose leading field the filter restricts:
@@ -59,20 +64,28 @@ func choosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Optio
 		if err != nil || !spec.Usable() {
 			continue
 		}
-		ivs, ok := index.FieldBounds(filter, spec.Fields[0].Path, ix.Multikey)
-		if !ok {
-			continue
-		}
-		points := true
-		for _, iv := range ivs {
-			points = points && iv.Point()
-		}
-		if spec.Fields[0].Hashed && !points {
-			continue // a hash keeps no order
-		}
-		ranges, second := spec.KeyRanges(ivs), false
-		if points {
-			ranges, second = spec.CompoundRanges(ivs, filter, ix.Multikey)
+		var ivs []index.Interval
+		var ranges []index.KeyRange
+		var ok, points, second bool
+		if spec.Wildcard != nil {
+			var field string
+			if field, ivs, ok = wildcardBounds(spec, filter); !ok {
+				continue
+			}
+			ranges = spec.WildcardRanges(field, ivs)
+			points = allPoints(ivs)
+		} else {
+			if ivs, ok = index.FieldBounds(filter, spec.Fields[0].Path, ix.Multikey); !ok {
+				continue
+			}
+			points = allPoints(ivs)
+			if spec.Fields[0].Hashed && !points {
+				continue // a hash keeps no order
+			}
+			ranges = spec.KeyRanges(ivs)
+			if points {
+				ranges, second = spec.CompoundRanges(ivs, filter, ix.Multikey)
+			}
 		}
 		score := 1
 		switch {
@@ -85,10 +98,42 @@ func choosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Optio
 		}
 		if score > bestScore {
 			bestScore = score
-			best = &plan{index: ix.Name, spec: spec, ranges: ranges, dedupe: ix.Multikey || len(ranges) > 1}
+			best = &plan{index: ix.Name, spec: spec, ranges: ranges, dedupe: ix.Multikey || len(ranges) > 1 || spec.Wildcard != nil, score: score}
 		}
 	}
 	return best
+}
+
+func allPoints(ivs []index.Interval) bool {
+	for _, iv := range ivs {
+		if !iv.Point() {
+			return false
+		}
+	}
+	return true
+}
+
+// wildcardBounds picks the first field of the filter a wildcard index
+// answers, with its bounds (treated as multikey: the index always may be).
+// Equality with a document is not indexed (only leaf values are).
+func wildcardBounds(spec *index.Spec, filter bson.Doc) (string, []index.Interval, bool) {
+	for _, f := range index.FilterFields(filter) {
+		if !spec.Wildcard.CanAnswer(f) {
+			continue
+		}
+		ivs, ok := index.FieldBounds(filter, f, true)
+		if !ok {
+			continue
+		}
+		docs := false
+		for _, iv := range ivs {
+			docs = docs || iv.Lo.Type == bson.TypeDocument || iv.Hi.Type == bson.TypeDocument
+		}
+		if !docs {
+			return f, ivs, true
+		}
+	}
+	return "", nil, false
 }
 
 // walkState is where an index walk stopped, so a cursor can resume.
@@ -113,20 +158,16 @@ func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 	cur := it.Cursor()
 	n := 0
 	for ; st.rng < len(p.ranges); st.rng, st.started = st.rng+1, false {
-		r := p.ranges[st.rng]
 		var k, v []byte
-		if st.started {
-			k, v = cur.Seek(st.lastKey)
-			if k != nil && bytes.Equal(k, st.lastKey) {
-				k, v = cur.Next()
-			}
+		var r index.KeyRange
+		if p.reverse {
+			r = p.ranges[len(p.ranges)-1-st.rng]
+			k, v = seekRangeBackward(cur, r, st)
 		} else {
-			k, v = cur.Seek(r.Start)
-			for k != nil && !r.PastStart(k) {
-				k, v = cur.Next()
-			}
+			r = p.ranges[st.rng]
+			k, v = seekRangeForward(cur, r, st)
 		}
-		for ; k != nil && r.BeforeEnd(k); k, v = cur.Next() {
+		for k != nil && r.BeforeEnd(k) && r.PastStart(k) {
 			if n++; n&255 == 0 {
 				if err := ctx.Err(); err != nil {
 					return false, ctxErr(err)
@@ -136,6 +177,7 @@ func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 			if p.dedupe {
 				if _, dup := st.seen[string(v)]; dup {
 					st.lastKey, st.started = append(st.lastKey[:0], k...), true
+					k, v = step(cur, p.reverse)
 					continue
 				}
 			}
@@ -158,12 +200,69 @@ func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 				st.seen[string(v)] = struct{}{}
 			}
 			st.lastKey, st.started = append(st.lastKey[:0], k...), true
+			k, v = step(cur, p.reverse)
 		}
 		if err := cur.Err(); err != nil {
 			return false, err
 		}
 	}
 	return true, nil
+}
+
+func step(cur *kv.Cursor, reverse bool) ([]byte, []byte) {
+	if reverse {
+		return cur.Prev()
+	}
+	return cur.Next()
+}
+
+// seekRangeForward positions at the first key of r (or after the last key
+// returned).
+func seekRangeForward(cur *kv.Cursor, r index.KeyRange, st *walkState) ([]byte, []byte) {
+	if st.started {
+		k, v := cur.Seek(st.lastKey)
+		if k != nil && bytes.Equal(k, st.lastKey) {
+			k, v = cur.Next()
+		}
+		return k, v
+	}
+	if r.All {
+		return cur.First()
+	}
+	k, v := cur.Seek(r.Start)
+	for k != nil && !r.PastStart(k) {
+		k, v = cur.Next()
+	}
+	return k, v
+}
+
+// seekRangeBackward positions at the last key of r (or before the last key
+// returned).
+func seekRangeBackward(cur *kv.Cursor, r index.KeyRange, st *walkState) ([]byte, []byte) {
+	if st.started {
+		k, v := cur.SeekLE(st.lastKey)
+		if k != nil && bytes.Equal(k, st.lastKey) {
+			k, v = cur.Prev()
+		}
+		return k, v
+	}
+	if r.All {
+		return cur.Last()
+	}
+	var k, v []byte
+	end := r.End
+	if r.EndInclusivePrefix {
+		end = index.PrefixEnd(r.End)
+	}
+	if end == nil {
+		k, v = cur.Last()
+	} else {
+		k, v = cur.SeekLE(end)
+	}
+	for k != nil && !r.BeforeEnd(k) {
+		k, v = cur.Prev()
+	}
+	return k, v
 }
 
 // hintedPlan resolves a hint to a plan (nil: collection scan).
@@ -188,6 +287,17 @@ func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value) *pla
 			return nil
 		}
 		p := &plan{index: ix.Name, spec: spec, dedupe: ix.Multikey}
+		if spec.Text != nil {
+			return nil // a text index serves $text only
+		}
+		if spec.Wildcard != nil {
+			field, ivs, ok := wildcardBounds(spec, filter)
+			if !ok {
+				return nil // nothing to look up: a collection scan
+			}
+			p.ranges, p.dedupe = spec.WildcardRanges(field, ivs), true
+			return p
+		}
 		if ivs, ok := index.FieldBounds(filter, spec.Fields[0].Path, ix.Multikey); ok && !spec.Fields[0].Hashed {
 			p.ranges = spec.KeyRanges(ivs)
 			p.dedupe = p.dedupe || len(ivs) > 1
@@ -197,4 +307,93 @@ func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value) *pla
 		return p
 	}
 	return nil
+}
+
+// plainSortKeys reads a sort of plain fields ({a: 1, b: -1}); ok is false
+// for $natural and $meta sorts.
+func plainSortKeys(sortDoc bson.Doc) ([]index.SortKey, bool) {
+	var keys []index.SortKey
+	it := sortDoc.Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Key == "$natural" || !e.Value.IsNumber() {
+			return nil, false
+		}
+		f, _ := e.Value.AsFloat64()
+		keys = append(keys, index.SortKey{Path: e.Key, Desc: f < 0})
+	}
+	return keys, len(keys) > 0
+}
+
+// choosePlanFind is the planner for find: choosePlanHint's plan, or, when
+// the query sorts on plain fields, an index scan that returns the
+// documents in sort order (no SORT stage), forward or backward. The rule,
+// in place of MongoDB's trial race: an index that both bounds the filter
+// and provides the sort wins; else an equality plan (points) with a SORT;
+// else an index scan in sort order (bounded by the filter when it can be);
+// else the filter's range plan or a collection scan with a SORT.
+func choosePlanFind(coll *catalog.Collection, spec *findSpec) *plan {
+	p := choosePlanHint(coll, spec.filterDoc, spec.opts, spec.hint)
+	if coll == nil || spec.sort == nil || spec.sort.Natural() != 0 || spec.hint.Type != 0 || (spec.opts != nil && spec.opts.Collation != nil) {
+		return p
+	}
+	keys, ok := plainSortKeys(spec.sortDoc)
+	if !ok {
+		return p
+	}
+	var bounded, full *plan
+	for _, ix := range coll.Indexes {
+		if ix.Name == "_id_" || !ix.Ready || ix.Multikey {
+			continue
+		}
+		s, err := index.ParseCached(ix.Spec)
+		if err != nil || !s.Usable() {
+			continue
+		}
+		var ivs []index.Interval
+		bounds := false
+		if len(spec.filterDoc) > 0 {
+			ivs, bounds = index.FieldBounds(spec.filterDoc, s.Fields[0].Path, false)
+		}
+		pinned := 0
+		if bounds && len(ivs) == 1 && ivs[0].Point() {
+			pinned = 1
+		}
+		reverse, ok := s.ProvidesSort(keys, pinned)
+		if !ok && pinned == 1 {
+			reverse, ok = s.ProvidesSort(keys, 0)
+		}
+		if !ok {
+			continue
+		}
+		c := &plan{index: ix.Name, spec: s, sorted: true, reverse: reverse}
+		if bounds {
+			points := true
+			for _, iv := range ivs {
+				points = points && iv.Point()
+			}
+			c.ranges = s.KeyRanges(ivs)
+			if points {
+				c.ranges, _ = s.CompoundRanges(ivs, spec.filterDoc, false)
+			}
+			c.dedupe = len(c.ranges) > 1
+			if bounded == nil {
+				bounded = c
+			}
+		} else {
+			c.ranges = []index.KeyRange{{All: true}}
+			if full == nil {
+				full = c
+			}
+		}
+	}
+	switch {
+	case bounded != nil:
+		return bounded
+	case p != nil && p.score >= 2:
+		return p
+	case full != nil:
+		return full
+	}
+	return p
 }

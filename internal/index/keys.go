@@ -19,7 +19,7 @@ func (s *Spec) Applies(doc bson.Doc) bool {
 	if s.Partial != nil && !s.Partial.Match(doc) {
 		return false
 	}
-	if s.Sparse && s.Text == nil {
+	if s.Sparse && s.Text == nil && s.Wildcard == nil {
 		for _, f := range s.Fields {
 			if vals, _ := fieldValues(doc, f.Parts); len(vals) > 0 {
 				return true

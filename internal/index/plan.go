@@ -192,12 +192,17 @@ type KeyRange struct {
 // KeyRanges maps value intervals of the index's leading field to ranges of
 // its kv keys, ascending and merged where they overlap.
 func (s *Spec) KeyRanges(ivs []Interval) []KeyRange {
-	f := s.Fields[0]
+	return s.rangesWith(nil, s.Fields[0], ivs)
+}
+
+// rangesWith is KeyRanges for field f's values after a fixed prefix.
+func (s *Spec) rangesWith(prefix []byte, f Field, ivs []Interval) []KeyRange {
 	enc := func(v bson.Value) []byte {
+		k := append([]byte(nil), prefix...)
 		if f.Hashed {
-			return appendHashed(nil, v, f.Desc)
+			return appendHashed(k, v, f.Desc)
 		}
-		return bson.AppendKey(nil, v, f.Desc)
+		return bson.AppendKey(k, v, f.Desc)
 	}
 	var out []KeyRange
 	for _, iv := range ivs {
@@ -250,6 +255,35 @@ func (r KeyRange) PastStart(key []byte) bool {
 // document.
 func (s *Spec) Usable() bool {
 	return !s.Hidden && !s.Sparse && s.Partial == nil && s.Text == nil
+}
+
+// FilterFields lists the fields a filter constrains at its top level (or
+// in a top-level $and), in order, without duplicates.
+func FilterFields(filter bson.Doc) []string {
+	var out []string
+	seen := map[string]bool{}
+	var walk func(d bson.Doc)
+	walk = func(d bson.Doc) {
+		it := d.Iter()
+		for it.Next() {
+			e := it.Element()
+			if e.Key == "$and" && e.Value.Type == bson.TypeArray {
+				ai := e.Value.Document().Iter()
+				for ai.Next() {
+					if sub := ai.Element().Value; sub.Type == bson.TypeDocument {
+						walk(sub.Document())
+					}
+				}
+				continue
+			}
+			if !strings.HasPrefix(e.Key, "$") && !seen[e.Key] {
+				seen[e.Key] = true
+				out = append(out, e.Key)
+			}
+		}
+	}
+	walk(filter)
+	return out
 }
 
 // CompoundRanges is KeyRanges for a filter that pins the leading field to

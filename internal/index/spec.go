@@ -49,6 +49,9 @@ type Spec struct {
 	Hidden             bool
 	Partial            *query.Filter
 	ExpireAfterSeconds int64 // -1 when not a TTL index
+	// Wildcard describes a wildcard index (nil otherwise); Fields then
+	// holds its one field ("$**" or "path.$**").
+	Wildcard *WildcardSpec
 	// Text describes a text index (nil otherwise); Fields then holds the
 	// prefix fields, one Field with Text set, and the suffix fields.
 	Text *fts.Spec
@@ -67,15 +70,14 @@ func badSpec(format string, args ...any) error {
 // MongoDB has are refused by name.
 var knownOptions = map[string]bool{
 	"key": true, "name": true, "unique": true, "sparse": true, "partialFilterExpression": true,
-	"expireAfterSeconds": true, "hidden": true, "v": true, "background": true, "ns": true,
+	"expireAfterSeconds": true, "hidden": true, "v": true, "background": true, "ns": true, "wildcardProjection": true,
 	"weights": true, "default_language": true, "language_override": true, "textIndexVersion": true,
 }
 
 var unsupportedOptions = map[string]string{
 	"collation": "index collations", "2dsphereIndexVersion": "2dsphere indexes",
 	"bits": "2d indexes", "min": "2d indexes", "max": "2d indexes", "bucketSize": "geoHaystack indexes",
-	"wildcardProjection": "wildcard indexes", "storageEngine": "index storage engine options",
-	"clustered": "clustered indexes", "prepareUnique": "prepareUnique",
+	"storageEngine": "index storage engine options", "clustered": "clustered indexes", "prepareUnique": "prepareUnique",
 }
 
 // Parse validates an index specification from createIndexes (or the
@@ -144,6 +146,11 @@ func Parse(d bson.Doc) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !isText {
+		if err := s.parseWildcard(d); err != nil {
+			return nil, err
+		}
+	}
 	if s.Name == "" {
 		return nil, badSpec("The index name cannot be empty")
 	}
@@ -177,7 +184,7 @@ func (s *Spec) parseKey() error {
 		if e.Key == "" {
 			return badSpec("Index keys cannot be an empty field.")
 		}
-		if strings.HasPrefix(e.Key, "$") && !(e.Key == "$**" && e.Value.Type == bson.TypeString && e.Value.StringValue() == "text") {
+		if strings.HasPrefix(e.Key, "$") && e.Key != "$**" {
 			return badSpec("Index key contains an illegal field name: field name starts with '$'.")
 		}
 		parts := strings.Split(e.Key, ".")
@@ -209,8 +216,8 @@ func (s *Spec) parseKey() error {
 		default:
 			return badSpec("Values in v:2 index key pattern cannot be of type %s. Only numbers > 0, numbers < 0, and strings are allowed.", v.Type)
 		}
-		if strings.Contains(e.Key, "$**") && !f.Text {
-			return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support wildcard indexes yet")
+		if strings.Contains(e.Key, "$**") && !f.Text && e.Key != "$**" && (!strings.HasSuffix(e.Key, ".$**") || strings.Count(e.Key, "$**") > 1) {
+			return badSpec("Index key contains an illegal field name: field name starts with '$'.")
 		}
 		s.Fields = append(s.Fields, f)
 	}
