@@ -272,18 +272,17 @@ func (s *Spec) textKeys(doc bson.Doc) ([][]byte, bool, error) {
 			prefix = bson.AppendKey(prefix, v, f.Desc)
 		}
 	}
-	terms := fts.SortedTerms(scores)
-	keys := make([][]byte, 0, len(terms))
+	keys := make([][]byte, 0, len(scores))
 	size := 0
-	for _, t := range terms {
-		size += len(prefix) + len(t) + 12 + len(suffix)
+	for _, t := range scores {
+		size += len(prefix) + len(t.Term) + 12 + len(suffix)
 	}
 	arena := make([]byte, 0, size)
-	for _, t := range terms {
+	for _, t := range scores {
 		start := len(arena)
 		arena = append(arena, prefix...)
-		arena = appendTextTerm(arena, t)
-		arena = bson.AppendKey(arena, DoubleValue(scores[t]), false)
+		arena = appendTextTerm(arena, t.Term)
+		arena = bson.AppendKey(arena, DoubleValue(t.Score), false)
 		arena = append(arena, suffix...)
 		keys = append(keys, arena[start:len(arena):len(arena)])
 	}

@@ -122,41 +122,52 @@ func (s *Spec) value(v bson.Value, path string, lang *Language, fn func(Text)) e
 // maxScore is MongoDB's bound on one term's score in a document.
 const maxScore = 1e9
 
-// Score returns the score of every term of doc, as MongoDB's text index
-// version 2+ computes it: within each string, a term's frequency counts
-// its first occurrence 1, the second 1/2, the third 1/4 and so on; it is
-// scaled by (0.5 × occurrences / terms in the string + 0.5), by the
-// field's weight and by 1.1 when the term is the whole string; scores add
-// up across strings.
-func (s *Spec) Score(doc bson.Doc) (map[string]float64, error) {
-	scores := map[string]float64{}
-	err := s.Texts(doc, func(t Text) { scoreString(scores, t) })
+// TermScore is one term of a document and its score.
+type TermScore struct {
+	Term  string
+	Score float64
+}
+
+// Score returns the score of every term of doc, sorted by term, as
+// MongoDB's text index version 2+ computes it: within each string, a
+// term's frequency counts its first occurrence 1, the second 1/2, the
+// third 1/4 and so on; it is scaled by (0.5 × occurrences / terms in the
+// string + 0.5), by the field's weight and by 1.1 when the term is the
+// whole string; scores add up across strings.
+func (s *Spec) Score(doc bson.Doc) ([]TermScore, error) {
+	var acc []TermScore
+	var freqs []termFreq
+	err := s.Texts(doc, func(t Text) { acc, freqs = scoreString(acc, freqs[:0], t) })
 	if err != nil {
 		return nil, err
 	}
-	for term, sc := range scores {
-		if sc > maxScore {
-			return nil, mongoerr.New(mongoerr.BadValue, "text score of term %q is more than %g", term, float64(maxScore))
+	sort.Slice(acc, func(i, j int) bool { return acc[i].Term < acc[j].Term })
+	for _, ts := range acc {
+		if ts.Score > maxScore {
+			return nil, mongoerr.New(mongoerr.BadValue, "text score of term %q is more than %g", ts.Term, float64(maxScore))
 		}
 	}
-	return scores, nil
+	return acc, nil
 }
 
 type termFreq struct {
+	term             string
 	count, exp, freq float64
 }
 
-func scoreString(scores map[string]float64, t Text) {
-	terms := map[string]*termFreq{}
-	var order []string
+// scoreString adds the scores of one string's terms to acc. Documents
+// have a few dozen distinct terms: linear searches beat maps here.
+func scoreString(acc []TermScore, freqs []termFreq, t Text) ([]TermScore, []termFreq) {
 	n := 0
 	t.Lang.Tokens(t.Value, Options{}, func(term string) {
-		d := terms[term]
-		if d == nil {
-			d = &termFreq{}
-			terms[term] = d
-			order = append(order, term)
+		i := 0
+		for i < len(freqs) && freqs[i].term != term {
+			i++
 		}
+		if i == len(freqs) {
+			freqs = append(freqs, termFreq{term: term})
+		}
+		d := &freqs[i]
 		if d.exp == 0 {
 			d.exp = 1
 		} else {
@@ -166,25 +177,23 @@ func scoreString(scores map[string]float64, t Text) {
 		d.freq += 1 / d.exp
 		n++
 	})
-	for _, term := range order {
-		d := terms[term]
+	for _, d := range freqs {
 		coeff := 0.5*d.count/float64(n) + 0.5
 		adjust := 1.0
-		if len(t.Value) == len(term) && strings.EqualFold(t.Value, term) {
+		if len(t.Value) == len(d.term) && strings.EqualFold(t.Value, d.term) {
 			adjust += 0.1
 		}
-		scores[term] += t.Weight * d.freq * coeff * adjust
+		sc := t.Weight * d.freq * coeff * adjust
+		j := 0
+		for j < len(acc) && acc[j].Term != d.term {
+			j++
+		}
+		if j == len(acc) {
+			acc = append(acc, TermScore{Term: d.term})
+		}
+		acc[j].Score += sc
 	}
-}
-
-// SortedTerms returns the keys of a score map in byte order.
-func SortedTerms(scores map[string]float64) []string {
-	out := make([]string, 0, len(scores))
-	for t := range scores {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
+	return acc, freqs
 }
 
 func (s *Spec) String() string {
