@@ -31,9 +31,9 @@ type plan struct {
 }
 
 // choosePlan picks an index whose leading field the filter restricts:
-// equality (a point, best when unique) over ranges. Queries with a
-// collation, and hidden, sparse and partial indexes, use collection scans
-// (bounds computed in binary order would not be a superset). The chosen
+// equality (a point, best when unique) over ranges. Only indexes of the
+// query's collation are candidates (bounds in another string order would
+// not be a superset); hidden, sparse and partial indexes are not. The chosen
 // plan returns the same documents as a scan: the filter is applied to
 // every fetched document.
 func choosePlan(coll *catalog.Collection, filter bson.Doc, opts *query.Options) *plan {
@@ -49,11 +49,12 @@ func choosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Optio
 		return nil
 	}
 	if hint.Type == bson.TypeString || (hint.Type == bson.TypeDocument && hint.Document().Len() > 0) {
-		return hintedPlan(coll, filter, hint)
+		return hintedPlan(coll, filter, hint, queryCollation(opts))
 	}
-	if len(filter) == 0 || (opts != nil && opts.Collation != nil) {
+	if len(filter) == 0 {
 		return nil
 	}
+	qc := queryCollation(opts)
 	var best *plan
 	bestScore := 0
 	for _, ix := range coll.Indexes {
@@ -61,9 +62,12 @@ func choosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Optio
 			continue
 		}
 		spec, err := index.ParseCached(ix.Spec)
-		if err != nil || !spec.Usable() {
+		if err != nil || !spec.Usable() || !index.SameCollation(spec.Collation, qc) {
 			continue
 		}
+		// Under a collation, bounds are not intersected (FieldBounds
+		// compares them in binary order).
+		multikey := ix.Multikey || qc != nil
 		var ivs []index.Interval
 		var ranges []index.KeyRange
 		var ok, points, second bool
@@ -75,7 +79,7 @@ func choosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Optio
 			ranges = spec.WildcardRanges(field, ivs)
 			points = allPoints(ivs)
 		} else {
-			if ivs, ok = index.FieldBounds(filter, spec.Fields[0].Path, ix.Multikey); !ok {
+			if ivs, ok = index.FieldBounds(filter, spec.Fields[0].Path, multikey); !ok {
 				continue
 			}
 			points = allPoints(ivs)
@@ -84,7 +88,7 @@ func choosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Optio
 			}
 			ranges = spec.KeyRanges(ivs)
 			if points {
-				ranges, second = spec.CompoundRanges(ivs, filter, ix.Multikey)
+				ranges, second = spec.CompoundRanges(ivs, filter, multikey)
 			}
 		}
 		score := 1
@@ -266,7 +270,7 @@ func seekRangeBackward(cur *kv.Cursor, r index.KeyRange, st *walkState) ([]byte,
 }
 
 // hintedPlan resolves a hint to a plan (nil: collection scan).
-func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value) *plan {
+func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value, qc *query.Collation) *plan {
 	for _, ix := range coll.Indexes {
 		match := false
 		switch hint.Type {
@@ -298,7 +302,13 @@ func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value) *pla
 			p.ranges, p.dedupe = spec.WildcardRanges(field, ivs), true
 			return p
 		}
-		if ivs, ok := index.FieldBounds(filter, spec.Fields[0].Path, ix.Multikey); ok && !spec.Fields[0].Hashed {
+		if !index.SameCollation(spec.Collation, qc) {
+			// Bounds in the index's string order would not be a
+			// superset of the query's matches: scan it all.
+			p.ranges = []index.KeyRange{{All: true}}
+			return p
+		}
+		if ivs, ok := index.FieldBounds(filter, spec.Fields[0].Path, ix.Multikey || qc != nil); ok && !spec.Fields[0].Hashed {
 			p.ranges = spec.KeyRanges(ivs)
 			p.dedupe = p.dedupe || len(ivs) > 1
 		} else {
@@ -334,26 +344,27 @@ func plainSortKeys(sortDoc bson.Doc) ([]index.SortKey, bool) {
 // else the filter's range plan or a collection scan with a SORT.
 func choosePlanFind(coll *catalog.Collection, spec *findSpec) *plan {
 	p := choosePlanHint(coll, spec.filterDoc, spec.opts, spec.hint)
-	if coll == nil || spec.sort == nil || spec.sort.Natural() != 0 || spec.hint.Type != 0 || (spec.opts != nil && spec.opts.Collation != nil) {
+	if coll == nil || spec.sort == nil || spec.sort.Natural() != 0 || spec.hint.Type != 0 {
 		return p
 	}
 	keys, ok := plainSortKeys(spec.sortDoc)
 	if !ok {
 		return p
 	}
+	qc := queryCollation(spec.opts)
 	var bounded, full *plan
 	for _, ix := range coll.Indexes {
 		if ix.Name == "_id_" || !ix.Ready || ix.Multikey {
 			continue
 		}
 		s, err := index.ParseCached(ix.Spec)
-		if err != nil || !s.Usable() {
+		if err != nil || !s.Usable() || !index.SameCollation(s.Collation, qc) {
 			continue
 		}
 		var ivs []index.Interval
 		bounds := false
 		if len(spec.filterDoc) > 0 {
-			ivs, bounds = index.FieldBounds(spec.filterDoc, s.Fields[0].Path, false)
+			ivs, bounds = index.FieldBounds(spec.filterDoc, s.Fields[0].Path, qc != nil)
 		}
 		pinned := 0
 		if bounds && len(ivs) == 1 && ivs[0].Point() {
@@ -396,4 +407,12 @@ func choosePlanFind(coll *catalog.Collection, spec *findSpec) *plan {
 		return full
 	}
 	return p
+}
+
+// queryCollation is the query's collation (nil: binary).
+func queryCollation(opts *query.Options) *query.Collation {
+	if opts == nil {
+		return nil
+	}
+	return opts.Collation
 }

@@ -69,9 +69,9 @@ func (s *Spec) appendKeys(kb *keyBuf, dst []byte, doc bson.Doc, emit func(dst []
 				v = perField[i][combo]
 			}
 			if f.Hashed {
-				out = kb.appendHashed(out, v, f.Desc)
+				out = kb.appendHashed(s, out, v, f.Desc)
 			} else {
-				out = bson.AppendKey(out, v, f.Desc)
+				out = s.appendValue(out, v, f.Desc)
 			}
 		}
 		return out
@@ -112,8 +112,8 @@ func (s *Spec) appendKeys(kb *keyBuf, dst []byte, doc bson.Doc, emit func(dst []
 }
 
 // appendHashed is appendHashed reusing the scratch buffer.
-func (kb *keyBuf) appendHashed(dst []byte, v bson.Value, desc bool) []byte {
-	kb.hash = bson.AppendKey(kb.hash[:0], v, false)
+func (kb *keyBuf) appendHashed(s *Spec, dst []byte, v bson.Value, desc bool) []byte {
+	kb.hash = s.appendValue(kb.hash[:0], v, false)
 	return appendHashedSum(dst, fnv64a(kb.hash), desc)
 }
 

@@ -1,10 +1,12 @@
 package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/query"
 )
 
 var (
@@ -71,8 +73,17 @@ func fnv64a(b []byte) uint64 {
 	return h
 }
 
-func appendHashed(dst []byte, v bson.Value, desc bool) []byte {
-	return appendHashedSum(dst, fnv64a(bson.AppendKey(nil, v, false)), desc)
+func (s *Spec) appendHashed(dst []byte, v bson.Value, desc bool) []byte {
+	return appendHashedSum(dst, fnv64a(s.appendValue(nil, v, false)), desc)
+}
+
+// appendValue encodes one indexed value: strings by the index's
+// collation key when it has one.
+func (s *Spec) appendValue(dst []byte, v bson.Value, desc bool) []byte {
+	if s.Collation != nil {
+		return bson.AppendKeyCollated(dst, v, desc, s.Collation)
+	}
+	return bson.AppendKey(dst, v, desc)
 }
 
 // appendHashedSum appends the key of a hash (stored as an int64).
@@ -149,4 +160,16 @@ func collect(v bson.Value, parts []string, out *[]bson.Value, isArray *bool, inA
 
 func isPosition(s string) bool {
 	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// SameCollation reports whether two collations order strings the same
+// way (nil is binary order).
+func SameCollation(a, b *query.Collation) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	var x, y bson.Builder
+	a.AppendSpec(&x, "c")
+	b.AppendSpec(&y, "c")
+	return bytes.Equal(x.Finish(), y.Finish())
 }

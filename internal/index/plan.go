@@ -200,9 +200,9 @@ func (s *Spec) rangesWith(prefix []byte, f Field, ivs []Interval) []KeyRange {
 	enc := func(v bson.Value) []byte {
 		k := append([]byte(nil), prefix...)
 		if f.Hashed {
-			return appendHashed(k, v, f.Desc)
+			return s.appendHashed(k, v, f.Desc)
 		}
-		return bson.AppendKey(k, v, f.Desc)
+		return s.appendValue(k, v, f.Desc)
 	}
 	var out []KeyRange
 	for _, iv := range ivs {
@@ -308,13 +308,13 @@ func (s *Spec) CompoundRanges(lead []Interval, filter bson.Doc, multikey bool) (
 	for _, p := range lead {
 		var prefix []byte
 		if f0.Hashed {
-			prefix = appendHashed(nil, p.Lo, f0.Desc)
+			prefix = s.appendHashed(nil, p.Lo, f0.Desc)
 		} else {
-			prefix = bson.AppendKey(nil, p.Lo, f0.Desc)
+			prefix = s.appendValue(nil, p.Lo, f0.Desc)
 		}
 		for _, iv := range ivs {
-			lo := bson.AppendKey(append([]byte(nil), prefix...), iv.Lo, f1.Desc)
-			hi := bson.AppendKey(append([]byte(nil), prefix...), iv.Hi, f1.Desc)
+			lo := s.appendValue(append([]byte(nil), prefix...), iv.Lo, f1.Desc)
+			hi := s.appendValue(append([]byte(nil), prefix...), iv.Hi, f1.Desc)
 			loInc, hiInc := iv.LoInc, iv.HiInc
 			if f1.Desc {
 				lo, hi = hi, lo

@@ -52,6 +52,9 @@ type Spec struct {
 	// Wildcard describes a wildcard index (nil otherwise); Fields then
 	// holds its one field ("$**" or "path.$**").
 	Wildcard *WildcardSpec
+	// Collation orders the index's strings (nil: binary); strings are
+	// stored as collation keys, which cannot be decoded.
+	Collation *query.Collation
 	// Text describes a text index (nil otherwise); Fields then holds the
 	// prefix fields, one Field with Text set, and the suffix fields.
 	Text *fts.Spec
@@ -72,11 +75,12 @@ var knownOptions = map[string]bool{
 	"key": true, "name": true, "unique": true, "sparse": true, "partialFilterExpression": true,
 	"expireAfterSeconds": true, "hidden": true, "v": true, "background": true, "ns": true, "wildcardProjection": true,
 	"weights": true, "default_language": true, "language_override": true, "textIndexVersion": true,
+	"collation": true,
 }
 
 var unsupportedOptions = map[string]string{
-	"collation": "index collations", "2dsphereIndexVersion": "2dsphere indexes",
-	"bits": "2d indexes", "min": "2d indexes", "max": "2d indexes", "bucketSize": "geoHaystack indexes",
+	"2dsphereIndexVersion": "2dsphere indexes",
+	"bits":                 "2d indexes", "min": "2d indexes", "max": "2d indexes", "bucketSize": "geoHaystack indexes",
 	"storageEngine": "index storage engine options", "clustered": "clustered indexes", "prepareUnique": "prepareUnique",
 }
 
@@ -127,6 +131,15 @@ func Parse(d bson.Doc) (*Spec, error) {
 				return nil, mongoerr.New(mongoerr.InvalidOptions, "TTL index 'expireAfterSeconds' option must be within an acceptable range, try a lower number")
 			}
 			s.ExpireAfterSeconds = n
+		case "collation":
+			if e.Value.Type != bson.TypeDocument {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "The field 'collation' must be an object, but got %s", e.Value.Type)
+			}
+			c, err := query.ParseCollation(e.Value.Document())
+			if err != nil {
+				return nil, err
+			}
+			s.Collation = c
 		case "v":
 			if n, ok := e.Value.AsInt64(); !ok || (n != 1 && n != 2) {
 				return nil, badSpec("Invalid index specification %s; cannot create an index with v=%s", d.String(), e.Value.String())
@@ -283,6 +296,10 @@ func (s *Spec) canonical(d bson.Doc) bson.Doc {
 			if e.Value.Truthy() {
 				b.AppendBool(e.Key, true)
 			}
+		case "collation":
+			if s.Collation != nil {
+				s.Collation.AppendSpec(&b, "collation")
+			}
 		default:
 			b.AppendElement(e)
 		}
@@ -297,6 +314,9 @@ func SameDefinition(a, b *Spec) bool {
 		return false
 	}
 	if (a.Text == nil) != (b.Text == nil) || (a.Text != nil && !sameText(a.Text, b.Text)) {
+		return false
+	}
+	if !SameCollation(a.Collation, b.Collation) {
 		return false
 	}
 	return a.Unique == b.Unique && a.Sparse == b.Sparse && (a.Partial == nil) == (b.Partial == nil) && a.ExpireAfterSeconds == b.ExpireAfterSeconds

@@ -83,6 +83,9 @@ func (s *Spec) parseText(d bson.Doc) (bool, error) {
 	if s.Unique {
 		return false, badSpec("Index type 'text' does not support the unique option")
 	}
+	if s.Collation != nil {
+		return false, badSpec("Index type 'text' does not support collation")
+	}
 	if w, ok := d.Lookup("weights"); ok {
 		switch {
 		case w.Type == bson.TypeDocument:

@@ -57,6 +57,9 @@ func (s *Spec) parseWildcard(d bson.Doc) error {
 	case s.ExpireAfterSeconds >= 0:
 		return badSpec("Index type 'wildcard' does not support the expireAfterSeconds option")
 	}
+	if s.Collation != nil {
+		return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support collations on wildcard indexes")
+	}
 	w := &WildcardSpec{}
 	if wf.Path != "$**" {
 		w.Prefix = strings.Split(strings.TrimSuffix(wf.Path, ".$**"), ".")
@@ -162,7 +165,7 @@ func (s *Spec) wildcardKeys(kb *keyBuf, dst []byte, doc bson.Doc, emit func(dst 
 			return
 		}
 		kb.buf = bson.AppendKey(kb.buf, StringValue(path), false)
-		kb.buf = bson.AppendKey(kb.buf, v, desc)
+		kb.buf = s.appendValue(kb.buf, v, desc)
 		kb.ends = append(kb.ends, len(kb.buf))
 	}
 	var walk func(v bson.Value, path string)
