@@ -14,7 +14,7 @@ import (
 	"github.com/cairndb/cairn/kv/vfs"
 )
 
-func newManager(t *testing.T) *Manager {
+func newManager(t testing.TB) *Manager {
 	t.Helper()
 	db, err := kv.Open("/db", &kv.Options{FS: vfs.NewMem(), Durability: kv.NoSync, JournalSize: 1 << 20})
 	if err != nil {
@@ -29,7 +29,7 @@ func newManager(t *testing.T) *Manager {
 	return m
 }
 
-func addUser(t *testing.T, m *Manager, db, name, pwd string, roles ...RoleRef) {
+func addUser(t testing.TB, m *Manager, db, name, pwd string, roles ...RoleRef) {
 	t.Helper()
 	u := &User{Name: name, DB: db, Credentials: map[string]Credential{}, Roles: roles}
 	for _, mech := range Mechanisms {

@@ -170,7 +170,7 @@ var caseInsensitive = map[string]bool{"ismaster": true}
 func Dispatch(c *Ctx) (reply bson.Doc) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.Env.Log.Error("command panicked", "cmd", c.Name, "panic", fmt.Sprint(r))
+			c.Env.Log.Error("command panicked", "cmd", c.Name, "panic", fmt.Sprint(r), "request", requestShape(c.Body))
 			reply = errorReply(c.Reply, mongoerr.New(mongoerr.InternalError, "internal error running %s: %v", c.Name, r))
 		}
 	}()

@@ -42,11 +42,13 @@ type conn struct {
 	ctxName  string
 	// legacyPos tracks cursors opened by legacy OP_QUERY (legacy.go).
 	legacyPos legacyPositions
+	limits    connLimits
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
 	id := s.connID.Add(1)
-	c := &conn{s: s, nc: nc, r: wire.NewReader(nc, wire.MaxMessageSize), ctxName: "conn" + strconv.FormatInt(id, 10)}
+	c := &conn{s: s, nc: nc, ctxName: "conn" + strconv.FormatInt(id, 10)}
+	c.r = c.limits.reader(s, nc)
 	c.info = command.Conn{ID: id, Remote: nc.RemoteAddr().String(), Local: nc.LocalAddr().String(), OfferedCompressors: offeredCompressors}
 	return c
 }
@@ -73,13 +75,16 @@ func (c *conn) serve() {
 			c.s.log.Error("Connection handler panicked", "c", "NETWORK", "ctx", c.ctxName, "remote", c.info.Remote, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 		}
 		c.nc.Close()
+		c.limits.requestDone()
 		st.ConnsCurrent.Add(-1)
 		c.s.log.Info("Connection ended", "c", "NETWORK", "id", 22944, "ctx", c.ctxName,
 			"remote", c.info.Remote, "connectionId", c.info.ID, "connectionCount", st.ConnsCurrent.Load())
 	}()
 	for !c.closeReq.Load() {
 		msg, err := c.r.ReadMessage()
+		c.limits.messageRead()
 		if err != nil {
+			c.limits.requestDone()
 			if !c.handleReadError(err) {
 				return
 			}
@@ -89,6 +94,7 @@ func (c *conn) serve() {
 		st.Requests.Add(1)
 		st.BytesIn.Add(int64(msg.Header.MessageLength))
 		ok := c.handle(msg)
+		c.limits.requestDone()
 		c.busy.Store(false)
 		if !ok {
 			return
@@ -101,6 +107,11 @@ func (c *conn) serve() {
 func (c *conn) handleReadError(err error) bool {
 	var pe *wire.ProtocolError
 	if !errors.As(err, &pe) {
+		if isMessageTimeout(err) && !c.closeReq.Load() {
+			c.s.log.Info("Connection closed: message not received in time", "c", "NETWORK", "ctx", c.ctxName,
+				"remote", c.info.Remote, "timeoutSecs", c.s.opts.MessageTimeout.Seconds(), "error", err.Error())
+			return false
+		}
 		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !c.closeReq.Load() {
 			c.s.log.Debug("Connection read failed", "c", "NETWORK", "ctx", c.ctxName, "error", err.Error())
 		}

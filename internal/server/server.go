@@ -52,6 +52,14 @@ type Options struct {
 	RotateLog func() error
 	// Auth turns access control on (--auth).
 	Auth bool
+	// MessageTimeout bounds how long the rest of a message may take to
+	// arrive once its first bytes have (default 60 s; negative: no limit).
+	// Idle connections between messages are not timed out.
+	MessageTimeout time.Duration
+	// MaxRequestMemory caps the bytes held by requests being read or run,
+	// server-wide (default 1 GiB): a connection whose next message does not
+	// fit waits before reading its body.
+	MaxRequestMemory int64
 	// TLS configures TLS on the listeners (nil: plain only).
 	TLS *TLSOptions
 	// AuthFailureDelay is how long a failed authentication waits before
@@ -78,6 +86,10 @@ type Server struct {
 	closed    chan struct{} // closed when Shutdown starts
 	stopBg    context.CancelFunc
 	tlsCfg    *tls.Config
+	mem       *memBudget
+	// stopping ends when Shutdown starts (waits for request memory end).
+	stopping context.Context
+	stop     context.CancelFunc
 }
 
 // New opens the data directory and prepares a server.
@@ -97,6 +109,12 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxConns <= 0 {
 		opts.MaxConns = 1000000
 	}
+	if opts.MessageTimeout == 0 {
+		opts.MessageTimeout = defaultMessageTimeout
+	}
+	if opts.MaxRequestMemory <= 0 {
+		opts.MaxRequestMemory = defaultMaxRequestMemory
+	}
 	ko := kv.Options{}
 	if opts.KV != nil {
 		ko = *opts.KV
@@ -110,7 +128,9 @@ func New(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("opening data directory %s: %w", opts.DBPath, err)
 	}
-	s := &Server{opts: opts, log: opts.Logger, db: db, conns: make(map[*conn]struct{}), closed: make(chan struct{})}
+	s := &Server{opts: opts, log: opts.Logger, db: db, conns: make(map[*conn]struct{}), closed: make(chan struct{}),
+		mem: newMemBudget(opts.MaxRequestMemory)}
+	s.stopping, s.stop = context.WithCancel(context.Background())
 	if opts.TLS.enabled() {
 		if s.tlsCfg, err = opts.TLS.Config(); err != nil {
 			db.Close()
@@ -223,6 +243,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return errors.New("server: already shut down")
 	}
 	close(s.closed)
+	s.stop()
 	s.mu.Lock()
 	for _, l := range s.listeners {
 		l.Close()

@@ -49,6 +49,12 @@ type Reader struct {
 	getMore GetMore
 	kill    KillCursors
 	broken  error // set after a fatal error
+	// Admit, if set, is called with the length of each message once its
+	// length prefix is known, before the body is read, and with the
+	// inflated size of an OP_COMPRESSED message before it is inflated; an
+	// error ends the stream (ReadMessage returns it from then on). The
+	// server uses it to bound the memory of requests in flight.
+	Admit func(n int) error
 }
 
 // NewReader returns a Reader that reads from r and rejects messages longer
@@ -85,6 +91,13 @@ func (r *Reader) ReadMessage() (*Message, error) {
 	m := &r.msg
 	*m = Message{Header: h}
 	if h.OpCode == OpCompressed {
+		if r.Admit != nil && len(b) >= HeaderSize+8 {
+			if size := int64(int32(binary.LittleEndian.Uint32(b[HeaderSize+4:]))); size > 0 && size+HeaderSize <= int64(r.maxSize) {
+				if err := r.Admit(int(size) + HeaderSize); err != nil {
+					return nil, r.fail(err)
+				}
+			}
+		}
 		var perr *ProtocolError
 		r.dbuf, h, m.Compressor, perr = decompress(r.dbuf, b, r.maxSize)
 		if perr != nil {
@@ -159,6 +172,11 @@ func (r *Reader) readFrame() ([]byte, error) {
 		return nil, r.fail(fatalError(nil, "recv(): message msgLen %d is invalid. Min %d Max: %d", length, HeaderSize, r.maxSize))
 	}
 	n := int(length)
+	if r.Admit != nil {
+		if err := r.Admit(n); err != nil {
+			return nil, r.fail(err)
+		}
+	}
 	for have := len(b); have < n; {
 		if have == cap(b) {
 			// Grow with the data actually received rather than trusting the
