@@ -196,8 +196,13 @@ func (c *conn) handleGetMore(msg *wire.Message) bool {
 	return c.cursorReply(msg, reply, "nextBatch", g.CursorID)
 }
 
-// handleKillCursors closes cursors for OP_KILL_CURSORS (no reply).
+// handleKillCursors closes cursors for OP_KILL_CURSORS (no reply). With
+// access control on, an unauthenticated connection may not (killCursors
+// needs an authenticated user).
 func (c *conn) handleKillCursors(msg *wire.Message) {
+	if c.s.env.Auth.Enabled() && !c.info.Auth.Authenticated() {
+		return
+	}
 	for _, id := range msg.KillCursors.CursorIDs {
 		c.s.env.Cursors.Kill(id)
 		delete(c.legacyPos, id)
