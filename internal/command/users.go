@@ -159,46 +159,63 @@ func customDataArg(c *Ctx) (bson.Doc, bool, error) {
 	return d, ok, err
 }
 
-func createUser(c *Ctx) error {
+// userSpec is what createUser and updateUser accept; set* tell which
+// fields were given.
+type userSpec struct {
+	m                                     *auth.Manager
+	name, pwd                             string
+	roles                                 []auth.RoleRef
+	custom                                bson.Doc
+	mechs                                 []string
+	setPwd, setRoles, setCustom, setMechs bool
+}
+
+func parseUserSpec(c *Ctx) (*userSpec, error) {
 	m, err := c.authManager()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a := newArgs(c)
 	if err := a.check("pwd", "roles", "customData", "mechanisms", "digestPassword"); err != nil {
-		return err
+		return nil, err
 	}
-	name, err := userNameArg(c)
+	u := &userSpec{m: m}
+	if u.name, err = userNameArg(c); err != nil {
+		return nil, err
+	}
+	if u.pwd, u.setPwd, err = passwordArg(c); err != nil {
+		return nil, err
+	}
+	if rv, ok := a.lookup("roles"); ok {
+		if u.roles, err = parseRoles(c, "roles", rv); err != nil {
+			return nil, err
+		}
+		u.setRoles = true
+	}
+	if u.custom, u.setCustom, err = customDataArg(c); err != nil {
+		return nil, err
+	}
+	if u.mechs, u.setMechs, err = parseMechanisms(c); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+func createUser(c *Ctx) error {
+	spec, err := parseUserSpec(c)
 	if err != nil {
 		return err
 	}
-	pwd, ok, err := passwordArg(c)
-	if err != nil {
-		return err
-	}
-	if !ok {
+	if !spec.setPwd {
 		return mongoerr.New(mongoerr.BadValue, "Must provide a 'pwd' field for all user documents, except those with '$external' as the user's source db")
 	}
-	rv, ok := a.lookup("roles")
-	if !ok {
+	if !spec.setRoles {
 		return mongoerr.New(40414, "BSON field 'createUser.roles' is missing but a required field")
 	}
-	roles, err := parseRoles(c, "roles", rv)
-	if err != nil {
+	if err := mayGrant(c, spec.roles, auth.GrantRole); err != nil {
 		return err
 	}
-	if err := mayGrant(c, roles, auth.GrantRole); err != nil {
-		return err
-	}
-	custom, _, err := customDataArg(c)
-	if err != nil {
-		return err
-	}
-	mechs, _, err := parseMechanisms(c)
-	if err != nil {
-		return err
-	}
-	creds, err := credentials(m, name, pwd, mechs)
+	creds, err := credentials(spec.m, spec.name, spec.pwd, spec.mechs)
 	if err != nil {
 		return err
 	}
@@ -206,99 +223,72 @@ func createUser(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	u := &auth.User{Name: name, DB: c.DB, ID: id, Credentials: creds, Roles: roles, CustomData: custom}
+	u := &auth.User{Name: spec.name, DB: c.DB, ID: id, Credentials: creds, Roles: spec.roles, CustomData: spec.custom}
 	if u.Roles == nil {
 		u.Roles = []auth.RoleRef{}
 	}
-	return userTx(c, m, func(tx *kv.Tx) error {
-		old, err := auth.GetUser(tx, c.DB, name)
+	return userTx(c, spec.m, func(tx *kv.Tx) error {
+		old, err := auth.GetUser(tx, c.DB, spec.name)
 		if err != nil {
 			return err
 		}
 		if old != nil {
-			return mongoerr.New(51003, "User \"%s@%s\" already exists", name, c.DB)
+			return mongoerr.New(51003, "User \"%s@%s\" already exists", spec.name, c.DB)
 		}
 		return auth.PutUser(tx, u)
 	})
 }
 
 func updateUser(c *Ctx) error {
-	m, err := c.authManager()
+	spec, err := parseUserSpec(c)
 	if err != nil {
 		return err
 	}
-	a := newArgs(c)
-	if err := a.check("pwd", "roles", "customData", "mechanisms", "digestPassword"); err != nil {
-		return err
-	}
-	name, err := userNameArg(c)
-	if err != nil {
-		return err
-	}
-	pwd, setPwd, err := passwordArg(c)
-	if err != nil {
-		return err
-	}
-	var roles []auth.RoleRef
-	rv, setRoles := a.lookup("roles")
-	if setRoles {
-		if roles, err = parseRoles(c, "roles", rv); err != nil {
-			return err
-		}
-	}
-	custom, setCustom, err := customDataArg(c)
-	if err != nil {
-		return err
-	}
-	mechs, setMechs, err := parseMechanisms(c)
-	if err != nil {
-		return err
-	}
-	if !setPwd && !setRoles && !setCustom && !setMechs {
+	if !spec.setPwd && !spec.setRoles && !spec.setCustom && !spec.setMechs {
 		return mongoerr.New(mongoerr.BadValue, "Must specify at least one field to update in updateUser")
 	}
-	if setPwd {
+	if spec.setPwd {
 		if err := c.require(c.DB, auth.ChangePassword); err != nil {
 			return err
 		}
 	}
-	if setCustom {
+	if spec.setCustom {
 		if err := c.require(c.DB, auth.ChangeCustomData); err != nil {
 			return err
 		}
 	}
 	var creds map[string]auth.Credential
-	if setPwd {
-		if creds, err = credentials(m, name, pwd, mechs); err != nil {
+	if spec.setPwd {
+		if creds, err = credentials(spec.m, spec.name, spec.pwd, spec.mechs); err != nil {
 			return err
 		}
 	}
-	return userTx(c, m, func(tx *kv.Tx) error {
-		u, err := auth.GetUser(tx, c.DB, name)
+	return userTx(c, spec.m, func(tx *kv.Tx) error {
+		u, err := auth.GetUser(tx, c.DB, spec.name)
 		if err != nil {
 			return err
 		}
 		if u == nil {
-			return userNotFound(name, c.DB)
+			return userNotFound(spec.name, c.DB)
 		}
-		if setRoles {
-			if err := mayGrant(c, roles, auth.GrantRole); err != nil {
+		if spec.setRoles {
+			if err := mayGrant(c, spec.roles, auth.GrantRole); err != nil {
 				return err
 			}
 			if err := mayGrant(c, u.Roles, auth.RevokeRole); err != nil {
 				return err
 			}
-			u.Roles = roles
+			u.Roles = spec.roles
 		}
-		if setCustom {
-			u.CustomData = custom
+		if spec.setCustom {
+			u.CustomData = spec.custom
 		}
 		switch {
-		case setPwd:
+		case spec.setPwd:
 			u.Credentials = creds
-		case setMechs:
+		case spec.setMechs:
 			kept := map[string]auth.Credential{}
-			for _, mech := range mechs {
+			for _, mech := range spec.mechs {
 				cred, ok := u.Credentials[mech]
 				if !ok {
 					return mongoerr.New(mongoerr.BadValue, "mechanisms field must be a subset of previously set mechanisms")
