@@ -157,7 +157,14 @@ func TestRequestMemoryBudget(t *testing.T) {
 	if _, err := a.Write(big[:100]); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // a's length is read and admitted
+	// Wait until a's length is read and its bytes are taken from the budget.
+	for deadline := time.Now().Add(5 * time.Second); s.mem.sem.TryAcquire(s.mem.limit); {
+		s.mem.sem.Release(s.mem.limit)
+		if time.Now().After(deadline) {
+			t.Fatal("the first message was never admitted")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	small := paddedPing(2, 10<<10)
 	b.SetDeadline(time.Now().Add(5 * time.Second))
 	if _, err := b.Write(small); err != nil {
