@@ -29,7 +29,7 @@ func seed(t *testing.T, client *mongo.Client) {
 		items = append(items, bson.D{
 			{Key: "_id", Value: i}, {Key: "sku", Value: fmt.Sprintf("sku-%05d", i)}, {Key: "qty", Value: int32(i % 17)},
 			{Key: "price", Value: float64(i) / 4}, {Key: "big", Value: int64(i) << 40},
-			{Key: "when", Value: time.UnixMilli(int64(i) * 86400000).UTC()}, {Key: "tags", Value: bson.A{"a", i % 3, bson.D{{Key: "x", Value: nil}}}},
+			{Key: "when", Value: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i)}, {Key: "tags", Value: bson.A{"a", i % 3, bson.D{{Key: "x", Value: nil}}}},
 			{Key: "oid", Value: bson.NewObjectID()}, {Key: "bin", Value: bson.Binary{Subtype: 0, Data: []byte{byte(i), 1, 2}}},
 			{Key: "dec", Value: bson.NewDecimal128(uint64(i), 3)}, {Key: "nested", Value: bson.D{{Key: "deep", Value: bson.D{{Key: "v", Value: i}}}}},
 		})
@@ -44,6 +44,8 @@ func seed(t *testing.T, client *mongo.Client) {
 		{Keys: bson.D{{Key: "sku", Value: 1}}, Options: options.Index().SetUnique(true)},
 		{Keys: bson.D{{Key: "qty", Value: 1}, {Key: "price", Value: -1}}, Options: options.Index().SetName("qp")},
 		{Keys: bson.D{{Key: "tags", Value: 1}}, Options: options.Index().SetSparse(true)},
+		// A TTL index whose documents expire decades from now: the restored
+		// server's TTL monitor must not delete them during the test.
 		{Keys: bson.D{{Key: "when", Value: 1}}, Options: options.Index().SetExpireAfterSeconds(1 << 30)},
 		{Keys: bson.D{{Key: "big", Value: 1}}, Options: options.Index().SetPartialFilterExpression(bson.D{{Key: "qty", Value: bson.D{{Key: "$gt", Value: 5}}}})},
 	})

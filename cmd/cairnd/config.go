@@ -36,7 +36,8 @@ type config struct {
 	// JournalCompressor is none, snappy (default) or zstd.
 	JournalCompressor string
 	// CacheSizeGB is the storage engine's cache budget for clean leaf
-	// pages, in GiB (mongod's --wiredTigerCacheSizeGB); 0 keeps kv's default.
+	// pages, in GiB (mongod's --wiredTigerCacheSizeGB); 0 means mongod's
+	// default, half of (RAM − 1 GiB) and at least 0.25 GiB.
 	CacheSizeGB float64
 	MaxConns    int
 	Verbosity   int
@@ -78,7 +79,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	sd := fs.Int("syncdelay", 60, "seconds between checkpoints")
 	fs.StringVar(&cfg.JournalCompressor, "journalCompressor", cfg.JournalCompressor, "journal record compression: none, snappy or zstd")
 	fs.StringVar(&cfg.JournalCompressor, "wiredTigerJournalCompressor", cfg.JournalCompressor, "mongod's name for --journalCompressor")
-	fs.Float64Var(&cfg.CacheSizeGB, "wiredTigerCacheSizeGB", 0, "cache budget of the storage engine in GiB (0: 1 GiB)")
+	fs.Float64Var(&cfg.CacheSizeGB, "wiredTigerCacheSizeGB", 0, "cache budget of the storage engine in GiB (default: half of RAM − 1 GiB, at least 0.25)")
 	fs.IntVar(&cfg.MaxConns, "maxConns", 1000000, "maximum concurrent connections")
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	fs.StringVar(&cfg.MetricsAddr, "metricsAddr", "", "serve Prometheus metrics at host:port/metrics (off when empty; keep it on loopback)")
@@ -133,6 +134,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	if cfg.CacheSizeGB < 0 || cfg.CacheSizeGB > 10000 {
 		return cfg, errors.New("wiredTigerCacheSizeGB must be between 0 and 10000")
 	}
+	if cfg.CacheSizeGB == 0 {
+		cfg.CacheSizeGB = defaultCacheSizeGB()
+	}
 	if cfg.SyncDelay <= 0 {
 		return cfg, errors.New("syncdelay must be a positive number of seconds")
 	}
@@ -156,7 +160,8 @@ type fileConfig struct {
 		SyncPeriodSecs *float64 `yaml:"syncPeriodSecs"`
 		WiredTiger     struct {
 			EngineConfig struct {
-				JournalCompressor *string `yaml:"journalCompressor"`
+				JournalCompressor *string  `yaml:"journalCompressor"`
+				CacheSizeGB       *float64 `yaml:"cacheSizeGB"`
 			} `yaml:"engineConfig"`
 		} `yaml:"wiredTiger"`
 	} `yaml:"storage"`
@@ -207,6 +212,9 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 	}
 	if v := fc.Storage.SyncPeriodSecs; v != nil && !set["syncdelay"] {
 		cfg.SyncDelay = time.Duration(*v * float64(time.Second))
+	}
+	if v := fc.Storage.WiredTiger.EngineConfig.CacheSizeGB; v != nil && !set["wiredTigerCacheSizeGB"] {
+		cfg.CacheSizeGB = *v
 	}
 	if v := fc.Storage.WiredTiger.EngineConfig.JournalCompressor; v != nil && !set["journalCompressor"] && !set["wiredTigerJournalCompressor"] {
 		cfg.JournalCompressor = *v
@@ -296,6 +304,7 @@ func (cfg config) parsedDoc() bson.Doc {
 	b.StartDocument("wiredTiger")
 	b.StartDocument("engineConfig")
 	b.AppendString("journalCompressor", cfg.JournalCompressor)
+	b.AppendDouble("cacheSizeGB", cfg.CacheSizeGB)
 	b.End()
 	b.End()
 	b.End()

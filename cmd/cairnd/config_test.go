@@ -60,6 +60,11 @@ systemLog:
 			}
 		}, ""},
 		{"bad cache size", []string{"--wiredTigerCacheSizeGB", "-1"}, nil, "wiredTigerCacheSizeGB"},
+		{"default cache size", nil, func(t *testing.T, c config) {
+			if c.CacheSizeGB < 0.25 || c.CacheSizeGB != defaultCacheSizeGB() {
+				t.Errorf("default wiredTigerCacheSizeGB = %v, want mongod's default %v", c.CacheSizeGB, defaultCacheSizeGB())
+			}
+		}, ""},
 		{"flags", []string{"--dbpath", "/d", "--port", "1234", "--bind_ip", "0.0.0.0", "--journalCommitInterval", "7", "--syncdelay", "5"}, func(t *testing.T, c config) {
 			if c.DBPath != "/d" || c.Port != 1234 || c.BindIP != "0.0.0.0" || c.JournalCommitInterval != 7*time.Millisecond || c.SyncDelay != 5*time.Second {
 				t.Errorf("flags = %+v", c)
