@@ -49,15 +49,8 @@ func runDump(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.parallel, "numParallelCollections", 4, "collections dumped at once")
 	fs.IntVar(&o.parallel, "j", 4, "shorthand for --numParallelCollections")
 	fs.BoolVar(&o.noProgress, "noProgress", false, "do not show the progress bar")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cairn dump [flags]   (writes mongodump's layout: OUT/<db>/<collection>.bson and .metadata.json)")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, "usage: cairn dump [flags]   (writes mongodump's layout: OUT/<db>/<collection>.bson and .metadata.json)", args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "cairn dump: unexpected arguments: %v\n", fs.Args())

@@ -74,15 +74,8 @@ func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("export", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cairn export --db DB --collection COLL [flags]   (mongoexport's flags)")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, "usage: cairn export --db DB --collection COLL [flags]   (mongoexport's flags)", args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "cairn export: unexpected arguments: %v\n", fs.Args())

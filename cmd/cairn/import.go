@@ -77,15 +77,8 @@ func runImport(args []string, stdin io.Reader, _, stderr io.Writer) int {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	o.register(fs)
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cairn import [flags] [FILE]   (mongoimport's flags; reads standard input without FILE)")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, "usage: cairn import [flags] [FILE]   (mongoimport's flags; reads standard input without FILE)", args, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 1 {
 		fmt.Fprintf(stderr, "cairn import: too many positional arguments: %v\n", fs.Args())

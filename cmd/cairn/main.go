@@ -13,6 +13,8 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -62,4 +64,21 @@ func usage(w io.Writer) {
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-8s %s\n", n, subcommands[n].summary)
 	}
+}
+
+// parseFlags sets a subcommand's usage line and parses its flags. It
+// returns ok=false with the exit code when the command should end: 0
+// after -help, 2 after a bad flag (the flag package has printed why).
+func parseFlags(fs *flag.FlagSet, usage string, args []string, stderr io.Writer) (code int, ok bool) {
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0, false
+		}
+		return 2, false
+	}
+	return 0, true
 }

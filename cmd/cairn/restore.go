@@ -57,15 +57,8 @@ func runRestore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.maintainOrder, "maintainInsertionOrder", false, "insert in file order (ordered inserts, one worker)")
 	fs.BoolVar(&o.bypassValidation, "bypassDocumentValidation", false, "skip the collections' schema validation")
 	fs.BoolVar(&o.noProgress, "noProgress", false, "do not show the progress bar")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cairn restore [flags] [DIR]   (reads mongodump's layout: DIR/<db>/<collection>.bson and .metadata.json, optionally .gz)")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, "usage: cairn restore [flags] [DIR]   (reads mongodump's layout: DIR/<db>/<collection>.bson and .metadata.json, optionally .gz)", args, stderr); !ok {
+		return code
 	}
 	switch {
 	case fs.NArg() > 1:

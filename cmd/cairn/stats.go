@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -128,15 +127,8 @@ func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.IntVar(rows, "n", 0, "shorthand for --rowcount")
 	noHeaders := fs.Bool("noheaders", false, "do not print the column names")
 	asJSON := fs.Bool("json", false, "print each line as a JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: cairn stats [flags] [SECONDS]   (one line of server figures every SECONDS, default 1; like mongostat)")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+	if code, ok := parseFlags(fs, "usage: cairn stats [flags] [SECONDS]   (one line of server figures every SECONDS, default 1; like mongostat)", args, stderr); !ok {
+		return code
 	}
 	interval := time.Second
 	if fs.NArg() > 1 {
