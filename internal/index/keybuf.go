@@ -89,6 +89,12 @@ func (s *Spec) appendKeys(kb *keyBuf, dst []byte, doc bson.Doc, emit func(dst []
 		kb.ends = append(kb.ends, len(kb.buf))
 		kb.order = append(kb.order, c)
 	}
+	return kb.emitSorted(dst, emit), true, nil
+}
+
+// emitSorted appends the keys in kb.buf (ending at kb.ends, listed in
+// kb.order) to dst in order without duplicates, calling emit after each.
+func (kb *keyBuf) emitSorted(dst []byte, emit func(dst []byte, start int) []byte) []byte {
 	key := func(i int) []byte {
 		start := 0
 		if i > 0 {
@@ -108,7 +114,7 @@ func (s *Spec) appendKeys(kb *keyBuf, dst []byte, doc bson.Doc, emit func(dst []
 		dst = append(dst, k...)
 		dst = emit(dst, start)
 	}
-	return dst, true, nil
+	return dst
 }
 
 // appendHashed is appendHashed reusing the scratch buffer.

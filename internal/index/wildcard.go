@@ -1,8 +1,6 @@
 package index
 
 import (
-	"bytes"
-	"slices"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
@@ -236,26 +234,7 @@ func (s *Spec) wildcardKeys(kb *keyBuf, dst []byte, doc bson.Doc, emit func(dst 
 	for i := range kb.ends {
 		kb.order = append(kb.order, i)
 	}
-	key := func(i int) []byte {
-		start := 0
-		if i > 0 {
-			start = kb.ends[i-1]
-		}
-		return kb.buf[start:kb.ends[i]]
-	}
-	slices.SortFunc(kb.order, func(a, b int) int { return bytes.Compare(key(a), key(b)) })
-	var prev []byte
-	for n, i := range kb.order {
-		k := key(i)
-		if n > 0 && bytes.Equal(k, prev) {
-			continue
-		}
-		prev = k
-		start := len(dst)
-		dst = append(dst, k...)
-		dst = emit(dst, start)
-	}
-	return dst, multikey, nil
+	return kb.emitSorted(dst, emit), multikey, nil
 }
 
 // WildcardRanges maps value intervals of field to ranges of a wildcard
