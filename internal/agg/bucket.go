@@ -150,19 +150,7 @@ func (s *bucketStage) compare(a, b bson.Value) int {
 	return bson.Compare(a, b)
 }
 
-func (s *bucketStage) open(in Iterator) (Iterator, error) {
-	var out *SliceIterator
-	return FuncIterator(func() (bson.Doc, error) {
-		if out == nil {
-			docs, err := s.run(in)
-			if err != nil {
-				return nil, err
-			}
-			out = &SliceIterator{Docs: docs}
-		}
-		return out.Next()
-	}), nil
-}
+func (s *bucketStage) open(in Iterator) (Iterator, error) { return blocking(in, s.run), nil }
 
 func (s *bucketStage) run(in Iterator) ([]bson.Doc, error) {
 	nb := len(s.boundaries) - 1
@@ -294,19 +282,7 @@ func parseBucketAuto(c *Context, v bson.Value) (stage, error) {
 	return s, nil
 }
 
-func (s *bucketAutoStage) open(in Iterator) (Iterator, error) {
-	var out *SliceIterator
-	return FuncIterator(func() (bson.Doc, error) {
-		if out == nil {
-			docs, err := s.run(in)
-			if err != nil {
-				return nil, err
-			}
-			out = &SliceIterator{Docs: docs}
-		}
-		return out.Next()
-	}), nil
-}
+func (s *bucketAutoStage) open(in Iterator) (Iterator, error) { return blocking(in, s.run), nil }
 
 type keyed struct {
 	v   bson.Value

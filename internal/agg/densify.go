@@ -165,19 +165,7 @@ type densRow struct {
 	doc  bson.Doc
 }
 
-func (s *densifyStage) open(in Iterator) (Iterator, error) {
-	var out *SliceIterator
-	return FuncIterator(func() (bson.Doc, error) {
-		if out == nil {
-			docs, err := s.run(in)
-			if err != nil {
-				return nil, err
-			}
-			out = &SliceIterator{Docs: docs}
-		}
-		return out.Next()
-	}), nil
-}
+func (s *densifyStage) open(in Iterator) (Iterator, error) { return blocking(in, s.run), nil }
 
 func (s *densifyStage) axis(v bson.Value) (float64, bool, error) {
 	switch {

@@ -59,3 +59,19 @@ func Drain(it Iterator) ([]bson.Doc, error) {
 		out = append(out, cloneDoc(d))
 	}
 }
+
+// blocking returns the iterator of a blocking stage: on the first Next it
+// runs run over all of in, then hands out the documents run returned.
+func blocking(in Iterator, run func(Iterator) ([]bson.Doc, error)) Iterator {
+	var out *SliceIterator
+	return FuncIterator(func() (bson.Doc, error) {
+		if out == nil {
+			docs, err := run(in)
+			if err != nil {
+				return nil, err
+			}
+			out = &SliceIterator{Docs: docs}
+		}
+		return out.Next()
+	})
+}

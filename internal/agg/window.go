@@ -327,19 +327,7 @@ type windowRow struct {
 	doc  bson.Doc
 }
 
-func (s *setWindowFieldsStage) open(in Iterator) (Iterator, error) {
-	var out *SliceIterator
-	return FuncIterator(func() (bson.Doc, error) {
-		if out == nil {
-			docs, err := s.run(in)
-			if err != nil {
-				return nil, err
-			}
-			out = &SliceIterator{Docs: docs}
-		}
-		return out.Next()
-	}), nil
-}
+func (s *setWindowFieldsStage) open(in Iterator) (Iterator, error) { return blocking(in, s.run), nil }
 
 func (s *setWindowFieldsStage) run(in Iterator) ([]bson.Doc, error) {
 	env := expr.NewEnv(s.ctx.Expr)
