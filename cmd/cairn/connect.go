@@ -29,13 +29,10 @@ type connFlags struct {
 
 func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.uri, "uri", "", "connection string (mongodb://host:port/...); wins over --host and --port")
-	fs.StringVar(&c.host, "host", "localhost", "server to connect to: host, host:port, or replSet/host1,host2")
-	fs.StringVar(&c.host, "h", "localhost", "shorthand for --host")
+	stringFlag(fs, &c.host, "host", "h", "localhost", "server to connect to: host, host:port, or replSet/host1,host2")
 	fs.IntVar(&c.port, "port", 0, "server port (default 27017, or the one in --host)")
-	fs.StringVar(&c.username, "username", "", "user name for authentication")
-	fs.StringVar(&c.username, "u", "", "shorthand for --username")
-	fs.StringVar(&c.password, "password", "", "password for authentication")
-	fs.StringVar(&c.password, "p", "", "shorthand for --password")
+	stringFlag(fs, &c.username, "username", "u", "", "user name for authentication")
+	stringFlag(fs, &c.password, "password", "p", "", "password for authentication")
 	fs.StringVar(&c.authDB, "authenticationDatabase", "", "database that holds the user's credentials")
 	fs.BoolVar(&c.tls, "tls", false, "connect with TLS")
 	fs.StringVar(&c.tlsCAFile, "tlsCAFile", "", "PEM bundle of the authorities to trust for the server's certificate (implies --tls)")

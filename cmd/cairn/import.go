@@ -47,14 +47,11 @@ type importOptions struct {
 
 func (o *importOptions) register(fs *flag.FlagSet) {
 	o.conn.register(fs)
-	fs.StringVar(&o.db, "db", "test", "database to import into")
-	fs.StringVar(&o.db, "d", "test", "shorthand for --db")
-	fs.StringVar(&o.coll, "collection", "", "collection to import into (default: the file's name without extension)")
-	fs.StringVar(&o.coll, "c", "", "shorthand for --collection")
+	stringFlag(fs, &o.db, "db", "d", "test", "database to import into")
+	stringFlag(fs, &o.coll, "collection", "c", "", "collection to import into (default: the file's name without extension)")
 	fs.StringVar(&o.typ, "type", "json", "input format: json, csv or tsv")
 	fs.StringVar(&o.file, "file", "", "file to import (default: standard input)")
-	fs.StringVar(&o.fields, "fields", "", "comma-separated field names for CSV/TSV")
-	fs.StringVar(&o.fields, "f", "", "shorthand for --fields")
+	stringFlag(fs, &o.fields, "fields", "f", "", "comma-separated field names for CSV/TSV")
 	fs.StringVar(&o.fieldFile, "fieldFile", "", "file with one field name per line, for CSV/TSV")
 	fs.BoolVar(&o.headerLine, "headerline", false, "use the first line of the CSV/TSV input as field names")
 	fs.BoolVar(&o.columnsHaveTypes, "columnsHaveTypes", false, "field names carry types: name.int32(), name.date(2006-01-02), ...")

@@ -82,3 +82,16 @@ func parseFlags(fs *flag.FlagSet, usage string, args []string, stderr io.Writer)
 	}
 	return 0, true
 }
+
+// stringFlag registers a string flag under its long name and its
+// one-letter shorthand, as MongoDB's tools spell them.
+func stringFlag(fs *flag.FlagSet, p *string, long, short, def, usage string) {
+	fs.StringVar(p, long, def, usage)
+	fs.StringVar(p, short, def, "shorthand for --"+long)
+}
+
+// intFlag is stringFlag for integers.
+func intFlag(fs *flag.FlagSet, p *int, long, short string, def int, usage string) {
+	fs.IntVar(p, long, def, usage)
+	fs.IntVar(p, short, def, "shorthand for --"+long)
+}
