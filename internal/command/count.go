@@ -35,7 +35,7 @@ func count(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	spec := &findSpec{db: c.DB, coll: name, opts: opts}
+	spec := &findSpec{db: c.DB, coll: name, opts: opts, countOnly: true}
 	if err := parseFilterText(spec, orEmptyDoc(q), opts); err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func planFor(c *Ctx, spec *findSpec) (*catalog.Collection, *plan, bool, error) {
 	if spec.sort != nil && spec.sort.Natural() < 0 {
 		return coll, nil, false, nil
 	}
-	return coll, choosePlanFind(coll, spec), false, nil
+	return coll, coverPlan(coll, spec, choosePlanFind(coll, spec)), false, nil
 }
 
 // appendPlanStages writes the winning plan as MongoDB's stage tree.
@@ -100,9 +100,12 @@ func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection,
 	var wrappers []stage
 	if spec.proj != nil {
 		wrappers = append(wrappers, func(inner func()) {
-			r.AppendString("stage", "PROJECTION_DEFAULT")
-			r.StartDocument("transformBy")
-			r.End()
+			if p != nil && p.covered != nil {
+				r.AppendString("stage", "PROJECTION_COVERED")
+			} else {
+				r.AppendString("stage", "PROJECTION_DEFAULT")
+			}
+			r.AppendDocument("transformBy", orEmptyDoc(spec.projDoc))
 			r.StartDocument("inputStage")
 			inner()
 			r.End()
@@ -130,10 +133,15 @@ func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection,
 		case byID:
 			r.AppendString("stage", "IDHACK")
 		case p != nil:
-			r.AppendString("stage", "FETCH")
-			r.AppendDocument("filter", spec.filterDoc)
-			r.StartDocument("inputStage")
+			if p.covered == nil {
+				r.AppendString("stage", "FETCH")
+				r.AppendDocument("filter", spec.filterDoc)
+				r.StartDocument("inputStage")
+			}
 			r.AppendString("stage", "IXSCAN")
+			if p.covered != nil && spec.filterDoc.Len() > 0 {
+				r.AppendDocument("filter", spec.filterDoc)
+			}
 			r.AppendDocument("keyPattern", p.spec.Key)
 			r.AppendString("indexName", p.index)
 			r.AppendBool("isMultiKey", p.dedupe)
@@ -144,7 +152,9 @@ func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection,
 				r.AppendString("direction", "forward")
 			}
 			r.AppendInt32("keyRanges", int32(len(p.ranges)))
-			r.End()
+			if p.covered == nil {
+				r.End()
+			}
 		default:
 			r.AppendString("stage", "COLLSCAN")
 			if spec.filterDoc.Len() > 0 {

@@ -31,10 +31,16 @@ type findSpec struct {
 	// data tree's order satisfies).
 	sortDoc bson.Doc
 	proj    *query.Projection
-	sort    *query.Sort
-	skip    int64
-	limit   int64 // 0 = none
-	opts    *query.Options
+	// projDoc is the projection as given (nil: none), which the planner
+	// reads to cover the query from an index.
+	projDoc bson.Doc
+	// countOnly: the documents are only counted (count), so a plan may
+	// be covered without a projection.
+	countOnly bool
+	sort      *query.Sort
+	skip      int64
+	limit     int64 // 0 = none
+	opts      *query.Options
 }
 
 // parseQueryOptions reads collation and let, shared by the CRUD commands.
@@ -128,6 +134,7 @@ func find(c *Ctx) error {
 		if spec.proj, err = query.ParseProjection(p, opts); err != nil {
 			return err
 		}
+		spec.projDoc = p
 	}
 	if s, ok, err := a.doc("sort"); err != nil {
 		return err
@@ -276,7 +283,7 @@ func sortedPlan(c *Ctx, spec *findSpec) (*plan, error) {
 	}
 	defer tx.Rollback()
 	if p := choosePlanFind(coll, spec); p != nil && p.sorted {
-		return p, nil
+		return coverPlan(coll, spec, p), nil
 	}
 	return nil, nil
 }
@@ -355,7 +362,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		s.planned = true
 		if _, byID := s.spec.filter.IDEquality(); !byID && !s.reverse {
 			if !s.collScanOnly {
-				s.plan = choosePlanHint(coll, s.spec.filterDoc, s.spec.opts, s.spec.hint)
+				s.plan = coverPlan(coll, s.spec, choosePlanHint(coll, s.spec.filterDoc, s.spec.opts, s.spec.hint))
 			}
 			if r, ok := idRange(s.spec); ok && s.plan == nil {
 				s.idr = &r

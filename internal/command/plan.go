@@ -28,6 +28,8 @@ type plan struct {
 	// sorted: the scan returns documents in the query's sort order (no
 	// SORT stage); reverse walks the index backward.
 	sorted, reverse bool
+	// covered rebuilds documents from the index keys (nil: fetch each).
+	covered *coverage
 }
 
 // choosePlan picks an index whose leading field the filter restricts:
@@ -146,6 +148,8 @@ type walkState struct {
 	lastKey []byte
 	started bool
 	seen    map[string]struct{}
+	// cover is the buffer of documents rebuilt from keys.
+	cover []byte
 	// keys and docs count index entries and documents examined.
 	keys, docs int64
 }
@@ -160,6 +164,12 @@ func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 		return false, mongoerr.New(175, "query plan killed :: caused by :: index '%s' dropped", p.index)
 	}
 	cur := it.Cursor()
+	cv := p.covered
+	if cv != nil {
+		if ix := indexNamed(coll, p.index); ix == nil || ix.Multikey {
+			cv = nil // an array arrived between batches
+		}
+	}
 	n := 0
 	for ; st.rng < len(p.ranges); st.rng, st.started = st.rng+1, false {
 		var k, v []byte
@@ -185,15 +195,26 @@ func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 					continue
 				}
 			}
-			doc, err := data.Get(v)
-			if err != nil {
-				return false, fmt.Errorf("fetching from %s: %w", coll.Namespace(), err)
+			var doc bson.Doc
+			covered := false
+			if cv != nil {
+				doc, covered = cv.doc(st.cover, k)
+				if covered {
+					st.cover = doc
+				}
 			}
-			if doc == nil {
-				return false, fmt.Errorf("index %s of %s has an entry for a missing document", p.index, coll.Namespace())
+			if !covered {
+				d, err := data.Get(v)
+				if err != nil {
+					return false, fmt.Errorf("fetching from %s: %w", coll.Namespace(), err)
+				}
+				if d == nil {
+					return false, fmt.Errorf("index %s of %s has an entry for a missing document", p.index, coll.Namespace())
+				}
+				doc = bson.Doc(d)
+				st.docs++
 			}
-			st.docs++
-			ok, err := fn(v, bson.Doc(doc))
+			ok, err := fn(v, doc)
 			if err != nil || !ok {
 				return false, err
 			}

@@ -1,0 +1,208 @@
+package e2e
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// planTree flattens an explain stage into "STAGE>STAGE[index]", with the
+// branches of a stage with inputStages in parentheses, joined by "|".
+func planTree(st bson.Raw) string {
+	s := st.Lookup("stage").StringValue()
+	if ix, ok := st.Lookup("indexName").StringValueOK(); ok {
+		s += "[" + ix + "]"
+	}
+	if in, ok := st.Lookup("inputStage").DocumentOK(); ok {
+		return s + ">" + planTree(in)
+	}
+	if arr, ok := st.Lookup("inputStages").ArrayOK(); ok {
+		vals, _ := arr.Values()
+		var parts []string
+		for _, v := range vals {
+			parts = append(parts, planTree(v.Document()))
+		}
+		return s + "(" + strings.Join(parts, "|") + ")"
+	}
+	return s
+}
+
+// explained is the part of a find explain the planner tests read.
+type explained struct {
+	tree               string
+	rejected           []string
+	nReturned          int64
+	keysExamined       int64
+	docsExamined       int64
+	rejectedPlansCount int
+}
+
+func explainFind(t *testing.T, db *mongo.Database, cmd bson.D) explained {
+	t.Helper()
+	raw, err := db.RunCommand(ctx(t), bson.D{{Key: "explain", Value: cmd}, {Key: "verbosity", Value: "executionStats"}}).Raw()
+	if err != nil {
+		t.Fatalf("explain %v: %v", cmd, err)
+	}
+	qp := raw.Lookup("queryPlanner").Document()
+	ex := explained{tree: planTree(qp.Lookup("winningPlan").Document())}
+	rej, _ := qp.Lookup("rejectedPlans").Array().Values()
+	for _, r := range rej {
+		ex.rejected = append(ex.rejected, planTree(r.Document()))
+	}
+	es := raw.Lookup("executionStats").Document()
+	ex.nReturned = es.Lookup("nReturned").AsInt64()
+	ex.keysExamined = es.Lookup("totalKeysExamined").AsInt64()
+	ex.docsExamined = es.Lookup("totalDocsExamined").AsInt64()
+	return ex
+}
+
+// sortedResults runs a find and returns its documents as extended JSON,
+// sorted (so that results are compared as multisets).
+func sortedResults(t *testing.T, coll *mongo.Collection, filter, proj, sort bson.D, hint any) []string {
+	t.Helper()
+	o := options.Find()
+	if proj != nil {
+		o.SetProjection(proj)
+	}
+	if sort != nil {
+		o.SetSort(sort)
+	}
+	if hint != nil {
+		o.SetHint(hint)
+	}
+	cur, err := coll.Find(ctx(t), filter, o)
+	if err != nil {
+		t.Fatalf("find %v: %v", filter, err)
+	}
+	var out []string
+	for cur.Next(ctx(t)) {
+		out = append(out, cur.Current.String())
+	}
+	if err := cur.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if sort == nil {
+		slices.Sort(out)
+	}
+	return out
+}
+
+// TestPlannerCovered checks covered plans: the winning plan (asserted
+// through explain), that no document is fetched when every needed key
+// value round-trips exactly, and that the results equal a collection
+// scan's, across getMore batches.
+func TestPlannerCovered(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("plan")
+	coll := db.Collection("cov")
+	var docs []any
+	for i := 0; i < 300; i++ {
+		// Fields in index order, so that rebuilt documents have the
+		// stored order too.
+		d := bson.D{{Key: "_id", Value: i}, {Key: "s", Value: fmt.Sprintf("s%03d", i%50)}, {Key: "n", Value: i % 7}}
+		switch i % 10 {
+		case 1:
+			d[2].Value = float64(i%7) + 0.5
+		case 2:
+			d[2].Value = int64(i % 7)
+		case 3:
+			d = d[:2] // n missing
+		case 4:
+			d[2].Value = nil
+		}
+		d = append(d, bson.E{Key: "d", Value: bson.D{{Key: "x", Value: fmt.Sprintf("x%d", i%9)}, {Key: "y", Value: bson.NewObjectIDFromTimestamp(time.Unix(int64(1e9+i), 0))}}})
+		d = append(d, bson.E{Key: "t", Value: fmt.Sprintf("t%02d", i%13)}, bson.E{Key: "other", Value: i})
+		if i%25 == 0 {
+			d = append(d, bson.E{Key: "arr", Value: bson.A{1, 2}})
+		}
+		docs = append(docs, d)
+	}
+	if _, err := coll.InsertMany(ctx(t), docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []mongo.IndexModel{
+		{Keys: bson.D{{Key: "s", Value: 1}, {Key: "n", Value: 1}}},
+		{Keys: bson.D{{Key: "d.x", Value: 1}, {Key: "d.y", Value: -1}}},
+		{Keys: bson.D{{Key: "t", Value: -1}, {Key: "_id", Value: 1}}},
+		{Keys: bson.D{{Key: "arr", Value: 1}, {Key: "s", Value: 1}}},
+	} {
+		if _, err := coll.Indexes().CreateOne(ctx(t), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sRange := bson.D{{Key: "s", Value: bson.D{{Key: "$gte", Value: "s010"}, {Key: "$lt", Value: "s030"}}}}
+	cases := []struct {
+		name       string
+		filter     bson.D
+		proj, sort bson.D
+		hint       any
+		tree       string
+		noFetch    bool // totalDocsExamined must be 0
+	}{
+		{"string range, string out", sRange, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_COVERED>IXSCAN[s_1_n_1]", true},
+		{"filter on the second field", bson.D{{Key: "s", Value: "s007"}, {Key: "n", Value: bson.D{{Key: "$gte", Value: 2}}}}, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: false}}, nil, nil, "PROJECTION_COVERED>IXSCAN[s_1_n_1]", true},
+		{"numbers out are fetched", sRange, bson.D{{Key: "s", Value: 1}, {Key: "n", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_COVERED>IXSCAN[s_1_n_1]", false},
+		{"nested paths", bson.D{{Key: "d.x", Value: bson.D{{Key: "$in", Value: bson.A{"x1", "x5"}}}}}, bson.D{{Key: "d.x", Value: 1}, {Key: "d.y", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_COVERED>IXSCAN[d.x_1_d.y_-1]", true},
+		{"descending with _id in the index", bson.D{{Key: "t", Value: bson.D{{Key: "$gt", Value: "t05"}}}}, bson.D{{Key: "t", Value: 1}, {Key: "_id", Value: 1}}, nil, nil, "PROJECTION_COVERED>IXSCAN[t_-1__id_1]", false},
+		{"sort by the index", bson.D{{Key: "t", Value: bson.D{{Key: "$lte", Value: "t03"}}}}, bson.D{{Key: "t", Value: 1}, {Key: "_id", Value: 0}}, bson.D{{Key: "t", Value: -1}}, nil, "PROJECTION_COVERED>IXSCAN[t_-1__id_1]", true},
+		{"sort on a covered field", sRange, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}, bson.D{{Key: "n", Value: -1}, {Key: "s", Value: 1}}, nil, "PROJECTION_COVERED>SORT>IXSCAN[s_1_n_1]", false},
+		{"hinted full index", bson.D{}, bson.D{{Key: "d.x", Value: 1}, {Key: "_id", Value: 0}}, nil, "d.x_1_d.y_-1", "PROJECTION_COVERED>IXSCAN[d.x_1_d.y_-1]", true},
+		{"_id not in the index", sRange, bson.D{{Key: "s", Value: 1}}, nil, nil, "PROJECTION_DEFAULT>FETCH>IXSCAN[s_1_n_1]", false},
+		{"field outside the index", sRange, bson.D{{Key: "s", Value: 1}, {Key: "other", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_DEFAULT>FETCH>IXSCAN[s_1_n_1]", false},
+		{"filter outside the index", bson.D{{Key: "s", Value: "s001"}, {Key: "other", Value: 1}}, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_DEFAULT>FETCH>IXSCAN[s_1_n_1]", false},
+		{"$type needs the stored type", bson.D{{Key: "s", Value: "s001"}, {Key: "n", Value: bson.D{{Key: "$type", Value: "double"}}}}, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_DEFAULT>FETCH>IXSCAN[s_1_n_1]", false},
+		{"exclusion projection", sRange, bson.D{{Key: "other", Value: 0}}, nil, nil, "PROJECTION_DEFAULT>FETCH>IXSCAN[s_1_n_1]", false},
+		{"multikey index", bson.D{{Key: "arr", Value: 1}}, bson.D{{Key: "arr", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_DEFAULT>FETCH>IXSCAN[arr_1_s_1]", false},
+		{"null may be missing", bson.D{{Key: "s", Value: bson.D{{Key: "$lt", Value: "s005"}}}, {Key: "n", Value: bson.D{{Key: "$exists", Value: false}}}}, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_COVERED>IXSCAN[s_1_n_1]", false},
+	}
+	for _, tc := range cases {
+		cmd := bson.D{{Key: "find", Value: "cov"}, {Key: "filter", Value: tc.filter}, {Key: "projection", Value: tc.proj}}
+		if tc.sort != nil {
+			cmd = append(cmd, bson.E{Key: "sort", Value: tc.sort})
+		}
+		if tc.hint != nil {
+			cmd = append(cmd, bson.E{Key: "hint", Value: tc.hint})
+		}
+		ex := explainFind(t, db, cmd)
+		if ex.tree != tc.tree {
+			t.Errorf("%s: plan %s, want %s", tc.name, ex.tree, tc.tree)
+		}
+		if tc.noFetch && ex.docsExamined != 0 {
+			t.Errorf("%s: %d documents examined, want 0", tc.name, ex.docsExamined)
+		}
+		got := sortedResults(t, coll, tc.filter, tc.proj, tc.sort, tc.hint)
+		want := sortedResults(t, coll, tc.filter, tc.proj, tc.sort, bson.D{{Key: "$natural", Value: 1}})
+		if ex.nReturned != int64(len(want)) || len(want) == 0 {
+			t.Errorf("%s: explain returned %d, the scan %d", tc.name, ex.nReturned, len(want))
+		}
+		if tc.sort == nil && !slices.Equal(got, want) {
+			t.Errorf("%s: results differ from a scan:\n%v\n%v", tc.name, got, want)
+		}
+		if tc.sort != nil && len(got) != len(want) {
+			t.Errorf("%s: %d results, the scan %d", tc.name, len(got), len(want))
+		}
+	}
+	// A count whose filter the index answers reads no document.
+	ex := explainFind(t, db, bson.D{{Key: "count", Value: "cov"}, {Key: "query", Value: sRange}})
+	if ex.tree != "IXSCAN[s_1_n_1]" || ex.docsExamined != 0 || ex.nReturned != 120 {
+		t.Errorf("covered count: %+v", ex)
+	}
+	if n, err := coll.CountDocuments(ctx(t), bson.D{{Key: "s", Value: "s002"}, {Key: "n", Value: bson.D{{Key: "$lt", Value: 3}}}}); err != nil || n != 2 {
+		t.Errorf("covered countDocuments = %d, %v", n, err)
+	}
+	// Small batches resume a covered walk.
+	cur, err := coll.Find(ctx(t), sRange, options.Find().SetProjection(bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}).SetBatchSize(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []bson.M
+	if err := cur.All(ctx(t), &all); err != nil || len(all) != 120 {
+		t.Fatalf("covered find in batches: %d, %v", len(all), err)
+	}
+}
