@@ -31,6 +31,9 @@ type Env struct {
 	// StartupWarnings are returned by getLog("startupWarnings").
 	StartupWarnings []string
 	Stats           Stats
+	// MaxConns is the connection limit (serverStatus connections.available;
+	// 0 means mongod's default, 1,000,000).
+	MaxConns int
 	// CommitInterval is the journal commit interval (for serverStatus).
 	CommitInterval time.Duration
 	// LogLevel is the log's level (setParameter logLevel); may be nil.
@@ -79,6 +82,24 @@ type Stats struct {
 	// Index keys and documents examined by queries
 	// (metrics.queryExecutor.scanned and scannedObjects).
 	KeysExamined, DocsExamined atomic.Int64
+	// ScanAndOrder counts queries and writes that sorted their documents
+	// in memory (metrics.operation.scanAndOrder).
+	ScanAndOrder atomic.Int64
+	// ConnsRejected counts connections refused at the MaxConns limit.
+	ConnsRejected atomic.Int64
+	// RegularAsserts counts commands that failed on an internal error (a
+	// recovered panic); UserAsserts commands answered with an error and
+	// write errors (asserts.regular and asserts.user).
+	RegularAsserts, UserAsserts atomic.Int64
+	// MaxTimeExpired counts operations ended by their maxTimeMS
+	// (metrics.operation.killedDueToMaxTimeMSExpired).
+	MaxTimeExpired atomic.Int64
+	// WritersQueued are commands waiting for the engine's writer lock,
+	// WritersActive those holding it (globalLock).
+	WritersQueued, WritersActive atomic.Int64
+	// WriterWaits and WriterWaitMicros count writer-lock acquisitions that
+	// had to wait and the time spent waiting (locks.Global).
+	WriterAcquires, WriterWaits, WriterWaitMicros atomic.Int64
 }
 
 // latencyClass is the opLatencies bucket of a command.
@@ -171,7 +192,10 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.Env.Log.Error("command panicked", "cmd", c.Name, "panic", fmt.Sprint(r), "request", requestShape(c.Body))
+			c.Env.Stats.RegularAsserts.Add(1)
 			reply = errorReply(c.Reply, mongoerr.New(mongoerr.InternalError, "internal error running %s: %v", c.Name, r))
+		} else if isErrorReply(reply) {
+			c.Env.Stats.UserAsserts.Add(1)
 		}
 	}()
 	c.Env.Stats.Commands.Add(1)
@@ -218,10 +242,21 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 		}
 	}()
 	if err := cmd.Run(c); err != nil {
-		return errorReply(c.Reply, err)
+		e := mongoerr.As(err)
+		if e.Code == mongoerr.MaxTimeMSExpired {
+			c.Env.Stats.MaxTimeExpired.Add(1)
+		}
+		return errorReply(c.Reply, e)
 	}
 	c.Reply.AppendDouble("ok", 1)
 	return c.Reply.Finish()
+}
+
+// isErrorReply reports a reply built by errorReply, whose first field is
+// ok: 0.
+func isErrorReply(reply bson.Doc) bool {
+	it := reply.Iter()
+	return it.Next() && it.Element().Key == "ok" && !it.Element().Value.Truthy()
 }
 
 // errorReply discards whatever the command appended and builds

@@ -49,8 +49,11 @@ var _ context.Context = (*opInfo)(nil)
 func (op *opInfo) Deadline() (time.Time, bool) { return op.parent.Deadline() }
 
 func (op *opInfo) Value(key any) any {
-	if key == (opKey{}) {
+	switch key {
+	case opKey{}:
 		return op
+	case statsKey{}:
+		return &op.stats
 	}
 	return op.parent.Value(key)
 }

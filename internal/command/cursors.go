@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
@@ -43,6 +44,9 @@ type Cursors struct {
 	mu      sync.Mutex
 	m       map[int64]*Cursor
 	timeout time.Duration
+	// opened and timedOut count cursors opened and reaped idle since start
+	// (serverStatus metrics.cursor.totalOpened and timedOut).
+	opened, timedOut atomic.Int64
 }
 
 // NewCursors returns an empty cursor table whose idle cursors expire after
@@ -68,6 +72,7 @@ func (cs *Cursors) add(c *Cursor) {
 	}
 	c.lastUsed = time.Now()
 	cs.m[c.ID] = c
+	cs.opened.Add(1)
 }
 
 func (cs *Cursors) get(id int64) *Cursor {
@@ -95,6 +100,29 @@ func (cs *Cursors) Kill(id int64) bool {
 	cur.src.Close()
 	cur.mu.Unlock()
 	return true
+}
+
+// CursorCounts are serverStatus's metrics.cursor figures.
+type CursorCounts struct {
+	// Open and NoTimeout count the open cursors, and those of them that
+	// never time out.
+	Open, NoTimeout int
+	// TotalOpened and TimedOut count cursors opened and reaped idle since
+	// the server started.
+	TotalOpened, TimedOut int64
+}
+
+// Counts returns the cursor figures.
+func (cs *Cursors) Counts() CursorCounts {
+	cs.mu.Lock()
+	n := CursorCounts{Open: len(cs.m), TotalOpened: cs.opened.Load(), TimedOut: cs.timedOut.Load()}
+	for _, c := range cs.m {
+		if c.noTimeout {
+			n.NoTimeout++
+		}
+	}
+	cs.mu.Unlock()
+	return n
 }
 
 // Len returns the number of open cursors.
@@ -146,6 +174,7 @@ func (cs *Cursors) Reap(now time.Time) int {
 		c.src.Close()
 		c.mu.Unlock()
 	}
+	cs.timedOut.Add(int64(len(victims)))
 	return len(victims)
 }
 

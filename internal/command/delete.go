@@ -24,7 +24,10 @@ func deleteCmd(c *Ctx) error {
 		}
 		errs, err = w.run(func(_ int, st bson.Doc) error {
 			stmts++
-			k, err := deleteOne(c, a, tx, coll, st)
+			sc := beginStatement(c)
+			k, err := deleteOne(sc.c, a, tx, coll, st)
+			sc.stats.write.ndeleted.add(int64(k))
+			sc.end("remove", w.name, st, err)
 			n += k
 			return err
 		})
@@ -37,7 +40,7 @@ func deleteCmd(c *Ctx) error {
 	c.Env.Stats.DocsDeleted.Add(int64(n))
 	c.Unacknowledged = w.wc.unacknowledged()
 	c.Reply.AppendInt32("n", int32(n))
-	appendWriteErrors(c.Reply, errs)
+	appendWriteErrors(c, errs)
 	return nil
 }
 
@@ -80,7 +83,7 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 	if coll == nil {
 		return 0, nil
 	}
-	w, err := openWriter(tx, coll)
+	w, err := c.writer(tx, coll)
 	if err != nil {
 		return 0, err
 	}

@@ -575,6 +575,7 @@ func newSortedSource(c *Ctx, scan *scanSource, spec *findSpec) (Source, error) {
 		}
 		return nil, err
 	}
+	noteSorted(c, len(st.runs) > 0)
 	return &sortedSource{stream: stream, spec: spec, skip: spec.skip}, nil
 }
 

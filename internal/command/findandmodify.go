@@ -131,6 +131,9 @@ func findAndModify(c *Ctx) error {
 			if err := w.remove(ms[0].key, ms[0].doc); err != nil {
 				return err
 			}
+			if f := writeFiguresOf(c); f != nil {
+				f.ndeleted.add(1)
+			}
 			res.matched = 1
 			value = ms[0].doc
 			return nil

@@ -12,10 +12,14 @@ type writeError struct {
 	err   *mongoerr.Error
 }
 
-func appendWriteErrors(r *bson.Builder, errs []writeError) {
+// appendWriteErrors adds a write command's writeErrors to its reply and
+// counts them as user asserts.
+func appendWriteErrors(c *Ctx, errs []writeError) {
 	if len(errs) == 0 {
 		return
 	}
+	c.Env.Stats.UserAsserts.Add(int64(len(errs)))
+	r := c.Reply
 	r.StartArray("writeErrors")
 	for i, we := range errs {
 		r.StartDocument(bson.Index(i))
@@ -67,8 +71,11 @@ func insert(c *Ctx) error {
 		return err
 	}
 	c.Env.Stats.Insert.Add(int64(n))
+	if f := writeFiguresOf(c); f != nil {
+		f.ninserted.add(int64(n))
+	}
 	c.Unacknowledged = w.wc.unacknowledged()
 	c.Reply.AppendInt32("n", int32(n))
-	appendWriteErrors(c.Reply, errs)
+	appendWriteErrors(c, errs)
 	return nil
 }

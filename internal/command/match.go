@@ -1,7 +1,6 @@
 package command
 
 import (
-	"context"
 	"sort"
 
 	"github.com/cairndb/cairn/bson"
@@ -20,14 +19,21 @@ type match struct {
 // selectDocs returns the documents of coll (data tree t) that match filter,
 // in _id or index order, or in the order of s if given, at most limit of
 // them (0 = all). The documents are copied, so the caller may modify the
-// collection while using them.
-func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value, s *query.Sort, limit int) ([]match, error) {
+// collection while using them. The plan and what it examined are added to
+// the statement's slow-operation figures and to serverStatus's
+// metrics.queryExecutor.
+func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value, s *query.Sort, limit int) ([]match, error) {
 	if id, ok := filter.IDEquality(); ok {
 		key := docKey(nil, id)
 		v, err := t.Get(key)
-		if err != nil || v == nil {
+		if err != nil {
 			return nil, err
 		}
+		if v == nil {
+			c.examined("IDHACK", 0, 0)
+			return nil, nil
+		}
+		c.examined("IDHACK", 1, 1)
 		m := match{key: key, doc: bson.Doc(append([]byte(nil), v...))}
 		if ok, err := matches(filter, m.doc, &m.md); !ok || err != nil {
 			return nil, err
@@ -37,7 +43,7 @@ func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.
 	var out []match
 	if p := choosePlanHint(coll, filterDoc, opts, hint); p != nil {
 		var st walkState
-		_, err := walkIndex(ctx, tx, coll, t, p, &st, func(idKey []byte, d bson.Doc) (bool, error) {
+		_, err := walkIndex(c, tx, coll, t, p, &st, func(idKey []byte, d bson.Doc) (bool, error) {
 			var md query.MatchDetails
 			if ok, err := matches(filter, d, &md); !ok || err != nil {
 				return err == nil, err
@@ -45,16 +51,18 @@ func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.
 			out = append(out, match{key: append([]byte(nil), idKey...), doc: bson.Doc(append([]byte(nil), d...)), md: md})
 			return s != nil || limit <= 0 || len(out) < limit, nil
 		})
+		c.examined(planSummary(p, false), st.keys, st.docs)
 		if err != nil {
 			return nil, err
 		}
-		return orderMatches(out, s, limit)
+		return orderMatches(c, out, s, limit)
 	}
 	cur := t.Cursor()
 	n := 0
+	defer func() { c.examined("COLLSCAN", 0, int64(n)) }()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		if n++; n&255 == 0 {
-			if err := ctx.Err(); err != nil {
+			if err := c.Err(); err != nil {
 				return nil, ctxErr(err)
 			}
 		}
@@ -72,7 +80,15 @@ func selectDocs(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.
 	if err := cur.Err(); err != nil {
 		return nil, err
 	}
-	return orderMatches(out, s, limit)
+	return orderMatches(c, out, s, limit)
+}
+
+// examined adds what a write's query stage examined to the statement's
+// slow-operation figures and to metrics.queryExecutor.
+func (c *Ctx) examined(plan string, keys, docs int64) {
+	noteExamined(c, plan, keys, docs)
+	c.Env.Stats.KeysExamined.Add(keys)
+	c.Env.Stats.DocsExamined.Add(docs)
 }
 
 // matches applies filter to d, turning an expression that failed while
@@ -86,8 +102,9 @@ func matches(filter *query.Filter, d bson.Doc, md *query.MatchDetails) (bool, er
 }
 
 // orderMatches sorts matches by s (if any) and keeps the first limit.
-func orderMatches(out []match, s *query.Sort, limit int) ([]match, error) {
+func orderMatches(c *Ctx, out []match, s *query.Sort, limit int) ([]match, error) {
 	if s != nil && s.Natural() == 0 {
+		noteSorted(c, false)
 		for i := range out {
 			if err := s.Check(out[i].doc); err != nil {
 				return nil, err

@@ -29,16 +29,26 @@ const maxLoggedCommandBytes = 10 << 10
 
 // opStats are the figures a running operation accumulates for its
 // slow-operation line (atomics: a pipeline's stages may run concurrently).
+// A write command's statements (update, delete) each have their own, as
+// mongod gives each statement its own line.
 type opStats struct {
 	planSummary  atomic.Pointer[string] // the first query stage's plan
 	keysExamined atomic.Int64
 	docsExamined atomic.Int64
 	nreturned    atomic.Int64
+	// hasSortStage and usedDisk: the query sorted in memory (spilling to
+	// disk).
+	hasSortStage, usedDisk atomic.Bool
+	write                  writeFigures // slowwrite.go
 }
 
 // opKey finds the running operation among a context's values, however the
 // command wrapped its context (maxTimeMS adds a deadline, for one).
 type opKey struct{}
+
+// statsKey finds the figures a query or write stage adds to: the
+// operation's, or a write statement's (withStats).
+type statsKey struct{}
 
 // opOf returns the operation ctx belongs to, or nil outside a command.
 func opOf(ctx context.Context) *opInfo {
@@ -46,20 +56,40 @@ func opOf(ctx context.Context) *opInfo {
 	return op
 }
 
+// statsOf returns the figures ctx's stages add to, or nil outside a
+// command.
+func statsOf(ctx context.Context) *opStats {
+	s, _ := ctx.Value(statsKey{}).(*opStats)
+	return s
+}
+
 // noteExamined adds index keys and documents a query stage examined, and
 // the plan it used, to the operation's slow-operation figures.
 func noteExamined(ctx context.Context, plan string, keys, docs int64) {
-	if op := opOf(ctx); op != nil {
-		op.stats.planSummary.CompareAndSwap(nil, &plan)
-		op.stats.keysExamined.Add(keys)
-		op.stats.docsExamined.Add(docs)
+	if s := statsOf(ctx); s != nil {
+		s.planSummary.CompareAndSwap(nil, &plan)
+		s.keysExamined.Add(keys)
+		s.docsExamined.Add(docs)
 	}
 }
 
 // noteReturned counts documents a command returned to the client.
 func noteReturned(ctx context.Context, n int64) {
-	if op := opOf(ctx); op != nil {
-		op.stats.nreturned.Add(n)
+	if s := statsOf(ctx); s != nil {
+		s.nreturned.Add(n)
+	}
+}
+
+// noteSorted records a blocking (in-memory) sort, as mongod's
+// hasSortStage and usedDisk, and counts it in
+// metrics.operation.scanAndOrder.
+func noteSorted(c *Ctx, spilled bool) {
+	c.Env.Stats.ScanAndOrder.Add(1)
+	if s := statsOf(c); s != nil {
+		s.hasSortStage.Store(true)
+		if spilled {
+			s.usedDisk.Store(true)
+		}
 	}
 }
 
@@ -104,52 +134,77 @@ func keyPatternText(key bson.Doc) string {
 }
 
 // logSlowOp writes the slow-operation line of a command that took d, if d
-// reaches the threshold.
+// reaches the threshold. An update or delete command's line names the
+// database's $cmd namespace, as mongod's does: its statements have their
+// own lines (logSlowStatement) with the collection's.
 func logSlowOp(c *Ctx, op *opInfo, coll string, d time.Duration, reply bson.Doc) {
-	slow := c.Env.SlowMS.Load()
-	if d.Milliseconds() < slow || c.Env.Log == nil || !c.Env.Log.Enabled(c, slog.LevelInfo) {
+	if !slowEnough(c, d) {
 		return
 	}
-	ns := c.DB
-	if coll != "" {
-		ns += "." + coll
-	} else {
-		ns += ".$cmd"
+	ns := c.DB + ".$cmd"
+	if coll != "" && !hasStatementLines(c.Name) {
+		ns = c.DB + "." + coll
 	}
+	var stats *opStats
+	if op != nil {
+		stats = &op.stats
+	}
+	attrs := slowAttrs(c, "COMMAND", "command", ns, loggedCommand(c.Body), stats)
+	if v, ok := reply.Lookup("ok"); ok && !v.Truthy() {
+		code, _ := reply.Lookup("code")
+		n, _ := code.AsInt64()
+		msg, _ := reply.Lookup("errmsg")
+		attrs = appendSlowError(attrs, mongoerr.New(int32(n), "%s", msg.StringValue()))
+	}
+	attrs = append(attrs, "reslen", len(reply), "protocol", "op_msg", "durationMillis", d.Milliseconds())
+	c.Env.Log.Info("Slow query", attrs...)
+}
+
+// slowEnough reports whether an operation that took d is logged.
+func slowEnough(c *Ctx, d time.Duration) bool {
+	return d.Milliseconds() >= c.Env.SlowMS.Load() && c.Env.Log != nil && c.Env.Log.Enabled(c, slog.LevelInfo)
+}
+
+// slowAttrs starts a slow-operation line: its head (component c, id
+// 51803, the connection), then type, ns, appName, command and the
+// figures in s, in mongod's order.
+func slowAttrs(c *Ctx, component, typ, ns string, command json.RawMessage, s *opStats) []any {
 	ctxName := "conn"
 	if c.Conn != nil {
 		ctxName += strconv.FormatInt(c.Conn.ID, 10)
 	}
-	attrs := []any{"c", "COMMAND", "id", 51803, "ctx", ctxName,
-		"type", "command", "ns", ns}
+	attrs := []any{"c", component, "id", 51803, "ctx", ctxName, "type", typ, "ns", ns}
 	if c.Conn != nil && len(c.Conn.ClientMeta) > 0 {
 		if v, ok := c.Conn.ClientMeta.LookupPath("application", "name"); ok && v.Type == bson.TypeString {
 			attrs = append(attrs, "appName", v.StringValue())
 		}
 	}
-	attrs = append(attrs, "command", loggedCommand(c.Body))
-	if op != nil {
-		plan := op.stats.planSummary.Load()
-		if plan != nil {
-			attrs = append(attrs, "planSummary", *plan,
-				"keysExamined", op.stats.keysExamined.Load(), "docsExamined", op.stats.docsExamined.Load())
-		}
-		if n := op.stats.nreturned.Load(); plan != nil || n > 0 {
-			attrs = append(attrs, "nreturned", n)
-		}
+	attrs = append(attrs, "command", command)
+	if s == nil {
+		return attrs
 	}
-	if v, ok := reply.Lookup("ok"); ok && !v.Truthy() {
-		attrs = append(attrs, "ok", 0)
-		if m, ok := reply.Lookup("errmsg"); ok {
-			attrs = append(attrs, "errMsg", m.StringValue())
-		}
-		if code, ok := reply.Lookup("code"); ok {
-			n, _ := code.AsInt64()
-			attrs = append(attrs, "errName", mongoerr.CodeName(int32(n)), "errCode", n)
-		}
+	plan := s.planSummary.Load()
+	if plan != nil {
+		attrs = append(attrs, "planSummary", *plan,
+			"keysExamined", s.keysExamined.Load(), "docsExamined", s.docsExamined.Load())
 	}
-	attrs = append(attrs, "reslen", len(reply), "protocol", "op_msg", "durationMillis", d.Milliseconds())
-	c.Env.Log.Info("Slow query", attrs...)
+	if s.hasSortStage.Load() {
+		attrs = append(attrs, "hasSortStage", true)
+	}
+	if s.usedDisk.Load() {
+		attrs = append(attrs, "usedDisk", true)
+	}
+	attrs = s.write.appendAttrs(attrs)
+	if n := s.nreturned.Load(); plan != nil && !s.write.any() || n > 0 {
+		attrs = append(attrs, "nreturned", n)
+	}
+	return attrs
+}
+
+// appendSlowError adds a failed operation's error to its line.
+func appendSlowError(attrs []any, err error) []any {
+	e := mongoerr.As(err)
+	return append(attrs, "ok", 0, "errMsg", e.Message, "errName", mongoerr.CodeName(e.Code), "errCode", int64(e.Code))
 }
 
 // loggedCommand is the command as relaxed Extended JSON (secrets

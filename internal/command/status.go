@@ -7,6 +7,10 @@ import (
 	"time"
 )
 
+// serverStatus answers with mongod's sections, in its field names and
+// BSON types (int32 where mongod reports an int, int64 where it reports a
+// long), and a "cairn" section with the storage engine's figures.
+// docs/operations.md says where each figure comes from.
 func serverStatus(c *Ctx) error {
 	host, _ := os.Hostname()
 	now := time.Now()
@@ -22,20 +26,32 @@ func serverStatus(c *Ctx) error {
 	r.AppendInt64("uptimeMillis", up.Milliseconds())
 	r.AppendInt64("uptimeEstimate", int64(up.Seconds()))
 	r.AppendDateTime("localTime", now.UnixMilli())
+	r.StartDocument("asserts")
+	for _, a := range []struct {
+		name string
+		n    int64
+	}{{"regular", s.RegularAsserts.Load()}, {"warning", 0}, {"msg", 0}, {"user", s.UserAsserts.Load()}, {"tripwire", 0}, {"rollovers", 0}} {
+		r.AppendInt32(a.name, int32(a.n))
+	}
+	r.End()
+	active := c.Env.Ops.activity()
+	maxConns := int64(c.Env.MaxConns)
+	if maxConns <= 0 {
+		maxConns = 1000000
+	}
 	r.StartDocument("connections")
 	r.AppendInt32("current", int32(s.ConnsCurrent.Load()))
-	r.AppendInt32("available", int32(1000000-s.ConnsCurrent.Load()))
+	r.AppendInt32("available", int32(max(maxConns-s.ConnsCurrent.Load(), 0)))
 	r.AppendInt32("totalCreated", int32(s.ConnsTotal.Load()))
+	r.AppendInt32("rejected", int32(s.ConnsRejected.Load()))
+	r.AppendInt32("active", int32(active.conns))
 	r.End()
+	appendGlobalLock(c, up, active)
+	appendLocks(c)
 	r.StartDocument("network")
 	r.AppendInt64("bytesIn", s.BytesIn.Load())
 	r.AppendInt64("bytesOut", s.BytesOut.Load())
 	r.AppendInt64("numRequests", s.Requests.Load())
-	r.End()
-	r.StartDocument("asserts")
-	for _, k := range []string{"regular", "warning", "msg", "user", "rollovers"} {
-		r.AppendInt32(k, 0)
-	}
 	r.End()
 	r.StartDocument("opLatencies")
 	for _, l := range []struct {
@@ -47,8 +63,6 @@ func serverStatus(c *Ctx) error {
 		r.AppendInt64("ops", l.ops.Load())
 		r.End()
 	}
-	r.End()
-	r.StartDocument("locks")
 	r.End()
 	r.StartDocument("opcounters")
 	r.AppendInt64("insert", s.Insert.Load())
@@ -62,27 +76,11 @@ func serverStatus(c *Ctx) error {
 	runtime.ReadMemStats(&ms)
 	r.StartDocument("mem")
 	r.AppendInt32("bits", 64)
-	r.AppendInt64("resident", int64(residentBytes()>>20))
-	r.AppendInt64("virtual", int64(ms.Sys>>20))
+	r.AppendInt32("resident", int32(residentBytes()>>20))
+	r.AppendInt32("virtual", int32(ms.Sys>>20))
 	r.AppendBool("supported", true)
 	r.End()
-	r.StartDocument("metrics")
-	r.StartDocument("document")
-	r.AppendInt64("deleted", s.DocsDeleted.Load())
-	r.AppendInt64("inserted", s.Insert.Load())
-	r.AppendInt64("returned", s.DocsReturned.Load())
-	r.AppendInt64("updated", s.DocsUpdated.Load())
-	r.End()
-	r.StartDocument("queryExecutor")
-	r.AppendInt64("scanned", s.KeysExamined.Load())
-	r.AppendInt64("scannedObjects", s.DocsExamined.Load())
-	r.End()
-	r.StartDocument("cursor")
-	r.StartDocument("open")
-	r.AppendInt64("total", int64(c.Env.Cursors.Len()))
-	r.End()
-	r.End()
-	r.End()
+	appendMetrics(c)
 	r.StartDocument("storageEngine")
 	r.AppendString("name", "cairn")
 	r.AppendBool("supportsCommittedReads", true)
@@ -90,6 +88,38 @@ func serverStatus(c *Ctx) error {
 	r.End()
 	appendEngineStats(c)
 	return nil
+}
+
+// appendMetrics adds serverStatus's metrics section.
+func appendMetrics(c *Ctx) {
+	s := &c.Env.Stats
+	r := c.Reply
+	r.StartDocument("metrics")
+	r.StartDocument("cursor")
+	cur := c.Env.Cursors.Counts()
+	r.AppendInt64("timedOut", cur.TimedOut)
+	r.AppendInt64("totalOpened", cur.TotalOpened)
+	r.StartDocument("open")
+	r.AppendInt64("noTimeout", int64(cur.NoTimeout))
+	r.AppendInt64("total", int64(cur.Open))
+	r.End()
+	r.End()
+	r.StartDocument("document")
+	r.AppendInt64("deleted", s.DocsDeleted.Load())
+	r.AppendInt64("inserted", s.Insert.Load())
+	r.AppendInt64("returned", s.DocsReturned.Load())
+	r.AppendInt64("updated", s.DocsUpdated.Load())
+	r.End()
+	r.StartDocument("operation")
+	r.AppendInt64("killedDueToMaxTimeMSExpired", s.MaxTimeExpired.Load())
+	r.AppendInt64("scanAndOrder", s.ScanAndOrder.Load())
+	r.AppendInt64("writeConflicts", 0) // one writer at a time: writes never conflict
+	r.End()
+	r.StartDocument("queryExecutor")
+	r.AppendInt64("scanned", s.KeysExamined.Load())
+	r.AppendInt64("scannedObjects", s.DocsExamined.Load())
+	r.End()
+	r.End()
 }
 
 // residentBytes reads the process's resident set size from /proc.

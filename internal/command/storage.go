@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
@@ -29,10 +30,11 @@ func dataTree(tx *kv.Tx, coll *catalog.Collection) (*kv.Tree, error) {
 // durability. If fn fails the transaction is rolled back unless keep is set
 // by fn (ordered inserts keep what they wrote before the failing document).
 func (c *Ctx) writeTx(d kv.Durability, fn func(tx *kv.Tx) error) error {
-	tx, err := c.Env.KV.BeginWrite(c)
+	tx, err := c.beginWrite()
 	if err != nil {
 		return ctxErr(err)
 	}
+	defer c.Env.Stats.WritersActive.Add(-1)
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
 		return err
@@ -41,6 +43,28 @@ func (c *Ctx) writeTx(d kv.Durability, fn func(tx *kv.Tx) error) error {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// beginWrite takes the engine's writer lock, counting the commands that
+// wait for it and hold it for serverStatus's globalLock and locks. An
+// acquisition waited when another command held or awaited the lock as it
+// asked.
+func (c *Ctx) beginWrite() (*kv.Tx, error) {
+	s := &c.Env.Stats
+	contended := s.WritersQueued.Add(1) > 1 || s.WritersActive.Load() > 0
+	start := time.Now()
+	tx, err := c.Env.KV.BeginWrite(c)
+	s.WritersQueued.Add(-1)
+	if err != nil {
+		return nil, err
+	}
+	s.WritersActive.Add(1)
+	s.WriterAcquires.Add(1)
+	if contended {
+		s.WriterWaits.Add(1)
+		s.WriterWaitMicros.Add(time.Since(start).Microseconds())
+	}
+	return tx, nil
 }
 
 // readTx begins a snapshot read.

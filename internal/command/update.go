@@ -131,6 +131,10 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 	if w != nil {
 		coll = w.coll // indexes may have become multikey
 	}
+	if f := writeFiguresOf(c); f != nil {
+		f.nMatched.add(int64(res.matched))
+		f.nModified.add(int64(res.modified))
+	}
 	if res.matched > 0 || !s.upsert {
 		return res, coll, nil
 	}
@@ -153,6 +157,9 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 	coll = w.coll
 	res.upserted = id
 	res.after = doc
+	if f := writeFiguresOf(c); f != nil {
+		f.nUpserted.add(1)
+	}
 	return res, coll, nil
 }
 
@@ -216,13 +223,15 @@ func update(c *Ctx) error {
 		if err != nil {
 			return err
 		}
-		errs, err = w.run(func(i int, raw bson.Doc) error {
+		errs, err = w.run(func(i int, raw bson.Doc) (err error) {
+			sc := beginStatement(c)
+			defer func() { sc.end("update", w.name, raw, err) }()
 			st, err := parseUpdateStmt(c, a, raw)
 			if err != nil {
 				return err
 			}
 			var res updateResult
-			if res, coll, err = st.apply(c, tx, c.DB, w.name, coll); err != nil {
+			if res, coll, err = st.apply(sc.c, tx, c.DB, w.name, coll); err != nil {
 				return err
 			}
 			n += res.matched
@@ -254,6 +263,6 @@ func update(c *Ctx) error {
 		}
 		r.End()
 	}
-	appendWriteErrors(r, errs)
+	appendWriteErrors(c, errs)
 	return nil
 }

@@ -23,6 +23,9 @@ type collWriter struct {
 	key []byte
 	// bypass skips document validation (bypassDocumentValidation).
 	bypass bool
+	// figs receives the index keys written and removed (slow-operation
+	// lines); nil when no command is listening.
+	figs *writeFigures
 }
 
 // writer opens a collection writer for this command, honouring its
@@ -35,6 +38,7 @@ func (c *Ctx) writer(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
 	if v, ok := c.Body.Lookup("bypassDocumentValidation"); ok && v.Truthy() {
 		w.bypass = true
 	}
+	w.figs = writeFiguresOf(c)
 	return w, nil
 }
 
@@ -101,11 +105,15 @@ func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 	if err := w.validate(nil, doc); err != nil {
 		return nil, bson.Value{}, err
 	}
-	if err := w.applyIndexes(nil, doc, w.key); err != nil {
+	added, _, err := w.applyIndexes(nil, doc, w.key)
+	if err != nil {
 		return nil, bson.Value{}, err
 	}
 	if err := w.data.Put(w.key, doc); err != nil {
 		return nil, bson.Value{}, fmt.Errorf("insert into %s: %w", w.coll.Namespace(), err)
+	}
+	if w.figs != nil {
+		w.figs.keysInserted.add(int64(added) + 1) // and the _id index's key
 	}
 	return doc, id, nil
 }
@@ -115,48 +123,61 @@ func (w *collWriter) replace(key []byte, old, updated bson.Doc) error {
 	if err := w.validate(old, updated); err != nil {
 		return err
 	}
-	if err := w.applyIndexes(old, updated, key); err != nil {
+	added, removed, err := w.applyIndexes(old, updated, key)
+	if err != nil {
 		return err
 	}
 	if err := w.data.Put(key, updated); err != nil {
 		return fmt.Errorf("update in %s: %w", w.coll.Namespace(), err)
+	}
+	if w.figs != nil {
+		w.figs.keysInserted.add(int64(added))
+		w.figs.keysDeleted.add(int64(removed))
 	}
 	return nil
 }
 
 // remove deletes the document old stored under key.
 func (w *collWriter) remove(key []byte, old bson.Doc) error {
-	if err := w.applyIndexes(old, nil, key); err != nil {
+	_, removed, err := w.applyIndexes(old, nil, key)
+	if err != nil {
 		return err
 	}
 	if _, err := w.data.Delete(key); err != nil {
 		return fmt.Errorf("delete from %s: %w", w.coll.Namespace(), err)
 	}
+	if w.figs != nil {
+		w.figs.keysDeleted.add(int64(removed) + 1) // and the _id index's key
+	}
 	return nil
 }
 
 // applyIndexes moves every index from old to updated (nil for an insert or
-// a delete). All changes are computed and checked first, so a write refused
-// by one index (duplicate key, parallel arrays) changes none.
-func (w *collWriter) applyIndexes(old, updated bson.Doc, key []byte) error {
+// a delete) and returns the number of entries added and removed. All
+// changes are computed and checked first, so a write refused by one index
+// (duplicate key, parallel arrays) changes none.
+func (w *collWriter) applyIndexes(old, updated bson.Doc, key []byte) (added, removed int, err error) {
 	if len(w.indexes) == 0 {
-		return nil
+		return 0, 0, nil
 	}
 	changes := make([]*index.Change, len(w.indexes))
 	for i, x := range w.indexes {
 		ch, err := x.Prepare(old, updated, key)
 		if err != nil {
-			return err
+			return 0, 0, err
 		}
 		changes[i] = ch
 	}
 	for i, ch := range changes {
 		if err := ch.Apply(); err != nil {
-			return err
+			return 0, 0, err
 		}
 		if err := w.markMultikey(i, ch.Multikey); err != nil {
-			return err
+			return 0, 0, err
 		}
+		a, r := ch.Counts()
+		added += a
+		removed += r
 	}
-	return nil
+	return added, removed, nil
 }

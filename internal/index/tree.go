@@ -92,6 +92,10 @@ func (x *Tree) Prepare(old, updated bson.Doc, idKey []byte) (*Change, error) {
 	return ch, nil
 }
 
+// Counts returns the number of index entries the change adds and removes
+// (mongod's keysInserted and keysDeleted).
+func (ch *Change) Counts() (added, removed int) { return len(ch.add), len(ch.del) }
+
 // Apply writes a prepared change.
 func (ch *Change) Apply() error {
 	x := ch.x

@@ -42,6 +42,15 @@ func newCollector(env *command.Env) *collector {
 		"returned":   desc("documents_returned_total", "Documents returned by queries."),
 		"docs":       desc("documents_total", "Documents inserted, matched by updates, and deleted (serverStatus metrics.document).", "state"),
 		"cursors":    desc("cursors_open", "Open cursors."),
+		"examined":   desc("query_examined_total", "Index keys and documents examined by queries and writes (serverStatus metrics.queryExecutor).", "kind"),
+		"sorts":      desc("scan_and_order_total", "Queries and writes that sorted in memory (serverStatus metrics.operation.scanAndOrder)."),
+		"maxTime":    desc("max_time_expired_total", "Operations ended by their maxTimeMS."),
+		"asserts":    desc("asserts_total", "Commands that failed on an internal error (regular) or answered an error, and write errors (user).", "type"),
+		"rejected":   desc("connections_rejected_total", "Connections refused at the maxConns limit."),
+		"wQueue":     desc("writers_queued", "Commands waiting for the storage engine's writer lock (serverStatus globalLock.currentQueue.writers)."),
+		"wActive":    desc("writers_active", "Commands holding the writer lock (serverStatus globalLock.activeClients.writers)."),
+		"wWaits":     desc("writer_lock_waits_total", "Writer-lock acquisitions that waited behind another writer."),
+		"wWaitSecs":  desc("writer_lock_wait_seconds_total", "Time spent waiting for the writer lock."),
 		"commits":    desc("kv_commits_total", "Storage engine commits."),
 		"fsyncs":     desc("kv_journal_fsyncs_total", "Journal fdatasync calls (one per commit group)."),
 		"jWritten":   desc("kv_journal_written_bytes_total", "Journal bytes written (compressed records with headers)."),
@@ -86,6 +95,17 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	counter("docs", float64(s.DocsUpdated.Load()), "updated")
 	counter("docs", float64(s.DocsDeleted.Load()), "deleted")
 	gauge("cursors", float64(c.env.Cursors.Len()))
+	counter("examined", float64(s.KeysExamined.Load()), "keys")
+	counter("examined", float64(s.DocsExamined.Load()), "documents")
+	counter("sorts", float64(s.ScanAndOrder.Load()))
+	counter("maxTime", float64(s.MaxTimeExpired.Load()))
+	counter("asserts", float64(s.RegularAsserts.Load()), "regular")
+	counter("asserts", float64(s.UserAsserts.Load()), "user")
+	counter("rejected", float64(s.ConnsRejected.Load()))
+	gauge("wQueue", float64(s.WritersQueued.Load()))
+	gauge("wActive", float64(s.WritersActive.Load()))
+	counter("wWaits", float64(s.WriterWaits.Load()))
+	counter("wWaitSecs", float64(s.WriterWaitMicros.Load())/1e6)
 	st := c.env.KV.Stats()
 	counter("commits", float64(st.Commits))
 	counter("fsyncs", float64(st.JournalFsyncs))

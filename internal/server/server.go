@@ -159,6 +159,7 @@ func New(opts Options) (*Server, error) {
 		Argv:           opts.Argv,
 		Parsed:         opts.Parsed,
 		CommitInterval: opts.JournalCommitInterval,
+		MaxConns:       opts.MaxConns,
 		TempDir:        tmp,
 		LogLevel:       opts.LogLevel,
 		RotateLog:      opts.RotateLog,
@@ -208,6 +209,7 @@ func (s *Server) Serve(l net.Listener) error {
 		}
 		delay = 0
 		if int(s.env.Stats.ConnsCurrent.Load()) >= s.opts.MaxConns {
+			s.env.Stats.ConnsRejected.Add(1)
 			s.log.Info("Connection refused because there are too many open connections", "c", "NETWORK", "id", 22942, "ctx", "listener", "remote", nc.RemoteAddr().String())
 			nc.Close()
 			continue

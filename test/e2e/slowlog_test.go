@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -219,5 +220,126 @@ func TestSlowOperationThreshold(t *testing.T) {
 	var st struct{ Slowms int32 }
 	if err := client.Database("x").RunCommand(ctx(t), bson.D{{Key: "profile", Value: -1}}).Decode(&st); err != nil || st.Slowms != 100 {
 		t.Fatalf("default slowms: %+v %v", st, err)
+	}
+}
+
+// writeLines returns the slow-operation lines whose ns is ns and whose
+// component is c ("WRITE " for statements, "COMMAND " for commands).
+func writeLines(t *testing.T, srv *cairndtest.Server, c, ns string) []logLine {
+	t.Helper()
+	var out []logLine
+	for _, l := range parseLog(t, srv.Logs()) {
+		if l.Msg == "Slow query" && l.C == c && l.Attr["ns"] == ns {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// TestSlowWriteLog: writes are logged as mongod logs them. An insert's
+// command line has ninserted and keysInserted; each update and delete
+// statement has its own WRITE line with its plan, the keys and documents
+// it examined and what it matched, changed and removed from the indexes,
+// while the command's line names the database's $cmd namespace;
+// findAndModify's command line carries the same figures.
+func TestSlowWriteLog(t *testing.T) {
+	srv := cairndtest.Start(t, "--slowms", "0")
+	client := dial(t, srv.URI)
+	db := client.Database("sw")
+	c := db.Collection("c")
+	if _, err := c.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "a", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	var docs []any
+	for i := range 100 {
+		docs = append(docs, bson.D{{Key: "_id", Value: i}, {Key: "a", Value: i % 10}, {Key: "b", Value: i}})
+	}
+	if _, err := c.InsertMany(ctx(t), docs); err != nil {
+		t.Fatal(err)
+	}
+	// Ten documents have a = 3: the update moves their a index entries.
+	if r, err := c.UpdateMany(ctx(t), bson.D{{Key: "a", Value: 3}}, bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: 30}}}}); err != nil || r.ModifiedCount != 10 {
+		t.Fatalf("updateMany: %+v %v", r, err)
+	}
+	if r, err := c.UpdateOne(ctx(t), bson.D{{Key: "_id", Value: 500}}, bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: 1}}}}, options.UpdateOne().SetUpsert(true)); err != nil || r.UpsertedCount != 1 {
+		t.Fatalf("upsert: %+v %v", r, err)
+	}
+	if r, err := c.DeleteOne(ctx(t), bson.D{{Key: "_id", Value: 7}}); err != nil || r.DeletedCount != 1 {
+		t.Fatalf("deleteOne: %+v %v", r, err)
+	}
+	if r, err := c.DeleteMany(ctx(t), bson.D{{Key: "b", Value: bson.D{{Key: "$gte", Value: 90}}}}); err != nil || r.DeletedCount != 10 {
+		t.Fatalf("deleteMany: %+v %v", r, err)
+	}
+	fam := c.FindOneAndUpdate(ctx(t), bson.D{{Key: "b", Value: bson.D{{Key: "$lt", Value: 5}}}}, bson.D{{Key: "$set", Value: bson.D{{Key: "a", Value: 40}}}},
+		options.FindOneAndUpdate().SetSort(bson.D{{Key: "b", Value: -1}}))
+	if err := fam.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// The log arrives through a pipe: wait for the last command's line.
+	waitFor(t, func() bool {
+		for _, l := range writeLines(t, srv, "COMMAND ", "sw.c") {
+			if cmd, _ := l.Attr["command"].(map[string]any); cmd["findAndModify"] == "c" {
+				return true
+			}
+		}
+		return false
+	})
+
+	want := []struct {
+		what string
+		c    string // component
+		ns   string
+		// typ and the first command field name the line.
+		typ, cmdKey string
+		cmdVal      any
+		figures     map[string]any // attr values the line must have
+		absent      []string       // attrs it must not have
+	}{
+		{"insert", "COMMAND ", "sw.c", "command", "insert", "c",
+			map[string]any{"ninserted": 100.0, "keysInserted": 200.0}, []string{"planSummary", "nMatched", "keysDeleted"}},
+		{"updateMany statement", "WRITE   ", "sw.c", "update", "q", map[string]any{"a": 3.0},
+			map[string]any{"planSummary": "IXSCAN { a: 1 }", "keysExamined": 10.0, "docsExamined": 10.0, "nMatched": 10.0, "nModified": 10.0, "keysInserted": 10.0, "keysDeleted": 10.0},
+			[]string{"nUpserted", "ndeleted", "nreturned"}},
+		{"upsert statement", "WRITE   ", "sw.c", "update", "q", map[string]any{"_id": 500.0},
+			map[string]any{"planSummary": "IDHACK", "keysExamined": 0.0, "docsExamined": 0.0, "nMatched": 0.0, "nModified": 0.0, "nUpserted": 1.0, "keysInserted": 2.0}, []string{"keysDeleted"}},
+		{"deleteOne statement", "WRITE   ", "sw.c", "remove", "q", map[string]any{"_id": 7.0},
+			map[string]any{"planSummary": "IDHACK", "keysExamined": 1.0, "docsExamined": 1.0, "ndeleted": 1.0, "keysDeleted": 2.0}, []string{"nMatched", "keysInserted"}},
+		{"deleteMany statement", "WRITE   ", "sw.c", "remove", "q", map[string]any{"b": map[string]any{"$gte": 90.0}},
+			map[string]any{"planSummary": "COLLSCAN", "keysExamined": 0.0, "docsExamined": 100.0, "ndeleted": 10.0, "keysDeleted": 20.0}, nil},
+		{"update command", "COMMAND ", "sw.$cmd", "command", "update", "c", nil, []string{"nMatched", "planSummary"}},
+		{"delete command", "COMMAND ", "sw.$cmd", "command", "delete", "c", nil, []string{"ndeleted", "planSummary"}},
+		{"findAndModify", "COMMAND ", "sw.c", "command", "findAndModify", "c",
+			map[string]any{"planSummary": "COLLSCAN", "keysExamined": 0.0, "docsExamined": 90.0, "hasSortStage": true, "nMatched": 1.0, "nModified": 1.0, "keysInserted": 1.0, "keysDeleted": 1.0},
+			[]string{"nreturned", "ndeleted"}},
+	}
+	for _, w := range want {
+		var found *logLine
+		for _, l := range writeLines(t, srv, w.c, w.ns) {
+			cmd, _ := l.Attr["command"].(map[string]any)
+			if l.Attr["type"] == w.typ && reflect.DeepEqual(cmd[w.cmdKey], w.cmdVal) {
+				found = &l
+				break
+			}
+		}
+		if found == nil {
+			t.Errorf("%s: no %q line with ns %s and %s: %v:\n%s", w.what, w.c, w.ns, w.cmdKey, w.cmdVal, srv.Logs())
+			continue
+		}
+		if found.ID != 51803 {
+			t.Errorf("%s: id %d", w.what, found.ID)
+		}
+		for k, v := range w.figures {
+			if got := found.Attr[k]; got != v {
+				t.Errorf("%s: %s = %v, want %v (line %v)", w.what, k, got, v, found.Attr)
+			}
+		}
+		for _, k := range w.absent {
+			if v, ok := found.Attr[k]; ok {
+				t.Errorf("%s: unexpected %s = %v", w.what, k, v)
+			}
+		}
+		if _, ok := found.Attr["durationMillis"].(float64); !ok {
+			t.Errorf("%s: no durationMillis: %v", w.what, found.Attr)
+		}
 	}
 }

@@ -1,0 +1,79 @@
+package command
+
+import "time"
+
+// serverStatus's globalLock and locks sections. Cairn's engine has one
+// lock, the writer lock a write transaction holds from its first write to
+// its commit; reads run on snapshots and take no lock. So:
+//
+//   - globalLock.currentQueue.writers counts commands waiting for the
+//     writer lock and activeClients.writers those holding it (0 or 1);
+//     readers never queue, and activeClients.readers counts the read
+//     commands running (find, getMore, aggregate, count, distinct).
+//   - locks.Global reports the writer lock as mongod reports an
+//     intent-exclusive ("w") lock: acquisitions, acquisitions that waited
+//     behind another writer, and the microseconds spent waiting.
+
+// activity is what the running operations are doing.
+type activity struct {
+	readers int // read commands running
+	conns   int // connections with an operation running
+}
+
+// activity counts the running read commands and the connections with an
+// operation running.
+func (o *Ops) activity() activity {
+	var a activity
+	conns := map[int64]struct{}{}
+	o.each(func(op *opInfo) {
+		if latencyClass(op.name) == 0 {
+			a.readers++
+		}
+		if op.conn != 0 {
+			conns[op.conn] = struct{}{}
+		}
+	})
+	a.conns = len(conns)
+	return a
+}
+
+// appendGlobalLock adds the globalLock section: totalTime (microseconds
+// since start), the writer-lock queue and the active clients.
+func appendGlobalLock(c *Ctx, up time.Duration, a activity) {
+	s := &c.Env.Stats
+	r := c.Reply
+	queued := s.WritersQueued.Load()
+	holding := s.WritersActive.Load()
+	r.StartDocument("globalLock")
+	r.AppendInt64("totalTime", up.Microseconds())
+	r.StartDocument("currentQueue")
+	r.AppendInt32("total", int32(queued))
+	r.AppendInt32("readers", 0)
+	r.AppendInt32("writers", int32(queued))
+	r.End()
+	r.StartDocument("activeClients")
+	r.AppendInt32("total", int32(int64(a.readers)+holding))
+	r.AppendInt32("readers", int32(a.readers))
+	r.AppendInt32("writers", int32(holding))
+	r.End()
+	r.End()
+}
+
+// appendLocks adds the locks section: the writer lock as the Global lock's
+// "w" mode.
+func appendLocks(c *Ctx) {
+	s := &c.Env.Stats
+	r := c.Reply
+	r.StartDocument("locks")
+	r.StartDocument("Global")
+	for _, f := range []struct {
+		name string
+		n    int64
+	}{{"acquireCount", s.WriterAcquires.Load()}, {"acquireWaitCount", s.WriterWaits.Load()}, {"timeAcquiringMicros", s.WriterWaitMicros.Load()}} {
+		r.StartDocument(f.name)
+		r.AppendInt64("w", f.n)
+		r.End()
+	}
+	r.End()
+	r.End()
+}
