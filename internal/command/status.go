@@ -2,7 +2,6 @@ package command
 
 import (
 	"os"
-	"runtime"
 	"sync/atomic"
 	"time"
 )
@@ -72,13 +71,12 @@ func serverStatus(c *Ctx) error {
 	r.AppendInt64("getmore", s.GetMore.Load())
 	r.AppendInt64("command", s.Commands.Load())
 	r.End()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
+	virtual, resident := processMemory()
 	r.StartDocument("mem")
 	r.AppendInt32("bits", 64)
-	r.AppendInt32("resident", int32(residentBytes()>>20))
-	r.AppendInt32("virtual", int32(ms.Sys>>20))
-	r.AppendBool("supported", true)
+	r.AppendInt32("resident", int32(resident>>20))
+	r.AppendInt32("virtual", int32(virtual>>20))
+	r.AppendBool("supported", virtual > 0)
 	r.End()
 	appendMetrics(c)
 	r.StartDocument("storageEngine")
@@ -122,11 +120,12 @@ func appendMetrics(c *Ctx) {
 	r.End()
 }
 
-// residentBytes reads the process's resident set size from /proc.
-func residentBytes() uint64 {
+// processMemory reads the process's virtual size and resident set, in
+// bytes, from /proc (zeros where it is missing).
+func processMemory() (virtual, resident uint64) {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	var size, rss uint64
 	for i, f := 0, 0; i < len(b) && f < 2; i++ {
@@ -140,5 +139,6 @@ func residentBytes() uint64 {
 			rss = rss*10 + uint64(ch-'0')
 		}
 	}
-	return rss * uint64(os.Getpagesize())
+	page := uint64(os.Getpagesize())
+	return size * page, rss * page
 }
