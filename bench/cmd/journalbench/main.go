@@ -12,8 +12,12 @@
 // pages) per inserted byte, read from serverStatus. The floor is measured
 // in the same run, alternating with the server: bare pwrite+fdatasync of
 // the same sizes, sequentially into a preallocated file on the same file
-// system. Each measurement is repeated -reps times (server and floor
-// alternating) and the median is reported.
+// system. Each row also times the same inserts with {j: false}, which do
+// all of the work but the fdatasync. Each measurement is repeated -reps
+// times (floor, server with j:true, server with j:false, alternating) and
+// the median is reported. Documents are built before the clock starts
+// (a pool per writer and size, each insert with a fresh ObjectId), so the
+// timed loop holds only the driver and the server.
 //
 //	go run ./cmd/journalbench                       (in bench/)
 //	go run ./cmd/journalbench -docs 2000 -reps 1    (a quick look)
@@ -93,8 +97,13 @@ type row struct {
 	DiskPerByte    float64 // bytes written to disk per inserted byte
 	GroupSize      float64 // acknowledged inserts per fdatasync
 	CheckpointMs   float64 // time the server spent in checkpoints meanwhile
-	Runs           []float64
-	FloorRuns      []float64
+	// UnsyncedMs is the same inserts acknowledged with {j: false}: all of
+	// the request's work (driver, wire, insert, journal write) but the
+	// fdatasync, so ElapsedMs-UnsyncedMs is what waiting for the disk cost.
+	UnsyncedMs   float64
+	Runs         []float64
+	FloorRuns    []float64
+	UnsyncedRuns []float64
 }
 
 type report struct {
@@ -142,20 +151,25 @@ func run(cfg config) error {
 				return r, err
 			}
 			r.FloorRuns = append(r.FloorRuns, ms(f))
-			m, err := inserts(ctx, clients[:writers], size, cfg.docs)
+			m, err := inserts(ctx, clients[:writers], size, cfg.docs, true)
 			if err != nil {
 				return r, err
 			}
+			u, err := inserts(ctx, clients[:writers], size, cfg.docs, false)
+			if err != nil {
+				return r, err
+			}
+			r.UnsyncedRuns = append(r.UnsyncedRuns, ms(u.elapsed))
 			r.Runs = append(r.Runs, ms(m.elapsed))
 			fs = append(fs, m.fsyncsPerWrite)
 			dpb = append(dpb, m.diskPerByte)
 			grp = append(grp, m.groupSize)
 			ck = append(ck, m.checkpointMs)
 		}
-		r.ElapsedMs, r.FloorMs = median(r.Runs), median(r.FloorRuns)
+		r.ElapsedMs, r.FloorMs, r.UnsyncedMs = median(r.Runs), median(r.FloorRuns), median(r.UnsyncedRuns)
 		r.FsyncsPerWrite, r.DiskPerByte, r.GroupSize, r.CheckpointMs = median(fs), median(dpb), median(grp), median(ck)
-		fmt.Fprintf(os.Stderr, "size %6d writers %d: %8.0f ms (floor %8.0f ms), %.3f fdatasync/insert, %.2f disk bytes/inserted byte, checkpoints %.0f ms\n",
-			size, writers, r.ElapsedMs, r.FloorMs, r.FsyncsPerWrite, r.DiskPerByte, r.CheckpointMs)
+		fmt.Fprintf(os.Stderr, "size %6d writers %d: %8.0f ms (floor %8.0f ms, j:false %8.0f ms), %.3f fdatasync/insert, %.2f disk bytes/inserted byte, checkpoints %.0f ms\n",
+			size, writers, r.ElapsedMs, r.FloorMs, r.UnsyncedMs, r.FsyncsPerWrite, r.DiskPerByte, r.CheckpointMs)
 		return r, nil
 	}
 	for _, size := range cfg.sizes {
@@ -196,11 +210,11 @@ type insertResult struct {
 }
 
 // inserts has len(clients) writers insert n documents of size bytes each
-// with {j: true}, one at a time, into a fresh collection.
-func inserts(ctx context.Context, clients []*mongo.Client, size, n int) (insertResult, error) {
+// with {j: journal}, one at a time, into a fresh collection.
+func inserts(ctx context.Context, clients []*mongo.Client, size, n int, journal bool) (insertResult, error) {
 	var res insertResult
 	db := clients[0].Database("journalbench")
-	coll := fmt.Sprintf("s%d_w%d", size, len(clients))
+	coll := fmt.Sprintf("s%d_w%d_j%v", size, len(clients), journal)
 	if err := db.Collection(coll).Drop(ctx); err != nil {
 		return res, err
 	}
@@ -211,7 +225,7 @@ func inserts(ctx context.Context, clients []*mongo.Client, size, n int) (insertR
 	if err != nil {
 		return res, err
 	}
-	wc := options.Collection().SetWriteConcern(&writeconcern.WriteConcern{Journal: new(true)})
+	wc := options.Collection().SetWriteConcern(&writeconcern.WriteConcern{W: 1, Journal: new(journal)})
 	var wg sync.WaitGroup
 	errs := make(chan error, len(clients))
 	start := time.Now()
@@ -220,9 +234,9 @@ func inserts(ctx context.Context, clients []*mongo.Client, size, n int) (insertR
 		go func() {
 			defer wg.Done()
 			cl := c.Database("journalbench").Collection(coll, wc)
-			rng := rand.New(rand.NewPCG(uint64(w), uint64(size)))
+			docs := documents(size, rand.New(rand.NewPCG(uint64(w), uint64(size))))
 			for i := 0; i < n; i++ {
-				if _, err := cl.InsertOne(ctx, document(size, rng)); err != nil {
+				if _, err := cl.InsertOne(ctx, docs.next()); err != nil {
 					errs <- err
 					return
 				}
@@ -258,19 +272,53 @@ var words = strings.Fields(`the journal group commit makes every acknowledged wr
 fdatasync for many writers while the checkpoint writes pages copy on write and recycles the file
 document insert size bytes elapsed floor disk metadata extent preallocated zero block sector`)
 
-// document returns a document of exactly size BSON bytes: an ObjectId _id
-// and a string of words (compressible, like real data).
-func document(size int, rng *rand.Rand) bson.D {
-	// {_id: ObjectId, x: "<L bytes>"} is 30 + L bytes of BSON.
-	l := size - 30
-	var b strings.Builder
-	for b.Len() < l {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
+// docPool holds a few documents of one size, built before the clock
+// starts so that the timed loop measures the server and the driver, not
+// the benchmark's text generator: each next() gives one of them a fresh
+// ObjectId in place (the driver has finished with a document when
+// InsertOne returns).
+type docPool struct {
+	docs []bson.Raw
+	i    int
+}
+
+// poolSize documents of each size per writer: distinct contents, so that
+// no record or page compresses better than real data would.
+const poolSize = 16
+
+// documents returns a pool of documents of exactly size BSON bytes: an
+// ObjectId _id and a string of words (compressible, like real data).
+func documents(size int, rng *rand.Rand) *docPool {
+	p := &docPool{}
+	for range poolSize {
+		// {_id: ObjectId, x: "<L bytes>"} is 30 + L bytes of BSON.
+		l := size - 30
+		var b strings.Builder
+		for b.Len() < l {
+			if b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(words[rng.IntN(len(words))])
 		}
-		b.WriteString(words[rng.IntN(len(words))])
+		raw, err := bson.Marshal(bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "x", Value: b.String()[:l]}})
+		if err != nil || len(raw) != size {
+			panic(fmt.Sprintf("journalbench: document of %d bytes, want %d (%v)", len(raw), size, err))
+		}
+		p.docs = append(p.docs, raw)
 	}
-	return bson.D{{Key: "_id", Value: bson.NewObjectID()}, {Key: "x", Value: b.String()[:l]}}
+	return p
+}
+
+// idOffset is where the _id's 12 bytes start in a pool document: after
+// the length (4), the type byte and "_id\x00" (5).
+const idOffset = 9
+
+func (p *docPool) next() bson.Raw {
+	d := p.docs[p.i%len(p.docs)]
+	p.i++
+	id := bson.NewObjectID()
+	copy(d[idOffset:idOffset+12], id[:])
+	return d
 }
 
 // floor times n sequential pwrite+fdatasync calls of size bytes into a
