@@ -17,6 +17,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/cairndb/cairn/bench/internal/cairndproc"
 	"github.com/cairndb/cairn/internal/server"
 	"github.com/cairndb/cairn/kv"
 )
@@ -131,19 +132,7 @@ func (s *cairnServer) cpu() float64 {
 	case s.inproc != nil:
 		return cpuTime()
 	case s.proc != nil && s.proc.Process != nil:
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.proc.Process.Pid))
-		if err != nil {
-			return 0
-		}
-		// Fields after the command name (which ends with ')'): state is
-		// field 3, utime and stime are fields 14 and 15, in clock ticks.
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) < 13 {
-			return 0
-		}
-		u, _ := strconv.ParseFloat(f[11], 64)
-		st, _ := strconv.ParseFloat(f[12], 64)
-		return (u + st) / 100
+		return cairndproc.CPU(s.proc.Process.Pid).Seconds()
 	}
 	return 0
 }

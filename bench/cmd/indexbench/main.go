@@ -15,21 +15,18 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
+	"github.com/cairndb/cairn/bench/internal/cairndproc"
 	cbson "github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/index"
@@ -78,48 +75,24 @@ func run(n, clients int, bin, dir string) error {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	if bin == "" {
-		bin = filepath.Join(dir, "cairnd-bin")
-		// Built in the server's own module (run from bench/).
-		cmd := exec.Command("go", "build", "-o", bin, "./cmd/cairnd")
-		cmd.Dir = ".."
-		cmd.Stderr = os.Stderr
-		if err := cmd.Run(); err != nil {
-			return fmt.Errorf("building cairnd: %w", err)
-		}
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	dbpath := filepath.Join(dir, "db")
-	srv := exec.Command(bin, "--dbpath", dbpath, "--port", fmt.Sprint(port), "--logpath", filepath.Join(dir, "cairnd.log"))
-	if err := srv.Start(); err != nil {
-		return err
-	}
-	defer srv.Process.Kill()
-	uri := fmt.Sprintf("mongodb://127.0.0.1:%d/?directConnection=true", port)
-	client, err := mongo.Connect(options.Client().ApplyURI(uri).SetTimeout(10 * time.Minute))
-	if err != nil {
-		return err
-	}
 	ctx := context.Background()
-	for i := 0; ; i++ {
-		if err = client.Ping(ctx, nil); err == nil {
-			break
-		}
-		if i > 100 {
-			return fmt.Errorf("cairnd does not answer: %w", err)
-		}
-		time.Sleep(100 * time.Millisecond)
+	srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: bin, Dir: dir})
+	if err != nil {
+		return err
+	}
+	defer srv.Stop()
+	dbpath := srv.DBPath
+	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI).SetTimeout(10 * time.Minute))
+	if err != nil {
+		return err
 	}
 	coll := client.Database("bench").Collection("docs")
 	results := map[string]time.Duration{}
+	cpu := map[string]time.Duration{} // the server's CPU time per step
 	var order []string
 
 	// Insert phase: batches of 1,000 from each client goroutine.
+	cpu0 := cairndproc.CPU(srv.Pid())
 	start := time.Now()
 	var done atomic.Int64
 	var wg sync.WaitGroup
@@ -155,13 +128,14 @@ func run(n, clients int, bin, dir string) error {
 	default:
 	}
 	results[fmt.Sprintf("insert_%d_docs", n)] = time.Since(start)
+	cpu[fmt.Sprintf("insert_%d_docs", n)] = cairndproc.CPU(srv.Pid()) - cpu0
 	order = append(order, fmt.Sprintf("insert_%d_docs", n))
 	fmt.Fprintf(os.Stderr, "\rinserted %d documents in %v (%.0f docs/s)\n", n, time.Since(start).Round(time.Millisecond), float64(n)/time.Since(start).Seconds())
 
 	// Build phase: one index at a time, dropped after timing.
 	notes := map[string]string{}
 	for _, b := range builds {
-		t0 := time.Now()
+		c0, t0 := cairndproc.CPU(srv.Pid()), time.Now()
 		err := client.Database("bench").RunCommand(ctx, bson.D{{Key: "createIndexes", Value: "docs"}, {Key: "indexes", Value: bson.A{b.spec}}}).Err()
 		el := time.Since(t0)
 		order = append(order, b.name)
@@ -171,6 +145,7 @@ func run(n, clients int, bin, dir string) error {
 			continue
 		}
 		results[b.name] = el
+		cpu[b.name] = cairndproc.CPU(srv.Pid()) - c0
 		fmt.Fprintf(os.Stderr, "%s: %v\n", b.name, el.Round(time.Millisecond))
 		name := b.spec[1].Value.(string)
 		if err := coll.Indexes().DropOne(ctx, name); err != nil {
@@ -178,8 +153,7 @@ func run(n, clients int, bin, dir string) error {
 		}
 	}
 	client.Disconnect(ctx)
-	srv.Process.Signal(syscall.SIGTERM)
-	srv.Wait()
+	srv.Stop()
 
 	// Floors: scan and sort each index's keys in memory, in-process.
 	floors, err := measureFloors(dbpath)
@@ -188,17 +162,17 @@ func run(n, clients int, bin, dir string) error {
 	}
 	host, _ := os.Hostname()
 	fmt.Printf("# SERVER-16908 index builds on cairnd\n\n- Date: %s\n- Machine: %s, %d CPUs\n- Command: `go run ./cmd/indexbench -docs %d -clients %d` (in bench/)\n\n", time.Now().UTC().Format(time.RFC3339), host, nproc(), n, clients)
-	fmt.Printf("| step | ms | floor: scan + sort in memory (ms) | build ÷ floor |\n|---|---:|---:|---:|\n")
+	fmt.Printf("| step | ms | floor: scan + sort in memory (ms) | build ÷ floor | server CPU (ms) |\n|---|---:|---:|---:|---:|\n")
 	for _, name := range order {
 		d, ok := results[name]
 		if !ok {
-			fmt.Printf("| %s | — (%s) | | |\n", name, notes[name])
+			fmt.Printf("| %s | — (%s) | | | |\n", name, notes[name])
 			continue
 		}
 		if f, ok := floors[name]; ok {
-			fmt.Printf("| %s | %d | %d | %.2f× |\n", name, d.Milliseconds(), f.Milliseconds(), float64(d)/float64(f))
+			fmt.Printf("| %s | %d | %d | %.2f× | %d |\n", name, d.Milliseconds(), f.Milliseconds(), float64(d)/float64(f), cpu[name].Milliseconds())
 		} else {
-			fmt.Printf("| %s | %d | | |\n", name, d.Milliseconds())
+			fmt.Printf("| %s | %d | | | %d |\n", name, d.Milliseconds(), cpu[name].Milliseconds())
 		}
 	}
 	fmt.Printf("\nInsert rate: %.0f documents per second (%d client goroutines, InsertMany of 1,000, default write concern).\n", float64(n)/results[order[0]].Seconds(), clients)

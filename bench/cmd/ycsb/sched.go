@@ -7,16 +7,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/cairndb/cairn/bench/internal/cairndproc"
 )
 
 // schedSample is the server process's scheduler counters, summed over its
 // threads (/proc/<pid>/task/*): context switches from each thread's status,
 // CPU migrations from each thread's sched (nr_migrations, which needs
-// CONFIG_SCHED_DEBUG; -1 when absent), CPU time from its stat.
+// CONFIG_SCHED_DEBUG; -1 when absent), CPU time from cairndproc.CPU.
 type schedSample struct {
 	Voluntary, Nonvoluntary int64
 	Migrations              int64
-	CPUTicks                int64
+	CPU                     time.Duration
 	Threads                 int
 }
 
@@ -57,18 +60,7 @@ func readSched(pid int) (schedSample, bool) {
 	if !migrationsKnown {
 		s.Migrations = -1
 	}
-	if b, err := os.ReadFile(filepath.Join(root, "stat")); err == nil {
-		// Fields after the command's closing parenthesis: utime is the
-		// 14th field of the line, stime the 15th.
-		if i := bytes.LastIndexByte(b, ')'); i >= 0 {
-			f := strings.Fields(string(b[i+1:]))
-			if len(f) > 12 {
-				u, _ := strconv.ParseInt(f[11], 10, 64)
-				st, _ := strconv.ParseInt(f[12], 10, 64)
-				s.CPUTicks = u + st
-			}
-		}
-	}
+	s.CPU = cairndproc.CPU(pid)
 	return s, true
 }
 
@@ -97,7 +89,7 @@ func figures(a, b schedSample, ops int64) *SchedFigures {
 		VoluntaryPer1k:    float64(b.Voluntary-a.Voluntary) * k,
 		NonvoluntaryPer1k: float64(b.Nonvoluntary-a.Nonvoluntary) * k,
 		MigrationsPer1k:   -1,
-		CPUusPerOp:        float64(b.CPUTicks-a.CPUTicks) * 10000 / float64(ops),
+		CPUusPerOp:        float64(b.CPU-a.CPU) / float64(time.Microsecond) / float64(ops),
 		Threads:           b.Threads,
 	}
 	if a.Migrations >= 0 && b.Migrations >= 0 {
