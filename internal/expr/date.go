@@ -991,6 +991,24 @@ var weekdays = map[string]time.Weekday{
 	"thu": time.Thursday, "fri": time.Friday, "sat": time.Saturday,
 }
 
+// unitWeekZone evaluates the unit, startOfWeek and timezone arguments that
+// $dateDiff and $dateTrunc share. null reports that one of them is null or
+// missing, which makes the operator's result null.
+func unitWeekZone(e *Env, unit, sowArg, tz node, op string) (u timeUnit, sow time.Weekday, loc *time.Location, null bool, err error) {
+	uv, err := unit.eval(e)
+	if err != nil || nullish(uv) {
+		return 0, 0, nil, true, err
+	}
+	if u, err = unitOf(uv, op); err != nil {
+		return 0, 0, nil, false, err
+	}
+	if sow, null, err = startOfWeek(e, sowArg, op, u); err != nil || null {
+		return 0, 0, nil, null, err
+	}
+	loc, null, err = e.tzWithContext(tz, op)
+	return u, sow, loc, null, err
+}
+
 func startOfWeek(e *Env, x node, op string, u timeUnit) (time.Weekday, bool, error) {
 	if x == nil || u != unitWeek {
 		return time.Sunday, false, nil
@@ -1158,27 +1176,9 @@ func (n *dateDiffNode) eval(e *Env) (bson.Value, error) {
 	if err != nil || nullish(ev) {
 		return vNull, err
 	}
-	uv, err := n.unit.eval(e)
-	if err != nil || nullish(uv) {
+	u, sow, loc, null, err := unitWeekZone(e, n.unit, n.sow, n.tz, "$dateDiff")
+	if err != nil || null {
 		return vNull, err
-	}
-	u, err := unitOf(uv, "$dateDiff")
-	if err != nil {
-		return missing, err
-	}
-	sow, sowNull, err := startOfWeek(e, n.sow, "$dateDiff", u)
-	if err != nil {
-		return missing, err
-	}
-	if sowNull {
-		return vNull, nil
-	}
-	loc, tzNull, err := e.tzWithContext(n.tz, "$dateDiff")
-	if err != nil {
-		return missing, err
-	}
-	if tzNull {
-		return vNull, nil
 	}
 	a, err := dateOf(sv)
 	if err != nil {
@@ -1282,27 +1282,9 @@ func (n *dateTruncNode) eval(e *Env) (bson.Value, error) {
 			return missing, errf(5439018, "$dateTrunc requires 'binSize' to be greater than 0, but got value %d", bin)
 		}
 	}
-	uv, err := n.unit.eval(e)
-	if err != nil || nullish(uv) {
+	u, sow, loc, null, err := unitWeekZone(e, n.unit, n.sow, n.tz, "$dateTrunc")
+	if err != nil || null {
 		return vNull, err
-	}
-	u, err := unitOf(uv, "$dateTrunc")
-	if err != nil {
-		return missing, err
-	}
-	sow, sowNull, err := startOfWeek(e, n.sow, "$dateTrunc", u)
-	if err != nil {
-		return missing, err
-	}
-	if sowNull {
-		return vNull, nil
-	}
-	loc, tzNull, err := e.tzWithContext(n.tz, "$dateTrunc")
-	if err != nil {
-		return missing, err
-	}
-	if tzNull {
-		return vNull, nil
 	}
 	ms, err := dateOf(dv)
 	if err != nil {
