@@ -72,7 +72,28 @@ func (tx *Tx) retire(n *node) {
 	}
 	if p := n.pgid.Load(); p != 0 {
 		tx.freed = append(tx.freed, extent{p, n.npages.Load()})
+		return
 	}
+	tx.retiredDirty = append(tx.retiredDirty, n)
+}
+
+// settleRetired decides, at commit (writer lock held), who frees the
+// extents of the dirty versions this tx replaced. A checkpoint running
+// without the writer lock may be writing such a version right now (it is
+// part of the checkpoint's snapshot): if the checkpoint already marked it
+// written, the extent is freed by this commit like any other; otherwise
+// the version is marked as replaced by this txid and the checkpoint, if it
+// writes it at all, frees the extent itself (checkpoint.go). A rolled-back
+// tx never gets here, so a version is only ever marked by a commit.
+func (tx *Tx) settleRetired() {
+	for _, n := range tx.retiredDirty {
+		if n.fate.CompareAndSwap(fateLive, tx.id) {
+			continue
+		}
+		// fateWritten: pgid was stored before the mark.
+		tx.freed = append(tx.freed, extent{n.pgid.Load(), n.npages.Load()})
+	}
+	tx.retiredDirty = nil
 }
 
 func (tx *Tx) retireRef(r *childRef) {

@@ -116,9 +116,16 @@ func (c *checker) checkTree(name string, e extent, height int, lo, hi []byte) in
 
 // checkFile checks the data file f against its newest valid meta.
 func checkFile(ctx context.Context, p *pager) error {
+	_, err := checkPages(ctx, p)
+	return err
+}
+
+// checkPages checks the file like checkFile and also returns the pages
+// the last checkpoint references (meta pages excluded).
+func checkPages(ctx context.Context, p *pager) (map[uint64]bool, error) {
 	m, metaErrs := readMetas(p.f)
 	if m == nil {
-		return errors.Join(append([]error{corruptf(dataFileName, 0, "no valid meta page")}, metaErrs...)...)
+		return nil, errors.Join(append([]error{corruptf(dataFileName, 0, "no valid meta page")}, metaErrs...)...)
 	}
 	p.pageSize = m.pageSize
 	c := &checker{ctx: ctx, p: p, end: m.filePages, seen: map[uint64]bool{}}
@@ -141,12 +148,12 @@ func checkFile(ctx context.Context, p *pager) error {
 		}
 	}
 	if c.ctxError != nil {
-		return fmt.Errorf("kv: check interrupted: %w", c.ctxError)
+		return nil, fmt.Errorf("kv: check interrupted: %w", c.ctxError)
 	}
 	if c.tooMany {
 		c.errs = append(c.errs, fmt.Errorf("kv: check stopped after %d problems", maxCheckErrors))
 	}
-	return errors.Join(c.errs...)
+	return c.seen, errors.Join(c.errs...)
 }
 
 // Check verifies every page of the last checkpoint of the open database.

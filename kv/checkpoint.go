@@ -24,13 +24,34 @@ package kv
 // records committed from then on are not needed by this checkpoint and
 // are found by recovery from either meta.
 //
-// Steps 1-3 and the switch hold the writer lock (commits wait; readers do
-// not). The background checkpointer then releases it: steps 4-6, the slow
-// fdatasyncs, run while commits go on. Extents freed by those commits
-// belong to the next checkpoint (the snapshot being written may still
-// reference them). Checkpoints never overlap (ckptMu). Checkpoints run by
-// a caller that holds the writer lock for its own reasons (a commit too
-// big for the journal, Compact, Close, recovery) keep it throughout.
+// The switch and step 1 hold the writer lock (commits wait; readers do
+// not). The background checkpointer then releases it: steps 2-6 — writing
+// the pages, which with keys spread over a large tree can mean hundreds of
+// megabytes, and the slow fdatasyncs — run while commits go on. That is
+// safe because the snapshot being written is immutable: commits never
+// modify a published node version, they install new versions behind new
+// child references, and the only fields a checkpoint stores into shared
+// structures (a version's extent, a child reference's extent and its
+// re-homed node) are read by others only in ways that see either the
+// dirty or the written state, both with the same content. Extents freed
+// by those commits belong to the next checkpoint (the snapshot being
+// written may still reference them).
+//
+// One race needs settling: a commit may replace a version that is dirty
+// (no extent yet) while the checkpoint is writing it. The commit cannot
+// free an extent it cannot see, and the checkpoint must write the version
+// anyway (its snapshot references it), so exactly one of them frees the
+// new extent, decided by a compare-and-swap on the version's fate
+// (node.fate): the checkpoint stores the extent and then marks the version
+// written; the commit, when it publishes, marks it replaced by its txid.
+// If the commit comes second it frees the extent as its own; if the
+// checkpoint comes second it frees the extent on the commit's behalf
+// (markWritten), to be reused once a later checkpoint no longer
+// references it.
+//
+// Checkpoints never overlap (ckptMu). Checkpoints run by a caller that
+// holds the writer lock for its own reasons (a commit too big for the
+// journal, Compact, Close, recovery) keep it throughout.
 //
 // A crash before step 5 completes leaves the previous meta, whose pages are
 // intact, plus the journal from that meta's position on (through the
@@ -120,6 +141,10 @@ func (db *DB) checkpoint(unlock bool) error {
 		debugRelease(db, release, oldest)
 	}
 	db.alloc.release(release)
+	// Commits may go on: they only write the journal (its other file now)
+	// and install new node versions; the snapshot written below is
+	// immutable.
+	unlockWriter()
 
 	// 2. Write dirty nodes.
 	w := newPageWriter(db.pager)
@@ -159,8 +184,6 @@ func (db *DB) checkpoint(unlock bool) error {
 		db.cache.add(h.ref, h.n, max(int64(h.n.npages.Load())*int64(db.pageSize), int64(h.n.size)))
 	}
 	w.rehome = nil
-	// Commits may go on: they only write the journal (its other file now).
-	unlockWriter()
 	if debugCheckpointUnlocked != nil {
 		debugCheckpointUnlocked(db)
 	}
@@ -238,8 +261,9 @@ func (db *DB) checkpoint(unlock bool) error {
 // debugRelease, if set (by tests), checks extents about to be released.
 var debugRelease func(db *DB, exts []extent, oldest uint64)
 
-// debugCheckpointUnlocked, if set (by tests), runs when a checkpoint has
-// released the writer lock, before its fdatasyncs and meta.
+// debugCheckpointUnlocked, if set (by tests), runs when a background
+// checkpoint has written its pages (without the writer lock), before its
+// fdatasyncs and meta.
 var debugCheckpointUnlocked func(db *DB)
 
 // debugCheckpoint, if set (by tests), runs after every checkpoint.
@@ -273,6 +297,9 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 			written += c
 		}
 	}
+	if debugBeforeNodeWrite != nil {
+		debugBeforeNodeWrite(db, n)
+	}
 	var nn *node
 	var np uint32
 	var pg uint64
@@ -285,6 +312,7 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 		sealPageCodec(buf, pageTypeLeaf, db.pageCodec, pg, np, len(n.keys), pageHeaderSize+len(c))
 		n.npages.Store(np)
 		n.pgid.Store(pg)
+		db.markWritten(n, pg, np)
 		var err error
 		if nn, err = parseNode(pageTypeLeaf, len(n.keys), img[pageHeaderSize:n.size], pg, np, dataFileName); err != nil {
 			return 0, fmt.Errorf("kv: checkpoint: re-reading node just encoded: %w", err)
@@ -297,6 +325,7 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 		n.encode(buf, pg, np)
 		n.npages.Store(np)
 		n.pgid.Store(pg)
+		db.markWritten(n, pg, np)
 		var err error
 		if nn, err = decodeNode(buf, pg, np, dataFileName); err != nil {
 			return 0, fmt.Errorf("kv: checkpoint: re-reading node just encoded: %w", err)
@@ -316,6 +345,31 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 	w.rehome = append(w.rehome, rehome{r, nn})
 	return written + int(np), nil
 }
+
+// markWritten marks n, whose extent (pg, np) the checkpoint has just
+// stored, as written. If a commit replaced n while it was still dirty
+// (n.fate holds that commit's txid), that commit could not free the
+// extent, so it is freed here as the commit's: reused once a checkpoint
+// that includes the commit is durable and no reader can reach n.
+func (db *DB) markWritten(n *node, pg uint64, np uint32) {
+	if n.fate.CompareAndSwap(fateLive, fateWritten) {
+		return
+	}
+	db.freeMu.Lock()
+	db.pendingFree = append(db.pendingFree, txFree{txid: n.fate.Load(), pages: []extent{{pg, np}}})
+	db.freeMu.Unlock()
+	if debugFreedForCommit != nil {
+		debugFreedForCommit()
+	}
+}
+
+// debugFreedForCommit, if set (by tests), runs when a checkpoint frees the
+// extent of a version a commit replaced while it was being written.
+var debugFreedForCommit func()
+
+// debugBeforeNodeWrite, if set (by tests), runs before the checkpoint
+// writes dirty node n.
+var debugBeforeNodeWrite func(db *DB, n *node)
 
 // compressLeaf returns the uncompressed image of leaf n and its compressed
 // payload when n spans more than one page and compression makes its extent

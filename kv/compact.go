@@ -78,6 +78,7 @@ func (db *DB) Compact(ctx context.Context) error {
 			}
 		}
 		if tx.dirty {
+			tx.settleRetired()
 			db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
 			if err := db.checkpointLocked(); err != nil {
 				return err
@@ -146,6 +147,7 @@ func (db *DB) repack() error {
 	if !tx.dirty {
 		return db.checkpointLocked()
 	}
+	tx.settleRetired()
 	db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
 	if err := db.checkpointLocked(); err != nil {
 		return err

@@ -262,6 +262,7 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 		return nil
 	}
 	tx.settleAll()
+	tx.settleRetired()
 	snap := &snapshot{txid: tx.id, trees: tx.trees}
 	start := time.Now()
 	if tx.forceCkpt || tx.log.off || !db.journal.fits(tx.log.size()) {

@@ -34,7 +34,19 @@ type node struct {
 	pfx []uint64
 	// hot is the clock bit of the node cache (cache.go), set by readers.
 	hot atomic.Bool
+	// fate settles who frees the extent of a version that a checkpoint
+	// writes while a commit replaces it (checkpoint.go): fateLive, then
+	// either fateWritten (set by the checkpoint after it stored pgid) or
+	// the txid of the commit that replaced the version while it was
+	// still dirty. Whoever loses the compare-and-swap frees the extent.
+	fate atomic.Uint64
 }
+
+// Values of node.fate other than a replacing commit's txid.
+const (
+	fateLive    = 0
+	fateWritten = ^uint64(0)
+)
 
 // touch marks a leaf as recently used (a shared write only when the bit
 // was clear).
@@ -377,6 +389,9 @@ func parseNode(typ byte, count int, p []byte, pgid uint64, npages uint32, file s
 	}
 	n := &node{leaf: typ == pageTypeLeaf, size: pageHeaderSize + len(p)}
 	n.pgid.Store(pgid)
+	if pgid != 0 {
+		n.fate.Store(fateWritten)
+	}
 	n.npages.Store(npages)
 	if n.leaf {
 		kv := make([][]byte, 2*count)

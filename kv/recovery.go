@@ -350,6 +350,7 @@ func (db *DB) openJournal() error {
 				return fmt.Errorf("replay journal record %d (tx %d): %w", r.seq, r.txid, err)
 			}
 			tx.settleAll()
+			tx.settleRetired()
 			db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
 			j.setSeq(r.seq + 1)
 			good += int64(journalHeaderSize + len(r.payload))

@@ -20,11 +20,14 @@ type Tx struct {
 	trees    map[string]*treeRoot
 	ownTrees bool // trees is a private copy
 
-	dirty     bool
-	freed     []extent
-	log       journalOps
-	forceCkpt bool   // commit through a checkpoint (bulk load, huge tx)
-	chunk     []byte // arena for copies of small keys and values
+	dirty bool
+	freed []extent
+	// retiredDirty are versions this tx replaced while they had no
+	// extent yet; a checkpoint may be writing them (settleRetired).
+	retiredDirty []*node
+	log          journalOps
+	forceCkpt    bool   // commit through a checkpoint (bulk load, huge tx)
+	chunk        []byte // arena for copies of small keys and values
 }
 
 // copyKV copies key and value for the tree, from a per-transaction arena
