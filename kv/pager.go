@@ -300,7 +300,11 @@ func readMetas(f vfs.File) (*meta, []error) {
 	if _, err := f.ReadAt(b, 0); err != nil {
 		errs = append(errs, fmt.Errorf("kv: read meta 0: %w", err))
 	} else if m, err := decodeMeta(b, 0); err != nil {
-		errs = append(errs, err)
+		// A new database writes only slot 1; slot 0 stays zero until
+		// the first checkpoint, which is no corruption to report.
+		if !allZero(b) {
+			errs = append(errs, err)
+		}
 	} else {
 		best = m
 	}
@@ -403,4 +407,14 @@ func decodeCatalog(buf []byte, e extent) (map[string]*treeRoot, error) {
 		return nil, bad("trailing bytes")
 	}
 	return trees, nil
+}
+
+// allZero reports whether b holds only zero bytes.
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -3,7 +3,8 @@
 # race detector (the engine, the server and the end-to-end tests are
 # concurrent code), including the end-to-end tests that start a real cairnd
 # and MongoDB's CRUD conformance tests (read from ../shared/conformance when
-# that folder exists next to the repository).
+# that folder exists next to the repository), and the checks against
+# Debian's prometheus-mongodb-exporter and mongosh when they are installed.
 #
 # Usage: scripts/test.sh [extra go test flags]
 set -euo pipefail
@@ -16,6 +17,16 @@ fi
 
 echo "== go vet"
 go vet ./...
+
+# Two end-to-end checks run against tools operators use when those are
+# installed, and are skipped otherwise; say so, since go test prints skips
+# only with -v.
+if ! command -v prometheus-mongodb-exporter >/dev/null 2>&1; then
+  echo "note: prometheus-mongodb-exporter is not installed: TestMongoDBExporter will be skipped (scripts/check-exporter.sh installs it and runs the check)"
+fi
+if ! command -v mongosh >/dev/null 2>&1; then
+  echo "note: mongosh is not installed: TestMongosh will be skipped (npm install -g mongosh)"
+fi
 
 echo "== go test"
 go test -race -count=1 -timeout 30m "$@" ./...
