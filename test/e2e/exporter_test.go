@@ -6,8 +6,6 @@ import (
 	"io"
 	"net/http"
 	"os/exec"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -96,15 +94,7 @@ func TestMongoDBExporter(t *testing.T) {
 		t.Fatalf("exporter: %v\nexporter log:\n%s", last, log.String())
 		return ""
 	}
-	value := func(text, series string) float64 {
-		t.Helper()
-		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(text)
-		if m == nil {
-			t.Fatalf("the scrape lacks %s", series)
-		}
-		f, _ := strconv.ParseFloat(m[1], 64)
-		return f
-	}
+	value := func(text, series string) float64 { return seriesValue(t, text, series) }
 	first := scrape()
 	checks := []struct {
 		series string

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,15 +26,41 @@ func TestPrometheusMetrics(t *testing.T) {
 	if _, err := client.Database("m").Collection("c").InsertOne(ctx(t), bson.D{{Key: "x", Value: 1}}); err != nil {
 		t.Fatal(err)
 	}
+	body := scrapeMetrics(t, port)
+	for _, want := range []string{`cairn_operations_total{type="insert"} 1`, "cairn_connections ", "cairn_kv_commits_total", `cairn_command_duration_seconds_count{class="writes"}`, "go_goroutines"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}
+
+// scrapeMetrics fetches the Prometheus text exposition served on a
+// loopback port.
+func scrapeMetrics(t *testing.T, port int) string {
+	t.Helper()
 	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, want := range []string{`cairn_operations_total{type="insert"} 1`, "cairn_connections ", "cairn_kv_commits_total", `cairn_command_duration_seconds_count{class="writes"}`, "go_goroutines"} {
-		if !strings.Contains(string(body), want) {
-			t.Errorf("metrics lack %q", want)
-		}
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
 	}
+	return string(b)
+}
+
+// seriesValue returns the value of one series (its name with labels, as
+// exposed) in a scrape.
+func seriesValue(t *testing.T, text, series string) float64 {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("the scrape lacks %s", series)
+	}
+	f, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }

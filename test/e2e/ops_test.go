@@ -3,10 +3,6 @@ package e2e
 import (
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
-	"regexp"
-	"strconv"
 	"testing"
 	"time"
 
@@ -173,28 +169,8 @@ func TestMetricsMoveUnderLoad(t *testing.T) {
 	}
 	srv := cairndtest.Start(t, "--metricsAddr", fmt.Sprintf("127.0.0.1:%d", port))
 	client := dial(t, srv.URI)
-	scrape := func() string {
-		t.Helper()
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
-	value := func(text, series string) float64 {
-		t.Helper()
-		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindStringSubmatch(text)
-		if m == nil {
-			t.Fatalf("no series %s", series)
-		}
-		f, err := strconv.ParseFloat(m[1], 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return f
-	}
+	scrape := func() string { return scrapeMetrics(t, port) }
+	value := func(text, series string) float64 { return seriesValue(t, text, series) }
 	series := []string{
 		`cairn_operations_total{type="insert"}`, `cairn_operations_total{type="query"}`, `cairn_operations_total{type="update"}`,
 		`cairn_operations_total{type="delete"}`, `cairn_command_duration_seconds_count{class="writes"}`,

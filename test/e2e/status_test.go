@@ -2,10 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"io"
-	"net/http"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -84,25 +80,8 @@ func TestServerStatusUnderLoad(t *testing.T) {
 		}
 		return int64(v.Double())
 	}
-	scrape := func() string {
-		t.Helper()
-		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return string(b)
-	}
-	series := func(text, name string) float64 {
-		t.Helper()
-		m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindStringSubmatch(text)
-		if m == nil {
-			t.Fatalf("no series %s", name)
-		}
-		f, _ := strconv.ParseFloat(m[1], 64)
-		return f
-	}
+	scrape := func() string { return scrapeMetrics(t, port) }
+	series := func(text, name string) float64 { return seriesValue(t, text, name) }
 
 	before, promBefore := status(), scrape()
 	c := client.Database("load").Collection("c")
