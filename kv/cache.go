@@ -70,12 +70,39 @@ func (c *nodeCache) evict(target int64) {
 }
 
 // drop removes the entry under the hand.
-func (c *nodeCache) drop() {
+func (c *nodeCache) drop() { c.dropAt(c.hand) }
+
+// dropAt removes entry i (the last entry takes its place).
+func (c *nodeCache) dropAt(i int) {
 	last := len(c.ring) - 1
-	c.used -= c.ring[c.hand].size
-	c.ring[c.hand] = c.ring[last]
+	c.used -= c.ring[i].size
+	c.ring[i] = c.ring[last]
 	c.ring[last] = cacheEntry{}
 	c.ring = c.ring[:last]
+}
+
+// forget drops the entries of leaves that are no longer part of the tree:
+// those whose extent a committed transaction freed (a write replaced the
+// leaf by a new version: the old version's child reference, in a parent
+// version that is gone too, still points at it, so the evict check above
+// cannot see it) and those whose reference moved on. Without this, every
+// version of a rewritten leaf stayed accounted, and pinned in memory with
+// the page slab it was decoded from, until the budget forced evictions.
+// Readers still using such a leaf keep it alive through their snapshot.
+func (c *nodeCache) forget(freed map[uint64]struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := 0; i < len(c.ring); {
+		e := &c.ring[i]
+		if _, gone := freed[e.n.pgid.Load()]; gone || e.ref.ptr.Load() != e.n {
+			c.dropAt(i)
+			continue
+		}
+		i++
+	}
+	if c.hand >= len(c.ring) {
+		c.hand = 0
+	}
 }
 
 func (c *nodeCache) stats() (used int64, entries int, evicts uint64) {

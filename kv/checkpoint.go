@@ -228,6 +228,15 @@ func (db *DB) checkpoint(unlock bool) error {
 	if old := db.meta.catalog; old.pgid != 0 {
 		db.freedAt = append(db.freedAt, ckptFree{ckpt: newMeta.ckptID, pages: []extent{old}})
 	}
+	// Extents freed and not yet released hold no leaf of the current tree:
+	// the cache forgets the versions it still accounts there.
+	freed := make(map[uint64]struct{})
+	for _, f := range db.freedAt {
+		for _, e := range f.pages {
+			freed[e.pgid] = struct{}{}
+		}
+	}
+	db.cache.forget(freed)
 	db.meta = newMeta
 	// The journal file left behind is free: give it the configured size
 	// if the load outgrew a smaller one (Compact shrinks both).

@@ -62,6 +62,8 @@ func newCollector(env *command.Env) *collector {
 		"freePages":  desc("kv_free_pages", "Pages reusable now."),
 		"journalUse": desc("kv_journal_bytes", "Journal bytes used in the current cycle."),
 		"failed":     desc("kv_failed", "1 when the engine refuses writes after an I/O failure."),
+		"cacheBytes": desc("kv_cache_bytes", "Bytes of clean leaves held by the page cache (bounded by the cache size)."),
+		"cacheMax":   desc("kv_cache_budget_bytes", "The page cache's budget (storage.wiredTiger.engineConfig.cacheSizeGB)."),
 	}}
 }
 
@@ -117,6 +119,8 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	gauge("dataBytes", float64(st.DataFileBytes))
 	gauge("freePages", float64(st.FreePages))
 	gauge("journalUse", float64(st.JournalBytes))
+	gauge("cacheBytes", float64(st.CacheBytes))
+	gauge("cacheMax", float64(st.CacheBudget))
 	failed := 0.0
 	if st.Failed != nil {
 		failed = 1
