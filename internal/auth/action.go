@@ -53,6 +53,7 @@ const (
 	GetDefaultRWConcern
 	SetDefaultRWConcern
 	KillAnySession
+	KillAnyCursor
 
 	lastAction
 )
@@ -72,7 +73,7 @@ const AllActions = lastAction - 1
 
 // ClusterActions are the actions that apply to the cluster resource.
 const ClusterActions = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | SetParameter | GetLog |
-	Top | InProg | KillOp | ListDatabases | Fsync | LogRotate | DropConnections | GetDefaultRWConcern | SetDefaultRWConcern | KillAnySession
+	Top | InProg | KillOp | ListDatabases | Fsync | LogRotate | DropConnections | GetDefaultRWConcern | SetDefaultRWConcern | KillAnySession | KillAnyCursor
 
 // DBActions are the actions that apply to a database.
 const DBActions = AllActions &^ ClusterActions
@@ -84,6 +85,7 @@ var actionNames = []string{
 	"viewUser", "changePassword", "changeCustomData",
 	"serverStatus", "hostInfo", "getCmdLineOpts", "getParameter", "setParameter", "getLog", "top", "inprog",
 	"killop", "listDatabases", "fsync", "logRotate", "dropConnections", "getDefaultRWConcern", "setDefaultRWConcern", "killAnySession",
+	"killAnyCursor",
 }
 
 // Names lists the actions of a as MongoDB spells them.

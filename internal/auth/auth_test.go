@@ -64,12 +64,19 @@ func client(t *testing.T, mech, user, pwd string) *scram.ClientConversation {
 	return c.NewConversation()
 }
 
-// converse runs a whole exchange and returns the first error.
+// converse runs a whole exchange for a user of admin and returns the first
+// error.
 func converse(t *testing.T, m *Manager, s *Session, mech, user, pwd string, skipEmpty bool) error {
+	t.Helper()
+	return converseDB(t, m, s, mech, "admin", user, pwd, skipEmpty)
+}
+
+// converseDB runs a whole exchange for a user of db.
+func converseDB(t *testing.T, m *Manager, s *Session, mech, db, user, pwd string, skipEmpty bool) error {
 	t.Helper()
 	cc := client(t, mech, user, pwd)
 	c1, _ := cc.Step("")
-	st, err := s.Start(context.Background(), m, mech, "admin", []byte(c1), skipEmpty)
+	st, err := s.Start(context.Background(), m, mech, db, []byte(c1), skipEmpty)
 	if err != nil {
 		return err
 	}
@@ -137,6 +144,58 @@ func TestSCRAM(t *testing.T) {
 				}
 				if s.Authenticated() {
 					t.Errorf("%s %s/%q: authenticated after a failure", mech, tc.user, tc.pwd)
+				}
+			}
+		}
+	}
+}
+
+// TestReauthentication follows mongod (6.0 on): one user per connection.
+// The same user may authenticate again; another user of the same database
+// or of another database is refused and the first stays authenticated;
+// after logout any user may authenticate.
+func TestReauthentication(t *testing.T) {
+	m := newManager(t)
+	addUser(t, m, "admin", "alice", "pa")
+	addUser(t, m, "admin", "bob", "pb")
+	addUser(t, m, "app", "carol", "pc")
+	steps := []struct {
+		db, user, pwd string
+		logout        string // database to log out of first
+		code          int32  // 0: success
+		msg           string
+		after         string // user@db authenticated afterwards ("" none)
+	}{
+		{"admin", "alice", "pa", "", 0, "", "alice@admin"},
+		{"admin", "alice", "pa", "", 0, "", "alice@admin"},
+		{"admin", "bob", "pb", "", 5626701, "Each client connection may only be authenticated once. Previously authenticated as: alice@admin", "alice@admin"},
+		{"app", "carol", "pc", "", 5626702, "Client has attempted to authenticate on multiple databases.Already authenticated as: alice@admin", "alice@admin"},
+		{"admin", "bob", "wrong", "", mongoerr.AuthenticationFailed, "Authentication failed.", "alice@admin"},
+		{"admin", "bob", "pb", "app", 5626701, "Each client connection may only be authenticated once. Previously authenticated as: alice@admin", "alice@admin"},
+		{"admin", "bob", "pb", "admin", 0, "", "bob@admin"},
+		{"app", "carol", "pc", "admin", 0, "", "carol@app"},
+	}
+	for _, mech := range Mechanisms {
+		for _, skip := range []bool{true, false} {
+			s := &Session{Remote: "127.0.0.1:1"}
+			for i, st := range steps {
+				if st.logout != "" {
+					s.Logout(st.logout)
+				}
+				err := converseDB(t, m, s, mech, st.db, st.user, st.pwd, skip)
+				var me *mongoerr.Error
+				switch {
+				case st.code == 0 && err != nil:
+					t.Errorf("%s skip=%v step %d (%s@%s): %v", mech, skip, i, st.user, st.db, err)
+				case st.code != 0 && (!errors.As(err, &me) || me.Code != st.code || me.Message != st.msg):
+					t.Errorf("%s skip=%v step %d (%s@%s): err = %v, want %d %q", mech, skip, i, st.user, st.db, err, st.code, st.msg)
+				}
+				got := ""
+				if u := s.User(); u != nil {
+					got = u.String()
+				}
+				if got != st.after {
+					t.Errorf("%s skip=%v step %d: authenticated as %q, want %q", mech, skip, i, got, st.after)
 				}
 			}
 		}

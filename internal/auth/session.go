@@ -157,7 +157,12 @@ func (s *Session) Continue(ctx context.Context, m *Manager, convID int32, payloa
 		}
 		return SASLStep{}, s.fail(ctx, m, err)
 	}
-	s.user = &UserName{User: c.user, DB: c.db}
+	name := UserName{User: c.user, DB: c.db}
+	if err := s.reauthenticate(m, name, c.mech); err != nil {
+		s.conv = nil
+		return SASLStep{}, err
+	}
+	s.user = &name
 	s.privs, s.roles = nil, nil
 	m.opts.Logger.Info("Successfully authenticated", "c", "ACCESS", "id", 5286306, "ctx", "conn",
 		"user", c.user, "db", c.db, "mechanism", c.mech, "remote", s.Remote)
@@ -168,6 +173,32 @@ func (s *Session) Continue(ctx context.Context, m *Manager, convID int32, payloa
 		c.verified = true
 	}
 	return step, nil
+}
+
+// reauthenticate applies mongod's rule (6.0 on) for a connection that is
+// already authenticated when an exchange for name succeeds: the same user
+// again is accepted, with a warning; another user of the same database
+// answers 5626701, a user of another database 5626702. The connection
+// stays authenticated as before; logout ends it first.
+func (s *Session) reauthenticate(m *Manager, name UserName, mech string) error {
+	prev := s.user
+	if prev == nil {
+		return nil
+	}
+	if *prev == name {
+		m.opts.Logger.Warn("Client has attempted to reauthenticate as a single user", "c", "ACCESS", "id", 5626700, "ctx", "conn",
+			"user", name.String(), "remote", s.Remote)
+		return nil
+	}
+	var err error
+	if prev.DB == name.DB {
+		err = mongoerr.New(5626701, "Each client connection may only be authenticated once. Previously authenticated as: %s", prev)
+	} else {
+		err = mongoerr.New(5626702, "Client has attempted to authenticate on multiple databases.Already authenticated as: %s", prev)
+	}
+	m.opts.Logger.Warn("Authentication failed", "c", "ACCESS", "id", 5286307, "ctx", "conn", "remote", s.Remote,
+		"mechanism", mech, "user", name.User, "db", name.DB, "error", err.Error())
+	return err
 }
 
 // fail logs a failed authentication, waits the manager's failure delay

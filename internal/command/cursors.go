@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -29,9 +30,13 @@ type Source interface {
 
 // Cursor is an open server-side cursor.
 type Cursor struct {
-	ID        int64
-	NS        string
-	Lsid      []byte // the session id's raw value, if any
+	ID   int64
+	NS   string
+	Lsid []byte // the session id's raw value, if any
+	// Owner is the user authenticated on the connection that opened the
+	// cursor (nil: none, or access control off); only that user may
+	// continue it.
+	Owner     *auth.UserName
 	src       Source
 	limit     int64 // 0 = none; documents still allowed
 	noTimeout bool
@@ -269,7 +274,7 @@ func writeBatch(c *Ctx, cur *Cursor, src Source, ns string, limit int64, opt bat
 		cur.lastUsed = time.Now()
 		id = cur.ID
 	default:
-		nc := &Cursor{NS: ns, src: src, limit: limit}
+		nc := &Cursor{NS: ns, src: src, limit: limit, Owner: cursorOwner(c)}
 		if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
 			if idv, ok := lsid.Document().Lookup("id"); ok && idv.Type == bson.TypeBinary {
 				nc.Lsid = append([]byte(nil), idv.Data...)
@@ -315,6 +320,9 @@ func getMore(c *Ctx) error {
 	if cur == nil {
 		return mongoerr.New(mongoerr.CursorNotFound, "cursor id %d not found", id)
 	}
+	if !ownsCursor(c.Env, c.Conn, cur) {
+		return mongoerr.New(mongoerr.Unauthorized, "cursor id %d was not created by the authenticated user", id)
+	}
 	ns := c.DB + "." + coll
 	if cur.NS != ns {
 		return mongoerr.New(mongoerr.Unauthorized, "Requested getMore on namespace '%s', but cursor belongs to a different namespace %s", ns, cur.NS)
@@ -332,7 +340,8 @@ func killCursors(c *Ctx) error {
 	if err := a.check("cursors"); err != nil {
 		return err
 	}
-	if _, err := c.collectionArg(); err != nil {
+	coll, err := c.collectionArg()
+	if err != nil {
 		return err
 	}
 	ids, ok, err := a.array("cursors")
@@ -342,17 +351,29 @@ func killCursors(c *Ctx) error {
 	if !ok {
 		return mongoerr.New(40414, "BSON field 'killCursors.cursors' is missing but a required field")
 	}
-	var killed, notFound []int64
+	var list []int64
 	it := ids.Iter()
 	for it.Next() {
 		v := it.Element().Value
 		if v.Type != bson.TypeInt64 {
 			return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'killCursors.cursors.%s' is the wrong type '%s', expected type 'long'", it.Element().Key, v.Type)
 		}
-		if c.Env.Cursors.Kill(v.Int64()) {
-			killed = append(killed, v.Int64())
+		list = append(list, v.Int64())
+	}
+	// As mongod, every cursor is checked before any is killed: one the
+	// caller may not kill fails the whole command (unknown ids are no
+	// authorization issue: they are reported in cursorsNotFound).
+	for _, id := range list {
+		if cur := c.Env.Cursors.get(id); cur != nil && !mayKillCursor(c.Env, c.Conn, cur) {
+			return mongoerr.New(mongoerr.Unauthorized, "not authorized to kill cursor on %s", c.DB+"."+coll)
+		}
+	}
+	var killed, notFound []int64
+	for _, id := range list {
+		if c.Env.Cursors.Kill(id) {
+			killed = append(killed, id)
 		} else {
-			notFound = append(notFound, v.Int64())
+			notFound = append(notFound, id)
 		}
 	}
 	appendIDs := func(key string, ids []int64) {

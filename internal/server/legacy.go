@@ -198,13 +198,14 @@ func (c *conn) handleGetMore(msg *wire.Message) bool {
 
 // handleKillCursors closes cursors for OP_KILL_CURSORS (no reply). With
 // access control on, an unauthenticated connection may not (killCursors
-// needs an authenticated user).
+// needs an authenticated user), and a user kills only the cursors it may
+// (its own, or any with killAnyCursor); the others are skipped.
 func (c *conn) handleKillCursors(msg *wire.Message) {
 	if c.s.env.Auth.Enabled() && !c.info.Auth.Authenticated() {
 		return
 	}
 	for _, id := range msg.KillCursors.CursorIDs {
-		c.s.env.Cursors.Kill(id)
+		c.s.env.KillCursorFor(&c.info, id)
 		delete(c.legacyPos, id)
 	}
 }

@@ -1,0 +1,55 @@
+package command
+
+import "github.com/cairndb/cairn/internal/auth"
+
+// Cursor ownership under access control, as mongod: a cursor belongs to
+// the user authenticated on the connection that opened it; getMore needs
+// that same user (isCoauthorizedWith), killCursors needs that user or the
+// killAnyCursor privilege on the cluster.
+
+// cursorOwner is the user a cursor opened by c belongs to: nil without
+// access control or without an authenticated user.
+func cursorOwner(c *Ctx) *auth.UserName {
+	if !c.Env.Auth.Enabled() || c.Conn == nil {
+		return nil
+	}
+	if u := c.Conn.session().User(); u != nil {
+		owner := *u
+		return &owner
+	}
+	return nil
+}
+
+// ownsCursor reports whether the user authenticated on cn is the one that
+// opened cur (both none counts: a cursor opened without a user, under the
+// localhost exception, stays usable without one).
+func ownsCursor(env *Env, cn *Conn, cur *Cursor) bool {
+	if !env.Auth.Enabled() || cn == nil {
+		return true
+	}
+	u := cn.session().User()
+	if u == nil || cur.Owner == nil {
+		return u == nil && cur.Owner == nil
+	}
+	return *u == *cur.Owner
+}
+
+// mayKillCursor reports whether cn may kill cur: its owner, or a user
+// with killAnyCursor on the cluster.
+func mayKillCursor(env *Env, cn *Conn, cur *Cursor) bool {
+	if ownsCursor(env, cn, cur) {
+		return true
+	}
+	privs, _, err := cn.session().Privileges(env.Auth)
+	return err == nil && privs.Allows("", auth.KillAnyCursor)
+}
+
+// KillCursorFor kills cursor id for OP_KILL_CURSORS when the connection
+// may (mongod skips the others silently: the legacy message has no
+// reply); it reports whether the cursor was killed.
+func (env *Env) KillCursorFor(cn *Conn, id int64) bool {
+	if cur := env.Cursors.get(id); cur == nil || !mayKillCursor(env, cn, cur) {
+		return false
+	}
+	return env.Cursors.Kill(id)
+}
