@@ -135,6 +135,8 @@ var names = map[int32]string{
 	NoQueryExecutionPlans: "NoQueryExecutionPlans", IncompatibleCollationVersion: "IncompatibleCollationVersion",
 	ExceededMemoryLimit: "ExceededMemoryLimit", ConversionFailure: "ConversionFailure",
 	MechanismUnavailable: "MechanismUnavailable",
+	// Wire protocol errors (internal/wire answers them before a command runs).
+	147: "ZLibError", 223: "IllegalOpMsgFlag", 233: "TooManyDocumentSequences", 288: "ChecksumMismatch",
 }
 
 // CodeName returns MongoDB's name for code, or "Location<code>" for the

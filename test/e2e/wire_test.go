@@ -98,6 +98,8 @@ func TestBadInputKeepsServing(t *testing.T) {
 	bad[len(bad)-1] = 7 // no terminator
 	if r := c.command(bad); codeOf(r) == 0 {
 		t.Fatalf("malformed body answered %v", r)
+	} else {
+		logAnswer(t, "malformed BSON", r)
 	}
 	if r := c.command(ping); r.Lookup("ok").Double() != 1 {
 		t.Fatalf("ping after malformed body: %v", r)
@@ -110,11 +112,14 @@ func TestBadInputKeepsServing(t *testing.T) {
 	if writeErrCode(r) != 2 || !strings.Contains(r.String(), "object to insert too large") {
 		t.Fatalf("16 MiB insert answered %v", truncate(r.String()))
 	}
+	logAnswer(t, "document over 16 MiB", r)
 
 	// A command body over the internal limit: BSONObjectTooLarge.
 	huge := marshal(t, bson.D{{Key: "insert", Value: "big"}, {Key: "documents", Value: bson.A{bson.D{{Key: "s", Value: strings.Repeat("y", 17*1024*1024)}}}}, {Key: "$db", Value: "lim"}})
 	if r := c.command(huge); codeOf(r) != 10334 {
 		t.Fatalf("oversized body answered %v", truncate(r.String()))
+	} else {
+		logAnswer(t, "command body over 16 MiB + 16 KiB", r)
 	}
 
 	// Nesting over 100 levels.
@@ -126,6 +131,7 @@ func TestBadInputKeepsServing(t *testing.T) {
 	if writeErrCode(r) == 0 {
 		t.Fatalf("deep insert answered %v", r)
 	}
+	logAnswer(t, "document nested 121 levels", r)
 
 	// More than 100,000 statements.
 	small := marshal(t, bson.D{{Key: "x", Value: 1}})
@@ -135,6 +141,54 @@ func TestBadInputKeepsServing(t *testing.T) {
 	}
 	if r := c.command(ins, wire.Sequence{Identifier: "documents", Docs: docs}); codeOf(r) != 16 {
 		t.Fatalf("oversized batch answered %v", truncate(r.String()))
+	} else {
+		logAnswer(t, "100,001 statements", r)
+	}
+
+	// Unknown or misused operators: the command fails, nothing else.
+	for _, tc := range []struct {
+		class string
+		cmd   bson.D
+		code  int32
+	}{
+		{"unknown query operator", bson.D{{Key: "find", Value: "big"}, {Key: "filter", Value: bson.D{{Key: "a", Value: bson.D{{Key: "$bogus", Value: 1}}}}}}, 2},
+		{"unknown top-level operator", bson.D{{Key: "find", Value: "big"}, {Key: "filter", Value: bson.D{{Key: "$bogus", Value: 1}}}}, 2},
+		{"unknown update operator", bson.D{{Key: "update", Value: "big"}, {Key: "updates", Value: bson.A{bson.D{{Key: "q", Value: bson.D{}}, {Key: "u", Value: bson.D{{Key: "$bogus", Value: bson.D{{Key: "a", Value: 1}}}}}}}}}, 9},
+		{"unknown pipeline stage", bson.D{{Key: "aggregate", Value: "big"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$bogus", Value: bson.D{}}}}}, {Key: "cursor", Value: bson.D{}}}, 40324},
+		{"unknown expression operator", bson.D{{Key: "aggregate", Value: "big"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$project", Value: bson.D{{Key: "x", Value: bson.D{{Key: "$bogus", Value: 1}}}}}}}}, {Key: "cursor", Value: bson.D{}}}, 168},
+	} {
+		r := c.command(marshal(t, append(tc.cmd, bson.E{Key: "$db", Value: "lim"})))
+		if got := max(codeOf(r), writeErrCode(r)); got != tc.code {
+			t.Errorf("%s answered %v, want code %d", tc.class, r, tc.code)
+		}
+		logAnswer(t, tc.class, r)
+	}
+
+	// Bad wire messages: an OP_MSG with a required flag bit Cairn does not
+	// know, and one with an unknown section kind, are answered with an
+	// error; the connection carries on.
+	for _, tc := range []struct {
+		class string
+		msg   func() []byte
+		code  int32
+		name  string
+	}{
+		{"OP_MSG with an unknown required flag", func() []byte { return wire.AppendMsg(nil, 90, 0, 1<<4, ping) }, 223, "IllegalOpMsgFlag"},
+		{"OP_MSG with an unknown section kind", func() []byte {
+			m := wire.AppendMsg(nil, 91, 0, 0, ping)
+			m[20] = 7 // the body section's kind byte
+			return m
+		}, 40432, "Location40432"},
+	} {
+		c.send(tc.msg())
+		r := c.read()
+		if name, _ := r.Lookup("codeName").StringValueOK(); codeOf(r) != tc.code || name != tc.name {
+			t.Errorf("%s answered %v, want code %d", tc.class, r, tc.code)
+		}
+		logAnswer(t, tc.class, r)
+		if r := c.command(ping); r.Lookup("ok").Double() != 1 {
+			t.Fatalf("ping after %s: %v", tc.class, r)
+		}
 	}
 
 	// Nothing was stored by any of it.
@@ -157,6 +211,19 @@ func TestBadInputKeepsServing(t *testing.T) {
 	if r := c2.command(ping); r.Lookup("ok").Double() != 1 {
 		t.Fatalf("new connection after oversized message: %v", r)
 	}
+}
+
+// logAnswer records the error a class of bad input got (the figures the
+// issue's closing note reports).
+func logAnswer(t *testing.T, class string, r bson.Raw) {
+	t.Helper()
+	if we, err := r.LookupErr("writeErrors", "0"); err == nil {
+		r = we.Document()
+	}
+	code, _ := r.Lookup("code").AsInt64OK()
+	name, _ := r.Lookup("codeName").StringValueOK()
+	msg, _ := r.Lookup("errmsg").StringValueOK()
+	t.Logf("%s: %d %s %q", class, code, name, truncate(msg))
 }
 
 func truncate(s string) string {
