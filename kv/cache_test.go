@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/cairndb/cairn/kv/vfs"
@@ -52,5 +53,59 @@ func TestCacheForgetsReplacedLeaves(t *testing.T) {
 	if st.CacheLeaves > 2*base.CacheLeaves || st.CacheBytes > 2*base.CacheBytes {
 		t.Errorf("cache grew from %d leaves (%d bytes) to %d leaves (%d bytes) rewriting the same %d keys",
 			base.CacheLeaves, base.CacheBytes, st.CacheLeaves, st.CacheBytes, n)
+	}
+}
+
+// TestCheckpointSlabsAreNotPinned appends a few keys per checkpoint, so
+// each checkpoint leaves a leaf that never changes again: the leaves must
+// not keep the checkpoints' 8 MiB write slabs allocated (they did when a
+// written node was re-decoded in place from its slab).
+func TestCheckpointSlabsAreNotPinned(t *testing.T) {
+	opts := memOpts(vfs.NewMem())
+	opts.CacheSize = 1 << 30
+	db := mustOpen(t, opts.FS, opts)
+	defer db.Close()
+	ctx := context.Background()
+	heap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	next := 0
+	round := func() {
+		t.Helper()
+		err := db.Update(ctx, func(tx *Tx) error {
+			tr, err := tx.CreateTreeIfNotExists("t")
+			if err != nil {
+				return err
+			}
+			for range 100 {
+				if err := tr.Put(key(next), val(next)); err != nil {
+					return err
+				}
+				next++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Checkpoint(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	round()
+	before := heap()
+	const rounds = 40
+	for range rounds {
+		round()
+	}
+	after := heap()
+	st := db.Stats()
+	t.Logf("heap %d KiB -> %d KiB after %d appending checkpoints; data file %d KiB, cache %d KiB",
+		before>>10, after>>10, rounds, st.DataFileBytes>>10, st.CacheBytes>>10)
+	if after > before+32<<20 {
+		t.Errorf("heap grew by %d MiB over %d checkpoints that wrote %d KiB of data", (after-before)>>20, rounds, st.DataFileBytes>>10)
 	}
 }

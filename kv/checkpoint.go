@@ -58,6 +58,7 @@ package kv
 // switch record). Any I/O error puts the DB into the failed state.
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/binary"
@@ -279,13 +280,14 @@ var debugCheckpointUnlocked func(db *DB)
 var debugCheckpoint func(db *DB)
 
 // writeNode writes the node behind r and its dirty descendants and returns
-// the pages written. The pages are encoded into the page writer's slabs,
-// which are never reused: after encoding, the node is re-decoded from its
-// own page image and swapped in behind r (an atomic pointer store; the
-// content is identical, so readers holding either version are unaffected).
-// From then on the node's keys and values live contiguously in one page
-// buffer instead of in scattered per-entry allocations, which makes reads
-// cache- and TLB-friendly and leaves the GC far fewer objects.
+// the pages written. The pages are encoded into the page writer's slabs;
+// after encoding, the node is re-parsed from an exact copy of its payload
+// and swapped in behind r (an atomic pointer store; the content is
+// identical, so readers holding either version are unaffected). From then
+// on the node's keys and values live contiguously in one buffer of its own
+// instead of in scattered per-entry allocations, which makes reads cache-
+// and TLB-friendly and leaves the GC far fewer objects, and the slab is
+// garbage once the checkpoint is done.
 type rehome struct {
 	ref *childRef
 	n   *node
@@ -335,8 +337,16 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 		n.npages.Store(np)
 		n.pgid.Store(pg)
 		db.markWritten(n, pg, np)
+		// The new version is parsed from its own copy of the payload, not
+		// from the writer's slab: a long-lived leaf would otherwise keep
+		// the whole slab (8 MiB, however little this checkpoint wrote)
+		// allocated, one more per checkpoint.
+		typ := byte(pageTypeBranch)
+		if n.leaf {
+			typ = pageTypeLeaf
+		}
 		var err error
-		if nn, err = decodeNode(buf, pg, np, dataFileName); err != nil {
+		if nn, err = parseNode(typ, len(n.keys), bytes.Clone(buf[pageHeaderSize:n.size]), pg, np, dataFileName); err != nil {
 			return 0, fmt.Errorf("kv: checkpoint: re-reading node just encoded: %w", err)
 		}
 	}

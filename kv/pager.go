@@ -126,9 +126,9 @@ func newPageWriter(p *pager) *pageWriter {
 	return &pageWriter{p: p}
 }
 
-// buffer returns a zeroed buffer for an extent of npages at pgid. Buffers
-// are carved from slabs that are never reused, so a buffer stays valid (and
-// may back a decoded node) after it has been written.
+// buffer returns a zeroed buffer for an extent of npages at pgid, carved
+// from the writer's current slab. Nothing may keep a reference to it after
+// the checkpoint (writeNode re-parses nodes from copies).
 func (w *pageWriter) buffer(pgid uint64, npages uint32) []byte {
 	need := int(npages) * w.p.pageSize
 	if w.used+need > len(w.arena) {
