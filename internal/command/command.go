@@ -146,6 +146,8 @@ type Ctx struct {
 	// explain is set when the command runs inside explain: it describes
 	// its plan (and, with executionStats, runs it) instead of answering.
 	explain *explainState
+	// cmd is the command being run (set by Dispatch).
+	cmd *Command
 }
 
 // Handler runs a command.
@@ -211,6 +213,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if err := authorize(c, cmd); err != nil {
 		return errorReply(c.Reply, err)
 	}
+	c.cmd = cmd
 	if cmd.AdminOnly && c.DB != "admin" {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))
 	}

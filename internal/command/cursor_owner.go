@@ -1,6 +1,9 @@
 package command
 
-import "github.com/cairndb/cairn/internal/auth"
+import (
+	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
 
 // Cursor ownership under access control, as mongod: a cursor belongs to
 // the user authenticated on the connection that opened it; getMore needs
@@ -32,6 +35,37 @@ func ownsCursor(env *Env, cn *Conn, cur *Cursor) bool {
 		return u == nil && cur.Owner == nil
 	}
 	return *u == *cur.Owner
+}
+
+// cursorOrigin is what the command opening a cursor needed (nil without
+// access control).
+func cursorOrigin(c *Ctx) []need {
+	if !c.Env.Auth.Enabled() || c.Conn == nil || c.cmd == nil {
+		return nil
+	}
+	return requirements(c, c.cmd)
+}
+
+// mayContinueCursor checks a getMore as mongod does: the cursor must be
+// the caller's, and the caller must still hold the privileges of the
+// command that opened it (a role revoked meanwhile stops the cursor).
+func mayContinueCursor(c *Ctx, cur *Cursor) error {
+	if !ownsCursor(c.Env, c.Conn, cur) {
+		return mongoerr.New(mongoerr.Unauthorized, "cursor id %d was not created by the authenticated user", cur.ID)
+	}
+	if len(cur.origin) == 0 {
+		return nil
+	}
+	privs, _, err := c.Conn.session().Privileges(c.Env.Auth)
+	if err != nil {
+		return err
+	}
+	for _, n := range cur.origin {
+		if !privs.Allows(n.db, n.actions) {
+			return mongoerr.New(mongoerr.Unauthorized, "not authorized for getMore with cursor id %d", cur.ID)
+		}
+	}
+	return nil
 }
 
 // mayKillCursor reports whether cn may kill cur: its owner, or a user

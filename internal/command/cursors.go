@@ -36,7 +36,10 @@ type Cursor struct {
 	// Owner is the user authenticated on the connection that opened the
 	// cursor (nil: none, or access control off); only that user may
 	// continue it.
-	Owner     *auth.UserName
+	Owner *auth.UserName
+	// origin is what the command that opened the cursor needed: every
+	// getMore checks the owner still has it.
+	origin    []need
 	src       Source
 	limit     int64 // 0 = none; documents still allowed
 	noTimeout bool
@@ -274,7 +277,7 @@ func writeBatch(c *Ctx, cur *Cursor, src Source, ns string, limit int64, opt bat
 		cur.lastUsed = time.Now()
 		id = cur.ID
 	default:
-		nc := &Cursor{NS: ns, src: src, limit: limit, Owner: cursorOwner(c)}
+		nc := &Cursor{NS: ns, src: src, limit: limit, Owner: cursorOwner(c), origin: cursorOrigin(c)}
 		if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
 			if idv, ok := lsid.Document().Lookup("id"); ok && idv.Type == bson.TypeBinary {
 				nc.Lsid = append([]byte(nil), idv.Data...)
@@ -320,8 +323,8 @@ func getMore(c *Ctx) error {
 	if cur == nil {
 		return mongoerr.New(mongoerr.CursorNotFound, "cursor id %d not found", id)
 	}
-	if !ownsCursor(c.Env, c.Conn, cur) {
-		return mongoerr.New(mongoerr.Unauthorized, "cursor id %d was not created by the authenticated user", id)
+	if err := mayContinueCursor(c, cur); err != nil {
+		return err
 	}
 	ns := c.DB + "." + coll
 	if cur.NS != ns {

@@ -199,6 +199,20 @@ func TestCursorOwnership(t *testing.T) {
 	if r, err := kill(alice2, a); err != nil || ids(r, "cursorsKilled") != fmt.Sprint(a) {
 		t.Fatalf("alice kills her cursor: %v %v", r, err)
 	}
+	// The owner must still hold what the find needed: revoking it stops
+	// the cursor; granting it back lets it go on.
+	a = open(alice2)
+	roleCmd := func(cmd string) {
+		t.Helper()
+		must(root, bson.D{{Key: cmd, Value: "alice"}, {Key: "roles", Value: rw}, {Key: "$db", Value: "admin"}})
+	}
+	roleCmd("revokeRolesFromUser")
+	r, err = getMore(alice2, a)
+	wantCode(t, "getMore after the role was revoked", r, err, 13, "Unauthorized", fmt.Sprintf("not authorized for getMore with cursor id %d", a))
+	roleCmd("grantRolesToUser")
+	if _, err := getMore(alice2, a); err != nil {
+		t.Fatalf("getMore after the role was granted back: %v", err)
+	}
 }
 
 func mustValues(t *testing.T, a bson.RawArray) []bson.RawValue {
