@@ -283,14 +283,7 @@ func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline) error {
 		r.AppendDocument("parsedQuery", filter)
 		r.StartDocument("winningPlan")
 		if chosen != nil {
-			r.AppendString("stage", "FETCH")
-			r.AppendDocument("filter", filter)
-			r.StartDocument("inputStage")
-			r.AppendString("stage", "IXSCAN")
-			r.AppendDocument("keyPattern", chosen.spec.Key)
-			r.AppendString("indexName", chosen.index)
-			r.AppendString("direction", "forward")
-			r.End()
+			appendIndexStages(r, chosen, filter)
 		} else {
 			r.AppendString("stage", "COLLSCAN")
 			if len(filter) > 5 {

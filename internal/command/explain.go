@@ -133,28 +133,7 @@ func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection,
 		case byID:
 			r.AppendString("stage", "IDHACK")
 		case p != nil:
-			if p.covered == nil {
-				r.AppendString("stage", "FETCH")
-				r.AppendDocument("filter", spec.filterDoc)
-				r.StartDocument("inputStage")
-			}
-			r.AppendString("stage", "IXSCAN")
-			if p.covered != nil && spec.filterDoc.Len() > 0 {
-				r.AppendDocument("filter", spec.filterDoc)
-			}
-			r.AppendDocument("keyPattern", p.spec.Key)
-			r.AppendString("indexName", p.index)
-			r.AppendBool("isMultiKey", p.dedupe)
-			r.AppendBool("isUnique", p.spec.Unique)
-			if p.reverse {
-				r.AppendString("direction", "backward")
-			} else {
-				r.AppendString("direction", "forward")
-			}
-			r.AppendInt32("keyRanges", int32(len(p.ranges)))
-			if p.covered == nil {
-				r.End()
-			}
+			appendIndexStages(r, p, spec.filterDoc)
 		default:
 			r.AppendString("stage", "COLLSCAN")
 			if spec.filterDoc.Len() > 0 {
@@ -176,6 +155,48 @@ func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection,
 		wrappers[i](func() { run(i + 1) })
 	}
 	run(0)
+}
+
+// appendIndexStages writes an index plan's stages: FETCH (with the
+// filter) over its IXSCAN, or over an OR of one IXSCAN per branch; a
+// covered plan has no FETCH and its IXSCAN carries the filter.
+func appendIndexStages(r *bson.Builder, p *plan, filter bson.Doc) {
+	if p.covered == nil {
+		r.AppendString("stage", "FETCH")
+		r.AppendDocument("filter", filter)
+		r.StartDocument("inputStage")
+		defer r.End()
+	}
+	if p.or != nil {
+		r.AppendString("stage", "OR")
+		r.StartArray("inputStages")
+		for i, b := range p.or {
+			r.StartDocument(bson.Index(i))
+			appendIXSCAN(r, b)
+			r.End()
+		}
+		r.End()
+		return
+	}
+	appendIXSCAN(r, p)
+	if p.covered != nil && filter.Len() > 0 {
+		r.AppendDocument("filter", filter)
+	}
+}
+
+// appendIXSCAN writes one index scan.
+func appendIXSCAN(r *bson.Builder, p *plan) {
+	r.AppendString("stage", "IXSCAN")
+	r.AppendDocument("keyPattern", p.spec.Key)
+	r.AppendString("indexName", p.index)
+	r.AppendBool("isMultiKey", p.dedupe)
+	r.AppendBool("isUnique", p.spec.Unique)
+	if p.reverse {
+		r.AppendString("direction", "backward")
+	} else {
+		r.AppendString("direction", "forward")
+	}
+	r.AppendInt32("keyRanges", int32(len(p.ranges)))
 }
 
 // appendServerInfo writes explain's serverInfo.

@@ -30,6 +30,10 @@ type plan struct {
 	sorted, reverse bool
 	// covered rebuilds documents from the index keys (nil: fetch each).
 	covered *coverage
+	// or, when set, makes this a union of index plans (MongoDB's OR
+	// stage), one per branch of the filter's $or, walked in turn and
+	// deduplicated by record; the other fields are then unset.
+	or []*plan
 }
 
 // choosePlan picks an index whose leading field the filter restricts:
@@ -56,6 +60,15 @@ func choosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Optio
 	if len(filter) == 0 {
 		return nil
 	}
+	if best := chooseIndex(coll, filter, opts); best != nil {
+		return best
+	}
+	return orPlan(coll, filter, opts)
+}
+
+// chooseIndex is choosePlan's choice among the indexes the filter's
+// top-level fields (not its $or) restrict.
+func chooseIndex(coll *catalog.Collection, filter bson.Doc, opts *query.Options) *plan {
 	qc := queryCollation(opts)
 	var best *plan
 	bestScore := 0
@@ -145,6 +158,7 @@ func wildcardBounds(spec *index.Spec, filter bson.Doc) (string, []index.Interval
 // walkState is where an index walk stopped, so a cursor can resume.
 type walkState struct {
 	rng     int
+	branch  int // the branch of a union plan
 	lastKey []byte
 	started bool
 	seen    map[string]struct{}
@@ -157,8 +171,22 @@ type walkState struct {
 // walkIndex visits, from st onwards, the documents an index plan reaches,
 // calling fn with each (its _id key and document). fn returns false to stop
 // before the document is consumed; walkIndex then returns done=false and st
-// still points before that document.
+// still points before that document. A union plan walks its branches in
+// turn.
 func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, p *plan, st *walkState, fn func(idKey []byte, doc bson.Doc) (bool, error)) (done bool, err error) {
+	if p.or == nil {
+		return walkBranch(ctx, tx, coll, data, p, st, fn)
+	}
+	for ; st.branch < len(p.or); st.branch, st.rng, st.started = st.branch+1, 0, false {
+		if done, err := walkBranch(ctx, tx, coll, data, p.or[st.branch], st, fn); err != nil || !done {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// walkBranch is walkIndex for a plan over one index.
+func walkBranch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, p *plan, st *walkState, fn func(idKey []byte, doc bson.Doc) (bool, error)) (done bool, err error) {
 	it, err := tx.Tree(coll.IndexTree(p.index))
 	if err != nil {
 		return false, mongoerr.New(175, "query plan killed :: caused by :: index '%s' dropped", p.index)

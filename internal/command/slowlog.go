@@ -99,8 +99,14 @@ func planSummary(p *plan, byID bool) string {
 	switch {
 	case byID:
 		return "IDHACK"
-	case p == nil || p.spec == nil:
+	case p == nil || (p.spec == nil && p.or == nil):
 		return "COLLSCAN"
+	case p.or != nil:
+		parts := make([]string, len(p.or))
+		for i, b := range p.or {
+			parts[i] = planSummary(b, false)
+		}
+		return strings.Join(parts, ", ")
 	}
 	return "IXSCAN " + keyPatternText(p.spec.Key)
 }

@@ -206,3 +206,101 @@ func TestPlannerCovered(t *testing.T) {
 		t.Fatalf("covered find in batches: %d, %v", len(all), err)
 	}
 }
+
+// TestPlannerOr checks $or plans: an OR of one index scan per branch when
+// every branch has an index (asserted through explain), a collection scan
+// otherwise, and results equal to a collection scan's (each document once,
+// multikey entries included), for find, count, update and aggregate.
+func TestPlannerOr(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("plan")
+	coll := db.Collection("or")
+	var docs []any
+	for i := 0; i < 400; i++ {
+		d := bson.D{{Key: "_id", Value: i}, {Key: "a", Value: i % 20}, {Key: "b", Value: fmt.Sprintf("b%02d", i%30)}, {Key: "c", Value: i % 3}, {Key: "g", Value: i % 4}}
+		if i%9 == 0 {
+			d[1].Value = bson.A{i % 20, (i + 1) % 20, 50}
+		}
+		docs = append(docs, d)
+	}
+	if _, err := coll.InsertMany(ctx(t), docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []mongo.IndexModel{
+		{Keys: bson.D{{Key: "a", Value: 1}}},
+		{Keys: bson.D{{Key: "b", Value: -1}}},
+		{Keys: bson.D{{Key: "g", Value: 1}, {Key: "c", Value: 1}}},
+	} {
+		if _, err := coll.Indexes().CreateOne(ctx(t), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	or := func(branches ...bson.D) bson.D {
+		a := bson.A{}
+		for _, b := range branches {
+			a = append(a, b)
+		}
+		return bson.D{{Key: "$or", Value: a}}
+	}
+	cases := []struct {
+		name   string
+		filter bson.D
+		sort   bson.D
+		tree   string
+	}{
+		{"two indexes", or(bson.D{{Key: "a", Value: 3}}, bson.D{{Key: "b", Value: bson.D{{Key: "$lt", Value: "b03"}}}}), nil, "FETCH>OR(IXSCAN[a_1]|IXSCAN[b_-1])"},
+		{"overlapping branches, one index", or(bson.D{{Key: "a", Value: bson.D{{Key: "$in", Value: bson.A{1, 2}}}}}, bson.D{{Key: "a", Value: bson.D{{Key: "$gte", Value: 2}, {Key: "$lt", Value: 5}}}}, bson.D{{Key: "a", Value: 50}}), nil, "FETCH>OR(IXSCAN[a_1]|IXSCAN[a_1]|IXSCAN[a_1])"},
+		{"compound branch and residual", or(bson.D{{Key: "g", Value: 1}, {Key: "c", Value: 2}}, bson.D{{Key: "b", Value: "b07"}, {Key: "c", Value: 1}}), nil, "FETCH>OR(IXSCAN[g_1_c_1]|IXSCAN[b_-1])"},
+		{"nested $or", or(bson.D{{Key: "a", Value: 4}}, or(bson.D{{Key: "b", Value: "b09"}}, bson.D{{Key: "g", Value: 3}})), nil, "FETCH>OR(IXSCAN[a_1]|IXSCAN[b_-1]|IXSCAN[g_1_c_1])"},
+		{"with an outside condition", append(or(bson.D{{Key: "a", Value: 5}}, bson.D{{Key: "b", Value: "b05"}}), bson.E{Key: "c", Value: 2}), nil, "FETCH>OR(IXSCAN[a_1]|IXSCAN[b_-1])"},
+		{"sorted", or(bson.D{{Key: "a", Value: 6}}, bson.D{{Key: "b", Value: "b11"}}), bson.D{{Key: "c", Value: -1}, {Key: "_id", Value: 1}}, "SORT>FETCH>OR(IXSCAN[a_1]|IXSCAN[b_-1])"},
+		{"a branch without an index", or(bson.D{{Key: "a", Value: 3}}, bson.D{{Key: "c", Value: 1}}), nil, "COLLSCAN"},
+		{"an indexed top-level field wins", append(or(bson.D{{Key: "a", Value: 3}}, bson.D{{Key: "b", Value: "b01"}}), bson.E{Key: "g", Value: 2}), nil, "FETCH>IXSCAN[g_1_c_1]"},
+	}
+	for _, tc := range cases {
+		cmd := bson.D{{Key: "find", Value: "or"}, {Key: "filter", Value: tc.filter}}
+		if tc.sort != nil {
+			cmd = append(cmd, bson.E{Key: "sort", Value: tc.sort})
+		}
+		ex := explainFind(t, db, cmd)
+		if ex.tree != tc.tree {
+			t.Errorf("%s: plan %s, want %s", tc.name, ex.tree, tc.tree)
+		}
+		got := sortedResults(t, coll, tc.filter, nil, tc.sort, nil)
+		want := sortedResults(t, coll, tc.filter, nil, tc.sort, bson.D{{Key: "$natural", Value: 1}})
+		if !slices.Equal(got, want) || len(want) == 0 || ex.nReturned != int64(len(want)) {
+			t.Errorf("%s: %d results (explain %d), the scan %d", tc.name, len(got), ex.nReturned, len(want))
+		}
+		if n, err := coll.CountDocuments(ctx(t), tc.filter); err != nil || n != int64(len(want)) {
+			t.Errorf("%s: countDocuments = %d, %v; want %d", tc.name, n, err, len(want))
+		}
+		// Small batches resume the union across getMores.
+		cur, err := coll.Find(ctx(t), tc.filter, options.Find().SetBatchSize(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var all []bson.Raw
+		if err := cur.All(ctx(t), &all); err != nil || len(all) != len(want) {
+			t.Errorf("%s: in batches of 3: %d, %v", tc.name, len(all), err)
+		}
+	}
+	// Writes select through the union and see each document once.
+	f := or(bson.D{{Key: "a", Value: bson.D{{Key: "$lte", Value: 2}}}}, bson.D{{Key: "b", Value: bson.D{{Key: "$lte", Value: "b02"}}}})
+	want := len(sortedResults(t, coll, f, nil, nil, bson.D{{Key: "$natural", Value: 1}}))
+	r, err := coll.UpdateMany(ctx(t), f, bson.D{{Key: "$inc", Value: bson.D{{Key: "n", Value: 1}}}})
+	if err != nil || r.ModifiedCount != int64(want) {
+		t.Fatalf("updateMany through $or: %+v, %v; want %d", r, err, want)
+	}
+	if n, _ := coll.CountDocuments(ctx(t), bson.D{{Key: "n", Value: bson.D{{Key: "$gt", Value: 1}}}}); n != 0 {
+		t.Fatalf("%d documents updated twice", n)
+	}
+	// The aggregate explain shows the union under $cursor.
+	raw, err := db.RunCommand(ctx(t), bson.D{{Key: "explain", Value: bson.D{{Key: "aggregate", Value: "or"}, {Key: "pipeline", Value: bson.A{bson.D{{Key: "$match", Value: f}}, bson.D{{Key: "$count", Value: "n"}}}}, {Key: "cursor", Value: bson.D{}}}}}).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stage0, _ := raw.Lookup("stages").Array().Values()
+	if tree := planTree(stage0[0].Document().Lookup("$cursor", "queryPlanner", "winningPlan").Document()); tree != "FETCH>OR(IXSCAN[a_1]|IXSCAN[b_-1])" {
+		t.Errorf("aggregate $or plan: %s", tree)
+	}
+}
