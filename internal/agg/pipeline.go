@@ -131,7 +131,7 @@ func register(name string, info stageInfo) {
 // NotImplemented naming the stage rather than "unrecognized".
 var unsupportedStages = map[string]bool{
 	"$geoNear": true, "$graphLookup": true, "$currentOp": true, "$listSessions": true,
-	"$planCacheStats": true, "$changeStream": true, "$changeStreamSplitLargeEvent": true,
+	"$changeStream": true, "$changeStreamSplitLargeEvent": true,
 	"$search": true, "$searchMeta": true, "$vectorSearch": true, "$listSearchIndexes": true,
 	"$listSampledQueries": true, "$shardedDataDistribution": true, "$queryStats": true,
 	"$listCatalog": true,

@@ -10,6 +10,7 @@ func init() {
 	register("$documents", stageInfo{parse: parseDocuments, source: true, collectionless: true})
 	register("$collStats", stageInfo{parse: parseCollStats, source: true})
 	register("$indexStats", stageInfo{parse: parseIndexStats, source: true})
+	register("$planCacheStats", stageInfo{parse: parsePlanCacheStats, source: true})
 	register("$listLocalSessions", stageInfo{parse: parseListLocalSessions, source: true, collectionless: true})
 }
 
@@ -103,6 +104,32 @@ func parseIndexStats(c *Context, v bson.Value) (stage, error) {
 	db, coll := c.DB, c.Coll
 	return &catalogStage{name: "$indexStats", ctx: c, fn: func(cat Catalog) ([]bson.Doc, error) {
 		return cat.IndexStats(db, coll)
+	}}, nil
+}
+
+// PlanCacheReader is implemented by catalogs that keep a plan cache.
+type PlanCacheReader interface {
+	// PlanCacheStats answers $planCacheStats for db.coll.
+	PlanCacheStats(db, coll string) ([]bson.Doc, error)
+}
+
+func parsePlanCacheStats(c *Context, v bson.Value) (stage, error) {
+	if v.Type != bson.TypeDocument {
+		return nil, mongoerr.New(mongoerr.FailedToParse, "$planCacheStats value must be an object. Found: %s", v.Type)
+	}
+	it := v.Document().Iter()
+	for it.Next() {
+		if e := it.Element(); e.Key != "allShards" || e.Value.Type != bson.TypeBoolean {
+			return nil, mongoerr.New(mongoerr.FailedToParse, "unrecognized option to $planCacheStats: %s", e.Key)
+		}
+	}
+	db, coll := c.DB, c.Coll
+	return &catalogStage{name: "$planCacheStats", ctx: c, fn: func(cat Catalog) ([]bson.Doc, error) {
+		pc, ok := cat.(PlanCacheReader)
+		if !ok {
+			return nil, mongoerr.New(mongoerr.NotImplemented, "$planCacheStats is not supported here")
+		}
+		return pc.PlanCacheStats(db, coll)
 	}}, nil
 }
 

@@ -35,6 +35,8 @@ const (
 	ViewUser
 	ChangePassword
 	ChangeCustomData
+	PlanCacheRead
+	PlanCacheWrite
 
 	// Cluster actions.
 	ServerStatus
@@ -82,7 +84,7 @@ var actionNames = []string{
 	"find", "insert", "update", "remove", "createCollection", "dropCollection", "createIndex", "dropIndex",
 	"listCollections", "listIndexes", "collStats", "dbStats", "dbHash", "killCursors", "collMod", "compact",
 	"validate", "dropDatabase", "renameCollectionSameDB", "createUser", "dropUser", "grantRole", "revokeRole",
-	"viewUser", "changePassword", "changeCustomData",
+	"viewUser", "changePassword", "changeCustomData", "planCacheRead", "planCacheWrite",
 	"serverStatus", "hostInfo", "getCmdLineOpts", "getParameter", "setParameter", "getLog", "top", "inprog",
 	"killop", "listDatabases", "fsync", "logRotate", "dropConnections", "getDefaultRWConcern", "setDefaultRWConcern", "killAnySession",
 	"killAnyCursor",

@@ -33,7 +33,8 @@ const (
 	readWriteActions = readActions | Insert | Update | Remove | CreateCollection | DropCollection |
 		CreateIndex | DropIndex | RenameCollectionSameDB
 	dbAdminActions = ListCollections | ListIndexes | CollStats | DBStats | DBHash | CollMod | Compact |
-		Validate | DropDatabase | CreateCollection | DropCollection | CreateIndex | DropIndex | RenameCollectionSameDB
+		Validate | DropDatabase | CreateCollection | DropCollection | CreateIndex | DropIndex | RenameCollectionSameDB |
+		PlanCacheRead | PlanCacheWrite
 	userAdminActions = CreateUser | DropUser | GrantRole | RevokeRole | ViewUser | ChangePassword | ChangeCustomData
 	monitorActions   = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | GetLog | Top | InProg |
 		ListDatabases | GetDefaultRWConcern
@@ -51,7 +52,7 @@ var builtinRoles = map[string]builtinRole{
 	"readWriteAnyDatabase": {any: readWriteActions, cluster: ListDatabases, adminOnly: true},
 	"userAdminAnyDatabase": {any: userAdminActions, cluster: ListDatabases, adminOnly: true},
 	"dbAdminAnyDatabase":   {any: dbAdminActions, cluster: ListDatabases, adminOnly: true},
-	"clusterMonitor":       {any: CollStats | DBStats | ListIndexes | ListCollections, cluster: monitorActions, adminOnly: true},
+	"clusterMonitor":       {any: CollStats | DBStats | ListIndexes | ListCollections | PlanCacheRead, cluster: monitorActions, adminOnly: true},
 	"clusterAdmin": {any: CollStats | DBStats | ListIndexes | ListCollections | Validate | Compact,
 		cluster: ClusterActions, adminOnly: true},
 	"root": {any: DBActions, cluster: ClusterActions, adminOnly: true},

@@ -71,8 +71,12 @@ func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, b
 	if _, _, isView := coll.View(); isView {
 		return nil, false, nil
 	}
-	if f := s.p.LeadingFilter(); len(f) > 5 {
-		if pl := choosePlan(coll, f, s.p.QueryOptions()); pl != nil {
+	if f := s.p.LeadingFilter(); len(f) > 5 || hinted(s.planning.hint) {
+		pl, _, err := s.env.planQuery(ctx, tx, coll, f, s.p.Filter, s.p.QueryOptions(), s.planning.hint)
+		if err != nil {
+			return nil, false, err
+		}
+		if pl != nil {
 			return s.p.RunParallel(&indexScan{ctx: ctx, tx: tx, coll: coll, plan: pl}, workers)
 		}
 	}

@@ -88,6 +88,14 @@ func aggregate(c *Ctx) error {
 			return err
 		}
 	}
+	var planning aggPlanning
+	textColl := ""
+	if source == name {
+		textColl = name // $text does not apply to views
+	}
+	if stages, planning.text, err = splitAggText(c.DB, textColl, stages, qopts); err != nil {
+		return err
+	}
 	actx, err := newAggContext(c, source, qopts, allowDisk)
 	if err != nil {
 		return err
@@ -100,15 +108,19 @@ func aggregate(c *Ctx) error {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
+		if source == name {
+			planning.hint = v
+		}
 	}
 	ns := c.DB + "." + name
 	if name == "" {
 		ns = c.DB + ".$cmd.aggregate"
 	}
 	if explain {
-		return explainAggregate(c, ns, source, p)
+		return explainAggregate(c, ns, source, p, &planning)
 	}
 	src := newAggSource(c, actx, p, source)
+	src.planning = planning
 	if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
 		src.cat.lsid = append(bson.Doc(nil), lsid.Document()...)
 	}
@@ -249,19 +261,22 @@ func newAggContext(c *Ctx, name string, qopts *query.Options, allowDisk bool) (*
 
 // explainAggregate answers explain: true with the plan: the collection
 // scan (with the leading $match as its filter) and the stages after it.
-func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline) error {
+func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggPlanning) error {
 	var chosen *plan
-	if f := p.LeadingFilter(); f != nil && source != "" {
+	var coll *catalog.Collection
+	if f := p.LeadingFilter(); (f != nil || hinted(planning.hint) || planning.text != nil) && source != "" {
 		tx, err := c.readTx()
 		if err != nil {
 			return err
 		}
-		coll, err := catalog.Get(tx, c.DB, source)
+		coll, err = catalog.Get(tx, c.DB, source)
+		if err == nil && (len(f) > 5 || hinted(planning.hint)) {
+			chosen, _, err = c.Env.planExplain(c, tx, coll, f, p.Filter, p.QueryOptions(), planning.hint)
+		}
 		tx.Rollback()
 		if err != nil {
 			return err
 		}
-		chosen = choosePlan(coll, f, p.QueryOptions())
 	}
 	r := c.Reply
 	r.AppendString("explainVersion", "1")
@@ -280,9 +295,14 @@ func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline) error {
 		r.StartDocument("$cursor")
 		r.StartDocument("queryPlanner")
 		r.AppendString("namespace", ns)
+		if planning.text != nil {
+			filter = planning.text.textFilterDoc
+		}
 		r.AppendDocument("parsedQuery", filter)
 		r.StartDocument("winningPlan")
-		if chosen != nil {
+		if planning.text != nil {
+			appendTextStages(r, planning.text, coll)
+		} else if chosen != nil {
 			appendIndexStages(r, chosen, filter)
 		} else {
 			r.AppendString("stage", "COLLSCAN")
@@ -330,6 +350,8 @@ type aggSource struct {
 	pending bson.Doc
 	done    bool
 	err     error
+	// planning holds the hint and $text query of the leading $match.
+	planning aggPlanning
 }
 
 func newAggSource(c *Ctx, actx *agg.Context, p *agg.Pipeline, name string) *aggSource {
@@ -367,7 +389,7 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		s.cat.tx = nil
 		tx.Rollback()
 	}()
-	if s.it == nil {
+	if s.it == nil && s.planning.text == nil {
 		it, ok, err := s.parallelRun(tx, ctx)
 		if err != nil {
 			s.done = true
@@ -380,9 +402,13 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 	if s.it == nil {
 		var in agg.Iterator = agg.FuncIterator(func() (bson.Doc, error) { return nil, nil })
 		run := s.p.Run
-		if s.coll != "" && !s.p.StartsWithSource() {
+		switch {
+		case s.planning.text != nil:
+			in = &textIter{ctx: ctx, src: &textSource{env: s.env, spec: s.planning.text, raw: true}}
+		case s.coll != "" && !s.p.StartsWithSource():
 			sc := s.cat.scan(s.db, s.coll, s.p.Filter)
 			sc.filterDoc = s.p.LeadingFilter()
+			sc.hint = s.planning.hint
 			in = sc
 			run = s.p.RunFiltered
 		}
@@ -451,6 +477,7 @@ type scanIter struct {
 	// With a filter that an index serves (the leading $match), the scan
 	// walks the index instead, buffering copies of the fetched documents.
 	filterDoc bson.Doc
+	hint      bson.Value
 	planned   bool
 	plan      *plan
 	walk      walkState
@@ -538,8 +565,10 @@ func (s *scanIter) Next() (bson.Doc, error) {
 		}
 		if !s.planned {
 			s.planned = true
-			if len(s.filterDoc) > 5 && s.cat.actx != nil {
-				s.plan = choosePlan(coll, s.filterDoc, s.cat.actx.Query)
+			if (len(s.filterDoc) > 5 || hinted(s.hint)) && s.cat.actx != nil {
+				if s.plan, _, err = s.cat.env.planQuery(s.cat.ctx, s.cat.tx, coll, s.filterDoc, s.filter, s.cat.actx.Query, s.hint); err != nil {
+					return nil, err
+				}
 			}
 		}
 		if s.plan != nil {

@@ -59,6 +59,8 @@ type Env struct {
 	// (mongod's slowms; the profile command changes it). Commands that run
 	// at least this long are logged; the server sets it, 0 logs every one.
 	SlowMS atomic.Int64
+	// plans is the plan cache (plancache.go).
+	plans planCache
 }
 
 // tempDir is where spill files go.

@@ -71,27 +71,51 @@ func explain(c *Ctx) error {
 }
 
 // planFor chooses the plan find would use for spec.
-func planFor(c *Ctx, spec *findSpec) (*catalog.Collection, *plan, bool, error) {
+// rejected lists the candidates the trial (or the plan cache's choice)
+// set aside.
+func planFor(c *Ctx, spec *findSpec) (coll *catalog.Collection, p *plan, byID bool, rejected []*plan, err error) {
 	tx, err := c.readTx()
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, false, nil, err
 	}
 	defer tx.Rollback()
-	coll, err := catalog.Get(tx, spec.db, spec.coll)
+	coll, err = catalog.Get(tx, spec.db, spec.coll)
 	if err != nil {
-		return nil, nil, false, err
+		return nil, nil, false, nil, err
 	}
 	if spec.text != nil {
 		_, err := planText(coll, spec)
-		return coll, nil, false, err
+		return coll, nil, false, nil, err
 	}
 	if _, byID := spec.filter.IDEquality(); byID {
-		return coll, nil, true, nil
+		return coll, nil, true, nil, nil
 	}
 	if spec.sort != nil && spec.sort.Natural() < 0 {
-		return coll, nil, false, nil
+		return coll, nil, false, nil, nil
 	}
-	return coll, coverPlan(coll, spec, choosePlanFind(coll, spec)), false, nil
+	base, rejected, err := c.Env.planExplain(c, tx, coll, spec.filterDoc, spec.filter, spec.opts, spec.hint)
+	if err != nil {
+		return nil, nil, false, nil, err
+	}
+	p = coverPlan(coll, spec, choosePlanFind(coll, spec, base))
+	if p != base && base != nil && (p == nil || p.index != base.index || p.or != nil) {
+		rejected = append([]*plan{base}, rejected...) // a sort rule overrode the trial
+	}
+	for i, r := range rejected {
+		rejected[i] = coverPlan(coll, spec, r)
+	}
+	return coll, p, false, rejected, nil
+}
+
+// appendRejected writes explain's rejectedPlans.
+func appendRejected(r *bson.Builder, spec *findSpec, coll *catalog.Collection, rejected []*plan) {
+	r.StartArray("rejectedPlans")
+	for i, p := range rejected {
+		r.StartDocument(bson.Index(i))
+		appendPlanStages(r, spec, coll, p, false)
+		r.End()
+	}
+	r.End()
 }
 
 // appendPlanStages writes the winning plan as MongoDB's stage tree.
@@ -211,7 +235,7 @@ func appendServerInfo(r *bson.Builder) {
 
 // explainFind answers explain for find and count.
 func explainFind(c *Ctx, spec *findSpec) error {
-	coll, p, byID, err := planFor(c, spec)
+	coll, p, byID, rejected, err := planFor(c, spec)
 	if err != nil {
 		return err
 	}
@@ -227,8 +251,7 @@ func explainFind(c *Ctx, spec *findSpec) error {
 	r.StartDocument("winningPlan")
 	appendPlanStages(r, spec, coll, p, byID)
 	r.End()
-	r.StartArray("rejectedPlans")
-	r.End()
+	appendRejected(r, spec, coll, rejected)
 	r.End()
 	if c.explain.verbosity != "queryPlanner" {
 		start := time.Now()
@@ -238,11 +261,14 @@ func explainFind(c *Ctx, spec *findSpec) error {
 		if spec.text != nil {
 			text = &textSource{env: c.Env, spec: spec, raw: true}
 			src = text
-		} else if p != nil && p.sorted {
-			scan.plan, scan.planned = p, true
-		} else if spec.sort != nil && spec.sort.Natural() == 0 {
-			if src, err = newSortedSource(c, scan, spec); err != nil {
-				return err
+		} else {
+			if p != nil {
+				scan.plan, scan.planned = p, true // the plan explained, not the cached one
+			}
+			if (p == nil || !p.sorted) && spec.sort != nil && spec.sort.Natural() == 0 {
+				if src, err = newSortedSource(c, scan, spec); err != nil {
+					return err
+				}
 			}
 		}
 		var n int64
@@ -311,7 +337,7 @@ func explainWrite(c *Ctx, name string) error {
 	if spec.filter, err = parseFilterDoc(spec.filterDoc); err != nil {
 		return err
 	}
-	cl, p, byID, err := planFor(c, spec)
+	cl, p, byID, rejected, err := planFor(c, spec)
 	if err != nil {
 		return err
 	}
@@ -327,8 +353,7 @@ func explainWrite(c *Ctx, name string) error {
 	appendPlanStages(r, spec, cl, p, byID)
 	r.End()
 	r.End()
-	r.StartArray("rejectedPlans")
-	r.End()
+	appendRejected(r, spec, cl, rejected)
 	r.End()
 	r.AppendDocument("command", c.Body)
 	appendServerInfo(r)

@@ -282,7 +282,11 @@ func sortedPlan(c *Ctx, spec *findSpec) (*plan, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
-	if p := choosePlanFind(coll, spec); p != nil && p.sorted {
+	base, _, err := c.Env.planQuery(c, tx, coll, spec.filterDoc, spec.filter, spec.opts, spec.hint)
+	if err != nil {
+		return nil, err
+	}
+	if p := choosePlanFind(coll, spec, base); p != nil && p.sorted {
 		return coverPlan(coll, spec, p), nil
 	}
 	return nil, nil
@@ -362,7 +366,11 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		s.planned = true
 		if _, byID := s.spec.filter.IDEquality(); !byID && !s.reverse {
 			if !s.collScanOnly {
-				s.plan = coverPlan(coll, s.spec, choosePlanHint(coll, s.spec.filterDoc, s.spec.opts, s.spec.hint))
+				p, _, err := s.env.planQuery(ctx, tx, coll, s.spec.filterDoc, s.spec.filter, s.spec.opts, s.spec.hint)
+				if err != nil {
+					return false, err
+				}
+				s.plan = coverPlan(coll, s.spec, p)
 			}
 			if r, ok := idRange(s.spec); ok && s.plan == nil {
 				s.idr = &r

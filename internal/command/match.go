@@ -41,7 +41,11 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, filterD
 		return []match{m}, nil
 	}
 	var out []match
-	if p := choosePlanHint(coll, filterDoc, opts, hint); p != nil {
+	p, _, err := c.Env.planQuery(c, tx, coll, filterDoc, filter, opts, hint)
+	if err != nil {
+		return nil, err
+	}
+	if p != nil {
 		var st walkState
 		_, err := walkIndex(c, tx, coll, t, p, &st, func(idKey []byte, d bson.Doc) (bool, error) {
 			var md query.MatchDetails

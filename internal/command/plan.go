@@ -67,11 +67,22 @@ func choosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Optio
 }
 
 // chooseIndex is choosePlan's choice among the indexes the filter's
-// top-level fields (not its $or) restrict.
+// top-level fields (not its $or) restrict: the first of the best score.
 func chooseIndex(coll *catalog.Collection, filter bson.Doc, opts *query.Options) *plan {
-	qc := queryCollation(opts)
 	var best *plan
-	bestScore := 0
+	for _, p := range indexCandidates(coll, filter, opts) {
+		if best == nil || p.score > best.score {
+			best = p
+		}
+	}
+	return best
+}
+
+// indexCandidates lists one plan per index the filter's top-level fields
+// (not its $or) restrict, in index order, each with its rule score.
+func indexCandidates(coll *catalog.Collection, filter bson.Doc, opts *query.Options) []*plan {
+	qc := queryCollation(opts)
+	var out []*plan
 	for _, ix := range coll.Indexes {
 		if ix.Name == "_id_" || !ix.Ready {
 			continue
@@ -115,12 +126,9 @@ func chooseIndex(coll *catalog.Collection, filter bson.Doc, opts *query.Options)
 		case points:
 			score = 2
 		}
-		if score > bestScore {
-			bestScore = score
-			best = &plan{index: ix.Name, spec: spec, ranges: ranges, dedupe: ix.Multikey || len(ranges) > 1 || spec.Wildcard != nil, score: score}
-		}
+		out = append(out, &plan{index: ix.Name, spec: spec, ranges: ranges, dedupe: ix.Multikey || len(ranges) > 1 || spec.Wildcard != nil, score: score})
 	}
-	return best
+	return out
 }
 
 func allPoints(ivs []index.Interval) bool {
@@ -384,15 +392,14 @@ func plainSortKeys(sortDoc bson.Doc) ([]index.SortKey, bool) {
 	return keys, len(keys) > 0
 }
 
-// choosePlanFind is the planner for find: choosePlanHint's plan, or, when
+// choosePlanFind is the planner for find: the filter's plan p, or, when
 // the query sorts on plain fields, an index scan that returns the
 // documents in sort order (no SORT stage), forward or backward. The rule,
 // in place of MongoDB's trial race: an index that both bounds the filter
 // and provides the sort wins; else an equality plan (points) with a SORT;
 // else an index scan in sort order (bounded by the filter when it can be);
 // else the filter's range plan or a collection scan with a SORT.
-func choosePlanFind(coll *catalog.Collection, spec *findSpec) *plan {
-	p := choosePlanHint(coll, spec.filterDoc, spec.opts, spec.hint)
+func choosePlanFind(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
 	if coll == nil || spec.sort == nil || spec.sort.Natural() != 0 || spec.hint.Type != 0 {
 		return p
 	}

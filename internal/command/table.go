@@ -40,6 +40,7 @@ var table = []*Command{
 	{Name: "collStats", Run: collStats, Needs: auth.CollStats, Help: "collection statistics"},
 	{Name: "dbStats", Run: dbStats, Needs: auth.DBStats, Help: "database statistics"},
 	{Name: "collMod", Run: collMod, Write: true, Needs: auth.CollMod, Help: "modify collection options"},
+	{Name: "planCacheClear", Run: planCacheClear, Needs: auth.PlanCacheWrite, Help: "drop a collection's cached query plans"},
 	{Name: "validate", Run: validate, Needs: auth.Validate, Help: "check a collection against its indexes (full: also the storage engine)"},
 	{Name: "compact", Run: compact, Write: true, Needs: auth.Compact, Help: "return free space to the file system"},
 	{Name: "dbHash", Aliases: []string{"dbhash"}, Run: dbHash, Needs: auth.DBHash, Help: "hashes of collections' contents"},

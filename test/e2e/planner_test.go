@@ -304,3 +304,255 @@ func TestPlannerOr(t *testing.T) {
 		t.Errorf("aggregate $or plan: %s", tree)
 	}
 }
+
+// TestAggregateHintAndText checks hint on aggregate (the leading $match's
+// scan, asserted through explain) and $text in the first $match, including
+// the pipeline the Go driver's CountDocuments sends.
+func TestAggregateHintAndText(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("plan")
+	coll := db.Collection("aggtext")
+	words := []string{"coffee", "tea", "milk", "sugar", "bread"}
+	var docs []any
+	for i := 0; i < 200; i++ {
+		body := words[i%5] + " and " + words[(i/5)%5]
+		docs = append(docs, bson.D{{Key: "_id", Value: i}, {Key: "a", Value: i % 10}, {Key: "b", Value: i % 7}, {Key: "body", Value: body}})
+	}
+	if _, err := coll.InsertMany(ctx(t), docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []mongo.IndexModel{
+		{Keys: bson.D{{Key: "a", Value: 1}}},
+		{Keys: bson.D{{Key: "b", Value: 1}}},
+		{Keys: bson.D{{Key: "body", Value: "text"}}},
+	} {
+		if _, err := coll.Indexes().CreateOne(ctx(t), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := func(s string) bson.D { return bson.D{{Key: "$text", Value: bson.D{{Key: "$search", Value: s}}}} }
+	aggIDs := func(pipeline bson.A, opts ...options.Lister[options.AggregateOptions]) []int32 {
+		t.Helper()
+		cur, err := coll.Aggregate(ctx(t), pipeline, opts...)
+		if err != nil {
+			t.Fatalf("aggregate %v: %v", pipeline, err)
+		}
+		var out []int32
+		for cur.Next(ctx(t)) {
+			out = append(out, cur.Current.Lookup("_id").Int32())
+		}
+		slices.Sort(out)
+		return out
+	}
+	findIDs := func(filter bson.D) []int32 {
+		t.Helper()
+		var out []int32
+		for _, s := range sortedResults(t, coll, filter, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "_id", Value: 1}}, nil) {
+			var d struct {
+				ID int32 `bson:"_id"`
+			}
+			if err := bson.UnmarshalExtJSON([]byte(s), false, &d); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, d.ID)
+		}
+		return out
+	}
+	// $text in the first $match, with more conditions and later stages.
+	f := append(text("coffee"), bson.E{Key: "a", Value: bson.D{{Key: "$lt", Value: 5}}})
+	want := findIDs(f)
+	if got := aggIDs(bson.A{bson.D{{Key: "$match", Value: f}}, bson.D{{Key: "$project", Value: bson.D{{Key: "a", Value: 1}}}}}); !slices.Equal(got, want) || len(want) == 0 {
+		t.Fatalf("$text $match: %v, find %v", got, want)
+	}
+	// The driver's CountDocuments: $match {$text} then $group.
+	for _, s := range []string{"tea", "milk sugar", "\"coffee and tea\"", "bread -milk"} {
+		n, err := coll.CountDocuments(ctx(t), text(s))
+		if w := len(findIDs(text(s))); err != nil || n != int64(w) || w == 0 {
+			t.Errorf("CountDocuments($text %s) = %d, %v; find has %d", s, n, err, w)
+		}
+	}
+	// $text later in the pipeline is refused as MongoDB does.
+	_, err := coll.Aggregate(ctx(t), bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "a", Value: 1}}}}, bson.D{{Key: "$match", Value: text("tea")}}})
+	cmdErr(t, err, 17313)
+	// Explain shows the text plan under $cursor.
+	cursorPlan := func(pipeline bson.A, hint any) string {
+		t.Helper()
+		cmd := bson.D{{Key: "aggregate", Value: "aggtext"}, {Key: "pipeline", Value: pipeline}, {Key: "cursor", Value: bson.D{}}}
+		if hint != nil {
+			cmd = append(cmd, bson.E{Key: "hint", Value: hint})
+		}
+		raw, err := db.RunCommand(ctx(t), bson.D{{Key: "explain", Value: cmd}}).Raw()
+		if err != nil {
+			t.Fatalf("explain %v: %v", pipeline, err)
+		}
+		stages, _ := raw.Lookup("stages").Array().Values()
+		return planTree(stages[0].Document().Lookup("$cursor", "queryPlanner", "winningPlan").Document())
+	}
+	if tree := cursorPlan(bson.A{bson.D{{Key: "$match", Value: text("tea")}}}, nil); !strings.HasPrefix(tree, "TEXT_MATCH") {
+		t.Errorf("explain of a $text aggregate: %s", tree)
+	}
+	// hint forces the leading $match's index (or a collection scan).
+	match := bson.A{bson.D{{Key: "$match", Value: bson.D{{Key: "a", Value: 3}, {Key: "b", Value: bson.D{{Key: "$gte", Value: 2}}}}}}}
+	want = aggIDs(match)
+	for _, tc := range []struct {
+		hint any
+		tree string
+	}{
+		{nil, "FETCH>IXSCAN[a_1]"},
+		{"b_1", "FETCH>IXSCAN[b_1]"},
+		{bson.D{{Key: "b", Value: 1}}, "FETCH>IXSCAN[b_1]"},
+		{bson.D{{Key: "$natural", Value: 1}}, "COLLSCAN"},
+	} {
+		if tree := cursorPlan(match, tc.hint); tree != tc.tree {
+			t.Errorf("hint %v: plan %s, want %s", tc.hint, tree, tc.tree)
+		}
+		if tc.hint == nil {
+			continue
+		}
+		if got := aggIDs(match, options.Aggregate().SetHint(tc.hint)); !slices.Equal(got, want) {
+			t.Errorf("hint %v: %v, unhinted %v", tc.hint, got, want)
+		}
+		// Parallel pipelines ($group) follow the hint too.
+		if got := aggIDs(append(slices.Clone(match), bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$_id"}}}}), options.Aggregate().SetHint(tc.hint)); !slices.Equal(got, want) {
+			t.Errorf("hint %v with $group: %v, want %v", tc.hint, got, want)
+		}
+	}
+	// A hinted index serves a pipeline without $match; an unknown hint is refused.
+	if tree := cursorPlan(bson.A{bson.D{{Key: "$sort", Value: bson.D{{Key: "a", Value: 1}}}}}, "a_1"); tree != "FETCH>IXSCAN[a_1]" {
+		t.Errorf("hinted $sort pipeline: %s", tree)
+	}
+	if got := aggIDs(bson.A{bson.D{{Key: "$sort", Value: bson.D{{Key: "a", Value: 1}}}}}, options.Aggregate().SetHint("a_1")); len(got) != 200 {
+		t.Errorf("hinted $sort pipeline returned %d documents", len(got))
+	}
+	_, err = coll.Aggregate(ctx(t), match, options.Aggregate().SetHint("nope"))
+	cmdErr(t, err, 2)
+}
+
+// TestPlannerTrial checks plan choice by trial: the candidate that returns
+// its documents in the fewest works wins (asserted through explain, with
+// the loser in rejectedPlans), the winner is cached per query shape
+// ($planCacheStats), and the cache is cleared by planCacheClear and by
+// index changes.
+func TestPlannerTrial(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("plan")
+	coll := db.Collection("trial")
+	var docs []any
+	for i := 0; i < 3000; i++ {
+		docs = append(docs, bson.D{{Key: "_id", Value: i}, {Key: "a", Value: i % 2}, {Key: "b", Value: i}, {Key: "c", Value: i % 3}})
+	}
+	if _, err := coll.InsertMany(ctx(t), docs); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []mongo.IndexModel{
+		{Keys: bson.D{{Key: "a", Value: 1}}},
+		{Keys: bson.D{{Key: "b", Value: 1}}},
+	} {
+		if _, err := coll.Indexes().CreateOne(ctx(t), m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	between := func(lo, hi int) bson.D { return bson.D{{Key: "$gte", Value: lo}, {Key: "$lt", Value: hi}} }
+	cases := []struct {
+		name           string
+		filter, sort   bson.D
+		tree, rejected string
+	}{
+		// The rule (equality before ranges) would take a_1; the range on
+		// b reaches its end after 10 documents.
+		{"selective range beats equality", bson.D{{Key: "a", Value: 0}, {Key: "b", Value: between(10, 20)}}, nil, "FETCH>IXSCAN[b_1]", "FETCH>IXSCAN[a_1]"},
+		// Every b matches: a_1 returns 101 documents in fewer works.
+		{"equality beats an open range", bson.D{{Key: "a", Value: 1}, {Key: "b", Value: bson.D{{Key: "$gte", Value: 0}}}, {Key: "c", Value: bson.D{{Key: "$ne", Value: 2}}}}, nil, "FETCH>IXSCAN[a_1]", "FETCH>IXSCAN[b_1]"},
+		{"with a sort", bson.D{{Key: "a", Value: 0}, {Key: "b", Value: between(100, 130)}}, bson.D{{Key: "c", Value: 1}}, "SORT>FETCH>IXSCAN[b_1]", "SORT>FETCH>IXSCAN[a_1]"},
+	}
+	for _, tc := range cases {
+		cmd := bson.D{{Key: "find", Value: "trial"}, {Key: "filter", Value: tc.filter}}
+		if tc.sort != nil {
+			cmd = append(cmd, bson.E{Key: "sort", Value: tc.sort})
+		}
+		ex := explainFind(t, db, cmd)
+		if ex.tree != tc.tree || len(ex.rejected) != 1 || ex.rejected[0] != tc.rejected {
+			t.Errorf("%s: plan %s, rejected %v; want %s, [%s]", tc.name, ex.tree, ex.rejected, tc.tree, tc.rejected)
+		}
+		got := sortedResults(t, coll, tc.filter, nil, nil, nil)
+		want := sortedResults(t, coll, tc.filter, nil, nil, bson.D{{Key: "$natural", Value: 1}})
+		if !slices.Equal(got, want) || len(want) == 0 {
+			t.Errorf("%s: %d results, the scan %d", tc.name, len(got), len(want))
+		}
+	}
+	type cacheEntry struct {
+		Works            int64 `bson:"works"`
+		Hits             int64 `bson:"hits"`
+		CreatedFromQuery struct {
+			Query bson.Raw `bson:"query"`
+		} `bson:"createdFromQuery"`
+		CachedPlan struct {
+			Indexes string `bson:"indexes"`
+		} `bson:"cachedPlan"`
+	}
+	cacheStats := func() []cacheEntry {
+		t.Helper()
+		cur, err := coll.Aggregate(ctx(t), bson.A{bson.D{{Key: "$planCacheStats", Value: bson.D{}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []cacheEntry
+		if err := cur.All(ctx(t), &out); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	// The finds above cached one entry per shape; the same shape with
+	// other values reuses it.
+	b1Hits := func() int64 {
+		entries := cacheStats()
+		if len(entries) != 2 {
+			t.Fatalf("$planCacheStats after 2 shapes: %+v", entries)
+		}
+		for _, e := range entries {
+			if e.CachedPlan.Indexes == "b_1" {
+				return e.Hits
+			}
+		}
+		t.Fatalf("no b_1 entry: %+v", entries)
+		return 0
+	}
+	before := b1Hits()
+	if _, err := coll.Find(ctx(t), bson.D{{Key: "a", Value: 1}, {Key: "b", Value: between(500, 505)}}); err != nil {
+		t.Fatal(err)
+	}
+	if after := b1Hits(); after != before+1 {
+		t.Errorf("cache hits for the b_1 shape went from %d to %d", before, after)
+	}
+	// planCacheClear with a query drops that shape; without, all.
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "planCacheClear", Value: "trial"}, {Key: "query", Value: bson.D{{Key: "a", Value: 5}, {Key: "b", Value: between(1, 2)}}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cacheStats()); n != 1 {
+		t.Errorf("after clearing one shape: %d entries", n)
+	}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "planCacheClear", Value: "trial"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cacheStats()); n != 0 {
+		t.Errorf("after planCacheClear: %d entries", n)
+	}
+	// Creating an index invalidates the collection's entries.
+	if _, err := coll.Find(ctx(t), cases[0].filter); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cacheStats()); n != 1 {
+		t.Fatalf("cache entries after a find: %d", n)
+	}
+	if _, err := coll.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "c", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cacheStats()); n != 0 {
+		t.Errorf("cache entries after createIndex: %d", n)
+	}
+	// Writes (update, delete) plan through the trial too.
+	r, err := coll.UpdateMany(ctx(t), cases[0].filter, bson.D{{Key: "$set", Value: bson.D{{Key: "u", Value: true}}}})
+	if err != nil || r.ModifiedCount != 5 {
+		t.Fatalf("updateMany: %+v, %v", r, err)
+	}
+}

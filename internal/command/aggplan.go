@@ -1,0 +1,97 @@
+package command
+
+import (
+	"context"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
+)
+
+// aggPlanning is what aggregate's planner reads besides the pipeline: the
+// command's hint and the leading $match's $text query.
+type aggPlanning struct {
+	// hint forces the index of the leading $match's scan (zero: none).
+	hint bson.Value
+	// text is the leading $match's $text query (nil: none), read through
+	// the text index; the pipeline's $match then holds the rest.
+	text *findSpec
+}
+
+// hinted reports whether a hint names an index or $natural.
+func hinted(hint bson.Value) bool {
+	return hint.Type == bson.TypeString || (hint.Type == bson.TypeDocument && hint.Document().Len() > 0)
+}
+
+// splitAggText takes a $text query out of the pipeline's first stage when
+// it is a $match on collection db.coll, as MongoDB allows $text only
+// there: the returned stages hold the rest of that $match, and the text
+// query reads the collection. $text in a later $match is refused (17313).
+func splitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]bson.Doc, *findSpec, error) {
+	for i, st := range stages {
+		m, ok := matchStage(st)
+		if !ok || i == 0 {
+			continue
+		}
+		if _, clause, err := splitText(m); err == nil && clause != nil {
+			return nil, nil, mongoerr.New(17313, "$match with $text is only allowed as the first pipeline stage")
+		}
+	}
+	if len(stages) == 0 || coll == "" {
+		return stages, nil, nil
+	}
+	m, ok := matchStage(stages[0])
+	if !ok {
+		return stages, nil, nil
+	}
+	rest, clause, err := splitText(m)
+	if err != nil || clause == nil {
+		return stages, nil, err
+	}
+	opts := &query.Options{}
+	if qopts != nil {
+		*opts = *qopts
+	}
+	opts.TextScore = true
+	spec := &findSpec{db: db, coll: coll, text: clause, filterDoc: rest, textFilterDoc: m, opts: opts}
+	if spec.filter, err = query.ParseFilter(rest, opts); err != nil {
+		return nil, nil, err
+	}
+	var b bson.Builder
+	b.AppendDocument("$match", rest)
+	out := append([]bson.Doc{b.Finish()}, stages[1:]...)
+	return out, spec, nil
+}
+
+// matchStage returns the filter of a {$match: filter} stage.
+func matchStage(st bson.Doc) (bson.Doc, bool) {
+	it := st.Iter()
+	if !it.Next() || it.Element().Key != "$match" || it.Element().Value.Type != bson.TypeDocument || it.Next() {
+		return nil, false
+	}
+	v, _ := st.Lookup("$match")
+	return v.Document(), true
+}
+
+// textIter serves a text query's documents to a pipeline.
+type textIter struct {
+	ctx context.Context
+	src *textSource
+}
+
+func (t *textIter) Next() (bson.Doc, error) {
+	s := t.src
+	if !s.ran {
+		if err := s.run(t.ctx); err != nil {
+			return nil, err
+		}
+		s.ran = true
+	}
+	if s.pos >= len(s.hits) {
+		return nil, nil
+	}
+	d := s.hits[s.pos].doc
+	s.hits[s.pos] = textHit{}
+	s.pos++
+	return d, nil
+}
