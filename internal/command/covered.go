@@ -234,12 +234,11 @@ func coverableProjection(proj bson.Doc) (paths []string, ok bool) {
 	return paths, true
 }
 
-// doc rebuilds from key the fields the query needs, into dst; ok is false
-// when a needed value cannot be recovered exactly (the document must then
-// be fetched).
-func (cv *coverage) doc(dst []byte, key []byte) (bson.Doc, bool) {
-	var b bson.Builder
-	b.Reset(dst[:0])
+// doc rebuilds from key the fields the query needs, with b reset to dst;
+// ok is false when a needed value cannot be recovered exactly (the
+// document must then be fetched).
+func (cv *coverage) doc(b *bson.Builder, dst, key []byte) (bson.Doc, bool) {
+	b.Reset(dst)
 	var open []string // the path of the open sub-documents
 	rest := key
 	for i := 0; i <= cv.last; i++ {

@@ -170,8 +170,9 @@ type walkState struct {
 	lastKey []byte
 	started bool
 	seen    map[string]struct{}
-	// cover is the buffer of documents rebuilt from keys.
-	cover []byte
+	// cover and coverBuf build the documents rebuilt from keys.
+	cover    bson.Builder
+	coverBuf []byte
 	// keys and docs count index entries and documents examined.
 	keys, docs int64
 }
@@ -234,9 +235,8 @@ func walkBranch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *
 			var doc bson.Doc
 			covered := false
 			if cv != nil {
-				doc, covered = cv.doc(st.cover, k)
-				if covered {
-					st.cover = doc
+				if doc, covered = cv.doc(&st.cover, st.coverBuf, k); covered {
+					st.coverBuf = doc
 				}
 			}
 			if !covered {
