@@ -138,16 +138,20 @@ func (n *node) childP(key []byte, kp uint64) int {
 	return lo - 1
 }
 
-// seal builds the search prefixes of every node created by txid below n,
-// just before the commit publishes them.
+// seal builds the search prefixes of every node created by txid below n
+// that has none yet (a new leaf, a bulk-built node), just before the commit
+// publishes them. Nodes that have them were kept in step by the write path
+// (checked when debugPrefixes is set), so a commit does not re-read every
+// key of every node it dirtied.
 func (n *node) seal(txid uint64) {
 	if n.txid != txid {
 		return
 	}
-	if debugPrefixes && n.pfx != nil {
+	if n.pfx == nil {
+		n.buildPrefixes()
+	} else if debugPrefixes {
 		n.checkPrefixes()
 	}
-	n.buildPrefixes()
 	for _, k := range n.kids {
 		if c := k.ptr.Load(); c != nil {
 			c.seal(txid)
