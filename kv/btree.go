@@ -122,7 +122,7 @@ func (tx *Tx) pageSize() int { return tx.db.pageSize }
 func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node, bool, error) {
 	if n.leaf {
 		i, found := n.find(key)
-		if !found && len(n.keys) == 1 && n.size > tx.pageSize() {
+		if !found && n.count() == 1 && n.size > tx.pageSize() {
 			// n holds one oversized entry (a multi-page extent). Put the new
 			// key in a leaf of its own beside it instead of copying n, so
 			// that neighbours of a huge value never cause it to be rewritten.
@@ -166,7 +166,7 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 	m := tx.mutable(n)
 	m.kids[i] = refTo(res[0])
 	for j := 1; j < len(res); j++ {
-		sep := res[j].keys[0]
+		sep := res[j].key(0)
 		m.keys = insertAt(m.keys, i+j, sep)
 		m.kids = insertAt(m.kids, i+j, refTo(res[j]))
 		if m.pfx != nil {
@@ -255,7 +255,7 @@ func (tx *Tx) growRoot(tr *treeRoot, pieces []*node) {
 		for j, p := range pieces {
 			var sep []byte
 			if j > 0 {
-				sep = p.keys[0]
+				sep = p.key(0)
 			}
 			b.keys = append(b.keys, sep)
 			b.kids = append(b.kids, refTo(p))
@@ -331,7 +331,7 @@ func (tx *Tx) remove(n *node, key []byte, depth int, tr *treeRoot) (*node, bool,
 // rebalance fixes child i of the private branch m after a removal: an empty
 // child is dropped, a small one is merged with a sibling if they fit.
 func (tx *Tx) rebalance(m *node, i int, c *node) error {
-	if len(c.keys) == 0 {
+	if c.count() == 0 {
 		m.size -= branchEntrySize(m.keys[i])
 		m.keys = removeAt(m.keys, i)
 		m.kids = removeAt(m.kids, i)
@@ -372,10 +372,12 @@ func (tx *Tx) rebalance(m *node, i int, c *node) error {
 		return nil
 	}
 	merged := &node{leaf: left.leaf, txid: tx.id, size: left.size + right.size - pageHeaderSize + extra}
-	merged.keys = append(append(make([][]byte, 0, len(left.keys)+len(right.keys)), left.keys...), right.keys...)
 	if left.leaf {
-		merged.vals = append(append(make([][]byte, 0, len(merged.keys)), left.vals...), right.vals...)
+		nk := left.count() + right.count()
+		merged.keys, merged.vals = left.appendEntries(make([][]byte, 0, nk), make([][]byte, 0, nk))
+		merged.keys, merged.vals = right.appendEntries(merged.keys, merged.vals)
 	} else {
+		merged.keys = append(append(make([][]byte, 0, len(left.keys)+len(right.keys)), left.keys...), right.keys...)
 		merged.keys[len(left.keys)] = rsep
 		merged.kids = append(append(make([]*childRef, 0, len(merged.keys)), left.kids...), right.kids...)
 	}

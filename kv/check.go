@@ -85,9 +85,9 @@ func (c *checker) checkTree(name string, e extent, height int, lo, hi []byte) in
 	if !n.leaf {
 		first = 1
 	}
-	for i := first; i < len(n.keys); i++ {
-		k := n.keys[i]
-		if i > first && bytes.Compare(n.keys[i-1], k) >= 0 {
+	for i := first; i < n.count(); i++ {
+		k := n.key(i)
+		if i > first && bytes.Compare(n.key(i-1), k) >= 0 {
 			c.report(corruptf(dataFileName, e.pgid, "%s: keys out of order at entry %d", what, i))
 		}
 		if (lo != nil && bytes.Compare(k, lo) < 0) || (hi != nil && bytes.Compare(k, hi) >= 0) {
@@ -98,7 +98,7 @@ func (c *checker) checkTree(name string, e extent, height int, lo, hi []byte) in
 		}
 	}
 	if n.leaf {
-		return int64(len(n.keys))
+		return int64(n.count())
 	}
 	var total int64
 	for i, k := range n.kids {

@@ -320,12 +320,12 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 		pg = db.alloc.alloc(np)
 		buf := w.buffer(pg, np)
 		copy(buf[pageHeaderSize:], c)
-		sealPageCodec(buf, pageTypeLeaf, db.pageCodec, pg, np, len(n.keys), pageHeaderSize+len(c))
+		sealPageCodec(buf, pageTypeLeaf, db.pageCodec, pg, np, n.count(), pageHeaderSize+len(c))
 		n.npages.Store(np)
 		n.pgid.Store(pg)
 		db.markWritten(n, pg, np)
 		var err error
-		if nn, err = parseNode(pageTypeLeaf, len(n.keys), img[pageHeaderSize:n.size], pg, np, dataFileName); err != nil {
+		if nn, err = parseNode(pageTypeLeaf, n.count(), img[pageHeaderSize:n.size], pg, np, dataFileName); err != nil {
 			return 0, fmt.Errorf("kv: checkpoint: re-reading node just encoded: %w", err)
 		}
 		db.st.compressedLeaves.Add(1)

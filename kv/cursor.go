@@ -62,7 +62,7 @@ func (c *Cursor) descend(n *node, last bool) bool {
 	for {
 		i := 0
 		if last {
-			i = len(n.keys) - 1
+			i = n.count() - 1
 		}
 		c.stack = append(c.stack, frame{n, i})
 		if n.leaf {
@@ -81,8 +81,9 @@ func (c *Cursor) descend(n *node, last bool) bool {
 
 func (c *Cursor) current() ([]byte, []byte) {
 	f := &c.stack[len(c.stack)-1]
-	c.key = f.n.keys[f.i]
-	return c.key, f.n.vals[f.i]
+	k, v := f.n.kv(f.i)
+	c.key = k
+	return k, v
 }
 
 // First moves to the first key.
@@ -149,7 +150,7 @@ func (c *Cursor) SeekLE(key []byte) ([]byte, []byte) {
 		return nil, nil
 	}
 	f := &c.stack[len(c.stack)-1]
-	if f.i < len(f.n.keys) && bytes.Equal(f.n.keys[f.i], key) {
+	if f.i < f.n.count() && bytes.Equal(f.n.key(f.i), key) {
 		return c.current()
 	}
 	f.i--
@@ -160,7 +161,7 @@ func (c *Cursor) SeekLE(key []byte) ([]byte, []byte) {
 func (c *Cursor) settleForward() ([]byte, []byte) {
 	for {
 		f := &c.stack[len(c.stack)-1]
-		if f.i < len(f.n.keys) {
+		if f.i < f.n.count() {
 			return c.current()
 		}
 		// Pop exhausted levels and step to the next child.
@@ -187,7 +188,7 @@ func (c *Cursor) settleForward() ([]byte, []byte) {
 func (c *Cursor) settleBackward() ([]byte, []byte) {
 	for {
 		f := &c.stack[len(c.stack)-1]
-		if f.i >= 0 && f.i < len(f.n.keys) {
+		if f.i >= 0 && f.i < f.n.count() {
 			return c.current()
 		}
 		for {
@@ -224,7 +225,7 @@ func (c *Cursor) revalidate() bool {
 	}
 	// The stack now points at the first entry >= key; Next/Prev adjust.
 	f := &c.stack[len(c.stack)-1]
-	if f.i < len(f.n.keys) && bytes.Equal(f.n.keys[f.i], key) {
+	if f.i < f.n.count() && bytes.Equal(f.n.key(f.i), key) {
 		return true
 	}
 	// key itself is gone: mark the position as "between" entries.
@@ -233,8 +234,22 @@ func (c *Cursor) revalidate() bool {
 	return true
 }
 
+// step returns the leaf frame of a cursor positioned on an entry of a tree
+// not modified since it moved there, or nil: a move within that leaf then
+// needs no revalidation and no walk of the stack.
+func (c *Cursor) step() *frame {
+	if len(c.stack) == 0 || c.key == nil || c.between || c.mod != c.t.tr.mod {
+		return nil
+	}
+	return &c.stack[len(c.stack)-1]
+}
+
 // Next moves to the next key.
 func (c *Cursor) Next() ([]byte, []byte) {
+	if f := c.step(); f != nil && f.i+1 < f.n.count() {
+		f.i++ // fast path: the next entry of the same leaf
+		return c.current()
+	}
 	if !c.revalidate() {
 		return nil, nil
 	}
@@ -248,6 +263,10 @@ func (c *Cursor) Next() ([]byte, []byte) {
 
 // Prev moves to the previous key.
 func (c *Cursor) Prev() ([]byte, []byte) {
+	if f := c.step(); f != nil && f.i > 0 && f.i <= f.n.count() {
+		f.i--
+		return c.current()
+	}
 	if !c.revalidate() {
 		return nil, nil
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"sync/atomic"
 )
 
@@ -14,11 +15,25 @@ import (
 // only when it created that node version itself (txid == tx.id); otherwise it
 // copies it first (copy-on-write, path copying up to the root).
 //
-// Leaf: keys[i] -> vals[i], strictly ascending.
+// Leaf: key(i) -> val(i), strictly ascending.
 // Branch: kids[i] holds keys >= keys[i] and < keys[i+1]; keys[0] is ignored
 // (minus infinity) and stored empty.
+//
+// A leaf has one of two forms. A leaf being built or modified by a write
+// transaction holds its entries as per-entry slices (keys, vals), which
+// insertion and splitting rearrange cheaply. A leaf decoded from a page
+// image (loaded from disk, or re-homed by the checkpoint that wrote it) is
+// packed: page is its uncompressed payload, exactly as stored, and offs[i]
+// the offset of entry i in it; keys and vals are nil. A packed leaf holds
+// three pointers whatever its entry count (the garbage collector does not
+// walk two slice headers per entry), costs no per-entry allocation when it
+// is loaded, and a point read goes from the prefix array to the entry's
+// bytes in the page without a detour through a slice header. A write
+// transaction unpacks a leaf when it copies it (clone). Branches always use
+// keys and kids.
 type node struct {
 	leaf   bool
+	packed bool          // leaf in packed form (page, offs)
 	txid   uint64        // write tx that created this version
 	pgid   atomic.Uint64 // first page on disk; 0 while dirty
 	npages atomic.Uint32 // pages of the on-disk extent
@@ -26,6 +41,8 @@ type node struct {
 	keys   [][]byte
 	vals   [][]byte
 	kids   []*childRef
+	page   []byte   // packed leaf: the entries, in the on-disk leaf format
+	offs   []uint32 // packed leaf: offset in page of each entry
 	// pfx holds the first 8 bytes of every key, big-endian, zero padded, so
 	// that binary search mostly compares integers in one small array
 	// instead of chasing key pointers. Decoding and publishing build it;
@@ -66,18 +83,87 @@ func prefix64(k []byte) uint64 {
 }
 
 func (n *node) buildPrefixes() {
-	p := make([]uint64, len(n.keys))
-	for i, k := range n.keys {
-		p[i] = prefix64(k)
+	p := make([]uint64, n.count())
+	for i := range p {
+		p[i] = prefix64(n.key(i))
 	}
 	n.pfx = p
+}
+
+// count returns the number of entries of n.
+func (n *node) count() int {
+	if n.packed {
+		return len(n.offs)
+	}
+	return len(n.keys)
+}
+
+// key returns the key of entry i.
+func (n *node) key(i int) []byte {
+	if n.packed {
+		k, _ := n.entry(i)
+		return k
+	}
+	return n.keys[i]
+}
+
+// val returns the value of leaf entry i.
+func (n *node) val(i int) []byte {
+	if n.packed {
+		_, v := n.entry(i)
+		return v
+	}
+	return n.vals[i]
+}
+
+// kv returns the key and value of leaf entry i.
+func (n *node) kv(i int) ([]byte, []byte) {
+	if n.packed {
+		return n.entry(i)
+	}
+	return n.keys[i], n.vals[i]
+}
+
+// entry decodes entry i of a packed leaf (uvarint klen, uvarint vlen, key,
+// value; parseNode verified every entry, so this cannot fail). Both
+// lengths below 128, the common case, take one byte each.
+func (n *node) entry(i int) ([]byte, []byte) {
+	o, p := int(n.offs[i]), n.page
+	if kl, vl := int(p[o]), int(p[o+1]); kl|vl < 0x80 {
+		k, v := o+2, o+2+kl
+		return p[k:v:v], p[v : v+vl : v+vl]
+	}
+	kl, a := binary.Uvarint(p[o:])
+	vl, b := binary.Uvarint(p[o+a:])
+	k := o + a + b
+	v := k + int(kl)
+	return p[k:v:v], p[v : v+int(vl) : v+int(vl)]
+}
+
+// unpack returns the entries of leaf n as slices (aliasing the page of a
+// packed leaf), with room for one more.
+func (n *node) unpack() (keys, vals [][]byte) {
+	c := n.count()
+	return n.appendEntries(make([][]byte, 0, c+1), make([][]byte, 0, c+1))
+}
+
+// appendEntries appends the keys and values of leaf n to keys and vals.
+func (n *node) appendEntries(keys, vals [][]byte) ([][]byte, [][]byte) {
+	if !n.packed {
+		return append(keys, n.keys...), append(vals, n.vals...)
+	}
+	for i := range n.offs {
+		k, v := n.entry(i)
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	return keys, vals
 }
 
 // find returns the first index i with keys[i] >= key and whether it is an
 // exact match.
 func (n *node) find(key []byte) (int, bool) {
 	if n.pfx == nil {
-		return search(n.keys, key)
+		return n.search(key)
 	}
 	return n.findP(key, prefix64(key))
 }
@@ -85,7 +171,7 @@ func (n *node) find(key []byte) (int, bool) {
 // findP is find with the key's prefix64 precomputed.
 func (n *node) findP(key []byte, kp uint64) (int, bool) {
 	if n.pfx == nil {
-		return search(n.keys, key)
+		return n.search(key)
 	}
 	pfx := n.pfx
 	lo, hi := 0, len(pfx)
@@ -95,7 +181,7 @@ func (n *node) findP(key []byte, kp uint64) (int, bool) {
 			lo = m + 1
 		} else if p > kp {
 			hi = m
-		} else if c := bytes.Compare(n.keys[m], key); c < 0 {
+		} else if c := bytes.Compare(n.key(m), key); c < 0 {
 			lo = m + 1
 		} else if c > 0 {
 			hi = m
@@ -142,7 +228,10 @@ func (n *node) childP(key []byte, kp uint64) int {
 // that has none yet (a new leaf, a bulk-built node), just before the commit
 // publishes them. Nodes that have them were kept in step by the write path
 // (checked when debugPrefixes is set), so a commit does not re-read every
-// key of every node it dirtied.
+// key of every node it dirtied. Leaves stay unpacked until the checkpoint
+// that writes them re-homes them on their page image (checkpoint.go):
+// packing at commit would add a copy of every dirtied leaf to the latency
+// of every commit.
 func (n *node) seal(txid uint64) {
 	if n.txid != txid {
 		return
@@ -207,32 +296,24 @@ func branchEntrySize(k []byte) int {
 
 func (n *node) entrySize(i int) int {
 	if n.leaf {
-		return leafEntrySize(n.keys[i], n.vals[i])
+		return leafEntrySize(n.kv(i))
 	}
 	return branchEntrySize(n.keys[i])
 }
 
-func (n *node) recomputeSize() {
-	s := pageHeaderSize
-	for i := range n.keys {
-		s += n.entrySize(i)
-	}
-	n.size = s
-}
-
-// search returns the first index i with keys[i] >= key and whether it is
+// search returns the first index i with key(i) >= key and whether it is
 // an exact match.
-func search(keys [][]byte, key []byte) (int, bool) {
-	lo, hi := 0, len(keys)
+func (n *node) search(key []byte) (int, bool) {
+	lo, hi := 0, n.count()
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if bytes.Compare(keys[m], key) < 0 {
+		if bytes.Compare(n.key(m), key) < 0 {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	return lo, lo < len(keys) && bytes.Equal(keys[lo], key)
+	return lo, lo < n.count() && bytes.Equal(n.key(lo), key)
 }
 
 // childIndex returns the index of the child of branch keys that may hold key.
@@ -250,14 +331,14 @@ func childIndex(keys [][]byte, key []byte) int {
 }
 
 // clone returns a private, dirty copy of n for write transaction txid.
+// A packed leaf is unpacked: the copy's entries alias its page.
 func (n *node) clone(txid uint64) *node {
 	c := &node{leaf: n.leaf, txid: txid, size: n.size}
-	c.keys = make([][]byte, len(n.keys), len(n.keys)+1)
-	copy(c.keys, n.keys)
 	if n.leaf {
-		c.vals = make([][]byte, len(n.vals), len(n.vals)+1)
-		copy(c.vals, n.vals)
+		c.keys, c.vals = n.unpack()
 	} else {
+		c.keys = make([][]byte, len(n.keys), len(n.keys)+1)
+		copy(c.keys, n.keys)
 		c.kids = make([]*childRef, len(n.kids), len(n.kids)+1)
 		copy(c.kids, n.kids)
 	}
@@ -304,6 +385,11 @@ func pagesFor(size, pageSize int) uint32 {
 // encode writes n into buf (len >= n.size) for extent pgid/npages.
 func (n *node) encode(buf []byte, pgid uint64, npages uint32) {
 	p := buf[pageHeaderSize:]
+	if n.packed {
+		off := copy(p, n.page)
+		sealPage(buf, pageTypeLeaf, pgid, npages, len(n.offs), pageHeaderSize+off)
+		return
+	}
 	off := 0
 	for i, k := range n.keys {
 		off += binary.PutUvarint(p[off:], uint64(len(k)))
@@ -398,15 +484,13 @@ func parseNode(typ byte, count int, p []byte, pgid uint64, npages uint32, file s
 	}
 	n.npages.Store(npages)
 	if n.leaf {
-		kv := make([][]byte, 2*count)
-		n.keys, n.vals = kv[:count:count], kv[count:]
-	} else {
-		n.keys = make([][]byte, count)
-		n.kids = make([]*childRef, count)
-		refs := make([]childRef, count)
-		for i := range refs {
-			n.kids[i] = &refs[i]
-		}
+		return parseLeaf(n, count, p, pgid, file)
+	}
+	n.keys = make([][]byte, count)
+	n.kids = make([]*childRef, count)
+	refs := make([]childRef, count)
+	for i := range refs {
+		n.kids[i] = &refs[i]
 	}
 	off := 0
 	for i := 0; i < count; i++ {
@@ -415,45 +499,67 @@ func parseNode(typ byte, count int, p []byte, pgid uint64, npages uint32, file s
 			return nil, corruptf(file, pgid, "entry %d: bad key length", i)
 		}
 		off += m
-		var vl uint64
-		if n.leaf {
-			vl, m = binary.Uvarint(p[off:])
-			if m <= 0 {
-				return nil, corruptf(file, pgid, "entry %d: bad value length", i)
-			}
-			off += m
-		}
 		if kl > uint64(len(p)-off) {
 			return nil, corruptf(file, pgid, "entry %d: key overruns page", i)
 		}
 		n.keys[i] = p[off : off+int(kl) : off+int(kl)]
 		off += int(kl)
-		if n.leaf {
-			if vl > uint64(len(p)-off) {
-				return nil, corruptf(file, pgid, "entry %d: value overruns page", i)
-			}
-			n.vals[i] = p[off : off+int(vl) : off+int(vl)]
-			off += int(vl)
-		} else {
-			if len(p)-off < branchEntryFix {
-				return nil, corruptf(file, pgid, "entry %d: child pointer overruns page", i)
-			}
-			r := n.kids[i]
-			r.pgid = binary.LittleEndian.Uint64(p[off:])
-			r.npages = binary.LittleEndian.Uint32(p[off+8:])
-			if r.pgid < 2 || r.npages == 0 {
-				return nil, corruptf(file, pgid, "entry %d: bad child extent %d+%d", i, r.pgid, r.npages)
-			}
-			off += branchEntryFix
+		if len(p)-off < branchEntryFix {
+			return nil, corruptf(file, pgid, "entry %d: child pointer overruns page", i)
 		}
+		r := n.kids[i]
+		r.pgid = binary.LittleEndian.Uint64(p[off:])
+		r.npages = binary.LittleEndian.Uint32(p[off+8:])
+		if r.pgid < 2 || r.npages == 0 {
+			return nil, corruptf(file, pgid, "entry %d: bad child extent %d+%d", i, r.pgid, r.npages)
+		}
+		off += branchEntryFix
 	}
 	if off != len(p) {
 		return nil, corruptf(file, pgid, "%d trailing bytes after %d entries", len(p)-off, count)
 	}
-	if !n.leaf && count == 0 {
+	if count == 0 {
 		return nil, corruptf(file, pgid, "empty branch")
 	}
 	n.buildPrefixes()
+	return n, nil
+}
+
+// parseLeaf verifies the entries of a leaf payload and makes n a packed
+// leaf over it: one pass records each entry's offset and key prefix.
+func parseLeaf(n *node, count int, p []byte, pgid uint64, file string) (*node, error) {
+	offs := make([]uint32, count)
+	pfx := make([]uint64, count)
+	off := 0
+	for i := range count {
+		if off > math.MaxUint32 {
+			return nil, corruptf(file, pgid, "entry %d: offset beyond 4 GiB", i)
+		}
+		offs[i] = uint32(off)
+		kl, m := binary.Uvarint(p[off:])
+		if m <= 0 {
+			return nil, corruptf(file, pgid, "entry %d: bad key length", i)
+		}
+		off += m
+		vl, m := binary.Uvarint(p[off:])
+		if m <= 0 {
+			return nil, corruptf(file, pgid, "entry %d: bad value length", i)
+		}
+		off += m
+		if kl > uint64(len(p)-off) {
+			return nil, corruptf(file, pgid, "entry %d: key overruns page", i)
+		}
+		pfx[i] = prefix64(p[off : off+int(kl)])
+		off += int(kl)
+		if vl > uint64(len(p)-off) {
+			return nil, corruptf(file, pgid, "entry %d: value overruns page", i)
+		}
+		off += int(vl)
+	}
+	if off != len(p) {
+		return nil, corruptf(file, pgid, "%d trailing bytes after %d entries", len(p)-off, count)
+	}
+	n.packed, n.page, n.offs, n.pfx = true, p, offs, pfx
 	return n, nil
 }
 
@@ -462,12 +568,12 @@ func parseNode(typ byte, count int, p []byte, pgid uint64, npages uint32, file s
 var debugPrefixes bool
 
 func (n *node) checkPrefixes() {
-	if len(n.pfx) != len(n.keys) {
-		panic(fmt.Sprintf("kv: node has %d prefixes for %d keys", len(n.pfx), len(n.keys)))
+	if len(n.pfx) != n.count() {
+		panic(fmt.Sprintf("kv: node has %d prefixes for %d keys", len(n.pfx), n.count()))
 	}
-	for i, k := range n.keys {
-		if (n.leaf || i > 0) && n.pfx[i] != prefix64(k) {
-			panic(fmt.Sprintf("kv: stale prefix at entry %d of %d (leaf %v)", i, len(n.keys), n.leaf))
+	for i := range n.pfx {
+		if (n.leaf || i > 0) && n.pfx[i] != prefix64(n.key(i)) {
+			panic(fmt.Sprintf("kv: stale prefix at entry %d of %d (leaf %v)", i, n.count(), n.leaf))
 		}
 	}
 }

@@ -54,7 +54,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 		if n.leaf {
 			n.touch()
 			if i, found := n.findP(key, kp); found {
-				return n.vals[i], nil
+				return n.val(i), nil
 			}
 			return nil, nil
 		}
