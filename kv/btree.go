@@ -215,31 +215,62 @@ func (tx *Tx) maybeSplit(m *node, at int) []*node {
 
 // splitGreedy cuts m into pieces, each holding entries while its size stays
 // within limit (at least minE entries per piece); a last piece larger than
-// max is split again.
+// max is split again. m, private to tx, becomes the first piece (its
+// arrays are truncated, not copied); the others are new nodes.
 func (tx *Tx) splitGreedy(m *node, limit, max, minE int) []*node {
-	var out []*node
+	out := []*node{m}
+	first, firstSize := len(m.keys), m.size // m's own piece
 	start, size := 0, pageHeaderSize
 	for i := range m.keys {
 		es := m.entrySize(i)
 		if i-start >= minE && len(m.keys)-i >= minE && size+es > limit {
-			out = append(out, m.slice(tx.id, start, i, size))
+			if start == 0 {
+				first, firstSize = i, size
+			} else {
+				out = append(out, m.slice(tx.id, start, i, size))
+			}
 			start, size = i, pageHeaderSize
 		}
 		size += es
 	}
-	out = append(out, m.slice(tx.id, start, len(m.keys), size))
+	if start > 0 {
+		out = append(out, m.slice(tx.id, start, len(m.keys), size))
+	}
+	m.truncate(first, firstSize)
 	if last := out[len(out)-1]; len(out) > 1 && last.size > max && len(last.keys) >= 2*minE {
 		out = append(out[:len(out)-1], tx.splitGreedy(last, max, max, minE)...)
 	}
 	return out
 }
 
+// truncate keeps the first j entries of the unpacked node m, whose encoded
+// size becomes size.
+func (m *node) truncate(j, size int) {
+	if j == len(m.keys) {
+		return
+	}
+	clear(m.keys[j:])
+	m.keys = m.keys[:j]
+	if m.leaf {
+		clear(m.vals[j:])
+		m.vals = m.vals[:j]
+	} else {
+		clear(m.kids[j:])
+		m.kids = m.kids[:j]
+	}
+	if m.pfx != nil {
+		m.pfx = m.pfx[:j]
+	}
+	m.size = size
+}
+
 func (m *node) slice(txid uint64, i, j, size int) *node {
 	p := &node{leaf: m.leaf, txid: txid, size: size}
-	p.keys = append(make([][]byte, 0, j-i+1), m.keys[i:j]...)
 	if m.leaf {
-		p.vals = append(make([][]byte, 0, j-i+1), m.vals[i:j]...)
+		p.keys, p.vals = entrySlices(j - i + 1)
+		p.keys, p.vals = append(p.keys, m.keys[i:j]...), append(p.vals, m.vals[i:j]...)
 	} else {
+		p.keys = append(make([][]byte, 0, j-i+1), m.keys[i:j]...)
 		p.kids = append(make([]*childRef, 0, j-i+1), m.kids[i:j]...)
 	}
 	if m.pfx != nil {
@@ -373,8 +404,7 @@ func (tx *Tx) rebalance(m *node, i int, c *node) error {
 	}
 	merged := &node{leaf: left.leaf, txid: tx.id, size: left.size + right.size - pageHeaderSize + extra}
 	if left.leaf {
-		nk := left.count() + right.count()
-		merged.keys, merged.vals = left.appendEntries(make([][]byte, 0, nk), make([][]byte, 0, nk))
+		merged.keys, merged.vals = left.appendEntries(entrySlices(left.count() + right.count()))
 		merged.keys, merged.vals = right.appendEntries(merged.keys, merged.vals)
 	} else {
 		merged.keys = append(append(make([][]byte, 0, len(left.keys)+len(right.keys)), left.keys...), right.keys...)

@@ -143,8 +143,15 @@ func (n *node) entry(i int) ([]byte, []byte) {
 // unpack returns the entries of leaf n as slices (aliasing the page of a
 // packed leaf), with room for one more.
 func (n *node) unpack() (keys, vals [][]byte) {
-	c := n.count()
-	return n.appendEntries(make([][]byte, 0, c+1), make([][]byte, 0, c+1))
+	keys, vals = entrySlices(n.count() + 1)
+	return n.appendEntries(keys, vals)
+}
+
+// entrySlices returns empty key and value slices with capacity c, carved
+// from one allocation.
+func entrySlices(c int) (keys, vals [][]byte) {
+	kv := make([][]byte, 2*c)
+	return kv[:0:c], kv[c : c : 2*c]
 }
 
 // appendEntries appends the keys and values of leaf n to keys and vals.
