@@ -347,7 +347,7 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 			typ = pageTypeLeaf
 		}
 		var err error
-		if nn, err = parseNode(typ, len(n.keys), bytes.Clone(buf[pageHeaderSize:n.size]), pg, np, dataFileName); err != nil {
+		if nn, err = parseNode(typ, n.count(), bytes.Clone(buf[pageHeaderSize:n.size]), pg, np, dataFileName); err != nil {
 			return 0, fmt.Errorf("kv: checkpoint: re-reading node just encoded: %w", err)
 		}
 	}
