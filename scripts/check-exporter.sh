@@ -6,8 +6,9 @@
 # ports, scrapes /metrics and checks mongodb_up 1, counters that move, and
 # an exporter log free of errors (test/e2e/exporter_test.go).
 #
-# The default test run (scripts/test.sh) runs the same test when the
-# exporter is installed and skips it otherwise; it never installs packages.
+# The default test run (scripts/test.sh) installs the exporter the same way
+# (scripts/install-tools.sh) and runs the same test; this script runs only
+# that check, and fails if the exporter cannot be installed.
 #
 # Usage: scripts/check-exporter.sh
 set -euo pipefail

@@ -4,7 +4,9 @@
 # concurrent code), including the end-to-end tests that start a real cairnd
 # and MongoDB's CRUD conformance tests (read from ../shared/conformance when
 # that folder exists next to the repository), and the checks against
-# Debian's prometheus-mongodb-exporter and mongosh when they are installed.
+# Debian's prometheus-mongodb-exporter and mongosh, which
+# scripts/install-tools.sh installs first when it can (set
+# CAIRN_SKIP_TOOL_INSTALL=1 to skip that; a missing tool skips its test).
 #
 # Usage: scripts/test.sh [extra go test flags]
 set -euo pipefail
@@ -15,6 +17,11 @@ if ! command -v go >/dev/null 2>&1; then
   exit 1
 fi
 
+if [ "${CAIRN_SKIP_TOOL_INSTALL:-}" != 1 ]; then
+  echo "== tools"
+  scripts/install-tools.sh
+fi
+
 echo "== go vet"
 go vet ./...
 
@@ -22,10 +29,10 @@ go vet ./...
 # installed, and are skipped otherwise; say so, since go test prints skips
 # only with -v.
 if ! command -v prometheus-mongodb-exporter >/dev/null 2>&1; then
-  echo "note: prometheus-mongodb-exporter is not installed: TestMongoDBExporter will be skipped (scripts/check-exporter.sh installs it and runs the check)"
+  echo "note: prometheus-mongodb-exporter is not installed: TestMongoDBExporter will be skipped (scripts/install-tools.sh installs it)"
 fi
 if ! command -v mongosh >/dev/null 2>&1; then
-  echo "note: mongosh is not installed: TestMongosh will be skipped (npm install -g mongosh)"
+  echo "note: mongosh is not installed: TestMongosh will be skipped (scripts/install-tools.sh installs it)"
 fi
 
 echo "== go test"
