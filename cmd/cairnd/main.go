@@ -100,6 +100,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		log.Info("Serving Prometheus metrics", "c", "NETWORK", "ctx", "initandlisten", "address", "http://"+addr.String()+"/metrics")
 	}
+	// Signals are caught before the first connection can be accepted: a
+	// client (or a test) that stops the server as soon as it answers must
+	// get a clean shutdown, not the default SIGTERM action.
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1)
 	var listeners []net.Listener
 	for _, addr := range cfg.listenAddrs() {
 		l, err := net.Listen("tcp", addr)
@@ -117,8 +122,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, l := range listeners {
 		go func() { errc <- srv.Serve(l) }()
 	}
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGUSR1)
 	for {
 		select {
 		case sig := <-sigs:
