@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -67,14 +68,25 @@ func FuzzReadMessage(f *testing.F) {
 
 // checkRoundTrip re-encodes a decoded message and decodes it again.
 func checkRoundTrip(t *testing.T, m *Message) {
-	if (m.Msg == nil) == (m.Query == nil) {
-		t.Fatalf("exactly one of Msg and Query must be set: %+v", m)
+	set := 0
+	for _, ok := range []bool{m.Msg != nil, m.Query != nil, m.GetMore != nil, m.KillCursors != nil} {
+		if ok {
+			set++
+		}
+	}
+	if set != 1 {
+		t.Fatalf("exactly one of Msg, Query, GetMore and KillCursors must be set: %+v", m)
 	}
 	var again []byte
-	if m.Msg != nil {
+	switch {
+	case m.Msg != nil:
 		again = AppendMsgSections(nil, m.Header.RequestID, m.Header.ResponseTo, m.Msg.Flags, m.Msg.Body, m.Msg.Sequences...)
-	} else {
+	case m.Query != nil:
 		again = AppendQuery(nil, m.Header.RequestID, m.Header.ResponseTo, m.Query)
+	case m.GetMore != nil:
+		again = AppendGetMore(nil, m.Header.RequestID, m.GetMore)
+	default:
+		again = AppendKillCursors(nil, m.Header.RequestID, m.KillCursors.CursorIDs...)
 	}
 	m2, err := readOne(t, again)
 	if err != nil {
@@ -93,7 +105,11 @@ func checkRoundTrip(t *testing.T, m *Message) {
 				t.Fatalf("sequence %d changed on round trip", i)
 			}
 		}
-	} else if !bytes.Equal(m2.Query.Query, m.Query.Query) || m2.Query.FullCollectionName != m.Query.FullCollectionName {
+	} else if m.Query != nil && (!bytes.Equal(m2.Query.Query, m.Query.Query) || m2.Query.FullCollectionName != m.Query.FullCollectionName) {
 		t.Fatalf("OP_QUERY changed on round trip")
+	} else if m.GetMore != nil && *m2.GetMore != *m.GetMore {
+		t.Fatalf("OP_GET_MORE changed on round trip: %+v -> %+v", m.GetMore, m2.GetMore)
+	} else if m.KillCursors != nil && !slices.Equal(m2.KillCursors.CursorIDs, m.KillCursors.CursorIDs) {
+		t.Fatalf("OP_KILL_CURSORS changed on round trip")
 	}
 }
