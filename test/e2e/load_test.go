@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -9,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,26 +57,13 @@ func (c *loadConn) run(cmd bson.D) (bson.Raw, error) {
 }
 
 // scrape reads the named series (without labels) from the server's
-// Prometheus endpoint.
+// Prometheus endpoint at addr.
 func scrape(t *testing.T, addr string, names ...string) map[string]float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	text := fetchMetrics(t, addr)
 	got := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		name, v, ok := strings.Cut(sc.Text(), " ")
-		if ok && slices.Contains(names, name) {
-			got[name], _ = strconv.ParseFloat(v, 64)
-		}
-	}
 	for _, n := range names {
-		if _, ok := got[n]; !ok {
-			t.Fatalf("metrics without %s", n)
-		}
+		got[n] = seriesValue(t, text, n)
 	}
 	return got
 }

@@ -38,7 +38,13 @@ func TestPrometheusMetrics(t *testing.T) {
 // loopback port.
 func scrapeMetrics(t *testing.T, port int) string {
 	t.Helper()
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", port))
+	return fetchMetrics(t, fmt.Sprintf("127.0.0.1:%d", port))
+}
+
+// fetchMetrics fetches the Prometheus text exposition served at addr.
+func fetchMetrics(t *testing.T, addr string) string {
+	t.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
