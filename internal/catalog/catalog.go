@@ -42,8 +42,14 @@ type Collection struct {
 type Index struct {
 	Name string
 	Spec bson.Doc // {v: 2, key: {...}, name: "...", ...}
-	// Ready is false while a build is in progress.
+	// Ready is false while a build is in progress: the planner does not
+	// use the index, and writers record their changes to it in its side
+	// tree (SideTree) instead of its tree.
 	Ready bool
+	// Build identifies the build in progress (a UUID's hex; empty once
+	// the index is ready), so that a build can tell its index from one of
+	// the same name created after it was dropped.
+	Build string
 	// Multikey is set once any document put an array in an indexed field;
 	// the planner must then not intersect range bounds on it.
 	Multikey bool
@@ -101,6 +107,27 @@ func (c *Collection) IndexTree(name string) string {
 	return "i:" + hex.EncodeToString(c.UUID[:]) + ":" + name
 }
 
+// SideTree returns the name of the kv tree holding the writes made to an
+// index while it is being built.
+func (c *Collection) SideTree(name string) string {
+	return "b:" + hex.EncodeToString(c.UUID[:]) + ":" + name
+}
+
+// DropIndexTrees drops the trees of index ix (its entries and, while it is
+// being built, its side writes) in the write transaction tx.
+func (c *Collection) DropIndexTrees(tx *kv.Tx, ix Index) error {
+	names := []string{c.IndexTree(ix.Name)}
+	if !ix.Ready {
+		names = append(names, c.SideTree(ix.Name))
+	}
+	for _, n := range names {
+		if err := tx.DropTree(n); err != nil && !errors.Is(err, kv.ErrTreeNotFound) {
+			return fmt.Errorf("catalog: dropping index %s of %s: %w", ix.Name, c.Namespace(), err)
+		}
+	}
+	return nil
+}
+
 // IDIndexSpec is the _id index every collection has.
 func IDIndexSpec() bson.Doc {
 	var b bson.Builder
@@ -128,6 +155,9 @@ func (c *Collection) encode() bson.Doc {
 		b.AppendBool("ready", ix.Ready)
 		if ix.Multikey {
 			b.AppendBool("multikey", true)
+		}
+		if ix.Build != "" {
+			b.AppendString("build", ix.Build)
 		}
 		b.End()
 	}
@@ -177,6 +207,9 @@ func decode(raw []byte) (*Collection, error) {
 			}
 			if m, ok := ixd.Lookup("multikey"); ok && m.Type == bson.TypeBoolean {
 				ix.Multikey = m.Boolean()
+			}
+			if b, ok := ixd.Lookup("build"); ok && b.Type == bson.TypeString {
+				ix.Build = strings.Clone(b.StringValue())
 			}
 			c.Indexes = append(c.Indexes, ix)
 		}
@@ -327,8 +360,8 @@ func Drop(tx *kv.Tx, c *Collection) error {
 		if ix.Name == "_id_" {
 			continue
 		}
-		if err := tx.DropTree(c.IndexTree(ix.Name)); err != nil && !errors.Is(err, kv.ErrTreeNotFound) {
-			return fmt.Errorf("catalog: dropping index %s of %s: %w", ix.Name, c.Namespace(), err)
+		if err := c.DropIndexTrees(tx, ix); err != nil {
+			return err
 		}
 	}
 	return nil

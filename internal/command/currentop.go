@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
@@ -42,6 +43,9 @@ type opInfo struct {
 	done   chan struct{} // made on the first Done call
 
 	stats opStats // for the slow-operation log (slowlog.go)
+	// build is the progress of the index build the operation runs, if
+	// any (indexbuild.go).
+	build atomic.Pointer[index.Progress]
 }
 
 var _ context.Context = (*opInfo)(nil)
@@ -218,6 +222,16 @@ func (o *Ops) documents(now time.Time, fn func(bson.Doc)) {
 		}
 		b.AppendString("ns", ns)
 		b.AppendDocument("command", op.body)
+		if p := op.build.Load(); p != nil {
+			if msg := p.Message(); msg != "" {
+				_, done, total := p.State()
+				b.AppendString("msg", msg)
+				b.StartDocument("progress")
+				b.AppendInt64("done", done)
+				b.AppendInt64("total", total)
+				b.End()
+			}
+		}
 		b.AppendString("client", op.client)
 		b.AppendInt64("connectionId", op.conn)
 		b.AppendString("desc", "conn"+strconv.FormatInt(op.conn, 10))

@@ -210,7 +210,7 @@ func checkHint(c *Ctx, name string, hint bson.Value) error {
 			return nil
 		}
 		for _, ix := range coll.Indexes {
-			if ix.Name == hint.StringValue() {
+			if ix.Ready && ix.Name == hint.StringValue() {
 				return nil
 			}
 		}
@@ -225,7 +225,7 @@ func checkHint(c *Ctx, name string, hint bson.Value) error {
 			return nil
 		}
 		for _, ix := range coll.Indexes {
-			if key, ok := ix.Spec.Lookup("key"); ok && bson.Equal(key, hint) {
+			if key, ok := ix.Spec.Lookup("key"); ok && ix.Ready && bson.Equal(key, hint) {
 				return nil
 			}
 		}

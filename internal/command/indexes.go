@@ -55,10 +55,54 @@ func createIndexes(c *Ctx) error {
 		return err
 	}
 	defer cancel()
-	var before, after int
-	created := false
-	var note string
-	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+	for {
+		st, err := startIndexBuild(c, wc.durability(), name, specs)
+		if err != nil {
+			return err
+		}
+		if st.wait != "" {
+			// Another createIndexes is building it: answer once it is done.
+			if err := waitForBuild(c, name, st.wait); err != nil {
+				return err
+			}
+			continue
+		}
+		if st.build != nil {
+			if err := st.build.run(c); err != nil {
+				return err
+			}
+		}
+		r := c.Reply
+		r.AppendInt32("numIndexesBefore", int32(st.before))
+		r.AppendInt32("numIndexesAfter", int32(st.after))
+		r.AppendBool("createdCollectionAutomatically", st.created)
+		if st.note != "" {
+			r.AppendString("note", st.note)
+		}
+		return nil
+	}
+}
+
+// buildStart is what createIndexes' first transaction decided.
+type buildStart struct {
+	before, after int
+	created       bool
+	note          string
+	// wait names an index another build is building: wait for it and
+	// start again.
+	wait string
+	// build is set when the indexes are registered and must be built
+	// (indexbuild.go); otherwise they are ready.
+	build *indexBuild
+}
+
+// startIndexBuild validates the requested indexes against the collection
+// (creating it if needed) and either builds them at once (an empty
+// collection) or registers a build (indexbuild.go), in one transaction.
+func startIndexBuild(c *Ctx, durability kv.Durability, name string, specs []*index.Spec) (*buildStart, error) {
+	st := &buildStart{}
+	err := c.writeTx(durability, func(tx *kv.Tx) error {
+		*st = buildStart{}
 		coll, err := catalog.Get(tx, c.DB, name)
 		if err != nil {
 			return err
@@ -67,12 +111,12 @@ func createIndexes(c *Ctx) error {
 			if coll, err = catalog.Create(tx, c.DB, name, nil); err != nil {
 				return err
 			}
-			created = true
+			st.created = true
 		}
 		if _, _, view := coll.View(); view {
 			return errOnView(coll.Namespace())
 		}
-		before = len(coll.Indexes)
+		st.before = len(coll.Indexes)
 		next := *coll
 		next.Indexes = append([]catalog.Index(nil), coll.Indexes...)
 		var build []*index.Spec
@@ -82,6 +126,11 @@ func createIndexes(c *Ctx) error {
 				return err
 			}
 			if dup {
+				for _, ix := range next.Indexes {
+					if ix.Name == s.Name && !ix.Ready {
+						st.wait = s.Name
+					}
+				}
 				continue
 			}
 			if err := oneTextIndex(next.Indexes, s); err != nil {
@@ -93,14 +142,16 @@ func createIndexes(c *Ctx) error {
 				}
 			}
 			build = append(build, s)
-			next.Indexes = append(next.Indexes, catalog.Index{Name: s.Name, Spec: s.Raw, Ready: true})
 		}
-		if len(next.Indexes) > maxIndexes {
+		if st.wait != "" {
+			return nil
+		}
+		if len(next.Indexes)+len(build) > maxIndexes {
 			return mongoerr.New(mongoerr.CannotCreateIndex, "add index fails, too many indexes for %s key:%s", coll.Namespace(), specs[0].Key.String())
 		}
-		after = len(next.Indexes)
+		st.after = len(next.Indexes) + len(build)
 		if len(build) == 0 {
-			note = "all indexes already exist"
+			st.note = "all indexes already exist"
 			return nil
 		}
 		data, err := dataTree(tx, coll)
@@ -111,29 +162,27 @@ func createIndexes(c *Ctx) error {
 		for i, s := range build {
 			targets[i] = &index.BuildTarget{Spec: s, TreeName: next.IndexTree(s.Name)}
 		}
+		if data.Len() > 0 {
+			id, err := newBuildID()
+			if err != nil {
+				return err
+			}
+			st.build = &indexBuild{db: c.DB, coll: name, uuid: coll.UUID, id: id, targets: targets, durability: durability}
+			if err := st.build.register(tx, &next); err != nil {
+				return err
+			}
+			return catalog.Put(tx, &next)
+		}
+		// Nothing to scan: build (empty trees) and finish now.
 		if err := index.BuildAllWith(c, tx, data, next.Namespace(), targets, index.BuildOptions{TempDir: c.Env.tempDir()}); err != nil {
 			return ctxErr(err)
 		}
-		for _, t := range targets {
-			for i := range next.Indexes {
-				if next.Indexes[i].Name == t.Spec.Name {
-					next.Indexes[i].Multikey = t.Multikey
-				}
-			}
+		for _, s := range build {
+			next.Indexes = append(next.Indexes, catalog.Index{Name: s.Name, Spec: s.Raw, Ready: true})
 		}
 		return catalog.Put(tx, &next)
 	})
-	if err != nil {
-		return err
-	}
-	r := c.Reply
-	r.AppendInt32("numIndexesBefore", int32(before))
-	r.AppendInt32("numIndexesAfter", int32(after))
-	r.AppendBool("createdCollectionAutomatically", created)
-	if note != "" {
-		r.AppendString("note", note)
-	}
-	return nil
+	return st, err
 }
 
 // existingIndex reports whether s already exists (same name and
@@ -210,7 +259,7 @@ func dropIndexes(c *Ctx) error {
 		next.Indexes = nil
 		for _, ix := range coll.Indexes {
 			if drop[ix.Name] {
-				if err := tx.DropTree(coll.IndexTree(ix.Name)); err != nil {
+				if err := coll.DropIndexTrees(tx, ix); err != nil {
 					return err
 				}
 				continue

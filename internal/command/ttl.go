@@ -51,6 +51,9 @@ func TTLPass(ctx context.Context, env *Env, now time.Time) (int64, error) {
 	var total int64
 	for _, c := range colls {
 		for _, ix := range c.Indexes {
+			if !ix.Ready {
+				continue
+			}
 			spec, err := index.ParseCached(ix.Spec)
 			if err != nil || spec.ExpireAfterSeconds < 0 || len(spec.Fields) != 1 || spec.Fields[0].Hashed {
 				continue

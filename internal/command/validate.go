@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
@@ -38,6 +39,13 @@ func validate(c *Ctx) error {
 	if coll == nil {
 		return mongoerr.New(mongoerr.NamespaceNotFound, "Collection '%s.%s' does not exist to validate.", c.DB, name)
 	}
+	// An index being built is not complete yet: it is not validated.
+	var indexes []catalog.Index
+	for _, ix := range coll.Indexes {
+		if ix.Ready {
+			indexes = append(indexes, ix)
+		}
+	}
 	data, err := dataTree(tx, coll)
 	if err != nil {
 		return err
@@ -49,7 +57,7 @@ func validate(c *Ctx) error {
 		entries [][]byte
 	}
 	wants := map[string]*want{}
-	for _, ix := range coll.Indexes {
+	for _, ix := range indexes {
 		if ix.Name == "_id_" {
 			continue
 		}
@@ -136,14 +144,14 @@ func validate(c *Ctx) error {
 	r.AppendInt64("nInvalidDocuments", invalidDocs)
 	r.AppendInt64("nNonCompliantDocuments", 0)
 	r.AppendInt64("nrecords", nrecords)
-	r.AppendInt32("nIndexes", int32(len(coll.Indexes)))
+	r.AppendInt32("nIndexes", int32(len(indexes)))
 	r.StartDocument("keysPerIndex")
-	for _, ix := range coll.Indexes {
+	for _, ix := range indexes {
 		r.AppendInt64(ix.Name, keysPerIndex[ix.Name])
 	}
 	r.End()
 	r.StartDocument("indexDetails")
-	for _, ix := range coll.Indexes {
+	for _, ix := range indexes {
 		r.StartDocument(ix.Name)
 		r.AppendBool("valid", indexValid[ix.Name])
 		r.End()

@@ -60,7 +60,13 @@ func openWriter(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
 		if err != nil {
 			return nil, fmt.Errorf("index %s of %s: %w", ix.Name, coll.Namespace(), err)
 		}
-		x, err := index.Open(tx, coll.IndexTree(ix.Name), coll.Namespace(), spec)
+		var x *index.Tree
+		if ix.Ready {
+			x, err = index.Open(tx, coll.IndexTree(ix.Name), coll.Namespace(), spec)
+		} else {
+			// Being built: record the changes for the build (indexbuild.go).
+			x, err = index.OpenBuilding(tx, coll.SideTree(ix.Name), coll.Namespace(), spec)
+		}
 		if err != nil {
 			return nil, err
 		}

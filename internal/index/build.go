@@ -38,6 +38,8 @@ type BuildOptions struct {
 	// TempDir is where spilled runs go, in a directory of their own that
 	// the build removes (default: os.TempDir()).
 	TempDir string
+	// Progress, if set, is kept up to date for currentOp.
+	Progress *Progress
 }
 
 // Build creates one index; see BuildAll.
@@ -116,6 +118,7 @@ type extractor struct {
 	// spilled runs, per target.
 	budget   int
 	files    [][]*os.File
+	spilled  []int64 // entries in files, per target
 	spillDir *spillDir
 }
 
@@ -157,19 +160,45 @@ func (x *extractor) add(id []byte, d bson.Doc) error {
 
 // BuildAllWith creates the targets' index trees in tx from the documents
 // in data, the collection's tree (keyed by encoded _id), the way a
-// foreground index build should be done: one scan, shared by all the
-// targets, hands the documents in batches to Workers extractors, each
-// appending every entry to an arena per index; each worker's runs are
-// sorted (in parallel) on the entries' 8-byte prefixes and then bytes,
-// the runs are merged, uniqueness is checked between neighbours, and the
-// engine loads each tree bottom-up from the merged stream — never
-// inserting key by key.
+// foreground index build should be done: Extract, then Load each target.
+// A unique index's duplicate fails the build with DuplicateKey.
+func BuildAllWith(ctx context.Context, tx *kv.Tx, data *kv.Tree, ns string, targets []*BuildTarget, o BuildOptions) error {
+	s, err := Extract(ctx, data, ns, targets, o)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for i := range targets {
+		if err := s.Load(tx, i, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Sorted holds a build's extracted entries, sorted in runs (in memory
+// and spilled), from Extract until every target is loaded or Close.
+type Sorted struct {
+	ns       string
+	targets  []*BuildTarget
+	xs       []*extractor
+	sd       *spillDir
+	fill     float64
+	progress *Progress
+}
+
+// Extract reads data (the collection's tree, keyed by encoded _id) once
+// for all the targets: the scan hands the documents in batches to Workers
+// extractors, each appending every entry to an arena per index; each
+// worker's runs are then sorted (in parallel) on the entries' 8-byte
+// prefixes and then bytes. data may belong to a read transaction, which
+// can end once Extract returns: the entries are copies.
 //
 // Entries cost 24 bytes besides their keys; when the workers' entries
 // outgrow the memory budget, each worker sorts its runs and spills them to
-// temporary files, which the load merges with the rest (an external merge
-// sort).
-func BuildAllWith(ctx context.Context, tx *kv.Tx, data *kv.Tree, ns string, targets []*BuildTarget, o BuildOptions) (err error) {
+// temporary files, which Load merges with the rest (an external merge
+// sort). Close removes the files.
+func Extract(ctx context.Context, data *kv.Tree, ns string, targets []*BuildTarget, o BuildOptions) (_ *Sorted, err error) {
 	workers := o.Workers
 	if workers <= 0 {
 		workers = min(runtime.GOMAXPROCS(0), 4)
@@ -185,28 +214,24 @@ func BuildAllWith(ctx context.Context, tx *kv.Tx, data *kv.Tree, ns string, targ
 	if tmp == "" {
 		tmp = os.TempDir()
 	}
-	sd := &spillDir{parent: tmp}
-	defer sd.remove()
-	xs := make([]*extractor, workers)
-	for i := range xs {
-		xs[i] = &extractor{targets: targets, runs: make([]run, len(targets)), multikey: make([]bool, len(targets)),
-			budget: budget / workers, files: make([][]*os.File, len(targets)), spillDir: sd}
-	}
+	s := &Sorted{ns: ns, targets: targets, sd: &spillDir{parent: tmp}, fill: o.FillFactor, progress: o.Progress}
 	defer func() {
-		for _, x := range xs {
-			for _, fs := range x.files {
-				for _, f := range fs {
-					f.Close()
-				}
-			}
+		if err != nil {
+			s.Close()
 		}
 	}()
-	if err := scan(ctx, data, ns, xs); err != nil {
-		return err
+	s.xs = make([]*extractor, workers)
+	for i := range s.xs {
+		s.xs[i] = &extractor{targets: targets, runs: make([]run, len(targets)), multikey: make([]bool, len(targets)),
+			budget: budget / workers, files: make([][]*os.File, len(targets)), spilled: make([]int64, len(targets)), spillDir: s.sd}
+	}
+	o.Progress.Start(PhaseScan, data.Len())
+	if err := scan(ctx, data, ns, s.xs, o.Progress); err != nil {
+		return nil, err
 	}
 	// Sort each worker's runs, one goroutine per worker.
 	var wg sync.WaitGroup
-	for _, x := range xs {
+	for _, x := range s.xs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -218,28 +243,66 @@ func BuildAllWith(ctx context.Context, tx *kv.Tx, data *kv.Tree, ns string, targ
 	}
 	wg.Wait()
 	for ti, t := range targets {
-		var srcs []source
-		for _, x := range xs {
+		for _, x := range s.xs {
 			t.Multikey = t.Multikey || x.multikey[ti]
-			srcs = append(srcs, &memSource{r: &x.runs[ti], unique: t.Spec.Unique})
-			for _, f := range x.files[ti] {
-				fs, err := newFileSource(f)
-				if err != nil {
-					return err
-				}
-				srcs = append(srcs, fs)
-			}
-		}
-		n, err := load(tx, ns, t, srcs, o.FillFactor)
-		if err != nil {
-			return err
-		}
-		t.Entries = n
-		for _, x := range xs {
-			x.runs[ti] = run{} // release before the next load
 		}
 	}
+	return s, nil
+}
+
+// Entries is how many entries the targets have in all (Load's progress
+// total).
+func (s *Sorted) Entries() int64 {
+	var n int64
+	for _, x := range s.xs {
+		for ti := range x.runs {
+			n += int64(len(x.runs[ti].es)) + x.spilled[ti]
+		}
+	}
+	return n
+}
+
+// Load merges target i's sorted runs and loads its tree bottom-up in tx
+// (the tree must not exist) — never inserting key by key. A unique
+// index's entries are checked between neighbours: an entry whose key
+// repeats the previous one is passed to dup, whose error (if any) ends
+// the load; with dup nil the build fails with DuplicateKey.
+func (s *Sorted) Load(tx *kv.Tx, i int, dup func(key, val []byte) error) error {
+	t := s.targets[i]
+	var srcs []source
+	for _, x := range s.xs {
+		srcs = append(srcs, &memSource{r: &x.runs[i], unique: t.Spec.Unique})
+		for _, f := range x.files[i] {
+			fs, err := newFileSource(f)
+			if err != nil {
+				return err
+			}
+			srcs = append(srcs, fs)
+		}
+	}
+	n, err := load(tx, s.ns, t, srcs, s.fill, dup, s.progress)
+	if err != nil {
+		return err
+	}
+	t.Entries = n
+	for _, x := range s.xs {
+		x.runs[i] = run{} // release before the next load
+	}
 	return nil
+}
+
+// Close releases the entries and removes the spilled runs.
+func (s *Sorted) Close() {
+	for _, x := range s.xs {
+		x.runs = nil
+		for _, fs := range x.files {
+			for _, f := range fs {
+				f.Close()
+			}
+		}
+		x.files = nil
+	}
+	s.sd.remove()
 }
 
 // docRef is one document of a scan batch.
@@ -251,7 +314,7 @@ const scanBatch = 256
 // scan reads data once, feeding the extractors: directly with one, in
 // batches over a channel with several (the documents stay valid until the
 // transaction ends).
-func scan(ctx context.Context, data *kv.Tree, ns string, xs []*extractor) error {
+func scan(ctx context.Context, data *kv.Tree, ns string, xs []*extractor, p *Progress) error {
 	cur := data.Cursor()
 	if len(xs) == 1 {
 		count := 0
@@ -260,6 +323,7 @@ func scan(ctx context.Context, data *kv.Tree, ns string, xs []*extractor) error 
 				if err := ctx.Err(); err != nil {
 					return err
 				}
+				p.Add(1024)
 			}
 			if err := xs[0].add(id, doc); err != nil {
 				return err
@@ -268,6 +332,7 @@ func scan(ctx context.Context, data *kv.Tree, ns string, xs []*extractor) error 
 		if err := cur.Err(); err != nil {
 			return fmt.Errorf("scanning %s: %w", ns, err)
 		}
+		p.Add(int64(count & 1023))
 		return nil
 	}
 	ch := make(chan []docRef, 2*len(xs))
@@ -304,11 +369,13 @@ func scan(ctx context.Context, data *kv.Tree, ns string, xs []*extractor) error 
 				break
 			}
 			ch <- batch
+			p.Add(scanBatch)
 			batch = make([]docRef, 0, scanBatch)
 		}
 	}
 	if len(batch) > 0 && scanErr == nil {
 		ch <- batch
+		p.Add(int64(len(batch)))
 	}
 	close(ch)
 	wg.Wait()
@@ -327,8 +394,8 @@ func scan(ctx context.Context, data *kv.Tree, ns string, xs []*extractor) error 
 }
 
 // load merges the sorted runs of one index, checks uniqueness between
-// neighbours and bulk-loads the tree.
-func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []source, fillFactor float64) (int64, error) {
+// neighbours (passing repeats to dup, if set) and bulk-loads the tree.
+func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []source, fillFactor float64, dup func(key, val []byte) error, p *Progress) (int64, error) {
 	spec := t.Spec
 	var prev []byte
 	first := true
@@ -343,30 +410,44 @@ func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []source, fillFactor float6
 			}
 			pending = -1
 		}
-		best := -1
-		var bk, bv []byte
-		var bp uint64
-		for si, s := range srcs {
-			k, v, p, ok := s.head()
-			if !ok {
+		for {
+			best := -1
+			var bk, bv []byte
+			var bp uint64
+			for si, s := range srcs {
+				k, v, pfx, ok := s.head()
+				if !ok {
+					continue
+				}
+				if best < 0 || pfx < bp || (pfx == bp && bytes.Compare(k, bk) < 0) {
+					best, bk, bv, bp = si, k, v, pfx
+				}
+			}
+			if best < 0 {
+				return nil, nil, false, nil
+			}
+			if spec.Unique && !first && bytes.Equal(prev, bk) {
+				if dup == nil {
+					dupErr = DuplicateKeyError(ns, spec, bk)
+				} else {
+					dupErr = dup(bk, bv)
+				}
+				if dupErr != nil {
+					return nil, nil, false, dupErr
+				}
+				if err := srcs[best].advance(); err != nil {
+					return nil, nil, false, err
+				}
 				continue
 			}
-			if best < 0 || p < bp || (p == bp && bytes.Compare(k, bk) < 0) {
-				best, bk, bv, bp = si, k, v, p
+			first = false
+			prev = append(prev[:0], bk...)
+			if n++; n&1023 == 0 {
+				p.Add(1024)
 			}
+			pending = best
+			return bk, bv, true, nil
 		}
-		if best < 0 {
-			return nil, nil, false, nil
-		}
-		if spec.Unique && !first && bytes.Equal(prev, bk) {
-			dupErr = DuplicateKeyError(ns, spec, bk)
-			return nil, nil, false, dupErr
-		}
-		first = false
-		prev = append(prev[:0], bk...)
-		n++
-		pending = best
-		return bk, bv, true, nil
 	}, fillFactor)
 	if dupErr != nil {
 		return 0, dupErr
@@ -374,5 +455,6 @@ func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []source, fillFactor float6
 	if err != nil {
 		return 0, fmt.Errorf("loading index %s of %s: %w", spec.Name, ns, err)
 	}
+	p.Add(n & 1023)
 	return n, nil
 }

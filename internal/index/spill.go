@@ -96,6 +96,7 @@ func (x *extractor) spill() error {
 			return fmt.Errorf("index build spill: %w", err)
 		}
 		x.files[ti] = append(x.files[ti], f)
+		x.spilled[ti] += int64(len(r.es))
 		r.arena, r.es = r.arena[:0], r.es[:0]
 	}
 	return nil

@@ -16,6 +16,10 @@ type Tree struct {
 	T    *kv.Tree
 	ns   string
 	buf  []byte
+	// side is set for an index being built (OpenBuilding): changes are
+	// recorded there, T is nil.
+	side *kv.Tree
+	sval []byte
 }
 
 // Open opens an index's kv tree.
@@ -77,7 +81,7 @@ func (x *Tree) Prepare(old, updated bson.Doc, idKey []byte) (*Change, error) {
 			j++
 		}
 	}
-	if x.Spec.Unique {
+	if x.Spec.Unique && x.side == nil {
 		for _, k := range ch.add {
 			key, _ := x.entry(k, idKey)
 			owner, err := x.T.Get(key)
@@ -99,6 +103,9 @@ func (ch *Change) Counts() (added, removed int) { return len(ch.add), len(ch.del
 // Apply writes a prepared change.
 func (ch *Change) Apply() error {
 	x := ch.x
+	if x.side != nil {
+		return ch.record()
+	}
 	for _, k := range ch.del {
 		key, _ := x.entry(k, ch.idKey)
 		if _, err := x.T.Delete(key); err != nil {

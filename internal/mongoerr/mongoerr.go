@@ -106,6 +106,7 @@ const (
 	ExceededMemoryLimit             int32 = 146
 	ConversionFailure               int32 = 241
 	MechanismUnavailable            int32 = 334
+	IndexBuildAborted               int32 = 276
 )
 
 var names = map[int32]string{
@@ -134,7 +135,7 @@ var names = map[int32]string{
 	APIStrictError: "APIStrictError", InvalidPipelineOperator: "InvalidPipelineOperator",
 	NoQueryExecutionPlans: "NoQueryExecutionPlans", IncompatibleCollationVersion: "IncompatibleCollationVersion",
 	ExceededMemoryLimit: "ExceededMemoryLimit", ConversionFailure: "ConversionFailure",
-	MechanismUnavailable: "MechanismUnavailable",
+	MechanismUnavailable: "MechanismUnavailable", IndexBuildAborted: "IndexBuildAborted",
 	// Wire protocol errors (internal/wire answers them before a command runs).
 	147: "ZLibError", 223: "IllegalOpMsgFlag", 233: "TooManyDocumentSequences", 288: "ChecksumMismatch",
 }

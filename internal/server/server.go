@@ -151,6 +151,12 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("creating %s: %w", tmp, err)
 		}
 	}
+	if n, err := command.AbortUnfinishedBuilds(context.Background(), db); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("removing unfinished index builds: %w", err)
+	} else if n > 0 {
+		opts.Logger.Warn("removed indexes whose build did not finish before the server stopped", "indexes", n)
+	}
 	s.env = &command.Env{
 		KV:             db,
 		Cursors:        command.NewCursors(0),
