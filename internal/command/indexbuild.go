@@ -243,11 +243,11 @@ func (b *indexBuild) check(coll *catalog.Collection) error {
 }
 
 // abort removes the build's indexes and their trees from the collection
-// (wherever it is now: it is found by UUID), even when the command's
-// context is cancelled.
+// (wherever it is now — renamed, even to another database: it is found by
+// UUID), even when the command's context is cancelled.
 func (b *indexBuild) abort(c *Ctx) error {
 	return c.Env.KV.Update(context.WithoutCancel(c), func(tx *kv.Tx) error {
-		colls, err := catalog.List(tx, b.db)
+		colls, err := catalog.List(tx, "")
 		if err != nil {
 			return err
 		}
