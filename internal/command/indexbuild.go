@@ -286,18 +286,28 @@ func removeBuilds(tx *kv.Tx, coll *catalog.Collection, match func(catalog.Index)
 // the server did not finish, returning how many; the server calls it at
 // startup, before it accepts connections.
 func AbortUnfinishedBuilds(ctx context.Context, db *kv.DB) (int, error) {
+	// Look first in a snapshot: usually there is nothing to remove.
 	n := 0
-	err := db.Update(ctx, func(tx *kv.Tx) error {
+	err := db.View(func(tx *kv.Tx) error {
 		colls, err := catalog.List(tx, "")
-		if err != nil {
-			return err
-		}
 		for _, coll := range colls {
 			for _, ix := range coll.Indexes {
 				if !ix.Ready {
 					n++
 				}
 			}
+		}
+		return err
+	})
+	if err != nil || n == 0 {
+		return 0, err
+	}
+	err = db.Update(ctx, func(tx *kv.Tx) error {
+		colls, err := catalog.List(tx, "")
+		if err != nil {
+			return err
+		}
+		for _, coll := range colls {
 			if err := removeBuilds(tx, coll, func(catalog.Index) bool { return true }); err != nil {
 				return err
 			}

@@ -37,6 +37,36 @@ var words = strings.Fields(`the quick brown fox jumps over lazy dog database ind
 scan key value tree page journal commit durable fast slow read write query plan cursor batch
 document field array string number random unique sparse hashed text search stem word`)
 
+// concurrent is the -concurrent flag.
+var concurrent bool
+
+// writeStats is what the concurrent writer saw during one build.
+type writeStats struct {
+	n       int
+	longest time.Duration
+}
+
+// writeDuring updates random documents ($inc of a field no index holds),
+// one at a time, until stop is closed.
+func writeDuring(ctx context.Context, coll *mongo.Collection, n int, stop chan struct{}, out chan<- writeStats) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	var ws writeStats
+	for {
+		select {
+		case <-stop:
+			out <- ws
+			return
+		default:
+		}
+		t0 := time.Now()
+		if _, err := coll.UpdateOne(ctx, bson.D{{Key: "_id", Value: rng.IntN(n)}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "w", Value: 1}}}}); err != nil {
+			fmt.Fprintln(os.Stderr, "concurrent write:", err)
+		}
+		ws.n++
+		ws.longest = max(ws.longest, time.Since(t0))
+	}
+}
+
 type build struct {
 	name string
 	spec bson.D
@@ -59,6 +89,7 @@ func main() {
 	clients := flag.Int("clients", 4, "client goroutines for the insert phase")
 	bin := flag.String("cairnd", "", "cairnd binary (default: build ../cmd/cairnd)")
 	dir := flag.String("dir", "", "data directory (default: a new temporary one)")
+	flag.BoolVar(&concurrent, "concurrent", false, "during each build, update documents from another client and report how long the longest write waited")
 	flag.Parse()
 	if err := run(*docs, *clients, *bin, *dir); err != nil {
 		fmt.Fprintln(os.Stderr, "indexbench:", err)
@@ -145,10 +176,21 @@ func run(n, clients int, bin, dir string) error {
 
 	// Build phase: one index at a time, dropped after timing.
 	notes := map[string]string{}
+	writes := map[string]writeStats{}
 	for _, b := range builds {
+		var stopW chan struct{}
+		wout := make(chan writeStats, 1)
+		if concurrent {
+			stopW = make(chan struct{})
+			go writeDuring(ctx, coll, n, stopW, wout)
+		}
 		c0, t0 := cairndproc.CPU(srv.Pid()), time.Now()
 		err := client.Database("bench").RunCommand(ctx, bson.D{{Key: "createIndexes", Value: "docs"}, {Key: "indexes", Value: bson.A{b.spec}}}).Err()
 		el := time.Since(t0)
+		if concurrent {
+			close(stopW)
+			writes[b.name] = <-wout
+		}
 		order = append(order, b.name)
 		if err != nil {
 			notes[b.name] = err.Error()
@@ -172,8 +214,12 @@ func run(n, clients int, bin, dir string) error {
 		return err
 	}
 	host, _ := os.Hostname()
-	fmt.Printf("# SERVER-16908 index builds on cairnd\n\n- Date: %s\n- Machine: %s, %d CPUs\n- Command: `go run ./cmd/indexbench -docs %d -clients %d` (in bench/)\n\n", time.Now().UTC().Format(time.RFC3339), host, nproc(), n, clients)
-	fmt.Printf("| step | ms | floor: scan + sort in memory (ms) | build ÷ floor | server CPU (ms) |\n|---|---:|---:|---:|---:|\n")
+	fmt.Printf("# SERVER-16908 index builds on cairnd\n\n- Date: %s\n- Machine: %s, %d CPUs\n- Command: `go run ./cmd/indexbench -docs %d -clients %d -concurrent=%v` (in bench/)\n\n", time.Now().UTC().Format(time.RFC3339), host, nproc(), n, clients, concurrent)
+	if concurrent {
+		fmt.Printf("| step | ms | floor: scan + sort in memory (ms) | build ÷ floor | server CPU (ms) | concurrent updates |\n|---|---:|---:|---:|---:|---|\n")
+	} else {
+		fmt.Printf("| step | ms | floor: scan + sort in memory (ms) | build ÷ floor | server CPU (ms) |\n|---|---:|---:|---:|---:|\n")
+	}
 	for _, name := range order {
 		d, ok := results[name]
 		if !ok {
@@ -181,7 +227,11 @@ func run(n, clients int, bin, dir string) error {
 			continue
 		}
 		if f, ok := floors[name]; ok {
-			fmt.Printf("| %s | %d | %d | %.2f× | %d |\n", name, d.Milliseconds(), f.Milliseconds(), float64(d)/float64(f), cpu[name].Milliseconds())
+			fmt.Printf("| %s | %d | %d | %.2f× | %d |", name, d.Milliseconds(), f.Milliseconds(), float64(d)/float64(f), cpu[name].Milliseconds())
+			if ws, ok := writes[name]; ok {
+				fmt.Printf(" %d writes during the build, longest %d ms |", ws.n, ws.longest.Milliseconds())
+			}
+			fmt.Println()
 		} else {
 			fmt.Printf("| %s | %d | | | %d |\n", name, d.Milliseconds(), cpu[name].Milliseconds())
 		}
