@@ -89,31 +89,14 @@ func TestCommitsDuringCheckpointSurviveCrash(t *testing.T) {
 // checkpoint, free, or waiting to be freed — exactly one of them — and the
 // data must be the last committed.
 func TestCheckpointRacesCommitsReplacingDirtyNodes(t *testing.T) {
-	mem := vfs.NewMem()
-	opts := memOpts(mem)
-	opts.JournalSize = 16 << 20
-	db := mustOpen(t, mem, opts)
+	db := openBigJournal(t)
 	defer db.Close()
 	ctx := context.Background()
 	const n = 20000
 	model := map[string]string{}
 	put := func(round, from, step int) {
 		t.Helper()
-		err := db.Update(ctx, func(tx *Tx) error {
-			tr, err := tx.CreateTreeIfNotExists("t")
-			if err != nil {
-				return err
-			}
-			for i := from; i < n; i += step {
-				k, v := fmt.Sprintf("k%05d", i), fmt.Sprintf("v%d-%d", round, i)
-				if err := tr.Put([]byte(k), []byte(v)); err != nil {
-					return err
-				}
-				model[k] = v
-			}
-			return nil
-		})
-		if err != nil {
+		if err := rewrite(db, model, round, from, step, n); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -162,36 +145,16 @@ func TestCheckpointRacesCommitsReplacingDirtyNodes(t *testing.T) {
 // in a loop while a writer keeps rewriting keys all over the tree (run it
 // with -race), then checks the data and the page accounting.
 func TestCheckpointsUnderConcurrentCommits(t *testing.T) {
-	mem := vfs.NewMem()
-	opts := memOpts(mem)
-	opts.JournalSize = 16 << 20
-	db := mustOpen(t, mem, opts)
+	db := openBigJournal(t)
 	defer db.Close()
 	ctx := context.Background()
-	const n = 2000
 	model := map[string]string{}
 	done := make(chan struct{})
 	var werr error
 	go func() {
 		defer close(done)
-		for round := 0; round < 60; round++ {
-			werr = db.Update(ctx, func(tx *Tx) error {
-				tr, err := tx.CreateTreeIfNotExists("t")
-				if err != nil {
-					return err
-				}
-				for i := round % 11; i < n; i += 11 {
-					k, v := fmt.Sprintf("k%05d", i), fmt.Sprintf("v%d-%d", round, i)
-					if err := tr.Put([]byte(k), []byte(v)); err != nil {
-						return err
-					}
-					model[k] = v
-				}
-				return nil
-			})
-			if werr != nil {
-				return
-			}
+		for round := 0; round < 60 && werr == nil; round++ {
+			werr = rewrite(db, model, round, round%11, 11, 2000)
 		}
 	}()
 	for running := true; running; {
@@ -214,6 +177,34 @@ func TestCheckpointsUnderConcurrentCommits(t *testing.T) {
 	}
 	checkModel(t, db, "t", model)
 	checkPageAccounting(t, db)
+}
+
+// openBigJournal opens an in-memory database whose journal holds every
+// test's commits, so that only the tests' own checkpoints run.
+func openBigJournal(t *testing.T) *DB {
+	mem := vfs.NewMem()
+	opts := memOpts(mem)
+	opts.JournalSize = 16 << 20
+	return mustOpen(t, mem, opts)
+}
+
+// rewrite commits, in one transaction on tree "t", the keys from, from+step,
+// ... below n with values naming round, and records them in model.
+func rewrite(db *DB, model map[string]string, round, from, step, n int) error {
+	return db.Update(context.Background(), func(tx *Tx) error {
+		tr, err := tx.CreateTreeIfNotExists("t")
+		if err != nil {
+			return err
+		}
+		for i := from; i < n; i += step {
+			k, v := fmt.Sprintf("k%05d", i), fmt.Sprintf("v%d-%d", round, i)
+			if err := tr.Put([]byte(k), []byte(v)); err != nil {
+				return err
+			}
+			model[k] = v
+		}
+		return nil
+	})
 }
 
 func checkModel(t *testing.T, db *DB, tree string, model map[string]string) {
