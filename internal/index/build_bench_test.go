@@ -1,12 +1,10 @@
 package index
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -140,23 +138,8 @@ func BenchmarkBuildFloor(b *testing.B) {
 					if err != nil {
 						return err
 					}
-					var keys [][]byte
-					cur := data.Cursor()
-					for id, v := cur.First(); id != nil; id, v = cur.Next() {
-						if !spec.Applies(v) {
-							continue
-						}
-						ks, _, err := spec.Keys(v)
-						if err != nil {
-							return err
-						}
-						for _, key := range ks {
-							e := make([]byte, 0, len(key)+len(id))
-							keys = append(keys, append(append(e, key...), id...))
-						}
-					}
-					slices.SortFunc(keys, bytes.Compare)
-					return nil
+					_, err = SortKeysInMemory(spec, data)
+					return err
 				})
 				if err != nil {
 					b.Fatal(err)

@@ -10,7 +10,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -313,22 +312,9 @@ func measureFloors(dbpath string) (map[string]time.Duration, error) {
 					continue
 				}
 				t0 := time.Now()
-				var keys [][]byte
-				cur := data.Cursor()
-				for k, v := cur.First(); k != nil; k, v = cur.Next() {
-					if !spec.Applies(v) {
-						continue
-					}
-					ks, _, err := spec.Keys(v)
-					if err != nil {
-						return err
-					}
-					for _, key := range ks {
-						e := make([]byte, 0, len(key)+len(k))
-						keys = append(keys, append(append(e, key...), k...))
-					}
+				if _, err := index.SortKeysInMemory(spec, data); err != nil {
+					return err
 				}
-				slices.SortFunc(keys, bytes.Compare)
 				runs[b.name] = append(runs[b.name], time.Since(t0))
 			}
 		}
