@@ -3,15 +3,11 @@ package command
 import (
 	"bytes"
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 
 	dbson "go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/cairndb/cairn/bson"
-	"github.com/cairndb/cairn/kv"
-	"github.com/cairndb/cairn/kv/vfs"
 )
 
 // TestFindExpressMatchesGeneral: every find the express path answers gets
@@ -19,12 +15,7 @@ import (
 // (views, collations, operators, projections...) are left to the general
 // path.
 func TestFindExpressMatchesGeneral(t *testing.T) {
-	db, err := kv.Open("/db", &kv.Options{FS: vfs.NewMem(), Durability: kv.NoSync, JournalSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	env := &Env{KV: db, Cursors: NewCursors(0), Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	env := memEnv(t)
 	run := func(body dbson.D) bson.Doc {
 		t.Helper()
 		raw, err := dbson.Marshal(append(body, dbson.E{Key: "$db", Value: "t"}))

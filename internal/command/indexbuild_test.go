@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -20,7 +18,6 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/kv"
-	"github.com/cairndb/cairn/kv/vfs"
 )
 
 // buildEnv is a server environment over an in-memory engine, driven by
@@ -32,12 +29,9 @@ type buildEnv struct {
 
 func newBuildEnv(t *testing.T) *buildEnv {
 	t.Helper()
-	db, err := kv.Open("/db", &kv.Options{FS: vfs.NewMem(), Durability: kv.NoSync, JournalSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return &buildEnv{t: t, env: &Env{KV: db, Cursors: NewCursors(0), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), TempDir: t.TempDir()}}
+	env := memEnv(t)
+	env.TempDir = t.TempDir()
+	return &buildEnv{t: t, env: env}
 }
 
 // run dispatches one command on db "t" (admin for currentOp and

@@ -1,8 +1,6 @@
 package command
 
 import (
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -10,7 +8,6 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/kv"
-	"github.com/cairndb/cairn/kv/vfs"
 )
 
 // TestGlobalLockQueue: a command waiting for the writer lock shows in
@@ -18,12 +15,7 @@ import (
 // (activeClients.writers), and its wait is counted in
 // locks.Global.acquireWaitCount.w once it gets the lock.
 func TestGlobalLockQueue(t *testing.T) {
-	db, err := kv.Open("/db", &kv.Options{FS: vfs.NewMem(), Durability: kv.NoSync, JournalSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	env := &Env{KV: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Cursors: NewCursors(0), Started: time.Now()}
+	env := memEnv(t)
 	status := func() bson.Doc {
 		t.Helper()
 		c := ctxWith(t, dbson.D{{Key: "serverStatus", Value: 1}})

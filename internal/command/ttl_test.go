@@ -2,8 +2,6 @@ package command
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -13,16 +11,10 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/kv"
-	"github.com/cairndb/cairn/kv/vfs"
 )
 
 func TestTTLPass(t *testing.T) {
-	db, err := kv.Open("/db", &kv.Options{FS: vfs.NewMem(), Durability: kv.NoSync, JournalSize: 1 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	env := &Env{KV: db, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	env := memEnv(t)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	raw, _ := dbson.Marshal(dbson.D{{Key: "key", Value: dbson.D{{Key: "at", Value: 1}}}, {Key: "expireAfterSeconds", Value: 3600}})
 	spec, err := index.Parse(bson.Doc(raw))
@@ -37,7 +29,7 @@ func TestTTLPass(t *testing.T) {
 		{{Key: "_id", Value: 5}, {Key: "at", Value: dbson.A{now.Add(time.Hour), now.Add(-3 * time.Hour)}}},         // earliest expired
 		{{Key: "_id", Value: 6}, {Key: "at", Value: dbson.A{now.Add(time.Hour), now.Add(-10 * time.Minute), "x"}}}, // not yet
 	}
-	err = db.Update(context.Background(), func(tx *kv.Tx) error {
+	err = env.KV.Update(context.Background(), func(tx *kv.Tx) error {
 		coll, err := catalog.Create(tx, "app", "sessions", nil)
 		if err != nil {
 			return err
@@ -68,7 +60,7 @@ func TestTTLPass(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("TTLPass deleted %d, %v; want 2", n, err)
 	}
-	db.View(func(tx *kv.Tx) error {
+	env.KV.View(func(tx *kv.Tx) error {
 		coll, _ := catalog.Get(tx, "app", "sessions")
 		data, _ := tx.Tree(coll.DataTree())
 		ix, _ := tx.Tree(coll.IndexTree(spec.Name))
