@@ -21,6 +21,8 @@ type treeRoot struct {
 	height  int // 1 = the root is a leaf
 	txid    uint64
 	mod     uint64 // bumped by every change in a write tx (cursor revalidation)
+	baseMod uint64 // mod when this transaction's copy was made (clone)
+	ver     uint64 // txid of the last committed change (Tree.Version); 0 until published
 	dropped bool
 	// pending holds the puts into a tree that was empty when the write
 	// transaction started filling it; they are sorted and built bottom-up
@@ -37,6 +39,7 @@ type kvPair struct {
 func (tr *treeRoot) clone(txid uint64) *treeRoot {
 	c := *tr
 	c.txid = txid
+	c.baseMod = tr.mod
 	return &c
 }
 

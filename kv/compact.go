@@ -142,6 +142,7 @@ func (db *DB) repack() error {
 		root, height := b.finish()
 		tr.root, tr.height = refTo(root), height
 		tr.mod++
+		tr.baseMod = tr.mod // same entries: the version stays (Tree.Version)
 		tx.dirty = true
 	}
 	if !tx.dirty {

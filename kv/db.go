@@ -210,6 +210,9 @@ func (db *DB) publish(snap *snapshot, freed []extent) {
 			if n := tr.root.ptr.Load(); n != nil {
 				n.seal(snap.txid)
 			}
+			if tr.ver == 0 || tr.mod != tr.baseMod {
+				tr.ver = snap.txid // created or changed by this commit
+			}
 		}
 	}
 	db.pruneSnapshots()

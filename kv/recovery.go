@@ -132,6 +132,9 @@ func (db *DB) open() error {
 	if err := db.initFreeSpace(trees, size); err != nil {
 		return err
 	}
+	for _, tr := range trees {
+		tr.ver = m.txid // no commit of this process changed them yet
+	}
 	snap := &snapshot{txid: m.txid, trees: trees}
 	db.current.Store(snap)
 	db.snaps = []*snapshot{snap}

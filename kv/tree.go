@@ -12,6 +12,20 @@ type Tree struct {
 // Name returns the tree's name.
 func (t *Tree) Name() string { return t.tr.name }
 
+// Version returns the id of the last committed write transaction that
+// created or changed the tree, as t's transaction sees it: within one
+// DB, two Trees of the same name with the same nonzero Version hold the
+// same entries, whichever transactions they belong to. A commit that only
+// opened the tree, or moved its pages (Compact), leaves it unchanged.
+// Version is 0 for a tree the (write) transaction has created or changed
+// itself: its entries have no committed version yet.
+func (t *Tree) Version() uint64 {
+	if t.tr.txid == t.tx.id && t.tx.writable && (t.tr.ver == 0 || t.tr.mod != t.tr.baseMod) {
+		return 0
+	}
+	return t.tr.ver
+}
+
 func (t *Tree) check() error {
 	if t.tx.closed {
 		return ErrTxClosed
