@@ -26,6 +26,18 @@ func roundTrips(b *testing.B, s *Server, msgs [][]byte) {
 	}
 }
 
+// sendOnce sends msg and reads its reply, outside the timed loop.
+func sendOnce(b *testing.B, s *Server, msg []byte) {
+	c := pipeConn(s)
+	defer c.Close()
+	if _, err := c.Write(msg); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := wire.NewReader(c, 0).ReadMessage(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 func cmdMsg(d dbson.D) []byte {
 	body, _ := dbson.Marshal(d)
 	return wire.AppendMsg(nil, 1, 0, 0, body)
@@ -50,7 +62,7 @@ func BenchmarkFindByID(b *testing.B) {
 	for i := 0; i < 1000; i++ {
 		docs = append(docs, dbson.D{{Key: "_id", Value: i}, {Key: "field0", Value: "0123456789012345678901234567890123456789"}})
 	}
-	roundTrips(b, s, [][]byte{cmdMsg(dbson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: docs}, {Key: "$db", Value: "bench"}})})
+	sendOnce(b, s, cmdMsg(dbson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: docs}, {Key: "$db", Value: "bench"}}))
 	msgs := make([][]byte, 0, 1000)
 	for i := 0; i < 1000; i++ {
 		msgs = append(msgs, cmdMsg(dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: i}}}, {Key: "limit", Value: 1}, {Key: "singleBatch", Value: true}, {Key: "$db", Value: "bench"}}))
