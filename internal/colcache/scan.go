@@ -1,0 +1,85 @@
+package colcache
+
+import (
+	"encoding/binary"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+// Scan serves a Set's documents in tree order as narrow documents: each
+// holds only the Set's fields the document has, in the Set's field order.
+// The documents of a batch are assembled into a buffer that belongs to
+// the slice NextBatch returns, and are valid until that slice is passed
+// back to NextBatch (or the Scan is dropped): a consumer that keeps a
+// document longer must copy it. A Scan is used by one goroutine.
+type Scan struct {
+	set    *Set
+	keys   [][]byte // per field: the element's key with its NUL
+	row    int
+	bufs   map[*bson.Doc][]byte // assembly buffer of each slice handed out
+	limit  int                  // rows served: set.rows
+	chunks []*chunk             // scratch: the current chunk of each field
+	ends   []int                // scratch: where each document ends in the buffer
+}
+
+// Scan returns a scan of the set's documents from the first.
+func (s *Set) Scan() *Scan {
+	sc := &Scan{set: s, limit: s.rows, bufs: map[*bson.Doc][]byte{}}
+	for _, f := range s.fields {
+		sc.keys = append(sc.keys, append([]byte(f), 0))
+	}
+	return sc
+}
+
+// NarrowFields returns the fields of the documents the scan serves (agg's
+// NarrowSource).
+func (sc *Scan) NarrowFields() []string { return sc.set.fields }
+
+// NextBatch appends up to max documents to dst[:0] (never crossing a
+// chunk); an empty result ends the scan. It implements agg's
+// BatchSource.
+func (sc *Scan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
+	dst = dst[:0]
+	if sc.row >= sc.limit || max <= 0 {
+		return dst, nil
+	}
+	var buf []byte
+	if cap(dst) > 0 {
+		k := &dst[:1][0]
+		buf = sc.bufs[k][:0]
+		delete(sc.bufs, k)
+	}
+	ci, start := sc.row/chunkRows, sc.row%chunkRows
+	n := min(max, sc.limit-sc.row, chunkRows-start)
+	chunks := sc.chunks[:0]
+	for _, col := range sc.set.cols {
+		chunks = append(chunks, col.chunks[ci])
+	}
+	ends := sc.ends[:0]
+	for i := start; i < start+n; i++ {
+		at := len(buf)
+		buf = append(buf, 0, 0, 0, 0)
+		for f, ch := range chunks {
+			lo, hi := ch.off[i], ch.off[i+1]
+			if lo == hi {
+				continue
+			}
+			buf = append(buf, ch.data[lo])
+			buf = append(buf, sc.keys[f]...)
+			buf = append(buf, ch.data[lo+1:hi]...)
+		}
+		buf = append(buf, 0)
+		binary.LittleEndian.PutUint32(buf[at:], uint32(len(buf)-at))
+		ends = append(ends, len(buf))
+	}
+	// buf may have moved while growing: cut the documents at the end.
+	at := 0
+	for _, e := range ends {
+		dst = append(dst, bson.Doc(buf[at:e:e]))
+		at = e
+	}
+	sc.row += n
+	sc.chunks, sc.ends = chunks, ends
+	sc.bufs[&dst[:1][0]] = buf
+	return dst, nil
+}
