@@ -39,9 +39,13 @@ type config struct {
 	// pages, in GiB (mongod's --wiredTigerCacheSizeGB); 0 means mongod's
 	// default, half of (RAM − 1 GiB) and at least 0.25 GiB.
 	CacheSizeGB float64
-	MaxConns    int
-	Verbosity   int
-	ShowVersion bool
+	// ColumnCacheSizeGB is the column cache's budget in GiB (a Cairn
+	// extension): 0 means a quarter of CacheSizeGB, a negative value
+	// turns the cache off.
+	ColumnCacheSizeGB float64
+	MaxConns          int
+	Verbosity         int
+	ShowVersion       bool
 	// TTLMonitorSleep is mongod's ttlMonitorSleepSecs server parameter.
 	TTLMonitorSleep time.Duration
 	// MetricsAddr serves Prometheus metrics when set (e.g. 127.0.0.1:9216).
@@ -80,6 +84,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.JournalCompressor, "journalCompressor", cfg.JournalCompressor, "journal record compression: none, snappy or zstd")
 	fs.StringVar(&cfg.JournalCompressor, "wiredTigerJournalCompressor", cfg.JournalCompressor, "mongod's name for --journalCompressor")
 	fs.Float64Var(&cfg.CacheSizeGB, "wiredTigerCacheSizeGB", 0, "cache budget of the storage engine in GiB (default: half of RAM − 1 GiB, at least 0.25)")
+	fs.Float64Var(&cfg.ColumnCacheSizeGB, "columnCacheSizeGB", 0, "memory budget in GiB of the in-memory columns that serve analytical aggregations (default: a quarter of wiredTigerCacheSizeGB; negative: off)")
 	fs.IntVar(&cfg.MaxConns, "maxConns", 1000000, "maximum concurrent connections")
 	fs.BoolVar(&cfg.ShowVersion, "version", false, "print the version and exit")
 	fs.StringVar(&cfg.MetricsAddr, "metricsAddr", "", "serve Prometheus metrics at host:port/metrics (off when empty; keep it on loopback)")
@@ -136,6 +141,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	}
 	if cfg.CacheSizeGB == 0 {
 		cfg.CacheSizeGB = defaultCacheSizeGB()
+	}
+	if cfg.ColumnCacheSizeGB > 10000 {
+		return cfg, errors.New("columnCacheSizeGB must be at most 10000")
 	}
 	if cfg.SyncDelay <= 0 {
 		return cfg, errors.New("syncdelay must be a positive number of seconds")
@@ -328,6 +336,20 @@ func (cfg config) parsedDoc() bson.Doc {
 }
 
 // listenAddrs returns host:port for every address to listen on.
+// columnCacheBytes is the column cache's budget in bytes (colcache's
+// Options.Budget): ColumnCacheSizeGB, by default a quarter of the storage
+// engine's cache; negative when the cache is off.
+func (cfg config) columnCacheBytes() int64 {
+	switch gb := cfg.ColumnCacheSizeGB; {
+	case gb < 0:
+		return -1
+	case gb == 0:
+		return max(int64(cfg.CacheSizeGB*(1<<30))/4, 1)
+	default:
+		return max(int64(gb*(1<<30)), 1)
+	}
+}
+
 func (cfg config) listenAddrs() []string {
 	port := fmt.Sprint(cfg.Port)
 	if cfg.BindIPAll {

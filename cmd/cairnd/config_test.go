@@ -60,6 +60,22 @@ systemLog:
 			}
 		}, ""},
 		{"bad cache size", []string{"--wiredTigerCacheSizeGB", "-1"}, nil, "wiredTigerCacheSizeGB"},
+		{"column cache default", []string{"--wiredTigerCacheSizeGB", "8"}, func(t *testing.T, c config) {
+			if b := c.columnCacheBytes(); b != 2<<30 {
+				t.Errorf("default column cache budget = %d, want a quarter of 8 GiB", b)
+			}
+		}, ""},
+		{"column cache size", []string{"--columnCacheSizeGB", "0.5"}, func(t *testing.T, c config) {
+			if b := c.columnCacheBytes(); b != 1<<29 {
+				t.Errorf("column cache budget = %d, want 0.5 GiB", b)
+			}
+		}, ""},
+		{"column cache off", []string{"--columnCacheSizeGB", "-1"}, func(t *testing.T, c config) {
+			if b := c.columnCacheBytes(); b >= 0 {
+				t.Errorf("column cache budget = %d, want negative (off)", b)
+			}
+		}, ""},
+		{"bad column cache size", []string{"--columnCacheSizeGB", "1e9"}, nil, "columnCacheSizeGB"},
 		{"default cache size", nil, func(t *testing.T, c config) {
 			if c.CacheSizeGB < 0.25 || c.CacheSizeGB != defaultCacheSizeGB() {
 				t.Errorf("default wiredTigerCacheSizeGB = %v, want mongod's default %v", c.CacheSizeGB, defaultCacheSizeGB())

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairndb/cairn/internal/colcache"
 	"github.com/cairndb/cairn/internal/command"
 	"github.com/cairndb/cairn/internal/logging"
 	"github.com/cairndb/cairn/internal/metrics"
@@ -79,6 +80,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		LogLevel:           level,
 		RotateLog:          func() error { return rotateLog(cfg, handler, log) },
 		SlowMS:             &cfg.SlowMS,
+		ColumnCache:        colcache.Options{Budget: cfg.columnCacheBytes()},
 	})
 	if err != nil {
 		log.Error("Cannot start the storage engine", "c", "STORAGE", "ctx", "initandlisten", "error", err.Error())

@@ -73,6 +73,11 @@ func (p *Pipeline) RunParallel(src BatchSource, workers int) (Iterator, bool, er
 	}
 	prefix := p.stages[:ti]
 	fields := readFields(p.stages[:ti+1], p.stageSpecs[:ti+1])
+	if narrow, ok := narrowed(src, fields); !ok {
+		return nil, false, nil
+	} else if narrow {
+		fields = nil // the source's documents are already cut
+	}
 	workers = max(workers, 1)
 	var run func() (func() (bson.Doc, error), error)
 	switch st := p.stages[ti].(type) {

@@ -57,8 +57,9 @@ func (s *rawScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 
 // parallelRun starts the pipeline over a parallel scan when it suits one:
 // more than one core and a pipeline agg can split (streaming stages and a
-// mergeable $group). The scan walks the index serving the leading $match
-// when there is one, else the collection.
+// mergeable $group). The scan reads the column cache when it holds (or may
+// build) the fields the pipeline reads; else it walks the index serving
+// the leading $match when there is one, else the collection.
 func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, bool, error) {
 	workers := runtime.GOMAXPROCS(0)
 	if workers < 2 || s.coll == "" || s.p.StartsWithSource() || !s.p.CanRunParallel() {
@@ -71,14 +72,29 @@ func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, b
 	if _, _, isView := coll.View(); isView {
 		return nil, false, nil
 	}
-	if f := s.p.LeadingFilter(); len(f) > 5 || hinted(s.planning.hint) {
-		pl, _, err := s.env.planQuery(ctx, tx, coll, f, s.p.Filter, s.p.QueryOptions(), s.planning.hint)
+	hint := hinted(s.planning.hint)
+	var pl *plan
+	if f := s.p.LeadingFilter(); len(f) > 5 || hint {
+		if pl, _, err = s.env.planQuery(ctx, tx, coll, f, s.p.Filter, s.p.QueryOptions(), s.planning.hint); err != nil {
+			return nil, false, err
+		}
+	}
+	fields := s.p.ParallelFields()
+	if !hint && fields != nil {
+		src, err := s.env.columnScan(ctx, tx, coll, fields, pl != nil)
 		if err != nil {
 			return nil, false, err
 		}
-		if pl != nil {
-			return s.p.RunParallel(&indexScan{ctx: ctx, tx: tx, coll: coll, plan: pl}, workers)
+		if src != nil {
+			return s.p.RunParallel(src, workers)
 		}
+	}
+	if pl != nil {
+		is := &indexScan{ctx: ctx, tx: tx, coll: coll, plan: pl}
+		if fields != nil {
+			is.done = func(fetched int64) { s.env.wantColumns(tx, coll, fields, fetched) }
+		}
+		return s.p.RunParallel(is, workers)
 	}
 	return s.p.RunParallel(&rawScan{ctx: ctx, tx: tx, coll: coll}, workers)
 }
@@ -87,18 +103,22 @@ func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, b
 // alias the read transaction's memory; the leading $match, which the
 // bounds only approximate, runs in the workers.
 type indexScan struct {
-	ctx  context.Context
-	tx   *kv.Tx
-	coll *catalog.Collection
-	plan *plan
-	walk walkState
-	done bool
+	ctx     context.Context
+	tx      *kv.Tx
+	coll    *catalog.Collection
+	plan    *plan
+	walk    walkState
+	ended   bool
+	fetched int64
+	// done, if set, is called with the number of documents fetched when
+	// the scan ends.
+	done func(fetched int64)
 }
 
 // NextBatch implements agg.BatchSource.
 func (s *indexScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	dst = dst[:0]
-	if s.done {
+	if s.ended {
 		return dst, nil
 	}
 	data, err := dataTree(s.tx, s.coll)
@@ -116,6 +136,10 @@ func (s *indexScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 		dst = append(dst, d)
 		return true, nil
 	})
-	s.done = done
+	s.ended = done
+	s.fetched += int64(len(dst))
+	if done && err == nil && s.done != nil {
+		s.done(s.fetched)
+	}
 	return dst, err
 }

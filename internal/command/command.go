@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/colcache"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
 )
@@ -61,6 +62,9 @@ type Env struct {
 	SlowMS atomic.Int64
 	// plans is the plan cache (plancache.go).
 	plans planCache
+	// ColumnCache serves parallel aggregations' scans from in-memory
+	// columns (colscan.go); nil: off.
+	ColumnCache *colcache.Cache
 }
 
 // tempDir is where spill files go.

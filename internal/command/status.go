@@ -85,6 +85,7 @@ func serverStatus(c *Ctx) error {
 	r.AppendBool("persistent", true)
 	r.End()
 	appendEngineStats(c)
+	appendColumnCache(c)
 	return nil
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/colcache"
 	"github.com/cairndb/cairn/internal/command"
 	"github.com/cairndb/cairn/kv"
 )
@@ -68,6 +69,10 @@ type Options struct {
 	// SlowMS is the slow-operation log's threshold in milliseconds
 	// (mongod's slowms): nil means 100; 0 logs every command.
 	SlowMS *int64
+	// ColumnCache configures the in-memory column cache of parallel
+	// aggregations (zero: colcache's defaults; a negative Budget turns it
+	// off).
+	ColumnCache colcache.Options
 }
 
 // Server is a running cairnd.
@@ -169,6 +174,7 @@ func New(opts Options) (*Server, error) {
 		TempDir:        tmp,
 		LogLevel:       opts.LogLevel,
 		RotateLog:      opts.RotateLog,
+		ColumnCache:    colcache.New(opts.ColumnCache),
 	}
 	am, err := auth.NewManager(db, auth.Options{Enabled: opts.Auth, FailureDelay: opts.AuthFailureDelay, Logger: opts.Logger})
 	if err != nil {

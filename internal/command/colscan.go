@@ -1,0 +1,99 @@
+package command
+
+import (
+	"context"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/colcache"
+	"github.com/cairndb/cairn/kv"
+)
+
+// Parallel aggregations read the column cache (Env.ColumnCache) when it
+// holds, or may build, the top-level fields they read: narrow documents
+// of those fields instead of the collection's documents. A scan with no
+// index plan builds the missing columns; one with an index plan uses
+// columns already held, and builds them only after an index scan of the
+// same fields fetched more than a wantColumnsShare of the collection
+// (the narrow scan of every document then costs less than fetching).
+
+// columnMinRows is the smallest collection the cache serves: below it a
+// plain scan costs little and columns would crowd out larger ones.
+const columnMinRows = 1024
+
+// wantColumnsShare: an index scan that fetched more than 1/wantColumnsShare
+// of a collection asks the cache for its fields.
+const wantColumnsShare = 16
+
+// columnScan returns a scan of coll's documents cut to fields, served by
+// the column cache, or nil when the cache does not serve it (disabled,
+// small collection, columns that do not fit, a newer version held). With
+// planned set it builds only fields an earlier index scan asked for.
+func (e *Env) columnScan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, fields []string, planned bool) (*colScan, error) {
+	if !e.ColumnCache.Enabled() {
+		return nil, nil
+	}
+	t, err := dataTree(tx, coll)
+	if err != nil {
+		return nil, err
+	}
+	if t.Len() < columnMinRows {
+		return nil, nil
+	}
+	set, err := e.ColumnCache.Get(ctx, t, fields, planned)
+	if err != nil || set == nil {
+		return nil, ctxErr(err)
+	}
+	return &colScan{ctx: ctx, Scan: set.Scan()}, nil
+}
+
+// wantColumns notes that an index scan of coll fetched fetched documents
+// for fields: more than a wantColumnsShare of the collection asks the
+// cache to build the fields next time.
+func (e *Env) wantColumns(tx *kv.Tx, coll *catalog.Collection, fields []string, fetched int64) {
+	if !e.ColumnCache.Enabled() {
+		return
+	}
+	t, err := dataTree(tx, coll)
+	if err != nil || t.Len() < columnMinRows || fetched*wantColumnsShare <= t.Len() {
+		return
+	}
+	e.ColumnCache.Want(t, fields)
+}
+
+// colScan is a column-cache scan that stops when its context ends
+// (agg.NarrowSource).
+type colScan struct {
+	ctx context.Context
+	*colcache.Scan
+}
+
+// NextBatch implements agg.BatchSource.
+func (s *colScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
+	if s.ctx != nil {
+		if err := s.ctx.Err(); err != nil {
+			return dst[:0], ctxErr(err)
+		}
+	}
+	return s.Scan.NextBatch(dst, max)
+}
+
+// appendColumnCache adds serverStatus's columnCache section (a Cairn
+// extension): the column cache's budget, contents and counters.
+func appendColumnCache(c *Ctx) {
+	cc := c.Env.ColumnCache
+	st := cc.Stats() // zero when the cache is off
+	r := c.Reply
+	r.StartDocument("columnCache")
+	r.AppendBool("enabled", cc.Enabled())
+	r.AppendInt64("budgetBytes", st.Budget)
+	r.AppendInt64("bytes", st.Bytes)
+	r.AppendInt64("fields", st.Fields)
+	r.AppendInt64("hits", st.Hits)
+	r.AppendInt64("misses", st.Misses)
+	r.AppendInt64("builds", st.Builds)
+	r.AppendInt64("fieldsBuilt", st.Built)
+	r.AppendInt64("evictions", st.Evictions)
+	r.AppendInt64("invalidations", st.Dropped)
+	r.End()
+}
