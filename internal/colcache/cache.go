@@ -45,7 +45,7 @@ type Cache struct {
 	budget  int64
 	workers int
 
-	buildMu sync.Mutex // one build at a time
+	buildMu sync.Mutex // one build at a time; a request finding it busy is not served
 
 	mu     sync.Mutex
 	tables map[string]*table
@@ -184,7 +184,7 @@ func (c *Cache) Want(t *kv.Tree, fields []string) {
 // an index to use instead). It returns nil, and
 // no error, when the cache cannot serve the request: disabled, t changed
 // by its own write transaction, the cache holding a newer version of the
-// tree, or columns that do not fit the budget.
+// tree, columns that do not fit the budget, or another build running.
 func (c *Cache) Get(ctx context.Context, t *kv.Tree, fields []string, wantedOnly bool) (*Set, error) {
 	v := t.Version()
 	if !c.Enabled() || v == 0 || len(fields) == 0 {
@@ -200,7 +200,9 @@ func (c *Cache) Get(ctx context.Context, t *kv.Tree, fields []string, wantedOnly
 		return s, nil
 	}
 	c.misses.Add(1)
-	c.buildMu.Lock()
+	if !c.buildMu.TryLock() {
+		return nil, nil // another build is running: scan documents rather than wait
+	}
 	defer c.buildMu.Unlock()
 	// Another build may have made some of them meanwhile.
 	s, missing := c.lookup(name, v, fields, wantedOnly)
