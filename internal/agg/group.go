@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"encoding/binary"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
@@ -117,13 +118,30 @@ type groupState struct {
 	groups map[string]*group
 	order  []*group
 	mem    int64
+	// al and blk hold the groups' accumulators, keys and _id values in
+	// shared blocks.
+	al  *expr.AccAlloc
+	blk []group
 }
 
-func (g *groupStage) newGroup(id bson.Value) *group {
-	gr := &group{id: expr.CopyValue(id), accs: make([]expr.Accumulator, len(g.accs))}
-	for i, a := range g.accs {
-		gr.accs[i] = a.New()
+func newGroupState() groupState {
+	return groupState{groups: map[string]*group{}, al: &expr.AccAlloc{}}
+}
+
+// newGroup makes the group of id (key is its encoding) and enters it in
+// st.groups.
+func (g *groupStage) newGroup(st *groupState, key []byte, id bson.Value) *group {
+	if len(st.blk) == cap(st.blk) {
+		st.blk = make([]group, 0, min(max(2*cap(st.blk), 8), 1024))
 	}
+	st.blk = st.blk[:len(st.blk)+1]
+	gr := &st.blk[len(st.blk)-1]
+	gr.id = st.al.Value(id)
+	gr.accs = st.al.Accumulators(len(g.accs))
+	for i, a := range g.accs {
+		gr.accs[i] = a.NewIn(st.al)
+	}
+	st.groups[st.al.String(key)] = gr
 	return gr
 }
 
@@ -136,17 +154,33 @@ func (g *groupStage) add(gr *group, d bson.Doc, env *expr.Env) error {
 	return nil
 }
 
-func (g *groupStage) result(gr *group) bson.Doc {
-	var b bson.Builder
-	b.AppendValue("_id", gr.id)
+// result builds the output document of gr; vals is scratch space.
+func (g *groupStage) result(gr *group, vals []bson.Value) bson.Doc {
+	n := 4 + 1 + 1 + len("_id") + 1 + len(gr.id.Data)
 	for i, a := range gr.accs {
 		v := a.Result()
 		if v.Type == 0 {
 			v = bson.Value{Type: bson.TypeNull}
 		}
-		b.AppendValue(g.names[i], v)
+		vals[i] = v
+		n += 1 + len(g.names[i]) + 1 + len(v.Data)
 	}
-	return b.Finish()
+	buf := appendElem(make([]byte, 4, n), "_id", gr.id)
+	for i, v := range vals[:len(gr.accs)] {
+		buf = appendElem(buf, g.names[i], v)
+		vals[i] = bson.Value{}
+	}
+	buf = append(buf, 0)
+	binary.LittleEndian.PutUint32(buf, uint32(len(buf)))
+	return buf
+}
+
+// appendElem appends the element key: v to a document's bytes.
+func appendElem(buf []byte, key string, v bson.Value) []byte {
+	buf = append(buf, byte(v.Type))
+	buf = append(buf, key...)
+	buf = append(buf, 0)
+	return append(buf, v.Data...)
 }
 
 // groupKey encodes id for hashing: equal values (under the collation)
@@ -163,7 +197,8 @@ func (g *groupStage) groupKey(dst []byte, id bson.Value) []byte {
 // are spilled as sorted runs keyed by group and aggregated group by group
 // after the in-memory groups are returned.
 func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
-	return g.runFrom(in, &groupState{groups: map[string]*group{}})
+	st := newGroupState()
+	return g.runFrom(in, &st)
 }
 
 // runFrom is run continuing from groups already aggregated (by a parallel
@@ -216,8 +251,7 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 				}
 				continue
 			}
-			gr = g.newGroup(id)
-			groups[string(key)] = gr
+			gr = g.newGroup(st, key, id)
 			order = append(order, gr)
 			mem += int64(2*len(key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
 		}
@@ -247,6 +281,7 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 		return func() (bson.Doc, error) { return nil, nil }, nil
 	}
 	i := 0
+	vals := make([]bson.Value, len(g.accs))
 	var next func() (item, bool, error)
 	var pending *item
 	return func() (bson.Doc, error) {
@@ -254,7 +289,7 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 			gr := order[i]
 			order[i] = nil
 			i++
-			return g.result(gr), nil
+			return g.result(gr, vals), nil
 		}
 		if len(sp.runs) == 0 {
 			return nil, nil
@@ -298,7 +333,8 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 				if id.Type == 0 {
 					id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
 				}
-				gr, gkey = g.newGroup(id), it.key
+				spill := newGroupState()
+				gr, gkey = g.newGroup(&spill, it.key, id), it.key
 			}
 			if err := g.add(gr, it.doc, env); err != nil {
 				sp.close()
@@ -309,7 +345,7 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 			sp.close()
 			return nil, nil
 		}
-		return g.result(gr), nil
+		return g.result(gr, vals), nil
 	}, nil
 }
 

@@ -148,3 +148,51 @@ func TestGroupSpillKeepsGroupsWhole(t *testing.T) {
 		t.Fatalf("got %d groups", len(seen))
 	}
 }
+
+// TestGroupManyGroupsKeepValues checks that groups sharing allocation
+// blocks (keys, _id values, accumulators, $first values) keep their own
+// values: more groups than a block holds, values longer than a shared
+// block takes, numeric-equivalent keys of three types, against results
+// computed here.
+func TestGroupManyGroupsKeepValues(t *testing.T) {
+	const groups = 1300
+	var parts []string
+	for i := 0; i < 2*groups; i++ {
+		k := i % groups
+		var key string
+		switch (i / groups) % 2 {
+		case 0:
+			key = fmt.Sprintf("%d", k)
+		default:
+			key = fmt.Sprintf(`{"$numberLong": "%d"}`, k)
+		}
+		if k%5 == 0 && i >= groups {
+			key = fmt.Sprintf("%d.0", k)
+		}
+		s := strings.Repeat(string(rune('a'+i%26)), 1+(i*37)%9000)
+		parts = append(parts, fmt.Sprintf(`{"k": %s, "s": %q, "v": %d}`, key, s, i))
+	}
+	docs := parseJSONArray(t, "["+strings.Join(parts, ",")+"]")
+	got, err := runBoth(t, docs, `[{"$group": {"_id": "$k", "f": {"$first": "$s"}, "l": {"$last": "$s"},
+		"sum": {"$sum": "$v"}, "avg": {"$avg": "$v"}, "mn": {"$min": "$s"}, "n": {"$sum": 1}}},
+		{"$project": {"f": {"$strLenBytes": "$f"}, "f0": {"$substrBytes": ["$f", 0, 1]}, "l": {"$strLenBytes": "$l"},
+			"sum": 1, "avg": 1, "mn": {"$strLenBytes": "$mn"}, "n": 1}},
+		{"$sort": {"_id": 1}}]`, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	slen := func(i int) int { return 1 + (i*37)%9000 }
+	for k := 0; k < groups; k++ {
+		i, j := k, k+groups
+		mn := slen(i) // "a".."z" repeated: the smaller letter wins, then the shorter
+		if ci, cj := i%26, j%26; cj < ci || cj == ci && slen(j) < slen(i) {
+			mn = slen(j)
+		}
+		want = append(want, fmt.Sprintf(`{"_id": %d, "sum": %d, "avg": %d.0, "n": 2, "f": %d, "f0": %q, "l": %d, "mn": %d}`,
+			k, i+j, (i+j)/2, slen(i), string(rune('a'+i%26)), slen(j), mn))
+	}
+	if w := canonical(t, parseJSONArray(t, "["+strings.Join(want, ",")+"]")); got != w {
+		t.Fatalf("got  %.600s\nwant %.600s", got, w)
+	}
+}

@@ -239,7 +239,7 @@ func (g *groupStage) newWorker(prefix []stage, fields []string) (*groupWorker, e
 	if err != nil {
 		return nil, err
 	}
-	return &groupWorker{chainWorker: cw, g: g, env: expr.NewEnv(g.ctx.Expr), st: groupState{groups: map[string]*group{}}}, nil
+	return &groupWorker{chainWorker: cw, g: g, env: expr.NewEnv(g.ctx.Expr), st: newGroupState()}, nil
 }
 
 // work folds one batch; seq is the input position of its first document.
@@ -258,9 +258,8 @@ func (w *groupWorker) work(docs []bson.Doc, seq int64) (int64, error) {
 		w.key = g.groupKey(w.key[:0], id)
 		gr := w.st.groups[string(w.key)]
 		if gr == nil {
-			gr = g.newGroup(id)
+			gr = g.newGroup(&w.st, w.key, id)
 			gr.firstSeq = pos
-			w.st.groups[string(w.key)] = gr
 			grown += int64(2*len(w.key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
 		}
 		gr.lastSeq = pos

@@ -253,11 +253,11 @@ func (a *sumAcc) Add(root bson.Doc, env *Env) error {
 func (a *sumAcc) AddValue(v bson.Value) { a.s.add(v) }
 
 func (a *sumAcc) Result() bson.Value {
-	e := NewEnv(nil)
+	e := resultEnv()
 	if a.s.typ == 0 {
-		return copyValue(e.int32(0))
+		return e.int32(0)
 	}
-	return copyValue(a.s.result(e))
+	return a.s.result(e)
 }
 
 type countAcc struct{ n int64 }
@@ -265,8 +265,8 @@ type countAcc struct{ n int64 }
 func (a *countAcc) Add(bson.Doc, *Env) error { a.n++; return nil }
 
 func (a *countAcc) Result() bson.Value {
-	e := NewEnv(nil)
-	return copyValue(e.intOrLong(a.n))
+	e := resultEnv()
+	return e.intOrLong(a.n)
 }
 
 type avgAcc struct {
@@ -291,11 +291,11 @@ func (a *avgAcc) Result() bson.Value {
 	if a.count == 0 {
 		return vNull
 	}
-	e := NewEnv(nil)
+	e := resultEnv()
 	if a.s.typ == bson.TypeDecimal128 {
 		nd := a.s.nonDecimal() // flushes the fast decimal sum
 		total := decAdd(a.s.dsum, nd)
-		return copyValue(e.dec(decDiv(total, decFromInt(a.count))))
+		return e.dec(decDiv(total, decFromInt(a.count)))
 	}
 	var total float64
 	if !a.s.iover {
@@ -303,7 +303,7 @@ func (a *avgAcc) Result() bson.Value {
 	} else {
 		total = a.s.float()
 	}
-	return copyValue(e.double(total / float64(a.count)))
+	return e.double(total / float64(a.count))
 }
 
 // ---- $min, $max ----
@@ -340,6 +340,7 @@ func (a *minMaxAcc) Result() bson.Value {
 
 type firstLastAcc struct {
 	spec  *AccumulatorSpec
+	al    *AccAlloc // $first keeps its value in al's blocks (nil: alone)
 	first bool
 	seen  bool
 	cur   bson.Value
@@ -355,7 +356,11 @@ func (a *firstLastAcc) Add(root bson.Doc, env *Env) error {
 		return err
 	}
 	a.seen = true
-	a.cur = copyValue(v)
+	if a.first && a.al != nil {
+		a.cur = a.al.Value(v)
+	} else {
+		a.cur = copyValue(v)
+	}
 	return nil
 }
 
@@ -402,8 +407,8 @@ func (a *pushAcc) Add(root bson.Doc, env *Env) error {
 }
 
 func (a *pushAcc) Result() bson.Value {
-	e := NewEnv(nil)
-	return copyValue(e.array(a.vals))
+	e := resultEnv()
+	return e.array(a.vals)
 }
 
 // ---- $stdDevPop, $stdDevSamp ----
@@ -437,18 +442,18 @@ func (a *stdDevAcc) Add(root bson.Doc, env *Env) error {
 }
 
 func (a *stdDevAcc) Result() bson.Value {
-	e := NewEnv(nil)
+	e := resultEnv()
 	if a.n == 0 || a.samp && a.n == 1 {
 		return vNull
 	}
 	if a.nonFinite {
-		return copyValue(e.double(math.NaN()))
+		return e.double(math.NaN())
 	}
 	div := float64(a.n)
 	if a.samp {
 		div--
 	}
-	return copyValue(e.double(math.Sqrt(math.Max(a.m2, 0) / div)))
+	return e.double(math.Sqrt(math.Max(a.m2, 0) / div))
 }
 
 // ---- $mergeObjects ----
@@ -479,8 +484,8 @@ func (a *mergeAcc) Add(root bson.Doc, env *Env) error {
 }
 
 func (a *mergeAcc) Result() bson.Value {
-	e := NewEnv(nil)
-	return copyValue(e.document(a.f.keys, a.f.vals))
+	e := resultEnv()
+	return e.document(a.f.keys, a.f.vals)
 }
 
 // ---- $top, $bottom, $topN, $bottomN ----
@@ -596,8 +601,8 @@ func (a *topAcc) Result() bson.Value {
 			vals[i] = it.out
 		}
 	}
-	e := NewEnv(nil)
-	return copyValue(e.array(vals))
+	e := resultEnv()
+	return e.array(vals)
 }
 
 // ---- $firstN, $lastN ----
@@ -637,8 +642,8 @@ func (a *firstNAcc) Add(root bson.Doc, env *Env) error {
 }
 
 func (a *firstNAcc) Result() bson.Value {
-	e := NewEnv(nil)
-	return copyValue(e.array(a.vals))
+	e := resultEnv()
+	return e.array(a.vals)
 }
 
 // ---- $maxN, $minN ----
@@ -691,8 +696,8 @@ func (a *minMaxNAcc) insert(v bson.Value) {
 }
 
 func (a *minMaxNAcc) Result() bson.Value {
-	e := NewEnv(nil)
-	return copyValue(e.array(a.vals))
+	e := resultEnv()
+	return e.array(a.vals)
 }
 
 // ---- $median, $percentile ----
@@ -737,13 +742,13 @@ func (a *percentileAcc) Merge(other Accumulator) error {
 
 func (a *percentileAcc) Result() bson.Value {
 	sort.Float64s(a.xs)
-	e := NewEnv(nil)
+	e := resultEnv()
 	if a.spec.ps == nil {
-		return copyValue(percentileOf(e, a.xs, 0.5))
+		return percentileOf(e, a.xs, 0.5)
 	}
 	vals := make([]bson.Value, len(a.spec.ps))
 	for i, p := range a.spec.ps {
 		vals[i] = percentileOf(e, a.xs, p)
 	}
-	return copyValue(e.array(vals))
+	return e.array(vals)
 }

@@ -1,0 +1,117 @@
+package expr
+
+import (
+	"unsafe"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+// AccAlloc hands out the accumulators of many groups, and the bytes of
+// values they keep, from shared blocks: a $group with a million groups
+// then makes a few thousand allocations instead of several per group.
+// Everything it hands out lives as long as any of it is referenced. It is
+// not safe for concurrent use; the zero value is ready.
+type AccAlloc struct {
+	sums   []sumAcc
+	counts []countAcc
+	avgs   []avgAcc
+	minmax []minMaxAcc
+	firsts []firstLastAcc
+	ifaces []Accumulator
+	bytes  []byte
+}
+
+// allocBlock is the most elements a block of one kind holds; blocks grow
+// from small up to it, so that a few groups take little memory.
+const allocBlock = 1024
+
+// byteBlock is the size of a block of value bytes; larger values get
+// their own allocation.
+const byteBlock = 32 << 10
+
+// take returns a zeroed element from the block *s, starting a new block
+// (twice the size of the last, up to allocBlock) when it is full.
+func take[T any](s *[]T) *T {
+	if len(*s) == cap(*s) {
+		*s = make([]T, 0, min(max(2*cap(*s), 8), allocBlock))
+	}
+	*s = (*s)[:len(*s)+1]
+	return &(*s)[len(*s)-1]
+}
+
+// Accumulators returns a slice of n accumulators, from a shared block.
+func (a *AccAlloc) Accumulators(n int) []Accumulator {
+	if n > allocBlock/4 {
+		return make([]Accumulator, n)
+	}
+	if cap(a.ifaces)-len(a.ifaces) < n {
+		a.ifaces = make([]Accumulator, 0, allocBlock)
+	}
+	l := len(a.ifaces)
+	a.ifaces = a.ifaces[:l+n]
+	return a.ifaces[l : l+n : l+n]
+}
+
+// Bytes returns a copy of b that shares a block with other copies; it is
+// never written again.
+func (a *AccAlloc) Bytes(b []byte) []byte {
+	if len(b) > byteBlock/8 {
+		return append([]byte(nil), b...)
+	}
+	if cap(a.bytes)-len(a.bytes) < len(b) {
+		a.bytes = make([]byte, 0, byteBlock)
+	}
+	l := len(a.bytes)
+	a.bytes = append(a.bytes, b...)
+	return a.bytes[l : l+len(b) : l+len(b)]
+}
+
+// String is Bytes as a string.
+func (a *AccAlloc) String(b []byte) string {
+	c := a.Bytes(b)
+	return unsafe.String(unsafe.SliceData(c), len(c))
+}
+
+// Value returns a copy of v (as CopyValue does) in a shared block.
+func (a *AccAlloc) Value(v bson.Value) bson.Value {
+	if v.Type == 0 {
+		return v
+	}
+	return bson.Value{Type: v.Type, Data: a.Bytes(v.Data)}
+}
+
+// NewIn is New with the accumulator taken from al (nil: allocated alone).
+func (s *AccumulatorSpec) NewIn(al *AccAlloc) Accumulator {
+	if al == nil {
+		return s.New()
+	}
+	switch s.Op {
+	case "$sum":
+		a := take(&al.sums)
+		a.spec = s
+		return a
+	case "$count":
+		return take(&al.counts)
+	case "$avg":
+		a := take(&al.avgs)
+		a.spec = s
+		return a
+	case "$min", "$max":
+		a := take(&al.minmax)
+		a.spec, a.sign = s, -1
+		if s.Op == "$max" {
+			a.sign = 1
+		}
+		return a
+	case "$first", "$last":
+		a := take(&al.firsts)
+		a.spec, a.first, a.al = s, s.Op == "$first", al
+		return a
+	}
+	return s.New()
+}
+
+// resultEnv returns an Env for building an accumulator's result: its
+// arena starts empty, so each value built in it gets an allocation of its
+// own that no later evaluation reuses.
+func resultEnv() *Env { return &Env{} }
