@@ -2,6 +2,7 @@ package agg
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
@@ -23,6 +24,9 @@ type groupStage struct {
 	// the N variants, $mergeObjects): memory then grows with the input.
 	heavy bool
 	ctx   *Context
+	// seed hashes group keys (one seed, so that parallel workers' tables
+	// merge without rehashing keys).
+	seed maphash.Seed
 	// deps are the top-level fields the _id and accumulators read (nil:
 	// the whole document may be read); spilled documents keep only them.
 	deps []string
@@ -32,7 +36,7 @@ func parseGroup(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument {
 		return nil, mongoerr.New(15947, "a group's fields must be specified in an object")
 	}
-	g := &groupStage{ctx: c}
+	g := &groupStage{ctx: c, seed: maphash.MakeSeed()}
 	it := v.Document().Iter()
 	for it.Next() {
 		e := it.Element()
@@ -106,6 +110,7 @@ func (g *groupStage) open(in Iterator) (Iterator, error) {
 }
 
 type group struct {
+	key  string // the encoded _id (groupKey)
 	id   bson.Value
 	accs []expr.Accumulator
 	// firstSeq and lastSeq order the group's first and last documents in
@@ -115,21 +120,21 @@ type group struct {
 
 // groupState is the in-memory part of a $group run.
 type groupState struct {
-	groups map[string]*group
-	order  []*group
-	mem    int64
+	tab   groupTable
+	order []*group // in the order of their first documents
+	mem   int64
 	// al and blk hold the groups' accumulators, keys and _id values in
 	// shared blocks.
 	al  *expr.AccAlloc
 	blk []group
 }
 
-func newGroupState() groupState {
-	return groupState{groups: map[string]*group{}, al: &expr.AccAlloc{}}
+func (g *groupStage) newGroupState() groupState {
+	return groupState{tab: newGroupTable(g.seed), al: &expr.AccAlloc{}}
 }
 
-// newGroup makes the group of id (key is its encoding) and enters it in
-// st.groups.
+// newGroup makes the group of id (key is its encoding), without entering
+// it in st.tab.
 func (g *groupStage) newGroup(st *groupState, key []byte, id bson.Value) *group {
 	if len(st.blk) == cap(st.blk) {
 		st.blk = make([]group, 0, min(max(2*cap(st.blk), 8), 1024))
@@ -141,7 +146,7 @@ func (g *groupStage) newGroup(st *groupState, key []byte, id bson.Value) *group 
 	for i, a := range g.accs {
 		gr.accs[i] = a.NewIn(st.al)
 	}
-	st.groups[st.al.String(key)] = gr
+	gr.key = st.al.String(key)
 	return gr
 }
 
@@ -197,14 +202,14 @@ func (g *groupStage) groupKey(dst []byte, id bson.Value) []byte {
 // are spilled as sorted runs keyed by group and aggregated group by group
 // after the in-memory groups are returned.
 func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
-	st := newGroupState()
+	st := g.newGroupState()
 	return g.runFrom(in, &st)
 }
 
 // runFrom is run continuing from groups already aggregated (by a parallel
 // phase that stopped at the memory limit).
 func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, error), error) {
-	groups, order, mem := st.groups, st.order, st.mem
+	order, mem := st.order, st.mem
 	var key []byte
 	env := expr.NewEnv(g.ctx.Expr)
 	sp := &spiller{dir: g.ctx.TempDir}
@@ -236,7 +241,7 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 			id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
 		}
 		key = g.groupKey(key[:0], id)
-		gr := groups[string(key)]
+		h, gr := st.tab.lookup(key)
 		if gr == nil {
 			if full {
 				it := item{key: append([]byte(nil), key...), doc: g.reduce(d)}
@@ -252,6 +257,7 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 				continue
 			}
 			gr = g.newGroup(st, key, id)
+			st.tab.insert(h, gr)
 			order = append(order, gr)
 			mem += int64(2*len(key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
 		}
@@ -333,7 +339,7 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 				if id.Type == 0 {
 					id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
 				}
-				spill := newGroupState()
+				spill := g.newGroupState()
 				gr, gkey = g.newGroup(&spill, it.key, id), it.key
 			}
 			if err := g.add(gr, it.doc, env); err != nil {

@@ -239,7 +239,7 @@ func (g *groupStage) newWorker(prefix []stage, fields []string) (*groupWorker, e
 	if err != nil {
 		return nil, err
 	}
-	return &groupWorker{chainWorker: cw, g: g, env: expr.NewEnv(g.ctx.Expr), st: newGroupState()}, nil
+	return &groupWorker{chainWorker: cw, g: g, env: expr.NewEnv(g.ctx.Expr), st: g.newGroupState()}, nil
 }
 
 // work folds one batch; seq is the input position of its first document.
@@ -256,9 +256,11 @@ func (w *groupWorker) work(docs []bson.Doc, seq int64) (int64, error) {
 			id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
 		}
 		w.key = g.groupKey(w.key[:0], id)
-		gr := w.st.groups[string(w.key)]
+		h, gr := w.st.tab.lookup(w.key)
 		if gr == nil {
 			gr = g.newGroup(&w.st, w.key, id)
+			w.st.tab.insert(h, gr)
+			w.st.order = append(w.st.order, gr)
 			gr.firstSeq = pos
 			grown += int64(2*len(w.key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
 		}
@@ -297,24 +299,10 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 	if err := feedWorkers(g.ctx, src, fns, func() bool { return mem.Load() > limit }); err != nil {
 		return nil, err
 	}
-	st := ws[0].st
-	for _, w := range ws[1:] {
-		for k, og := range w.st.groups {
-			gr := st.groups[k]
-			if gr == nil {
-				st.groups[k] = og
-				continue
-			}
-			if err := g.mergeGroup(gr, og); err != nil {
-				return nil, err
-			}
-		}
+	st, err := g.mergeWorkers(ws)
+	if err != nil {
+		return nil, err
 	}
-	st.order = make([]*group, 0, len(st.groups))
-	for _, gr := range st.groups {
-		st.order = append(st.order, gr)
-	}
-	slices.SortFunc(st.order, func(a, b *group) int { return cmpInt64(a.firstSeq, b.firstSeq) })
 	st.mem = mem.Load()
 	if st.mem > limit && !g.ctx.AllowDiskUse {
 		return nil, errMemory("$group")
@@ -337,6 +325,42 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 	})
 	w.in.docs, w.in.pos = nil, 0
 	return g.runFrom(restIn, &st)
+}
+
+// mergeWorkers merges the workers' groups into the state of the one with
+// the most groups, ordered by their first documents.
+func (g *groupStage) mergeWorkers(ws []*groupWorker) (groupState, error) {
+	base := 0
+	for i, w := range ws {
+		if w.st.tab.len() > ws[base].st.tab.len() {
+			base = i
+		}
+	}
+	st := ws[base].st
+	for i, w := range ws {
+		if i == base {
+			continue
+		}
+		var err error
+		w.st.tab.each(func(h uint64, og *group) {
+			if err != nil {
+				return
+			}
+			if gr := st.tab.find(h, og.key); gr != nil {
+				err = g.mergeGroup(gr, og)
+				return
+			}
+			st.tab.insert(h, og)
+			st.order = append(st.order, og)
+		})
+		if err != nil {
+			return st, err
+		}
+	}
+	if len(ws) > 1 {
+		slices.SortFunc(st.order, func(a, b *group) int { return cmpInt64(a.firstSeq, b.firstSeq) })
+	}
+	return st, nil
 }
 
 // mergeGroup folds the partial group o into gr: $first keeps the value of

@@ -31,6 +31,7 @@ type AccumulatorSpec struct {
 	sort []sortKey
 	out  Expr // $top/$bottom output
 	opts *Options
+	kind accKind // for NewIn
 }
 
 // maxAccumulatorBytes is the memory limit of $push/$addToSet and the N
@@ -78,6 +79,7 @@ func ParseAccumulator(op string, arg bson.Value, opts *Options) (*AccumulatorSpe
 	if err != nil {
 		return nil, err
 	}
+	s.kind = accKinds[op]
 	return s, nil
 }
 

@@ -85,30 +85,48 @@ func (s *AccumulatorSpec) NewIn(al *AccAlloc) Accumulator {
 	if al == nil {
 		return s.New()
 	}
-	switch s.Op {
-	case "$sum":
+	switch s.kind {
+	case accSum:
 		a := take(&al.sums)
 		a.spec = s
 		return a
-	case "$count":
+	case accCount:
 		return take(&al.counts)
-	case "$avg":
+	case accAvg:
 		a := take(&al.avgs)
 		a.spec = s
 		return a
-	case "$min", "$max":
+	case accMin, accMax:
 		a := take(&al.minmax)
 		a.spec, a.sign = s, -1
-		if s.Op == "$max" {
+		if s.kind == accMax {
 			a.sign = 1
 		}
 		return a
-	case "$first", "$last":
+	case accFirst, accLast:
 		a := take(&al.firsts)
-		a.spec, a.first, a.al = s, s.Op == "$first", al
+		a.spec, a.first, a.al = s, s.kind == accFirst, al
 		return a
 	}
 	return s.New()
+}
+
+// accKind names the accumulators NewIn takes from blocks.
+type accKind uint8
+
+const (
+	accOther accKind = iota
+	accSum
+	accCount
+	accAvg
+	accMin
+	accMax
+	accFirst
+	accLast
+)
+
+var accKinds = map[string]accKind{
+	"$sum": accSum, "$count": accCount, "$avg": accAvg, "$min": accMin, "$max": accMax, "$first": accFirst, "$last": accLast,
 }
 
 // resultEnv returns an Env for building an accumulator's result: its
