@@ -151,6 +151,7 @@ func (g *groupStage) newGroup(st *groupState, key []byte, id bson.Value) *group 
 }
 
 func (g *groupStage) add(gr *group, d bson.Doc, env *expr.Env) error {
+	env.NewDocument()
 	for _, a := range gr.accs {
 		if err := a.Add(d, env); err != nil {
 			return err

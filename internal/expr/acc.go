@@ -32,6 +32,7 @@ type AccumulatorSpec struct {
 	out  Expr // $top/$bottom output
 	opts *Options
 	kind accKind // for NewIn
+	num  *numArg // $sum and $avg: the fast path of arg, or nil
 }
 
 // maxAccumulatorBytes is the memory limit of $push/$addToSet and the N
@@ -80,6 +81,9 @@ func ParseAccumulator(op string, arg bson.Value, opts *Options) (*AccumulatorSpe
 		return nil, err
 	}
 	s.kind = accKinds[op]
+	if s.kind == accSum || s.kind == accAvg {
+		s.num = compileNum(s.arg)
+	}
 	return s, nil
 }
 
@@ -242,6 +246,12 @@ type sumAcc struct {
 }
 
 func (a *sumAcc) Add(root bson.Doc, env *Env) error {
+	if a.spec.num != nil {
+		if typ, n, f, ok := a.spec.num.eval(root, env); ok {
+			a.s.addNum(typ, n, f)
+			return nil
+		}
+	}
 	defer env.release(env.mark())
 	v, err := a.spec.eval(a.spec.arg, root, env)
 	if err != nil {
@@ -278,6 +288,13 @@ type avgAcc struct {
 }
 
 func (a *avgAcc) Add(root bson.Doc, env *Env) error {
+	if a.spec.num != nil {
+		if typ, n, f, ok := a.spec.num.eval(root, env); ok {
+			a.s.addNum(typ, n, f)
+			a.count++
+			return nil
+		}
+	}
 	defer env.release(env.mark())
 	v, err := a.spec.eval(a.spec.arg, root, env)
 	if err != nil {

@@ -279,22 +279,37 @@ func (s *sumState) add(v bson.Value) bool {
 		s.addDecimal(v)
 		s.typ = bson.TypeDecimal128
 	case bson.TypeDouble:
-		s.addFloat(v.Double())
+		s.addNum(bson.TypeDouble, 0, v.Double())
+	case bson.TypeInt64:
+		s.addNum(bson.TypeInt64, v.Int64(), 0)
+	case bson.TypeInt32:
+		s.addNum(bson.TypeInt32, int64(v.Int32()), 0)
+	default:
+		return false
+	}
+	return true
+}
+
+// addNum folds an int32 or int64 n, or a double f, as add does.
+func (s *sumState) addNum(typ bson.Type, n int64, f float64) {
+	if s.typ == 0 {
+		s.typ = bson.TypeInt32
+	}
+	switch typ {
+	case bson.TypeDouble:
+		s.addFloat(f)
 		s.iover = true // integer sum no longer exact
 		if s.typ != bson.TypeDecimal128 {
 			s.typ = bson.TypeDouble
 		}
 	case bson.TypeInt64:
-		s.addInt(v.Int64())
+		s.addInt(n)
 		if s.typ == bson.TypeInt32 {
 			s.typ = bson.TypeInt64
 		}
-	case bson.TypeInt32:
-		s.addInt(int64(v.Int32()))
 	default:
-		return false
+		s.addInt(n)
 	}
-	return true
 }
 
 func (s *sumState) float() float64 {

@@ -63,7 +63,23 @@ type Env struct {
 	rng     *rand.Rand
 	work    int    // budget for expensive operations, reset per Eval
 	scratch []byte // reusable buffer for formatting
+	// doc counts NewDocument calls; while it is not zero, memo caches one
+	// field path's value in the current document for the numeric fast
+	// path of $sum and $avg (numTerm.value).
+	doc  uint64
+	memo struct {
+		doc  uint64
+		path string
+		v    bson.Value
+		ok   bool
+	}
 }
+
+// NewDocument tells env that the evaluations that follow read a new
+// document, so values it cached from the last one are dropped. A $group
+// calls it once per document before its accumulators' Add; an Env never
+// told caches nothing.
+func (e *Env) NewDocument() { e.doc++ }
 
 // NewEnv returns an Env for expressions parsed with opts (which may be nil).
 func NewEnv(opts *Options) *Env {

@@ -12,8 +12,17 @@ import (
 // building Elements: keys are compared in place and values skipped with a
 // size computed from their type. Corrupt input ends the scan (not found).
 func lookup(d []byte, key string) (bson.Value, bool) {
+	if strings.IndexByte(key, 0) >= 0 {
+		return bson.Value{}, false
+	}
+	return lookupKey(d, key)
+}
+
+// lookupKey is lookup of a key known to hold no NUL byte (a part of a
+// field path: parsePath rejects them).
+func lookupKey(d []byte, key string) (bson.Value, bool) {
 	n := len(d)
-	if n < 5 || strings.IndexByte(key, 0) >= 0 {
+	if n < 5 {
 		return bson.Value{}, false
 	}
 	pos := 4

@@ -43,12 +43,12 @@ func (n *constPathNode) eval(e *Env) (bson.Value, error) { return e.walk(n.v, n.
 // walk follows parts from v as MongoDB's ExpressionFieldPath does: through
 // documents; an array maps the rest of the path over its document elements
 // (other elements, nested arrays included, and missing results are
-// dropped).
+// dropped). The parts hold no NUL byte (parsePath rejects them).
 func (e *Env) walk(v bson.Value, parts []string) bson.Value {
 	for i, p := range parts {
 		switch v.Type {
 		case bson.TypeDocument:
-			nv, ok := lookup(v.Data, p)
+			nv, ok := lookupKey(v.Data, p)
 			if !ok {
 				return missing
 			}
