@@ -107,6 +107,7 @@ func readFields(stages []stage, specs []bson.Doc) []string {
 			if projectionDeps(e.Value, add) {
 				return nil
 			}
+		case *countStage: // reads no field
 		case *groupStage:
 			if st.deps == nil {
 				return nil

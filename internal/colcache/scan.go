@@ -20,6 +20,7 @@ type Scan struct {
 	limit  int                  // rows served: set.rows
 	chunks []*chunk             // scratch: the current chunk of each field
 	ends   []int                // scratch: where each document ends in the buffer
+	bufCap int                  // the largest buffer yet
 }
 
 // Scan returns a scan of the set's documents from the first.
@@ -48,6 +49,12 @@ func (sc *Scan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 		k := &dst[:1][0]
 		buf = sc.bufs[k][:0]
 		delete(sc.bufs, k)
+	}
+	if cap(buf) == 0 {
+		buf = make([]byte, 0, sc.bufCap) // the size of the last batch's buffer
+	}
+	if cap(dst) < max {
+		dst = make([]bson.Doc, 0, min(max, chunkRows))
 	}
 	ci, start := sc.row/chunkRows, sc.row%chunkRows
 	n := min(max, sc.limit-sc.row, chunkRows-start)
@@ -80,6 +87,9 @@ func (sc *Scan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	}
 	sc.row += n
 	sc.chunks, sc.ends = chunks, ends
+	if cap(buf) > sc.bufCap {
+		sc.bufCap = cap(buf)
+	}
 	sc.bufs[&dst[:1][0]] = buf
 	return dst, nil
 }

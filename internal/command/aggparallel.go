@@ -92,7 +92,7 @@ func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, b
 	if pl != nil {
 		is := &indexScan{ctx: ctx, tx: tx, coll: coll, plan: pl}
 		if fields != nil {
-			is.done = func(fetched int64) { s.env.wantColumns(tx, coll, fields, fetched) }
+			is.done = func(keys, docs int64) { s.env.wantColumns(tx, coll, fields, keys, docs) }
 		}
 		return s.p.RunParallel(is, workers)
 	}
@@ -103,16 +103,15 @@ func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, b
 // alias the read transaction's memory; the leading $match, which the
 // bounds only approximate, runs in the workers.
 type indexScan struct {
-	ctx     context.Context
-	tx      *kv.Tx
-	coll    *catalog.Collection
-	plan    *plan
-	walk    walkState
-	ended   bool
-	fetched int64
-	// done, if set, is called with the number of documents fetched when
-	// the scan ends.
-	done func(fetched int64)
+	ctx   context.Context
+	tx    *kv.Tx
+	coll  *catalog.Collection
+	plan  *plan
+	walk  walkState
+	ended bool
+	// done, if set, is called with the index entries and documents the
+	// scan examined when it ends.
+	done func(keys, docs int64)
 }
 
 // NextBatch implements agg.BatchSource.
@@ -137,9 +136,8 @@ func (s *indexScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 		return true, nil
 	})
 	s.ended = done
-	s.fetched += int64(len(dst))
 	if done && err == nil && s.done != nil {
-		s.done(s.fetched)
+		s.done(s.walk.keys, s.walk.docs)
 	}
 	return dst, err
 }

@@ -14,15 +14,17 @@ import (
 // of those fields instead of the collection's documents. A scan with no
 // index plan builds the missing columns; one with an index plan uses
 // columns already held, and builds them only after an index scan of the
-// same fields fetched more than a wantColumnsShare of the collection
-// (the narrow scan of every document then costs less than fetching).
+// same fields examined more than a wantColumnsShare of the collection
+// (the narrow scan of every document then costs less than the index
+// scan: a fetched document counts one, an index entry a quarter).
 
 // columnMinRows is the smallest collection the cache serves: below it a
 // plain scan costs little and columns would crowd out larger ones.
 const columnMinRows = 1024
 
-// wantColumnsShare: an index scan that fetched more than 1/wantColumnsShare
-// of a collection asks the cache for its fields.
+// wantColumnsShare: an index scan that examined more than
+// 1/wantColumnsShare of a collection (documents, and index entries at a
+// quarter each) asks the cache for its fields.
 const wantColumnsShare = 16
 
 // columnScan returns a scan of coll's documents cut to fields, served by
@@ -47,15 +49,15 @@ func (e *Env) columnScan(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 	return &colScan{ctx: ctx, Scan: set.Scan()}, nil
 }
 
-// wantColumns notes that an index scan of coll fetched fetched documents
-// for fields: more than a wantColumnsShare of the collection asks the
-// cache to build the fields next time.
-func (e *Env) wantColumns(tx *kv.Tx, coll *catalog.Collection, fields []string, fetched int64) {
+// wantColumns notes that an index scan of coll for fields examined keys
+// index entries and docs documents: more than a wantColumnsShare of the
+// collection asks the cache to serve the fields from then on.
+func (e *Env) wantColumns(tx *kv.Tx, coll *catalog.Collection, fields []string, keys, docs int64) {
 	if !e.ColumnCache.Enabled() {
 		return
 	}
 	t, err := dataTree(tx, coll)
-	if err != nil || t.Len() < columnMinRows || fetched*wantColumnsShare <= t.Len() {
+	if err != nil || t.Len() < columnMinRows || (docs+keys/4)*wantColumnsShare <= t.Len() {
 		return
 	}
 	e.ColumnCache.Want(t, fields)
