@@ -73,7 +73,7 @@ func (p *Pipeline) RunParallel(src BatchSource, workers int) (Iterator, bool, er
 	}
 	prefix := p.stages[:ti]
 	fields := readFields(p.stages[:ti+1], p.stageSpecs[:ti+1])
-	if narrow, ok := narrowed(src, fields); !ok {
+	if narrow, ok := narrowed(src, p.ParallelFields()); !ok {
 		return nil, false, nil
 	} else if narrow {
 		fields = nil // the source's documents are already cut

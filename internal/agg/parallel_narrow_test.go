@@ -8,7 +8,7 @@ import (
 )
 
 // narrowBatches is a NarrowSource over documents in memory: it cuts each
-// to its fields into a buffer owned by the slice it returns, and scribbles
+// to its fields (in the document's order) into a buffer owned by the slice it returns, and scribbles
 // over that buffer when the slice comes back (as a source that reuses its
 // buffers may), so a worker that kept a document past its batch would see
 // garbage.
@@ -35,9 +35,11 @@ func (s *narrowBatches) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	var ends []int
 	for s.pos < len(s.docs) && len(dst)+len(ends) < max {
 		var b bson.Builder
-		for _, f := range s.fields {
-			if v, ok := s.docs[s.pos].Lookup(f); ok {
-				b.AppendValue(f, v)
+		b.Reset(nil)
+		it := s.docs[s.pos].Iter()
+		for it.Next() {
+			if e := it.Element(); slices.Contains(s.fields, e.Key) {
+				b.AppendElement(e)
 			}
 		}
 		buf = append(buf, b.Finish()...)
@@ -70,6 +72,9 @@ func TestParallelNarrowSource(t *testing.T) {
 		{`[{"$count": "n"}]`, []string{"_id"}},
 		{`[{"$match": {"s": {"$ne": "x3"}}}, {"$project": {"k": 1, "v": 1}}, {"$group": {"_id": "$k", "u": {"$addToSet": "$v"}}},
 			{"$set": {"u": {"$size": "$u"}}}, {"$sort": {"_id": 1}}]`, []string{"_id", "s", "k", "v"}},
+		{`[{"$match": {"s": {"$ne": "x3"}}}, {"$project": {"_id": 0, "v": 1}}, {"$sort": {"k": 1}}, {"$limit": 5}]`, []string{"_id", "s", "v"}},
+		{`[{"$match": {"v": {"$ne": null}}}, {"$project": {"k": 1, "v": 1, "w": {"$toString": "$s"}}}, {"$sort": {"v": -1, "k": 1}}, {"$limit": 30}]`,
+			[]string{"_id", "v", "k", "w", "s"}}, // w: a projection names its outputs among what it reads
 	} {
 		mk := func() *Pipeline {
 			p, err := Parse(&Context{DB: "test", Coll: "c", AllowDiskUse: true, TempDir: t.TempDir()}, parseJSONArray(t, tc.pipeline))
@@ -109,6 +114,8 @@ func TestParallelNarrowSource(t *testing.T) {
 	for _, pl := range []string{
 		`[{"$group": {"_id": "$k", "n": {"$sum": 1}}}]`,
 		`[{"$sort": {"v": 1}}, {"$limit": 3}]`,
+		`[{"$set": {"w": 1}}, {"$sort": {"v": 1}}, {"$limit": 3}]`,
+		`[{"$project": {"k": 0}}, {"$sort": {"v": 1}}, {"$limit": 3}]`,
 	} {
 		p, err := Parse(&Context{DB: "test", Coll: "c"}, parseJSONArray(t, pl))
 		if err != nil {

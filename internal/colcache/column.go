@@ -14,22 +14,31 @@ const chunkRows = 1 << 14
 // (fewer in the last chunk): row i's value is data[off[i]:off[i+1]], a BSON
 // type byte followed by the value bytes, or nothing when the document lacks
 // the field.
+//
+// The chunk also records where the field stands among each document's
+// elements (its ordinal), so that narrow documents keep the documents'
+// field order: one ordinal for the whole chunk when every document that
+// has the field has it at the same place (a fixed schema), else one per
+// document in pos.
 type chunk struct {
 	off  []uint32
 	data []byte
+	cpos int      // the ordinal of every present value, when pos is nil
+	pos  []uint16 // per document: the ordinal (meaningless where missing)
 }
 
-// value returns row i's type and value bytes; ok is false when the
-// document lacks the field.
-func (c *chunk) value(i int) (bson.Type, []byte, bool) {
-	v := c.data[c.off[i]:c.off[i+1]]
-	if len(v) == 0 {
-		return 0, nil, false
+// ordinal returns the place of row i's value among its document's
+// elements.
+func (c *chunk) ordinal(i int) int {
+	if c.pos == nil {
+		return c.cpos
 	}
-	return bson.Type(v[0]), v[1:], true
+	return int(c.pos[i])
 }
 
-func (c *chunk) bytes() int64 { return int64(len(c.data)) + 4*int64(len(c.off)) + 48 }
+func (c *chunk) bytes() int64 {
+	return int64(len(c.data)) + 4*int64(len(c.off)) + 2*int64(len(c.pos)) + 80
+}
 
 // column is one field of every document of a tree version.
 type column struct {
@@ -61,37 +70,52 @@ func newChunkBuilder(fields []string) *chunkBuilder {
 // leaves the fields uncached).
 func (b *chunkBuilder) build(docs [][]byte) ([]*chunk, bool) {
 	out := make([]*chunk, len(b.fields))
+	varies := make([]bool, len(b.fields))
 	for i := range out {
-		out[i] = &chunk{off: make([]uint32, 1, len(docs)+1)}
+		out[i] = &chunk{off: make([]uint32, 1, len(docs)+1), pos: make([]uint16, len(docs)), cpos: -1}
 	}
 	found := make([]bool, len(b.fields))
-	for _, d := range docs {
+	for row, d := range docs {
 		clear(found)
-		if !b.walk(d, out, found) {
+		if !b.walk(d, row, out, found) {
 			return nil, false
 		}
-		for _, c := range out {
+		for i, c := range out {
 			if len(c.data) > 1<<32-1 {
 				return nil, false
 			}
 			c.off = append(c.off, uint32(len(c.data)))
+			if found[i] {
+				if p := int(c.pos[row]); c.cpos < 0 {
+					c.cpos = p
+				} else if p != c.cpos {
+					varies[i] = true
+				}
+			}
 		}
 	}
-	for _, c := range out {
+	for i, c := range out {
 		c.data = bytes.Clone(c.data) // trim the append slack
+		if !varies[i] {
+			c.pos = nil
+		}
 	}
 	return out, true
 }
 
-// walk appends d's values of the wanted fields to their chunks (the first
-// occurrence of a key counts, as bson.Doc.Lookup finds it).
-func (b *chunkBuilder) walk(d []byte, out []*chunk, found []bool) bool {
+// walk appends d's values of the wanted fields to their chunks and notes
+// their ordinals for row (the first occurrence of a key counts, as
+// bson.Doc.Lookup finds it).
+func (b *chunkBuilder) walk(d []byte, row int, out []*chunk, found []bool) bool {
 	n := len(d)
 	if n < 5 {
 		return false
 	}
 	left := len(b.fields)
-	for pos := 4; pos < n-1 && left > 0; {
+	for pos, ord := 4, 0; pos < n-1 && left > 0; ord++ {
+		if ord > 1<<16-1 {
+			return false // too many elements to record the field order
+		}
 		t := bson.Type(d[pos])
 		if t == 0 {
 			break
@@ -113,6 +137,7 @@ func (b *chunkBuilder) walk(d []byte, out []*chunk, found []bool) bool {
 				if !found[i] && f == string(key) {
 					found[i] = true
 					left--
+					out[i].pos[row] = uint16(ord)
 					out[i].data = append(append(out[i].data, byte(t)), d[vs:vs+sz]...)
 					break
 				}

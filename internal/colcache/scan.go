@@ -7,7 +7,7 @@ import (
 )
 
 // Scan serves a Set's documents in tree order as narrow documents: each
-// holds only the Set's fields the document has, in the Set's field order.
+// holds only the Set's fields the document has, in the document's order.
 // The documents of a batch are assembled into a buffer that belongs to
 // the slice NextBatch returns, and are valid until that slice is passed
 // back to NextBatch (or the Scan is dropped): a consumer that keeps a
@@ -20,6 +20,7 @@ type Scan struct {
 	limit  int                  // rows served: set.rows
 	chunks []*chunk             // scratch: the current chunk of each field
 	ends   []int                // scratch: where each document ends in the buffer
+	order  []int                // scratch: the fields in document order
 	bufCap int                  // the largest buffer yet
 }
 
@@ -63,10 +64,24 @@ func (sc *Scan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 		chunks = append(chunks, col.chunks[ci])
 	}
 	ends := sc.ends[:0]
+	// The fields go in the documents' order: once for the batch when every
+	// field has one place in the chunk, else per document.
+	order, fixed := sc.order[:0], true
+	for f, ch := range chunks {
+		order = append(order, f)
+		fixed = fixed && ch.pos == nil
+	}
+	if fixed {
+		sortByOrdinal(order, chunks, 0)
+	}
 	for i := start; i < start+n; i++ {
+		if !fixed {
+			sortByOrdinal(order, chunks, i)
+		}
 		at := len(buf)
 		buf = append(buf, 0, 0, 0, 0)
-		for f, ch := range chunks {
+		for _, f := range order {
+			ch := chunks[f]
 			lo, hi := ch.off[i], ch.off[i+1]
 			if lo == hi {
 				continue
@@ -86,10 +101,24 @@ func (sc *Scan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 		at = e
 	}
 	sc.row += n
-	sc.chunks, sc.ends = chunks, ends
+	sc.chunks, sc.ends, sc.order = chunks, ends, order
 	if cap(buf) > sc.bufCap {
 		sc.bufCap = cap(buf)
 	}
 	sc.bufs[&dst[:1][0]] = buf
 	return dst, nil
+}
+
+// sortByOrdinal orders the field indexes by the place of their values in
+// row i's document (an insertion sort: a scan reads a handful of fields).
+func sortByOrdinal(order []int, chunks []*chunk, i int) {
+	for a := 1; a < len(order); a++ {
+		f := order[a]
+		p := chunks[f].ordinal(i)
+		b := a
+		for ; b > 0 && chunks[order[b-1]].ordinal(i) > p; b-- {
+			order[b] = order[b-1]
+		}
+		order[b] = f
+	}
 }

@@ -76,6 +76,8 @@ var colPipelines = []bson.A{
 	{bson.M{"$match": bson.M{"g": bson.M{"$in": bson.A{1, 2, "s3"}}}}, bson.M{"$group": bson.D{{Key: "_id", Value: "$g"}, {Key: "n", Value: bson.M{"$sum": 1}}, {Key: "sv", Value: bson.M{"$sum": "$v"}}}},
 		bson.M{"$sort": bson.M{"_id": 1}}},
 	{bson.M{"$group": bson.D{{Key: "_id", Value: nil}, {Key: "missing", Value: bson.M{"$max": "$nosuchfield"}}, {Key: "n", Value: bson.M{"$sum": 1}}}}},
+	{bson.M{"$match": bson.M{"v": bson.M{"$gte": 2}}}, bson.M{"$project": bson.M{"_id": 0, "s": 1, "v": 1, "e": 1}},
+		bson.M{"$sort": bson.D{{Key: "v", Value: -1}, {Key: "s", Value: 1}}}, bson.M{"$limit": 7}},
 }
 
 // TestColumnCacheAnswers runs the same pipelines on a server with the
