@@ -10,6 +10,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -89,14 +90,22 @@ func main() {
 	bin := flag.String("cairnd", "", "cairnd binary (default: build ../cmd/cairnd)")
 	dir := flag.String("dir", "", "data directory (default: a new temporary one)")
 	flag.BoolVar(&concurrent, "concurrent", false, "during each build, update documents from another client and report how long the longest write waited")
+	kinds := flag.String("kinds", "", "comma-separated builds to run, by the name after build_fg_ (default: all)")
+	repeat := flag.Int("repeat", 1, "build each index this many times, reporting the median")
+	serverArgs := flag.String("serverargs", "", "extra cairnd flags, space-separated (e.g. --cpuprofile=/tmp/cairnd.prof)")
 	flag.Parse()
-	if err := run(*docs, *clients, *bin, *dir); err != nil {
+	if *kinds != "" {
+		builds = slices.DeleteFunc(builds, func(b build) bool {
+			return !slices.Contains(strings.Split(*kinds, ","), strings.TrimPrefix(b.name, "build_fg_"))
+		})
+	}
+	if err := run(*docs, *clients, max(*repeat, 1), *bin, *dir, strings.Fields(*serverArgs)); err != nil {
 		fmt.Fprintln(os.Stderr, "indexbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, clients int, bin, dir string) error {
+func run(n, clients, repeat int, bin, dir string, serverArgs []string) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "indexbench-")
 		if err != nil {
@@ -106,7 +115,7 @@ func run(n, clients int, bin, dir string) error {
 		dir = d
 	}
 	ctx := context.Background()
-	srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: bin, Dir: dir})
+	srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: bin, Dir: dir, Args: serverArgs})
 	if err != nil {
 		return err
 	}
@@ -173,36 +182,52 @@ func run(n, clients int, bin, dir string) error {
 	results["fsync_after_insert"], cpu["fsync_after_insert"] = time.Since(t0), cairndproc.CPU(srv.Pid())-c0
 	order = append(order, "fsync_after_insert")
 
-	// Build phase: one index at a time, dropped after timing.
+	// Build phase: one index at a time, dropped after timing; with
+	// -repeat, the kinds take turns and each reports its median run.
 	notes := map[string]string{}
 	writes := map[string]writeStats{}
-	for _, b := range builds {
-		var stopW chan struct{}
-		wout := make(chan writeStats, 1)
-		if concurrent {
-			stopW = make(chan struct{})
-			go writeDuring(ctx, coll, n, stopW, wout)
+	type timing struct{ wall, cpu time.Duration }
+	runs := map[string][]timing{}
+	for r := 0; r < repeat; r++ {
+		for _, b := range builds {
+			if _, failed := notes[b.name]; failed {
+				continue
+			}
+			var stopW chan struct{}
+			wout := make(chan writeStats, 1)
+			if concurrent {
+				stopW = make(chan struct{})
+				go writeDuring(ctx, coll, n, stopW, wout)
+			}
+			c0, t0 := cairndproc.CPU(srv.Pid()), time.Now()
+			err := client.Database("bench").RunCommand(ctx, bson.D{{Key: "createIndexes", Value: "docs"}, {Key: "indexes", Value: bson.A{b.spec}}}).Err()
+			el := time.Since(t0)
+			if concurrent {
+				close(stopW)
+				writes[b.name] = <-wout
+			}
+			if r == 0 {
+				order = append(order, b.name)
+			}
+			if err != nil {
+				notes[b.name] = err.Error()
+				fmt.Fprintf(os.Stderr, "%s: %v\n", b.name, err)
+				continue
+			}
+			runs[b.name] = append(runs[b.name], timing{el, cairndproc.CPU(srv.Pid()) - c0})
+			fmt.Fprintf(os.Stderr, "%s: %v\n", b.name, el.Round(time.Millisecond))
+			name := b.spec[1].Value.(string)
+			if err := coll.Indexes().DropOne(ctx, name); err != nil {
+				return err
+			}
 		}
-		c0, t0 := cairndproc.CPU(srv.Pid()), time.Now()
-		err := client.Database("bench").RunCommand(ctx, bson.D{{Key: "createIndexes", Value: "docs"}, {Key: "indexes", Value: bson.A{b.spec}}}).Err()
-		el := time.Since(t0)
-		if concurrent {
-			close(stopW)
-			writes[b.name] = <-wout
-		}
-		order = append(order, b.name)
-		if err != nil {
-			notes[b.name] = err.Error()
-			fmt.Fprintf(os.Stderr, "%s: %v\n", b.name, err)
+	}
+	for name, ts := range runs {
+		if _, failed := notes[name]; failed {
 			continue
 		}
-		results[b.name] = el
-		cpu[b.name] = cairndproc.CPU(srv.Pid()) - c0
-		fmt.Fprintf(os.Stderr, "%s: %v\n", b.name, el.Round(time.Millisecond))
-		name := b.spec[1].Value.(string)
-		if err := coll.Indexes().DropOne(ctx, name); err != nil {
-			return err
-		}
+		slices.SortFunc(ts, func(a, b timing) int { return cmp.Compare(a.wall, b.wall) })
+		results[name], cpu[name] = ts[len(ts)/2].wall, ts[len(ts)/2].cpu
 	}
 	client.Disconnect(ctx)
 	srv.Stop()
@@ -213,7 +238,7 @@ func run(n, clients int, bin, dir string) error {
 		return err
 	}
 	host, _ := os.Hostname()
-	fmt.Printf("# SERVER-16908 index builds on cairnd\n\n- Date: %s\n- Machine: %s, %d CPUs\n- Command: `go run ./cmd/indexbench -docs %d -clients %d -concurrent=%v` (in bench/)\n\n", time.Now().UTC().Format(time.RFC3339), host, nproc(), n, clients, concurrent)
+	fmt.Printf("# SERVER-16908 index builds on cairnd\n\n- Date: %s\n- Machine: %s, %d CPUs\n- Command: `go run ./cmd/indexbench %s` (in bench/)\n\n", time.Now().UTC().Format(time.RFC3339), host, nproc(), strings.Join(os.Args[1:], " "))
 	if concurrent {
 		fmt.Printf("| step | ms | floor: scan + sort in memory (ms) | build ÷ floor | server CPU (ms) | concurrent updates |\n|---|---:|---:|---:|---:|---|\n")
 	} else {
