@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"slices"
 )
@@ -9,9 +10,12 @@ import (
 // BulkLoad creates tree name (which must not exist) from strictly ascending
 // input, building it bottom-up: leaves are packed to fillFactor of a page
 // (0 means Options.FillFactor), then each branch level is packed above them.
-// Keys and values are copied into large shared chunks. The commit of a
-// transaction that bulk loaded goes through a checkpoint (the pages are
-// written once, straight to the data file) instead of the journal.
+// The leaves are built packed (node.go), their entries copied straight into
+// their page images, carved from large shared chunks: no per-entry slices
+// for the garbage collector to walk, and the checkpoint writes each leaf
+// with one copy. The commit of a transaction that bulk loaded goes through
+// a checkpoint (the pages are written once, straight to the data file)
+// instead of the journal.
 func (tx *Tx) BulkLoad(name string, next func() (key, value []byte, ok bool, err error), fillFactor float64) (*Tree, error) {
 	if err := tx.checkWrite(); err != nil {
 		return nil, err
@@ -26,7 +30,7 @@ func (tx *Tx) BulkLoad(name string, next func() (key, value []byte, ok bool, err
 	ps := tx.pageSize()
 	limit := max(int(float64(ps)*fillFactor), pageHeaderSize+1)
 
-	b := bulkBuilder{txid: tx.id, limit: limit}
+	b := bulkBuilder{txid: tx.id, limit: limit, packed: true}
 	var prev []byte
 	var count int64
 	for {
@@ -46,9 +50,7 @@ func (tx *Tx) BulkLoad(name string, next func() (key, value []byte, ok bool, err
 		if prev != nil && bytes.Compare(prev, k) >= 0 {
 			return nil, fmt.Errorf("kv: bulk load %q: %w: %q after %q", name, ErrUnsorted, k, prev)
 		}
-		kc, vc := b.copy(k, v)
-		b.add(kc, vc)
-		prev = kc
+		prev = b.addPacked(k, v)
 		count++
 	}
 	root, height := b.finish()
@@ -61,30 +63,33 @@ func (tx *Tx) BulkLoad(name string, next func() (key, value []byte, ok bool, err
 	return &Tree{tx: tx, tr: tr}, nil
 }
 
+// bulkBuilder builds a tree bottom-up from ascending entries: add (or
+// addPacked) fills leaves to limit, finish builds the branches above them.
 type bulkBuilder struct {
 	txid   uint64
 	limit  int
-	chunk  []byte
 	leaf   *node
 	leaves []*node
+	// Packed leaves (addPacked): the leaf being filled is chunk[start:],
+	// its entries' offsets and key prefixes offs[first:] and pfx[first:].
+	packed bool
+	chunk  []byte
+	start  int
+	offs   []uint32
+	pfx    []uint64
+	first  int
+	size   int
 }
 
-const bulkChunk = 1 << 20
+// bulkChunk is the size of the chunks packed leaves' pages are carved
+// from; bulkIndexChunk is how many entries' offsets and prefixes are
+// allocated at a time.
+const (
+	bulkChunk      = 1 << 20
+	bulkIndexChunk = 1 << 14
+)
 
-func (b *bulkBuilder) copy(k, v []byte) ([]byte, []byte) {
-	n := len(k) + len(v)
-	if n > bulkChunk/4 {
-		return copyKV(k, v)
-	}
-	if len(b.chunk)+n > cap(b.chunk) {
-		b.chunk = make([]byte, 0, bulkChunk)
-	}
-	off := len(b.chunk)
-	b.chunk = append(b.chunk, k...)
-	b.chunk = append(b.chunk, v...)
-	return b.chunk[off : off+len(k) : off+len(k)], b.chunk[off+len(k) : off+n : off+n]
-}
-
+// add appends an entry to the current leaf (unpacked, aliasing k and v).
 func (b *bulkBuilder) add(k, v []byte) {
 	es := leafEntrySize(k, v)
 	if b.leaf != nil && len(b.leaf.keys) > 0 && b.leaf.size+es > b.limit {
@@ -104,14 +109,64 @@ func (b *bulkBuilder) add(k, v []byte) {
 	b.leaf.size += es
 }
 
+// addPacked copies an entry into the current packed leaf's page and
+// returns the copy of the key.
+func (b *bulkBuilder) addPacked(k, v []byte) []byte {
+	es := leafEntrySize(k, v)
+	if len(b.offs) > b.first && b.size+es > b.limit {
+		b.closePacked()
+	}
+	if b.size == 0 {
+		b.size = pageHeaderSize
+	}
+	if len(b.chunk)+es > cap(b.chunk) {
+		// Move the leaf begun so far to a fresh chunk (offsets are
+		// relative to the page, so they stay valid).
+		c := make([]byte, 0, max(bulkChunk, len(b.chunk)-b.start+es))
+		b.chunk, b.start = append(c, b.chunk[b.start:]...), 0
+	}
+	if len(b.offs) == cap(b.offs) {
+		n := len(b.offs) - b.first
+		offs := make([]uint32, n, max(bulkIndexChunk, 2*n))
+		pfx := make([]uint64, n, cap(offs))
+		copy(offs, b.offs[b.first:])
+		copy(pfx, b.pfx[b.first:])
+		b.offs, b.pfx, b.first = offs, pfx, 0
+	}
+	b.offs = append(b.offs, uint32(len(b.chunk)-b.start))
+	b.pfx = append(b.pfx, prefix64(k))
+	b.chunk = binary.AppendUvarint(b.chunk, uint64(len(k)))
+	b.chunk = binary.AppendUvarint(b.chunk, uint64(len(v)))
+	ks := len(b.chunk)
+	b.chunk = append(b.chunk, k...)
+	b.chunk = append(b.chunk, v...)
+	b.size += es
+	return b.chunk[ks : ks+len(k) : ks+len(k)]
+}
+
+// closePacked ends the current packed leaf. Its txid is 0, as for a leaf
+// read from disk: a write transaction (this one included) copies it
+// before changing it, never modifying a packed page in place.
+func (b *bulkBuilder) closePacked() {
+	end, n := len(b.chunk), len(b.offs)
+	b.leaves = append(b.leaves, &node{leaf: true, packed: true, size: b.size,
+		page: b.chunk[b.start:end:end], offs: b.offs[b.first:n:n], pfx: b.pfx[b.first:n:n]})
+	b.start, b.first, b.size = end, n, 0
+}
+
 // finish builds the branch levels and returns the root and height.
 func (b *bulkBuilder) finish() (*node, int) {
 	if b.leaf != nil {
 		b.leaves = append(b.leaves, b.leaf)
 	}
+	if b.packed && len(b.offs) > b.first {
+		b.closePacked()
+	}
 	defer func() {
 		for _, l := range b.leaves {
-			l.buildPrefixes()
+			if l.pfx == nil {
+				l.buildPrefixes()
+			}
 		}
 	}()
 	level := b.leaves
@@ -120,7 +175,7 @@ func (b *bulkBuilder) finish() (*node, int) {
 	}
 	lows := make([][]byte, len(level))
 	for i, l := range level {
-		lows[i] = l.keys[0]
+		lows[i] = l.key(0)
 	}
 	height := 1
 	for len(level) > 1 {
