@@ -127,6 +127,7 @@ func (b *indexBuild) run(c *Ctx) error {
 }
 
 func (b *indexBuild) build(c *Ctx) error {
+	start := time.Now()
 	rtx, err := c.readTx()
 	if err != nil {
 		return err
@@ -156,11 +157,14 @@ func (b *indexBuild) build(c *Ctx) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
+	scanned := time.Now()
 	b.progress.Start(index.PhaseLoad, sorted.Entries())
 	if indexBuildHook != nil {
 		indexBuildHook(index.PhaseLoad)
 	}
-	return c.writeTx(b.durability, func(tx *kv.Tx) error {
+	var locked, loaded, drained time.Time
+	err = c.writeTx(b.durability, func(tx *kv.Tx) error {
+		locked = time.Now()
 		coll, err := catalog.Get(tx, b.db, b.coll)
 		if err != nil {
 			return err
@@ -196,6 +200,7 @@ func (b *indexBuild) build(c *Ctx) error {
 				return err
 			}
 		}
+		loaded = time.Now()
 		if indexBuildHook != nil {
 			indexBuildHook(index.PhaseDrain)
 		}
@@ -218,8 +223,29 @@ func (b *indexBuild) build(c *Ctx) error {
 				}
 			}
 		}
+		drained = time.Now()
 		return catalog.Put(tx, &next)
 	})
+	if err != nil {
+		return err
+	}
+	b.logDone(c, start, scanned, locked, loaded, drained)
+	return nil
+}
+
+// logDone logs a finished build with the time each step took, as mongod
+// logs "Index build: done building".
+func (b *indexBuild) logDone(c *Ctx, start, scanned, locked, loaded, drained time.Time) {
+	ms := func(from, to time.Time) float64 { return float64(to.Sub(from).Microseconds()) / 1000 }
+	names := make([]string, len(b.targets))
+	for i, t := range b.targets {
+		names[i] = t.Spec.Name
+	}
+	end := time.Now()
+	c.Env.Log.Info("Index build: done building", "c", "INDEX", "id", 20663, "ctx", "IndexBuildsCoordinator",
+		"buildUUID", b.id, "namespace", b.db+"."+b.coll, "indexes", names,
+		"scanSortMillis", ms(start, scanned), "waitWriterMillis", ms(scanned, locked), "loadMillis", ms(locked, loaded),
+		"drainMillis", ms(loaded, drained), "commitMillis", ms(drained, end), "durationMillis", ms(start, end))
 }
 
 // check reports whether coll still has every index of the build, as the

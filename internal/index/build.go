@@ -64,13 +64,23 @@ const parallelMinDocs = 20000
 // entry is one index entry in a run: its kv key is arena[off:off+klen]
 // and its value (the _id) the vlen bytes ending at off+klen+vlen for a
 // unique index, at off+klen otherwise. pfx holds the key's first 8 bytes
-// big-endian, so most comparisons never touch the arena.
+// big-endian, so most comparisons never touch the arena. The lengths are
+// stored minus one (neither is ever empty): an entry takes 16 bytes, and
+// lengths up to kv.MaxKeySize fit.
 type entry struct {
-	pfx  uint64
-	off  uint32
-	klen uint32
-	vlen uint32
+	pfx        uint64
+	off        uint32
+	klen, vlen uint16
 }
+
+// maxEntryLen is the longest key or value an entry can describe (the
+// conversion fails to compile if kv's limit outgrows the lengths' type).
+const maxEntryLen = kv.MaxKeySize
+
+const _ = uint16(maxEntryLen - 1)
+
+func (e entry) keyLen() uint32 { return uint32(e.klen) + 1 }
+func (e entry) valLen() uint32 { return uint32(e.vlen) + 1 }
 
 // run is one worker's entries of one index.
 type run struct {
@@ -78,14 +88,14 @@ type run struct {
 	es    []entry
 }
 
-func (r *run) key(e entry) []byte { return r.arena[e.off : e.off+e.klen] }
+func (r *run) key(e entry) []byte { return r.arena[e.off : e.off+e.keyLen()] }
 
 func (r *run) value(e entry, unique bool) []byte {
-	end := e.off + e.klen
+	end := e.off + e.keyLen()
 	if unique {
-		end += e.vlen
+		end += e.valLen()
 	}
-	return r.arena[end-e.vlen : end]
+	return r.arena[end-e.valLen() : end]
 }
 
 func keyPrefix(k []byte) uint64 {
@@ -120,6 +130,34 @@ type extractor struct {
 	files    [][]*os.File
 	spilled  []int64 // entries in files, per target
 	spillDir *spillDir
+	// expect is how many documents this worker should see; after
+	// sampleDocs of them, the runs are sized for the rest (see reserve).
+	expect, seen int
+}
+
+// sampleDocs is how many documents a worker extracts before it sizes its
+// runs for the documents it expects.
+const sampleDocs = 512
+
+// reserve grows each run, once sampleDocs documents are in, to hold the
+// entries the worker's expected documents will make at the sample's
+// rate (plus a margin, within the worker's memory budget), so that the
+// arenas and entry lists are not copied again and again as they double.
+func (x *extractor) reserve() {
+	if x.seen >= x.expect {
+		return
+	}
+	scale := float64(x.expect) / float64(x.seen) * 1.1
+	for ti := range x.runs {
+		r := &x.runs[ti]
+		es, bytes := int(float64(len(r.es))*scale), int(float64(len(r.arena))*scale)
+		if mem := bytes + entryOverhead*es; mem > x.budget {
+			// Spills will keep the runs under the budget.
+			es, bytes = es*x.budget/mem, bytes*x.budget/mem
+		}
+		r.es = slices.Grow(r.es, max(es-len(r.es), 0))
+		r.arena = slices.Grow(r.arena, max(bytes-len(r.arena), 0))
+	}
 }
 
 func (x *extractor) add(id []byte, d bson.Doc) error {
@@ -137,10 +175,15 @@ func (x *extractor) add(id []byte, d bson.Doc) error {
 			if !spec.Unique {
 				klen += len(id)
 			}
-			if len(dst) > 1<<32-1 && emitErr == nil {
-				emitErr = fmt.Errorf("index %s: more than 4 GiB of entries in one build run", spec.Name)
+			if emitErr == nil {
+				switch {
+				case len(dst) > 1<<32-1:
+					emitErr = fmt.Errorf("index %s: more than 4 GiB of entries in one build run", spec.Name)
+				case klen > maxEntryLen || len(id) > maxEntryLen:
+					emitErr = fmt.Errorf("index %s: %w: %d bytes (max %d)", spec.Name, kv.ErrKeyTooLarge, klen, kv.MaxKeySize)
+				}
 			}
-			r.es = append(r.es, entry{pfx: keyPrefix(dst[start : start+klen]), off: uint32(start), klen: uint32(klen), vlen: uint32(len(id))})
+			r.es = append(r.es, entry{pfx: keyPrefix(dst[start : start+klen]), off: uint32(start), klen: uint16(klen - 1), vlen: uint16(len(id) - 1)})
 			return dst
 		})
 		r.arena = arena
@@ -151,6 +194,9 @@ func (x *extractor) add(id []byte, d bson.Doc) error {
 			return emitErr
 		}
 		x.multikey[ti] = x.multikey[ti] || mk
+	}
+	if x.seen++; x.seen == sampleDocs {
+		x.reserve()
 	}
 	if x.memSize() > x.budget {
 		return x.spill()
@@ -194,7 +240,7 @@ type Sorted struct {
 // prefixes and then bytes. data may belong to a read transaction, which
 // can end once Extract returns: the entries are copies.
 //
-// Entries cost 24 bytes besides their keys; when the workers' entries
+// Entries cost 16 bytes besides their keys; when the workers' entries
 // outgrow the memory budget, each worker sorts its runs and spills them to
 // temporary files, which Load merges with the rest (an external merge
 // sort). Close removes the files.
@@ -223,7 +269,8 @@ func Extract(ctx context.Context, data *kv.Tree, ns string, targets []*BuildTarg
 	s.xs = make([]*extractor, workers)
 	for i := range s.xs {
 		s.xs[i] = &extractor{targets: targets, runs: make([]run, len(targets)), multikey: make([]bool, len(targets)),
-			budget: budget / workers, files: make([][]*os.File, len(targets)), spilled: make([]int64, len(targets)), spillDir: s.sd}
+			budget: budget / workers, files: make([][]*os.File, len(targets)), spilled: make([]int64, len(targets)), spillDir: s.sd,
+			expect: int((data.Len() + int64(workers) - 1) / int64(workers))}
 	}
 	o.Progress.Start(PhaseScan, data.Len())
 	if err := scan(ctx, data, ns, s.xs, o.Progress); err != nil {
@@ -397,7 +444,33 @@ func scan(ctx context.Context, data *kv.Tree, ns string, xs []*extractor, p *Pro
 // neighbours (passing repeats to dup, if set) and bulk-loads the tree.
 func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []source, fillFactor float64, dup func(key, val []byte) error, p *Progress) (int64, error) {
 	spec := t.Spec
-	var prev []byte
+	// heads caches each source's current entry: only the source that was
+	// taken from is asked again.
+	type head struct {
+		k, v []byte
+		pfx  uint64
+	}
+	heads := make([]head, 0, len(srcs))
+	live := make([]source, 0, len(srcs))
+	for _, s := range srcs {
+		if k, v, pfx, ok := s.head(); ok {
+			heads, live = append(heads, head{k, v, pfx}), append(live, s)
+		}
+	}
+	// next moves source i past its head, dropping it when it is done.
+	next := func(i int) error {
+		if err := live[i].advance(); err != nil {
+			return err
+		}
+		k, v, pfx, ok := live[i].head()
+		if ok {
+			heads[i] = head{k, v, pfx}
+			return nil
+		}
+		heads, live = slices.Delete(heads, i, i+1), slices.Delete(live, i, i+1)
+		return nil
+	}
+	var prev []byte // the last key loaded, for unique indexes
 	first := true
 	var n int64
 	var dupErr error
@@ -405,43 +478,41 @@ func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []source, fillFactor float6
 	_, err := tx.BulkLoad(t.TreeName, func() ([]byte, []byte, bool, error) {
 		// BulkLoad has copied the entry returned last: move past it.
 		if pending >= 0 {
-			if err := srcs[pending].advance(); err != nil {
+			if err := next(pending); err != nil {
 				return nil, nil, false, err
 			}
 			pending = -1
 		}
 		for {
-			best := -1
-			var bk, bv []byte
-			var bp uint64
-			for si, s := range srcs {
-				k, v, pfx, ok := s.head()
-				if !ok {
-					continue
-				}
-				if best < 0 || pfx < bp || (pfx == bp && bytes.Compare(k, bk) < 0) {
-					best, bk, bv, bp = si, k, v, pfx
-				}
-			}
-			if best < 0 {
+			if len(heads) == 0 {
 				return nil, nil, false, nil
 			}
-			if spec.Unique && !first && bytes.Equal(prev, bk) {
-				if dup == nil {
-					dupErr = DuplicateKeyError(ns, spec, bk)
-				} else {
-					dupErr = dup(bk, bv)
+			best := 0
+			for i := 1; i < len(heads); i++ {
+				h, b := &heads[i], &heads[best]
+				if h.pfx < b.pfx || (h.pfx == b.pfx && bytes.Compare(h.k, b.k) < 0) {
+					best = i
 				}
-				if dupErr != nil {
-					return nil, nil, false, dupErr
-				}
-				if err := srcs[best].advance(); err != nil {
-					return nil, nil, false, err
-				}
-				continue
 			}
-			first = false
-			prev = append(prev[:0], bk...)
+			bk, bv := heads[best].k, heads[best].v
+			if spec.Unique {
+				if !first && bytes.Equal(prev, bk) {
+					if dup == nil {
+						dupErr = DuplicateKeyError(ns, spec, bk)
+					} else {
+						dupErr = dup(bk, bv)
+					}
+					if dupErr != nil {
+						return nil, nil, false, dupErr
+					}
+					if err := next(best); err != nil {
+						return nil, nil, false, err
+					}
+					continue
+				}
+				first = false
+				prev = append(prev[:0], bk...)
+			}
 			if n++; n&1023 == 0 {
 				p.Add(1024)
 			}

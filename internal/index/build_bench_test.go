@@ -27,6 +27,7 @@ var benchKinds = []struct {
 }{
 	{"ascending", dbson.D{{Key: "key", Value: dbson.D{{Key: "inc", Value: 1}}}}},
 	{"random", dbson.D{{Key: "key", Value: dbson.D{{Key: "rnd", Value: 1}}}}},
+	{"unique", dbson.D{{Key: "key", Value: dbson.D{{Key: "rnd", Value: 1}}}, {Key: "unique", Value: true}}},
 	{"sparse", dbson.D{{Key: "key", Value: dbson.D{{Key: "half", Value: 1}}}, {Key: "sparse", Value: true}}},
 	{"multikey", dbson.D{{Key: "key", Value: dbson.D{{Key: "arr", Value: 1}}}}},
 	{"string", dbson.D{{Key: "key", Value: dbson.D{{Key: "str", Value: 1}}}}},

@@ -3,9 +3,12 @@ package index
 import (
 	"bytes"
 	"context"
+	"errors"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	dbson "go.mongodb.org/mongo-driver/v2/bson"
@@ -198,5 +201,82 @@ func TestBuildSpills(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("%d spill directories left behind", len(left))
+	}
+}
+
+// TestBuildLongKeys builds indexes whose entries come near kv's key size
+// limit (entries store their lengths in 16 bits) and one that passes it.
+func TestBuildLongKeys(t *testing.T) {
+	db, err := kv.Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	lens := []int{1, 300, 40000, kv.MaxKeySize - 40, 17}
+	build := func(lens []int, sd dbson.D) (got, want map[int]int, err error) {
+		got, want = map[int]int{}, map[int]int{} // key length -> entries
+		err = db.Update(context.Background(), func(tx *kv.Tx) error {
+			i := 0
+			data, err := tx.BulkLoad("data", func() ([]byte, []byte, bool, error) {
+				if i == len(lens) {
+					return nil, nil, false, nil
+				}
+				raw, _ := dbson.Marshal(dbson.D{{Key: "_id", Value: i}, {Key: "s", Value: strings.Repeat("x", lens[i])}})
+				v, _ := bson.Doc(raw).Lookup("_id")
+				i++
+				return bson.AppendKey(nil, v, false), raw, true, nil
+			}, 0)
+			if err != nil {
+				return err
+			}
+			s, err := Parse(doc(t, sd))
+			if err != nil {
+				return err
+			}
+			if err := BuildAllWith(context.Background(), tx, data, "t.c", []*BuildTarget{{Spec: s, TreeName: "ix"}}, BuildOptions{}); err != nil {
+				return err
+			}
+			c := data.Cursor()
+			for _, d := c.First(); d != nil; _, d = c.Next() {
+				keys, _, err := s.Keys(d)
+				if err != nil {
+					return err
+				}
+				want[len(keys[0])]++
+			}
+			tr, _ := tx.Tree("ix")
+			c = tr.Cursor()
+			for k, v := c.First(); k != nil; k, v = c.Next() {
+				if s.Unique {
+					got[len(k)]++
+				} else {
+					got[len(k)-len(v)]++
+				}
+				if id, rest, err := bson.DecodeKey(v); err != nil || len(rest) > 0 || !id.IsNumber() {
+					t.Errorf("entry of %d bytes: value %x is not an _id (%v)", len(k), v, err)
+				}
+			}
+			return errors.New("roll back")
+		})
+		if err != nil && err.Error() == "roll back" {
+			err = nil
+		}
+		return got, want, err
+	}
+	for _, sd := range []dbson.D{
+		{{Key: "key", Value: dbson.D{{Key: "s", Value: 1}}}},
+		{{Key: "key", Value: dbson.D{{Key: "s", Value: -1}}}, {Key: "unique", Value: true}},
+	} {
+		got, want, err := build(lens, sd)
+		if err != nil {
+			t.Fatalf("%v: %v", sd, err)
+		}
+		if len(want) != len(lens) || !maps.Equal(got, want) {
+			t.Errorf("%v: entries by key length %v, want %v", sd, got, want)
+		}
+	}
+	_, _, err = build([]int{5, kv.MaxKeySize + 10}, dbson.D{{Key: "key", Value: dbson.D{{Key: "s", Value: 1}}}})
+	if !errors.Is(err, kv.ErrKeyTooLarge) {
+		t.Errorf("key beyond the limit: %v, want kv.ErrKeyTooLarge", err)
 	}
 }

@@ -21,7 +21,7 @@ import (
 const DefaultBuildMemory = 200 << 20
 
 // entryOverhead is the memory an entry costs besides its bytes.
-const entryOverhead = 24
+const entryOverhead = 16
 
 // spillDir creates the build's temporary directory on first use.
 type spillDir struct {
