@@ -346,9 +346,16 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 		if n.leaf {
 			typ = pageTypeLeaf
 		}
-		var err error
-		if nn, err = parseNode(typ, n.count(), bytes.Clone(buf[pageHeaderSize:n.size]), pg, np, dataFileName); err != nil {
-			return 0, fmt.Errorf("kv: checkpoint: re-reading node just encoded: %w", err)
+		if n.packed {
+			// A packed leaf (built so by BulkLoad) is already in the
+			// form re-homing would give it, over its own page image: it
+			// stays, now with its extent.
+			nn = n
+		} else {
+			var err error
+			if nn, err = parseNode(typ, n.count(), bytes.Clone(buf[pageHeaderSize:n.size]), pg, np, dataFileName); err != nil {
+				return 0, fmt.Errorf("kv: checkpoint: re-reading node just encoded: %w", err)
+			}
 		}
 	}
 	if !n.leaf {
