@@ -310,7 +310,7 @@ func Extract(ctx context.Context, data *kv.Tree, ns string, targets []*BuildTarg
 			defer wg.Done()
 			for ti := range x.runs {
 				r := &x.runs[ti]
-				slices.SortFunc(r.es, r.compare)
+				r.sort()
 				if x.memSize()+len(r.arena) <= x.budget {
 					r.reorder(targets[ti].Spec.Unique)
 				}

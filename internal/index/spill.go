@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"sync"
 )
 
@@ -71,7 +70,7 @@ func (x *extractor) spill() error {
 		if len(r.es) == 0 {
 			continue
 		}
-		slices.SortFunc(r.es, r.compare)
+		r.sort()
 		f, err := os.CreateTemp(dir, "run-")
 		if err != nil {
 			return fmt.Errorf("index build spill: %w", err)
