@@ -86,6 +86,8 @@ func (e entry) valLen() uint32 { return uint32(e.vlen) + 1 }
 type run struct {
 	arena []byte
 	es    []entry
+	// ordered is set when the entries, sorted, lie in order in the arena.
+	ordered bool
 }
 
 func (r *run) key(e entry) []byte { return r.arena[e.off : e.off+e.keyLen()] }
@@ -118,17 +120,22 @@ func (r *run) compare(a, b entry) int {
 }
 
 // reorder copies the run's entries into a new arena in their sorted
-// order. Sorted entries point all over the arena (in scan order): the
+// order, if copyAllowed (the memory budget has room for a second arena)
+// and they are not in order already. Sorted entries point all over the arena (in scan order): the
 // load, which runs alone with the writer lock held, would meet a cache
 // miss at almost every entry; reorder takes those misses instead, with
 // the workers in parallel, and the load reads memory in sequence.
-func (r *run) reorder(unique bool) {
+func (r *run) reorder(unique, copyAllowed bool) {
 	inOrder := true
 	for i := 1; i < len(r.es) && inOrder; i++ {
 		inOrder = r.es[i-1].off < r.es[i].off
 	}
 	if inOrder {
-		return // an ascending key over the scan order
+		r.ordered = true // an ascending key over the scan order
+		return
+	}
+	if !copyAllowed {
+		return // no room in the memory budget: the load reads ahead instead
 	}
 	arena := make([]byte, 0, len(r.arena))
 	for i, e := range r.es {
@@ -139,7 +146,7 @@ func (r *run) reorder(unique bool) {
 		r.es[i].off = uint32(len(arena))
 		arena = append(arena, r.arena[e.off:e.off+n]...)
 	}
-	r.arena = arena
+	r.arena, r.ordered = arena, true
 }
 
 // extractor extracts the entries of every target from the documents one
@@ -311,9 +318,7 @@ func Extract(ctx context.Context, data *kv.Tree, ns string, targets []*BuildTarg
 			for ti := range x.runs {
 				r := &x.runs[ti]
 				r.sort()
-				if x.memSize()+len(r.arena) <= x.budget {
-					r.reorder(targets[ti].Spec.Unique)
-				}
+				r.reorder(targets[ti].Spec.Unique, x.memSize()+len(r.arena) <= x.budget)
 			}
 		}()
 	}
@@ -345,18 +350,34 @@ func (s *Sorted) Entries() int64 {
 // the load; with dup nil the build fails with DuplicateKey.
 func (s *Sorted) Load(tx *kv.Tx, i int, dup func(key, val []byte) error) error {
 	t := s.targets[i]
-	var srcs []source
-	for _, x := range s.xs {
-		srcs = append(srcs, &memSource{r: &x.runs[i], unique: t.Spec.Unique})
-		for _, f := range x.files[i] {
-			fs, err := newFileSource(f)
-			if err != nil {
-				return err
+	n, err := func() (int64, error) {
+		// Runs in scan order and spilled runs are read ahead (prefetch.go).
+		pf := newPrefetcher()
+		defer pf.stop()
+		var srcs []source
+		for _, x := range s.xs {
+			var src source = &memSource{r: &x.runs[i], unique: t.Spec.Unique}
+			if !x.runs[i].ordered {
+				var err error
+				if src, err = pf.start(src); err != nil {
+					return 0, err
+				}
 			}
-			srcs = append(srcs, fs)
+			srcs = append(srcs, src)
+			for _, f := range x.files[i] {
+				fs, err := newFileSource(f)
+				if err != nil {
+					return 0, err
+				}
+				pfs, err := pf.start(fs)
+				if err != nil {
+					return 0, err
+				}
+				srcs = append(srcs, pfs)
+			}
 		}
-	}
-	n, err := load(tx, s.ns, t, srcs, s.fill, dup, s.progress)
+		return load(tx, s.ns, t, srcs, s.fill, dup, s.progress)
+	}()
 	if err != nil {
 		return err
 	}
