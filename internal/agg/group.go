@@ -111,8 +111,12 @@ func (g *groupStage) open(in Iterator) (Iterator, error) {
 
 type group struct {
 	key  string // the encoded _id (groupKey)
-	id   bson.Value
-	accs []expr.Accumulator
+	hash uint64 // of key, set by groupTable.insert
+	// merged is set on a partial group of a parallel run once folded
+	// into another.
+	merged bool
+	id     bson.Value
+	accs   []expr.Accumulator
 	// firstSeq and lastSeq order the group's first and last documents in
 	// the input (parallel runs merge partial groups by them).
 	firstSeq, lastSeq int64

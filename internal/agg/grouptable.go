@@ -50,13 +50,34 @@ func (t *groupTable) find(h uint64, key string) *group {
 	}
 }
 
-// insert adds g, whose key (g.key, hash h) is not in the table yet.
+// insert adds g, whose key (g.key, hash h) is not in the table yet, and
+// records h in g.hash.
 func (t *groupTable) insert(h uint64, g *group) {
 	if 4*(t.n+1) > 3*len(t.slots) {
 		t.grow()
 	}
+	g.hash = h
 	t.place(h, g)
 	t.n++
+}
+
+// replace puts g where old (a group of the same key, hash h) was.
+func (t *groupTable) replace(h uint64, old, g *group) {
+	mask := uint64(len(t.slots) - 1)
+	for i := h & mask; t.slots[i].g != nil; i = (i + 1) & mask {
+		if t.slots[i].g == old {
+			t.slots[i].g = g
+			g.hash = h
+			return
+		}
+	}
+}
+
+// reserve grows the table to hold n groups without growing again.
+func (t *groupTable) reserve(n int) {
+	for 4*n > 3*len(t.slots) {
+		t.grow()
+	}
 }
 
 func (t *groupTable) place(h uint64, g *group) {

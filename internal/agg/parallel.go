@@ -1,7 +1,6 @@
 package agg
 
 import (
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -327,40 +326,74 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 	return g.runFrom(restIn, &st)
 }
 
-// mergeWorkers merges the workers' groups into the state of the one with
-// the most groups, ordered by their first documents.
+// mergeWorkers merges the workers' groups into the table of the one with
+// the most groups. Each worker's groups are in the order of their first
+// documents; of the partial groups of one key the one whose first
+// document came first takes in the others, so the lists stay ordered and
+// merge into the order of a serial run without a sort.
 func (g *groupStage) mergeWorkers(ws []*groupWorker) (groupState, error) {
-	base := 0
+	base, total := 0, 0
 	for i, w := range ws {
 		if w.st.tab.len() > ws[base].st.tab.len() {
 			base = i
 		}
+		total += w.st.tab.len()
 	}
 	st := ws[base].st
+	if len(ws) == 1 {
+		return st, nil
+	}
+	st.tab.reserve(total)
+	lists := [][]*group{st.order}
 	for i, w := range ws {
 		if i == base {
 			continue
 		}
-		var err error
-		w.st.tab.each(func(h uint64, og *group) {
-			if err != nil {
-				return
+		for _, og := range w.st.order {
+			gr := st.tab.find(og.hash, og.key)
+			switch {
+			case gr == nil:
+				st.tab.insert(og.hash, og)
+			case og.firstSeq < gr.firstSeq:
+				if err := g.mergeGroup(og, gr); err != nil {
+					return st, err
+				}
+				gr.merged = true
+				st.tab.replace(og.hash, gr, og)
+			default:
+				if err := g.mergeGroup(gr, og); err != nil {
+					return st, err
+				}
+				og.merged = true
 			}
-			if gr := st.tab.find(h, og.key); gr != nil {
-				err = g.mergeGroup(gr, og)
-				return
-			}
-			st.tab.insert(h, og)
-			st.order = append(st.order, og)
-		})
-		if err != nil {
-			return st, err
 		}
+		lists = append(lists, w.st.order)
 	}
-	if len(ws) > 1 {
-		slices.SortFunc(st.order, func(a, b *group) int { return cmpInt64(a.firstSeq, b.firstSeq) })
-	}
+	st.order = mergeByFirstSeq(lists, total)
 	return st, nil
+}
+
+// mergeByFirstSeq merges lists ordered by firstSeq, leaving out merged
+// groups.
+func mergeByFirstSeq(lists [][]*group, n int) []*group {
+	out := make([]*group, 0, n)
+	pos := make([]int, len(lists))
+	for {
+		best := -1
+		for i, l := range lists {
+			for pos[i] < len(l) && l[pos[i]].merged {
+				pos[i]++
+			}
+			if pos[i] < len(l) && (best < 0 || l[pos[i]].firstSeq < lists[best][pos[best]].firstSeq) {
+				best = i
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		out = append(out, lists[best][pos[best]])
+		pos[best]++
+	}
 }
 
 // mergeGroup folds the partial group o into gr: $first keeps the value of
@@ -390,14 +423,4 @@ func (g *groupStage) mergeGroup(gr, o *group) error {
 	gr.firstSeq = min(gr.firstSeq, o.firstSeq)
 	gr.lastSeq = max(gr.lastSeq, o.lastSeq)
 	return nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -43,17 +43,16 @@ func (s *sumState) merge(o *sumState) {
 		}
 	}
 	if !s.iover && !o.iover {
-		r, over := addInt64(s.isum, o.isum)
-		if over {
-			s.iover = true
-		} else {
+		if r, over := addInt64(s.isum, o.isum); !over {
 			s.isum = r
+			return
 		}
-	} else {
-		s.iover = true
 	}
-	s.addFloat(o.fsum)
-	s.addFloat(o.fcomp)
+	s.toFloat()
+	of := sumState{isum: o.isum, iover: o.iover, fsum: o.fsum, fcomp: o.fcomp}
+	of.toFloat()
+	s.addFloat(of.fsum)
+	s.addFloat(of.fcomp)
 }
 
 // Merge folds another $count.

@@ -76,3 +76,58 @@ func TestNumericFastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestSumExactUntilOverflow checks $sum and $avg totals where integers are
+// kept exactly until they overflow or a double arrives, whole and split in
+// two partial accumulators merged at every point (but where an overflow
+// depends on the order of the additions: a parallel $group may then not
+// overflow where a serial one does).
+func TestSumExactUntilOverflow(t *testing.T) {
+	cases := []struct {
+		op      string
+		vals    []string
+		want    string
+		ordered bool // no splits
+	}{
+		{"$sum", []string{`{"$numberLong": "9223372036854775807"}`, `1`, `-1`}, `double 9.223372036854776E+18`, true},
+		{"$sum", []string{`{"$numberLong": "-9223372036854775808"}`, `-1`, `2`}, `double -9.223372036854776E+18`, true},
+		{"$sum", []string{`{"$numberLong": "9223372036854775807"}`, `{"$numberLong": "9223372036854775807"}`, `-1`}, `double 1.8446744073709552E+19`, false},
+		{"$sum", []string{`{"$numberLong": "9007199254740992"}`, `1`, `0.5`}, `double 9.007199254740994E+15`, false},
+		{"$sum", []string{`{"$numberLong": "9007199254740993"}`, `0.0`}, `double 9.007199254740992E+15`, false},
+		{"$sum", []string{`-5`, `2.5`, `1`}, `double -1.5`, false},
+		{"$sum", []string{`2147483647`, `1`, `-1`}, `int 2147483647`, false},
+		{"$sum", []string{`1`, `{"$numberDecimal": "0.5"}`, `1.5`}, `decimal {"$numberDecimal":"3.000000000000000000000000000000000"}`, false},
+		{"$sum", []string{`null`, `"s"`}, `int 0`, false},
+		{"$avg", []string{`{"$numberLong": "9223372036854775807"}`, `{"$numberLong": "9223372036854775807"}`}, `double 9.223372036854776E+18`, false},
+		{"$avg", []string{`1`, `2`, `{"$numberLong": "4"}`}, `double 2.3333333333333335`, false},
+		{"$avg", []string{`1`, `0.5`}, `double 0.75`, false},
+	}
+	for _, c := range cases {
+		spec, err := ParseAccumulator(c.op, value(t, `"$x"`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; k <= len(c.vals); k++ {
+			if c.ordered && k != 0 && k != len(c.vals) {
+				continue
+			}
+			a, b := spec.New(), spec.New()
+			env := NewEnv(nil)
+			for i, v := range c.vals {
+				acc := a
+				if i >= k {
+					acc = b
+				}
+				if err := acc.Add(doc(t, `{"x": `+v+`}`), env); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := a.(Merger).Merge(b); err != nil {
+				t.Fatal(err)
+			}
+			if got := show(t, a.Result()); got != c.want {
+				t.Errorf("%s %v split at %d:\n got %s\nwant %s", c.op, c.vals, k, got, c.want)
+			}
+		}
+	}
+}

@@ -247,16 +247,31 @@ func (s *sumState) addFloat(f float64) {
 	s.fsum = t
 }
 
+// addInt adds n exactly to isum until that overflows; from then on the
+// total is a double.
 func (s *sumState) addInt(n int64) {
 	if !s.iover {
 		r, over := addInt64(s.isum, n)
-		if over {
-			s.iover = true
-		} else {
+		if !over {
 			s.isum = r
+			return
 		}
+		s.toFloat()
 	}
 	s.addFloat(float64(n))
+}
+
+// toFloat moves the exact integer total into the double total (fsum and
+// fcomp hold only doubles until then) and sets iover. Both halves of the
+// split are exact doubles, so the sum stays exact as long as the double
+// sum does (MongoDB's DoubleDoubleSummation adds longs exactly).
+func (s *sumState) toFloat() {
+	if s.iover {
+		return
+	}
+	s.iover = true
+	s.addFloat(float64(s.isum &^ (1<<32 - 1)))
+	s.addFloat(float64(s.isum & (1<<32 - 1)))
 }
 
 func subInt64(a, b int64) (int64, bool) {
@@ -297,8 +312,8 @@ func (s *sumState) addNum(typ bson.Type, n int64, f float64) {
 	}
 	switch typ {
 	case bson.TypeDouble:
+		s.toFloat() // the integer sum is no longer the total
 		s.addFloat(f)
-		s.iover = true // integer sum no longer exact
 		if s.typ != bson.TypeDecimal128 {
 			s.typ = bson.TypeDouble
 		}
