@@ -127,7 +127,7 @@ func (r *runner) floor() error {
 
 func (r *runner) timed(name string, m measure, what string) {
 	r.results = append(r.results, result{Name: name, Kind: "time", Nanos: m.wall.Nanoseconds(), CPUNanos: m.cpu.Nanoseconds()})
-	progress("%s: %s: %s in %s (CPU %s)", r.name, name, what, fmtDur(m.wall), fmtDur(m.cpu))
+	progress("%s: %s: %s in %s (CPU %s; %s)", r.name, name, what, fmtDur(m.wall), fmtDur(m.cpu), m.sched)
 	if r.saved != nil {
 		r.saved()
 	}
@@ -136,24 +136,40 @@ func (r *runner) timed(name string, m measure, what string) {
 // A stopwatch measures wall time and the CPU time (user+system, all
 // threads) of this process. On a shared machine the CPU time is the steadier
 // figure for the CPU-bound rows; the wall time is what the table shows.
+//
+// The progress line of each row also reports what took the process off the
+// CPU: voluntary context switches (blocking: I/O, futex waits), involuntary
+// ones (preempted by the kernel: other processes competing for the cores),
+// and major page faults (reads from disk through the page cache).
 type stopwatch struct {
 	wall time.Time
-	cpu  time.Duration
+	ru   syscall.Rusage
 }
 
-type measure struct{ wall, cpu time.Duration }
+type measure struct {
+	wall, cpu time.Duration
+	sched     string
+}
 
-func startWatch() stopwatch { return stopwatch{wall: time.Now(), cpu: processCPU()} }
+func startWatch() stopwatch { return stopwatch{wall: time.Now(), ru: rusage()} }
 
 func (w stopwatch) stop() measure {
-	return measure{wall: time.Since(w.wall), cpu: processCPU() - w.cpu}
+	ru := rusage()
+	return measure{
+		wall: time.Since(w.wall),
+		cpu:  cpuOf(ru) - cpuOf(w.ru),
+		sched: fmt.Sprintf("%d voluntary, %d involuntary context switches, %d major faults",
+			ru.Nvcsw-w.ru.Nvcsw, ru.Nivcsw-w.ru.Nivcsw, ru.Majflt-w.ru.Majflt),
+	}
 }
 
-func processCPU() time.Duration {
+func rusage() syscall.Rusage {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru
+}
+
+func cpuOf(ru syscall.Rusage) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 

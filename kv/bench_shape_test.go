@@ -1,0 +1,183 @@
+package kv
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cpuClock reports the CPU time (user+system, all threads) the process
+// spends during a benchmark as cpu-ns/op: on a shared machine it is far
+// steadier than the wall time, which includes the time other processes
+// hold the cores.
+// The test build's consistency checks (debugPrefixes) are off while it
+// runs.
+type cpuClock struct {
+	start time.Duration
+	debug bool
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func startCPU(b *testing.B) cpuClock {
+	c := cpuClock{debug: debugPrefixes}
+	debugPrefixes = false
+	b.ResetTimer()
+	c.start = processCPU()
+	return c
+}
+
+func (c cpuClock) stop(b *testing.B) {
+	b.StopTimer()
+	b.ReportMetric(float64(processCPU()-c.start)/float64(b.N), "cpu-ns/op")
+	debugPrefixes = c.debug
+}
+
+// The "shape" benchmarks reproduce the state in which bench/cmd/kvbench
+// reads: a tree filled by Puts in one transaction (committed through a
+// checkpoint, so every leaf is full and packed), then a few batches of
+// random inserts committed through the journal (so that most leaves have
+// been split and rewritten since, and are unpacked) and no checkpoint.
+
+const (
+	shapeN       = 200_000
+	shapeBatches = 4
+	shapeBatch   = 1_100
+)
+
+var shapeCache struct {
+	db   *DB
+	keys [][]byte // the keys of the first transaction, in insertion order
+	rng  *rand.Rand
+}
+
+// shapeDB returns the shared kvbench-shaped database.
+func shapeDB(b *testing.B) (*DB, [][]byte) {
+	if shapeCache.db != nil {
+		return shapeCache.db, shapeCache.keys
+	}
+	dir, err := os.MkdirTemp("", "kvshape")
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := Open(filepath.Join(dir, "db"), &Options{CheckpointInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	keys := make([][]byte, shapeN)
+	ctx := context.Background()
+	err = db.Update(ctx, func(tx *Tx) error {
+		tr, err := tx.CreateTree("t")
+		if err != nil {
+			return err
+		}
+		for i := range keys {
+			k, v := benchKV(rng)
+			keys[i] = k
+			if err := tr.Put(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for range shapeBatches {
+		if err := shapeInsert(db, rng, shapeBatch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	shapeCache.db, shapeCache.keys, shapeCache.rng = db, keys, rng
+	return db, keys
+}
+
+func shapeInsert(db *DB, rng *rand.Rand, n int) error {
+	return db.Update(context.Background(), func(tx *Tx) error {
+		tr, err := tx.Tree("t")
+		if err != nil {
+			return err
+		}
+		for range n {
+			k, v := benchKV(rng)
+			if err := tr.Put(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func BenchmarkShapeGet(b *testing.B) {
+	db, keys := shapeDB(b)
+	tx, _ := db.BeginRead()
+	defer tx.Rollback()
+	tr, _ := tx.Tree("t")
+	b.ReportAllocs()
+	clk := startCPU(b)
+	for i := 0; i < b.N; i++ {
+		if v, err := tr.Get(keys[i%len(keys)]); v == nil || err != nil {
+			b.Fatal("missing", err)
+		}
+	}
+	clk.stop(b)
+}
+
+func BenchmarkShapeGetParallel(b *testing.B) {
+	db, keys := shapeDB(b)
+	var seq atomic.Int64
+	clk := startCPU(b)
+	defer clk.stop(b)
+	b.RunParallel(func(pb *testing.PB) {
+		tx, _ := db.BeginRead()
+		defer tx.Rollback()
+		tr, _ := tx.Tree("t")
+		i := int(seq.Add(1)) * 7919
+		for pb.Next() {
+			if v, _ := tr.Get(keys[i%len(keys)]); v == nil {
+				b.Fatal("missing")
+			}
+			i++
+		}
+	})
+}
+
+func BenchmarkShapeRange10(b *testing.B) {
+	db, keys := shapeDB(b)
+	tx, _ := db.BeginRead()
+	defer tx.Rollback()
+	tr, _ := tx.Tree("t")
+	c := tr.Cursor()
+	clk := startCPU(b)
+	for i := 0; i < b.N; i++ {
+		n := 0
+		for k, _ := c.Seek(keys[i%len(keys)]); k != nil && n < 10; k, _ = c.Next() {
+			n++
+		}
+	}
+	clk.stop(b)
+}
+
+// BenchmarkShapeBatch1000: one durable transaction of 1,000 random inserts
+// per op, continuing from the shaped state.
+func BenchmarkShapeBatch1000(b *testing.B) {
+	db, _ := shapeDB(b)
+	b.ReportAllocs()
+	clk := startCPU(b)
+	for i := 0; i < b.N; i++ {
+		if err := shapeInsert(db, shapeCache.rng, 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+	clk.stop(b)
+}
