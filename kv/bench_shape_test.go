@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -180,4 +181,65 @@ func BenchmarkShapeBatch1000(b *testing.B) {
 		}
 	}
 	clk.stop(b)
+}
+
+// BenchmarkGetSharedPrefix reads keys that share a prefix longer than the
+// 8 search bytes of a node (the shape of YCSB's "user…" keys behind a
+// collection prefix): without stripping the common prefix, every step of
+// the binary search ties on the 8 bytes and compares whole keys.
+func BenchmarkGetSharedPrefix(b *testing.B) {
+	db, keys := sharedPrefixDB(b)
+	tx, _ := db.BeginRead()
+	defer tx.Rollback()
+	tr, _ := tx.Tree("t")
+	b.ReportAllocs()
+	clk := startCPU(b)
+	for i := 0; i < b.N; i++ {
+		if v, err := tr.Get(keys[i%len(keys)]); v == nil || err != nil {
+			b.Fatal("missing", err)
+		}
+	}
+	clk.stop(b)
+}
+
+var sharedPrefixCache struct {
+	db   *DB
+	keys [][]byte
+}
+
+func sharedPrefixDB(b *testing.B) (*DB, [][]byte) {
+	if sharedPrefixCache.db != nil {
+		return sharedPrefixCache.db, sharedPrefixCache.keys
+	}
+	dir, err := os.MkdirTemp("", "kvprefix")
+	if err != nil {
+		b.Fatal(err)
+	}
+	db, err := Open(filepath.Join(dir, "db"), &Options{CheckpointInterval: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(13, 14))
+	keys := make([][]byte, benchN)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "coll\x00\x02user%019d", rng.Uint64()>>1)
+	}
+	err = db.Update(context.Background(), func(tx *Tx) error {
+		tr, err := tx.CreateTree("t")
+		if err != nil {
+			return err
+		}
+		v := make([]byte, 100)
+		for _, k := range keys {
+			if err := tr.Put(k, v); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	sharedPrefixCache.db, sharedPrefixCache.keys = db, keys
+	return db, keys
 }

@@ -142,11 +142,12 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 			m.keys[i] = key
 			m.vals[i] = val
 		} else {
+			if m.pfx != nil {
+				kp := m.admit(key) // before key joins the keys
+				m.pfx = insertAt(m.pfx, i, kp)
+			}
 			m.keys = insertAt(m.keys, i, key)
 			m.vals = insertAt(m.vals, i, val)
-			if m.pfx != nil {
-				m.pfx = insertAt(m.pfx, i, prefix64(key))
-			}
 			m.size += leafEntrySize(key, val)
 		}
 		return tx.maybeSplit(m, i), found, nil
@@ -170,11 +171,12 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 	m.kids[i] = refTo(res[0])
 	for j := 1; j < len(res); j++ {
 		sep := res[j].key(0)
+		if m.pfx != nil {
+			kp := m.admit(sep) // before sep joins the keys
+			m.pfx = insertAt(m.pfx, i+j, kp)
+		}
 		m.keys = insertAt(m.keys, i+j, sep)
 		m.kids = insertAt(m.kids, i+j, refTo(res[j]))
-		if m.pfx != nil {
-			m.pfx = insertAt(m.pfx, i+j, prefix64(sep))
-		}
 		m.size += branchEntrySize(sep)
 	}
 	return tx.maybeSplit(m, i+len(res)-1), found, nil
@@ -278,6 +280,7 @@ func (m *node) slice(txid uint64, i, j, size int) *node {
 	}
 	if m.pfx != nil {
 		p.pfx = append(make([]uint64, 0, j-i+1), m.pfx[i:j]...)
+		p.plen = m.plen
 	}
 	return p
 }
@@ -415,10 +418,7 @@ func (tx *Tx) rebalance(m *node, i int, c *node) error {
 		merged.kids = append(append(make([]*childRef, 0, len(merged.keys)), left.kids...), right.kids...)
 	}
 	if left.pfx != nil && right.pfx != nil {
-		merged.pfx = append(append(make([]uint64, 0, len(merged.keys)), left.pfx...), right.pfx...)
-		if !left.leaf {
-			merged.pfx[len(left.keys)] = prefix64(rsep)
-		}
+		merged.buildPrefixes() // the halves may strip different prefixes
 	}
 	tx.retire(left)
 	tx.retire(right)

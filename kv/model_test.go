@@ -141,6 +141,15 @@ func (r *modelRun) randKey() []byte {
 	case i%13 == 0:
 		k += strings.Repeat("m", 300)
 	}
+	// A third of the keys share a long prefix, so that nodes strip it
+	// before their search prefixes (node.plen); a few are proper prefixes
+	// of it, and of each other, and sort before and after it.
+	switch r.rng.IntN(6) {
+	case 0, 1:
+		k = "shared/prefix/" + k
+	case 2:
+		k = "shared/prefix/"[:1+i%14] + k[:i%4]
+	}
 	return []byte(k)
 }
 

@@ -43,12 +43,15 @@ type node struct {
 	kids   []*childRef
 	page   []byte   // packed leaf: the entries, in the on-disk leaf format
 	offs   []uint32 // packed leaf: offset in page of each entry
-	// pfx holds the first 8 bytes of every key, big-endian, zero padded, so
-	// that binary search mostly compares integers in one small array
-	// instead of chasing key pointers. Decoding and publishing build it;
-	// the write path keeps it in step with keys (a node whose pfx is nil is
-	// searched on the keys directly).
-	pfx []uint64
+	// pfx holds 8 bytes of every key, big-endian, zero padded, so that
+	// binary search mostly compares integers in one small array instead of
+	// chasing key pointers: the 8 bytes after the first plen, which all the
+	// node's keys share (the stripped prefix; branches: all separators
+	// but keys[0], whose pfx entry is unused). Decoding and publishing
+	// build it; the write path keeps it in step with keys (a node whose
+	// pfx is nil is searched on the keys directly).
+	pfx  []uint64
+	plen int
 	// hot is the clock bit of the node cache (cache.go), set by readers.
 	hot atomic.Bool
 	// fate settles who frees the extent of a version that a checkpoint
@@ -82,12 +85,104 @@ func prefix64(k []byte) uint64 {
 	return binary.BigEndian.Uint64(b[:])
 }
 
+// minStrip is the shortest common key prefix that a node strips before
+// taking its 8 search bytes. Stripping costs every search one comparison
+// of the key with the node's reference key (a cache line more), which only
+// pays when the 8 bytes at offset 0 would often tie: keys that share a long
+// prefix (a collection or index prefix, "user…" keys) rather than random
+// keys, which share a byte or two within a leaf.
+const minStrip = 4
+
+// buildPrefixes computes the stripped prefix length and the search
+// prefixes of n.
 func (n *node) buildPrefixes() {
-	p := make([]uint64, n.count())
-	for i := range p {
-		p[i] = prefix64(n.key(i))
+	plen := 0
+	if c, lo := n.count(), n.firstSep(); c-lo >= 2 {
+		if l := commonPrefixLen(n.key(lo), n.key(c-1)); l >= minStrip {
+			plen = l
+		}
+	}
+	n.rebuildPrefixes(plen)
+}
+
+// rebuildPrefixes recomputes the search prefixes of n stripping plen bytes
+// (which all its keys share).
+func (n *node) rebuildPrefixes(plen int) {
+	n.plen = plen
+	p := make([]uint64, n.count(), n.count()+1)
+	for i := n.firstSep(); i < len(p); i++ {
+		p[i] = prefix64(n.key(i)[plen:])
 	}
 	n.pfx = p
+}
+
+// firstSep is the index of the first key searched: 1 in a branch, whose
+// keys[0] stands for minus infinity.
+func (n *node) firstSep() int {
+	if n.leaf {
+		return 0
+	}
+	return 1
+}
+
+// refKey returns the key the stripped prefix is read from: the first
+// searched key, or nil if the node has none.
+func (n *node) refKey() []byte {
+	if i := n.firstSep(); i < n.count() {
+		return n.key(i)
+	}
+	return nil
+}
+
+func commonPrefixLen(a, b []byte) int {
+	n := min(len(a), len(b))
+	i := 0
+	for i+8 <= n && binary.LittleEndian.Uint64(a[i:]) == binary.LittleEndian.Uint64(b[i:]) {
+		i += 8
+	}
+	for i < n && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// admit prepares the search prefixes of the private node n for key k
+// joining its keys and returns k's search prefix. If k does not share the
+// stripped prefix, the prefix is shortened (or dropped) and the search
+// prefixes of the keys already there are recomputed.
+func (n *node) admit(k []byte) uint64 {
+	if n.plen > 0 {
+		ref := n.refKey()
+		l := 0
+		if ref != nil {
+			l = commonPrefixLen(k, ref[:n.plen])
+		}
+		if l < n.plen {
+			if l < minStrip {
+				l = 0
+			}
+			n.rebuildPrefixes(l)
+		}
+	}
+	return prefix64(k[n.plen:])
+}
+
+// stripped compares key with the stripped prefix of n: -1 if key sorts
+// before every key of n that shares it, +1 if after, 0 if key starts with
+// it. ok is false if n has no reference key (then search n directly).
+func (n *node) stripped(key []byte) (c int, ok bool) {
+	ref := n.refKey()
+	if ref == nil {
+		return 0, false
+	}
+	p := ref[:n.plen]
+	if len(key) < len(p) {
+		if bytes.Equal(key, p[:len(key)]) {
+			return -1, true // a proper prefix of the stripped prefix
+		}
+		return bytes.Compare(key, p[:len(key)]), true
+	}
+	return bytes.Compare(key[:len(p)], p), true
 }
 
 // count returns the number of entries of n.
@@ -180,6 +275,17 @@ func (n *node) findP(key []byte, kp uint64) (int, bool) {
 	if n.pfx == nil {
 		return n.search(key)
 	}
+	if n.plen > 0 {
+		switch c, ok := n.stripped(key); {
+		case !ok:
+			return n.search(key)
+		case c < 0:
+			return 0, false
+		case c > 0:
+			return n.count(), false
+		}
+		kp = prefix64(key[n.plen:])
+	}
 	pfx := n.pfx
 	lo, hi := 0, len(pfx)
 	for lo < hi {
@@ -211,6 +317,17 @@ func (n *node) child(key []byte) int {
 func (n *node) childP(key []byte, kp uint64) int {
 	if n.pfx == nil {
 		return childIndex(n.keys, key)
+	}
+	if n.plen > 0 {
+		switch c, ok := n.stripped(key); {
+		case !ok:
+			return childIndex(n.keys, key)
+		case c < 0:
+			return 0
+		case c > 0:
+			return len(n.keys) - 1
+		}
+		kp = prefix64(key[n.plen:])
 	}
 	pfx := n.pfx
 	lo, hi := 1, len(pfx)
@@ -352,6 +469,7 @@ func (n *node) clone(txid uint64) *node {
 	if n.pfx != nil {
 		c.pfx = make([]uint64, len(n.pfx), len(n.pfx)+1)
 		copy(c.pfx, n.pfx)
+		c.plen = n.plen
 	}
 	return c
 }
@@ -536,7 +654,6 @@ func parseNode(typ byte, count int, p []byte, pgid uint64, npages uint32, file s
 // leaf over it: one pass records each entry's offset and key prefix.
 func parseLeaf(n *node, count int, p []byte, pgid uint64, file string) (*node, error) {
 	offs := make([]uint32, count)
-	pfx := make([]uint64, count)
 	off := 0
 	for i := range count {
 		if off > math.MaxUint32 {
@@ -556,7 +673,6 @@ func parseLeaf(n *node, count int, p []byte, pgid uint64, file string) (*node, e
 		if kl > uint64(len(p)-off) {
 			return nil, corruptf(file, pgid, "entry %d: key overruns page", i)
 		}
-		pfx[i] = prefix64(p[off : off+int(kl)])
 		off += int(kl)
 		if vl > uint64(len(p)-off) {
 			return nil, corruptf(file, pgid, "entry %d: value overruns page", i)
@@ -566,7 +682,8 @@ func parseLeaf(n *node, count int, p []byte, pgid uint64, file string) (*node, e
 	if off != len(p) {
 		return nil, corruptf(file, pgid, "%d trailing bytes after %d entries", len(p)-off, count)
 	}
-	n.packed, n.page, n.offs, n.pfx = true, p, offs, pfx
+	n.packed, n.page, n.offs = true, p, offs
+	n.buildPrefixes()
 	return n, nil
 }
 
@@ -578,8 +695,16 @@ func (n *node) checkPrefixes() {
 	if len(n.pfx) != n.count() {
 		panic(fmt.Sprintf("kv: node has %d prefixes for %d keys", len(n.pfx), n.count()))
 	}
-	for i := range n.pfx {
-		if (n.leaf || i > 0) && n.pfx[i] != prefix64(n.key(i)) {
+	ref := n.refKey() // nil: no key searched, nothing to check
+	if ref != nil && len(ref) < n.plen {
+		panic(fmt.Sprintf("kv: node strips %d bytes but its reference key is %q", n.plen, ref))
+	}
+	for i := n.firstSep(); i < len(n.pfx); i++ {
+		k := n.key(i)
+		if !bytes.HasPrefix(k, ref[:n.plen]) {
+			panic(fmt.Sprintf("kv: entry %d of %d does not share the stripped prefix (%d bytes, leaf %v)", i, n.count(), n.plen, n.leaf))
+		}
+		if n.pfx[i] != prefix64(k[n.plen:]) {
 			panic(fmt.Sprintf("kv: stale prefix at entry %d of %d (leaf %v)", i, n.count(), n.leaf))
 		}
 	}
