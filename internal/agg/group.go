@@ -344,7 +344,9 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 				if id.Type == 0 {
 					id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
 				}
-				spill := g.newGroupState()
+				// A state of its own (no hash table: the runs deliver
+				// each group's documents together), dropped with the group.
+				spill := groupState{al: &expr.AccAlloc{}}
 				gr, gkey = g.newGroup(&spill, it.key, id), it.key
 			}
 			if err := g.add(gr, it.doc, env); err != nil {

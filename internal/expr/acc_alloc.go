@@ -22,7 +22,9 @@ type AccAlloc struct {
 }
 
 // allocBlock is the most elements a block of one kind holds; blocks grow
-// from small up to it, so that a few groups take little memory.
+// from small up to it (as do the blocks of accumulators and of bytes, up
+// to byteBlock), so that a few groups take little memory: a $group that
+// spilled aggregates each spilled group with an AccAlloc of its own.
 const allocBlock = 1024
 
 // byteBlock is the size of a block of value bytes; larger values get
@@ -45,7 +47,7 @@ func (a *AccAlloc) Accumulators(n int) []Accumulator {
 		return make([]Accumulator, n)
 	}
 	if cap(a.ifaces)-len(a.ifaces) < n {
-		a.ifaces = make([]Accumulator, 0, allocBlock)
+		a.ifaces = make([]Accumulator, 0, min(max(2*cap(a.ifaces), 8, n), allocBlock))
 	}
 	l := len(a.ifaces)
 	a.ifaces = a.ifaces[:l+n]
@@ -59,7 +61,7 @@ func (a *AccAlloc) Bytes(b []byte) []byte {
 		return append([]byte(nil), b...)
 	}
 	if cap(a.bytes)-len(a.bytes) < len(b) {
-		a.bytes = make([]byte, 0, byteBlock)
+		a.bytes = make([]byte, 0, min(max(2*cap(a.bytes), 256, len(b)), byteBlock))
 	}
 	l := len(a.bytes)
 	a.bytes = append(a.bytes, b...)
