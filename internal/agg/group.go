@@ -164,8 +164,9 @@ func (g *groupStage) add(gr *group, d bson.Doc, env *expr.Env) error {
 	return nil
 }
 
-// result builds the output document of gr; vals is scratch space.
-func (g *groupStage) result(gr *group, vals []bson.Value) bson.Doc {
+// result builds the output document of gr in memory from slab (see
+// slabBytes); vals is scratch space.
+func (g *groupStage) result(gr *group, vals []bson.Value, slab *[]byte) bson.Doc {
 	n := 4 + 1 + 1 + len("_id") + 1 + len(gr.id.Data)
 	for i, a := range gr.accs {
 		v := a.Result()
@@ -175,7 +176,7 @@ func (g *groupStage) result(gr *group, vals []bson.Value) bson.Doc {
 		vals[i] = v
 		n += 1 + len(g.names[i]) + 1 + len(v.Data)
 	}
-	buf := appendElem(make([]byte, 4, n), "_id", gr.id)
+	buf := appendElem(append(slabBytes(slab, n), 0, 0, 0, 0), "_id", gr.id)
 	for i, v := range vals[:len(gr.accs)] {
 		buf = appendElem(buf, g.names[i], v)
 		vals[i] = bson.Value{}
@@ -203,43 +204,33 @@ func (g *groupStage) groupKey(dst []byte, id bson.Value) []byte {
 }
 
 // run groups the whole input. Groups are kept in memory up to the memory
-// limit; past it (with allowDiskUse) documents of groups not yet in memory
-// are spilled as sorted runs keyed by group and aggregated group by group
-// after the in-memory groups are returned.
+// limit; past it (with allowDiskUse) the documents of groups not in
+// memory are spilled (group_spill.go).
 func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
 	st := g.newGroupState()
-	return g.runFrom(in, &st)
-}
-
-// runFrom is run continuing from groups already aggregated (by a parallel
-// phase that stopped at the memory limit).
-func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, error), error) {
-	order, mem := st.order, st.mem
 	var key []byte
 	env := expr.NewEnv(g.ctx.Expr)
-	sp := &spiller{dir: g.ctx.TempDir}
-	var spilled []item
-	var spillMem int64
+	spill := g.newSpill(1)
 	full := false
-	n := 0
-	for {
+	var pos int64
+	for ; ; pos++ {
 		d, err := in.Next()
 		if err != nil {
-			sp.close()
+			spill.sp.close()
 			return nil, err
 		}
 		if d == nil {
 			break
 		}
-		if n++; n&1023 == 0 {
+		if pos&1023 == 1023 {
 			if err := g.ctx.check(); err != nil {
-				sp.close()
+				spill.sp.close()
 				return nil, err
 			}
 		}
 		id, err := expr.Eval(g.id, d, env)
 		if err != nil {
-			sp.close()
+			spill.sp.close()
 			return nil, err
 		}
 		if id.Type == 0 {
@@ -249,117 +240,45 @@ func (g *groupStage) runFrom(in Iterator, st *groupState) (func() (bson.Doc, err
 		h, gr := st.tab.lookup(key)
 		if gr == nil {
 			if full {
-				it := item{key: append([]byte(nil), key...), doc: g.reduce(d)}
-				spilled = append(spilled, it)
-				spillMem += itemBytes(it)
-				if spillMem > g.ctx.memLimit()/4 {
-					if err := sp.writeRun(spilled); err != nil {
-						sp.close()
-						return nil, err
-					}
-					spilled, spillMem = nil, 0
+				if err := spill.add(key, pos, d); err != nil {
+					spill.sp.close()
+					return nil, err
 				}
 				continue
 			}
-			gr = g.newGroup(st, key, id)
+			gr = g.newGroup(&st, key, id)
+			gr.firstSeq = pos
 			st.tab.insert(h, gr)
-			order = append(order, gr)
-			mem += int64(2*len(key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
+			st.order = append(st.order, gr)
+			st.mem += g.groupBytes(key, id)
 		}
+		gr.lastSeq = pos
 		if g.heavy {
-			mem += int64(len(d))
+			st.mem += int64(len(d))
 		}
 		if err := g.add(gr, d, env); err != nil {
-			sp.close()
+			spill.sp.close()
 			return nil, err
 		}
-		if mem > g.ctx.memLimit() && !full {
+		if st.mem > g.ctx.memLimit() && !full {
 			if !g.ctx.AllowDiskUse {
-				sp.close()
+				spill.sp.close()
 				return nil, errMemory("$group")
 			}
 			full = true
 		}
 	}
-	if len(spilled) > 0 {
-		if err := sp.writeRun(spilled); err != nil {
-			sp.close()
-			return nil, err
-		}
-		spilled = nil
+	if err := spill.flush(); err != nil {
+		spill.sp.close()
+		return nil, err
 	}
-	if len(order) == 0 && len(sp.runs) == 0 {
-		return func() (bson.Doc, error) { return nil, nil }, nil
-	}
-	i := 0
-	vals := make([]bson.Value, len(g.accs))
-	var next func() (item, bool, error)
-	var pending *item
-	return func() (bson.Doc, error) {
-		if i < len(order) {
-			gr := order[i]
-			order[i] = nil
-			i++
-			return g.result(gr, vals), nil
-		}
-		if len(sp.runs) == 0 {
-			return nil, nil
-		}
-		if next == nil {
-			var err error
-			if next, err = sp.merge(); err != nil {
-				sp.close()
-				return nil, err
-			}
-		}
-		// Aggregate the next spilled group.
-		var gr *group
-		var gkey []byte
-		for {
-			var it item
-			if pending != nil {
-				it, pending = *pending, nil
-			} else {
-				var ok bool
-				var err error
-				it, ok, err = next()
-				if err != nil {
-					sp.close()
-					return nil, err
-				}
-				if !ok {
-					break
-				}
-			}
-			if gr != nil && string(it.key) != string(gkey) {
-				pending = &it
-				break
-			}
-			if gr == nil {
-				id, err := expr.Eval(g.id, it.doc, env)
-				if err != nil {
-					sp.close()
-					return nil, err
-				}
-				if id.Type == 0 {
-					id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
-				}
-				// A state of its own (no hash table: the runs deliver
-				// each group's documents together), dropped with the group.
-				spill := groupState{al: &expr.AccAlloc{}}
-				gr, gkey = g.newGroup(&spill, it.key, id), it.key
-			}
-			if err := g.add(gr, it.doc, env); err != nil {
-				sp.close()
-				return nil, err
-			}
-		}
-		if gr == nil {
-			sp.close()
-			return nil, nil
-		}
-		return g.result(gr, vals), nil
-	}, nil
+	return g.emit(&st, &spill.sp), nil
+}
+
+// groupBytes is the memory a new group of id (encoded as key) is counted
+// as taking.
+func (g *groupStage) groupBytes(key []byte, id bson.Value) int64 {
+	return int64(2*len(key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
 }
 
 // topLevelDeps lists the top-level fields the expressions in spec read
@@ -405,23 +324,4 @@ func topLevelDeps(spec bson.Value) []string {
 		return nil
 	}
 	return deps
-}
-
-// reduce copies the fields of d the group reads, for spilling.
-func (g *groupStage) reduce(d bson.Doc) bson.Doc {
-	if g.deps == nil {
-		return cloneDoc(d)
-	}
-	var b bson.Builder
-	it := d.Iter()
-	for it.Next() {
-		e := it.Element()
-		for _, f := range g.deps {
-			if e.Key == f {
-				b.AppendElement(e)
-				break
-			}
-		}
-	}
-	return b.Finish()
 }

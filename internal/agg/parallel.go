@@ -1,6 +1,7 @@
 package agg
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -227,23 +228,26 @@ func feedWorkers(c *Context, src BatchSource, fns []func(docs []bson.Doc, seq in
 // groupWorker aggregates the batches it is given into its own groups.
 type groupWorker struct {
 	chainWorker
-	g   *groupStage
-	env *expr.Env
-	st  groupState
-	key []byte
+	g     *groupStage
+	env   *expr.Env
+	st    groupState
+	key   []byte
+	spill *groupSpill
 }
 
-func (g *groupStage) newWorker(prefix []stage, fields []string) (*groupWorker, error) {
+func (g *groupStage) newWorker(prefix []stage, fields []string, workers int) (*groupWorker, error) {
 	cw, err := newChainWorker(prefix, fields)
 	if err != nil {
 		return nil, err
 	}
-	return &groupWorker{chainWorker: cw, g: g, env: expr.NewEnv(g.ctx.Expr), st: g.newGroupState()}, nil
+	return &groupWorker{chainWorker: cw, g: g, env: expr.NewEnv(g.ctx.Expr), st: g.newGroupState(), spill: g.newSpill(workers)}, nil
 }
 
 // work folds one batch; seq is the input position of its first document.
-// It returns the memory its new groups take.
-func (w *groupWorker) work(docs []bson.Doc, seq int64) (int64, error) {
+// When full is set (the memory limit is reached) the documents of keys
+// not in the worker's table are spilled instead of starting groups. It
+// returns the memory its new groups take.
+func (w *groupWorker) work(docs []bson.Doc, seq int64, full bool) (int64, error) {
 	g := w.g
 	var grown int64
 	err := w.each(docs, seq, func(d bson.Doc, pos int64) error {
@@ -257,11 +261,14 @@ func (w *groupWorker) work(docs []bson.Doc, seq int64) (int64, error) {
 		w.key = g.groupKey(w.key[:0], id)
 		h, gr := w.st.tab.lookup(w.key)
 		if gr == nil {
+			if full {
+				return w.spill.add(w.key, pos, d)
+			}
 			gr = g.newGroup(&w.st, w.key, id)
 			w.st.tab.insert(h, gr)
 			w.st.order = append(w.st.order, gr)
 			gr.firstSeq = pos
-			grown += int64(2*len(w.key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
+			grown += g.groupBytes(w.key, id)
 		}
 		gr.lastSeq = pos
 		if g.heavy {
@@ -272,14 +279,23 @@ func (w *groupWorker) work(docs []bson.Doc, seq int64) (int64, error) {
 	return grown, err
 }
 
-// runParallel feeds batches of src to workers, merges their groups and
-// returns them in the order of their first documents, as a serial run
-// would. Past the memory limit it stops the workers and continues
-// serially from the merged groups (spilling if allowed).
+// runParallel feeds batches of src to workers and merges their groups;
+// with no spill they come in the order of their first documents, as a
+// serial run's do. Past the memory limit the run fails without
+// allowDiskUse; with it every worker goes on, spilling the documents of
+// keys it does not hold, and the spilled groups are merged from all the
+// workers' runs (group_spill.go).
 func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []string, workers int) (func() (bson.Doc, error), error) {
 	ws := make([]*groupWorker, workers)
+	closeAll := func() {
+		for _, w := range ws {
+			if w != nil {
+				w.spill.sp.close()
+			}
+		}
+	}
 	for i := range ws {
-		w, err := g.newWorker(prefix, fields)
+		w, err := g.newWorker(prefix, fields, workers)
 		if err != nil {
 			return nil, err
 		}
@@ -290,40 +306,48 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 	fns := make([]func([]bson.Doc, int64) error, len(ws))
 	for i, w := range ws {
 		fns[i] = func(docs []bson.Doc, seq int64) error {
-			grown, err := w.work(docs, seq)
+			grown, err := w.work(docs, seq, mem.Load() > limit)
 			mem.Add(grown)
 			return err
 		}
 	}
-	if err := feedWorkers(g.ctx, src, fns, func() bool { return mem.Load() > limit }); err != nil {
+	err := feedWorkers(g.ctx, src, fns, func() bool { return !g.ctx.AllowDiskUse && mem.Load() > limit })
+	if err == nil && mem.Load() > limit && !g.ctx.AllowDiskUse {
+		err = errMemory("$group")
+	}
+	if err == nil {
+		err = flushSpills(ws)
+	}
+	if err != nil {
+		closeAll()
 		return nil, err
 	}
 	st, err := g.mergeWorkers(ws)
 	if err != nil {
+		closeAll()
 		return nil, err
 	}
 	st.mem = mem.Load()
-	if st.mem > limit && !g.ctx.AllowDiskUse {
-		return nil, errMemory("$group")
+	sp := &spiller{dir: g.ctx.TempDir}
+	for _, w := range ws {
+		sp.runs = append(sp.runs, w.spill.sp.runs...)
 	}
-	// The rest of the input (none unless the memory limit stopped the
-	// workers) runs serially through the first worker's stages.
-	w := ws[0]
-	var rest []bson.Doc
-	restIn := FuncIterator(func() (bson.Doc, error) {
-		for {
-			if d, err := w.chain.Next(); d != nil || err != nil {
-				return d, err
-			}
-			var err error
-			if rest, err = src.NextBatch(rest, parallelBatch); err != nil || len(rest) == 0 {
-				return nil, err
-			}
-			w.in.docs, w.in.pos = rest, 0
-		}
-	})
-	w.in.docs, w.in.pos = nil, 0
-	return g.runFrom(restIn, &st)
+	return g.emit(&st, sp), nil
+}
+
+// flushSpills writes the workers' last runs, one goroutine each.
+func flushSpills(ws []*groupWorker) error {
+	errs := make([]error, len(ws))
+	var wg sync.WaitGroup
+	for i, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = w.spill.flush()
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // mergeWorkers merges the workers' groups into the table of the one with

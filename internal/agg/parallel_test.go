@@ -145,6 +145,41 @@ func TestParallelGroupMemoryLimit(t *testing.T) {
 	}
 }
 
+// TestParallelGroupSpillFoldsResidentKeys: past the memory limit every
+// worker spills the documents of keys its own table lacks, so one key can
+// be in memory in one worker and spilled by another; the answer, $first
+// and $last included, must equal a run that never spills.
+func TestParallelGroupSpillFoldsResidentKeys(t *testing.T) {
+	var parts []string
+	for i := 0; i < 6000; i++ {
+		k := (i * 7919) % 700
+		if i%3 == 0 {
+			k = i % 40 // keys seen early and often: resident in every worker
+		}
+		parts = append(parts, fmt.Sprintf(`{"_id": %d, "k": "key-%d", "v": %d, "w": %d.25}`, i, k, i%97, i%13))
+	}
+	docs := parseJSONArray(t, "["+strings.Join(parts, ",")+"]")
+	pl := `[{"$group": {"_id": "$k", "n": {"$sum": 1}, "s": {"$sum": "$v"}, "a": {"$avg": "$w"}, "lo": {"$min": "$v"}, "hi": {"$max": "$_id"},
+		"f": {"$first": "$_id"}, "l": {"$last": "$_id"}, "u": {"$addToSet": "$w"}}},
+		{"$set": {"u": {"$size": "$u"}}}, {"$sort": {"_id": 1}}]`
+	unlimited, err := runBoth(t, docs, pl, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int64{3000, 20000, 60000} {
+		spilled, err := runBoth(t, docs, pl, limit, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spilled != unlimited {
+			t.Fatalf("limit %d: spilling changed the answer:\n%.400s\n%.400s", limit, spilled, unlimited)
+		}
+	}
+	if !strings.Contains(unlimited, `"_id":"key-0","n":{"$numberInt":"`) {
+		t.Fatalf("unexpected answer %.300s", unlimited)
+	}
+}
+
 // TestParallelGroupErrors: an expression error in a worker ends the run
 // with the error a serial run gives.
 func TestParallelGroupErrors(t *testing.T) {

@@ -39,8 +39,14 @@ type spiller struct {
 	runs []*os.File
 }
 
+// writeRun sorts items (stably) and writes them as a run.
 func (s *spiller) writeRun(items []item) error {
 	sortItems(items)
+	return s.writeSorted(items)
+}
+
+// writeSorted writes items, already in key order, as a run.
+func (s *spiller) writeSorted(items []item) error {
 	f, err := os.CreateTemp(s.dir, "cairn-agg-spill-*")
 	if err != nil {
 		return fmt.Errorf("spilling to disk: %w", err)
@@ -72,9 +78,29 @@ func (s *spiller) close() {
 }
 
 type runReader struct {
-	r   *bufio.Reader
-	idx int
-	cur item
+	r    *bufio.Reader
+	idx  int
+	cur  item
+	slab []byte // holds the items read (see slabBytes)
+}
+
+// slabSize is the size of the blocks slabBytes carves.
+const slabSize = 64 << 10
+
+// slabBytes returns an empty slice with capacity n carved from the block
+// *slab (a new block when it has too little room), so that many small
+// results share one allocation. A block stays alive while any slice of it
+// does, so it suits results most of which are dropped soon.
+func slabBytes(slab *[]byte, n int) []byte {
+	if n > slabSize/8 {
+		return make([]byte, 0, n)
+	}
+	if cap(*slab)-len(*slab) < n {
+		*slab = make([]byte, 0, slabSize)
+	}
+	l := len(*slab)
+	*slab = (*slab)[:l+n]
+	return (*slab)[l:l:l+n]
 }
 
 func (rr *runReader) next() (bool, error) {
@@ -85,7 +111,8 @@ func (rr *runReader) next() (bool, error) {
 		}
 		return false, err
 	}
-	key := make([]byte, binary.LittleEndian.Uint32(hdr[:]))
+	key := slabBytes(&rr.slab, int(binary.LittleEndian.Uint32(hdr[:])))
+	key = key[:cap(key)]
 	if _, err := io.ReadFull(rr.r, key); err != nil {
 		return false, err
 	}
@@ -96,7 +123,7 @@ func (rr *runReader) next() (bool, error) {
 	if n < 5 || n > 64<<20 {
 		return false, fmt.Errorf("corrupt spill file")
 	}
-	doc := make([]byte, n)
+	doc := slabBytes(&rr.slab, int(n))[:n]
 	copy(doc, hdr[:])
 	if _, err := io.ReadFull(rr.r, doc[4:]); err != nil {
 		return false, err

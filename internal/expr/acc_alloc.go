@@ -24,7 +24,8 @@ type AccAlloc struct {
 // allocBlock is the most elements a block of one kind holds; blocks grow
 // from small up to it (as do the blocks of accumulators and of bytes, up
 // to byteBlock), so that a few groups take little memory: a $group that
-// spilled aggregates each spilled group with an AccAlloc of its own.
+// spilled aggregates its spilled groups one at a time in one AccAlloc,
+// Reset between groups.
 const allocBlock = 1024
 
 // byteBlock is the size of a block of value bytes; larger values get
@@ -32,13 +33,28 @@ const allocBlock = 1024
 const byteBlock = 32 << 10
 
 // take returns a zeroed element from the block *s, starting a new block
-// (twice the size of the last, up to allocBlock) when it is full.
+// (twice the size of the last, up to allocBlock) when it is full. An
+// element of a block that Reset emptied is zeroed again here.
 func take[T any](s *[]T) *T {
 	if len(*s) == cap(*s) {
 		*s = make([]T, 0, min(max(2*cap(*s), 8), allocBlock))
 	}
 	*s = (*s)[:len(*s)+1]
-	return &(*s)[len(*s)-1]
+	p := &(*s)[len(*s)-1]
+	var zero T
+	*p = zero
+	return p
+}
+
+// Reset lets a's current blocks be handed out again (earlier blocks are
+// left to the garbage collector). Only for a caller that no longer uses
+// anything a handed out: a spilled $group aggregates one group at a time
+// and resets between groups, once the group's result is built.
+func (a *AccAlloc) Reset() {
+	a.sums, a.counts, a.avgs = a.sums[:0], a.counts[:0], a.avgs[:0]
+	a.minmax, a.firsts = a.minmax[:0], a.firsts[:0]
+	a.ifaces = a.ifaces[:0] // every slot handed out again is set by its caller
+	a.bytes = a.bytes[:0]
 }
 
 // Accumulators returns a slice of n accumulators, from a shared block.
