@@ -100,7 +100,7 @@ func slabBytes(slab *[]byte, n int) []byte {
 	}
 	l := len(*slab)
 	*slab = (*slab)[:l+n]
-	return (*slab)[l:l:l+n]
+	return (*slab)[l : l : l+n]
 }
 
 func (rr *runReader) next() (bool, error) {
