@@ -30,6 +30,9 @@ type groupStage struct {
 	// deps are the top-level fields the _id and accumulators read (nil:
 	// the whole document may be read); spilled documents keep only them.
 	deps []string
+	// fam groups $sum accumulators of one field plus constants (nil:
+	// none), which then cost one addition per document together.
+	fam *expr.SumFamilies
 }
 
 func parseGroup(c *Context, v bson.Value) (stage, error) {
@@ -66,6 +69,7 @@ func parseGroup(c *Context, v bson.Value) (stage, error) {
 		return nil, mongoerr.New(15955, "a group specification must include an _id")
 	}
 	g.deps = topLevelDeps(v)
+	g.fam = expr.PlanSumFamilies(g.accs)
 	return g, nil
 }
 
@@ -117,6 +121,7 @@ type group struct {
 	merged bool
 	id     bson.Value
 	accs   []expr.Accumulator
+	fam    []expr.FamilyState // with groupStage.fam
 	// firstSeq and lastSeq order the group's first and last documents in
 	// the input (parallel runs merge partial groups by them).
 	firstSeq, lastSeq int64
@@ -145,17 +150,24 @@ func (g *groupStage) newGroup(st *groupState, key []byte, id bson.Value) *group 
 	}
 	st.blk = st.blk[:len(st.blk)+1]
 	gr := &st.blk[len(st.blk)-1]
+	*gr = group{} // a reset scratch state hands out used groups again
 	gr.id = st.al.Value(id)
 	gr.accs = st.al.Accumulators(len(g.accs))
 	for i, a := range g.accs {
 		gr.accs[i] = a.NewIn(st.al)
 	}
 	gr.key = st.al.String(key)
+	if g.fam != nil {
+		gr.fam = g.fam.States()
+	}
 	return gr
 }
 
 func (g *groupStage) add(gr *group, d bson.Doc, env *expr.Env) error {
 	env.NewDocument()
+	if g.fam != nil {
+		return g.fam.Add(gr.fam, gr.accs, d, env)
+	}
 	for _, a := range gr.accs {
 		if err := a.Add(d, env); err != nil {
 			return err
@@ -164,9 +176,17 @@ func (g *groupStage) add(gr *group, d bson.Doc, env *expr.Env) error {
 	return nil
 }
 
+// settle brings gr's accumulators up to date with its sum families.
+func (g *groupStage) settle(gr *group) {
+	if g.fam != nil {
+		g.fam.Flush(gr.fam, gr.accs)
+	}
+}
+
 // result builds the output document of gr in memory from slab (see
 // slabBytes); vals is scratch space.
 func (g *groupStage) result(gr *group, vals []bson.Value, slab *[]byte) bson.Doc {
+	g.settle(gr)
 	n := 4 + 1 + 1 + len("_id") + 1 + len(gr.id.Data)
 	for i, a := range gr.accs {
 		v := a.Result()

@@ -196,3 +196,86 @@ func TestGroupManyGroupsKeepValues(t *testing.T) {
 		t.Fatalf("got  %.600s\nwant %.600s", got, w)
 	}
 }
+
+// TestSumFamilies: $sum accumulators of one field plus constants, summed
+// together as a family, answer as each does alone (a lone accumulator is
+// no family): types (int32, widening past int32's range, int64), missing
+// and null values, and inputs that end the shortcut mid-stream (doubles,
+// large longs, decimals, strings, arrays on the path).
+func TestSumFamilies(t *testing.T) {
+	ks := []string{"0", "1", "10", `{"$numberLong": "3"}`, "-7"}
+	accs := func(only int) string {
+		var parts []string
+		for i, k := range ks {
+			if only < 0 || only == i {
+				parts = append(parts, fmt.Sprintf(`"s%d": {"$sum": {"$add": ["$a.x", %s]}}`, i, k))
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
+	for name, values := range map[string][]string{
+		"int32":        {"1", "2", "3", "-4"},
+		"near-max":     {"2147483640", "5", "2147483647"},
+		"near-min":     {"-2147483648", "-3"},
+		"long":         {`{"$numberLong": "5"}`, "6"},
+		"missing-null": {"1", "MISSING", "null", "2"},
+		"double":       {"1", "2", "2.5", "3"},
+		"big-long":     {"1", `{"$numberLong": "9000000000000"}`, "2"},
+		"decimal":      {"1", `{"$numberDecimal": "1.5"}`},
+		"string":       {"1", `"x"`},
+		"array":        {"1", "ARRAY"},
+		"none":         {"MISSING", "null"},
+	} {
+		var docs []string
+		for i := 0; i < 40; i++ {
+			v := values[i%len(values)]
+			a := fmt.Sprintf(`{"x": %s}`, v)
+			switch v {
+			case "MISSING":
+				a = `{}`
+			case "ARRAY":
+				a = `[{"x": 1}]`
+			}
+			docs = append(docs, fmt.Sprintf(`{"_id": %d, "g": %d, "a": %s}`, i, i%3, a))
+		}
+		input := parseJSONArray(t, "["+strings.Join(docs, ",")+"]")
+		run := func(only int) (map[string]string, error) {
+			pl := fmt.Sprintf(`[{"$group": {"_id": "$g", %s}}, {"$sort": {"_id": 1}}]`, accs(only))
+			out, err := runBoth(t, input, pl, 0, true)
+			if err != nil {
+				return nil, err
+			}
+			got := map[string]string{}
+			for _, d := range parseJSONArray(t, out) {
+				id, _ := d.Lookup("_id")
+				it := d.Iter()
+				for it.Next() {
+					e := it.Element()
+					if e.Key != "_id" {
+						got[fmt.Sprint(id.Int32(), e.Key)] = fmt.Sprintf("%v %s", e.Value.Type, e.Value.String())
+					}
+				}
+			}
+			return got, nil
+		}
+		all, errAll := run(-1)
+		want := map[string]string{}
+		var errOne error
+		for i := range ks {
+			one, err := run(i)
+			if err != nil {
+				errOne = err
+				break
+			}
+			for k, v := range one {
+				want[k] = v
+			}
+		}
+		if errCode(errAll) != errCode(errOne) || (errAll == nil) != (errOne == nil) {
+			t.Fatalf("%s: family error %v, alone %v", name, errAll, errOne)
+		}
+		if errAll == nil && fmt.Sprint(all) != fmt.Sprint(want) {
+			t.Errorf("%s:\nfamily %v\nalone  %v", name, all, want)
+		}
+	}
+}

@@ -425,6 +425,8 @@ func mergeByFirstSeq(lists [][]*group, n int) []*group {
 // the value of the earlier first document (keys equal under MongoDB's
 // comparison may differ in type: 1, 1.0, NumberLong(1)).
 func (g *groupStage) mergeGroup(gr, o *group) error {
+	g.settle(gr)
+	g.settle(o)
 	if o.firstSeq < gr.firstSeq {
 		gr.id = o.id
 	}
