@@ -14,6 +14,14 @@ type FilteredScanner interface {
 	ScanFiltered(db, coll string, filter bson.Doc) (Iterator, error)
 }
 
+// ParallelRunner is implemented by catalogs that can run a pipeline over
+// a collection with parallel workers (see Pipeline.RunParallel), reading
+// it through an index or a column cache as they see fit; ok is false when
+// they do not.
+type ParallelRunner interface {
+	RunParallel(db, coll string, p *Pipeline) (it Iterator, ok bool, err error)
+}
+
 // IndexFilter returns a query filter selecting a superset of the documents
 // the pipeline's leading $match keeps, for the catalog to serve from an
 // index, or nil. It is the $match without $expr, plus each

@@ -240,15 +240,7 @@ func (s *lookupStage) runPipeline(d bson.Doc, matches []bson.Doc) ([]bson.Doc, e
 	if err != nil {
 		return nil, err
 	}
-	var src Iterator
-	if s.localField != nil {
-		src = &SliceIterator{Docs: slices.Clone(matches)}
-	} else if p.StartsWithSource() {
-		src = empty
-	} else if src, err = s.foreignFor(p); err != nil {
-		return nil, err
-	}
-	out, err := p.Run(src)
+	out, err := s.runOn(p, matches)
 	if err != nil {
 		return nil, err
 	}
@@ -260,6 +252,27 @@ func (s *lookupStage) runPipeline(d bson.Doc, matches []bson.Doc) ([]bson.Doc, e
 		s.noVars, s.noVarsD = res, true
 	}
 	return res, nil
+}
+
+// runOn starts p over its input: matches with localField, else the
+// foreign collection, in parallel where the catalog can run it so.
+func (s *lookupStage) runOn(p *Pipeline, matches []bson.Doc) (Iterator, error) {
+	switch {
+	case s.localField != nil:
+		return p.Run(&SliceIterator{Docs: slices.Clone(matches)})
+	case p.StartsWithSource():
+		return p.Run(empty)
+	}
+	if pr, ok := s.ctx.Catalog.(ParallelRunner); ok && s.from != "" {
+		if it, ok, err := pr.RunParallel(s.fromDB, s.from, p); err != nil || ok {
+			return it, err
+		}
+	}
+	src, err := s.foreignFor(p)
+	if err != nil {
+		return nil, err
+	}
+	return p.Run(src)
 }
 
 // equalityIndex maps the encoded values of the foreign field to the

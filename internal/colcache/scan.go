@@ -22,6 +22,7 @@ type Scan struct {
 	ends   []int                // scratch: where each document ends in the buffer
 	order  []int                // scratch: the fields in document order
 	bufCap int                  // the largest buffer yet
+	eqs    []rowFilter          // rows kept: those that may pass every one
 }
 
 // Scan returns a scan of the set's documents from the first.
@@ -57,11 +58,33 @@ func (sc *Scan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	if cap(dst) < max {
 		dst = make([]bson.Doc, 0, min(max, chunkRows))
 	}
-	ci, start := sc.row/chunkRows, sc.row%chunkRows
-	n := min(max, sc.limit-sc.row, chunkRows-start)
-	chunks := sc.chunks[:0]
-	for _, col := range sc.set.cols {
-		chunks = append(chunks, col.chunks[ci])
+	var chunks []*chunk
+	var start, n int
+	for {
+		ci := sc.row / chunkRows
+		start = sc.row % chunkRows
+		n = min(max, sc.limit-sc.row, chunkRows-start)
+		chunks = sc.chunks[:0]
+		for _, col := range sc.set.cols {
+			chunks = append(chunks, col.chunks[ci])
+		}
+		sc.chunks = chunks
+		if len(sc.eqs) == 0 {
+			break
+		}
+		// With filters, n counts rows examined: up to max kept ones.
+		end := min(sc.limit-sc.row, chunkRows-start) + start
+		kept := 0
+		i := start
+		for ; i < end && kept < max; i++ {
+			if sc.keep(chunks, i) {
+				kept++
+			}
+		}
+		if n = i - start; kept > 0 || sc.row+n >= sc.limit {
+			break
+		}
+		sc.row += n // nothing kept in the rest of this chunk
 	}
 	ends := sc.ends[:0]
 	// The fields go in the documents' order: once for the batch when every
@@ -75,6 +98,9 @@ func (sc *Scan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 		sortByOrdinal(order, chunks, 0)
 	}
 	for i := start; i < start+n; i++ {
+		if len(sc.eqs) > 0 && !sc.keep(chunks, i) {
+			continue
+		}
 		if !fixed {
 			sortByOrdinal(order, chunks, i)
 		}
@@ -105,7 +131,9 @@ func (sc *Scan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	if cap(buf) > sc.bufCap {
 		sc.bufCap = cap(buf)
 	}
-	sc.bufs[&dst[:1][0]] = buf
+	if len(dst) > 0 {
+		sc.bufs[&dst[:1][0]] = buf
+	}
 	return dst, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -55,48 +56,66 @@ func (s *rawScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	return dst, s.cur.Err()
 }
 
-// parallelRun starts the pipeline over a parallel scan when it suits one:
-// more than one core and a pipeline agg can split (streaming stages and a
-// mergeable $group). The scan reads the column cache when it holds (or may
-// build) the fields the pipeline reads; else it walks the index serving
-// the leading $match when there is one, else the collection.
+// parallelRun starts the pipeline over a parallel scan when it suits one
+// (see parallelPipeline).
 func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, bool, error) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || s.coll == "" || s.p.StartsWithSource() || !s.p.CanRunParallel() {
+	if s.coll == "" {
 		return nil, false, nil
 	}
-	coll, err := catalog.Get(tx, s.db, s.coll)
+	return s.env.parallelPipeline(ctx, tx, s.db, s.coll, s.p, s.p.LeadingFilter(), s.p.Filter, s.planning.hint)
+}
+
+// RunParallel implements agg.ParallelRunner for $lookup's sub-pipelines:
+// the equality its leading $match makes of a correlated $expr plans the
+// index scan.
+func (k *aggCatalog) RunParallel(db, coll string, p *agg.Pipeline) (agg.Iterator, bool, error) {
+	return k.env.parallelPipeline(k.ctx, k.tx, db, coll, p, p.IndexFilter(), nil, bson.Value{})
+}
+
+// parallelPipeline starts p over a parallel scan of db.coll when it suits
+// one: more than one core and a pipeline agg can split (streaming stages
+// and a mergeable $group). The scan reads the column cache when it holds
+// (or may build) the fields the pipeline reads; else it walks the index
+// serving planFilter (the leading $match, filter compiled) when there is
+// one, else the collection.
+func (e *Env) parallelPipeline(ctx context.Context, tx *kv.Tx, db, name string, p *agg.Pipeline, planFilter bson.Doc, filter *query.Filter, hint bson.Value) (agg.Iterator, bool, error) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || p.StartsWithSource() || !p.CanRunParallel() {
+		return nil, false, nil
+	}
+	coll, err := catalog.Get(tx, db, name)
 	if err != nil || coll == nil {
 		return nil, false, err
 	}
 	if _, _, isView := coll.View(); isView {
 		return nil, false, nil
 	}
-	hint := hinted(s.planning.hint)
+	hinted := hinted(hint)
 	var pl *plan
-	if f := s.p.LeadingFilter(); len(f) > 5 || hint {
-		if pl, _, err = s.env.planQuery(ctx, tx, coll, f, s.p.Filter, s.p.QueryOptions(), s.planning.hint); err != nil {
+	if len(planFilter) > 5 || hinted {
+		if pl, _, err = e.planQuery(ctx, tx, coll, planFilter, filter, p.QueryOptions(), hint); err != nil {
 			return nil, false, err
 		}
 	}
-	fields := s.p.ParallelFields()
-	if !hint && fields != nil {
-		src, err := s.env.columnScan(ctx, tx, coll, fields, pl != nil)
+	fields := p.ParallelFields()
+	if !hinted && fields != nil {
+		src, err := e.columnScan(ctx, tx, coll, fields, pl != nil)
 		if err != nil {
 			return nil, false, err
 		}
 		if src != nil {
-			return s.p.RunParallel(src, workers)
+			narrowByEqualities(src, planFilter, p.QueryOptions())
+			return p.RunParallel(src, workers)
 		}
 	}
 	if pl != nil {
 		is := &indexScan{ctx: ctx, tx: tx, coll: coll, plan: pl}
 		if fields != nil {
-			is.done = func(keys, docs int64) { s.env.wantColumns(tx, coll, fields, keys, docs) }
+			is.done = func(keys, docs int64) { e.wantColumns(tx, coll, fields, keys, docs) }
 		}
-		return s.p.RunParallel(is, workers)
+		return p.RunParallel(is, workers)
 	}
-	return s.p.RunParallel(&rawScan{ctx: ctx, tx: tx, coll: coll}, workers)
+	return p.RunParallel(&rawScan{ctx: ctx, tx: tx, coll: coll}, workers)
 }
 
 // indexScan serves the documents an index plan reaches, in batches that

@@ -2,10 +2,12 @@ package command
 
 import (
 	"context"
+	"strings"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/colcache"
+	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -98,4 +100,25 @@ func appendColumnCache(c *Ctx) {
 	r.AppendInt64("evictions", st.Evictions)
 	r.AppendInt64("invalidations", st.Dropped)
 	r.End()
+}
+
+// narrowByEqualities lets the column scan skip the rows that cannot pass
+// filter's top-level equalities on numbers and strings (strings only
+// without a collation), before their documents are assembled; the
+// pipeline's $match still decides on the rows kept.
+func narrowByEqualities(src *colScan, filter bson.Doc, opts *query.Options) {
+	if len(filter) <= 5 {
+		return
+	}
+	it := filter.Iter()
+	for it.Next() {
+		e := it.Element()
+		if strings.HasPrefix(e.Key, "$") || strings.Contains(e.Key, ".") {
+			continue
+		}
+		if e.Value.Type == bson.TypeString && opts != nil && opts.Collation != nil {
+			continue
+		}
+		src.Equal(e.Key, e.Value)
+	}
 }

@@ -78,6 +78,17 @@ var colPipelines = []bson.A{
 	{bson.M{"$group": bson.D{{Key: "_id", Value: nil}, {Key: "missing", Value: bson.M{"$max": "$nosuchfield"}}, {Key: "n", Value: bson.M{"$sum": 1}}}}},
 	{bson.M{"$match": bson.M{"v": bson.M{"$gte": 2}}}, bson.M{"$project": bson.M{"_id": 0, "s": 1, "v": 1, "e": 1}},
 		bson.M{"$sort": bson.D{{Key: "v", Value: -1}, {Key: "s", Value: 1}}}, bson.M{"$limit": 7}},
+	// Equalities the column scan narrows by: numbers of every type,
+	// arrays holding the value, strings.
+	{bson.M{"$match": bson.M{"g": 2}}, bson.M{"$group": bson.D{{Key: "_id", Value: bson.M{"$type": "$g"}}, {Key: "n", Value: bson.M{"$sum": 1}}}}, bson.M{"$sort": bson.M{"_id": 1}}},
+	{bson.M{"$match": bson.M{"g": 4.0, "v": int64(4)}}, bson.M{"$count": "c"}},
+	{bson.M{"$match": bson.M{"g": "s2"}}, bson.M{"$group": bson.D{{Key: "_id", Value: "$g"}, {Key: "n", Value: bson.M{"$sum": 1}}, {Key: "sv", Value: bson.M{"$sum": "$v"}}}}},
+	// A correlated $lookup whose sub-pipeline runs in parallel, narrowed by
+	// the equality its $expr makes.
+	{bson.M{"$group": bson.D{{Key: "_id", Value: "$g"}, {Key: "n", Value: bson.M{"$sum": 1}}}}, bson.M{"$sort": bson.M{"_id": 1}}, bson.M{"$limit": 12},
+		bson.M{"$lookup": bson.M{"from": "rows", "let": bson.M{"gv": "$_id"}, "as": "m", "pipeline": bson.A{
+			bson.M{"$match": bson.M{"$expr": bson.M{"$eq": bson.A{"$g", "$$gv"}}}},
+			bson.M{"$group": bson.D{{Key: "_id", Value: nil}, {Key: "c", Value: bson.M{"$sum": 1}}, {Key: "sv", Value: bson.M{"$sum": "$v"}}}}}}}},
 }
 
 // TestColumnCacheAnswers runs the same pipelines on a server with the
