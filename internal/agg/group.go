@@ -236,7 +236,7 @@ func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
 	for ; ; pos++ {
 		d, err := in.Next()
 		if err != nil {
-			spill.sp.close()
+			spill.close()
 			return nil, err
 		}
 		if d == nil {
@@ -244,13 +244,13 @@ func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
 		}
 		if pos&1023 == 1023 {
 			if err := g.ctx.check(); err != nil {
-				spill.sp.close()
+				spill.close()
 				return nil, err
 			}
 		}
 		id, err := expr.Eval(g.id, d, env)
 		if err != nil {
-			spill.sp.close()
+			spill.close()
 			return nil, err
 		}
 		if id.Type == 0 {
@@ -260,8 +260,8 @@ func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
 		h, gr := st.tab.lookup(key)
 		if gr == nil {
 			if full {
-				if err := spill.add(key, pos, d); err != nil {
-					spill.sp.close()
+				if err := spill.add(h, key, pos, d); err != nil {
+					spill.close()
 					return nil, err
 				}
 				continue
@@ -277,22 +277,22 @@ func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
 			st.mem += int64(len(d))
 		}
 		if err := g.add(gr, d, env); err != nil {
-			spill.sp.close()
+			spill.close()
 			return nil, err
 		}
 		if st.mem > g.ctx.memLimit() && !full {
 			if !g.ctx.AllowDiskUse {
-				spill.sp.close()
+				spill.close()
 				return nil, errMemory("$group")
 			}
 			full = true
 		}
 	}
 	if err := spill.flush(); err != nil {
-		spill.sp.close()
+		spill.close()
 		return nil, err
 	}
-	return g.emit(&st, &spill.sp), nil
+	return g.emit(&st, partitions([]*groupSpill{spill})), nil
 }
 
 // groupBytes is the memory a new group of id (encoded as key) is counted

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+	"sync"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/expr"
@@ -28,14 +29,33 @@ import (
 // in-memory group (by input position, as mergeWorkers folds partial
 // groups, so $first and $last stay right); the in-memory groups follow
 // once every run is consumed.
+//
+// The spilled items are partitioned by the hash of their key, one
+// partition per worker, so that the spilled groups aggregate in parallel
+// too: a partition holds every spilled document of its keys, whichever
+// worker spilled them, and no two partitions touch the same in-memory
+// group. emit runs in rounds: each partition's goroutine builds the
+// results of up to emitRound groups, and once all are done the round's
+// results are served partition by partition (so the order does not
+// depend on timing). No goroutine outlives the call that started it, so
+// a consumer that stops reading leaves nothing running.
 
 // seqBytes is the length of the input position suffixed to a spilled
 // item's key.
 const seqBytes = 8
 
-// groupSpill collects one goroutine's spilled documents.
+// emitRound is how many groups a partition aggregates per round (a
+// variable for tests).
+var emitRound = 2048
+
+// groupSpill collects one goroutine's spilled documents, in partitions.
 type groupSpill struct {
-	g        *groupStage
+	g     *groupStage
+	parts []spillPart
+}
+
+// spillPart is one partition of a groupSpill.
+type spillPart struct {
 	sp       spiller
 	items    []item
 	arena    []byte // holds the items' keys and documents
@@ -43,45 +63,85 @@ type groupSpill struct {
 	runLimit int64 // pending bytes that start a run
 }
 
-// spillArena is the size of a groupSpill's arena blocks.
+// spillArena is the size of a partition's arena blocks.
 const spillArena = 1 << 20
 
+// newSpill returns a spill of share goroutines' spills, each in share
+// partitions.
 func (g *groupStage) newSpill(share int) *groupSpill {
-	return &groupSpill{g: g, sp: spiller{dir: g.ctx.TempDir}, runLimit: g.ctx.memLimit() / 4 / int64(max(share, 1))}
+	share = max(share, 1)
+	s := &groupSpill{g: g, parts: make([]spillPart, share)}
+	for i := range s.parts {
+		s.parts[i] = spillPart{sp: spiller{dir: g.ctx.TempDir}, runLimit: g.ctx.memLimit() / 4 / int64(share*share)}
+	}
+	return s
 }
 
-// add spills d, a document of the group whose key is key, read at input
-// position pos.
-func (s *groupSpill) add(key []byte, pos int64, d bson.Doc) error {
+// add spills d, a document of the group whose key is key (of hash h),
+// read at input position pos.
+func (s *groupSpill) add(h uint64, key []byte, pos int64, d bson.Doc) error {
+	p := &s.parts[(h>>32)%uint64(len(s.parts))]
 	need := len(key) + seqBytes + len(d)
-	if cap(s.arena)-len(s.arena) < need {
-		s.arena = make([]byte, 0, max(spillArena, need))
+	if cap(p.arena)-len(p.arena) < need {
+		p.arena = make([]byte, 0, max(spillArena, need))
 	}
-	start := len(s.arena)
-	s.arena = append(s.arena, key...)
-	s.arena = binary.BigEndian.AppendUint64(s.arena, uint64(pos))
-	mid := len(s.arena)
-	s.arena = s.g.appendReduced(s.arena, d)
-	it := item{key: s.arena[start:mid:mid], doc: bson.Doc(s.arena[mid:len(s.arena):len(s.arena)])}
-	s.items = append(s.items, it)
-	if s.mem += itemBytes(it); s.mem > s.runLimit {
-		return s.flush()
+	start := len(p.arena)
+	p.arena = append(p.arena, key...)
+	p.arena = binary.BigEndian.AppendUint64(p.arena, uint64(pos))
+	mid := len(p.arena)
+	p.arena = s.g.appendReduced(p.arena, d)
+	it := item{key: p.arena[start:mid:mid], doc: bson.Doc(p.arena[mid:len(p.arena):len(p.arena)])}
+	p.items = append(p.items, it)
+	if p.mem += itemBytes(it); p.mem > p.runLimit {
+		return p.flush()
 	}
 	return nil
+}
+
+// flush writes every partition's pending items as runs.
+func (s *groupSpill) flush() error {
+	for i := range s.parts {
+		if err := s.parts[i].flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *groupSpill) close() {
+	for i := range s.parts {
+		s.parts[i].sp.close()
+	}
 }
 
 // flush writes the pending items as a run.
-func (s *groupSpill) flush() error {
-	if len(s.items) == 0 {
+func (p *spillPart) flush() error {
+	if len(p.items) == 0 {
 		return nil
 	}
-	slices.SortFunc(s.items, func(a, b item) int { return bytes.Compare(a.key, b.key) })
-	if err := s.sp.writeSorted(s.items); err != nil {
+	slices.SortFunc(p.items, func(a, b item) int { return bytes.Compare(a.key, b.key) })
+	if err := p.sp.writeSorted(p.items); err != nil {
 		return err
 	}
-	clear(s.items)
-	s.items, s.arena, s.mem = s.items[:0], s.arena[:0], 0
+	clear(p.items)
+	p.items, p.arena, p.mem = p.items[:0], p.arena[:0], 0
 	return nil
+}
+
+// partitions gathers the runs of spills (one per goroutine, with the same
+// number of partitions) by partition, leaving out empty ones.
+func partitions(spills []*groupSpill) []*spiller {
+	var out []*spiller
+	for i := range spills[0].parts {
+		sp := &spiller{}
+		for _, s := range spills {
+			sp.runs = append(sp.runs, s.parts[i].sp.runs...)
+		}
+		if len(sp.runs) > 0 {
+			out = append(out, sp)
+		}
+	}
+	return out
 }
 
 // appendReduced appends to dst the fields of d the group reads.
@@ -109,79 +169,169 @@ func (g *groupStage) appendReduced(dst []byte, d bson.Doc) []byte {
 	return dst
 }
 
-// emit returns the results of the groups in st and in the runs of sp (see
-// the comment at the top of the file), closing sp at the end.
-func (g *groupStage) emit(st *groupState, sp *spiller) func() (bson.Doc, error) {
+// partEmitter aggregates the spilled groups of one partition.
+type partEmitter struct {
+	g       *groupStage
+	st      *groupState // the in-memory groups: read, and folded into
+	sp      *spiller
+	next    func() (item, bool, error)
+	it      item
+	have    bool
+	done    bool
+	env     *expr.Env
+	scratch groupState // the current spilled group's, reset between groups
+	keep    groupState // spilled parts folded into in-memory groups
+	vals    []bson.Value
+	slab    []byte
+	n       int
+	out     []bson.Doc // the round's results
+	err     error
+}
+
+func (g *groupStage) newPartEmitter(st *groupState, sp *spiller) *partEmitter {
+	return &partEmitter{g: g, st: st, sp: sp, env: expr.NewEnv(g.ctx.Expr),
+		scratch: groupState{al: &expr.AccAlloc{}}, keep: groupState{al: &expr.AccAlloc{}},
+		vals: make([]bson.Value, len(g.accs))}
+}
+
+// round aggregates up to emitRound groups into e.out (replacing what it
+// held); at the end of the partition, or on an error (e.err), it closes
+// the runs and sets e.done.
+func (e *partEmitter) round() {
+	e.out = e.out[:0]
+	for len(e.out) < emitRound && !e.done {
+		d, err := e.nextGroup()
+		switch {
+		case err != nil:
+			e.err, e.done = err, true
+		case d == nil:
+			e.done = true
+		default:
+			e.out = append(e.out, d)
+		}
+	}
+	if e.done {
+		e.sp.close()
+	}
+}
+
+// nextGroup returns the result of the next spilled group that is not
+// folded into an in-memory one, or nil at the end.
+func (e *partEmitter) nextGroup() (bson.Doc, error) {
+	g := e.g
+	for {
+		var err error
+		if e.next == nil {
+			if e.next, err = e.sp.merge(); err != nil {
+				return nil, err
+			}
+		}
+		if !e.have {
+			if e.it, e.have, err = e.next(); err != nil || !e.have {
+				return nil, err
+			}
+		}
+		if e.n++; e.n&1023 == 0 {
+			if err := g.ctx.check(); err != nil {
+				return nil, err
+			}
+		}
+		it := e.it
+		key := it.key[:len(it.key)-seqBytes]
+		_, resident := e.st.tab.lookup(key)
+		into := &e.keep
+		if resident == nil {
+			e.scratch.al.Reset()
+			e.scratch.blk = e.scratch.blk[:0]
+			into = &e.scratch
+		}
+		id, err := expr.Eval(g.id, it.doc, e.env)
+		if err != nil {
+			return nil, err
+		}
+		if id.Type == 0 {
+			id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+		}
+		gr := g.newGroup(into, key, id)
+		gr.firstSeq = itemSeq(it)
+		for e.have && bytes.Equal(it.key[:len(it.key)-seqBytes], key) {
+			gr.lastSeq = itemSeq(it)
+			if err := g.add(gr, it.doc, e.env); err != nil {
+				return nil, err
+			}
+			if it, e.have, err = e.next(); err != nil {
+				return nil, err
+			}
+		}
+		e.it = it
+		if resident != nil {
+			if err := g.mergeGroup(resident, gr); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return g.result(gr, e.vals, &e.slab), nil
+	}
+}
+
+// emit returns the results of the groups in st and in the partitions'
+// runs (see the comment at the top of the file), closing the runs at the
+// end.
+func (g *groupStage) emit(st *groupState, parts []*spiller) func() (bson.Doc, error) {
+	es := make([]*partEmitter, len(parts))
+	for i, sp := range parts {
+		es[i] = g.newPartEmitter(st, sp)
+	}
 	vals := make([]bson.Value, len(g.accs))
 	var slab []byte
-	env := expr.NewEnv(g.ctx.Expr)
-	scratch := groupState{al: &expr.AccAlloc{}}
 	order := st.order
-	i, n := 0, 0
-	var next func() (item, bool, error)
-	var it item
-	have, done := false, len(sp.runs) == 0
-	fail := func(err error) (bson.Doc, error) {
-		sp.close()
-		done = true
-		return nil, err
+	i := 0
+	var ready []bson.Doc // results of the current round, in order
+	var failed error
+	closeAll := func() {
+		for _, e := range es {
+			e.sp.close()
+		}
 	}
 	return func() (bson.Doc, error) {
-		for !done {
-			var err error
-			if next == nil {
-				if next, err = sp.merge(); err != nil {
-					return fail(err)
+		if failed != nil {
+			return nil, failed
+		}
+		for len(ready) == 0 && len(es) > 0 {
+			if len(es) == 1 {
+				es[0].round()
+			} else {
+				var wg sync.WaitGroup
+				for _, e := range es {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						e.round()
+					}()
+				}
+				wg.Wait()
+			}
+			ready = ready[:0]
+			live := es[:0]
+			for _, e := range es {
+				if e.err != nil && failed == nil {
+					failed = e.err
+				}
+				ready = append(ready, e.out...)
+				if !e.done {
+					live = append(live, e)
 				}
 			}
-			if !have {
-				if it, have, err = next(); err != nil {
-					return fail(err)
-				}
-				if !have {
-					sp.close()
-					done = true
-					break
-				}
+			es = live
+			if failed != nil {
+				closeAll()
+				return nil, failed
 			}
-			if n++; n&1023 == 0 {
-				if err := g.ctx.check(); err != nil {
-					return fail(err)
-				}
-			}
-			key := it.key[:len(it.key)-seqBytes]
-			_, resident := st.tab.lookup(key)
-			into := st
-			if resident == nil {
-				scratch.al.Reset()
-				scratch.blk = scratch.blk[:0]
-				into = &scratch
-			}
-			id, err := expr.Eval(g.id, it.doc, env)
-			if err != nil {
-				return fail(err)
-			}
-			if id.Type == 0 {
-				id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
-			}
-			gr := g.newGroup(into, key, id)
-			gr.firstSeq = itemSeq(it)
-			for have && bytes.Equal(it.key[:len(it.key)-seqBytes], key) {
-				gr.lastSeq = itemSeq(it)
-				if err := g.add(gr, it.doc, env); err != nil {
-					return fail(err)
-				}
-				if it, have, err = next(); err != nil {
-					return fail(err)
-				}
-			}
-			if resident != nil {
-				if err := g.mergeGroup(resident, gr); err != nil {
-					return fail(err)
-				}
-				continue
-			}
-			return g.result(gr, vals, &slab), nil
+		}
+		if len(ready) > 0 {
+			d := ready[0]
+			ready = ready[1:]
+			return d, nil
 		}
 		if i < len(order) {
 			gr := order[i]

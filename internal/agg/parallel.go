@@ -262,7 +262,7 @@ func (w *groupWorker) work(docs []bson.Doc, seq int64, full bool) (int64, error)
 		h, gr := w.st.tab.lookup(w.key)
 		if gr == nil {
 			if full {
-				return w.spill.add(w.key, pos, d)
+				return w.spill.add(h, w.key, pos, d)
 			}
 			gr = g.newGroup(&w.st, w.key, id)
 			w.st.tab.insert(h, gr)
@@ -290,7 +290,7 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 	closeAll := func() {
 		for _, w := range ws {
 			if w != nil {
-				w.spill.sp.close()
+				w.spill.close()
 			}
 		}
 	}
@@ -328,11 +328,11 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 		return nil, err
 	}
 	st.mem = mem.Load()
-	sp := &spiller{dir: g.ctx.TempDir}
-	for _, w := range ws {
-		sp.runs = append(sp.runs, w.spill.sp.runs...)
+	spills := make([]*groupSpill, len(ws))
+	for i, w := range ws {
+		spills[i] = w.spill
 	}
-	return g.emit(&st, sp), nil
+	return g.emit(&st, partitions(spills)), nil
 }
 
 // flushSpills writes the workers' last runs, one goroutine each.

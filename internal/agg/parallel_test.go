@@ -166,7 +166,9 @@ func TestParallelGroupSpillFoldsResidentKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, limit := range []int64{3000, 20000, 60000} {
+	defer func(r int) { emitRound = r }(emitRound)
+	for i, limit := range []int64{3000, 20000, 60000} {
+		emitRound = []int{2048, 7, 1}[i] // rounds of every size
 		spilled, err := runBoth(t, docs, pl, limit, true)
 		if err != nil {
 			t.Fatal(err)
