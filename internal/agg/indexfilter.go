@@ -14,12 +14,13 @@ type FilteredScanner interface {
 	ScanFiltered(db, coll string, filter bson.Doc) (Iterator, error)
 }
 
-// ParallelRunner is implemented by catalogs that can run a pipeline over
-// a collection with parallel workers (see Pipeline.RunParallel), reading
-// it through an index or a column cache as they see fit; ok is false when
-// they do not.
-type ParallelRunner interface {
-	RunParallel(db, coll string, p *Pipeline) (it Iterator, ok bool, err error)
+// PipelineRunner is implemented by catalogs that can run a pipeline over
+// one of their collections better than over a plain scan: through an
+// index in the order of its leading $sort (Pipeline.RunSorted), or with
+// parallel workers (Pipeline.RunParallel) reading an index or a column
+// cache. ok is false when they do neither (nothing is run).
+type PipelineRunner interface {
+	RunPipeline(db, coll string, p *Pipeline) (it Iterator, ok bool, err error)
 }
 
 // IndexFilter returns a query filter selecting a superset of the documents

@@ -255,7 +255,7 @@ func (s *lookupStage) runPipeline(d bson.Doc, matches []bson.Doc) ([]bson.Doc, e
 }
 
 // runOn starts p over its input: matches with localField, else the
-// foreign collection, in parallel where the catalog can run it so.
+// foreign collection, as the catalog runs it best (PipelineRunner).
 func (s *lookupStage) runOn(p *Pipeline, matches []bson.Doc) (Iterator, error) {
 	switch {
 	case s.localField != nil:
@@ -263,8 +263,8 @@ func (s *lookupStage) runOn(p *Pipeline, matches []bson.Doc) (Iterator, error) {
 	case p.StartsWithSource():
 		return p.Run(empty)
 	}
-	if pr, ok := s.ctx.Catalog.(ParallelRunner); ok && s.from != "" {
-		if it, ok, err := pr.RunParallel(s.fromDB, s.from, p); err != nil || ok {
+	if pr, ok := s.ctx.Catalog.(PipelineRunner); ok && s.from != "" {
+		if it, ok, err := pr.RunPipeline(s.fromDB, s.from, p); err != nil || ok {
 			return it, err
 		}
 	}
@@ -495,6 +495,16 @@ func (s *unionWithStage) open(in Iterator) (Iterator, error) {
 				return d, err
 			}
 			first = false
+			if pr, ok := s.ctx.Catalog.(PipelineRunner); ok && s.coll != "" && s.pipeline != nil && !s.pipeline.StartsWithSource() {
+				it, ran, err := pr.RunPipeline(s.ctx.DB, s.coll, s.pipeline)
+				if err != nil {
+					return nil, err
+				}
+				if ran {
+					second = it
+					return second.Next()
+				}
+			}
 			var src Iterator = empty
 			if s.coll != "" && (s.pipeline == nil || !s.pipeline.StartsWithSource()) {
 				if s.ctx.Catalog == nil {

@@ -355,6 +355,51 @@ func (p *Pipeline) RunFiltered(in Iterator) (Iterator, error) {
 	return in, nil
 }
 
+// LeadingSort returns the specification of the $sort that comes first,
+// or right after the leading $match that Filter compiles, when it sorts
+// on plain fields (no $meta): an input already in that order, filtered by
+// Filter, may be run with RunSorted.
+func (p *Pipeline) LeadingSort() (bson.Doc, bool) {
+	i := 0
+	if p.Filter != nil {
+		i = 1
+	}
+	if i >= len(p.stages) {
+		return nil, false
+	}
+	if _, ok := p.stages[i].(*sortStage); !ok {
+		return nil, false
+	}
+	v, _ := p.stageSpecs[i].Lookup("$sort")
+	if v.Type != bson.TypeDocument {
+		return nil, false
+	}
+	it := v.Document().Iter()
+	for it.Next() {
+		if !it.Element().Value.IsNumber() {
+			return nil, false
+		}
+	}
+	return v.Document(), true
+}
+
+// RunSorted is Run for an input already filtered by p.Filter and in the
+// order of LeadingSort: neither stage runs again (a $limit the sort took
+// in still follows it).
+func (p *Pipeline) RunSorted(in Iterator) (Iterator, error) {
+	i := 1
+	if p.Filter != nil {
+		i = 2
+	}
+	var err error
+	for _, s := range p.stages[i:] {
+		if in, err = s.open(in); err != nil {
+			return nil, err
+		}
+	}
+	return in, nil
+}
+
 // LeadingFilter returns the specification of the leading $match that
 // Filter compiles (nil when there is none).
 func (p *Pipeline) LeadingFilter() bson.Doc {

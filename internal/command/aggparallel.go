@@ -65,11 +65,52 @@ func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, b
 	return s.env.parallelPipeline(ctx, tx, s.db, s.coll, s.p, s.p.LeadingFilter(), s.p.Filter, s.planning.hint)
 }
 
-// RunParallel implements agg.ParallelRunner for $lookup's sub-pipelines:
-// the equality its leading $match makes of a correlated $expr plans the
-// index scan.
-func (k *aggCatalog) RunParallel(db, coll string, p *agg.Pipeline) (agg.Iterator, bool, error) {
+// RunPipeline implements agg.PipelineRunner for the sub-pipelines of
+// $lookup and $unionWith: in the order of an index that provides its
+// leading $sort, else in parallel, with the equality the leading $match
+// makes of a correlated $expr planning the index scan.
+func (k *aggCatalog) RunPipeline(db, coll string, p *agg.Pipeline) (agg.Iterator, bool, error) {
+	if it, ok, err := k.sortedRun(db, coll, p, bson.Value{}); err != nil || ok {
+		return it, ok, err
+	}
 	return k.env.parallelPipeline(k.ctx, k.tx, db, coll, p, p.IndexFilter(), nil, bson.Value{})
+}
+
+// sortedRun runs p over an index walk in the order of its leading $sort
+// when an index provides it (as find's planner chooses one, bounded by
+// the leading $match where it can be), reporting false otherwise.
+func (k *aggCatalog) sortedRun(db, name string, p *agg.Pipeline, hint bson.Value) (agg.Iterator, bool, error) {
+	sortDoc, ok := p.LeadingSort()
+	if !ok || hinted(hint) || k.tx == nil {
+		return nil, false, nil
+	}
+	coll, err := catalog.Get(k.tx, db, name)
+	if err != nil || coll == nil {
+		return nil, false, err
+	}
+	if _, _, isView := coll.View(); isView {
+		return nil, false, nil
+	}
+	opts := p.QueryOptions()
+	sort, err := query.ParseSort(sortDoc, opts)
+	if err != nil {
+		return nil, false, nil // the $sort stage reports it
+	}
+	spec := &findSpec{filterDoc: p.LeadingFilter(), filter: p.Filter, sortDoc: sortDoc, sort: sort, opts: opts}
+	var base *plan
+	if len(spec.filterDoc) > 5 {
+		if base, _, err = k.env.planQuery(k.ctx, k.tx, coll, spec.filterDoc, p.Filter, opts, bson.Value{}); err != nil {
+			return nil, false, err
+		}
+	}
+	pl := choosePlanFind(coll, spec, base)
+	if pl == nil || !pl.sorted {
+		return nil, false, nil
+	}
+	sc := k.scan(db, name, p.Filter)
+	sc.plan, sc.planned = pl, true
+	it, err := p.RunSorted(sc)
+	return it, err == nil, err
 }
 
 // parallelPipeline starts p over a parallel scan of db.coll when it suits

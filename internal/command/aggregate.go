@@ -389,6 +389,16 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		s.cat.tx = nil
 		tx.Rollback()
 	}()
+	if s.it == nil && s.planning.text == nil && s.coll != "" && !s.p.StartsWithSource() {
+		it, ok, err := s.cat.sortedRun(s.db, s.coll, s.p, s.planning.hint)
+		if err != nil {
+			s.done = true
+			return false, err
+		}
+		if ok {
+			s.it = it
+		}
+	}
 	if s.it == nil && s.planning.text == nil {
 		it, ok, err := s.parallelRun(tx, ctx)
 		if err != nil {

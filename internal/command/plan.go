@@ -449,6 +449,10 @@ func choosePlanFind(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
 			}
 		} else {
 			c.ranges = []index.KeyRange{{All: true}}
+			if ne, ok := index.NeBounds(spec.filterDoc, s.Fields[0].Path); ok {
+				c.ranges = s.KeyRanges(ne) // still a full scan to the planner
+				c.dedupe = len(c.ranges) > 1
+			}
 			if full == nil {
 				full = c
 			}

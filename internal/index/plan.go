@@ -55,6 +55,45 @@ func FieldBounds(filter bson.Doc, field string, multikey bool) (ivs []Interval, 
 	return best, true
 }
 
+// NeBounds returns the intervals that leave out the value of a
+// {field: {$ne: v}} constraint at the top level of filter (or in a
+// top-level $and): everything below v and everything above it. They
+// bound no more than a whole index does in the worst case, so the
+// planner does not count them as bounds; they spare an index walk in
+// sort order the keys equal to v.
+func NeBounds(filter bson.Doc, field string) ([]Interval, bool) {
+	var found []Interval
+	var walk func(d bson.Doc)
+	walk = func(d bson.Doc) {
+		it := d.Iter()
+		for it.Next() {
+			e := it.Element()
+			if e.Key == "$and" && e.Value.Type == bson.TypeArray {
+				ai := e.Value.Document().Iter()
+				for ai.Next() {
+					if sub := ai.Element().Value; sub.Type == bson.TypeDocument {
+						walk(sub.Document())
+					}
+				}
+				continue
+			}
+			if e.Key != field || e.Value.Type != bson.TypeDocument || !isOperatorDoc(e.Value.Document()) || found != nil {
+				continue
+			}
+			oi := e.Value.Document().Iter()
+			for oi.Next() {
+				op := oi.Element()
+				if op.Key == "$ne" && rangeIndexable(op.Value) {
+					found = []Interval{{Lo: minKey, LoInc: true, Hi: op.Value}, {Lo: op.Value, Hi: maxKey, HiInc: true}}
+					break
+				}
+			}
+		}
+	}
+	walk(filter)
+	return found, found != nil
+}
+
 func score(ivs []Interval) int {
 	for _, iv := range ivs {
 		if !iv.Point() {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -326,4 +327,67 @@ func TestAggregatePipelines(t *testing.T) {
 			t.Fatalf("validated has %d (%v)", n, err)
 		}
 	})
+}
+
+// TestAggregateSortedByIndex: a leading $sort (after an optional $match)
+// that an index provides is answered by walking the index in order, in
+// the pipeline and in $unionWith's and $lookup's sub-pipelines, with the
+// answers of an unindexed copy of the collection; a $ne filter bounds the
+// walk around the excluded value.
+func TestAggregateSortedByIndex(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("e2esorted")
+	ixd, plain := db.Collection("ixd"), db.Collection("plain")
+	var docs []any
+	for i := 0; i < 3000; i++ {
+		var k any
+		switch i % 5 {
+		case 0, 1:
+			k = int32(i)
+		case 2:
+			k = float64(i) + 0.5
+		case 3:
+			k = fmt.Sprintf("s%05d", i)
+		case 4:
+			k = int64(-i)
+		}
+		switch i {
+		case 7:
+			k = nil
+		case 8:
+			k = ""
+		}
+		docs = append(docs, bson.D{{Key: "_id", Value: i}, {Key: "k", Value: k}, {Key: "v", Value: i % 7}})
+	}
+	for _, c := range []*mongo.Collection{ixd, plain} {
+		if _, err := c.InsertMany(ctx(t), docs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := ixd.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "k", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	pipelines := func(coll string) []bson.A {
+		return []bson.A{
+			{bson.M{"$sort": bson.M{"k": 1}}, bson.M{"$limit": 7}},
+			{bson.M{"$sort": bson.M{"k": -1}}, bson.M{"$skip": 3}, bson.M{"$limit": 4}},
+			{bson.M{"$match": bson.M{"k": bson.M{"$ne": ""}}}, bson.M{"$sort": bson.M{"k": 1}}, bson.M{"$project": bson.M{"k": 1}}, bson.M{"$limit": 6}},
+			{bson.M{"$match": bson.M{"k": bson.M{"$ne": "s00013"}, "v": bson.M{"$lt": 3}}}, bson.M{"$sort": bson.M{"k": -1}}, bson.M{"$limit": 5}},
+			{bson.M{"$match": bson.M{"k": bson.M{"$gt": 100}}}, bson.M{"$sort": bson.M{"k": -1}}, bson.M{"$limit": 3}},
+			{bson.M{"$sort": bson.M{"k": 1}}, bson.M{"$limit": 1},
+				bson.M{"$unionWith": bson.M{"coll": coll, "pipeline": bson.A{bson.M{"$sort": bson.M{"k": -1}}, bson.M{"$limit": 2}}}}},
+			{bson.M{"$match": bson.M{"_id": bson.M{"$lt": 3}}}, bson.M{"$lookup": bson.M{"from": coll, "let": bson.M{"x": "$v"}, "as": "top", "pipeline": bson.A{
+				bson.M{"$match": bson.M{"$expr": bson.M{"$eq": bson.A{"$v", "$$x"}}}}, bson.M{"$sort": bson.M{"k": -1}}, bson.M{"$limit": 2}, bson.M{"$project": bson.M{"k": 1}}}}}},
+		}
+	}
+	want, got := pipelines("plain"), pipelines("ixd")
+	for i := range want {
+		wc, err := plain.Aggregate(ctx(t), want[i])
+		w := aggAll(t, wc, err)
+		gc, err := ixd.Aggregate(ctx(t), got[i])
+		g := aggAll(t, gc, err)
+		if len(w) == 0 || !reflect.DeepEqual(g, w) {
+			t.Errorf("pipeline %d:\nindexed   %v\nunindexed %v", i, g, w)
+		}
+	}
 }
