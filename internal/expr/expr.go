@@ -73,6 +73,7 @@ type Env struct {
 		v    bson.Value
 		ok   bool
 	}
+	regexMemos []regexMemo // see memoFind
 }
 
 // NewDocument tells env that the evaluations that follow read a new

@@ -254,9 +254,17 @@ func (n *regexNode) eval(e *Env) (bson.Value, error) {
 	s := in.StringValue()
 	switch n.mode {
 	case regexMatchMode:
+		if n.fixed != nil {
+			return vBool(e.memoFind(re, s) != nil), nil
+		}
 		return vBool(re.MatchString(s)), nil
 	case regexFindMode:
-		m := re.FindStringSubmatchIndex(s)
+		var m []int
+		if n.fixed != nil {
+			m = e.memoFind(re, s)
+		} else {
+			m = re.FindStringSubmatchIndex(s)
+		}
 		if m == nil {
 			return vNull, nil
 		}
@@ -344,4 +352,49 @@ func (e *Env) regexResult(s string, m []int) bson.Value {
 	e.vs = e.vs[:start]
 	fields := [3]bson.Value{e.str(s[m[0]:m[1]]), e.int32(int32(utf8.RuneCountInString(s[:m[0]]))), caps}
 	return e.document(regexResultKeys, fields[:])
+}
+
+// Regular expressions are slow next to the rest of an expression, and
+// the strings a pipeline matches repeat (URLs, referers, phrases). An Env
+// therefore remembers, for a constant pattern, where it matched each of
+// the last inputs it saw (up to regexMemoSize inputs of at most
+// regexMemoMaxLen bytes; the memo starts over when full). An Env serves
+// one goroutine, so the memo needs no lock.
+
+const (
+	regexMemoSize   = 16384
+	regexMemoMaxLen = 512
+)
+
+// regexMemo is one pattern's memo.
+type regexMemo struct {
+	re *regexp.Regexp
+	m  map[string][]int
+}
+
+// memoFind is re.FindStringSubmatchIndex(s), remembered.
+func (e *Env) memoFind(re *regexp.Regexp, s string) []int {
+	if len(s) > regexMemoMaxLen {
+		return re.FindStringSubmatchIndex(s)
+	}
+	var memo *regexMemo
+	for i := range e.regexMemos {
+		if e.regexMemos[i].re == re {
+			memo = &e.regexMemos[i]
+			break
+		}
+	}
+	if memo == nil {
+		e.regexMemos = append(e.regexMemos, regexMemo{re: re})
+		memo = &e.regexMemos[len(e.regexMemos)-1]
+	}
+	if m, ok := memo.m[s]; ok {
+		return m
+	}
+	m := re.FindStringSubmatchIndex(s)
+	if memo.m == nil || len(memo.m) >= regexMemoSize {
+		memo.m = make(map[string][]int, 64)
+	}
+	memo.m[strings.Clone(s)] = m
+	return m
 }
