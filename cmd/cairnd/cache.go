@@ -11,21 +11,31 @@ import (
 // of half of (RAM − 1 GiB) and 0.25 GiB. RAM is read from /proc/meminfo;
 // where it cannot be read, 1 GiB.
 func defaultCacheSizeGB() float64 {
+	ram := memTotal()
+	if ram == 0 {
+		return 1
+	}
+	return max((float64(ram)/(1<<30)-1)/2, 0.25)
+}
+
+// memTotal is the machine's RAM in bytes from /proc/meminfo (0 where it
+// cannot be read).
+func memTotal() int64 {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
-		return 1
+		return 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		fields := strings.Fields(sc.Text())
 		if len(fields) >= 2 && fields[0] == "MemTotal:" {
-			kb, err := strconv.ParseFloat(fields[1], 64)
+			kb, err := strconv.ParseInt(fields[1], 10, 64)
 			if err != nil {
-				break
+				return 0
 			}
-			return max((kb/(1<<20)-1)/2, 0.25)
+			return kb << 10
 		}
 	}
-	return 1
+	return 0
 }

@@ -65,6 +65,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	log.Info("Cairn starting", "c", "CONTROL", "id", 4615611, "ctx", "initandlisten",
 		"pid", os.Getpid(), "port", cfg.Port, "dbPath", cfg.DBPath, "version", command.Version, "compatibleVersion", command.CompatibleVersion)
 
+	gcp, memLimit := tuneGC()
+	log.Info("Memory management", "c", "CONTROL", "ctx", "initandlisten", "gcPercent", gcp, "memoryLimitBytes", memLimit)
+
 	if err := os.MkdirAll(cfg.DBPath, 0o755); err != nil {
 		log.Error("Cannot create data directory", "c", "STORAGE", "ctx", "initandlisten", "dbPath", cfg.DBPath, "error", err.Error())
 		return 1
