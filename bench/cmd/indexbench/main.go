@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -307,7 +308,11 @@ const floorRuns = 3
 // extracting its keys with the index package and an in-memory sort of
 // them (as the build does, without writing anything): after one warm-up
 // scan, floorRuns times each, the kinds taking turns, reporting the median.
+//
+// The floor runs with cairnd's garbage-collector pacing (GOGC=400, see
+// cmd/cairnd/gc.go), so that build and floor pay the same for collection.
 func measureFloors(dbpath string) (map[string]time.Duration, error) {
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	db, err := kv.Open(dbpath, &kv.Options{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", dbpath, err)
