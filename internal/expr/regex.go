@@ -361,10 +361,10 @@ func (e *Env) regexResult(s string, m []int) bson.Value {
 // regexMemoMaxLen bytes; the memo starts over when full). An Env serves
 // one goroutine, so the memo needs no lock.
 
-const (
-	regexMemoSize   = 16384
-	regexMemoMaxLen = 512
-)
+// regexMemoSize is a variable for tests.
+var regexMemoSize = 16384
+
+const regexMemoMaxLen = 512
 
 // regexMemo is one pattern's memo.
 type regexMemo struct {

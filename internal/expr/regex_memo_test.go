@@ -11,6 +11,8 @@ import (
 // answer as a fresh match does, across more inputs than the memo holds,
 // repeated inputs and inputs too long to remember.
 func TestRegexMemo(t *testing.T) {
+	defer func(n int) { regexMemoSize = n }(regexMemoSize)
+	regexMemoSize = 100
 	for _, op := range []string{"$regexFind", "$regexMatch"} {
 		spec := fmt.Sprintf(`{"%s": {"input": "$s", "regex": "^https?://(?:www\\.)?([^/]+)/(.*)$"}}`, op)
 		d, err := bson.UnmarshalExtJSON([]byte(`{"e": `+spec+`}`), false)
