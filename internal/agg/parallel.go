@@ -33,8 +33,10 @@ var mergeableAccs = map[string]bool{
 // stages ($match, $project, $set, $addFields, $unset) and then a $group
 // whose accumulators all merge, a $count, or a $sort bounded by a $limit
 // (a top-k). It returns the terminal stage's index, or -1.
-func (p *Pipeline) parallelTerminal() int {
-	for i, s := range p.stages {
+func (p *Pipeline) parallelTerminal() int { return parallelTerminal(p.stages) }
+
+func parallelTerminal(stages []stage) int {
+	for i, s := range stages {
 		switch st := s.(type) {
 		case *matchStage, *projectStage:
 			continue
@@ -98,13 +100,57 @@ func (p *Pipeline) RunParallel(src BatchSource, workers int) (Iterator, bool, er
 		}
 		return out()
 	})
-	for _, s := range p.stages[ti+1:] {
-		var err error
-		if in, err = s.open(in); err != nil {
-			return nil, true, err
+	in, err := openAfterParallel(in, p.stages[ti+1:], workers)
+	return in, true, err
+}
+
+// openAfterParallel opens the stages that follow a parallel run's
+// terminal stage over its output in. A run of streaming stages ending in
+// a mergeable $group there (the second $group of "count distinct"
+// pipelines) runs in parallel too, fed batches of in's documents: a
+// $group's results stay valid, as BatchSource requires.
+func openAfterParallel(in Iterator, stages []stage, workers int) (Iterator, error) {
+	for len(stages) > 0 {
+		if tj := parallelTerminal(stages); tj >= 0 && workers > 1 {
+			if g, ok := stages[tj].(*groupStage); ok {
+				src, prefix := &iterBatches{it: in}, stages[:tj]
+				var out func() (bson.Doc, error)
+				in = FuncIterator(func() (bson.Doc, error) {
+					if out == nil {
+						var err error
+						if out, err = g.runParallel(src, prefix, nil, workers); err != nil {
+							return nil, err
+						}
+					}
+					return out()
+				})
+				stages = stages[tj+1:]
+				continue
+			}
 		}
+		var err error
+		if in, err = stages[0].open(in); err != nil {
+			return nil, err
+		}
+		stages = stages[1:]
 	}
-	return in, true, nil
+	return in, nil
+}
+
+// iterBatches is a BatchSource over an Iterator whose documents stay
+// valid (a $group's results).
+type iterBatches struct{ it Iterator }
+
+func (s *iterBatches) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
+	dst = dst[:0]
+	for len(dst) < max {
+		d, err := s.it.Next()
+		if err != nil || d == nil {
+			return dst, err
+		}
+		dst = append(dst, d)
+	}
+	return dst, nil
 }
 
 // batchIter serves one batch to a worker's chain of streaming stages,

@@ -121,6 +121,9 @@ func TestParallelGroupMatchesSerial(t *testing.T) {
 			{"$set": {"u": {"$size": "$u"}}}, {"$sort": {"u": -1, "f": 1}}, {"$limit": 7}]`,
 		`[{"$group": {"_id": {"$concat": ["$s", "|", {"$toString": "$_id"}]}, "c": {"$sum": 1}}}, {"$count": "groups"}]`,
 		`[{"$match": {"nothing": 1}}, {"$group": {"_id": null, "n": {"$sum": 1}}}]`,
+		// A second $group runs in parallel over the first one's results.
+		`[{"$group": {"_id": {"k": "$k", "v": "$v"}, "n": {"$sum": 1}, "f": {"$first": "$s"}}},
+			{"$match": {"n": {"$gt": 1}}}, {"$group": {"_id": "$_id.k", "u": {"$sum": 1}, "f": {"$first": "$f"}, "l": {"$last": "$f"}, "m": {"$max": "$n"}}}]`,
 	} {
 		runBoth(t, docs, pl, 0, true)
 	}
