@@ -1,5 +1,12 @@
 package agg
 
+import (
+	"slices"
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+)
+
 // NarrowSource is a BatchSource whose documents already hold only the
 // fields ParallelFields names (the parallel workers then do not cut them
 // down), and whose documents stay valid only until the slice that held
@@ -54,4 +61,96 @@ func narrowed(src BatchSource, fields []string) (narrow, ok bool) {
 		}
 	}
 	return true, true
+}
+
+// lateLimit is the largest top-k that LateFields serves: its documents are
+// fetched whole, and held, once the top-k is known.
+const lateLimit = 10000
+
+// LateFields returns, for a pipeline whose parallel run ends in a top-k
+// $sort reached through $match stages only (which pass documents on
+// whole, so that ParallelFields is nil), the top-level fields the matches
+// and the sort read, with _id: the top-k can run over documents cut to
+// them and fetch the few winners whole afterwards (RunParallelFetch). It
+// returns nil otherwise.
+func (p *Pipeline) LateFields() []string {
+	ti := p.parallelTerminal()
+	if ti < 0 {
+		return nil
+	}
+	st, ok := p.stages[ti].(*sortStage)
+	if !ok || st.limit <= 0 || st.limit > lateLimit {
+		return nil
+	}
+	for _, s := range p.stages[:ti] {
+		if _, ok := s.(*matchStage); !ok {
+			return nil
+		}
+	}
+	fields := readFields(p.stages[:ti], p.stageSpecs[:ti])
+	if fields == nil {
+		return nil
+	}
+	v, _ := p.stageSpecs[ti].Lookup("$sort")
+	if v.Type != bson.TypeDocument {
+		return nil
+	}
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if !e.Value.IsNumber() {
+			return nil // $meta
+		}
+		f, _, _ := strings.Cut(e.Key, ".")
+		if !slices.Contains(fields, f) {
+			fields = append(fields, f)
+		}
+	}
+	return fields
+}
+
+// RunParallelFetch is RunParallel for a pipeline with LateFields, over a
+// source of documents cut to them: the top-k runs over the cut documents,
+// and fetch turns each of its results into the whole document (by _id)
+// before the stages that follow see it. fetch is called during the first
+// Next, for every result at once.
+func (p *Pipeline) RunParallelFetch(src BatchSource, workers int, fetch func(cut bson.Doc) (bson.Doc, error)) (Iterator, bool, error) {
+	fields := p.LateFields()
+	if fields == nil {
+		return nil, false, nil
+	}
+	if narrow, ok := narrowed(src, fields); !ok || !narrow {
+		return nil, false, nil
+	}
+	ti := p.parallelTerminal()
+	st := p.stages[ti].(*sortStage)
+	var out func() (bson.Doc, error)
+	in := FuncIterator(func() (bson.Doc, error) {
+		if out == nil {
+			top, err := st.runParallel(src, p.stages[:ti], max(workers, 1))
+			if err != nil {
+				return nil, err
+			}
+			var docs []bson.Doc
+			for {
+				d, err := top()
+				if err != nil {
+					return nil, err
+				}
+				if d == nil {
+					break
+				}
+				if d, err = fetch(d); err != nil {
+					return nil, err
+				}
+				if d != nil {
+					docs = append(docs, d)
+				}
+			}
+			out = (&SliceIterator{Docs: docs}).Next
+		}
+		return out()
+	})
+	it, err := openAfterParallel(in, p.stages[ti+1:], workers)
+	return it, true, err
 }

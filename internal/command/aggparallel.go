@@ -138,7 +138,19 @@ func (e *Env) parallelPipeline(ctx context.Context, tx *kv.Tx, db, name string, 
 			return nil, false, err
 		}
 	}
-	fields := p.ParallelFields()
+	fields, lf := p.ParallelFields(), p.LateFields()
+	if !hinted && fields == nil && lf != nil {
+		src, err := e.columnScan(ctx, tx, coll, lf, pl != nil)
+		if err != nil {
+			return nil, false, err
+		}
+		if src != nil {
+			narrowByEqualities(src, planFilter, p.QueryOptions())
+			if it, ok, err := p.RunParallelFetch(src, workers, fetchByID(tx, coll)); err != nil || ok {
+				return it, ok, err
+			}
+		}
+	}
 	if !hinted && fields != nil {
 		src, err := e.columnScan(ctx, tx, coll, fields, pl != nil)
 		if err != nil {
@@ -151,8 +163,12 @@ func (e *Env) parallelPipeline(ctx context.Context, tx *kv.Tx, db, name string, 
 	}
 	if pl != nil {
 		is := &indexScan{ctx: ctx, tx: tx, coll: coll, plan: pl}
-		if fields != nil {
-			is.done = func(keys, docs int64) { e.wantColumns(tx, coll, fields, keys, docs) }
+		want := fields
+		if want == nil {
+			want = lf
+		}
+		if want != nil {
+			is.done = func(keys, docs int64) { e.wantColumns(tx, coll, want, keys, docs) }
 		}
 		return p.RunParallel(is, workers)
 	}
@@ -200,4 +216,25 @@ func (s *indexScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 		s.done(s.walk.keys, s.walk.docs)
 	}
 	return dst, err
+}
+
+// fetchByID returns the function that turns a cut document into the
+// whole document of the same _id in tx's snapshot (a copy: the results of
+// a top-k outlive the snapshot), or nil when it no longer exists.
+func fetchByID(tx *kv.Tx, coll *catalog.Collection) func(cut bson.Doc) (bson.Doc, error) {
+	return func(cut bson.Doc) (bson.Doc, error) {
+		id, ok := cut.Lookup("_id")
+		if !ok {
+			return nil, nil
+		}
+		data, err := dataTree(tx, coll)
+		if err != nil {
+			return nil, err
+		}
+		v, err := data.Get(docKey(nil, id))
+		if err != nil || v == nil {
+			return nil, err
+		}
+		return append(bson.Doc(nil), v...), nil
+	}
 }

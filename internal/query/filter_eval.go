@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strings"
 
 	"github.com/cairndb/cairn/bson"
 )
@@ -380,11 +381,16 @@ func truncToInt64(v bson.Value) (int64, bool) {
 type regexMatcher struct {
 	pattern, options string
 	re               *regexp.Regexp
+	lit              string // with isLit: the pattern is this literal
+	isLit            bool
 }
 
 func (m *regexMatcher) matchValue(v bson.Value) bool {
 	switch v.Type {
 	case bson.TypeString, bson.TypeSymbol:
+		if m.isLit {
+			return strings.Contains(v.StringValue(), m.lit)
+		}
 		return m.re.MatchString(v.StringValue())
 	case bson.TypeRegex:
 		p, o := v.Regex()

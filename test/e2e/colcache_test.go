@@ -83,6 +83,10 @@ var colPipelines = []bson.A{
 	{bson.M{"$match": bson.M{"g": 2}}, bson.M{"$group": bson.D{{Key: "_id", Value: bson.M{"$type": "$g"}}, {Key: "n", Value: bson.M{"$sum": 1}}}}, bson.M{"$sort": bson.M{"_id": 1}}},
 	{bson.M{"$match": bson.M{"g": 4.0, "v": int64(4)}}, bson.M{"$count": "c"}},
 	{bson.M{"$match": bson.M{"g": "s2"}}, bson.M{"$group": bson.D{{Key: "_id", Value: "$g"}, {Key: "n", Value: bson.M{"$sum": 1}}, {Key: "sv", Value: bson.M{"$sum": "$v"}}}}},
+	// A top-k over whole documents: run over the columns it reads, the
+	// winners fetched whole by _id.
+	{bson.M{"$match": bson.M{"v": bson.M{"$gte": 2}, "s": bson.M{"$regex": "-00"}}}, bson.M{"$sort": bson.D{{Key: "s", Value: -1}, {Key: "e.x", Value: 1}}}, bson.M{"$limit": 9}},
+	{bson.M{"$sort": bson.M{"v": -1}}, bson.M{"$limit": 4}, bson.M{"$project": bson.M{"pad": 0}}},
 	// A correlated $lookup whose sub-pipeline runs in parallel, narrowed by
 	// the equality its $expr makes.
 	{bson.M{"$group": bson.D{{Key: "_id", Value: "$g"}, {Key: "n", Value: bson.M{"$sum": 1}}}}, bson.M{"$sort": bson.M{"_id": 1}}, bson.M{"$limit": 12},
