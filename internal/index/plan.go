@@ -63,35 +63,39 @@ func FieldBounds(filter bson.Doc, field string, multikey bool) (ivs []Interval, 
 // sort order the keys equal to v.
 func NeBounds(filter bson.Doc, field string) ([]Interval, bool) {
 	var found []Interval
-	var walk func(d bson.Doc)
-	walk = func(d bson.Doc) {
-		it := d.Iter()
-		for it.Next() {
-			e := it.Element()
-			if e.Key == "$and" && e.Value.Type == bson.TypeArray {
-				ai := e.Value.Document().Iter()
-				for ai.Next() {
-					if sub := ai.Element().Value; sub.Type == bson.TypeDocument {
-						walk(sub.Document())
-					}
-				}
-				continue
-			}
-			if e.Key != field || e.Value.Type != bson.TypeDocument || !isOperatorDoc(e.Value.Document()) || found != nil {
-				continue
-			}
-			oi := e.Value.Document().Iter()
-			for oi.Next() {
-				op := oi.Element()
-				if op.Key == "$ne" && rangeIndexable(op.Value) {
-					found = []Interval{{Lo: minKey, LoInc: true, Hi: op.Value}, {Lo: op.Value, Hi: maxKey, HiInc: true}}
-					break
-				}
+	eachConjunct(filter, func(e bson.Element) {
+		if e.Key != field || e.Value.Type != bson.TypeDocument || !isOperatorDoc(e.Value.Document()) || found != nil {
+			return
+		}
+		oi := e.Value.Document().Iter()
+		for oi.Next() {
+			op := oi.Element()
+			if op.Key == "$ne" && rangeIndexable(op.Value) {
+				found = []Interval{{Lo: minKey, LoInc: true, Hi: op.Value}, {Lo: op.Value, Hi: maxKey, HiInc: true}}
+				return
 			}
 		}
-	}
-	walk(filter)
+	})
 	return found, found != nil
+}
+
+// eachConjunct calls fn with every element at the top level of filter,
+// and inside a top-level $and, in order.
+func eachConjunct(filter bson.Doc, fn func(e bson.Element)) {
+	it := filter.Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Key == "$and" && e.Value.Type == bson.TypeArray {
+			ai := e.Value.Document().Iter()
+			for ai.Next() {
+				if sub := ai.Element().Value; sub.Type == bson.TypeDocument {
+					eachConjunct(sub.Document(), fn)
+				}
+			}
+			continue
+		}
+		fn(e)
+	}
 }
 
 func score(ivs []Interval) int {
@@ -116,20 +120,9 @@ func intersect(a, b Interval) Interval {
 // collectBounds appends one interval list per constraint on field found at
 // the top level of filter (or inside a top-level $and).
 func collectBounds(filter bson.Doc, field string, out *[][]Interval) {
-	it := filter.Iter()
-	for it.Next() {
-		e := it.Element()
-		if e.Key == "$and" && e.Value.Type == bson.TypeArray {
-			ai := e.Value.Document().Iter()
-			for ai.Next() {
-				if sub := ai.Element().Value; sub.Type == bson.TypeDocument {
-					collectBounds(sub.Document(), field, out)
-				}
-			}
-			continue
-		}
+	eachConjunct(filter, func(e bson.Element) {
 		if e.Key != field {
-			continue
+			return
 		}
 		v := e.Value
 		if v.Type == bson.TypeDocument && isOperatorDoc(v.Document()) {
@@ -140,12 +133,12 @@ func collectBounds(filter bson.Doc, field string, out *[][]Interval) {
 					*out = append(*out, ivs)
 				}
 			}
-			continue
+			return
 		}
 		if equalityIndexable(v) {
 			*out = append(*out, []Interval{{Lo: v, Hi: v, LoInc: true, HiInc: true}})
 		}
-	}
+	})
 }
 
 func isOperatorDoc(d bson.Doc) bool {
@@ -301,27 +294,12 @@ func (s *Spec) Usable() bool {
 func FilterFields(filter bson.Doc) []string {
 	var out []string
 	seen := map[string]bool{}
-	var walk func(d bson.Doc)
-	walk = func(d bson.Doc) {
-		it := d.Iter()
-		for it.Next() {
-			e := it.Element()
-			if e.Key == "$and" && e.Value.Type == bson.TypeArray {
-				ai := e.Value.Document().Iter()
-				for ai.Next() {
-					if sub := ai.Element().Value; sub.Type == bson.TypeDocument {
-						walk(sub.Document())
-					}
-				}
-				continue
-			}
-			if !strings.HasPrefix(e.Key, "$") && !seen[e.Key] {
-				seen[e.Key] = true
-				out = append(out, e.Key)
-			}
+	eachConjunct(filter, func(e bson.Element) {
+		if !strings.HasPrefix(e.Key, "$") && !seen[e.Key] {
+			seen[e.Key] = true
+			out = append(out, e.Key)
 		}
-	}
-	walk(filter)
+	})
 	return out
 }
 
