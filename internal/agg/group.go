@@ -292,7 +292,7 @@ func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
 		spill.close()
 		return nil, err
 	}
-	return g.emit(&st, partitions([]*groupSpill{spill})), nil
+	return g.emit(&st, partitions([]*groupSpill{spill}), 1), nil
 }
 
 // groupBytes is the memory a new group of id (encoded as key) is counted

@@ -277,13 +277,17 @@ func (e *partEmitter) nextGroup() (bson.Doc, error) {
 // emit returns the results of the groups in st and in the partitions'
 // runs (see the comment at the top of the file), closing the runs at the
 // end.
-func (g *groupStage) emit(st *groupState, parts []*spiller) func() (bson.Doc, error) {
+func (g *groupStage) emit(st *groupState, parts []*spiller, workers int) func() (bson.Doc, error) {
 	es := make([]*partEmitter, len(parts))
 	for i, sp := range parts {
 		es[i] = g.newPartEmitter(st, sp)
 	}
-	vals := make([]bson.Value, len(g.accs))
-	var slab []byte
+	workers = max(workers, 1)
+	vals := make([][]bson.Value, workers)
+	slabs := make([][]byte, workers)
+	for w := range vals {
+		vals[w] = make([]bson.Value, len(g.accs))
+	}
 	order := st.order
 	i := 0
 	var ready []bson.Doc // results of the current round, in order
@@ -328,16 +332,42 @@ func (g *groupStage) emit(st *groupState, parts []*spiller) func() (bson.Doc, er
 				return nil, failed
 			}
 		}
+		if len(ready) == 0 && i < len(order) {
+			// The in-memory groups' results, built a round at a time,
+			// each worker a contiguous share, in order.
+			n := min(len(order)-i, workers*emitRound)
+			chunk := order[i : i+n]
+			ready = ready[:0]
+			for range chunk {
+				ready = append(ready, nil)
+			}
+			share := (n + workers - 1) / workers
+			var wg sync.WaitGroup
+			for w := 0; w*share < n; w++ {
+				lo, hi := w*share, min((w+1)*share, n)
+				build := func() {
+					for k := lo; k < hi; k++ {
+						ready[k] = g.result(chunk[k], vals[w], &slabs[w])
+					}
+				}
+				if hi-lo == n {
+					build()
+					break
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					build()
+				}()
+			}
+			wg.Wait()
+			clear(chunk)
+			i += n
+		}
 		if len(ready) > 0 {
 			d := ready[0]
 			ready = ready[1:]
 			return d, nil
-		}
-		if i < len(order) {
-			gr := order[i]
-			order[i] = nil
-			i++
-			return g.result(gr, vals, &slab), nil
 		}
 		return nil, nil
 	}

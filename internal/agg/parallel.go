@@ -378,7 +378,7 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 	for i, w := range ws {
 		spills[i] = w.spill
 	}
-	return g.emit(&st, partitions(spills)), nil
+	return g.emit(&st, partitions(spills), len(ws)), nil
 }
 
 // flushSpills writes the workers' last runs, one goroutine each.
