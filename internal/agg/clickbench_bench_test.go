@@ -52,14 +52,19 @@ func hitsDocs() []bson.Doc {
 	return hitsData
 }
 
-func benchParallel(b *testing.B, pipeline string) {
+func benchParallel(b *testing.B, pipeline string) { benchParallelLimit(b, pipeline, 0) }
+
+// benchParallelLimit is benchParallel with a $group memory limit (0: the
+// default): a small one makes the groups spill, as a million-row table's
+// do under the default.
+func benchParallelLimit(b *testing.B, pipeline string, memLimit int64) {
 	docs := hitsDocs()
 	stages := parseJSONArray(b, pipeline)
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := cpuTime()
 	for i := 0; i < b.N; i++ {
-		p, err := Parse(&Context{DB: "d", Coll: "c", AllowDiskUse: true}, stages)
+		p, err := Parse(&Context{DB: "d", Coll: "c", AllowDiskUse: true, MemoryLimit: memLimit, TempDir: b.TempDir()}, stages)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -97,6 +102,13 @@ func BenchmarkClickQ32(b *testing.B) {
 		"WatchID": {"$first": "$WatchID"}, "ClientIP": {"$first": "$ClientIP"},
 		"avg_ResolutionWidth": {"$avg": "$ResolutionWidth"}, "sum_IsRefresh": {"$sum": "$IsRefresh"}, "c": {"$sum": 1}}},
 		{"$sort": {"c": -1}}, {"$limit": 10}]`)
+}
+
+// BenchmarkClickQ32Spill is Q32 with the groups past 8 MB spilled.
+func BenchmarkClickQ32Spill(b *testing.B) {
+	benchParallelLimit(b, `[{"$group": {"_id": {"WatchID": "$WatchID", "ClientIP": "$ClientIP"},
+		"c": {"$sum": 1}, "s": {"$sum": "$IsRefresh"}, "a": {"$avg": "$ResolutionWidth"}}},
+		{"$sort": {"c": -1}}, {"$limit": 10}]`, 8<<20)
 }
 
 func BenchmarkClickQ29(b *testing.B) {

@@ -119,13 +119,55 @@ func (p *spillPart) flush() error {
 	if len(p.items) == 0 {
 		return nil
 	}
-	slices.SortFunc(p.items, func(a, b item) int { return bytes.Compare(a.key, b.key) })
+	sortByKey(p.items)
 	if err := p.sp.writeSorted(p.items); err != nil {
 		return err
 	}
 	clear(p.items)
 	p.items, p.arena, p.mem = p.items[:0], p.arena[:0], 0
 	return nil
+}
+
+// sortByKey sorts items by key, comparing first the 8 bytes that follow
+// the prefix every key shares (a group key starts with its type tags and
+// field names), held beside each item, so that most comparisons touch
+// neither the keys' memory nor bytes.Compare.
+func sortByKey(items []item) {
+	if len(items) < 2 {
+		return
+	}
+	first := items[0].key
+	cp := len(first)
+	for _, it := range items[1:] {
+		n := min(cp, len(it.key))
+		i := 0
+		for i < n && it.key[i] == first[i] {
+			i++
+		}
+		cp = i
+	}
+	type ref struct {
+		pfx uint64
+		it  item
+	}
+	refs := make([]ref, len(items))
+	for i, it := range items {
+		var b [8]byte
+		copy(b[:], it.key[cp:])
+		refs[i] = ref{pfx: binary.BigEndian.Uint64(b[:]), it: it}
+	}
+	slices.SortFunc(refs, func(a, b ref) int {
+		if a.pfx != b.pfx {
+			if a.pfx < b.pfx {
+				return -1
+			}
+			return 1
+		}
+		return bytes.Compare(a.it.key[cp:], b.it.key[cp:])
+	})
+	for i := range refs {
+		items[i] = refs[i].it
+	}
 }
 
 // partitions gathers the runs of spills (one per goroutine, with the same
@@ -183,6 +225,7 @@ type partEmitter struct {
 	keep    groupState // spilled parts folded into in-memory groups
 	vals    []bson.Value
 	slab    []byte
+	key     []byte // the current group's key
 	n       int
 	out     []bson.Doc // the round's results
 	err     error
@@ -222,7 +265,7 @@ func (e *partEmitter) nextGroup() (bson.Doc, error) {
 	for {
 		var err error
 		if e.next == nil {
-			if e.next, err = e.sp.merge(); err != nil {
+			if e.next, err = e.sp.mergeLazy(); err != nil {
 				return nil, err
 			}
 		}
@@ -237,7 +280,9 @@ func (e *partEmitter) nextGroup() (bson.Doc, error) {
 			}
 		}
 		it := e.it
-		key := it.key[:len(it.key)-seqBytes]
+		// The item is valid until the next one is read: keep its key.
+		e.key = append(e.key[:0], it.key[:len(it.key)-seqBytes]...)
+		key := e.key
 		_, resident := e.st.tab.lookup(key)
 		into := &e.keep
 		if resident == nil {

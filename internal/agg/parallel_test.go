@@ -279,3 +279,34 @@ func TestParallelCountAndTopK(t *testing.T) {
 		t.Fatalf("top-k over the memory limit: %v, want code 292", err)
 	}
 }
+
+// TestGroupSpillLargeItems: spilled documents larger than a run reader's
+// buffer are read back whole (they are copied, the others served from
+// the buffer) and answer as a run that never spills.
+func TestGroupSpillLargeItems(t *testing.T) {
+	big := strings.Repeat("x", 300<<10)
+	var parts []string
+	for i := 0; i < 600; i++ {
+		s := fmt.Sprintf("s%04d", i)
+		if i%97 == 5 {
+			s = big + s
+		}
+		parts = append(parts, fmt.Sprintf(`{"_id": %d, "k": %d, "s": "%s"}`, i, (i*31)%150, s))
+	}
+	docs := parseJSONArray(t, "["+strings.Join(parts, ",")+"]")
+	pl := `[{"$group": {"_id": "$k", "n": {"$sum": 1}, "m": {"$max": "$s"}, "f": {"$first": "$s"}}}, {"$set": {"m": {"$strLenBytes": "$m"}, "f": {"$strLenBytes": "$f"}}}, {"$sort": {"_id": 1}}]`
+	unlimited, err := runBoth(t, docs, pl, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spilled, err := runBoth(t, docs, pl, 4000, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spilled != unlimited {
+		t.Fatalf("spilling changed the answer:\n%.300s\n%.300s", spilled, unlimited)
+	}
+	if !strings.Contains(unlimited, fmt.Sprint(len(big)+5)) {
+		t.Fatalf("no large value in %.300s", unlimited)
+	}
+}

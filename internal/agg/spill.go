@@ -82,6 +82,48 @@ type runReader struct {
 	idx  int
 	cur  item
 	slab []byte // holds the items read (see slabBytes)
+	// peeked is the length of cur when it lies in r's buffer (nextPeek):
+	// it is discarded when the reader moves on.
+	peeked int
+}
+
+// nextPeek is next for a merge whose items are used before the next one
+// is asked for (mergeLazy): an item that fits r's buffer is served from
+// it without a copy, and stays valid until the reader moves on.
+func (rr *runReader) nextPeek() (bool, error) {
+	if rr.peeked > 0 {
+		if _, err := rr.r.Discard(rr.peeked); err != nil {
+			return false, err
+		}
+		rr.peeked = 0
+	}
+	hdr, err := rr.r.Peek(4)
+	if err != nil {
+		if err == io.EOF && len(hdr) == 0 {
+			return false, nil
+		}
+		return false, err
+	}
+	klen := int(binary.LittleEndian.Uint32(hdr))
+	b, err := rr.r.Peek(4 + klen + 4)
+	if err == bufio.ErrBufferFull {
+		return rr.next()
+	} else if err != nil {
+		return false, err
+	}
+	n := int(binary.LittleEndian.Uint32(b[4+klen:]))
+	if n < 5 || n > 64<<20 {
+		return false, fmt.Errorf("corrupt spill file")
+	}
+	total := 4 + klen + n
+	if b, err = rr.r.Peek(total); err == bufio.ErrBufferFull {
+		return rr.next()
+	} else if err != nil {
+		return false, err
+	}
+	rr.cur = item{key: b[4 : 4+klen : 4+klen], doc: bson.Doc(b[4+klen : total : total])}
+	rr.peeked = total
+	return true, nil
 }
 
 // slabSize is the size of the blocks slabBytes carves.
@@ -148,6 +190,44 @@ func (h *runHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// mergeLazy is merge for a caller that is done with an item when it asks
+// for the next one: items are served from the readers' buffers and are
+// valid only until the next call.
+func (s *spiller) mergeLazy() (func() (item, bool, error), error) {
+	h := &runHeap{}
+	for i, f := range s.runs {
+		rr := &runReader{r: bufio.NewReaderSize(f, 1<<18), idx: i}
+		ok, err := rr.nextPeek()
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			*h = append(*h, rr)
+		}
+	}
+	heap.Init(h)
+	var last *runReader // at the top of the heap: its item was served
+	return func() (item, bool, error) {
+		if last != nil {
+			ok, err := last.nextPeek()
+			if err != nil {
+				return item{}, false, err
+			}
+			if ok {
+				heap.Fix(h, 0)
+			} else {
+				heap.Pop(h)
+			}
+			last = nil
+		}
+		if h.Len() == 0 {
+			return item{}, false, nil
+		}
+		last = (*h)[0]
+		return last.cur, true, nil
+	}, nil
 }
 
 // merge returns a function yielding the items of every run in key order;
