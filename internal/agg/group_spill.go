@@ -229,6 +229,7 @@ type partEmitter struct {
 	n       int
 	out     []bson.Doc // the round's results
 	err     error
+	parts   int // how many partitions merge at once
 }
 
 func (g *groupStage) newPartEmitter(st *groupState, sp *spiller) *partEmitter {
@@ -265,7 +266,7 @@ func (e *partEmitter) nextGroup() (bson.Doc, error) {
 	for {
 		var err error
 		if e.next == nil {
-			if e.next, err = e.sp.mergeLazy(); err != nil {
+			if e.next, err = e.sp.mergeLazy(g.ctx.memLimit() / 4 / int64(e.parts)); err != nil {
 				return nil, err
 			}
 		}
@@ -326,6 +327,7 @@ func (g *groupStage) emit(st *groupState, parts []*spiller, workers int) func() 
 	es := make([]*partEmitter, len(parts))
 	for i, sp := range parts {
 		es[i] = g.newPartEmitter(st, sp)
+		es[i].parts = len(parts)
 	}
 	workers = max(workers, 1)
 	vals := make([][]bson.Value, workers)

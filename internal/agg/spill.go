@@ -195,10 +195,14 @@ func (h *runHeap) Pop() any {
 // mergeLazy is merge for a caller that is done with an item when it asks
 // for the next one: items are served from the readers' buffers and are
 // valid only until the next call.
-func (s *spiller) mergeLazy() (func() (item, bool, error), error) {
+//
+// The readers' buffers share budget bytes (each between 16 KiB and 256
+// KiB), so that a merge of many runs stays within its memory.
+func (s *spiller) mergeLazy(budget int64) (func() (item, bool, error), error) {
 	h := &runHeap{}
+	size := int(min(max(budget/int64(max(len(s.runs), 1)), 16<<10), 256<<10))
 	for i, f := range s.runs {
-		rr := &runReader{r: bufio.NewReaderSize(f, 1<<18), idx: i}
+		rr := &runReader{r: bufio.NewReaderSize(f, size), idx: i}
 		ok, err := rr.nextPeek()
 		if err != nil {
 			return nil, err
