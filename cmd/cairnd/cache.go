@@ -18,9 +18,28 @@ func defaultCacheSizeGB() float64 {
 	return max((float64(ram)/(1<<30)-1)/2, 0.25)
 }
 
-// memTotal is the machine's RAM in bytes from /proc/meminfo (0 where it
-// cannot be read).
+// memTotal is the memory cairnd may use, in bytes: the machine's RAM from
+// /proc/meminfo, or the memory limit of its control group when that is
+// lower (as mongod sizes its cache in a container); 0 where neither can be
+// read.
 func memTotal() int64 {
+	ram := meminfoTotal()
+	for _, path := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 && (ram == 0 || n < ram) {
+			ram = n // "max" (no limit) does not parse
+		}
+		break
+	}
+	return ram
+}
+
+// meminfoTotal is MemTotal from /proc/meminfo in bytes (0 where it cannot
+// be read).
+func meminfoTotal() int64 {
 	f, err := os.Open("/proc/meminfo")
 	if err != nil {
 		return 0
