@@ -23,8 +23,14 @@ func defaultCacheSizeGB() float64 {
 // lower (as mongod sizes its cache in a container); 0 where neither can be
 // read.
 func memTotal() int64 {
-	ram := meminfoTotal()
-	for _, path := range []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"} {
+	return memTotalFrom("/proc/meminfo", "/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+}
+
+// memTotalFrom is memTotal reading the given files: meminfo, then the
+// first of the cgroup limit files that exists (v2, v1).
+func memTotalFrom(meminfo string, cgroupLimits ...string) int64 {
+	ram := meminfoTotal(meminfo)
+	for _, path := range cgroupLimits {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			continue
@@ -37,10 +43,10 @@ func memTotal() int64 {
 	return ram
 }
 
-// meminfoTotal is MemTotal from /proc/meminfo in bytes (0 where it cannot
-// be read).
-func meminfoTotal() int64 {
-	f, err := os.Open("/proc/meminfo")
+// meminfoTotal is MemTotal from a /proc/meminfo file in bytes (0 where it
+// cannot be read).
+func meminfoTotal(path string) int64 {
+	f, err := os.Open(path)
 	if err != nil {
 		return 0
 	}
