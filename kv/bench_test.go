@@ -225,13 +225,14 @@ func BenchmarkBareFdatasync(b *testing.B) {
 	buf := make([]byte, 4096)
 	f.WriteAt(make([]byte, 1<<20), 0)
 	f.Sync()
-	b.ResetTimer()
+	clk := startCPU(b)
 	for i := 0; i < b.N; i++ {
 		f.WriteAt(buf[:200], int64(i*200%(1<<20-200)))
 		if err := datasyncFile(f); err != nil {
 			b.Fatal(err)
 		}
 	}
+	clk.stop(b)
 }
 
 // BenchmarkPutBatch1000: 1000 random inserts per durable transaction.
