@@ -131,6 +131,7 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 			// that neighbours of a huge value never cause it to be rewritten.
 			nl := &node{leaf: true, txid: tx.id, size: pageHeaderSize + leafEntrySize(key, val),
 				keys: [][]byte{key}, vals: [][]byte{val}}
+			nl.buildPrefixes()
 			if i == 0 {
 				return []*node{nl, n}, false, nil
 			}
@@ -417,9 +418,7 @@ func (tx *Tx) rebalance(m *node, i int, c *node) error {
 		merged.keys[len(left.keys)] = rsep
 		merged.kids = append(append(make([]*childRef, 0, len(merged.keys)), left.kids...), right.kids...)
 	}
-	if left.pfx != nil && right.pfx != nil {
-		merged.buildPrefixes() // the halves may strip different prefixes
-	}
+	merged.buildPrefixes() // the halves may strip different prefixes
 	tx.retire(left)
 	tx.retire(right)
 	m.kids[l] = refTo(merged)
@@ -445,7 +444,7 @@ func (tx *Tx) treeDelete(tr *treeRoot, key []byte) (bool, error) {
 	for !res.leaf && len(res.kids) <= 1 {
 		tx.retire(res)
 		if len(res.kids) == 0 {
-			res = &node{leaf: true, txid: tx.id, size: pageHeaderSize}
+			res = emptyLeaf(tx.id)
 			tr.height = 1
 			break
 		}
@@ -481,7 +480,14 @@ func (tx *Tx) freeTree(r *childRef, height int) error {
 }
 
 func newLeafRoot(txid uint64) *childRef {
-	return refTo(&node{leaf: true, txid: txid, size: pageHeaderSize})
+	return refTo(emptyLeaf(txid))
+}
+
+// emptyLeaf returns a new empty leaf of write transaction txid.
+func emptyLeaf(txid uint64) *node {
+	n := &node{leaf: true, txid: txid, size: pageHeaderSize}
+	n.buildPrefixes()
+	return n
 }
 
 func keyInRange(k, start, end []byte) bool {

@@ -171,7 +171,7 @@ func (b *bulkBuilder) finish() (*node, int) {
 	}()
 	level := b.leaves
 	if len(level) == 0 {
-		return &node{leaf: true, txid: b.txid, size: pageHeaderSize}, 1
+		return emptyLeaf(b.txid), 1
 	}
 	lows := make([][]byte, len(level))
 	for i, l := range level {

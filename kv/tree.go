@@ -57,6 +57,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 	}
 	r := t.tr.root
 	kp := prefix64(key)
+	s := fullSpan
 	for depth := 1; ; depth++ {
 		n := r.ptr.Load()
 		if n == nil {
@@ -67,7 +68,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 		}
 		if n.leaf {
 			n.touch()
-			if i, found := n.findP(key, kp); found {
+			if i, found := n.findP(key, kp, s); found {
 				return n.val(i), nil
 			}
 			return nil, nil
@@ -75,7 +76,9 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 		if depth >= t.tr.height {
 			return nil, errDepth(n, t.tr)
 		}
-		r = n.kids[n.childP(key, kp)]
+		i := n.childP(key, kp, s)
+		s = n.childSpan(i, s)
+		r = n.kids[i]
 	}
 }
 
