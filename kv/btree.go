@@ -27,7 +27,7 @@ type treeRoot struct {
 	// pending holds the puts into a tree that was empty when the write
 	// transaction started filling it; they are sorted and built bottom-up
 	// on the first other use of the tree (see Tx.settle).
-	pending []kvPair
+	pending *pendingPuts
 }
 
 type kvPair struct {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 )
 
@@ -79,6 +80,7 @@ type bulkBuilder struct {
 	pfx    []uint64
 	first  int
 	size   int
+	ahead  byte // see settleAhead
 }
 
 // bulkChunk is the size of the chunks packed leaves' pages are carved
@@ -149,8 +151,16 @@ func (b *bulkBuilder) addPacked(k, v []byte) []byte {
 // before changing it, never modifying a packed page in place.
 func (b *bulkBuilder) closePacked() {
 	end, n := len(b.chunk), len(b.offs)
-	b.leaves = append(b.leaves, &node{leaf: true, packed: true, size: b.size,
-		page: b.chunk[b.start:end:end], offs: b.offs[b.first:n:n], pfx: b.pfx[b.first:n:n]})
+	l := &node{leaf: true, packed: true, size: b.size,
+		page: b.chunk[b.start:end:end], offs: b.offs[b.first:n:n], pfx: b.pfx[b.first:n:n]}
+	if c := l.count(); c >= 2 {
+		// Keys sharing a prefix are searched past it (node.plen): the
+		// prefixes taken at offset 0 would all tie.
+		if p := commonPrefixLen(l.key(0), l.key(c-1)); p >= minStrip {
+			l.rebuildPrefixes(p)
+		}
+	}
+	b.leaves = append(b.leaves, l)
 	b.start, b.first, b.size = end, n, 0
 }
 
@@ -209,6 +219,37 @@ func (b *bulkBuilder) finish() (*node, int) {
 	return level[0], height
 }
 
+// pendingPuts is the list of a tree's deferred puts, in put order. It is
+// kept in chunks that grow to pendingChunk entries and are never copied:
+// one growing slice would copy the millions of puts of a bulk load several
+// times over (append grows large slices by 1.25×).
+type pendingPuts struct {
+	full [][]kvPair
+	cur  []kvPair
+	n    int
+}
+
+const pendingChunk = 1 << 16
+
+func (pp *pendingPuts) add(k, v []byte) {
+	if len(pp.cur) == cap(pp.cur) {
+		if pp.cur != nil {
+			pp.full = append(pp.full, pp.cur)
+		}
+		pp.cur = make([]kvPair, 0, min(max(2*cap(pp.cur), 64), pendingChunk))
+	}
+	pp.cur = append(pp.cur, kvPair{prefix64(k), k, v, pp.n})
+	pp.n++
+}
+
+// each calls fn with every chunk of puts, in put order.
+func (pp *pendingPuts) each(fn func([]kvPair)) {
+	for _, c := range pp.full {
+		fn(c)
+	}
+	fn(pp.cur)
+}
+
 // settle applies the deferred puts of tree tr. Puts into an empty tree are
 // not inserted one by one: they are appended to a list, which is sorted
 // (by key, then put order: the last put of a key wins) and built bottom-up like BulkLoad the
@@ -217,38 +258,150 @@ func (b *bulkBuilder) finish() (*node, int) {
 // the benchmark's bulk load — thus costs one sort and one sequential build
 // instead of a random B+tree insertion per key.
 func (tx *Tx) settle(tr *treeRoot) {
-	p := tr.pending
-	if p == nil {
+	if tr.pending == nil {
 		return
 	}
+	p := sortPending(tr.pending)
 	tr.pending = nil
-	slices.SortFunc(p, func(a, b kvPair) int {
-		if a.pfx != b.pfx {
-			if a.pfx < b.pfx {
-				return -1
-			}
-			return 1
-		}
-		if c := bytes.Compare(a.k, b.k); c != 0 {
-			return c
-		}
-		return a.seq - b.seq
-	})
 	limit := max(int(float64(tx.pageSize())*tx.db.opts.FillFactor), pageHeaderSize+1)
-	b := bulkBuilder{txid: tx.id, limit: limit}
+	b := bulkBuilder{txid: tx.id, limit: limit, packed: true}
 	n := 0
+	var ahead byte
 	for i := range p {
-		if i+1 < len(p) && bytes.Equal(p[i].k, p[i+1].k) {
+		// The entries' bytes lie in put order, so each is a cache miss:
+		// touch the ones a few entries ahead so that their misses overlap.
+		if j := i + settleAhead; j < len(p) {
+			e := &p[j]
+			ahead ^= e.k[0] ^ e.k[len(e.k)-1]
+			if len(e.v) > 0 {
+				ahead ^= e.v[len(e.v)-1]
+			}
+		}
+		if i+1 < len(p) && p[i].pfx == p[i+1].pfx && bytes.Equal(p[i].k, p[i+1].k) {
 			continue // a later put of the same key wins
 		}
-		b.add(p[i].k, p[i].v)
+		b.addPacked(p[i].k, p[i].v)
 		n++
 	}
+	b.ahead = ahead
 	root, height := b.finish()
 	tx.retireRef(tr.root)
 	tr.root, tr.height, tr.count = refTo(root), height, int64(n)
 	tr.mod++
 }
+
+// comparePending orders deferred puts by key (on the prefixes first), then
+// put order.
+func comparePending(a, b kvPair) int {
+	if a.pfx != b.pfx {
+		if a.pfx < b.pfx {
+			return -1
+		}
+		return 1
+	}
+	if c := bytes.Compare(a.k, b.k); c != 0 {
+		return c
+	}
+	return a.seq - b.seq
+}
+
+// sortPending returns the deferred puts pp sorted (comparePending). A
+// large list is sorted by most-significant-digit radix sort on the bits in
+// which its prefixes differ (radixPending), which leaves only tiny runs
+// for a comparison sort: at 5,000,000 random 24-byte keys, 1.5 s of CPU
+// in a comparison sort of the whole list became about 0.5 s. Prefixes
+// that are all equal (keys sharing 8 bytes or more) leave a plain sort.
+func sortPending(pp *pendingPuts) []kvPair {
+	var diff uint64
+	first := pp.cur[0].pfx
+	if len(pp.full) > 0 {
+		first = pp.full[0][0].pfx
+	}
+	pp.each(func(c []kvPair) {
+		for i := range c {
+			diff |= c[i].pfx ^ first
+		}
+	})
+	out := make([]kvPair, pp.n)
+	if pp.n <= radixMin || diff == 0 {
+		off := 0
+		pp.each(func(c []kvPair) { off += copy(out[off:], c) })
+		slices.SortFunc(out, comparePending)
+		return out
+	}
+	// The first digit distributes the chunks into out.
+	hi := bits.Len64(diff)
+	shift := max(hi-radixBits, 0)
+	mask := uint64(1)<<(hi-shift) - 1
+	var start [1<<radixBits + 1]int
+	pp.each(func(c []kvPair) {
+		for i := range c {
+			start[int(c[i].pfx>>shift&mask)+1]++
+		}
+	})
+	largest := 0
+	for d := 1; d < len(start); d++ {
+		largest = max(largest, start[d])
+		start[d] += start[d-1]
+	}
+	next := start
+	pp.each(func(c []kvPair) {
+		for i := range c {
+			d := c[i].pfx >> shift & mask
+			out[next[d]] = c[i]
+			next[d]++
+		}
+	})
+	*pp = pendingPuts{} // the chunks are garbage now
+	tmp := make([]kvPair, largest)
+	for d := 0; d < 1<<radixBits; d++ {
+		if a, b := start[d], start[d+1]; b-a > 1 {
+			radixPending(out[a:b], tmp[:b-a], shift)
+		}
+	}
+	return out
+}
+
+const (
+	radixBits = 11 // 2,048 buckets: their write positions stay in cache
+	radixMin  = 64 // smaller runs are left to the comparison sort
+)
+
+// radixPending sorts p in place, tmp (as long) being scratch: it
+// distributes p on the radixBits bits of the prefixes below bit hi (all
+// higher bits are equal within p), then sorts each bucket the same way on
+// the next bits.
+func radixPending(p, tmp []kvPair, hi int) {
+	if len(p) <= radixMin || hi <= 0 {
+		slices.SortFunc(p, comparePending)
+		return
+	}
+	shift := max(hi-radixBits, 0)
+	mask := uint64(1)<<(hi-shift) - 1
+	var start [1<<radixBits + 1]int
+	for i := range p {
+		start[int(p[i].pfx>>shift&mask)+1]++
+	}
+	for d := 1; d < len(start); d++ {
+		start[d] += start[d-1]
+	}
+	next := start
+	for i := range p {
+		d := p[i].pfx >> shift & mask
+		tmp[next[d]] = p[i]
+		next[d]++
+	}
+	copy(p, tmp)
+	for d := 0; d < 1<<radixBits; d++ {
+		if a, b := start[d], start[d+1]; b-a > 1 {
+			radixPending(p[a:b], tmp[a:b], shift)
+		}
+	}
+}
+
+// settleAhead is how many entries ahead settle touches the bytes it will
+// copy (bulkBuilder.ahead keeps the compiler from dropping those loads).
+const settleAhead = 8
 
 // settleAll applies the deferred puts of every tree (before publishing).
 func (tx *Tx) settleAll() {

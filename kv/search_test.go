@@ -62,3 +62,39 @@ func TestSearchPfx(t *testing.T) {
 		}
 	}
 }
+
+// TestSortPending checks the bucketed sort of deferred puts against a
+// comparison sort, for random, clustered and equal prefixes.
+func TestSortPending(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{10, 1 << 14, 50000, 150000} {
+		for shape := range 4 {
+			p := make([]kvPair, n)
+			pp := &pendingPuts{}
+			for i := range p {
+				k := make([]byte, 1+rng.IntN(12))
+				for j := range k {
+					k[j] = byte(rng.Uint32())
+				}
+				switch shape {
+				case 1:
+					k[0] = 7 // shared first byte
+				case 2:
+					k = append([]byte("samesame"), byte(rng.IntN(50))) // ties, duplicates
+				case 3:
+					k = k[:1] // many duplicates
+				}
+				p[i] = kvPair{prefix64(k), k, nil, i}
+				pp.add(k, nil)
+			}
+			want := slices.Clone(p)
+			slices.SortFunc(want, comparePending)
+			got := sortPending(pp)
+			for i := range want {
+				if got[i].seq != want[i].seq {
+					t.Fatalf("n %d shape %d: entry %d is put %d, want put %d", n, shape, i, got[i].seq, want[i].seq)
+				}
+			}
+		}
+	}
+}

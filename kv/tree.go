@@ -98,7 +98,10 @@ func (t *Tree) Put(key, value []byte) error {
 	}
 	k, v := t.tx.copyKV(key, value)
 	if t.tr.pending != nil || (t.tr.count == 0 && t.tr.height == 1) {
-		t.tr.pending = append(t.tr.pending, kvPair{prefix64(k), k, v, len(t.tr.pending)})
+		if t.tr.pending == nil {
+			t.tr.pending = &pendingPuts{}
+		}
+		t.tr.pending.add(k, v)
 		t.tr.mod++
 		t.tx.dirty = true
 		t.tx.log.put(t.tr.name, k, v)
