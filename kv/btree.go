@@ -30,12 +30,6 @@ type treeRoot struct {
 	pending *pendingPuts
 }
 
-type kvPair struct {
-	pfx  uint64 // prefix64(k), to sort mostly on integers
-	k, v []byte
-	seq  int // order of the put (the last put of a key wins)
-}
-
 func (tr *treeRoot) clone(txid uint64) *treeRoot {
 	c := *tr
 	c.txid = txid

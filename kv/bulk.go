@@ -219,27 +219,77 @@ func (b *bulkBuilder) finish() (*node, int) {
 	return level[0], height
 }
 
-// pendingPuts is the list of a tree's deferred puts, in put order. It is
-// kept in chunks that grow to pendingChunk entries and are never copied:
-// one growing slice would copy the millions of puts of a bulk load several
-// times over (append grows large slices by 1.25×).
+// pendingPuts is the list of a tree's deferred puts, in put order. The
+// list is kept in chunks that grow to pendingChunk entries and are never
+// copied: one growing slice would copy the millions of puts of a bulk load
+// several times over (append grows large slices by 1.25×). Its entries hold
+// no pointers: keys and values are copied into pendingPuts' own chunks of
+// bytes and named by chunk and offset, so the garbage collector, which
+// runs several times during a large load, does not visit two slices per
+// put.
 type pendingPuts struct {
-	full [][]kvPair
-	cur  []kvPair
-	n    int
+	full  [][]kvPair
+	cur   []kvPair
+	n     int
+	data  [][]byte // chunks of keys, each followed by its value
+	small int      // 1 + index in data of the chunk small entries go to; 0: none
+}
+
+// kvPair is one deferred put.
+type kvPair struct {
+	pfx  uint64 // prefix64 of the key, to sort mostly on integers
+	seq  int    // order of the put (the last put of a key wins)
+	loc  uint32 // chunk of pendingPuts.data holding key and value
+	off  uint32 // offset of the key in it; the value follows
+	klen uint32
+	vlen uint32
 }
 
 const pendingChunk = 1 << 16
 
-func (pp *pendingPuts) add(k, v []byte) {
+// add appends a put of key and value, copied, and returns the copies.
+func (pp *pendingPuts) add(key, val []byte) (k, v []byte) {
+	n := len(key) + len(val)
+	var c int
+	if n > 16<<10 {
+		pp.data = append(pp.data, make([]byte, 0, n))
+		c = len(pp.data) - 1
+	} else {
+		if pp.small == 0 || len(pp.data[pp.small-1])+n > cap(pp.data[pp.small-1]) {
+			size := 4 << 10
+			if pp.small > 0 {
+				size = min(2*cap(pp.data[pp.small-1]), 1<<20)
+			}
+			pp.data = append(pp.data, make([]byte, 0, size))
+			pp.small = len(pp.data)
+		}
+		c = pp.small - 1
+	}
+	d := pp.data[c]
+	off := len(d)
+	d = append(append(d, key...), val...)
+	pp.data[c] = d
 	if len(pp.cur) == cap(pp.cur) {
 		if pp.cur != nil {
 			pp.full = append(pp.full, pp.cur)
 		}
 		pp.cur = make([]kvPair, 0, min(max(2*cap(pp.cur), 64), pendingChunk))
 	}
-	pp.cur = append(pp.cur, kvPair{prefix64(k), k, v, pp.n})
+	pp.cur = append(pp.cur, kvPair{pfx: prefix64(key), seq: pp.n, loc: uint32(c), off: uint32(off),
+		klen: uint32(len(key)), vlen: uint32(len(val))})
 	pp.n++
+	k = d[off : off+len(key) : off+len(key)]
+	return k, d[off+len(key) : off+n : off+n]
+}
+
+// key and val return the key and value of put e.
+func (pp *pendingPuts) key(e *kvPair) []byte {
+	return pp.data[e.loc][e.off : e.off+e.klen]
+}
+
+func (pp *pendingPuts) val(e *kvPair) []byte {
+	o := e.off + e.klen
+	return pp.data[e.loc][o : o+e.vlen]
 }
 
 // each calls fn with every chunk of puts, in put order.
@@ -250,6 +300,21 @@ func (pp *pendingPuts) each(fn func([]kvPair)) {
 	fn(pp.cur)
 }
 
+// compare orders deferred puts by key (on the prefixes first), then put
+// order.
+func (pp *pendingPuts) compare(a, b kvPair) int {
+	if a.pfx != b.pfx {
+		if a.pfx < b.pfx {
+			return -1
+		}
+		return 1
+	}
+	if c := bytes.Compare(pp.key(&a), pp.key(&b)); c != 0 {
+		return c
+	}
+	return a.seq - b.seq
+}
+
 // settle applies the deferred puts of tree tr. Puts into an empty tree are
 // not inserted one by one: they are appended to a list, which is sorted
 // (by key, then put order: the last put of a key wins) and built bottom-up like BulkLoad the
@@ -258,11 +323,12 @@ func (pp *pendingPuts) each(fn func([]kvPair)) {
 // the benchmark's bulk load — thus costs one sort and one sequential build
 // instead of a random B+tree insertion per key.
 func (tx *Tx) settle(tr *treeRoot) {
-	if tr.pending == nil {
+	pp := tr.pending
+	if pp == nil {
 		return
 	}
-	p := sortPending(tr.pending)
 	tr.pending = nil
+	p := sortPending(pp)
 	limit := max(int(float64(tx.pageSize())*tx.db.opts.FillFactor), pageHeaderSize+1)
 	b := bulkBuilder{txid: tx.id, limit: limit, packed: true}
 	n := 0
@@ -272,15 +338,14 @@ func (tx *Tx) settle(tr *treeRoot) {
 		// touch the ones a few entries ahead so that their misses overlap.
 		if j := i + settleAhead; j < len(p) {
 			e := &p[j]
-			ahead ^= e.k[0] ^ e.k[len(e.k)-1]
-			if len(e.v) > 0 {
-				ahead ^= e.v[len(e.v)-1]
-			}
+			d := pp.data[e.loc]
+			ahead ^= d[e.off] ^ d[e.off+e.klen+e.vlen-1]
 		}
-		if i+1 < len(p) && p[i].pfx == p[i+1].pfx && bytes.Equal(p[i].k, p[i+1].k) {
+		k := pp.key(&p[i])
+		if i+1 < len(p) && p[i].pfx == p[i+1].pfx && bytes.Equal(k, pp.key(&p[i+1])) {
 			continue // a later put of the same key wins
 		}
-		b.addPacked(p[i].k, p[i].v)
+		b.addPacked(k, pp.val(&p[i]))
 		n++
 	}
 	b.ahead = ahead
@@ -290,27 +355,16 @@ func (tx *Tx) settle(tr *treeRoot) {
 	tr.mod++
 }
 
-// comparePending orders deferred puts by key (on the prefixes first), then
-// put order.
-func comparePending(a, b kvPair) int {
-	if a.pfx != b.pfx {
-		if a.pfx < b.pfx {
-			return -1
-		}
-		return 1
-	}
-	if c := bytes.Compare(a.k, b.k); c != 0 {
-		return c
-	}
-	return a.seq - b.seq
-}
+// settleAhead is how many entries ahead settle touches the bytes it will
+// copy (bulkBuilder.ahead keeps the compiler from dropping those loads).
+const settleAhead = 8
 
-// sortPending returns the deferred puts pp sorted (comparePending). A
-// large list is sorted by most-significant-digit radix sort on the bits in
-// which its prefixes differ (radixPending), which leaves only tiny runs
-// for a comparison sort: at 5,000,000 random 24-byte keys, 1.5 s of CPU
-// in a comparison sort of the whole list became about 0.5 s. Prefixes
-// that are all equal (keys sharing 8 bytes or more) leave a plain sort.
+// sortPending returns the deferred puts pp sorted (compare). A large list
+// is sorted by most-significant-digit radix sort on the bits in which its
+// prefixes differ (radixPending), which leaves only tiny runs for a
+// comparison sort: at 5,000,000 random 24-byte keys, 1.5 s of CPU in a
+// comparison sort of the whole list became about 0.4 s. Prefixes that are
+// all equal (keys sharing 8 bytes or more) leave a plain sort.
 func sortPending(pp *pendingPuts) []kvPair {
 	var diff uint64
 	first := pp.cur[0].pfx
@@ -326,7 +380,7 @@ func sortPending(pp *pendingPuts) []kvPair {
 	if pp.n <= radixMin || diff == 0 {
 		off := 0
 		pp.each(func(c []kvPair) { off += copy(out[off:], c) })
-		slices.SortFunc(out, comparePending)
+		slices.SortFunc(out, pp.compare)
 		return out
 	}
 	// The first digit distributes the chunks into out.
@@ -352,11 +406,11 @@ func sortPending(pp *pendingPuts) []kvPair {
 			next[d]++
 		}
 	})
-	*pp = pendingPuts{} // the chunks are garbage now
+	pp.full, pp.cur = nil, nil // garbage now (pp.data is still needed)
 	tmp := make([]kvPair, largest)
 	for d := 0; d < 1<<radixBits; d++ {
 		if a, b := start[d], start[d+1]; b-a > 1 {
-			radixPending(out[a:b], tmp[:b-a], shift)
+			radixPending(out[a:b], tmp[:b-a], shift, pp.compare)
 		}
 	}
 	return out
@@ -371,9 +425,9 @@ const (
 // distributes p on the radixBits bits of the prefixes below bit hi (all
 // higher bits are equal within p), then sorts each bucket the same way on
 // the next bits.
-func radixPending(p, tmp []kvPair, hi int) {
+func radixPending(p, tmp []kvPair, hi int, cmp func(a, b kvPair) int) {
 	if len(p) <= radixMin || hi <= 0 {
-		slices.SortFunc(p, comparePending)
+		slices.SortFunc(p, cmp)
 		return
 	}
 	shift := max(hi-radixBits, 0)
@@ -394,14 +448,10 @@ func radixPending(p, tmp []kvPair, hi int) {
 	copy(p, tmp)
 	for d := 0; d < 1<<radixBits; d++ {
 		if a, b := start[d], start[d+1]; b-a > 1 {
-			radixPending(p[a:b], tmp[a:b], shift)
+			radixPending(p[a:b], tmp[a:b], shift, cmp)
 		}
 	}
 }
-
-// settleAhead is how many entries ahead settle touches the bytes it will
-// copy (bulkBuilder.ahead keeps the compiler from dropping those loads).
-const settleAhead = 8
 
 // settleAll applies the deferred puts of every tree (before publishing).
 func (tx *Tx) settleAll() {

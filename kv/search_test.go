@@ -69,9 +69,8 @@ func TestSortPending(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{10, 1 << 14, 50000, 150000} {
 		for shape := range 4 {
-			p := make([]kvPair, n)
 			pp := &pendingPuts{}
-			for i := range p {
+			for range n {
 				k := make([]byte, 1+rng.IntN(12))
 				for j := range k {
 					k[j] = byte(rng.Uint32())
@@ -84,11 +83,12 @@ func TestSortPending(t *testing.T) {
 				case 3:
 					k = k[:1] // many duplicates
 				}
-				p[i] = kvPair{prefix64(k), k, nil, i}
-				pp.add(k, nil)
+				v := make([]byte, rng.IntN(3)*10000) // some beyond a small chunk
+				pp.add(k, v)
 			}
-			want := slices.Clone(p)
-			slices.SortFunc(want, comparePending)
+			var want []kvPair
+			pp.each(func(c []kvPair) { want = append(want, c...) })
+			slices.SortFunc(want, pp.compare)
 			got := sortPending(pp)
 			for i := range want {
 				if got[i].seq != want[i].seq {

@@ -96,17 +96,17 @@ func (t *Tree) Put(key, value []byte) error {
 	if len(value) > MaxValueSize {
 		return fmt.Errorf("%w: %d bytes (max %d)", ErrValueTooLarge, len(value), MaxValueSize)
 	}
-	k, v := t.tx.copyKV(key, value)
 	if t.tr.pending != nil || (t.tr.count == 0 && t.tr.height == 1) {
 		if t.tr.pending == nil {
 			t.tr.pending = &pendingPuts{}
 		}
-		t.tr.pending.add(k, v)
+		k, v := t.tr.pending.add(key, value)
 		t.tr.mod++
 		t.tx.dirty = true
 		t.tx.log.put(t.tr.name, k, v)
 		return nil
 	}
+	k, v := t.tx.copyKV(key, value)
 	if err := t.tx.treePut(t.tr, k, v); err != nil {
 		return fmt.Errorf("kv: put in %q: %w", t.tr.name, err)
 	}
