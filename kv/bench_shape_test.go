@@ -48,8 +48,11 @@ func (c cpuClock) stop(b *testing.B) {
 // The "shape" benchmarks reproduce the state in which bench/cmd/kvbench
 // reads: a tree filled by Puts in one transaction (committed through a
 // checkpoint, so every leaf is full and packed), then a few batches of
-// random inserts committed through the journal (so that most leaves have
+// random inserts committed through the journal (so that leaves have
 // been split and rewritten since, and are unpacked) and no checkpoint.
+// KV_SHAPE_KVBENCH=1 makes the batches kvbench's (100 of 1,000 inserts:
+// at 5,000,000 keys most leaves are then unpacked); KV_SHAPE_CHECKPOINT=1
+// checkpoints after them (every leaf packed again).
 
 const (
 	shapeBatches = 4
@@ -104,8 +107,17 @@ func shapeDB(b *testing.B) (*DB, [][]byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for range shapeBatches {
-		if err := shapeInsert(db, rng, shapeBatch); err != nil {
+	batches, batch := shapeBatches, shapeBatch
+	if os.Getenv("KV_SHAPE_KVBENCH") != "" {
+		batches, batch = 100, 1000 // kvbench's batch writes
+	}
+	for range batches {
+		if err := shapeInsert(db, rng, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if os.Getenv("KV_SHAPE_CHECKPOINT") != "" {
+		if err := db.Checkpoint(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -31,18 +31,16 @@ import (
 // bytes in the page without a detour through a slice header. A write
 // transaction unpacks a leaf when it copies it (clone). Branches always use
 // keys and kids.
+//
+// The fields a lookup reads come first (leaf, packed, hot, plen, pfx, offs,
+// page, kids: the first 112 bytes), so that a search touches two cache
+// lines of the node rather than four (the struct is 208 bytes).
 type node struct {
 	leaf   bool
-	packed bool          // leaf in packed form (page, offs)
-	txid   uint64        // write tx that created this version
-	pgid   atomic.Uint64 // first page on disk; 0 while dirty
-	npages atomic.Uint32 // pages of the on-disk extent
-	size   int           // encoded size in bytes, header included
-	keys   [][]byte
-	vals   [][]byte
-	kids   []*childRef
-	page   []byte   // packed leaf: the entries, in the on-disk leaf format
-	offs   []uint32 // packed leaf: offset in page of each entry
+	packed bool // leaf in packed form (page, offs)
+	// hot is the clock bit of the node cache (cache.go), set by readers.
+	hot  atomic.Bool
+	plen int
 	// pfx holds 8 bytes of every key, big-endian, zero padded, so that
 	// binary search mostly compares integers in one small array instead of
 	// chasing key pointers: the 8 bytes after the first plen, which all the
@@ -50,10 +48,16 @@ type node struct {
 	// but keys[0], whose pfx entry is unused). Decoding and publishing
 	// build it; the write path keeps it in step with keys (a node whose
 	// pfx is nil is searched on the keys directly).
-	pfx  []uint64
-	plen int
-	// hot is the clock bit of the node cache (cache.go), set by readers.
-	hot atomic.Bool
+	pfx    []uint64
+	offs   []uint32 // packed leaf: offset in page of each entry
+	page   []byte   // packed leaf: the entries, in the on-disk leaf format
+	kids   []*childRef
+	keys   [][]byte
+	vals   [][]byte
+	txid   uint64        // write tx that created this version
+	pgid   atomic.Uint64 // first page on disk; 0 while dirty
+	npages atomic.Uint32 // pages of the on-disk extent
+	size   int           // encoded size in bytes, header included
 	// fate settles who frees the extent of a version that a checkpoint
 	// writes while a commit replaces it (checkpoint.go): fateLive, then
 	// either fateWritten (set by the checkpoint after it stored pgid) or
