@@ -79,10 +79,7 @@ func shapeDB(b *testing.B) (*DB, [][]byte) {
 	if shapeCache.db != nil {
 		return shapeCache.db, shapeCache.keys
 	}
-	dir, err := os.MkdirTemp("", "kvshape")
-	if err != nil {
-		b.Fatal(err)
-	}
+	dir := benchTempDir(b, "kvshape")
 	db, err := Open(filepath.Join(dir, "db"), &Options{CheckpointInterval: -1, CacheSize: 4 << 30})
 	if err != nil {
 		b.Fatal(err)
@@ -247,10 +244,7 @@ func sharedPrefixDB(b *testing.B) (*DB, [][]byte) {
 	if sharedPrefixCache.db != nil {
 		return sharedPrefixCache.db, sharedPrefixCache.keys
 	}
-	dir, err := os.MkdirTemp("", "kvprefix")
-	if err != nil {
-		b.Fatal(err)
-	}
+	dir := benchTempDir(b, "kvprefix")
 	db, err := Open(filepath.Join(dir, "db"), &Options{CheckpointInterval: -1})
 	if err != nil {
 		b.Fatal(err)

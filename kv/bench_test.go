@@ -111,10 +111,7 @@ func loadedDB(b *testing.B) (*DB, [][]byte) {
 		os.RemoveAll(benchCache.db.dir)
 	}
 	keys, vals := sortedBenchData(benchN)
-	dir, err := os.MkdirTemp("", "kvbench")
-	if err != nil {
-		b.Fatal(err)
-	}
+	dir := benchTempDir(b, "kvbench")
 	db, err := Open(filepath.Join(dir, "db"), &Options{CheckpointInterval: -1})
 	if err != nil {
 		b.Fatal(err)
