@@ -2,10 +2,12 @@ package kv
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -46,14 +48,25 @@ func (c cpuClock) stop(b *testing.B) {
 // The "shape" benchmarks reproduce the state in which bench/cmd/kvbench
 // reads: a tree filled by Puts in one transaction (committed through a
 // checkpoint, so every leaf is full and packed), then a few batches of
-// random inserts committed through the journal (so that most leaves have
+// random inserts committed through the journal (so that leaves have
 // been split and rewritten since, and are unpacked) and no checkpoint.
+// KV_SHAPE_KVBENCH=1 makes the batches kvbench's (100 of 1,000 inserts:
+// at 5,000,000 keys most leaves are then unpacked); KV_SHAPE_CHECKPOINT=1
+// checkpoints after them (every leaf packed again).
 
 const (
-	shapeN       = 200_000
 	shapeBatches = 4
 	shapeBatch   = 1_100
 )
+
+// shapeN is the number of keys of the first transaction: 200,000 (kvbench
+// -scale 25), or KV_SHAPE_N (5000000 is kvbench's full scale).
+var shapeN = func() int {
+	if n, err := strconv.Atoi(os.Getenv("KV_SHAPE_N")); err == nil && n > 0 {
+		return n
+	}
+	return 200_000
+}()
 
 var shapeCache struct {
 	db   *DB
@@ -66,11 +79,8 @@ func shapeDB(b *testing.B) (*DB, [][]byte) {
 	if shapeCache.db != nil {
 		return shapeCache.db, shapeCache.keys
 	}
-	dir, err := os.MkdirTemp("", "kvshape")
-	if err != nil {
-		b.Fatal(err)
-	}
-	db, err := Open(filepath.Join(dir, "db"), &Options{CheckpointInterval: -1})
+	dir := benchTempDir(b, "kvshape")
+	db, err := Open(filepath.Join(dir, "db"), &Options{CheckpointInterval: -1, CacheSize: 4 << 30})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -94,8 +104,17 @@ func shapeDB(b *testing.B) (*DB, [][]byte) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for range shapeBatches {
-		if err := shapeInsert(db, rng, shapeBatch); err != nil {
+	batches, batch := shapeBatches, shapeBatch
+	if os.Getenv("KV_SHAPE_KVBENCH") != "" {
+		batches, batch = 100, 1000 // kvbench's batch writes
+	}
+	for range batches {
+		if err := shapeInsert(db, rng, batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if os.Getenv("KV_SHAPE_CHECKPOINT") != "" {
+		if err := db.Checkpoint(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -183,6 +202,20 @@ func BenchmarkShapeBatch1000(b *testing.B) {
 	clk.stop(b)
 }
 
+// BenchmarkShapeCommit1: one durable transaction of one random insert per
+// op (kvbench's individual writes), continuing from the shaped state.
+func BenchmarkShapeCommit1(b *testing.B) {
+	db, _ := shapeDB(b)
+	b.ReportAllocs()
+	clk := startCPU(b)
+	for i := 0; i < b.N; i++ {
+		if err := shapeInsert(db, shapeCache.rng, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	clk.stop(b)
+}
+
 // BenchmarkGetSharedPrefix reads keys that share a prefix longer than the
 // 8 search bytes of a node (the shape of YCSB's "user…" keys behind a
 // collection prefix): without stripping the common prefix, every step of
@@ -211,10 +244,7 @@ func sharedPrefixDB(b *testing.B) (*DB, [][]byte) {
 	if sharedPrefixCache.db != nil {
 		return sharedPrefixCache.db, sharedPrefixCache.keys
 	}
-	dir, err := os.MkdirTemp("", "kvprefix")
-	if err != nil {
-		b.Fatal(err)
-	}
+	dir := benchTempDir(b, "kvprefix")
 	db, err := Open(filepath.Join(dir, "db"), &Options{CheckpointInterval: -1})
 	if err != nil {
 		b.Fatal(err)
@@ -242,4 +272,58 @@ func sharedPrefixDB(b *testing.B) (*DB, [][]byte) {
 	}
 	sharedPrefixCache.db, sharedPrefixCache.keys = db, keys
 	return db, keys
+}
+
+// BenchmarkShapeLoad: kvbench's bulk load, shapeN random 24-byte keys with
+// 150-byte values put into a fresh tree in one durable transaction.
+func BenchmarkShapeLoad(b *testing.B) {
+	ctx := context.Background()
+	var k [24]byte
+	var v [150]byte
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		dir := b.TempDir()
+		db, err := Open(filepath.Join(dir, fmt.Sprint("db", i)), &Options{CheckpointInterval: -1, CacheSize: 4 << 30})
+		if err != nil {
+			b.Fatal(err)
+		}
+		clk := startCPU(b)
+		b.StartTimer()
+		s := uint64(i) * 0x9E3779B97F4A7C15
+		err = db.Update(ctx, func(tx *Tx) error {
+			tr, err := tx.CreateTree("t")
+			if err != nil {
+				return err
+			}
+			for range shapeN {
+				for j := 0; j < len(k); j += 8 {
+					s = splitmix(s)
+					binary.LittleEndian.PutUint64(k[j:], s)
+				}
+				for j := 0; j+8 <= len(v); j += 8 {
+					s = splitmix(s)
+					binary.LittleEndian.PutUint64(v[j:], s)
+				}
+				if err := tr.Put(k[:], v[:]); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		b.ReportMetric(float64(processCPU()-clk.start)/1e6, "cpu-ms/load")
+		debugPrefixes = clk.debug
+		db.Close()
+	}
+}
+
+func splitmix(s uint64) uint64 {
+	s += 0x9E3779B97F4A7C15
+	z := s
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
 }

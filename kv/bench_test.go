@@ -111,10 +111,7 @@ func loadedDB(b *testing.B) (*DB, [][]byte) {
 		os.RemoveAll(benchCache.db.dir)
 	}
 	keys, vals := sortedBenchData(benchN)
-	dir, err := os.MkdirTemp("", "kvbench")
-	if err != nil {
-		b.Fatal(err)
-	}
+	dir := benchTempDir(b, "kvbench")
 	db, err := Open(filepath.Join(dir, "db"), &Options{CheckpointInterval: -1})
 	if err != nil {
 		b.Fatal(err)
@@ -225,13 +222,14 @@ func BenchmarkBareFdatasync(b *testing.B) {
 	buf := make([]byte, 4096)
 	f.WriteAt(make([]byte, 1<<20), 0)
 	f.Sync()
-	b.ResetTimer()
+	clk := startCPU(b)
 	for i := 0; i < b.N; i++ {
 		f.WriteAt(buf[:200], int64(i*200%(1<<20-200)))
 		if err := datasyncFile(f); err != nil {
 			b.Fatal(err)
 		}
 	}
+	clk.stop(b)
 }
 
 // BenchmarkPutBatch1000: 1000 random inserts per durable transaction.

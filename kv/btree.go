@@ -27,13 +27,7 @@ type treeRoot struct {
 	// pending holds the puts into a tree that was empty when the write
 	// transaction started filling it; they are sorted and built bottom-up
 	// on the first other use of the tree (see Tx.settle).
-	pending []kvPair
-}
-
-type kvPair struct {
-	pfx  uint64 // prefix64(k), to sort mostly on integers
-	k, v []byte
-	seq  int // order of the put (the last put of a key wins)
+	pending *pendingPuts
 }
 
 func (tr *treeRoot) clone(txid uint64) *treeRoot {
@@ -131,6 +125,7 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 			// that neighbours of a huge value never cause it to be rewritten.
 			nl := &node{leaf: true, txid: tx.id, size: pageHeaderSize + leafEntrySize(key, val),
 				keys: [][]byte{key}, vals: [][]byte{val}}
+			nl.buildPrefixes()
 			if i == 0 {
 				return []*node{nl, n}, false, nil
 			}
@@ -417,9 +412,7 @@ func (tx *Tx) rebalance(m *node, i int, c *node) error {
 		merged.keys[len(left.keys)] = rsep
 		merged.kids = append(append(make([]*childRef, 0, len(merged.keys)), left.kids...), right.kids...)
 	}
-	if left.pfx != nil && right.pfx != nil {
-		merged.buildPrefixes() // the halves may strip different prefixes
-	}
+	merged.buildPrefixes() // the halves may strip different prefixes
 	tx.retire(left)
 	tx.retire(right)
 	m.kids[l] = refTo(merged)
@@ -445,7 +438,7 @@ func (tx *Tx) treeDelete(tr *treeRoot, key []byte) (bool, error) {
 	for !res.leaf && len(res.kids) <= 1 {
 		tx.retire(res)
 		if len(res.kids) == 0 {
-			res = &node{leaf: true, txid: tx.id, size: pageHeaderSize}
+			res = emptyLeaf(tx.id)
 			tr.height = 1
 			break
 		}
@@ -481,7 +474,14 @@ func (tx *Tx) freeTree(r *childRef, height int) error {
 }
 
 func newLeafRoot(txid uint64) *childRef {
-	return refTo(&node{leaf: true, txid: txid, size: pageHeaderSize})
+	return refTo(emptyLeaf(txid))
+}
+
+// emptyLeaf returns a new empty leaf of write transaction txid.
+func emptyLeaf(txid uint64) *node {
+	n := &node{leaf: true, txid: txid, size: pageHeaderSize}
+	n.buildPrefixes()
+	return n
 }
 
 func keyInRange(k, start, end []byte) bool {

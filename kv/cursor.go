@@ -118,14 +118,16 @@ func (c *Cursor) seek(key []byte) bool {
 	}
 	n := c.load(c.t.tr.root)
 	kp := prefix64(key)
+	s := fullSpan
 	for n != nil {
 		if n.leaf {
 			n.touch()
-			i, _ := n.findP(key, kp)
+			i, _ := n.findP(key, kp, s)
 			c.stack = append(c.stack, frame{n, i})
 			return true
 		}
-		i := n.childP(key, kp)
+		i := n.childP(key, kp, s)
+		s = n.childSpan(i, s)
 		c.stack = append(c.stack, frame{n, i})
 		if len(c.stack) >= c.t.tr.height {
 			c.fail(errDepth(n, c.t.tr))

@@ -207,8 +207,8 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 func (db *DB) publish(snap *snapshot, freed []extent) {
 	for _, tr := range snap.trees {
 		if tr.txid == snap.txid {
-			if n := tr.root.ptr.Load(); n != nil {
-				n.seal(snap.txid)
+			if n := tr.root.ptr.Load(); n != nil && debugPrefixes {
+				n.checkSealed(snap.txid)
 			}
 			if tr.ver == 0 || tr.mod != tr.baseMod {
 				tr.ver = snap.txid // created or changed by this commit

@@ -57,6 +57,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 	}
 	r := t.tr.root
 	kp := prefix64(key)
+	s := fullSpan
 	for depth := 1; ; depth++ {
 		n := r.ptr.Load()
 		if n == nil {
@@ -67,7 +68,7 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 		}
 		if n.leaf {
 			n.touch()
-			if i, found := n.findP(key, kp); found {
+			if i, found := n.findP(key, kp, s); found {
 				return n.val(i), nil
 			}
 			return nil, nil
@@ -75,7 +76,9 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 		if depth >= t.tr.height {
 			return nil, errDepth(n, t.tr)
 		}
-		r = n.kids[n.childP(key, kp)]
+		i := n.childP(key, kp, s)
+		s = n.childSpan(i, s)
+		r = n.kids[i]
 	}
 }
 
@@ -93,14 +96,17 @@ func (t *Tree) Put(key, value []byte) error {
 	if len(value) > MaxValueSize {
 		return fmt.Errorf("%w: %d bytes (max %d)", ErrValueTooLarge, len(value), MaxValueSize)
 	}
-	k, v := t.tx.copyKV(key, value)
 	if t.tr.pending != nil || (t.tr.count == 0 && t.tr.height == 1) {
-		t.tr.pending = append(t.tr.pending, kvPair{prefix64(k), k, v, len(t.tr.pending)})
+		if t.tr.pending == nil {
+			t.tr.pending = &pendingPuts{}
+		}
+		k, v := t.tr.pending.add(key, value)
 		t.tr.mod++
 		t.tx.dirty = true
 		t.tx.log.put(t.tr.name, k, v)
 		return nil
 	}
+	k, v := t.tx.copyKV(key, value)
 	if err := t.tx.treePut(t.tr, k, v); err != nil {
 		return fmt.Errorf("kv: put in %q: %w", t.tr.name, err)
 	}
