@@ -33,6 +33,10 @@ type groupStage struct {
 	// fam groups $sum accumulators of one field plus constants (nil:
 	// none), which then cost one addition per document together.
 	fam *expr.SumFamilies
+	// topk is the top-k $sort that follows the group, when there is one
+	// keeping at most lateLimit documents: emit then hands on only the
+	// results it would keep.
+	topk *sortStage
 }
 
 func parseGroup(c *Context, v bson.Value) (stage, error) {

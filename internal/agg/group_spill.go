@@ -2,6 +2,7 @@ package agg
 
 import (
 	"bytes"
+	"container/heap"
 	"encoding/binary"
 	"slices"
 	"sync"
@@ -229,7 +230,9 @@ type partEmitter struct {
 	n       int
 	out     []bson.Doc // the round's results
 	err     error
-	parts   int // how many partitions merge at once
+	parts   int        // how many partitions merge at once
+	idx     int        // the partition's index (its place in the stream)
+	keeper  *topKeeper // with groupStage.topk: the best results so far
 }
 
 func (g *groupStage) newPartEmitter(st *groupState, sp *spiller) *partEmitter {
@@ -241,17 +244,22 @@ func (g *groupStage) newPartEmitter(st *groupState, sp *spiller) *partEmitter {
 // round aggregates up to emitRound groups into e.out (replacing what it
 // held); at the end of the partition, or on an error (e.err), it closes
 // the runs and sets e.done.
-func (e *partEmitter) round() {
+func (e *partEmitter) round(round uint64) {
 	e.out = e.out[:0]
-	for len(e.out) < emitRound && !e.done {
+	n := 0
+	for n < emitRound && !e.done {
 		d, err := e.nextGroup()
 		switch {
 		case err != nil:
 			e.err, e.done = err, true
 		case d == nil:
 			e.done = true
+		case e.keeper != nil:
+			e.keeper.offer(d, streamPos(round, e.idx, n))
+			n++
 		default:
 			e.out = append(e.out, d)
+			n++
 		}
 	}
 	if e.done {
@@ -322,23 +330,40 @@ func (e *partEmitter) nextGroup() (bson.Doc, error) {
 
 // emit returns the results of the groups in st and in the partitions'
 // runs (see the comment at the top of the file), closing the runs at the
-// end.
+// end. With g.topk set (a top-k $sort follows the group) it returns only
+// the results that top-k keeps, in the order they would have come: each
+// worker keeps the best of the results it builds, by the sort's key and
+// the result's position in the stream (round, worker, index), so the
+// $sort that follows sees the same candidates, ties included, without
+// the others crossing to it one by one.
 func (g *groupStage) emit(st *groupState, parts []*spiller, workers int) func() (bson.Doc, error) {
 	es := make([]*partEmitter, len(parts))
 	for i, sp := range parts {
 		es[i] = g.newPartEmitter(st, sp)
-		es[i].parts = len(parts)
+		es[i].parts, es[i].idx = len(parts), i
 	}
 	workers = max(workers, 1)
 	vals := make([][]bson.Value, workers)
 	slabs := make([][]byte, workers)
+	keepers := make([]*topKeeper, workers)
 	for w := range vals {
 		vals[w] = make([]bson.Value, len(g.accs))
+		if g.topk != nil {
+			keepers[w] = &topKeeper{s: g.topk}
+		}
 	}
+	for _, e := range es {
+		if g.topk != nil {
+			e.keeper = &topKeeper{s: g.topk}
+		}
+	}
+	all := slices.Clone(es)
 	order := st.order
 	i := 0
+	var round uint64
 	var ready []bson.Doc // results of the current round, in order
 	var failed error
+	finished := false
 	closeAll := func() {
 		for _, e := range es {
 			e.sp.close()
@@ -349,15 +374,16 @@ func (g *groupStage) emit(st *groupState, parts []*spiller, workers int) func() 
 			return nil, failed
 		}
 		for len(ready) == 0 && len(es) > 0 {
+			round++
 			if len(es) == 1 {
-				es[0].round()
+				es[0].round(round)
 			} else {
 				var wg sync.WaitGroup
 				for _, e := range es {
 					wg.Add(1)
 					go func() {
 						defer wg.Done()
-						e.round()
+						e.round(round)
 					}()
 				}
 				wg.Wait()
@@ -379,9 +405,10 @@ func (g *groupStage) emit(st *groupState, parts []*spiller, workers int) func() 
 				return nil, failed
 			}
 		}
-		if len(ready) == 0 && i < len(order) {
+		for len(ready) == 0 && i < len(order) {
 			// The in-memory groups' results, built a round at a time,
 			// each worker a contiguous share, in order.
+			round++
 			n := min(len(order)-i, workers*emitRound)
 			chunk := order[i : i+n]
 			ready = ready[:0]
@@ -394,7 +421,12 @@ func (g *groupStage) emit(st *groupState, parts []*spiller, workers int) func() 
 				lo, hi := w*share, min((w+1)*share, n)
 				build := func() {
 					for k := lo; k < hi; k++ {
-						ready[k] = g.result(chunk[k], vals[w], &slabs[w])
+						d := g.result(chunk[k], vals[w], &slabs[w])
+						if keepers[w] != nil {
+							keepers[w].offer(d, streamPos(round, w, k-lo))
+							d = nil
+						}
+						ready[k] = d
 					}
 				}
 				if hi-lo == n {
@@ -410,6 +442,17 @@ func (g *groupStage) emit(st *groupState, parts []*spiller, workers int) func() 
 			wg.Wait()
 			clear(chunk)
 			i += n
+			if g.topk != nil {
+				ready = ready[:0]
+			}
+		}
+		if len(ready) == 0 && g.topk != nil && !finished {
+			finished = true
+			var ks []*topKeeper
+			for _, e := range all {
+				ks = append(ks, e.keeper)
+			}
+			ready = mergeKeepers(append(ks, keepers...), g.topk.limit)
 		}
 		if len(ready) > 0 {
 			d := ready[0]
@@ -418,6 +461,58 @@ func (g *groupStage) emit(st *groupState, parts []*spiller, workers int) func() 
 		}
 		return nil, nil
 	}
+}
+
+// streamPos orders results as the stream of an unfused emit would: by
+// round, then worker (or partition), then index within the worker's share.
+func streamPos(round uint64, worker, i int) uint64 {
+	return round<<40 | uint64(worker)<<32 | uint64(i)
+}
+
+// topKeeper keeps the best limit results offered to it, by the top-k
+// $sort's key and their stream position (the tie-break the $sort itself
+// would apply).
+type topKeeper struct {
+	s *sortStage
+	h maxHeap
+	k []byte
+}
+
+func (t *topKeeper) offer(d bson.Doc, pos uint64) {
+	t.k = t.s.key(t.k[:0], d, pos)
+	if int64(len(t.h)) < t.s.limit {
+		heap.Push(&t.h, item{key: bytes.Clone(t.k), doc: cloneDoc(d)})
+		return
+	}
+	if bytes.Compare(t.k, t.h[0].key) < 0 {
+		top := &t.h[0]
+		top.key = append(top.key[:0], t.k...)
+		top.doc = append(top.doc[:0], d...)
+		heap.Fix(&t.h, 0)
+	}
+}
+
+// mergeKeepers returns the best limit results of all keepers, in stream
+// order.
+func mergeKeepers(ks []*topKeeper, limit int64) []bson.Doc {
+	var items []item
+	for _, k := range ks {
+		if k != nil {
+			items = append(items, k.h...)
+		}
+	}
+	sortItems(items)
+	if int64(len(items)) > limit {
+		items = items[:limit]
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		return bytes.Compare(a.key[len(a.key)-8:], b.key[len(b.key)-8:])
+	})
+	out := make([]bson.Doc, len(items))
+	for i, it := range items {
+		out[i] = it.doc
+	}
+	return out
 }
 
 // itemSeq is the input position of a spilled item.

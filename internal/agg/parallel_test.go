@@ -310,3 +310,51 @@ func TestGroupSpillLargeItems(t *testing.T) {
 		t.Fatalf("no large value in %.300s", unlimited)
 	}
 }
+
+// TestGroupTopKFused: a $group followed by a top-k $sort hands on only
+// the results the top-k keeps; the answer equals that of the same
+// pipeline with a stage between them (no fusing): ties resolved in the
+// groups' order without a spill, and total orders with one (a spill
+// changes the groups' order, which MongoDB leaves undefined).
+func TestGroupTopKFused(t *testing.T) {
+	var parts []string
+	for i := 0; i < 4000; i++ {
+		parts = append(parts, fmt.Sprintf(`{"_id": %d, "k": %d, "g": %d, "v": %d}`, i, (i*7919)%1300, i%3, i%5))
+	}
+	docs := parseJSONArray(t, "["+strings.Join(parts, ",")+"]")
+	defer func(r int) { emitRound = r }(emitRound)
+	for _, tc := range []struct {
+		tail  string
+		spill bool // the order is total: the answer does not depend on a spill
+	}{
+		{`{"$sort": {"c": -1}}, {"$limit": 7}`, false},
+		{`{"$sort": {"s": 1, "c": -1}}, {"$skip": 3}, {"$limit": 5}`, false},
+		{`{"$sort": {"_id.g": 1}}, {"$limit": 25}`, false},
+		{`{"$sort": {"f": -1}}, {"$project": {"c": 1}}, {"$limit": 4}`, true},
+		{`{"$sort": {"c": -1, "s": 1, "_id.k": 1, "_id.g": -1}}, {"$limit": 30}`, true},
+	} {
+		group := `{"$group": {"_id": {"k": "$k", "g": "$g"}, "c": {"$sum": 1}, "s": {"$sum": "$v"}, "f": {"$first": "$_id"}}}`
+		fused := "[" + group + ", " + tc.tail + "]"
+		plain := "[" + group + `, {"$match": {}}, ` + tc.tail + "]"
+		limits := []int64{0}
+		if tc.spill {
+			limits = append(limits, 30000)
+		}
+		for _, limit := range limits {
+			for _, round := range []int{2048, 5} {
+				emitRound = round
+				want, err := runBoth(t, docs, plain, limit, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := runBoth(t, docs, fused, limit, true)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != want || len(want) < 20 {
+					t.Fatalf("%s (limit %d, round %d):\nfused %.300s\nplain %.300s", tc.tail, limit, round, got, want)
+				}
+			}
+		}
+	}
+}

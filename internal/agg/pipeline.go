@@ -206,7 +206,9 @@ func Parse(c *Context, stages []bson.Doc) (*Pipeline, error) {
 //     ($project, $set, $addFields, $unset) and at most one $skip, bounds
 //     the sort: it keeps the best skip+limit documents (a top-k);
 //   - a $project or $unset of plain inclusions or exclusions right before
-//     $count is dropped (it changes no count and cannot fail).
+//     $count is dropped (it changes no count and cannot fail);
+//   - a $group followed by a top-k $sort hands on only the results the
+//     top-k keeps (groupStage.topk).
 func (p *Pipeline) optimize() {
 	for i, s := range p.stages {
 		st, ok := s.(*sortStage)
@@ -232,6 +234,13 @@ func (p *Pipeline) optimize() {
 			}
 			if _, ok := p.stages[j].(*projectStage); !ok {
 				break
+			}
+		}
+	}
+	for i, s := range p.stages[:max(len(p.stages)-1, 0)] {
+		if g, ok := s.(*groupStage); ok {
+			if st, ok := p.stages[i+1].(*sortStage); ok && st.limit > 0 && st.limit <= lateLimit {
+				g.topk = st
 			}
 		}
 	}
