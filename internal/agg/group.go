@@ -2,6 +2,7 @@ package agg
 
 import (
 	"encoding/binary"
+	"slices"
 	"hash/maphash"
 	"strings"
 
@@ -37,6 +38,62 @@ type groupStage struct {
 	// keeping at most lateLimit documents: emit then hands on only the
 	// results it would keep.
 	topk *sortStage
+	// topkIdx lists the output fields the top-k's keys read, as indexes
+	// into accs, or -1 for _id (sortDoc builds them alone).
+	topkIdx []int
+}
+
+// sortFields finds the group's output fields that the keys of a $sort
+// specification read (their top-level names: "_id.k" reads _id), as
+// topkIdx; ok is false for a key that is no plain field ($meta).
+func (g *groupStage) sortFields(spec bson.Doc) ([]int, bool) {
+	v, _ := spec.Lookup("$sort")
+	if v.Type != bson.TypeDocument {
+		return nil, false
+	}
+	var idx []int
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if !e.Value.IsNumber() {
+			return nil, false
+		}
+		f, _, _ := strings.Cut(e.Key, ".")
+		i := -2 // not an output field: missing in every result
+		if f == "_id" {
+			i = -1
+		}
+		for j, n := range g.names {
+			if n == f {
+				i = j
+			}
+		}
+		if i != -2 && !slices.Contains(idx, i) {
+			idx = append(idx, i)
+		}
+	}
+	return idx, true
+}
+
+// sortDoc builds into dst a document of gr's output fields that the
+// top-k reads (topkIdx), enough for the top-k's key.
+func (g *groupStage) sortDoc(dst []byte, gr *group) bson.Doc {
+	g.settle(gr)
+	dst = append(dst[:0], 0, 0, 0, 0)
+	for _, i := range g.topkIdx {
+		if i < 0 {
+			dst = appendElem(dst, "_id", gr.id)
+			continue
+		}
+		v := gr.accs[i].Result()
+		if v.Type == 0 {
+			v = bson.Value{Type: bson.TypeNull}
+		}
+		dst = appendElem(dst, g.names[i], v)
+	}
+	dst = append(dst, 0)
+	binary.LittleEndian.PutUint32(dst, uint32(len(dst)))
+	return dst
 }
 
 func parseGroup(c *Context, v bson.Value) (stage, error) {

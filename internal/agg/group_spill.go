@@ -248,17 +248,17 @@ func (e *partEmitter) round(round uint64) {
 	e.out = e.out[:0]
 	n := 0
 	for n < emitRound && !e.done {
-		d, err := e.nextGroup()
+		gr, err := e.nextGroup()
 		switch {
 		case err != nil:
 			e.err, e.done = err, true
-		case d == nil:
+		case gr == nil:
 			e.done = true
 		case e.keeper != nil:
-			e.keeper.offer(d, streamPos(round, e.idx, n))
+			e.keeper.offer(e.g, gr, streamPos(round, e.idx, n), e.vals, &e.slab)
 			n++
 		default:
-			e.out = append(e.out, d)
+			e.out = append(e.out, e.g.result(gr, e.vals, &e.slab))
 			n++
 		}
 	}
@@ -267,9 +267,9 @@ func (e *partEmitter) round(round uint64) {
 	}
 }
 
-// nextGroup returns the result of the next spilled group that is not
-// folded into an in-memory one, or nil at the end.
-func (e *partEmitter) nextGroup() (bson.Doc, error) {
+// nextGroup returns the next spilled group that is not folded into an
+// in-memory one (valid until the next call), or nil at the end.
+func (e *partEmitter) nextGroup() (*group, error) {
 	g := e.g
 	for {
 		var err error
@@ -324,7 +324,7 @@ func (e *partEmitter) nextGroup() (bson.Doc, error) {
 			}
 			continue
 		}
-		return g.result(gr, e.vals, &e.slab), nil
+		return gr, nil
 	}
 }
 
@@ -421,12 +421,11 @@ func (g *groupStage) emit(st *groupState, parts []*spiller, workers int) func() 
 				lo, hi := w*share, min((w+1)*share, n)
 				build := func() {
 					for k := lo; k < hi; k++ {
-						d := g.result(chunk[k], vals[w], &slabs[w])
 						if keepers[w] != nil {
-							keepers[w].offer(d, streamPos(round, w, k-lo))
-							d = nil
+							keepers[w].offer(g, chunk[k], streamPos(round, w, k-lo), vals[w], &slabs[w])
+							continue
 						}
-						ready[k] = d
+						ready[k] = g.result(chunk[k], vals[w], &slabs[w])
 					}
 				}
 				if hi-lo == n {
@@ -471,23 +470,27 @@ func streamPos(round uint64, worker, i int) uint64 {
 
 // topKeeper keeps the best limit results offered to it, by the top-k
 // $sort's key and their stream position (the tie-break the $sort itself
-// would apply).
+// would apply). A group's key is computed from a document of only the
+// fields the sort reads (groupStage.sortDoc); its whole result is built
+// only when it enters the top-k.
 type topKeeper struct {
-	s *sortStage
-	h maxHeap
-	k []byte
+	s    *sortStage
+	h    maxHeap
+	k    []byte
+	tiny []byte
 }
 
-func (t *topKeeper) offer(d bson.Doc, pos uint64) {
-	t.k = t.s.key(t.k[:0], d, pos)
+func (t *topKeeper) offer(g *groupStage, gr *group, pos uint64, vals []bson.Value, slab *[]byte) {
+	t.tiny = g.sortDoc(t.tiny, gr)
+	t.k = t.s.key(t.k[:0], t.tiny, pos)
 	if int64(len(t.h)) < t.s.limit {
-		heap.Push(&t.h, item{key: bytes.Clone(t.k), doc: cloneDoc(d)})
+		heap.Push(&t.h, item{key: bytes.Clone(t.k), doc: cloneDoc(g.result(gr, vals, slab))})
 		return
 	}
 	if bytes.Compare(t.k, t.h[0].key) < 0 {
 		top := &t.h[0]
 		top.key = append(top.key[:0], t.k...)
-		top.doc = append(top.doc[:0], d...)
+		top.doc = append(top.doc[:0], g.result(gr, vals, slab)...)
 		heap.Fix(&t.h, 0)
 	}
 }

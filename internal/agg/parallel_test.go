@@ -332,6 +332,7 @@ func TestGroupTopKFused(t *testing.T) {
 		{`{"$sort": {"_id.g": 1}}, {"$limit": 25}`, false},
 		{`{"$sort": {"f": -1}}, {"$project": {"c": 1}}, {"$limit": 4}`, true},
 		{`{"$sort": {"c": -1, "s": 1, "_id.k": 1, "_id.g": -1}}, {"$limit": 30}`, true},
+		{`{"$sort": {"zz": 1, "_id": -1}}, {"$limit": 22}`, true},
 	} {
 		group := `{"$group": {"_id": {"k": "$k", "g": "$g"}, "c": {"$sum": 1}, "s": {"$sum": "$v"}, "f": {"$first": "$_id"}}}`
 		fused := "[" + group + ", " + tc.tail + "]"

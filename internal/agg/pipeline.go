@@ -240,7 +240,9 @@ func (p *Pipeline) optimize() {
 	for i, s := range p.stages[:max(len(p.stages)-1, 0)] {
 		if g, ok := s.(*groupStage); ok {
 			if st, ok := p.stages[i+1].(*sortStage); ok && st.limit > 0 && st.limit <= lateLimit {
-				g.topk = st
+				if idx, ok := g.sortFields(p.specs[i+1]); ok {
+					g.topk, g.topkIdx = st, idx
+				}
 			}
 		}
 	}
