@@ -2,8 +2,8 @@ package agg
 
 import (
 	"encoding/binary"
-	"slices"
 	"hash/maphash"
+	"slices"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
