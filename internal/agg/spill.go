@@ -199,30 +199,16 @@ func (h *runHeap) Pop() any {
 // The readers' buffers share budget bytes (each between 16 KiB and 256
 // KiB), so that a merge of many runs stays within its memory.
 func (s *spiller) mergeLazy(budget int64) (func() (item, bool, error), error) {
-	h := &runHeap{}
 	size := int(min(max(budget/int64(max(len(s.runs), 1)), 16<<10), 256<<10))
-	for i, f := range s.runs {
-		rr := &runReader{r: bufio.NewReaderSize(f, size), idx: i}
-		ok, err := rr.nextPeek()
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			*h = append(*h, rr)
-		}
+	h, err := s.openRuns(size, (*runReader).nextPeek)
+	if err != nil {
+		return nil, err
 	}
-	heap.Init(h)
 	var last *runReader // at the top of the heap: its item was served
 	return func() (item, bool, error) {
 		if last != nil {
-			ok, err := last.nextPeek()
-			if err != nil {
+			if err := h.advanceTop((*runReader).nextPeek); err != nil {
 				return item{}, false, err
-			}
-			if ok {
-				heap.Fix(h, 0)
-			} else {
-				heap.Pop(h)
 			}
 			last = nil
 		}
@@ -237,10 +223,30 @@ func (s *spiller) mergeLazy(budget int64) (func() (item, bool, error), error) {
 // merge returns a function yielding the items of every run in key order;
 // it returns ok=false at the end.
 func (s *spiller) merge() (func() (item, bool, error), error) {
+	h, err := s.openRuns(1<<16, (*runReader).next)
+	if err != nil {
+		return nil, err
+	}
+	return func() (item, bool, error) {
+		if h.Len() == 0 {
+			return item{}, false, nil
+		}
+		out := (*h)[0].cur
+		if err := h.advanceTop((*runReader).next); err != nil {
+			return item{}, false, err
+		}
+		return out, true, nil
+	}, nil
+}
+
+// openRuns opens a reader with a buffer of size bytes on every run, reads
+// its first item with next, and returns the heap of the readers that have
+// one.
+func (s *spiller) openRuns(size int, next func(*runReader) (bool, error)) (*runHeap, error) {
 	h := &runHeap{}
 	for i, f := range s.runs {
-		rr := &runReader{r: bufio.NewReaderSize(f, 1<<16), idx: i}
-		ok, err := rr.next()
+		rr := &runReader{r: bufio.NewReaderSize(f, size), idx: i}
+		ok, err := next(rr)
 		if err != nil {
 			return nil, err
 		}
@@ -249,21 +255,20 @@ func (s *spiller) merge() (func() (item, bool, error), error) {
 		}
 	}
 	heap.Init(h)
-	return func() (item, bool, error) {
-		if h.Len() == 0 {
-			return item{}, false, nil
-		}
-		top := (*h)[0]
-		out := top.cur
-		ok, err := top.next()
-		if err != nil {
-			return item{}, false, err
-		}
-		if ok {
-			heap.Fix(h, 0)
-		} else {
-			heap.Pop(h)
-		}
-		return out, true, nil
-	}, nil
+	return h, nil
+}
+
+// advanceTop moves the reader at the top of h to its next item, and
+// restores the heap (dropping the reader at the end of its run).
+func (h *runHeap) advanceTop(next func(*runReader) (bool, error)) error {
+	ok, err := next((*h)[0])
+	if err != nil {
+		return err
+	}
+	if ok {
+		heap.Fix(h, 0)
+	} else {
+		heap.Pop(h)
+	}
+	return nil
 }
