@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -155,21 +154,9 @@ func BenchmarkShapeGet(b *testing.B) {
 
 func BenchmarkShapeGetParallel(b *testing.B) {
 	db, keys := shapeDB(b)
-	var seq atomic.Int64
 	clk := startCPU(b)
 	defer clk.stop(b)
-	b.RunParallel(func(pb *testing.PB) {
-		tx, _ := db.BeginRead()
-		defer tx.Rollback()
-		tr, _ := tx.Tree("t")
-		i := int(seq.Add(1)) * 7919
-		for pb.Next() {
-			if v, _ := tr.Get(keys[i%len(keys)]); v == nil {
-				b.Fatal("missing")
-			}
-			i++
-		}
-	})
+	parallelGets(b, db, keys)
 }
 
 func BenchmarkShapeRange10(b *testing.B) {
@@ -190,26 +177,20 @@ func BenchmarkShapeRange10(b *testing.B) {
 
 // BenchmarkShapeBatch1000: one durable transaction of 1,000 random inserts
 // per op, continuing from the shaped state.
-func BenchmarkShapeBatch1000(b *testing.B) {
-	db, _ := shapeDB(b)
-	b.ReportAllocs()
-	clk := startCPU(b)
-	for i := 0; i < b.N; i++ {
-		if err := shapeInsert(db, shapeCache.rng, 1000); err != nil {
-			b.Fatal(err)
-		}
-	}
-	clk.stop(b)
-}
+func BenchmarkShapeBatch1000(b *testing.B) { shapeInserts(b, 1000) }
 
 // BenchmarkShapeCommit1: one durable transaction of one random insert per
 // op (kvbench's individual writes), continuing from the shaped state.
-func BenchmarkShapeCommit1(b *testing.B) {
+func BenchmarkShapeCommit1(b *testing.B) { shapeInserts(b, 1) }
+
+// shapeInserts runs one durable transaction of n random inserts per op,
+// continuing from the shaped state.
+func shapeInserts(b *testing.B, n int) {
 	db, _ := shapeDB(b)
 	b.ReportAllocs()
 	clk := startCPU(b)
 	for i := 0; i < b.N; i++ {
-		if err := shapeInsert(db, shapeCache.rng, 1); err != nil {
+		if err := shapeInsert(db, shapeCache.rng, n); err != nil {
 			b.Fatal(err)
 		}
 	}
