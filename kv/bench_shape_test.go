@@ -139,16 +139,8 @@ func shapeInsert(db *DB, rng *rand.Rand, n int) error {
 
 func BenchmarkShapeGet(b *testing.B) {
 	db, keys := shapeDB(b)
-	tx, _ := db.BeginRead()
-	defer tx.Rollback()
-	tr, _ := tx.Tree("t")
-	b.ReportAllocs()
-	clk := startCPU(b)
-	for i := 0; i < b.N; i++ {
-		if v, err := tr.Get(keys[i%len(keys)]); v == nil || err != nil {
-			b.Fatal("missing", err)
-		}
-	}
+	var clk cpuClock
+	serialGets(b, db, keys, func() { clk = startCPU(b) })
 	clk.stop(b)
 }
 
@@ -203,16 +195,8 @@ func shapeInserts(b *testing.B, n int) {
 // the binary search ties on the 8 bytes and compares whole keys.
 func BenchmarkGetSharedPrefix(b *testing.B) {
 	db, keys := sharedPrefixDB(b)
-	tx, _ := db.BeginRead()
-	defer tx.Rollback()
-	tr, _ := tx.Tree("t")
-	b.ReportAllocs()
-	clk := startCPU(b)
-	for i := 0; i < b.N; i++ {
-		if v, err := tr.Get(keys[i%len(keys)]); v == nil || err != nil {
-			b.Fatal("missing", err)
-		}
-	}
+	var clk cpuClock
+	serialGets(b, db, keys, func() { clk = startCPU(b) })
 	clk.stop(b)
 }
 
