@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/expr"
+	"github.com/cairndb/cairn/internal/hugemem"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -207,7 +208,7 @@ func (g *groupStage) newGroupState() groupState {
 // it in st.tab.
 func (g *groupStage) newGroup(st *groupState, key []byte, id bson.Value) *group {
 	if len(st.blk) == cap(st.blk) {
-		st.blk = make([]group, 0, min(max(2*cap(st.blk), 8), 1024))
+		st.blk = hugemem.Block[group](cap(st.blk), 8)
 	}
 	st.blk = st.blk[:len(st.blk)+1]
 	gr := &st.blk[len(st.blk)-1]

@@ -3,6 +3,8 @@ package agg
 import (
 	"hash/maphash"
 	"unsafe"
+
+	"github.com/cairndb/cairn/internal/hugemem"
 )
 
 // groupTable finds a $group's groups by their encoded keys: open
@@ -92,7 +94,7 @@ func (t *groupTable) place(h uint64, g *group) {
 // grow doubles the slots, placing the groups by their stored hashes.
 func (t *groupTable) grow() {
 	old := t.slots
-	t.slots = make([]groupSlot, 2*len(old))
+	t.slots = hugemem.Make[groupSlot](2 * len(old))
 	for _, s := range old {
 		if s.g != nil {
 			t.place(s.hash, s.g)

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/hugemem"
 )
 
 // AccAlloc hands out the accumulators of many groups, and the bytes of
@@ -21,23 +22,26 @@ type AccAlloc struct {
 	bytes  []byte
 }
 
-// allocBlock is the most elements a block of one kind holds; blocks grow
-// from small up to it (as do the blocks of accumulators and of bytes, up
-// to byteBlock), so that a few groups take little memory: a $group that
-// spilled aggregates its spilled groups one at a time in one AccAlloc,
-// Reset between groups.
+// Blocks of every kind start small and double up to hugemem.MaxBlock
+// bytes (hugemem.Block), so that a few groups take little memory (a $group
+// that spilled aggregates its spilled groups one at a time in one
+// AccAlloc, Reset between groups) while a million groups sit in a few
+// large blocks that the kernel may back with huge pages.
+
+// allocBlock bounds the accumulators handed out together from the block
+// of interfaces; more get their own allocation.
 const allocBlock = 1024
 
-// byteBlock is the size of a block of value bytes; larger values get
-// their own allocation.
+// byteBlock bounds, as byteBlock/8, the values copied into a block of
+// bytes; larger values get their own allocation.
 const byteBlock = 32 << 10
 
 // take returns a zeroed element from the block *s, starting a new block
-// (twice the size of the last, up to allocBlock) when it is full. An
+// (hugemem.Block) when it is full. An
 // element of a block that Reset emptied is zeroed again here.
 func take[T any](s *[]T) *T {
 	if len(*s) == cap(*s) {
-		*s = make([]T, 0, min(max(2*cap(*s), 8), allocBlock))
+		*s = hugemem.Block[T](cap(*s), 8)
 	}
 	*s = (*s)[:len(*s)+1]
 	p := &(*s)[len(*s)-1]
@@ -63,7 +67,7 @@ func (a *AccAlloc) Accumulators(n int) []Accumulator {
 		return make([]Accumulator, n)
 	}
 	if cap(a.ifaces)-len(a.ifaces) < n {
-		a.ifaces = make([]Accumulator, 0, min(max(2*cap(a.ifaces), 8, n), allocBlock))
+		a.ifaces = hugemem.Block[Accumulator](cap(a.ifaces), max(8, n))
 	}
 	l := len(a.ifaces)
 	a.ifaces = a.ifaces[:l+n]
@@ -77,7 +81,7 @@ func (a *AccAlloc) Bytes(b []byte) []byte {
 		return append([]byte(nil), b...)
 	}
 	if cap(a.bytes)-len(a.bytes) < len(b) {
-		a.bytes = make([]byte, 0, min(max(2*cap(a.bytes), 256, len(b)), byteBlock))
+		a.bytes = hugemem.Block[byte](cap(a.bytes), max(256, len(b)))
 	}
 	l := len(a.bytes)
 	a.bytes = append(a.bytes, b...)

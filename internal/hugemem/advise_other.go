@@ -1,0 +1,7 @@
+//go:build !linux
+
+package hugemem
+
+import "unsafe"
+
+func adviseHuge(p unsafe.Pointer, n uintptr) {}
