@@ -42,6 +42,13 @@ type groupStage struct {
 	// topkIdx lists the output fields the top-k's keys read, as indexes
 	// into accs, or -1 for _id (sortDoc builds them alone).
 	topkIdx []int
+	// firstKeys is the n of a $limit that follows the group directly
+	// (at most lateLimit; 0: none). Only the groups of the first n
+	// distinct keys in input order are then built, and the documents of
+	// any other key are skipped: the group's output is in the order of
+	// the groups' first documents, so these are the groups the $limit
+	// passes, each aggregated over the whole input.
+	firstKeys int
 }
 
 // sortFields finds the group's output fields that the keys of a $sort
@@ -321,6 +328,9 @@ func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
 		key = g.groupKey(key[:0], id)
 		h, gr := st.tab.lookup(key)
 		if gr == nil {
+			if g.firstKeys > 0 && len(st.order) >= g.firstKeys {
+				continue
+			}
 			if full {
 				if err := spill.add(h, key, pos, d); err != nil {
 					spill.close()

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/expr"
@@ -279,6 +280,10 @@ type groupWorker struct {
 	st    groupState
 	key   []byte
 	spill *groupSpill
+	// only, when set, holds the keys of the groups to build (those of a
+	// firstKeys group, shared read-only by the workers); documents of
+	// other keys are skipped.
+	only *groupTable
 }
 
 func (g *groupStage) newWorker(prefix []stage, fields []string, workers int) (*groupWorker, error) {
@@ -307,6 +312,9 @@ func (w *groupWorker) work(docs []bson.Doc, seq int64, full bool) (int64, error)
 		w.key = g.groupKey(w.key[:0], id)
 		h, gr := w.st.tab.lookup(w.key)
 		if gr == nil {
+			if w.only != nil && w.only.find(h, unsafe.String(unsafe.SliceData(w.key), len(w.key))) == nil {
+				return nil
+			}
 			if full {
 				return w.spill.add(h, w.key, pos, d)
 			}
@@ -347,6 +355,17 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 		}
 		ws[i] = w
 	}
+	if g.firstKeys > 0 {
+		pre, only, err := g.firstKeySet(src, prefix, fields)
+		if err != nil {
+			closeAll()
+			return nil, err
+		}
+		src = &prefetched{batches: pre, src: src}
+		for _, w := range ws {
+			w.only = only
+		}
+	}
 	var mem atomic.Int64
 	limit := g.ctx.memLimit()
 	fns := make([]func([]bson.Doc, int64) error, len(ws))
@@ -379,6 +398,84 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 		spills[i] = w.spill
 	}
 	return g.emit(&st, partitions(spills), len(ws)), nil
+}
+
+// firstKeyBatches bounds the batches firstKeySet reads ahead (a variable
+// for tests).
+var firstKeyBatches = 64
+
+// firstKeySet reads src's first batches, in order, until they hold the
+// first g.firstKeys distinct group keys, and returns those batches (to be
+// served again) with the table of the keys, which the workers then
+// restrict themselves to: a worker cannot tell on its own whether a key
+// is among the first n of the whole input. If the keys are not found
+// within firstKeyBatches batches (a selective $match before the group),
+// the table is nil and the group runs unrestricted.
+func (g *groupStage) firstKeySet(src BatchSource, prefix []stage, fields []string) ([][]bson.Doc, *groupTable, error) {
+	cw, err := newChainWorker(prefix, fields)
+	if err != nil {
+		return nil, nil, err
+	}
+	env := expr.NewEnv(g.ctx.Expr)
+	tab := newGroupTable(g.seed)
+	var key []byte
+	var batches [][]bson.Doc
+	var seq int64
+	ended := false
+	for tab.len() < g.firstKeys && len(batches) < firstKeyBatches {
+		if err := g.ctx.check(); err != nil {
+			return nil, nil, err
+		}
+		b, err := src.NextBatch(nil, parallelBatch)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(b) == 0 {
+			ended = true
+			break
+		}
+		batches = append(batches, b)
+		err = cw.each(b, seq, func(d bson.Doc, _ int64) error {
+			if tab.len() >= g.firstKeys {
+				return nil
+			}
+			id, err := expr.Eval(g.id, d, env)
+			if err != nil {
+				return err
+			}
+			if id.Type == 0 {
+				id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+			}
+			key = g.groupKey(key[:0], id)
+			if h, gr := tab.lookup(key); gr == nil {
+				tab.insert(h, &group{key: string(key)})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		seq += int64(len(b)) + 1 // as feedWorkers numbers them
+	}
+	if tab.len() < g.firstKeys && !ended {
+		return batches, nil, nil
+	}
+	return batches, &tab, nil
+}
+
+// prefetched serves batches already read from src, then src's own.
+type prefetched struct {
+	batches [][]bson.Doc
+	src     BatchSource
+}
+
+func (p *prefetched) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
+	if len(p.batches) > 0 {
+		b := p.batches[0]
+		p.batches = p.batches[1:]
+		return b, nil
+	}
+	return p.src.NextBatch(dst, max)
 }
 
 // flushSpills writes the workers' last runs, one goroutine each.

@@ -359,3 +359,43 @@ func TestGroupTopKFused(t *testing.T) {
 		}
 	}
 }
+
+// TestGroupFirstKeysFused: a $group followed by a $limit builds only the
+// groups of the first keys, each over the whole input; the answer must
+// equal the unfused pipeline's, serially and with 1, 2 and 4 workers,
+// also when the keys are not found within the read-ahead.
+func TestGroupFirstKeysFused(t *testing.T) {
+	var parts []string
+	for i := 0; i < 6000; i++ {
+		parts = append(parts, fmt.Sprintf(`{"_id": %d, "k": %d, "g": %d, "v": %d}`, i, (i*7919)%1300, i%3, i%5))
+	}
+	docs := parseJSONArray(t, "["+strings.Join(parts, ",")+"]")
+	defer func(n int) { firstKeyBatches = n }(firstKeyBatches)
+	group := `{"$group": {"_id": {"k": "$k", "g": "$g"}, "c": {"$sum": 1}, "s": {"$sum": "$v"},
+		"f": {"$first": "$_id"}, "l": {"$last": "$_id"}, "m": {"$max": "$v"}, "u": {"$addToSet": "$g"}}}`
+	for _, tc := range []struct {
+		head, limit string
+		ahead       int
+	}{
+		{"", `{"$limit": 7}`, 64},
+		{"", `{"$limit": 1}`, 64},
+		{"", `{"$limit": 5000}`, 64}, // more than there are groups
+		{`{"$match": {"k": {"$lt": 40}}}, `, `{"$limit": 30}`, 64},
+		{`{"$match": {"k": {"$lt": 40}}}, `, `{"$limit": 30}`, 1}, // keys not found within the read-ahead
+	} {
+		firstKeyBatches = tc.ahead
+		fused := "[" + tc.head + group + ", " + tc.limit + "]"
+		plain := "[" + tc.head + group + `, {"$match": {}}, ` + tc.limit + "]"
+		want, err := runBoth(t, docs, plain, 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := runBoth(t, docs, fused, 0, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || len(want) < 50 {
+			t.Fatalf("%s%s (read-ahead %d):\nfused %.400s\nplain %.400s", tc.head, tc.limit, tc.ahead, got, want)
+		}
+	}
+}

@@ -244,6 +244,9 @@ func (p *Pipeline) optimize() {
 					g.topk, g.topkIdx = st, idx
 				}
 			}
+			if l, ok := p.stages[i+1].(*limitStage); ok && l.n > 0 && l.n <= lateLimit {
+				g.firstKeys = int(l.n)
+			}
 		}
 	}
 	out := p.stages[:0:0]
