@@ -108,13 +108,6 @@ func TestLoadConnectionsAndSoak(t *testing.T) {
 	conns, soak, syncdelay := 200, 3*time.Second, 1
 	if os.Getenv("CAIRN_LONG_LOAD") != "" {
 		conns, soak, syncdelay = 1000, 60*time.Second, 5
-	} else if os.Getenv("GOGC") == "" {
-		// cairnd collects at GOGC=400 (cmd/cairnd/gc.go): its heap takes
-		// longer than the short soak's first third to reach its collection
-		// target. The short soak looks for leaks with Go's default pacing,
-		// under which the heap settles within a second; the long one runs
-		// cairnd's own.
-		t.Setenv("GOGC", "100")
 	}
 	port, err := cairndtest.FreePort()
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -309,10 +308,10 @@ const floorRuns = 3
 // them (as the build does, without writing anything): after one warm-up
 // scan, floorRuns times each, the kinds taking turns, reporting the median.
 //
-// The floor runs with cairnd's garbage-collector pacing (GOGC=400, see
-// cmd/cairnd/gc.go), so that build and floor pay the same for collection.
+// The floor runs with cairnd's garbage-collector pacing (Go's default,
+// see cmd/cairnd/gc.go; GOGC in the environment applies to both), so
+// that build and floor pay the same for collection.
 func measureFloors(dbpath string) (map[string]time.Duration, error) {
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	db, err := kv.Open(dbpath, &kv.Options{ReadOnly: true})
 	if err != nil {
 		return nil, fmt.Errorf("opening %s: %w", dbpath, err)
