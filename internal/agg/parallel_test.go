@@ -109,6 +109,17 @@ func runBoth(t *testing.T, docs []bson.Doc, pipeline string, memLimit int64, all
 	return want, serr
 }
 
+// answer is runBoth with disk use allowed, for a pipeline that must not
+// fail.
+func answer(t *testing.T, docs []bson.Doc, pipeline string, memLimit int64) string {
+	t.Helper()
+	out, err := runBoth(t, docs, pipeline, memLimit, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 func TestParallelGroupMatchesSerial(t *testing.T) {
 	docs := mixedDocs(t, 5000)
 	for _, pl := range []string{
@@ -136,10 +147,7 @@ func TestParallelGroupMatchesSerial(t *testing.T) {
 func TestParallelGroupMemoryLimit(t *testing.T) {
 	docs := mixedDocs(t, 3000)
 	pl := `[{"$group": {"_id": "$_id", "f": {"$first": "$s"}, "v": {"$sum": "$v"}}}, {"$sort": {"_id": 1}}]`
-	got, err := runBoth(t, docs, pl, 20000, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	got := answer(t, docs, pl, 20000)
 	if !strings.Contains(got, `"_id":{"$numberInt":"2999"}`) {
 		t.Fatalf("groups missing after the spill: %.200s", got)
 	}
@@ -165,17 +173,11 @@ func TestParallelGroupSpillFoldsResidentKeys(t *testing.T) {
 	pl := `[{"$group": {"_id": "$k", "n": {"$sum": 1}, "s": {"$sum": "$v"}, "a": {"$avg": "$w"}, "lo": {"$min": "$v"}, "hi": {"$max": "$_id"},
 		"f": {"$first": "$_id"}, "l": {"$last": "$_id"}, "u": {"$addToSet": "$w"}}},
 		{"$set": {"u": {"$size": "$u"}}}, {"$sort": {"_id": 1}}]`
-	unlimited, err := runBoth(t, docs, pl, 0, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	unlimited := answer(t, docs, pl, 0)
 	defer func(r int) { emitRound = r }(emitRound)
 	for i, limit := range []int64{3000, 20000, 60000} {
 		emitRound = []int{2048, 7, 1}[i] // rounds of every size
-		spilled, err := runBoth(t, docs, pl, limit, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+		spilled := answer(t, docs, pl, limit)
 		if spilled != unlimited {
 			t.Fatalf("limit %d: spilling changed the answer:\n%.400s\n%.400s", limit, spilled, unlimited)
 		}
@@ -223,14 +225,8 @@ func TestGroupSpillKeepsWhatIsRead(t *testing.T) {
 		`[{"$group": {"_id": "$_id", "d": {"$first": "$$ROOT"}, "c": {"$last": "$$CURRENT.s"}}}, {"$sort": {"_id": 1}}]`,
 		`[{"$group": {"_id": "$_id", "g": {"$max": {"$getField": "s"}}}}, {"$sort": {"_id": 1}}]`,
 	} {
-		unlimited, err := runBoth(t, docs, pl, 0, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		spilled, err := runBoth(t, docs, pl, 20000, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+		unlimited := answer(t, docs, pl, 0)
+		spilled := answer(t, docs, pl, 20000)
 		if spilled != unlimited {
 			t.Errorf("%s: spilling changed the answer:\n%.300s\n%.300s", pl, spilled, unlimited)
 		}
@@ -295,14 +291,8 @@ func TestGroupSpillLargeItems(t *testing.T) {
 	}
 	docs := parseJSONArray(t, "["+strings.Join(parts, ",")+"]")
 	pl := `[{"$group": {"_id": "$k", "n": {"$sum": 1}, "m": {"$max": "$s"}, "f": {"$first": "$s"}}}, {"$set": {"m": {"$strLenBytes": "$m"}, "f": {"$strLenBytes": "$f"}}}, {"$sort": {"_id": 1}}]`
-	unlimited, err := runBoth(t, docs, pl, 0, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	spilled, err := runBoth(t, docs, pl, 4000, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	unlimited := answer(t, docs, pl, 0)
+	spilled := answer(t, docs, pl, 4000)
 	if spilled != unlimited {
 		t.Fatalf("spilling changed the answer:\n%.300s\n%.300s", spilled, unlimited)
 	}
@@ -316,12 +306,18 @@ func TestGroupSpillLargeItems(t *testing.T) {
 // pipeline with a stage between them (no fusing): ties resolved in the
 // groups' order without a spill, and total orders with one (a spill
 // changes the groups' order, which MongoDB leaves undefined).
-func TestGroupTopKFused(t *testing.T) {
+// keyedDocs returns n documents {_id: i, k, g, v} whose (k, g) pairs
+// repeat irregularly: 1,300 values of k spread over the input, 3 of g.
+func keyedDocs(t *testing.T, n int) []bson.Doc {
 	var parts []string
-	for i := 0; i < 4000; i++ {
+	for i := 0; i < n; i++ {
 		parts = append(parts, fmt.Sprintf(`{"_id": %d, "k": %d, "g": %d, "v": %d}`, i, (i*7919)%1300, i%3, i%5))
 	}
-	docs := parseJSONArray(t, "["+strings.Join(parts, ",")+"]")
+	return parseJSONArray(t, "["+strings.Join(parts, ",")+"]")
+}
+
+func TestGroupTopKFused(t *testing.T) {
+	docs := keyedDocs(t, 4000)
 	defer func(r int) { emitRound = r }(emitRound)
 	for _, tc := range []struct {
 		tail  string
@@ -344,14 +340,8 @@ func TestGroupTopKFused(t *testing.T) {
 		for _, limit := range limits {
 			for _, round := range []int{2048, 5} {
 				emitRound = round
-				want, err := runBoth(t, docs, plain, limit, true)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := runBoth(t, docs, fused, limit, true)
-				if err != nil {
-					t.Fatal(err)
-				}
+				want := answer(t, docs, plain, limit)
+				got := answer(t, docs, fused, limit)
 				if got != want || len(want) < 20 {
 					t.Fatalf("%s (limit %d, round %d):\nfused %.300s\nplain %.300s", tc.tail, limit, round, got, want)
 				}
@@ -365,11 +355,7 @@ func TestGroupTopKFused(t *testing.T) {
 // equal the unfused pipeline's, serially and with 1, 2 and 4 workers,
 // also when the keys are not found within the read-ahead.
 func TestGroupFirstKeysFused(t *testing.T) {
-	var parts []string
-	for i := 0; i < 6000; i++ {
-		parts = append(parts, fmt.Sprintf(`{"_id": %d, "k": %d, "g": %d, "v": %d}`, i, (i*7919)%1300, i%3, i%5))
-	}
-	docs := parseJSONArray(t, "["+strings.Join(parts, ",")+"]")
+	docs := keyedDocs(t, 6000)
 	defer func(n int) { firstKeyBatches = n }(firstKeyBatches)
 	group := `{"$group": {"_id": {"k": "$k", "g": "$g"}, "c": {"$sum": 1}, "s": {"$sum": "$v"},
 		"f": {"$first": "$_id"}, "l": {"$last": "$_id"}, "m": {"$max": "$v"}, "u": {"$addToSet": "$g"}}}`
@@ -386,14 +372,8 @@ func TestGroupFirstKeysFused(t *testing.T) {
 		firstKeyBatches = tc.ahead
 		fused := "[" + tc.head + group + ", " + tc.limit + "]"
 		plain := "[" + tc.head + group + `, {"$match": {}}, ` + tc.limit + "]"
-		want, err := runBoth(t, docs, plain, 0, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := runBoth(t, docs, fused, 0, true)
-		if err != nil {
-			t.Fatal(err)
-		}
+		want := answer(t, docs, plain, 0)
+		got := answer(t, docs, fused, 0)
 		if got != want || len(want) < 50 {
 			t.Fatalf("%s%s (read-ahead %d):\nfused %.400s\nplain %.400s", tc.head, tc.limit, tc.ahead, got, want)
 		}
