@@ -332,7 +332,7 @@ func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
 				continue
 			}
 			if full {
-				if err := spill.add(h, key, pos, d); err != nil {
+				if err := spill.add(h, key, pos, id, d); err != nil {
 					spill.close()
 					return nil, err
 				}

@@ -78,11 +78,15 @@ func (g *groupStage) newSpill(share int) *groupSpill {
 	return s
 }
 
-// add spills d, a document of the group whose key is key (of hash h),
-// read at input position pos.
-func (s *groupSpill) add(h uint64, key []byte, pos int64, d bson.Doc) error {
+// add spills d, a document of the group whose key is key (of hash h) and
+// whose _id evaluated to id, read at input position pos. The spilled
+// document is {i: id, d: the fields of d the group reads} (spilledParts):
+// the group's _id is not evaluated again when the spilled group is
+// aggregated, so it is the value its key was made from even when the
+// expression is not deterministic ($rand).
+func (s *groupSpill) add(h uint64, key []byte, pos int64, id bson.Value, d bson.Doc) error {
 	p := &s.parts[(h>>32)%uint64(len(s.parts))]
-	need := len(key) + seqBytes + len(d)
+	need := len(key) + seqBytes + len(d) + len(id.Data) + 12
 	if cap(p.arena)-len(p.arena) < need {
 		p.arena = make([]byte, 0, max(spillArena, need))
 	}
@@ -90,7 +94,12 @@ func (s *groupSpill) add(h uint64, key []byte, pos int64, d bson.Doc) error {
 	p.arena = append(p.arena, key...)
 	p.arena = binary.BigEndian.AppendUint64(p.arena, uint64(pos))
 	mid := len(p.arena)
+	p.arena = append(p.arena, 0, 0, 0, 0)
+	p.arena = appendElem(p.arena, "i", id)
+	p.arena = append(p.arena, byte(bson.TypeDocument), 'd', 0)
 	p.arena = s.g.appendReduced(p.arena, d)
+	p.arena = append(p.arena, 0)
+	binary.LittleEndian.PutUint32(p.arena[mid:], uint32(len(p.arena)-mid))
 	it := item{key: p.arena[start:mid:mid], doc: bson.Doc(p.arena[mid:len(p.arena):len(p.arena)])}
 	p.items = append(p.items, it)
 	if p.mem += itemBytes(it); p.mem > p.runLimit {
@@ -185,6 +194,19 @@ func partitions(spills []*groupSpill) []*spiller {
 		}
 	}
 	return out
+}
+
+// spilledParts splits a document groupSpill.add wrote into the group's
+// _id and the spilled fields.
+func spilledParts(doc bson.Doc) (id bson.Value, d bson.Doc) {
+	it := doc.Iter()
+	if it.Next() {
+		id = it.Element().Value
+	}
+	if it.Next() {
+		d = it.Element().Value.Document()
+	}
+	return id, d
 }
 
 // appendReduced appends to dst the fields of d the group reads.
@@ -299,18 +321,13 @@ func (e *partEmitter) nextGroup() (*group, error) {
 			e.scratch.blk = e.scratch.blk[:0]
 			into = &e.scratch
 		}
-		id, err := expr.Eval(g.id, it.doc, e.env)
-		if err != nil {
-			return nil, err
-		}
-		if id.Type == 0 {
-			id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
-		}
+		id, _ := spilledParts(it.doc)
 		gr := g.newGroup(into, key, id)
 		gr.firstSeq = itemSeq(it)
 		for e.have && bytes.Equal(it.key[:len(it.key)-seqBytes], key) {
 			gr.lastSeq = itemSeq(it)
-			if err := g.add(gr, it.doc, e.env); err != nil {
+			_, d := spilledParts(it.doc)
+			if err := g.add(gr, d, e.env); err != nil {
 				return nil, err
 			}
 			if it, e.have, err = e.next(); err != nil {

@@ -316,7 +316,7 @@ func (w *groupWorker) work(docs []bson.Doc, seq int64, full bool) (int64, error)
 				return nil
 			}
 			if full {
-				return w.spill.add(h, w.key, pos, d)
+				return w.spill.add(h, w.key, pos, id, d)
 			}
 			gr = g.newGroup(&w.st, w.key, id)
 			w.st.tab.insert(h, gr)

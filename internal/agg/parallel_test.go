@@ -379,3 +379,54 @@ func TestGroupFirstKeysFused(t *testing.T) {
 		}
 	}
 }
+
+// TestSpilledGroupKeepsItsID: a spilled group's _id is the value its key
+// was made from, not a second evaluation of the _id expression. With
+// $rand in the _id a second evaluation would name groups by values that
+// other groups hold: every _id of the output must be distinct, serially
+// and in parallel, whatever the random values.
+func TestSpilledGroupKeepsItsID(t *testing.T) {
+	docs := keyedDocs(t, 6000)
+	pl := parseJSONArray(t, `[{"$group": {"_id": {"$floor": {"$multiply": [{"$rand": {}}, 1000]}}, "n": {"$sum": 1}}}]`)
+	for _, workers := range []int{0, 1, 2} {
+		p, err := Parse(&Context{DB: "test", Coll: "c", AllowDiskUse: true, TempDir: t.TempDir(), MemoryLimit: 20000}, pl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var it Iterator
+		if workers == 0 {
+			it, err = p.Run(&SliceIterator{Docs: append([]bson.Doc(nil), docs...)})
+		} else {
+			var ok bool
+			it, ok, err = p.RunParallel(&sliceBatches{docs: docs}, workers)
+			if !ok {
+				t.Fatal("RunParallel refused the pipeline")
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := Drain(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		total := int64(0)
+		for _, d := range out {
+			id, _ := d.Lookup("_id")
+			if seen[string(id.Data)] {
+				t.Fatalf("%d workers: _id %v twice among %d groups", workers, id, len(out))
+			}
+			seen[string(id.Data)] = true
+			n, _ := d.Lookup("n")
+			c, ok := n.AsInt64()
+			if !ok {
+				t.Fatalf("%d workers: n is %v", workers, n)
+			}
+			total += c
+		}
+		if total != int64(len(docs)) || len(out) < 500 {
+			t.Fatalf("%d workers: %d groups counting %d documents, want %d documents", workers, len(out), total, len(docs))
+		}
+	}
+}
