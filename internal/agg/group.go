@@ -49,6 +49,11 @@ type groupStage struct {
 	// the groups' first documents, so these are the groups the $limit
 	// passes, each aggregated over the whole input.
 	firstKeys int
+	// idRand is set when the _id expression uses $rand: evaluated twice,
+	// it gives a document two keys, so the group is never fused with a
+	// following $limit (firstKeySet evaluates the _id ahead of the
+	// workers).
+	idRand bool
 }
 
 // sortFields finds the group's output fields that the keys of a $sort
@@ -120,7 +125,7 @@ func parseGroup(c *Context, v bson.Value) (stage, error) {
 			if err != nil {
 				return nil, err
 			}
-			g.id = id
+			g.id, g.idRand = id, usesOperator(e.Value, "$rand")
 			continue
 		}
 		spec, err := parseAccField(c, e)
@@ -371,6 +376,22 @@ func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
 // as taking.
 func (g *groupStage) groupBytes(key []byte, id bson.Value) int64 {
 	return int64(2*len(key)+len(id.Data)) + 64 + 48*int64(len(g.accs))
+}
+
+// usesOperator reports whether the expression spec v names operator op
+// anywhere.
+func usesOperator(v bson.Value, op string) bool {
+	if v.Type != bson.TypeDocument && v.Type != bson.TypeArray {
+		return false
+	}
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if (v.Type == bson.TypeDocument && e.Key == op) || usesOperator(e.Value, op) {
+			return true
+		}
+	}
+	return false
 }
 
 // topLevelDeps lists the top-level fields the expressions in spec read

@@ -430,3 +430,28 @@ func TestSpilledGroupKeepsItsID(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstKeysRandomID: a $group whose _id uses $rand, followed by a
+// $limit, still returns the $limit's number of groups in parallel (the
+// fusion, which evaluates the _id ahead of the workers, is not used).
+func TestFirstKeysRandomID(t *testing.T) {
+	docs := keyedDocs(t, 6000)
+	pl := parseJSONArray(t, `[{"$group": {"_id": {"$floor": {"$multiply": [{"$rand": {}}, 1000000]}}, "n": {"$sum": 1}}}, {"$limit": 5}]`)
+	for _, workers := range []int{1, 2} {
+		p, err := Parse(&Context{DB: "test", Coll: "c", AllowDiskUse: true, TempDir: t.TempDir()}, pl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		it, ok, err := p.RunParallel(&sliceBatches{docs: docs}, workers)
+		if err != nil || !ok {
+			t.Fatal(ok, err)
+		}
+		out, err := Drain(it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out) != 5 {
+			t.Fatalf("%d workers: %d groups, want 5", workers, len(out))
+		}
+	}
+}

@@ -244,7 +244,7 @@ func (p *Pipeline) optimize() {
 					g.topk, g.topkIdx = st, idx
 				}
 			}
-			if l, ok := p.stages[i+1].(*limitStage); ok && l.n > 0 && l.n <= lateLimit {
+			if l, ok := p.stages[i+1].(*limitStage); ok && l.n > 0 && l.n <= lateLimit && !g.idRand {
 				g.firstKeys = int(l.n)
 			}
 		}
