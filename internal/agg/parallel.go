@@ -19,8 +19,10 @@ type BatchSource interface {
 	NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error)
 }
 
-// parallelBatch is how many documents a worker takes at a time.
-const parallelBatch = 512
+// parallelBatch is how many documents a worker takes at a time. ClickBench
+// at 1,000,000 rows, alternated on a 2-core VM: 512 gave 9.49, 9.48, 8.76
+// and 9.57 s, 1024 gave 8.66, 9.39, 9.25 and 8.62 s (2048: 9.17, 8.54 s).
+const parallelBatch = 1024
 
 // mergeableAccs are the accumulators whose partial states combine whatever
 // the order the partitions were read in ($first and $last are merged by

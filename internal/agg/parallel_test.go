@@ -366,8 +366,8 @@ func TestGroupFirstKeysFused(t *testing.T) {
 		{"", `{"$limit": 7}`, 64},
 		{"", `{"$limit": 1}`, 64},
 		{"", `{"$limit": 5000}`, 64}, // more than there are groups
-		{`{"$match": {"k": {"$lt": 40}}}, `, `{"$limit": 30}`, 64},
-		{`{"$match": {"k": {"$lt": 40}}}, `, `{"$limit": 30}`, 1}, // keys not found within the read-ahead
+		{`{"$match": {"k": {"$lt": 15}}}, `, `{"$limit": 30}`, 64},
+		{`{"$match": {"k": {"$lt": 15}}}, `, `{"$limit": 30}`, 1}, // keys not found within the read-ahead (about 12 documents of a batch match)
 	} {
 		firstKeyBatches = tc.ahead
 		fused := "[" + tc.head + group + ", " + tc.limit + "]"
