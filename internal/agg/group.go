@@ -288,6 +288,19 @@ func appendElem(buf []byte, key string, v bson.Value) []byte {
 	return append(buf, v.Data...)
 }
 
+// idKey evaluates the group's _id for d (null when missing) and encodes
+// it into key[:0] (groupKey).
+func (g *groupStage) idKey(key []byte, d bson.Doc, env *expr.Env) (bson.Value, []byte, error) {
+	id, err := expr.Eval(g.id, d, env)
+	if err != nil {
+		return id, key, err
+	}
+	if id.Type == 0 {
+		id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+	}
+	return id, g.groupKey(key[:0], id), nil
+}
+
 // groupKey encodes id for hashing: equal values (under the collation)
 // encode equally.
 func (g *groupStage) groupKey(dst []byte, id bson.Value) []byte {
@@ -322,15 +335,11 @@ func (g *groupStage) run(in Iterator) (func() (bson.Doc, error), error) {
 				return nil, err
 			}
 		}
-		id, err := expr.Eval(g.id, d, env)
-		if err != nil {
+		var id bson.Value
+		if id, key, err = g.idKey(key, d, env); err != nil {
 			spill.close()
 			return nil, err
 		}
-		if id.Type == 0 {
-			id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
-		}
-		key = g.groupKey(key[:0], id)
 		h, gr := st.tab.lookup(key)
 		if gr == nil {
 			if g.firstKeys > 0 && len(st.order) >= g.firstKeys {

@@ -86,7 +86,9 @@ func (g *groupStage) newSpill(share int) *groupSpill {
 // expression is not deterministic ($rand).
 func (s *groupSpill) add(h uint64, key []byte, pos int64, id bson.Value, d bson.Doc) error {
 	p := &s.parts[(h>>32)%uint64(len(s.parts))]
-	need := len(key) + seqBytes + len(d) + len(id.Data) + 12
+	// The wrapper adds 11 bytes: its length, two element headers ("i",
+	// "d") and its terminator; the reduced document is at most d.
+	need := len(key) + seqBytes + len(d) + len(id.Data) + 11
 	if cap(p.arena)-len(p.arena) < need {
 		p.arena = make([]byte, 0, max(spillArena, need))
 	}

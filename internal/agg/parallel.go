@@ -304,14 +304,11 @@ func (w *groupWorker) work(docs []bson.Doc, seq int64, full bool) (int64, error)
 	g := w.g
 	var grown int64
 	err := w.each(docs, seq, func(d bson.Doc, pos int64) error {
-		id, err := expr.Eval(g.id, d, w.env)
+		id, key, err := g.idKey(w.key, d, w.env)
 		if err != nil {
 			return err
 		}
-		if id.Type == 0 {
-			id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
-		}
-		w.key = g.groupKey(w.key[:0], id)
+		w.key = key
 		h, gr := w.st.tab.lookup(w.key)
 		if gr == nil {
 			if w.only != nil && w.only.find(h, unsafe.String(unsafe.SliceData(w.key), len(w.key))) == nil {
@@ -441,14 +438,10 @@ func (g *groupStage) firstKeySet(src BatchSource, prefix []stage, fields []strin
 			if tab.len() >= g.firstKeys {
 				return nil
 			}
-			id, err := expr.Eval(g.id, d, env)
-			if err != nil {
+			var err error
+			if _, key, err = g.idKey(key, d, env); err != nil {
 				return err
 			}
-			if id.Type == 0 {
-				id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
-			}
-			key = g.groupKey(key[:0], id)
 			if h, gr := tab.lookup(key); gr == nil {
 				tab.insert(h, &group{key: string(key)})
 			}

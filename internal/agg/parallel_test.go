@@ -455,3 +455,21 @@ func TestFirstKeysRandomID(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstKeysUnderMemoryLimit: the groups of the first keys fit where
+// all the groups do not, so a $group followed by $limit answers without
+// allowDiskUse where the $group alone fails with 292.
+func TestFirstKeysUnderMemoryLimit(t *testing.T) {
+	docs := keyedDocs(t, 6000)
+	group := `{"$group": {"_id": {"k": "$k", "g": "$g"}, "c": {"$sum": 1}}}`
+	if _, err := runBoth(t, docs, "["+group+"]", 20000, false); errCode(err) != 292 {
+		t.Fatalf("$group alone under a 20,000-byte limit: %v, want code 292", err)
+	}
+	out, err := runBoth(t, docs, "["+group+`, {"$limit": 3}]`, 20000, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(out, `"c"`); n != 3 {
+		t.Fatalf("%d groups, want 3: %.300s", n, out)
+	}
+}

@@ -12,6 +12,9 @@ import (
 // TestAdviceReachesTheKernel checks that a large block's mapping carries
 // the huge-page advice (the "hg" flag of /proc/self/smaps).
 func TestAdviceReachesTheKernel(t *testing.T) {
+	if _, err := os.Stat("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil {
+		t.Skip("kernel without transparent huge pages")
+	}
 	b := Block[byte](MaxBlock, MaxBlock)
 	b = b[:cap(b)]
 	addr := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) + MaxBlock/2
