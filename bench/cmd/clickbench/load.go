@@ -113,6 +113,7 @@ func load(ctx context.Context, c *config, srv *cairnServer, cl *mongo.Client, ts
 		if err != nil {
 			return err
 		}
+		c.cairn = bin // built once for a -versus server's load too
 		args := []string{"import", "--host", srv.host, "--port", srv.port, "--db", "test", "--collection", "hits",
 			"--type", "tsv", "--columnsHaveTypes", "--fieldFile", fieldFile,
 			"--numInsertionWorkers", strconv.Itoa(c.workers), "--file", tsv}

@@ -29,6 +29,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"go.mongodb.org/mongo-driver/v2/mongo"
 )
 
 type config struct {
@@ -50,6 +52,7 @@ type config struct {
 	reuse      bool
 	uri        string
 	cacheGB    float64
+	versus     string
 }
 
 func main() {
@@ -74,6 +77,7 @@ func main() {
 	flag.BoolVar(&c.reuse, "reuse", false, "with -dir: keep a hits collection loaded by an earlier run with the same -rows")
 	flag.Float64Var(&c.cacheGB, "cacheGB", 8, "cairnd --wiredTigerCacheSizeGB (the storage engine's cache; 0: its default of 1 GiB)")
 	flag.StringVar(&c.uri, "uri", "", "use this already loaded server (skips generation's load and the indexes)")
+	flag.StringVar(&c.versus, "versus", "", "a second cairnd binary to compare with: it serves its own copy of the table (DIR/versus), and the two servers take turns run by run (A B B A ...)")
 	render := flag.String("render", "", "re-render NAME.md and NAME.png from a report JSON file; runs nothing")
 	flag.Parse()
 	if *render != "" {
@@ -165,23 +169,35 @@ func run(ctx context.Context, c *config) (*report, error) {
 		return nil, err
 	}
 	defer cl.Disconnect(context.Background())
-	reused := false
-	if c.reuse && c.uri == "" {
-		if n, err := cl.Database("test").Collection("hits").EstimatedDocumentCount(ctx); err == nil && n == int64(c.rows) {
-			fmt.Printf("reusing the %d rows loaded in %s\n", n, c.dir)
-			reused = true
-			if err := rep.readLoad(filepath.Join(c.dir, "load.json")); err != nil {
-				fmt.Printf("no load figures of the earlier run: %v\n", err)
-			}
+	if c.uri == "" {
+		if err := prepare(ctx, c, srv, cl, tsv, rep); err != nil {
+			return nil, err
 		}
 	}
-	if c.uri == "" && !reused {
-		if err := load(ctx, c, srv, cl, tsv, rep); err != nil {
+	targets := []target{{srv: srv, cl: cl, out: &rep.Queries}}
+	if c.versus != "" {
+		// The second server loads its own copy of the table; its load
+		// figures are not reported.
+		vc := *c
+		vc.dir, vc.cairnd, vc.inproc, vc.uri = filepath.Join(c.dir, "versus"), c.versus, false, ""
+		if err := os.MkdirAll(vc.dir, 0o755); err != nil {
 			return nil, err
 		}
-		if err := rep.writeLoad(filepath.Join(c.dir, "load.json")); err != nil {
+		vs, err := startServer(ctx, &vc)
+		if err != nil {
 			return nil, err
 		}
+		defer vs.stop()
+		vcl, err := connect(ctx, vs.uri)
+		if err != nil {
+			return nil, err
+		}
+		defer vcl.Disconnect(context.Background())
+		if err := prepare(ctx, &vc, vs, vcl, tsv, &report{}); err != nil {
+			return nil, fmt.Errorf("versus server: %w", err)
+		}
+		rep.VersusBinary = c.versus
+		targets = append(targets, target{srv: vs, cl: vcl, out: &rep.Versus, label: "versus "})
 	}
 	os.Remove(tsv)
 	if err := dataSize(ctx, cl, srv, rep); err != nil {
@@ -198,7 +214,7 @@ func run(ctx context.Context, c *config) (*report, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = runQueries(ctx, c, srv, cl, or, rep)
+	err = runQueries(ctx, c, targets, or, rep)
 	stopProfile()
 	if err != nil {
 		return nil, err
@@ -207,6 +223,24 @@ func run(ctx context.Context, c *config) (*report, error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// prepare loads the table into the server unless -reuse finds it loaded by
+// an earlier run in c.dir, and records the load figures in rep.
+func prepare(ctx context.Context, c *config, srv *cairnServer, cl *mongo.Client, tsv string, rep *report) error {
+	if c.reuse {
+		if n, err := cl.Database("test").Collection("hits").EstimatedDocumentCount(ctx); err == nil && n == int64(c.rows) {
+			fmt.Printf("reusing the %d rows loaded in %s\n", n, c.dir)
+			if err := rep.readLoad(filepath.Join(c.dir, "load.json")); err != nil {
+				fmt.Printf("no load figures of the earlier run: %v\n", err)
+			}
+			return nil
+		}
+	}
+	if err := load(ctx, c, srv, cl, tsv, rep); err != nil {
+		return err
+	}
+	return rep.writeLoad(filepath.Join(c.dir, "load.json"))
 }
 
 // renderReport rewrites the markdown and chart of a saved report.

@@ -37,6 +37,10 @@ type report struct {
 	LoadDate   string        `json:"loadDate,omitempty"`
 	Queries    []queryResult `json:"queries"`
 	Mismatches int           `json:"mismatches"`
+	// With -versus: the second binary and its times, taken in turns with
+	// those in Queries.
+	VersusBinary string        `json:"versusBinary,omitempty"`
+	Versus       []queryResult `json:"versus,omitempty"`
 }
 
 // loadFigures are what a run that loads records for later -reuse runs.

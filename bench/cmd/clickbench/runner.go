@@ -12,43 +12,67 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
-// runQueries runs each selected pipeline c.runs times on test.hits and, with
-// an oracle, checks the first run's answer.
-func runQueries(ctx context.Context, c *config, srv *cairnServer, cl *mongo.Client, or *oracle, rep *report) error {
+// target is a server the queries run on and where its results go.
+type target struct {
+	srv   *cairnServer
+	cl    *mongo.Client
+	out   *[]queryResult
+	label string // printed before its result lines
+}
+
+// runQueries runs each selected pipeline c.runs times on test.hits of every
+// target and, with an oracle, checks each target's first answer. With two
+// targets, the servers take turns run by run in the order A B, B A, A B ...,
+// so that both see the same phases of a shared machine.
+func runQueries(ctx context.Context, c *config, targets []target, or *oracle, rep *report) error {
 	ps, err := pipelines()
 	if err != nil {
 		return err
 	}
-	coll := cl.Database("test").Collection("hits")
 	for _, q := range c.queries {
-		res := queryResult{Query: q}
-		var first []row
+		res := make([]queryResult, len(targets))
+		first := make([][]row, len(targets))
+		for i := range res {
+			res[i].Query = q
+		}
 		for r := 0; r < c.runs; r++ {
-			t0, c0 := time.Now(), srv.cpu()
-			docs, err := aggregate(ctx, coll, ps[q])
-			d := time.Since(t0).Seconds()
-			if c0 > 0 {
-				res.CPU = append(res.CPU, srv.cpu()-c0)
-			}
-			if err != nil {
-				res.Error = err.Error()
-				res.Times = append(res.Times, -1)
-				break
-			}
-			res.Times = append(res.Times, d)
-			if r == 0 {
-				first = docs
+			for k := range targets {
+				i := k
+				if r%2 == 1 {
+					i = len(targets) - 1 - k
+				}
+				t, res := targets[i], &res[i]
+				if res.Error != "" {
+					continue
+				}
+				t0, c0 := time.Now(), t.srv.cpu()
+				docs, err := aggregate(ctx, t.cl.Database("test").Collection("hits"), ps[q])
+				d := time.Since(t0).Seconds()
+				if c0 > 0 {
+					res.CPU = append(res.CPU, t.srv.cpu()-c0)
+				}
+				if err != nil {
+					res.Error = err.Error()
+					res.Times = append(res.Times, -1)
+					continue
+				}
+				res.Times = append(res.Times, d)
+				if r == 0 {
+					first[i] = docs
+				}
 			}
 		}
-		if or != nil && res.Error == "" {
-			res.Checked = true
-			res.Mismatch = or.expect(q).check(first)
-			if res.Mismatch != "" {
-				rep.Mismatches++
+		for i, t := range targets {
+			if or != nil && res[i].Error == "" {
+				res[i].Checked = true
+				res[i].Mismatch = or.expect(q).check(first[i])
+				if res[i].Mismatch != "" {
+					rep.Mismatches++
+				}
 			}
+			*t.out = append(*t.out, res[i])
+			fmt.Println(t.label + res[i].line())
 		}
-		rep.Queries = append(rep.Queries, res)
-		fmt.Println(res.line())
 	}
 	return nil
 }

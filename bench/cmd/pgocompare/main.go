@@ -1,20 +1,28 @@
 // Command pgocompare measures what profile-guided optimisation gives
 // cairnd: it builds cairnd twice, with -pgo=off and with
-// cmd/cairnd/default.pgo, and runs the same benchmarks against each,
-// alternating the builds run by run (A B A B ...) so that both see the
-// same machine load, then reports each benchmark's median per build and
+// cmd/cairnd/default.pgo, runs the same benchmarks against each over
+// several rounds, and reports each benchmark's median per build and
 // the speedup (PGO ÷ off for rates, off ÷ PGO for times; above 1 means the
-// PGO build is faster).
+// PGO build is faster), both as the ratio of the medians and as the median
+// of the round-by-round ratios.
 //
-// Benchmarks per run, each against a fresh server:
+// The builds take turns benchmark by benchmark within a round (A B, then
+// B A in the next round), not run by run: on a shared machine whose speed
+// drifts by tens of percent over minutes, the two figures of a pair are
+// then taken seconds apart. Benchmarks per round:
 //
-//   - YCSB: load of -records records with j:true inserts (insert rate),
-//     then workloads A and C at -clients clients (throughput);
+//   - YCSB, with both builds' servers up on fresh data directories: load of
+//     -records records with j:true inserts (insert rate), then workloads A
+//     and C at -clients clients (throughput);
 //
-//   - indexbench with -docs documents: insert rate and each index build;
+//   - indexbench with -docs documents: insert rate and each index build
+//     (the median of -indexrepeat builds);
 //
 //   - ClickBench's 43 queries over -clickrows rows, when bench/cmd/clickbench
-//     exists (time per query, best of its runs).
+//     exists (time per query, best of its runs after the first): one
+//     clickbench run with both builds' servers up, each on its own copy of
+//     the table (loaded and checked in the first round), taking turns query
+//     run by query run.
 //
 //     go run ./cmd/pgocompare -runs 5 -out results -name pgo   (from bench/)
 package main
@@ -22,11 +30,11 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -34,8 +42,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
+
+	"github.com/cairndb/cairn/bench/internal/cairndproc"
 )
 
 type options struct {
@@ -44,6 +53,7 @@ type options struct {
 	ops       int
 	clients   string
 	docs      int
+	repeat    int
 	clickRows int
 	clickRuns int
 	out, name string
@@ -89,6 +99,7 @@ func main() {
 	flag.IntVar(&o.ops, "ops", 60000, "YCSB operations per workload")
 	flag.StringVar(&o.clients, "clients", "8", "YCSB client counts")
 	flag.IntVar(&o.docs, "docs", 100000, "indexbench documents")
+	flag.IntVar(&o.repeat, "indexrepeat", 1, "indexbench: builds of each index per round (their median counts)")
 	flag.IntVar(&o.clickRows, "clickrows", 100000, "ClickBench rows (when bench/cmd/clickbench exists)")
 	flag.IntVar(&o.clickRuns, "clickruns", 3, "ClickBench runs per query (the best after the first counts)")
 	flag.StringVar(&o.out, "out", "results", "directory for NAME.md and NAME.json")
@@ -142,29 +153,35 @@ func run(o options) error {
 		res.Notes = append(res.Notes, "bench/cmd/clickbench does not exist in this checkout: no ClickBench rows")
 	}
 	for r := 0; r < o.runs; r++ {
-		for _, b := range builds {
-			fmt.Fprintf(os.Stderr, "== run %d/%d, build %s\n", r+1, o.runs, b.name)
-			dir := filepath.Join(tmp, fmt.Sprintf("run%d-%s", r, b.name))
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			if err := ycsbRun(o, tmp, b, dir, res); err != nil {
-				return fmt.Errorf("ycsb, %s: %w", b.name, err)
-			}
-			if o.ycsbOnly {
-				os.RemoveAll(dir)
-				continue
-			}
-			if err := indexRun(o, tmp, b, dir, res); err != nil {
-				return fmt.Errorf("indexbench, %s: %w", b.name, err)
-			}
-			if click != "" {
-				if err := clickRun(o, click, b, dir, res); err != nil {
-					return fmt.Errorf("clickbench, %s: %w", b.name, err)
+		// The builds take turns benchmark by benchmark, in the order
+		// off, pgo in even rounds and pgo, off in odd ones (A B B A), so
+		// that the two figures of a pair are seconds apart and a drift of
+		// the machine within a round falls on both builds alike.
+		order := slices.Clone(builds)
+		if r%2 == 1 {
+			slices.Reverse(order)
+		}
+		fmt.Fprintf(os.Stderr, "== round %d/%d: %s first\n", r+1, o.runs, order[0].name)
+		dir := filepath.Join(tmp, fmt.Sprintf("round%d", r))
+		if err := ycsbRound(o, tmp, order, dir, res); err != nil {
+			return fmt.Errorf("ycsb: %w", err)
+		}
+		if !o.ycsbOnly {
+			for _, b := range order {
+				if err := indexRun(o, tmp, b, filepath.Join(dir, b.name), res); err != nil {
+					return fmt.Errorf("indexbench, %s: %w", b.name, err)
 				}
 			}
-			os.RemoveAll(dir)
+			// One clickbench run serves both builds, each on its own copy
+			// of the table, taking turns query run by query run; the first
+			// round loads the tables and checks the answers.
+			if click != "" {
+				if err := clickRun(o, click, builds, filepath.Join(tmp, "click"), r == 0, res); err != nil {
+					return fmt.Errorf("clickbench: %w", err)
+				}
+			}
 		}
+		os.RemoveAll(dir)
 		// Written after every round, so that an interrupted comparison
 		// keeps the rounds it finished.
 		res.Runs = r + 1
@@ -187,29 +204,58 @@ func (r *results) write(dir, name string) error {
 	return os.WriteFile(filepath.Join(dir, name+".md"), []byte(r.markdown()), 0o644)
 }
 
-// ycsbRun starts the build on a fresh data directory, loads the records
-// with j:true and runs workloads A and C.
-func ycsbRun(o options, tmp string, b build, dir string, res *results) error {
-	port := 20000 + rand.IntN(20000)
-	srv := exec.Command(b.bin, "--dbpath", filepath.Join(dir, "db"), "--port", strconv.Itoa(port), "--logpath", filepath.Join(dir, "cairnd.log"))
-	if err := os.MkdirAll(filepath.Join(dir, "db"), 0o755); err != nil {
-		return err
-	}
-	if err := srv.Start(); err != nil {
-		return err
-	}
+// ycsbRound starts every build on a fresh data directory and runs each
+// YCSB step against the builds in turn: the load of the records with
+// j:true (which drops the collection first), then workloads A and C.
+func ycsbRound(o options, tmp string, order []build, dir string, res *results) error {
+	servers := make([]*cairndproc.Server, len(order))
 	defer func() {
-		_ = srv.Process.Signal(syscall.SIGTERM)
-		_ = srv.Wait()
+		for _, s := range servers {
+			if s != nil {
+				s.Stop()
+			}
+		}
 	}()
-	uri := fmt.Sprintf("mongodb://127.0.0.1:%d/?directConnection=true", port)
-	ycsb := filepath.Join(tmp, "ycsb")
-	pid := strconv.Itoa(srv.Process.Pid)
-	load := exec.Command(ycsb, "-uri", uri+"&journal=true", "-pid", pid, "-recordcount", strconv.Itoa(o.records), "-loadonly", "-out", dir, "-name", "load")
-	load.Stderr = os.Stderr
-	if out, err := load.Output(); err != nil {
-		return fmt.Errorf("load: %w: %s", err, out)
+	for i, b := range order {
+		d := filepath.Join(dir, b.name)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		s, err := cairndproc.Start(context.Background(), cairndproc.Options{Binary: b.bin, Dir: d})
+		if err != nil {
+			return fmt.Errorf("starting %s: %w", b.name, err)
+		}
+		servers[i] = s
 	}
+	ycsb := filepath.Join(tmp, "ycsb")
+	steps := [][]string{{"-loadonly"}}
+	for _, w := range []string{"a", "c"} {
+		steps = append(steps, []string{"-skipload", "-workloads", w, "-threads", o.clients, "-operationcount", strconv.Itoa(o.ops)})
+	}
+	for si, step := range steps {
+		for i, b := range order {
+			s, d := servers[i], filepath.Join(dir, b.name)
+			uri := s.URI
+			if si == 0 {
+				uri += "&journal=true"
+			}
+			args := append([]string{"-uri", uri, "-pid", strconv.Itoa(s.Pid()), "-recordcount", strconv.Itoa(o.records), "-out", d, "-name", "step"}, step...)
+			cmd := exec.Command(ycsb, args...)
+			cmd.Stderr = os.Stderr
+			if out, err := cmd.Output(); err != nil {
+				return fmt.Errorf("%s, %s: %w: %s", b.name, strings.Join(step, " "), err, out)
+			}
+			if err := addYCSB(filepath.Join(d, "step.json"), b.name, res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// addYCSB adds the figures of one ycsb report: the load's insert rate or
+// each workload's throughput, and the server's CPU time per operation.
+func addYCSB(path, b string, res *results) error {
 	var rep struct {
 		Load *struct {
 			Throughput float64 `json:"ops_per_sec"`
@@ -226,26 +272,19 @@ func ycsbRun(o options, tmp string, b build, dir string, res *results) error {
 			} `json:"sched"`
 		} `json:"runs"`
 	}
-	if err := readJSON(filepath.Join(dir, "load.json"), &rep); err != nil {
+	if err := readJSON(path, &rep); err != nil {
 		return err
 	}
-	res.add("journal insert (j:true, 8 clients)", "inserts/s", true, b.name, rep.Load.Throughput)
-	if rep.Load.Sched != nil {
-		res.add("journal insert: server CPU per insert", "µs", false, b.name, rep.Load.Sched.CPU)
-	}
-	wl := exec.Command(ycsb, "-uri", uri, "-pid", pid, "-recordcount", strconv.Itoa(o.records), "-skipload", "-workloads", "a,c",
-		"-threads", o.clients, "-operationcount", strconv.Itoa(o.ops), "-out", dir, "-name", "run")
-	wl.Stderr = os.Stderr
-	if out, err := wl.Output(); err != nil {
-		return fmt.Errorf("workloads: %w: %s", err, out)
-	}
-	if err := readJSON(filepath.Join(dir, "run.json"), &rep); err != nil {
-		return err
+	if rep.Load != nil {
+		res.add("journal insert (j:true, 8 clients)", "inserts/s", true, b, rep.Load.Throughput)
+		if rep.Load.Sched != nil {
+			res.add("journal insert: server CPU per insert", "µs", false, b, rep.Load.Sched.CPU)
+		}
 	}
 	for _, x := range rep.Runs {
-		res.add(fmt.Sprintf("YCSB %s, %d clients", strings.ToUpper(x.Workload), x.Threads), "ops/s", true, b.name, x.Throughput)
+		res.add(fmt.Sprintf("YCSB %s, %d clients", strings.ToUpper(x.Workload), x.Threads), "ops/s", true, b, x.Throughput)
 		if x.Sched != nil {
-			res.add(fmt.Sprintf("YCSB %s, %d clients: server CPU per op", strings.ToUpper(x.Workload), x.Threads), "µs", false, b.name, x.Sched.CPU)
+			res.add(fmt.Sprintf("YCSB %s, %d clients: server CPU per op", strings.ToUpper(x.Workload), x.Threads), "µs", false, b, x.Sched.CPU)
 		}
 	}
 	return nil
@@ -257,7 +296,7 @@ func indexRun(o options, tmp string, b build, dir string, res *results) error {
 	if err := os.MkdirAll(ib, 0o755); err != nil {
 		return err
 	}
-	cmd := exec.Command(filepath.Join(tmp, "indexbench"), "-docs", strconv.Itoa(o.docs), "-cairnd", b.bin, "-dir", ib)
+	cmd := exec.Command(filepath.Join(tmp, "indexbench"), "-docs", strconv.Itoa(o.docs), "-repeat", strconv.Itoa(o.repeat), "-cairnd", b.bin, "-dir", ib)
 	out, err := cmd.Output()
 	if err != nil {
 		return fmt.Errorf("%w: %s", err, out)
@@ -293,60 +332,49 @@ func indexRun(o options, tmp string, b build, dir string, res *results) error {
 	return nil
 }
 
-// clickRun runs ClickBench's queries once each against the build and reads
-// each query's best time from its JSON.
-func clickRun(o options, click string, b build, dir string, res *results) error {
-	if err := os.MkdirAll(filepath.Join(dir, "click"), 0o755); err != nil {
+// clickRun runs ClickBench's queries against both builds (the first as
+// clickbench's server, the second as its -versus server) on the tables kept
+// in dir, loading them the first time, and adds each query's best time per
+// build. With check, the answers are checked against the Go oracle.
+func clickRun(o options, click string, builds []build, dir string, check bool, res *results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	cmd := exec.Command(click, "-rows", strconv.Itoa(o.clickRows), "-runs", strconv.Itoa(o.clickRuns), "-cairnd", b.bin, "-out", dir, "-name", "click", "-dir", filepath.Join(dir, "click"))
+	cmd := exec.Command(click, "-rows", strconv.Itoa(o.clickRows), "-runs", strconv.Itoa(o.clickRuns),
+		"-cairnd", builds[0].bin, "-versus", builds[1].bin,
+		"-out", dir, "-name", "click", "-dir", dir, "-keep", "-reuse", "-check="+strconv.FormatBool(check))
 	cmd.Dir = "."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%w: %s", err, out)
 	}
-	b2, err := os.ReadFile(filepath.Join(dir, "click.json"))
-	if err != nil {
+	var rep struct {
+		Queries []clickQuery `json:"queries"`
+		Versus  []clickQuery `json:"versus"`
+	}
+	if err := readJSON(filepath.Join(dir, "click.json"), &rep); err != nil {
 		return err
 	}
-	times, cpus, err := clickTimes(b2)
-	if err != nil {
-		return err
-	}
-	for i, t := range times {
-		if t > 0 {
-			res.add(fmt.Sprintf("ClickBench Q%d", i), "ms", false, b.name, t)
-		}
-		if cpus[i] > 0 {
-			res.add(fmt.Sprintf("ClickBench Q%d: server CPU", i), "ms", false, b.name, cpus[i])
+	for i, qs := range [][]clickQuery{rep.Queries, rep.Versus} {
+		for _, q := range qs {
+			if q.Error != "" {
+				continue
+			}
+			res.add(fmt.Sprintf("ClickBench Q%d", q.Query), "ms", false, builds[i].name, bestHot(q.Times))
+			if c := bestHot(q.CPU); c > 0 {
+				res.add(fmt.Sprintf("ClickBench Q%d: server CPU", q.Query), "ms", false, builds[i].name, c)
+			}
 		}
 	}
 	return nil
 }
 
-// clickTimes reads clickbench's JSON (per query, its run times and the
-// server's CPU time per run, in seconds) and returns, per query, the best
-// wall time and the best server CPU time of the runs after the first, in
-// milliseconds (0 for a query that failed).
-func clickTimes(b []byte) (times, cpus []float64, err error) {
-	var rep struct {
-		Queries []struct {
-			Query int       `json:"query"`
-			Times []float64 `json:"times"`
-			CPU   []float64 `json:"cpu"`
-			Error string    `json:"error"`
-		} `json:"queries"`
-	}
-	if err := json.Unmarshal(b, &rep); err != nil {
-		return nil, nil, err
-	}
-	times, cpus = make([]float64, len(rep.Queries)), make([]float64, len(rep.Queries))
-	for i, q := range rep.Queries {
-		if q.Error != "" {
-			continue
-		}
-		times[i], cpus[i] = bestHot(q.Times), bestHot(q.CPU)
-	}
-	return times, cpus, nil
+// clickQuery is one query's figures in clickbench's JSON: its run times and
+// the server's CPU time per run, in seconds.
+type clickQuery struct {
+	Query int       `json:"query"`
+	Times []float64 `json:"times"`
+	CPU   []float64 `json:"cpu"`
+	Error string    `json:"error"`
 }
 
 // bestHot is the least of the runs after the first (the only run if there
@@ -387,9 +415,25 @@ func median(v []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// speedup is how much faster the PGO build is (>1: faster).
+// speedup is how much faster the PGO build is (>1: faster), as the ratio
+// of the two builds' medians.
 func (m *metric) speedup() float64 {
-	off, pgo := median(m.Values["off"]), median(m.Values["pgo"])
+	return m.ratio(median(m.Values["off"]), median(m.Values["pgo"]))
+}
+
+// pairedSpeedup is the median of the round-by-round ratios: each round
+// measures the two builds seconds apart, so a slow phase of the machine
+// that spans a round cancels out of its ratio.
+func (m *metric) pairedSpeedup() float64 {
+	off, pgo := m.Values["off"], m.Values["pgo"]
+	var rs []float64
+	for i := range min(len(off), len(pgo)) {
+		rs = append(rs, m.ratio(off[i], pgo[i]))
+	}
+	return median(rs)
+}
+
+func (m *metric) ratio(off, pgo float64) float64 {
 	if m.HigherBetter {
 		return pgo / off
 	}
@@ -398,46 +442,52 @@ func (m *metric) speedup() float64 {
 
 func (r *results) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# cairnd built with -pgo=off and with default.pgo\n\n- Date: %s\n- Machine: %s\n- Go: %s, commit %s\n- Command: `%s` (in bench/)\n- Runs: %d per build, alternating the builds run by run; medians\n\n",
+	fmt.Fprintf(&b, "# cairnd built with -pgo=off and with default.pgo\n\n- Date: %s\n- Machine: %s\n- Go: %s, commit %s\n- Command: `%s` (in bench/)\n- Runs: %d rounds; in each, the builds take turns benchmark by benchmark (off first in even rounds, PGO first in odd ones); medians\n\n",
 		r.Date, r.Machine, r.Go, r.Commit, r.Command, r.Runs)
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "- Note: %s\n", n)
 	}
-	b.WriteString("| benchmark | unit | -pgo=off (median) | default.pgo (median) | speedup (>1: PGO faster) | runs off | runs pgo |\n|---|---|---:|---:|---:|---|---|\n")
+	b.WriteString("| benchmark | unit | -pgo=off (median) | default.pgo (median) | speedup (>1: PGO faster) | paired speedup | runs off | runs pgo |\n|---|---|---:|---:|---:|---:|---|---|\n")
 	for _, m := range r.Metrics {
-		fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.3f | %s | %s |\n", m.Name, m.Unit, median(m.Values["off"]), median(m.Values["pgo"]), m.speedup(), list(m.Values["off"]), list(m.Values["pgo"]))
+		fmt.Fprintf(&b, "| %s | %s | %.1f | %.1f | %.3f | %.3f | %s | %s |\n", m.Name, m.Unit, median(m.Values["off"]), median(m.Values["pgo"]), m.speedup(), m.pairedSpeedup(), list(m.Values["off"]), list(m.Values["pgo"]))
 	}
 	b.WriteString("\n")
 	// Wall-clock figures and the server's CPU time are summarised apart:
-	// on a shared machine the CPU time is the steadier of the two.
+	// on a shared machine the CPU time is the steadier of the two. Each is
+	// summarised by the ratio of medians and by the paired ratio.
 	for _, kind := range []struct {
 		title string
 		cpu   bool
 	}{{"wall-clock and throughput figures", false}, {"server CPU time figures", true}} {
-		var all []float64
-		logSum, worst, worstName, slower := 0.0, math.Inf(1), "", 0
-		for _, m := range r.Metrics {
-			if strings.Contains(m.Name, "server CPU") != kind.cpu {
+		for _, how := range []struct {
+			title string
+			f     func(*metric) float64
+		}{{"ratio of medians", (*metric).speedup}, {"paired ratios", (*metric).pairedSpeedup}} {
+			var all []float64
+			logSum, worst, worstName, slower := 0.0, math.Inf(1), "", 0
+			for _, m := range r.Metrics {
+				if strings.Contains(m.Name, "server CPU") != kind.cpu {
+					continue
+				}
+				sp := how.f(m)
+				if math.IsNaN(sp) || sp <= 0 {
+					continue
+				}
+				all = append(all, sp)
+				logSum += math.Log(sp)
+				if sp < worst {
+					worst, worstName = sp, m.Name
+				}
+				if sp < 0.98 {
+					slower++
+				}
+			}
+			if len(all) == 0 {
 				continue
 			}
-			sp := m.speedup()
-			if math.IsNaN(sp) || sp <= 0 {
-				continue
-			}
-			all = append(all, sp)
-			logSum += math.Log(sp)
-			if sp < worst {
-				worst, worstName = sp, m.Name
-			}
-			if sp < 0.98 {
-				slower++
-			}
+			fmt.Fprintf(&b, "- %s (%d benchmarks), %s: median speedup **%.3f**, geometric mean %.3f; more than 2 %% slower under PGO: %d; slowest: %s (%.3f).\n",
+				kind.title, len(all), how.title, median(all), math.Exp(logSum/float64(len(all))), slower, worstName, worst)
 		}
-		if len(all) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "- %s (%d benchmarks): median speedup **%.3f**, geometric mean %.3f; more than 2 %% slower under PGO: %d; slowest: %s (%.3f).\n",
-			kind.title, len(all), median(all), math.Exp(logSum/float64(len(all))), slower, worstName, worst)
 	}
 	return b.String()
 }
