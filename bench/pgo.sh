@@ -5,11 +5,12 @@
 # part, and merges the profiles:
 #
 #   1. YCSB load of 20,000 records with j:true inserts (8 clients);
-#   2. YCSB workloads A and C on them, 8 and 40 clients, 60,000 operations each;
+#   2. YCSB workloads A, B, C, F, D and E on them, 8 and 40 clients, 40,000
+#      operations each;
 #   3. bench/cmd/indexbench with 100,000 documents (insert phase and every
 #      index build);
-#   4. a ClickBench subset, when bench/cmd/clickbench exists (it runs its
-#      queries against a server it is given with -uri).
+#   4. ClickBench over 1,000,000 rows: the import, its 15 index builds and
+#      two runs of each of the 43 queries.
 #
 # Usage: bench/pgo.sh [-out FILE]   (default cmd/cairnd/default.pgo)
 set -euo pipefail
@@ -47,10 +48,10 @@ start_server() {
   uri="mongodb://127.0.0.1:$port/?directConnection=true"
 }
 
-echo "== YCSB: j:true load, workloads A and C"
+echo "== YCSB: j:true load, workloads A-F"
 start_server ycsb
 "$tmp/ycsb" -uri "$uri&journal=true" -recordcount 20000 -loadthreads 8 -loadonly -name pgo-load > "$tmp/ycsb-load.txt"
-"$tmp/ycsb" -uri "$uri" -recordcount 20000 -skipload -workloads a,c -threads 8,40 -operationcount 60000 > "$tmp/ycsb-run.txt"
+"$tmp/ycsb" -uri "$uri" -recordcount 20000 -skipload -workloads a,b,c,f,d,e -threads 8,40 -operationcount 40000 > "$tmp/ycsb-run.txt"
 stop_server
 profiles=("$tmp/ycsb.pprof")
 
@@ -68,9 +69,9 @@ mkdir -p "$tmp/ib"
 profiles+=("$tmp/index.pprof")
 
 if [ -d bench/cmd/clickbench ]; then
-  echo "== ClickBench, 100,000 rows"
+  echo "== ClickBench, 1,000,000 rows, two runs of each query"
   profiled click
-  (cd bench && go run ./cmd/clickbench -rows 100000 -runs 1 -cairnd "$tmp/cairnd-click" -out "$tmp" -name click > "$tmp/click.txt")
+  (cd bench && go run ./cmd/clickbench -rows 1000000 -runs 2 -check=false -cairnd "$tmp/cairnd-click" -out "$tmp" -name click > "$tmp/click.txt")
   profiles+=("$tmp/click.pprof")
 else
   echo "== ClickBench: bench/cmd/clickbench does not exist yet; left out of the profile"

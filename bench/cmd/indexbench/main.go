@@ -6,16 +6,22 @@
 // measured in-process on the same data directory after the server stops
 // (the median of three runs after a warm-up scan).
 //
+// With -versus, a second cairnd binary gets the same documents and the
+// same builds, the two servers taking turns build by build, and a second
+// table; -json writes both servers' steps for bench/cmd/pgocompare.
+//
 //	go run ./cmd/indexbench -docs 500000
 package main
 
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -92,6 +98,8 @@ func main() {
 	flag.BoolVar(&concurrent, "concurrent", false, "during each build, update documents from another client and report how long the longest write waited")
 	kinds := flag.String("kinds", "", "comma-separated builds to run, by the name after build_fg_ (default: all)")
 	repeat := flag.Int("repeat", 1, "build each index this many times, reporting the median")
+	versus := flag.String("versus", "", "a second cairnd binary to compare with: it gets the same documents, and the two servers take turns build by build")
+	jsonPath := flag.String("json", "", "also write every server's steps (ms and server CPU ms) to this JSON file")
 	serverArgs := flag.String("serverargs", "", "extra cairnd flags, space-separated (e.g. --cpuprofile=/tmp/cairnd.prof)")
 	flag.Parse()
 	if *kinds != "" {
@@ -99,13 +107,66 @@ func main() {
 			return !slices.Contains(strings.Split(*kinds, ","), strings.TrimPrefix(b.name, "build_fg_"))
 		})
 	}
-	if err := run(*docs, *clients, max(*repeat, 1), *bin, *dir, strings.Fields(*serverArgs)); err != nil {
+	if err := run(*docs, *clients, max(*repeat, 1), *bin, *versus, *dir, strings.Fields(*serverArgs), *jsonPath); err != nil {
 		fmt.Fprintln(os.Stderr, "indexbench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n, clients, repeat int, bin, dir string, serverArgs []string) error {
+// side is one server under test and its figures.
+type side struct {
+	label   string // "" for -cairnd, "versus" for -versus
+	binary  string
+	srv     *cairndproc.Server
+	client  *mongo.Client
+	coll    *mongo.Collection
+	results map[string]time.Duration
+	cpu     map[string]time.Duration // the server's CPU time per step
+	notes   map[string]string        // the error of a build that failed
+	writes  map[string]writeStats
+	runs    map[string][]timing
+}
+
+type timing struct{ wall, cpu time.Duration }
+
+func startSide(ctx context.Context, label, bin, dir string, serverArgs []string) (*side, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "db"), 0o755); err != nil {
+		return nil, err
+	}
+	srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: bin, Dir: dir, Args: serverArgs})
+	if err != nil {
+		return nil, err
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI).SetTimeout(10 * time.Minute))
+	if err != nil {
+		srv.Stop()
+		return nil, err
+	}
+	return &side{label: label, binary: bin, srv: srv, client: client, coll: client.Database("bench").Collection("docs"),
+		results: map[string]time.Duration{}, cpu: map[string]time.Duration{}, notes: map[string]string{},
+		writes: map[string]writeStats{}, runs: map[string][]timing{}}, nil
+}
+
+func (s *side) stop() {
+	s.client.Disconnect(context.Background())
+	s.srv.Stop()
+}
+
+// step times f as the step name: wall time and the server's CPU time.
+func (s *side) step(name string, f func() error) error {
+	c0, t0 := cairndproc.CPU(s.srv.Pid()), time.Now()
+	if err := f(); err != nil {
+		return err
+	}
+	s.results[name], s.cpu[name] = time.Since(t0), cairndproc.CPU(s.srv.Pid())-c0
+	return nil
+}
+
+// run inserts n documents into each server (-cairnd's, then -versus's when
+// given), then builds each index kind repeat times on each; with two
+// servers they take turns build by build (A B, then B A), so that both see
+// the same phases of a shared machine.
+func run(n, clients, repeat int, bin, versus, dir string, serverArgs []string, jsonPath string) error {
 	if dir == "" {
 		d, err := os.MkdirTemp("", "indexbench-")
 		if err != nil {
@@ -115,29 +176,133 @@ func run(n, clients, repeat int, bin, dir string, serverArgs []string) error {
 		dir = d
 	}
 	ctx := context.Background()
-	srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: bin, Dir: dir, Args: serverArgs})
-	if err != nil {
-		return err
+	var sides []*side
+	defer func() {
+		for _, s := range sides {
+			s.stop()
+		}
+	}()
+	for _, x := range []struct{ label, bin, dir string }{{"", bin, dir}, {"versus", versus, filepath.Join(dir, "versus")}} {
+		if x.label != "" && versus == "" {
+			break
+		}
+		s, err := startSide(ctx, x.label, x.bin, x.dir, serverArgs)
+		if err != nil {
+			return err
+		}
+		sides = append(sides, s)
 	}
-	defer srv.Stop()
-	dbpath := srv.DBPath
-	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI).SetTimeout(10 * time.Minute))
-	if err != nil {
-		return err
+	dbpath := sides[0].srv.DBPath
+	insertStep := fmt.Sprintf("insert_%d_docs", n)
+	order := []string{insertStep, "fsync_after_insert"}
+	for _, s := range sides {
+		if err := s.step(insertStep, func() error { return insert(ctx, s.coll, n, clients) }); err != nil {
+			return fmt.Errorf("insert: %w", err)
+		}
+		fmt.Fprintf(os.Stderr, "\r%sinserted %d documents in %v (%.0f docs/s)\n", prefix(s), n, s.results[insertStep].Round(time.Millisecond), float64(n)/s.results[insertStep].Seconds())
+		// The insert phase leaves the last inserts in the journal and in
+		// memory; a build commits through a checkpoint, which would write
+		// them too. fsync checkpoints them first, timed on a row of its
+		// own, so that each build's time is the build's.
+		if err := s.step("fsync_after_insert", func() error {
+			return s.client.Database("admin").RunCommand(ctx, bson.D{{Key: "fsync", Value: 1}}).Err()
+		}); err != nil {
+			return fmt.Errorf("fsync after the inserts: %w", err)
+		}
 	}
-	coll := client.Database("bench").Collection("docs")
-	results := map[string]time.Duration{}
-	cpu := map[string]time.Duration{} // the server's CPU time per step
-	var order []string
 
-	// Insert phase: batches of 1,000 from each client goroutine.
-	cpu0 := cairndproc.CPU(srv.Pid())
-	start := time.Now()
+	// Build phase: one index at a time, dropped after timing; with
+	// -repeat, the kinds take turns and each reports its median run.
+	for _, b := range builds {
+		order = append(order, b.name)
+	}
+	for r := 0; r < repeat; r++ {
+		for bi, b := range builds {
+			for k := range sides {
+				i := k
+				if (r+bi)%2 == 1 {
+					i = len(sides) - 1 - k
+				}
+				if err := sides[i].build(ctx, b, n); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	for _, s := range sides {
+		for name, ts := range s.runs {
+			slices.SortFunc(ts, func(a, b timing) int { return cmp.Compare(a.wall, b.wall) })
+			s.results[name], s.cpu[name] = ts[len(ts)/2].wall, ts[len(ts)/2].cpu
+		}
+		s.stop()
+	}
+	stopped := sides
+	sides = nil // the deferred stop has nothing left to do
+
+	// Floors: scan and sort each index's keys in memory, in-process, on
+	// the first server's data (the same documents as the second's).
+	floors, err := measureFloors(dbpath)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	fmt.Printf("# SERVER-16908 index builds on cairnd\n\n- Date: %s\n- Machine: %s, %d CPUs\n- Command: `go run ./cmd/indexbench %s` (in bench/)\n\n", time.Now().UTC().Format(time.RFC3339), host, nproc(), strings.Join(os.Args[1:], " "))
+	for _, s := range stopped {
+		if s.label != "" {
+			fmt.Printf("\n## %s: %s\n\n", s.label, s.binary)
+		}
+		s.table(order, floors, clients, n)
+	}
+	if jsonPath != "" {
+		return writeJSON(jsonPath, stopped, order)
+	}
+	return nil
+}
+
+func prefix(s *side) string {
+	if s.label == "" {
+		return ""
+	}
+	return s.label + ": "
+}
+
+// build builds one index on the side's server, times it and drops it.
+func (s *side) build(ctx context.Context, b build, n int) error {
+	if _, failed := s.notes[b.name]; failed {
+		return nil
+	}
+	var stopW chan struct{}
+	wout := make(chan writeStats, 1)
+	if concurrent {
+		stopW = make(chan struct{})
+		go writeDuring(ctx, s.coll, n, stopW, wout)
+	}
+	c0, t0 := cairndproc.CPU(s.srv.Pid()), time.Now()
+	err := s.client.Database("bench").RunCommand(ctx, bson.D{{Key: "createIndexes", Value: "docs"}, {Key: "indexes", Value: bson.A{b.spec}}}).Err()
+	el := time.Since(t0)
+	if concurrent {
+		close(stopW)
+		s.writes[b.name] = <-wout
+	}
+	if err != nil {
+		s.notes[b.name] = err.Error()
+		fmt.Fprintf(os.Stderr, "%s%s: %v\n", prefix(s), b.name, err)
+		return nil
+	}
+	s.runs[b.name] = append(s.runs[b.name], timing{el, cairndproc.CPU(s.srv.Pid()) - c0})
+	fmt.Fprintf(os.Stderr, "%s%s: %v\n", prefix(s), b.name, el.Round(time.Millisecond))
+	return s.coll.Indexes().DropOne(ctx, b.spec[1].Value.(string))
+}
+
+// insert inserts n documents in batches of 1,000 from each of clients
+// goroutines.
+func insert(ctx context.Context, coll *mongo.Collection, n, clients int) error {
 	var done atomic.Int64
 	var wg sync.WaitGroup
 	errc := make(chan error, clients)
 	stop := make(chan struct{})
 	go progress(&done, n, stop)
+	defer close(stop)
 	per := (n + clients - 1) / clients
 	for c := 0; c < clients; c++ {
 		wg.Add(1)
@@ -160,108 +325,68 @@ func run(n, clients, repeat int, bin, dir string, serverArgs []string) error {
 		}(c)
 	}
 	wg.Wait()
-	close(stop)
 	select {
 	case err := <-errc:
-		return fmt.Errorf("insert: %w", err)
-	default:
-	}
-	results[fmt.Sprintf("insert_%d_docs", n)] = time.Since(start)
-	cpu[fmt.Sprintf("insert_%d_docs", n)] = cairndproc.CPU(srv.Pid()) - cpu0
-	order = append(order, fmt.Sprintf("insert_%d_docs", n))
-	fmt.Fprintf(os.Stderr, "\rinserted %d documents in %v (%.0f docs/s)\n", n, time.Since(start).Round(time.Millisecond), float64(n)/time.Since(start).Seconds())
-
-	// The insert phase leaves the last inserts in the journal and in
-	// memory; a build commits through a checkpoint, which would write them
-	// too. fsync checkpoints them first, timed on a row of its own, so
-	// that each build's time is the build's.
-	c0, t0 := cairndproc.CPU(srv.Pid()), time.Now()
-	if err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "fsync", Value: 1}}).Err(); err != nil {
-		return fmt.Errorf("fsync after the inserts: %w", err)
-	}
-	results["fsync_after_insert"], cpu["fsync_after_insert"] = time.Since(t0), cairndproc.CPU(srv.Pid())-c0
-	order = append(order, "fsync_after_insert")
-
-	// Build phase: one index at a time, dropped after timing; with
-	// -repeat, the kinds take turns and each reports its median run.
-	notes := map[string]string{}
-	writes := map[string]writeStats{}
-	type timing struct{ wall, cpu time.Duration }
-	runs := map[string][]timing{}
-	for r := 0; r < repeat; r++ {
-		for _, b := range builds {
-			if _, failed := notes[b.name]; failed {
-				continue
-			}
-			var stopW chan struct{}
-			wout := make(chan writeStats, 1)
-			if concurrent {
-				stopW = make(chan struct{})
-				go writeDuring(ctx, coll, n, stopW, wout)
-			}
-			c0, t0 := cairndproc.CPU(srv.Pid()), time.Now()
-			err := client.Database("bench").RunCommand(ctx, bson.D{{Key: "createIndexes", Value: "docs"}, {Key: "indexes", Value: bson.A{b.spec}}}).Err()
-			el := time.Since(t0)
-			if concurrent {
-				close(stopW)
-				writes[b.name] = <-wout
-			}
-			if r == 0 {
-				order = append(order, b.name)
-			}
-			if err != nil {
-				notes[b.name] = err.Error()
-				fmt.Fprintf(os.Stderr, "%s: %v\n", b.name, err)
-				continue
-			}
-			runs[b.name] = append(runs[b.name], timing{el, cairndproc.CPU(srv.Pid()) - c0})
-			fmt.Fprintf(os.Stderr, "%s: %v\n", b.name, el.Round(time.Millisecond))
-			name := b.spec[1].Value.(string)
-			if err := coll.Indexes().DropOne(ctx, name); err != nil {
-				return err
-			}
-		}
-	}
-	for name, ts := range runs {
-		if _, failed := notes[name]; failed {
-			continue
-		}
-		slices.SortFunc(ts, func(a, b timing) int { return cmp.Compare(a.wall, b.wall) })
-		results[name], cpu[name] = ts[len(ts)/2].wall, ts[len(ts)/2].cpu
-	}
-	client.Disconnect(ctx)
-	srv.Stop()
-
-	// Floors: scan and sort each index's keys in memory, in-process.
-	floors, err := measureFloors(dbpath)
-	if err != nil {
 		return err
+	default:
+		return nil
 	}
-	host, _ := os.Hostname()
-	fmt.Printf("# SERVER-16908 index builds on cairnd\n\n- Date: %s\n- Machine: %s, %d CPUs\n- Command: `go run ./cmd/indexbench %s` (in bench/)\n\n", time.Now().UTC().Format(time.RFC3339), host, nproc(), strings.Join(os.Args[1:], " "))
+}
+
+// table prints the side's steps as a markdown table.
+func (s *side) table(order []string, floors map[string]time.Duration, clients, n int) {
 	if concurrent {
 		fmt.Printf("| step | ms | floor: scan + sort in memory (ms) | build ÷ floor | server CPU (ms) | concurrent updates |\n|---|---:|---:|---:|---:|---|\n")
 	} else {
 		fmt.Printf("| step | ms | floor: scan + sort in memory (ms) | build ÷ floor | server CPU (ms) |\n|---|---:|---:|---:|---:|\n")
 	}
 	for _, name := range order {
-		d, ok := results[name]
+		d, ok := s.results[name]
 		if !ok {
-			fmt.Printf("| %s | — (%s) | | | |\n", name, notes[name])
+			fmt.Printf("| %s | — (%s) | | | |\n", name, s.notes[name])
 			continue
 		}
 		if f, ok := floors[name]; ok {
-			fmt.Printf("| %s | %d | %d | %.2f× | %d |", name, d.Milliseconds(), f.Milliseconds(), float64(d)/float64(f), cpu[name].Milliseconds())
-			if ws, ok := writes[name]; ok {
+			fmt.Printf("| %s | %d | %d | %.2f× | %d |", name, d.Milliseconds(), f.Milliseconds(), float64(d)/float64(f), s.cpu[name].Milliseconds())
+			if ws, ok := s.writes[name]; ok {
 				fmt.Printf(" %d writes during the build, longest %d ms |", ws.n, ws.longest.Milliseconds())
 			}
 			fmt.Println()
 		} else {
-			fmt.Printf("| %s | %d | | | %d |\n", name, d.Milliseconds(), cpu[name].Milliseconds())
+			fmt.Printf("| %s | %d | | | %d |\n", name, d.Milliseconds(), s.cpu[name].Milliseconds())
 		}
 	}
-	fmt.Printf("\nInsert rate: %.0f documents per second (%d client goroutines, InsertMany of 1,000, default write concern).\n", float64(n)/results[order[0]].Seconds(), clients)
-	return nil
+	fmt.Printf("\nInsert rate: %.0f documents per second (%d client goroutines, InsertMany of 1,000, default write concern).\n", float64(n)/s.results[order[0]].Seconds(), clients)
+}
+
+// writeJSON writes every side's steps (wall and server CPU milliseconds)
+// to path, for programs that compare builds (bench/cmd/pgocompare).
+func writeJSON(path string, sides []*side, order []string) error {
+	type stepJSON struct {
+		Name  string  `json:"name"`
+		MS    float64 `json:"ms"`
+		CPUMS float64 `json:"cpu_ms"`
+	}
+	type sideJSON struct {
+		Label  string     `json:"label"`
+		Binary string     `json:"binary"`
+		Steps  []stepJSON `json:"steps"`
+	}
+	var out []sideJSON
+	for _, s := range sides {
+		sj := sideJSON{Label: s.label, Binary: s.binary}
+		for _, name := range order {
+			if d, ok := s.results[name]; ok {
+				sj.Steps = append(sj.Steps, stepJSON{name, float64(d.Microseconds()) / 1000, float64(s.cpu[name].Microseconds()) / 1000})
+			}
+		}
+		out = append(out, sj)
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
 }
 
 func doc(i int, rng *rand.Rand) bson.D {

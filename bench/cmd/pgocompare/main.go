@@ -12,11 +12,13 @@
 // then taken seconds apart. Benchmarks per round:
 //
 //   - YCSB, with both builds' servers up on fresh data directories: load of
-//     -records records with j:true inserts (insert rate), then workloads A
-//     and C at -clients clients (throughput);
+//     -records records with j:true inserts (insert rate), then -workloads
+//     (A, B, C, F, D and E) at -clients clients (throughput), the builds
+//     taking turns step by step;
 //
-//   - indexbench with -docs documents: insert rate and each index build
-//     (the median of -indexrepeat builds);
+//   - indexbench with -docs documents inserted into both builds' servers:
+//     insert time and each index build (the median of -indexrepeat builds),
+//     the servers taking turns build by build;
 //
 //   - ClickBench's 43 queries over -clickrows rows, when bench/cmd/clickbench
 //     exists (time per query, best of its runs after the first): one
@@ -28,8 +30,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -52,6 +52,7 @@ type options struct {
 	records   int
 	ops       int
 	clients   string
+	workloads string
 	docs      int
 	repeat    int
 	clickRows int
@@ -98,6 +99,7 @@ func main() {
 	flag.IntVar(&o.records, "records", 20000, "YCSB records (loaded with j:true inserts)")
 	flag.IntVar(&o.ops, "ops", 60000, "YCSB operations per workload")
 	flag.StringVar(&o.clients, "clients", "8", "YCSB client counts")
+	flag.StringVar(&o.workloads, "workloads", "a,b,c,f,d,e", "YCSB workloads, in order (D and E insert records; later steps see them)")
 	flag.IntVar(&o.docs, "docs", 100000, "indexbench documents")
 	flag.IntVar(&o.repeat, "indexrepeat", 1, "indexbench: builds of each index per round (their median counts)")
 	flag.IntVar(&o.clickRows, "clickrows", 100000, "ClickBench rows (when bench/cmd/clickbench exists)")
@@ -167,10 +169,8 @@ func run(o options) error {
 			return fmt.Errorf("ycsb: %w", err)
 		}
 		if !o.ycsbOnly {
-			for _, b := range order {
-				if err := indexRun(o, tmp, b, filepath.Join(dir, b.name), res); err != nil {
-					return fmt.Errorf("indexbench, %s: %w", b.name, err)
-				}
+			if err := indexRun(o, tmp, order, filepath.Join(dir, "ib"), res); err != nil {
+				return fmt.Errorf("indexbench: %w", err)
 			}
 			// One clickbench run serves both builds, each on its own copy
 			// of the table, taking turns query run by query run; the first
@@ -206,7 +206,7 @@ func (r *results) write(dir, name string) error {
 
 // ycsbRound starts every build on a fresh data directory and runs each
 // YCSB step against the builds in turn: the load of the records with
-// j:true (which drops the collection first), then workloads A and C.
+// j:true (which drops the collection first), then each workload.
 func ycsbRound(o options, tmp string, order []build, dir string, res *results) error {
 	servers := make([]*cairndproc.Server, len(order))
 	defer func() {
@@ -229,33 +229,41 @@ func ycsbRound(o options, tmp string, order []build, dir string, res *results) e
 	}
 	ycsb := filepath.Join(tmp, "ycsb")
 	steps := [][]string{{"-loadonly"}}
-	for _, w := range []string{"a", "c"} {
+	for _, w := range strings.Split(o.workloads, ",") {
 		steps = append(steps, []string{"-skipload", "-workloads", w, "-threads", o.clients, "-operationcount", strconv.Itoa(o.ops)})
 	}
+	// records is each server's record count: the load's, plus what the
+	// inserts of workloads D and E added.
+	records := make([]int64, len(order))
 	for si, step := range steps {
 		for i, b := range order {
 			s, d := servers[i], filepath.Join(dir, b.name)
-			uri := s.URI
+			uri, n := s.URI, int64(o.records)
 			if si == 0 {
 				uri += "&journal=true"
+			} else {
+				n = records[i]
 			}
-			args := append([]string{"-uri", uri, "-pid", strconv.Itoa(s.Pid()), "-recordcount", strconv.Itoa(o.records), "-out", d, "-name", "step"}, step...)
+			args := append([]string{"-uri", uri, "-pid", strconv.Itoa(s.Pid()), "-recordcount", strconv.FormatInt(n, 10), "-out", d, "-name", "step"}, step...)
 			cmd := exec.Command(ycsb, args...)
 			cmd.Stderr = os.Stderr
 			if out, err := cmd.Output(); err != nil {
 				return fmt.Errorf("%s, %s: %w: %s", b.name, strings.Join(step, " "), err, out)
 			}
-			if err := addYCSB(filepath.Join(d, "step.json"), b.name, res); err != nil {
+			added, err := addYCSB(filepath.Join(d, "step.json"), b.name, res)
+			if err != nil {
 				return err
 			}
+			records[i] = n + added
 		}
 	}
 	return nil
 }
 
 // addYCSB adds the figures of one ycsb report: the load's insert rate or
-// each workload's throughput, and the server's CPU time per operation.
-func addYCSB(path, b string, res *results) error {
+// each workload's throughput, and the server's CPU time per operation. It
+// returns how many records the workloads' inserts added.
+func addYCSB(path, b string, res *results) (int64, error) {
 	var rep struct {
 		Load *struct {
 			Throughput float64 `json:"ops_per_sec"`
@@ -267,14 +275,16 @@ func addYCSB(path, b string, res *results) error {
 			Workload   string  `json:"workload"`
 			Threads    int     `json:"threads"`
 			Throughput float64 `json:"ops_per_sec"`
+			Inserted   int64   `json:"inserted"`
 			Sched      *struct {
 				CPU float64 `json:"server_cpu_us_per_op"`
 			} `json:"sched"`
 		} `json:"runs"`
 	}
 	if err := readJSON(path, &rep); err != nil {
-		return err
+		return 0, err
 	}
+	var added int64
 	if rep.Load != nil {
 		res.add("journal insert (j:true, 8 clients)", "inserts/s", true, b, rep.Load.Throughput)
 		if rep.Load.Sched != nil {
@@ -282,51 +292,54 @@ func addYCSB(path, b string, res *results) error {
 		}
 	}
 	for _, x := range rep.Runs {
+		added += x.Inserted
 		res.add(fmt.Sprintf("YCSB %s, %d clients", strings.ToUpper(x.Workload), x.Threads), "ops/s", true, b, x.Throughput)
 		if x.Sched != nil {
 			res.add(fmt.Sprintf("YCSB %s, %d clients: server CPU per op", strings.ToUpper(x.Workload), x.Threads), "µs", false, b, x.Sched.CPU)
 		}
 	}
-	return nil
+	return added, nil
 }
 
-// indexRun runs indexbench against the build and reads its table.
-func indexRun(o options, tmp string, b build, dir string, res *results) error {
-	ib := filepath.Join(dir, "ib")
-	if err := os.MkdirAll(ib, 0o755); err != nil {
+// indexRun runs one indexbench with both builds (the first in order as its
+// server, the second as its -versus server, taking turns build by build)
+// and adds each step's time and server CPU time per build.
+func indexRun(o options, tmp string, order []build, dir string, res *results) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	cmd := exec.Command(filepath.Join(tmp, "indexbench"), "-docs", strconv.Itoa(o.docs), "-repeat", strconv.Itoa(o.repeat), "-cairnd", b.bin, "-dir", ib)
-	out, err := cmd.Output()
-	if err != nil {
+	js := filepath.Join(dir, "steps.json")
+	cmd := exec.Command(filepath.Join(tmp, "indexbench"), "-docs", strconv.Itoa(o.docs), "-repeat", strconv.Itoa(o.repeat),
+		"-cairnd", order[0].bin, "-versus", order[1].bin, "-dir", dir, "-json", js)
+	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("%w: %s", err, out)
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		f := strings.Split(sc.Text(), "|")
-		if len(f) < 4 {
-			continue
-		}
-		name := strings.TrimSpace(f[1])
-		ms, err := strconv.ParseFloat(strings.TrimSpace(f[2]), 64)
-		if err != nil {
-			continue
-		}
-		label := ""
-		switch {
-		case strings.HasPrefix(name, "insert_"):
-			label = "indexbench insert (" + strings.TrimPrefix(name, "insert_") + ")"
-		case strings.HasPrefix(name, "build_fg_"):
-			label = "index build " + strings.TrimPrefix(name, "build_fg_")
-		default:
-			continue
-		}
-		res.add(label, "ms", false, b.name, ms)
-		// The last column is the server's CPU time for the step.
-		if len(f) >= 7 {
-			if c, err := strconv.ParseFloat(strings.TrimSpace(f[5]), 64); err == nil {
-				res.add(label+": server CPU", "ms", false, b.name, c)
+	var sides []struct {
+		Steps []struct {
+			Name  string  `json:"name"`
+			MS    float64 `json:"ms"`
+			CPUMS float64 `json:"cpu_ms"`
+		} `json:"steps"`
+	}
+	if err := readJSON(js, &sides); err != nil {
+		return err
+	}
+	if len(sides) != len(order) {
+		return fmt.Errorf("indexbench reported %d servers, not %d", len(sides), len(order))
+	}
+	for i, sd := range sides {
+		for _, st := range sd.Steps {
+			var label string
+			switch {
+			case strings.HasPrefix(st.Name, "insert_"):
+				label = "indexbench insert (" + strings.TrimPrefix(st.Name, "insert_") + ")"
+			case strings.HasPrefix(st.Name, "build_fg_"):
+				label = "index build " + strings.TrimPrefix(st.Name, "build_fg_")
+			default:
+				continue
 			}
+			res.add(label, "ms", false, order[i].name, st.MS)
+			res.add(label+": server CPU", "ms", false, order[i].name, st.CPUMS)
 		}
 	}
 	return nil
