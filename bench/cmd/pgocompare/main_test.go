@@ -28,3 +28,14 @@ func TestSpeedups(t *testing.T) {
 		}
 	}
 }
+
+func TestSlowerRounds(t *testing.T) {
+	m := &metric{Name: "t", Values: map[string][]float64{"off": {100, 100, 100, 100}, "pgo": {103, 101, 99, 110}}}
+	if s, n := m.slowerRounds(); s != 2 || n != 4 {
+		t.Errorf("slowerRounds = %d of %d, want 2 of 4", s, n)
+	}
+	m.HigherBetter = true // now rates: the PGO build is slower where it is lower
+	if s, _ := m.slowerRounds(); s != 0 {
+		t.Errorf("rates: slowerRounds = %d, want 0", s)
+	}
+}
