@@ -59,6 +59,7 @@ type options struct {
 	clickRuns int
 	out, name string
 	ycsbOnly  bool
+	same      bool
 }
 
 // build is one cairnd binary under test.
@@ -106,6 +107,7 @@ func main() {
 	flag.IntVar(&o.clickRuns, "clickruns", 3, "ClickBench runs per query (the best after the first counts)")
 	flag.StringVar(&o.out, "out", "results", "directory for NAME.md and NAME.json")
 	flag.BoolVar(&o.ycsbOnly, "ycsbonly", false, "run only the YCSB benchmarks")
+	flag.BoolVar(&o.same, "aa", false, "A/A comparison: build the second binary with -pgo=off too, to measure the method's noise")
 	flag.StringVar(&o.name, "name", "pgo", "base name of the result files")
 	render := flag.String("render", "", "re-render NAME.md and NAME.png from a JSON file of an earlier comparison; runs nothing")
 	flag.Parse()
@@ -134,6 +136,10 @@ func run(o options) error {
 	}
 	defer os.RemoveAll(tmp)
 	builds := []build{{"off", filepath.Join(tmp, "cairnd-off")}, {"pgo", filepath.Join(tmp, "cairnd-pgo")}}
+	pgoFlag := "-pgo=auto"
+	if o.same {
+		pgoFlag = "-pgo=off"
+	}
 	if _, err := os.Stat("../cmd/cairnd/default.pgo"); err != nil {
 		return fmt.Errorf("no ../cmd/cairnd/default.pgo (run bench/pgo.sh): %w", err)
 	}
@@ -142,7 +148,7 @@ func run(o options) error {
 		args []string
 	}{
 		{"..", []string{"build", "-pgo=off", "-o", builds[0].bin, "./cmd/cairnd"}},
-		{"..", []string{"build", "-pgo=auto", "-o", builds[1].bin, "./cmd/cairnd"}},
+		{"..", []string{"build", pgoFlag, "-o", builds[1].bin, "./cmd/cairnd"}},
 		{".", []string{"build", "-o", filepath.Join(tmp, "ycsb"), "./cmd/ycsb"}},
 		{".", []string{"build", "-o", filepath.Join(tmp, "indexbench"), "./cmd/indexbench"}},
 	} {
@@ -164,6 +170,9 @@ func run(o options) error {
 	commit, _ := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	res := &results{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Go: runtime.Version(),
 		Commit: strings.TrimSpace(string(commit)), Command: "pgocompare " + strings.Join(os.Args[1:], " ")}
+	if o.same {
+		res.Notes = append(res.Notes, "A/A comparison (-aa): the column headed default.pgo is a second binary built with -pgo=off, so every difference is the method's noise")
+	}
 	if click == "" {
 		res.Notes = append(res.Notes, "bench/cmd/clickbench does not exist in this checkout: no ClickBench rows")
 	}
