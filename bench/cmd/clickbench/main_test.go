@@ -140,3 +140,34 @@ func TestParseQueries(t *testing.T) {
 		t.Fatalf("pipelines: %d, %v", len(ps), err)
 	}
 }
+
+// TestClickBenchVersus runs the queries on two servers taking turns
+// (-versus): both must answer every query correctly, each run once per
+// turn.
+func TestClickBenchVersus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts two cairnd and loads data twice")
+	}
+	dir := t.TempDir()
+	bin, err := buildTool("", "cairnd", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &config{rows: 5000, seed: 1, loader: "import", workers: 2, runs: 3, check: true, cacheGB: 1,
+		out: t.TempDir(), name: "test", isRefresh: true, dir: dir, cairnd: bin, versus: bin}
+	c.queries, _ = parseQueries("", len(queryText))
+	rep, err := run(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Queries) != 43 || len(rep.Versus) != 43 {
+		t.Fatalf("%d and %d queries ran, want 43 on each server", len(rep.Queries), len(rep.Versus))
+	}
+	for _, side := range [][]queryResult{rep.Queries, rep.Versus} {
+		for _, q := range side {
+			if q.Error != "" || q.Mismatch != "" || !q.Checked || len(q.Times) != 3 {
+				t.Errorf("%s", q.line())
+			}
+		}
+	}
+}
