@@ -6,7 +6,6 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/internal/query"
 )
 
 func count(c *Ctx) error {
@@ -126,8 +125,8 @@ func distinct(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	spec := &findSpec{db: c.DB, coll: name, opts: opts, filterDoc: orEmptyDoc(q)}
-	if spec.filter, err = query.ParseFilter(spec.filterDoc, opts); err != nil {
+	spec := &findSpec{db: c.DB, coll: name, opts: opts}
+	if err := parseFilterText(spec, orEmptyDoc(q), opts); err != nil {
 		return err
 	}
 	if v, ok := a.lookup("hint"); ok {
@@ -162,8 +161,10 @@ func distinct(c *Ctx) error {
 		return true
 	}
 	var viewStages []bson.Doc
-	if len(spec.filterDoc) > 5 {
-		viewStages = append(viewStages, stage("$match", bson.Value{Type: bson.TypeDocument, Data: spec.filterDoc}))
+	if q := orEmptyDoc(q); len(q) > 5 {
+		// On a view the query, $text included, is a $match after the
+		// view's pipeline (where MongoDB refuses $text, 17313).
+		viewStages = append(viewStages, stage("$match", bson.Value{Type: bson.TypeDocument, Data: q}))
 	}
 	if isView, err := c.viewAggregate(name, viewStages, bson.Value{}); err != nil {
 		return err
@@ -176,8 +177,13 @@ func distinct(c *Ctx) error {
 			feed(d)
 		}
 	} else {
-		src := &scanSource{env: c.Env, spec: spec, raw: true}
-		if _, err := src.Fill(c, feed); err != nil {
+		var src Source = &scanSource{env: c.Env, spec: spec, raw: true}
+		if spec.text != nil {
+			src = &textSource{env: c.Env, spec: spec, raw: true}
+		}
+		_, err := src.Fill(c, feed)
+		src.Close()
+		if err != nil {
 			return err
 		}
 	}

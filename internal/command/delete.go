@@ -4,7 +4,6 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -76,7 +75,7 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 	if err != nil {
 		return 0, err
 	}
-	filter, err := query.ParseFilter(q, opts)
+	where, err := compileWriteFilter(q, opts)
 	if err != nil {
 		return 0, err
 	}
@@ -87,7 +86,7 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 	if err != nil {
 		return 0, err
 	}
-	ms, err := selectDocs(c, tx, coll, w.data, q, filter, opts, hint, nil, int(limit))
+	ms, err := selectDocs(c, tx, coll, w.data, &where, hint, nil, int(limit))
 	if err != nil {
 		return 0, err
 	}

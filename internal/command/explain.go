@@ -243,11 +243,7 @@ func explainFind(c *Ctx, spec *findSpec) error {
 	r.AppendString("explainVersion", "1")
 	r.StartDocument("queryPlanner")
 	r.AppendString("namespace", spec.db+"."+spec.coll)
-	if spec.text != nil {
-		r.AppendDocument("parsedQuery", spec.textFilterDoc)
-	} else {
-		r.AppendDocument("parsedQuery", spec.filterDoc)
-	}
+	appendParsedQuery(r, spec)
 	r.StartDocument("winningPlan")
 	appendPlanStages(r, spec, coll, p, byID)
 	r.End()
@@ -333,8 +329,8 @@ func explainWrite(c *Ctx, name string) error {
 	if err != nil {
 		return err
 	}
-	spec := &findSpec{db: c.DB, coll: coll, filterDoc: orEmptyDoc(filter), opts: nil}
-	if spec.filter, err = parseFilterDoc(spec.filterDoc); err != nil {
+	spec := &findSpec{db: c.DB, coll: coll}
+	if err := parseFilterText(spec, orEmptyDoc(filter), &query.Options{}); err != nil {
 		return err
 	}
 	cl, p, byID, rejected, err := planFor(c, spec)
@@ -345,7 +341,7 @@ func explainWrite(c *Ctx, name string) error {
 	r.AppendString("explainVersion", "1")
 	r.StartDocument("queryPlanner")
 	r.AppendString("namespace", c.DB+"."+coll)
-	r.AppendDocument("parsedQuery", spec.filterDoc)
+	appendParsedQuery(r, spec)
 	r.StartDocument("winningPlan")
 	stageName := map[string]string{"update": "UPDATE", "delete": "DELETE", "findAndModify": "UPDATE", "findandmodify": "UPDATE", "distinct": "PROJECTION_COVERED"}[name]
 	r.AppendString("stage", stageName)
@@ -360,5 +356,12 @@ func explainWrite(c *Ctx, name string) error {
 	return nil
 }
 
-// parseFilterDoc compiles a filter with default options.
-func parseFilterDoc(d bson.Doc) (*query.Filter, error) { return query.ParseFilter(d, &query.Options{}) }
+// appendParsedQuery writes explain's parsedQuery: the filter as given,
+// $text clause included.
+func appendParsedQuery(r *bson.Builder, spec *findSpec) {
+	if spec.text != nil {
+		r.AppendDocument("parsedQuery", spec.textFilterDoc)
+	} else {
+		r.AppendDocument("parsedQuery", spec.filterDoc)
+	}
+}

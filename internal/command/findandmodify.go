@@ -67,8 +67,8 @@ func findAndModify(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	st := &updateStmt{upsert: upsert, filterDoc: orEmptyDoc(q), opts: opts}
-	if st.filter, err = query.ParseFilter(st.filterDoc, opts); err != nil {
+	st := &updateStmt{upsert: upsert}
+	if st.where, err = compileWriteFilter(orEmptyDoc(q), opts); err != nil {
 		return err
 	}
 	if s, ok, err := a.doc("sort"); err != nil {
@@ -76,6 +76,9 @@ func findAndModify(c *Ctx) error {
 	} else if ok && s.Len() > 0 {
 		if st.sort, err = query.ParseSort(s, opts); err != nil {
 			return err
+		}
+		if st.sort.HasMeta() && st.where.text == nil {
+			return mongoerr.New(40218, "query requires text score metadata, but it is not available")
 		}
 	}
 	var proj *query.Projection
@@ -124,7 +127,7 @@ func findAndModify(c *Ctx) error {
 			if err != nil {
 				return err
 			}
-			ms, err := selectDocs(c, tx, coll, w.data, st.filterDoc, st.filter, st.opts, st.hint, st.sort, 1)
+			ms, err := selectDocs(c, tx, coll, w.data, &st.where, st.hint, st.sort, 1)
 			if err != nil || len(ms) == 0 {
 				return err
 			}
@@ -135,7 +138,7 @@ func findAndModify(c *Ctx) error {
 				f.ndeleted.add(1)
 			}
 			res.matched = 1
-			value = ms[0].doc
+			value, res.score = ms[0].doc, ms[0].md.TextScore
 			return nil
 		}
 		res, _, err = st.apply(c, tx, c.DB, name, coll)
@@ -178,7 +181,8 @@ func findAndModify(c *Ctx) error {
 	} else {
 		if proj != nil {
 			var md query.MatchDetails
-			st.filter.MatchDetails(value, &md)
+			st.where.filter.MatchDetails(value, &md)
+			md.TextScore = res.score
 			if value, err = proj.Apply(nil, value, &md); err != nil {
 				return err
 			}

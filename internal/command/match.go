@@ -16,13 +16,44 @@ type match struct {
 	md  query.MatchDetails
 }
 
-// selectDocs returns the documents of coll (data tree t) that match filter,
+// writeFilter is a write statement's compiled query: the filter document
+// without its $text clause (what the planner and the upsert seed see), its
+// matcher, the query options, and the $text clause (nil: none), which is
+// read through the collection's text index as find reads it.
+type writeFilter struct {
+	doc    bson.Doc
+	filter *query.Filter
+	opts   *query.Options
+	text   *textClause
+}
+
+// compileWriteFilter parses the q (or query) of an update, delete or
+// findAndModify statement. A $text clause, at the top level or in a
+// top-level $and, is taken out and makes {$meta: "textScore"} available
+// to the statement's sort and projection.
+func compileWriteFilter(q bson.Doc, opts *query.Options) (writeFilter, error) {
+	rest, clause, err := splitText(q)
+	if err != nil {
+		return writeFilter{}, err
+	}
+	if clause != nil {
+		opts.TextScore = true
+	}
+	f, err := query.ParseFilter(rest, opts)
+	return writeFilter{doc: rest, filter: f, opts: opts, text: clause}, err
+}
+
+// selectDocs returns the documents of coll (data tree t) that match wf,
 // in _id or index order, or in the order of s if given, at most limit of
 // them (0 = all). The documents are copied, so the caller may modify the
 // collection while using them. The plan and what it examined are added to
 // the statement's slow-operation figures and to serverStatus's
 // metrics.queryExecutor.
-func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value, s *query.Sort, limit int) ([]match, error) {
+func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *writeFilter, hint bson.Value, s *query.Sort, limit int) ([]match, error) {
+	if wf.text != nil {
+		return selectText(c, tx, coll, t, wf, s, limit)
+	}
+	filterDoc, filter := wf.doc, wf.filter
 	if id, ok := filter.IDEquality(); ok {
 		key := docKey(nil, id)
 		v, err := t.Get(key)
@@ -41,7 +72,7 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, filterD
 		return []match{m}, nil
 	}
 	var out []match
-	p, _, err := c.Env.planQuery(c, tx, coll, filterDoc, filter, opts, hint)
+	p, _, err := c.Env.planQuery(c, tx, coll, filterDoc, filter, wf.opts, hint)
 	if err != nil {
 		return nil, err
 	}
@@ -87,6 +118,27 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, filterD
 	return orderMatches(c, out, s, limit)
 }
 
+// selectText is selectDocs for a filter with a $text clause: the text
+// index gives the candidates and their scores, as for find (TEXT_MATCH),
+// and a {$meta: "textScore"} sort orders by the score.
+func selectText(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *writeFilter, s *query.Sort, limit int) ([]match, error) {
+	tp, err := planText(coll, &findSpec{text: wf.text, filterDoc: wf.doc})
+	if err != nil || tp == nil {
+		return nil, err
+	}
+	var st walkState
+	hits, err := runText(c, tx, coll, t, tp, wf.filter, &st)
+	c.examined("TEXT_MATCH", st.keys, st.docs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]match, len(hits))
+	for i, h := range hits {
+		out[i] = match{key: h.key, doc: h.doc, md: h.md}
+	}
+	return orderMatches(c, out, s, limit)
+}
+
 // examined adds what a write's query stage examined to the statement's
 // slow-operation figures and to metrics.queryExecutor.
 func (c *Ctx) examined(plan string, keys, docs int64) {
@@ -116,7 +168,7 @@ func orderMatches(c *Ctx, out []match, s *query.Sort, limit int) ([]match, error
 		}
 		keys := make([][]byte, len(out))
 		for i := range out {
-			keys[i] = s.Key(nil, out[i].doc)
+			keys[i] = s.KeyScore(nil, out[i].doc, out[i].md.TextScore)
 		}
 		idx := make([]int, len(out))
 		for i := range idx {

@@ -184,6 +184,7 @@ func planText(coll *catalog.Collection, spec *findSpec) (*textPlan, error) {
 
 // textHit is one document a text query returns, with its score.
 type textHit struct {
+	key   []byte // the document's key in the data tree
 	doc   bson.Doc
 	score float64
 	md    query.MatchDetails
@@ -247,7 +248,7 @@ func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.
 			}
 			continue
 		}
-		h := textHit{score: scores[id]}
+		h := textHit{key: []byte(id), score: scores[id]}
 		if ok, err := matches(filter, doc, &h.md); err != nil || !ok {
 			if err != nil {
 				return nil, err

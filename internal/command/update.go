@@ -10,14 +10,12 @@ import (
 
 // updateStmt is one parsed update statement.
 type updateStmt struct {
-	filterDoc bson.Doc
-	opts      *query.Options
-	hint      bson.Value
-	filter    *query.Filter
-	upd       *query.Update
-	sort      *query.Sort
-	upsert    bool
-	multi     bool
+	where  writeFilter
+	hint   bson.Value
+	upd    *query.Update
+	sort   *query.Sort
+	upsert bool
+	multi  bool
 }
 
 // updateResult is the outcome of one statement.
@@ -26,6 +24,9 @@ type updateResult struct {
 	upserted          bson.Value // zero if nothing was upserted
 	// before/after are the documents of the last match (for findAndModify).
 	before, after bson.Doc
+	// score is the last match's $text score (for findAndModify's
+	// {$meta: "textScore"} projection).
+	score float64
 }
 
 func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*updateStmt, error) {
@@ -68,8 +69,7 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 	if err != nil {
 		return err
 	}
-	s.filterDoc, s.opts = q, opts
-	if s.filter, err = query.ParseFilter(q, opts); err != nil {
+	if s.where, err = compileWriteFilter(q, opts); err != nil {
 		return err
 	}
 	if s.upd, err = query.ParseUpdate(u, arrayFilters, opts); err != nil {
@@ -102,7 +102,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		if s.multi {
 			limit = 0
 		}
-		if ms, err = selectDocs(c, tx, coll, w.data, s.filterDoc, s.filter, s.opts, s.hint, s.sort, limit); err != nil {
+		if ms, err = selectDocs(c, tx, coll, w.data, &s.where, s.hint, s.sort, limit); err != nil {
 			return res, coll, err
 		}
 	}
@@ -113,7 +113,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 			return res, coll, err
 		}
 		res.matched++
-		res.before, res.after = m.doc, out
+		res.before, res.after, res.score = m.doc, out, m.md.TextScore
 		if !changed {
 			continue
 		}
@@ -168,7 +168,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 // the filter's _id).
 func (s *updateStmt) upsertDoc() (bson.Doc, error) {
 	var b bson.Builder
-	if err := s.filter.UpsertSeed(&b); err != nil {
+	if err := s.where.filter.UpsertSeed(&b); err != nil {
 		return nil, err
 	}
 	seed := b.Finish()
