@@ -166,6 +166,15 @@ func logSlowOp(c *Ctx, op *opInfo, coll string, d time.Duration, reply bson.Doc)
 	c.Env.Log.Info("Slow query", attrs...)
 }
 
+// connCtxName is the "ctx" of the connection's log lines, as mongod
+// names it: "conn" and the connection's number.
+func connCtxName(c *Ctx) string {
+	if c.Conn == nil {
+		return "conn"
+	}
+	return "conn" + strconv.FormatInt(c.Conn.ID, 10)
+}
+
 // slowEnough reports whether an operation that took d is logged.
 func slowEnough(c *Ctx, d time.Duration) bool {
 	return d.Milliseconds() >= c.Env.SlowMS.Load() && c.Env.Log != nil && c.Env.Log.Enabled(c, slog.LevelInfo)
@@ -175,11 +184,7 @@ func slowEnough(c *Ctx, d time.Duration) bool {
 // 51803, the connection), then type, ns, appName, command and the
 // figures in s, in mongod's order.
 func slowAttrs(c *Ctx, component, typ, ns string, command json.RawMessage, s *opStats) []any {
-	ctxName := "conn"
-	if c.Conn != nil {
-		ctxName += strconv.FormatInt(c.Conn.ID, 10)
-	}
-	attrs := []any{"c", component, "id", 51803, "ctx", ctxName, "type", typ, "ns", ns}
+	attrs := []any{"c", component, "id", 51803, "ctx", connCtxName(c), "type", typ, "ns", ns}
 	if c.Conn != nil && len(c.Conn.ClientMeta) > 0 {
 		if v, ok := c.Conn.ClientMeta.LookupPath("application", "name"); ok && v.Type == bson.TypeString {
 			attrs = append(attrs, "appName", v.StringValue())
@@ -223,7 +228,12 @@ func loggedCommand(body bson.Doc) json.RawMessage {
 	if it := body.Iter(); it.Next() {
 		name = it.Element().Key
 	}
-	body = redacted(name, body)
+	return loggedDoc(redacted(name, body))
+}
+
+// loggedDoc is a document as a log line shows it: relaxed Extended JSON,
+// truncated as loggedCommand says.
+func loggedDoc(body bson.Doc) json.RawMessage {
 	if len(body) <= maxLoggedCommandBytes {
 		if j, err := body.MarshalExtJSON(false); err == nil && len(j) <= maxLoggedCommandBytes {
 			return j
@@ -312,11 +322,7 @@ func profile(c *Ctx) error {
 	if level == 0 && newSlow >= 0 && newSlow != was {
 		c.Env.SlowMS.Store(newSlow)
 		if c.Env.Log != nil {
-			ctxName := "conn"
-			if c.Conn != nil {
-				ctxName += strconv.FormatInt(c.Conn.ID, 10)
-			}
-			c.Env.Log.Info("Profiler settings changed", "c", "CONTROL", "id", 22800, "ctx", ctxName,
+			c.Env.Log.Info("Profiler settings changed", "c", "CONTROL", "id", 22800, "ctx", connCtxName(c),
 				"from", map[string]any{"level": 0, "slowms": was, "sampleRate": 1.0},
 				"to", map[string]any{"level": 0, "slowms": newSlow, "sampleRate": 1.0})
 		}

@@ -114,7 +114,7 @@ func (w *collWriter) validate(old, doc bson.Doc) error {
 	if v.level == "moderate" && old != nil && !v.filter.Match(old) {
 		return nil
 	}
-	if v.filter.Match(doc) || v.action == "warn" {
+	if v.filter.Match(doc) {
 		return nil
 	}
 	id, _ := doc.Lookup("_id")
@@ -126,5 +126,24 @@ func (w *collWriter) validate(old, doc bson.Doc) error {
 	b.AppendString("reason", "the document does not match the collection's validator")
 	b.End()
 	b.End()
-	return &mongoerr.Error{Code: mongoerr.DocumentValidationFailure, Message: "Document failed validation", Extra: b.Finish()}
+	extra := b.Finish()
+	if v.action == "warn" {
+		if w.warn != nil {
+			w.warn(doc, extra)
+		}
+		return nil
+	}
+	return &mongoerr.Error{Code: mongoerr.DocumentValidationFailure, Message: "Document failed validation", Extra: extra}
+}
+
+// warnInvalid logs a document that fails a validator whose
+// validationAction is "warn", as mongod does (STORAGE, id 20294); extra
+// holds the errInfo the write would have failed with.
+func (c *Ctx) warnInvalid(ns string, doc, extra bson.Doc) {
+	if c.Env.Log == nil {
+		return
+	}
+	errInfo, _ := extra.Lookup("errInfo")
+	c.Env.Log.Warn("Document would fail validation", "c", "STORAGE", "id", 20294, "ctx", connCtxName(c),
+		"namespace", ns, "document", loggedDoc(doc), "errInfo", loggedDoc(errInfo.Document()))
 }

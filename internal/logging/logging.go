@@ -80,8 +80,9 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 	buf := make([]byte, 0, 256)
 	buf = append(buf, `{"t":{"$date":"`...)
 	buf = t.AppendFormat(buf, "2006-01-02T15:04:05.000-07:00")
+	sev := severity(r.Level)
 	buf = append(buf, `"},"s":"`...)
-	buf = append(buf, severity(r.Level)...)
+	buf = append(buf, sev...)
 	comp, id, ctx := "-", int64(0), "-"
 	var attrs []slog.Attr
 	collect := func(a slog.Attr) bool {
@@ -101,11 +102,20 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 		collect(a)
 	}
 	r.Attrs(collect)
-	buf = append(buf, `","c":`...)
-	buf = strconv.AppendQuote(buf, padComponent(comp))
-	buf = append(buf, `,"id":`...)
+	// mongod aligns the first fields with spaces after their commas, never
+	// inside the values: "s":"I",  "c":"NETWORK",  "id":22943,   "ctx":…
+	buf = append(buf, `",`...)
+	buf = pad(buf, 3-len(sev))
+	buf = append(buf, `"c":`...)
+	buf = strconv.AppendQuote(buf, comp)
+	buf = append(buf, ',')
+	buf = pad(buf, 9-len(comp))
+	buf = append(buf, `"id":`...)
+	n := len(buf)
 	buf = strconv.AppendInt(buf, id, 10)
-	buf = append(buf, `,"ctx":`...)
+	buf = append(buf, ',')
+	buf = pad(buf, 8-(len(buf)-1-n))
+	buf = append(buf, `"ctx":`...)
 	buf = appendJSON(buf, ctx)
 	buf = append(buf, `,"msg":`...)
 	buf = appendJSON(buf, r.Message)
@@ -131,11 +141,12 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 	return err
 }
 
-func padComponent(c string) string {
-	for len(c) < 8 {
-		c += " "
+// pad appends n spaces (none if n < 1).
+func pad(buf []byte, n int) []byte {
+	for ; n > 0; n-- {
+		buf = append(buf, ' ')
 	}
-	return c
+	return buf
 }
 
 func attrValue(v slog.Value) any {

@@ -30,9 +30,18 @@ func TestMongodShape(t *testing.T) {
 	if err := json.Unmarshal(lines[0], &first); err != nil {
 		t.Fatalf("not JSON: %v: %s", err, lines[0])
 	}
-	if first.S != "I" || first.C != "NETWORK " || first.ID != 22943 || first.Ctx != "listener" || first.Msg != "Connection accepted" ||
+	if first.S != "I" || first.C != "NETWORK" || first.ID != 22943 || first.Ctx != "listener" || first.Msg != "Connection accepted" ||
 		first.Attr["remote"] != "127.0.0.1:5000" || first.Attr["n"] != float64(3) || first.T["$date"] == "" {
 		t.Fatalf("line = %+v", first)
+	}
+	// mongod's alignment: spaces after the commas of s, c and id.
+	for i, want := range []string{
+		`"s":"I",  "c":"NETWORK",  "id":22943,   "ctx":"listener","msg":"Connection accepted","attr":{`,
+		`"s":"W",  "c":"-",        "id":0,       "ctx":"-","msg":"careful","attr":{`,
+	} {
+		if !bytes.Contains(lines[i], []byte(want)) {
+			t.Errorf("line %d = %s, want it to contain %s", i+1, lines[i], want)
+		}
 	}
 	var second map[string]any
 	json.Unmarshal(lines[1], &second)

@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -10,7 +13,7 @@ import (
 )
 
 func TestDocumentValidation(t *testing.T) {
-	_, client := connect(t)
+	srv, client := connect(t)
 	db := client.Database("valid")
 	err := db.CreateCollection(ctx(t), "c", options.CreateCollection().SetValidator(bson.D{{Key: "x", Value: bson.D{{Key: "$type", Value: "string"}}}}))
 	if err != nil {
@@ -42,6 +45,36 @@ func TestDocumentValidation(t *testing.T) {
 	}
 	if _, err := coll.UpdateOne(ctx(t), bson.D{{Key: "_id", Value: 3}}, bson.D{{Key: "$set", Value: bson.D{{Key: "y", Value: 1}}}}); err != nil {
 		t.Fatalf("moderate update of an invalid document: %v", err)
+	}
+	// warn: the write succeeds and mongod's warning (STORAGE, 20294) is
+	// logged with the namespace, the document and its errInfo.
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "collMod", Value: "c"}, {Key: "validationAction", Value: "warn"}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: 4}, {Key: "x", Value: 7}}); err != nil {
+		t.Fatalf("insert under warn: %v", err)
+	}
+	warned := func() map[string]any {
+		for _, line := range strings.Split(srv.Logs(), "\n") {
+			var l map[string]any
+			if json.Unmarshal([]byte(line), &l) == nil && l["msg"] == "Document would fail validation" {
+				return l
+			}
+		}
+		return nil
+	}
+	var l map[string]any
+	for deadline := time.Now().Add(5 * time.Second); l == nil && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		l = warned()
+	}
+	if l == nil || l["s"] != "W" || l["c"] != "STORAGE" || l["id"] != float64(20294) {
+		t.Fatalf("warning line = %v", l)
+	}
+	attr := l["attr"].(map[string]any)
+	doc, _ := attr["document"].(map[string]any)
+	info, _ := attr["errInfo"].(map[string]any)
+	if attr["namespace"] != "valid.c" || doc["_id"] != float64(4) || doc["x"] != float64(7) || info["failingDocumentId"] != float64(4) {
+		t.Errorf("warning attr = %v", attr)
 	}
 	// The options show in listCollections.
 	specs, err := db.ListCollectionSpecifications(ctx(t), bson.D{{Key: "name", Value: "c"}})
