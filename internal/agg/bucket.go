@@ -439,7 +439,7 @@ func parseSortByCount(c *Context, v bson.Value) (stage, error) {
 	}
 	var sb bson.Builder
 	sb.AppendInt32("count", -1)
-	so, err := parseSort(c, bson.Value{Type: bson.TypeDocument, Data: sb.Finish()})
+	so, err := newSort(c, bson.Value{Type: bson.TypeDocument, Data: sb.Finish()}, nil)
 	if err != nil {
 		return nil, err
 	}

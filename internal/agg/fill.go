@@ -123,7 +123,7 @@ func parseFill(c *Context, v bson.Value) (stage, error) {
 		}
 		stages = append(stages, st)
 	} else if sortBy.Type != 0 {
-		st, err := parseSort(c, sortBy)
+		st, err := newSort(c, sortBy, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -157,6 +157,15 @@ func Parse(c *Context, stages []bson.Doc) (*Pipeline, error) {
 		return nil, mongoerr.New(mongoerr.BadValue, "Maximum number of nested sub-pipelines exceeded. Limit is %d", maxSubPipelineDepth)
 	}
 	p := &Pipeline{ctx: c}
+	// {$meta: "textScore"} is available from the first stage of a
+	// top-level pipeline over a $text query (the caller sets
+	// c.Expr.TextScore) until a stage that does not hand on each
+	// document's score (see keepsScore); after it, it is refused (40218).
+	cell := c.Expr.TextScore
+	defer func() { c.Expr.TextScore = cell }()
+	if c.depth > 0 {
+		c.Expr.TextScore = nil
+	}
 	for i, sd := range stages {
 		if sd.Len() != 1 {
 			return nil, mongoerr.New(40323, "A pipeline stage specification object must contain exactly one field.")
@@ -190,6 +199,9 @@ func Parse(c *Context, stages []bson.Doc) (*Pipeline, error) {
 		if err != nil {
 			return nil, err
 		}
+		if !keepsScore(st) {
+			c.Expr.TextScore = nil
+		}
 		if m, ok := st.(*matchStage); ok && i == 0 && m.exp == nil {
 			p.Filter = m.f
 		}
@@ -198,6 +210,19 @@ func Parse(c *Context, stages []bson.Doc) (*Pipeline, error) {
 	}
 	p.optimize()
 	return p, nil
+}
+
+// keepsScore reports whether a stage hands each document on with its
+// $text score: stages that pass documents through one by one ($match,
+// $project, $addFields, $set, $unset, $limit, $skip, $unwind) and $sort,
+// which carries the scores. Other stages build new documents, buffer
+// them, or mix in documents of other collections.
+func keepsScore(st stage) bool {
+	switch st.(type) {
+	case *matchStage, *projectStage, *limitStage, *skipStage, *unwindStage, *sortStage:
+		return true
+	}
+	return false
 }
 
 // optimize rewrites the stages as MongoDB's optimizer does, without

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"container/heap"
 	"encoding/binary"
+	"math"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -21,9 +22,21 @@ type sortStage struct {
 	s     *query.Sort
 	limit int64
 	ctx   *Context
+	// score is the $text score cell when the input carries scores (nil:
+	// it does not). Each document's score rides at the end of its sort
+	// key, after the sequence number (so it never changes the order), and
+	// is put back in the cell as the document is handed on.
+	score *float64
 }
 
 func parseSort(c *Context, v bson.Value) (stage, error) {
+	return newSort(c, v, c.Expr.TextScore)
+}
+
+// newSort compiles a sort specification; score is the $text score cell
+// of the input documents, or nil (internal sorts of $sortByCount and
+// $fill, whose input carries no score).
+func newSort(c *Context, v bson.Value, score *float64) (*sortStage, error) {
 	if v.Type != bson.TypeDocument {
 		return nil, mongoerr.New(15973, "the $sort key specification must be an object")
 	}
@@ -37,7 +50,10 @@ func parseSort(c *Context, v bson.Value) (stage, error) {
 	if s.Natural() != 0 {
 		return nil, mongoerr.New(mongoerr.NotImplemented, "$natural sort is not supported in an aggregation $sort by Cairn")
 	}
-	return &sortStage{s: s, ctx: c}, nil
+	if s.HasMeta() && score == nil {
+		return nil, mongoerr.New(40218, "query requires text score metadata, but it is not available")
+	}
+	return &sortStage{s: s, ctx: c, score: score}, nil
 }
 
 func (s *sortStage) open(in Iterator) (Iterator, error) {
@@ -61,7 +77,19 @@ func (s *sortStage) open(in Iterator) (Iterator, error) {
 // key appends to dst the sort key of d followed by its sequence number, so
 // that equal keys keep input order (MongoDB's $sort is stable in practice).
 func (s *sortStage) key(dst []byte, d bson.Doc, seq uint64) []byte {
-	return binary.BigEndian.AppendUint64(s.s.Key(dst, d), seq)
+	if s.score == nil {
+		return binary.BigEndian.AppendUint64(s.s.Key(dst, d), seq)
+	}
+	dst = binary.BigEndian.AppendUint64(s.s.KeyScore(dst, d, *s.score), seq)
+	return binary.LittleEndian.AppendUint64(dst, math.Float64bits(*s.score))
+}
+
+// emit hands on a sorted item's document, restoring its $text score.
+func (s *sortStage) emit(it *item) bson.Doc {
+	if s.score != nil {
+		*s.score = math.Float64frombits(binary.LittleEndian.Uint64(it.key[len(it.key)-8:]))
+	}
+	return it.doc
 }
 
 func (s *sortStage) sortAll(in Iterator) (func() (bson.Doc, error), error) {
@@ -107,7 +135,7 @@ func (s *sortStage) sortAll(in Iterator) (func() (bson.Doc, error), error) {
 			if i >= len(items) {
 				return nil, nil
 			}
-			d := items[i].doc
+			d := s.emit(&items[i])
 			items[i] = item{}
 			i++
 			return d, nil
@@ -130,7 +158,7 @@ func (s *sortStage) sortAll(in Iterator) (func() (bson.Doc, error), error) {
 			sp.close()
 			return nil, err
 		}
-		return it.doc, nil
+		return s.emit(&it), nil
 	}, nil
 }
 
@@ -192,7 +220,7 @@ func (s *sortStage) topK(in Iterator) (func() (bson.Doc, error), error) {
 		if i >= len(items) {
 			return nil, nil
 		}
-		d := items[i].doc
+		d := s.emit(&items[i])
 		i++
 		return d, nil
 	}, nil

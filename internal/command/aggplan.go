@@ -77,6 +77,9 @@ func matchStage(st bson.Doc) (bson.Doc, bool) {
 type textIter struct {
 	ctx context.Context
 	src *textSource
+	// score receives the score of each document Next returns, for
+	// {$meta: "textScore"} in the pipeline (nil: not wanted).
+	score *float64
 }
 
 func (t *textIter) Next() (bson.Doc, error) {
@@ -91,6 +94,9 @@ func (t *textIter) Next() (bson.Doc, error) {
 		return nil, nil
 	}
 	d := s.hits[s.pos].doc
+	if t.score != nil {
+		*t.score = s.hits[s.pos].score
+	}
 	s.hits[s.pos] = textHit{}
 	s.pos++
 	return d, nil

@@ -100,6 +100,9 @@ func aggregate(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	if planning.text != nil {
+		actx.Expr.TextScore = new(float64) // set by textIter, read by {$meta: "textScore"}
+	}
 	p, err := agg.Parse(actx, stages)
 	if err != nil {
 		return err
@@ -414,7 +417,7 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		run := s.p.Run
 		switch {
 		case s.planning.text != nil:
-			in = &textIter{ctx: ctx, src: &textSource{env: s.env, spec: s.planning.text, raw: true}}
+			in = &textIter{ctx: ctx, src: &textSource{env: s.env, spec: s.planning.text, raw: true}, score: s.cat.actx.Expr.TextScore}
 		case s.coll != "" && !s.p.StartsWithSource():
 			sc := s.cat.scan(s.db, s.coll, s.p.Filter)
 			sc.filterDoc = s.p.LeadingFilter()

@@ -22,6 +22,12 @@ type Options struct {
 	// Now is $$NOW. When zero, Parse sets it to the current time so every
 	// expression parsed with the same Options sees the same $$NOW.
 	Now time.Time
+	// TextScore makes {$meta: "textScore"} available: it reads the $text
+	// score of the document being evaluated from *TextScore, which the
+	// query's text source sets as it hands on each document (so such an
+	// expression is evaluated by one goroutine at a time). Nil: the score
+	// is not available, and {$meta: "textScore"} is refused (40218).
+	TextScore *float64
 
 	letVals map[string]bson.Value
 	letDone bool

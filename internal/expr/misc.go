@@ -143,7 +143,16 @@ func init() {
 			return nil, errf(17307, "$meta only supports string arguments")
 		}
 		switch m := arg.StringValue(); m {
-		case "textScore", "randVal", "searchScore", "searchHighlights", "geoNearDistance", "geoNearPoint",
+		case "textScore":
+			var cell *float64
+			if p.opts != nil && !p.letMode {
+				cell = p.opts.TextScore
+			}
+			if cell == nil {
+				return nil, errf(40218, "query requires text score metadata, but it is not available")
+			}
+			return textScoreNode{cell}, nil
+		case "randVal", "searchScore", "searchHighlights", "geoNearDistance", "geoNearPoint",
 			"recordId", "indexKey", "sortKey", "searchScoreDetails", "searchSequenceToken", "vectorSearchScore":
 			return nil, errf(mongoerr.NotImplemented, "$meta \"%s\" is not supported by Cairn", m)
 		default:
@@ -160,6 +169,12 @@ func init() {
 		return nil, errf(mongoerr.NotImplemented, "$toHashedIndexKey is not supported by Cairn")
 	})
 }
+
+// textScoreNode is {$meta: "textScore"}: the score of the document being
+// evaluated, kept up to date by the $text source.
+type textScoreNode struct{ cell *float64 }
+
+func (n textScoreNode) eval(e *Env) (bson.Value, error) { return e.double(*n.cell), nil }
 
 func bitOp(name string, f func(a, b int64) int64, identity int64) naryFn {
 	return func(e *Env, args []bson.Value) (bson.Value, error) {

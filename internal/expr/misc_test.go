@@ -38,8 +38,32 @@ func TestMisc(t *testing.T) {
 		{expr: `{"$tsIncrement": {"$timestamp": {"t": 5, "i": 7}}}`, want: `long 7`},
 		{expr: `{"$sampleRate": 1}`, want: `bool true`},
 		{expr: `{"$sampleRate": 2}`, code: 31291},
-		{expr: `{"$meta": "textScore"}`, code: 238},
+		{expr: `{"$meta": "textScore"}`, code: 40218}, // no $text score here
+		{expr: `{"$meta": "randVal"}`, code: 238},
 		{expr: `{"$meta": "bogus"}`, code: 17308},
 		{expr: `{"$function": {"body": "", "args": [], "lang": "js"}}`, code: 238},
 	})
+}
+
+// TestTextScoreMeta: with a score cell, {$meta: "textScore"} reads it at
+// each evaluation.
+func TestTextScoreMeta(t *testing.T) {
+	score := 0.0
+	opts := &Options{TextScore: &score}
+	x, err := Parse(value(t, `{"$add": [{"$meta": "textScore"}, 1]}`), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := NewEnv(opts)
+	for _, sc := range []float64{0.75, 2} {
+		score = sc
+		v, err := Eval(x, doc(t, "{}"), env)
+		if err != nil || show(t, v) != "double "+map[float64]string{0.75: "1.75", 2: "3.0"}[sc] {
+			t.Errorf("score %v: %s, %v", sc, show(t, v), err)
+		}
+	}
+	// Command-level let cannot read a document's score.
+	if _, err := Parse(value(t, `"$$s"`), &Options{TextScore: &score, Let: doc(t, `{"s": {"$meta": "textScore"}}`)}); errCode(err) != 40218 {
+		t.Errorf("let: %v", err)
+	}
 }
