@@ -22,6 +22,9 @@ type validator struct {
 	filter *query.Filter
 	level  string
 	action string
+	// operator names the validator's top level in errInfo.details:
+	// its one operator ($jsonSchema, $expr, $or, ...), else "$and".
+	operator string
 }
 
 var validators = struct {
@@ -98,6 +101,10 @@ func parseValidator(opts bson.Doc) (*validator, error) {
 		return nil, err
 	}
 	v.filter = f
+	v.operator = "$and"
+	if it := vd.Iter(); vd.Len() == 1 && it.Next() && strings.HasPrefix(it.Element().Key, "$") {
+		v.operator = strings.Clone(it.Element().Key)
+	}
 	return v, nil
 }
 
@@ -122,7 +129,7 @@ func (w *collWriter) validate(old, doc bson.Doc) error {
 	b.StartDocument("errInfo")
 	b.AppendValue("failingDocumentId", id)
 	b.StartDocument("details")
-	b.AppendString("operatorName", "$and")
+	b.AppendString("operatorName", v.operator)
 	b.AppendString("reason", "the document does not match the collection's validator")
 	b.End()
 	b.End()

@@ -20,7 +20,8 @@
 // $type (codes, aliases, "number", arrays of them) $regex/$options and regex
 // literals (options imsxu) $elemMatch (query and value forms) $size $all
 // (with $elemMatch) $mod $bitsAllSet $bitsAnySet $bitsAllClear $bitsAnyClear
-// $comment $alwaysTrue $alwaysFalse, DBRef fields ($ref $id $db), and $expr.
+// $comment $alwaysTrue $alwaysFalse, DBRef fields ($ref $id $db), $expr,
+// and $jsonSchema (see jsonschema.go).
 //
 // Projections: inclusion, exclusion, _id rules, dotted and nested paths,
 // $slice, $elemMatch, positional "a.$", literals and expressions.
@@ -49,7 +50,6 @@
 //     find and count filters before compiling them and runs it itself.
 //     {$meta: "textScore"} in a projection: 40218 unless Options.TextScore
 //     (the value comes from MatchDetails.TextScore).
-//   - $jsonSchema: NotImplemented (238).
 //   - $near, $nearSphere, $geoNear: NoQueryExecutionPlans (291), as MongoDB
 //     without a geo index; $geoWithin, $geoIntersects: NotImplemented (238).
 //   - Expression operators internal/expr does not run ($function,

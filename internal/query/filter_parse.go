@@ -248,10 +248,7 @@ func (p *filterParser) parseTopOperator(e bson.Element, level parseLevel) (node,
 		}
 		return nil, mongoerr.New(mongoerr.IndexNotFound, "text index required for $text query")
 	case "$jsonSchema":
-		if e.Value.Type != bson.TypeDocument {
-			return nil, mongoerr.New(mongoerr.TypeMismatch, "$jsonSchema must be an object")
-		}
-		return nil, mongoerr.New(mongoerr.NotImplemented, "$jsonSchema is not supported by Cairn yet")
+		return parseJSONSchema(e.Value)
 	case "$alwaysTrue", "$alwaysFalse":
 		n, err := parseIntegerLong(e)
 		if err != nil {

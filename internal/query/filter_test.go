@@ -297,7 +297,7 @@ func TestFilterErrors(t *testing.T) {
 		{`{"$expr": {"$eq": ["$a", "$$x"]}}`, 17276, "Use of undefined variable: x"},
 		{`{"$where": "true"}`, 238, ""},
 		{`{"$text": {"$search": "x"}}`, 27, ""},
-		{`{"$jsonSchema": {}}`, 238, ""},
+		{`{"$jsonSchema": 1}`, 14, "$jsonSchema must be an object"},
 		{`{"a": {"$near": [0, 0]}}`, 291, ""},
 		{`{"a": {"$elemMatch": {"$expr": {}}}}`, 2, "$expr can only be applied to the top-level document"},
 		{`{"$alwaysTrue": 2}`, 9, "$alwaysTrue must be an integer value of 1"},

@@ -34,6 +34,7 @@ func FuzzParseFilter(f *testing.F) {
 		`{"a": {"$all": [[1], 2]}, "b": {"$size": 0}, "c": {"$type": ["number", "array"]}}`,
 		`{"a": {"$not": {"$mod": [3, 1]}}, "b": {"$bitsAnySet": [1, 64]}, "a.0.1": {"$ne": 2}}`,
 		`{"$nor": [{"a": {"$elemMatch": {"$gte": 2}}}], "b": {"$regex": "^x", "$options": "mx"}}`,
+		`{"$jsonSchema": {"required": ["a"], "properties": {"a": {"bsonType": ["int", "array"], "minimum": 1, "items": [{"enum": [1, "x"]}], "additionalItems": false}}, "patternProperties": {"^b": {"pattern": "y", "maxLength": 3}}, "additionalProperties": {"anyOf": [{"uniqueItems": true}, {"not": {"minProperties": 1}}]}, "dependencies": {"a": ["c"]}}}`,
 	} {
 		f.Add([]byte(d(f, s)))
 	}

@@ -76,6 +76,45 @@ func TestDocumentValidation(t *testing.T) {
 	if attr["namespace"] != "valid.c" || doc["_id"] != float64(4) || doc["x"] != float64(7) || info["failingDocumentId"] != float64(4) {
 		t.Errorf("warning attr = %v", attr)
 	}
+	// $jsonSchema validators: MongoDB's JSON Schema, refused documents
+	// name the operator in errInfo.
+	schema := bson.D{{Key: "$jsonSchema", Value: bson.D{
+		{Key: "bsonType", Value: "object"},
+		{Key: "required", Value: bson.A{"name"}},
+		{Key: "properties", Value: bson.D{
+			{Key: "name", Value: bson.D{{Key: "bsonType", Value: "string"}, {Key: "minLength", Value: 1}}},
+			{Key: "age", Value: bson.D{{Key: "bsonType", Value: "int"}, {Key: "minimum", Value: 0}}},
+			{Key: "tags", Value: bson.D{{Key: "bsonType", Value: "array"}, {Key: "items", Value: bson.D{{Key: "bsonType", Value: "string"}}}}},
+		}},
+	}}}
+	if err := db.CreateCollection(ctx(t), "people", options.CreateCollection().SetValidator(schema)); err != nil {
+		t.Fatal(err)
+	}
+	people := db.Collection("people")
+	if _, err := people.InsertOne(ctx(t), bson.D{{Key: "name", Value: "ann"}, {Key: "age", Value: int32(30)}, {Key: "tags", Value: bson.A{"a"}}}); err != nil {
+		t.Fatalf("valid person: %v", err)
+	}
+	for _, bad := range []bson.D{
+		{{Key: "age", Value: int32(3)}},
+		{{Key: "name", Value: ""}},
+		{{Key: "name", Value: "bob"}, {Key: "age", Value: int32(-1)}},
+		{{Key: "name", Value: "bob"}, {Key: "age", Value: 3.5}},
+		{{Key: "name", Value: "bob"}, {Key: "tags", Value: bson.A{"a", 1}}},
+	} {
+		_, err := people.InsertOne(ctx(t), bad)
+		if !errors.As(err, &we) || we.WriteErrors[0].Code != 121 {
+			t.Errorf("insert %v: %v", bad, err)
+			continue
+		}
+		if op, err := we.WriteErrors[0].Details.LookupErr("details", "operatorName"); err != nil || op.StringValue() != "$jsonSchema" {
+			t.Errorf("errInfo = %v", we.WriteErrors[0].Details)
+		}
+	}
+	// The same schema as a query.
+	if n, err := people.CountDocuments(ctx(t), schema); err != nil || n != 1 {
+		t.Errorf("count by schema = %d, %v", n, err)
+	}
+	cmdErr(t, db.CreateCollection(ctx(t), "bad", options.CreateCollection().SetValidator(bson.D{{Key: "$jsonSchema", Value: bson.D{{Key: "format", Value: "email"}}}})), 9)
 	// The options show in listCollections.
 	specs, err := db.ListCollectionSpecifications(ctx(t), bson.D{{Key: "name", Value: "c"}})
 	if err != nil || len(specs) != 1 || specs[0].Options.Lookup("validationLevel").StringValue() != "moderate" {

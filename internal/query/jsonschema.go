@@ -1,0 +1,778 @@
+package query
+
+// $jsonSchema: MongoDB's JSON Schema (draft 4 with bsonType) as a query
+// operator, and so as a collection validator.
+//
+// A schema is compiled into a tree of schemaNodes and evaluated directly
+// against values, rather than translated into match expressions as
+// mongod does; the semantics are mongod's:
+//
+//   - A restriction keyword applies only to values of its type: minimum,
+//     maximum and multipleOf to numbers, minLength, maxLength and pattern
+//     to strings, items, minItems, maxItems and uniqueItems to arrays,
+//     properties, required, minProperties, maxProperties,
+//     patternProperties, additionalProperties and dependencies to
+//     objects. A value of another type passes them (type or bsonType
+//     constrain the type).
+//   - A property the schema names but the document lacks passes its
+//     subschema unless required lists it.
+//   - Values are taken as they are: a property holding an array is
+//     checked as an array, never element by element as query paths
+//     traverse arrays.
+//   - The top-level schema applies to the document itself (an object).
+//
+// Keywords: bsonType, type (JSON types; "integer" is refused as mongod
+// refuses it), enum, minimum, maximum, exclusiveMinimum, exclusiveMaximum,
+// multipleOf, minLength, maxLength, pattern, items, additionalItems,
+// minItems, maxItems, uniqueItems, properties, required, minProperties,
+// maxProperties, patternProperties, additionalProperties, dependencies,
+// allOf, anyOf, oneOf, not, title, description. $ref, $schema, default,
+// definitions, format and id are refused ("not currently supported"),
+// anything else is an unknown keyword (FailedToParse, 9).
+
+import (
+	"math"
+	"regexp"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// jsonSchemaNode is the $jsonSchema operator in a filter.
+type jsonSchemaNode struct{ s *schemaNode }
+
+func (n jsonSchemaNode) match(d bson.Doc, _ *MatchDetails) bool {
+	return n.s.matches(bson.Value{Type: bson.TypeDocument, Data: d})
+}
+
+// schemaNode is one compiled (sub)schema.
+type schemaNode struct {
+	types *typeMatcher // nil: any type
+
+	// numbers
+	minimum, maximum *bson.Value
+	exclMin, exclMax bool
+	multipleOf       *bson.Value
+	// strings (lengths in code points; -1: none)
+	minLength, maxLength int64
+	pattern              *regexp.Regexp
+	// arrays
+	minItems, maxItems int64
+	uniqueItems        bool
+	items              *schemaNode   // every element
+	itemList           []*schemaNode // element i matches itemList[i]
+	additionalItems    *schemaNode   // elements past itemList (nil: any)
+	noAdditionalItems  bool          // additionalItems: false
+	// objects
+	required             []string
+	properties           []namedSchema
+	patternProperties    []patternSchema
+	additionalProperties *schemaNode // other fields (nil: any)
+	noAdditionalProps    bool        // additionalProperties: false
+	checkAdditional      bool        // patternProperties or additionalProperties given
+	minProps, maxProps   int64
+	dependencies         []dependency
+	// logic
+	allOf, anyOf, oneOf []*schemaNode
+	not                 *schemaNode
+	enum                []bson.Value
+}
+
+type namedSchema struct {
+	name string
+	s    *schemaNode
+}
+
+type patternSchema struct {
+	re *regexp.Regexp
+	s  *schemaNode
+}
+
+// dependency is one entry of dependencies: when field is present, the
+// object must have every field of fields, or match s.
+type dependency struct {
+	field  string
+	fields []string
+	s      *schemaNode
+}
+
+// unsupportedSchemaKeywords are JSON Schema keywords mongod names as not
+// supported.
+var unsupportedSchemaKeywords = map[string]bool{
+	"$ref": true, "$schema": true, "default": true, "definitions": true, "format": true, "id": true,
+}
+
+var schemaKeywords = map[string]bool{
+	"additionalItems": true, "additionalProperties": true, "allOf": true, "anyOf": true,
+	"bsonType": true, "dependencies": true, "description": true, "enum": true,
+	"exclusiveMaximum": true, "exclusiveMinimum": true, "items": true, "maxItems": true,
+	"maxLength": true, "maxProperties": true, "maximum": true, "minItems": true,
+	"minLength": true, "minProperties": true, "minimum": true, "multipleOf": true,
+	"not": true, "oneOf": true, "pattern": true, "patternProperties": true,
+	"properties": true, "required": true, "title": true, "type": true, "uniqueItems": true,
+}
+
+func schemaErr(code int32, format string, args ...any) error {
+	return mongoerr.New(code, format, args...)
+}
+
+// parseJSONSchema compiles the argument of $jsonSchema.
+func parseJSONSchema(v bson.Value) (node, error) {
+	if v.Type != bson.TypeDocument {
+		return nil, mongoerr.New(mongoerr.TypeMismatch, "$jsonSchema must be an object")
+	}
+	s, err := compileSchema(v.Document(), 0)
+	if err != nil {
+		return nil, err
+	}
+	return jsonSchemaNode{s}, nil
+}
+
+// maxSchemaDepth bounds the nesting of subschemas (documents are bounded
+// by BSON's depth anyway; this keeps recursion shallow on crafted input).
+const maxSchemaDepth = 150
+
+func compileSchema(d bson.Doc, depth int) (*schemaNode, error) {
+	if depth > maxSchemaDepth {
+		return nil, schemaErr(mongoerr.FailedToParse, "$jsonSchema is nested too deeply")
+	}
+	kw := map[string]bson.Value{}
+	it := d.Iter()
+	for it.Next() {
+		e := it.Element()
+		if !schemaKeywords[e.Key] {
+			if unsupportedSchemaKeywords[e.Key] {
+				return nil, schemaErr(mongoerr.FailedToParse, "$jsonSchema keyword '%s' is not currently supported", e.Key)
+			}
+			return nil, schemaErr(mongoerr.FailedToParse, "Unknown $jsonSchema keyword: %s", e.Key)
+		}
+		if _, dup := kw[e.Key]; dup {
+			return nil, schemaErr(mongoerr.FailedToParse, "Duplicate $jsonSchema keyword: %s", e.Key)
+		}
+		kw[e.Key] = e.Value
+	}
+	for _, k := range []string{"description", "title"} {
+		if v, ok := kw[k]; ok && v.Type != bson.TypeString {
+			return nil, schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword '%s' must be of type string", k)
+		}
+	}
+	s := &schemaNode{minLength: -1, maxLength: -1, minItems: -1, maxItems: -1, minProps: -1, maxProps: -1}
+	tv, hasType := kw["type"]
+	bv, hasBSONType := kw["bsonType"]
+	var err error
+	switch {
+	case hasType && hasBSONType:
+		return nil, schemaErr(mongoerr.FailedToParse, "Cannot specify both $jsonSchema keywords 'type' and 'bsonType'")
+	case hasType:
+		s.types, err = parseSchemaTypes("type", tv, true)
+	case hasBSONType:
+		s.types, err = parseSchemaTypes("bsonType", bv, false)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.compileScalar(kw); err != nil {
+		return nil, err
+	}
+	if err := s.compileArray(kw, depth); err != nil {
+		return nil, err
+	}
+	if err := s.compileObject(kw, depth); err != nil {
+		return nil, err
+	}
+	if err := s.compileLogic(kw, depth); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// parseSchemaTypes parses type (JSON type names) or bsonType ($type
+// aliases): a string or an array of distinct strings.
+func parseSchemaTypes(keyword string, v bson.Value, jsonTypes bool) (*typeMatcher, error) {
+	var names []string
+	switch v.Type {
+	case bson.TypeString:
+		names = []string{v.StringValue()}
+	case bson.TypeArray:
+		it := v.Document().Iter()
+		for it.Next() {
+			ev := it.Element().Value
+			if ev.Type != bson.TypeString {
+				return nil, schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword '%s' array elements must be strings", keyword)
+			}
+			if slices.Contains(names, ev.StringValue()) {
+				return nil, schemaErr(mongoerr.FailedToParse, "$jsonSchema keyword '%s' has duplicate value: %s", keyword, ev.StringValue())
+			}
+			names = append(names, ev.StringValue())
+		}
+	default:
+		return nil, schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword '%s' must be either a string or an array of strings", keyword)
+	}
+	m := &typeMatcher{}
+	for _, n := range names {
+		if jsonTypes {
+			if n == "integer" {
+				return nil, schemaErr(mongoerr.FailedToParse, "$jsonSchema type 'integer' is not currently supported.")
+			}
+			t, ok := map[string]bson.Type{"object": bson.TypeDocument, "array": bson.TypeArray, "boolean": bson.TypeBoolean,
+				"string": bson.TypeString, "null": bson.TypeNull}[n]
+			switch {
+			case n == "number":
+				m.allNumbers = true
+			case ok:
+				m.types[t] = true
+			default:
+				return nil, badValue("Unknown type name alias: %s", n)
+			}
+			continue
+		}
+		if err := m.add(bson.Value{Type: bson.TypeString, Data: stringData(n)}); err != nil {
+			return nil, err
+		}
+	}
+	if len(names) == 0 {
+		return nil, schemaErr(mongoerr.FailedToParse, "$jsonSchema keyword '%s' must name at least one type", keyword)
+	}
+	return m, nil
+}
+
+// stringData is the BSON encoding of a string value.
+func stringData(s string) []byte {
+	var b bson.Builder
+	b.AppendString("s", s)
+	v, _ := b.Finish().Lookup("s")
+	return v.Data
+}
+
+// schemaCount parses a non-negative integer keyword (minLength, ...).
+func schemaCount(e bson.Element) (int64, error) {
+	n, err := parseIntegerLong(e)
+	if err != nil {
+		return 0, err
+	}
+	if n < 0 {
+		return 0, schemaErr(mongoerr.FailedToParse, "Expected a positive number in: %s", elemString(e))
+	}
+	return n, nil
+}
+
+func (s *schemaNode) compileScalar(kw map[string]bson.Value) error {
+	if v, ok := kw["pattern"]; ok {
+		if v.Type != bson.TypeString {
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'pattern' must be a string")
+		}
+		re, err := compileRegex(v.StringValue(), "")
+		if err != nil {
+			return err
+		}
+		s.pattern = re
+	}
+	for _, c := range []struct {
+		name string
+		dst  *int64
+	}{{"maxLength", &s.maxLength}, {"minLength", &s.minLength}} {
+		if v, ok := kw[c.name]; ok {
+			n, err := schemaCount(bson.Element{Key: c.name, Value: v})
+			if err != nil {
+				return err
+			}
+			*c.dst = n
+		}
+	}
+	if v, ok := kw["multipleOf"]; ok {
+		if !v.IsNumber() {
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'multipleOf' must be a number")
+		}
+		if f, _ := v.AsFloat64(); !(f > 0) {
+			return schemaErr(mongoerr.FailedToParse, "$jsonSchema keyword 'multipleOf' must have a positive value")
+		}
+		s.multipleOf = &v
+	}
+	for _, b := range []struct {
+		bound, excl string
+		dst         **bson.Value
+		exclDst     *bool
+	}{{"maximum", "exclusiveMaximum", &s.maximum, &s.exclMax}, {"minimum", "exclusiveMinimum", &s.minimum, &s.exclMin}} {
+		v, ok := kw[b.bound]
+		ev, hasExcl := kw[b.excl]
+		if !ok {
+			if hasExcl {
+				return schemaErr(mongoerr.FailedToParse, "$jsonSchema keyword '%s' must be a present if %s is present", b.bound, b.excl)
+			}
+			continue
+		}
+		if hasExcl {
+			if ev.Type != bson.TypeBoolean {
+				return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword '%s' must be a boolean", b.excl)
+			}
+			*b.exclDst = ev.Boolean()
+		}
+		if !v.IsNumber() {
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword '%s' must be a number", b.bound)
+		}
+		*b.dst = &v
+	}
+	return nil
+}
+
+// subschema compiles the object value of keyword.
+func subschema(keyword string, v bson.Value, depth int) (*schemaNode, error) {
+	if v.Type != bson.TypeDocument {
+		return nil, schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword '%s' must be an object", keyword)
+	}
+	return compileSchema(v.Document(), depth+1)
+}
+
+// schemaList compiles allOf, anyOf, oneOf: a non-empty array of schemas.
+func schemaList(keyword string, v bson.Value, depth int) ([]*schemaNode, error) {
+	if v.Type != bson.TypeArray {
+		return nil, schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword '%s' must be an array", keyword)
+	}
+	var out []*schemaNode
+	it := v.Document().Iter()
+	for it.Next() {
+		ev := it.Element().Value
+		if ev.Type != bson.TypeDocument {
+			return nil, schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword '%s' must be an array of objects, but found an element of type %s", keyword, ev.Type)
+		}
+		sub, err := compileSchema(ev.Document(), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sub)
+	}
+	if len(out) == 0 {
+		return nil, schemaErr(mongoerr.BadValue, "$jsonSchema keyword '%s' must be a non-empty array", keyword)
+	}
+	return out, nil
+}
+
+func (s *schemaNode) compileArray(kw map[string]bson.Value, depth int) error {
+	for _, c := range []struct {
+		name string
+		dst  *int64
+	}{{"minItems", &s.minItems}, {"maxItems", &s.maxItems}} {
+		if v, ok := kw[c.name]; ok {
+			n, err := schemaCount(bson.Element{Key: c.name, Value: v})
+			if err != nil {
+				return err
+			}
+			*c.dst = n
+		}
+	}
+	if v, ok := kw["uniqueItems"]; ok {
+		if v.Type != bson.TypeBoolean {
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'uniqueItems' must be a boolean")
+		}
+		s.uniqueItems = v.Boolean()
+	}
+	listed := false
+	if v, ok := kw["items"]; ok {
+		switch v.Type {
+		case bson.TypeDocument:
+			sub, err := compileSchema(v.Document(), depth+1)
+			if err != nil {
+				return err
+			}
+			s.items = sub
+		case bson.TypeArray:
+			it := v.Document().Iter()
+			for it.Next() {
+				ev := it.Element().Value
+				if ev.Type != bson.TypeDocument {
+					return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'items' requires that each element of the array is an object, but found a %s", ev.Type)
+				}
+				sub, err := compileSchema(ev.Document(), depth+1)
+				if err != nil {
+					return err
+				}
+				s.itemList = append(s.itemList, sub)
+			}
+			listed = true
+		default:
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'items' must be an array or an object, not %s", v.Type)
+		}
+	}
+	if v, ok := kw["additionalItems"]; ok {
+		var sub *schemaNode
+		switch v.Type {
+		case bson.TypeBoolean:
+		case bson.TypeDocument:
+			var err error
+			if sub, err = compileSchema(v.Document(), depth+1); err != nil {
+				return err
+			}
+		default:
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'additionalItems' must be either an object or a boolean, but got a %s", v.Type)
+		}
+		// additionalItems only means something after an items array.
+		if listed {
+			s.additionalItems = sub
+			s.noAdditionalItems = v.Type == bson.TypeBoolean && !v.Boolean()
+		}
+	}
+	return nil
+}
+
+func (s *schemaNode) compileObject(kw map[string]bson.Value, depth int) error {
+	if v, ok := kw["required"]; ok {
+		if v.Type != bson.TypeArray {
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'required' must be an array, but found an element of type %s", v.Type)
+		}
+		it := v.Document().Iter()
+		for it.Next() {
+			ev := it.Element().Value
+			if ev.Type != bson.TypeString {
+				return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'required' must be an array of strings, but found an element of type: %s", ev.Type)
+			}
+			if slices.Contains(s.required, ev.StringValue()) {
+				return schemaErr(mongoerr.FailedToParse, "$jsonSchema keyword 'required' array cannot contain duplicate values")
+			}
+			s.required = append(s.required, ev.StringValue())
+		}
+		if len(s.required) == 0 {
+			return schemaErr(mongoerr.FailedToParse, "$jsonSchema keyword 'required' cannot be an empty array")
+		}
+	}
+	if v, ok := kw["properties"]; ok {
+		if v.Type != bson.TypeDocument {
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'properties' must be an object")
+		}
+		it := v.Document().Iter()
+		for it.Next() {
+			e := it.Element()
+			if e.Value.Type != bson.TypeDocument {
+				return schemaErr(mongoerr.TypeMismatch, "Nested schema for $jsonSchema property '%s' must be an object", e.Key)
+			}
+			sub, err := compileSchema(e.Value.Document(), depth+1)
+			if err != nil {
+				return err
+			}
+			s.properties = append(s.properties, namedSchema{e.Key, sub})
+		}
+	}
+	if v, ok := kw["patternProperties"]; ok {
+		if v.Type != bson.TypeDocument {
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'patternProperties' must be an object")
+		}
+		it := v.Document().Iter()
+		for it.Next() {
+			e := it.Element()
+			if e.Value.Type != bson.TypeDocument {
+				return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'patternProperties' has property '%s' which is not an object", e.Key)
+			}
+			re, err := compileRegex(e.Key, "")
+			if err != nil {
+				return err
+			}
+			sub, err := compileSchema(e.Value.Document(), depth+1)
+			if err != nil {
+				return err
+			}
+			s.patternProperties = append(s.patternProperties, patternSchema{re, sub})
+		}
+		s.checkAdditional = true
+	}
+	if v, ok := kw["additionalProperties"]; ok {
+		switch v.Type {
+		case bson.TypeBoolean:
+			s.noAdditionalProps = !v.Boolean()
+		case bson.TypeDocument:
+			sub, err := compileSchema(v.Document(), depth+1)
+			if err != nil {
+				return err
+			}
+			s.additionalProperties = sub
+		default:
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'additionalProperties' must be an object or a boolean")
+		}
+		s.checkAdditional = true
+	}
+	for _, c := range []struct {
+		name string
+		dst  *int64
+	}{{"minProperties", &s.minProps}, {"maxProperties", &s.maxProps}} {
+		if v, ok := kw[c.name]; ok {
+			n, err := schemaCount(bson.Element{Key: c.name, Value: v})
+			if err != nil {
+				return err
+			}
+			*c.dst = n
+		}
+	}
+	if v, ok := kw["dependencies"]; ok {
+		if v.Type != bson.TypeDocument {
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'dependencies' must be an object")
+		}
+		it := v.Document().Iter()
+		for it.Next() {
+			e := it.Element()
+			dep := dependency{field: e.Key}
+			switch e.Value.Type {
+			case bson.TypeDocument:
+				sub, err := compileSchema(e.Value.Document(), depth+1)
+				if err != nil {
+					return err
+				}
+				dep.s = sub
+			case bson.TypeArray:
+				fit := e.Value.Document().Iter()
+				for fit.Next() {
+					fv := fit.Element().Value
+					if fv.Type != bson.TypeString {
+						return schemaErr(mongoerr.TypeMismatch, "array '%s' in $jsonSchema keyword 'dependencies' can only contain strings, but found element of type: %s", e.Key, fv.Type)
+					}
+					if slices.Contains(dep.fields, fv.StringValue()) {
+						return schemaErr(mongoerr.FailedToParse, "array '%s' in $jsonSchema keyword 'dependencies' contains duplicate element: %s", e.Key, fv.StringValue())
+					}
+					dep.fields = append(dep.fields, fv.StringValue())
+				}
+				if len(dep.fields) == 0 {
+					return schemaErr(mongoerr.FailedToParse, "property '%s' in $jsonSchema keyword 'dependencies' cannot be an empty array", e.Key)
+				}
+			default:
+				return schemaErr(mongoerr.TypeMismatch, "property '%s' in $jsonSchema keyword 'dependencies' must be either an object or an array", e.Key)
+			}
+			s.dependencies = append(s.dependencies, dep)
+		}
+	}
+	return nil
+}
+
+func (s *schemaNode) compileLogic(kw map[string]bson.Value, depth int) error {
+	var err error
+	for _, c := range []struct {
+		name string
+		dst  *[]*schemaNode
+	}{{"allOf", &s.allOf}, {"anyOf", &s.anyOf}, {"oneOf", &s.oneOf}} {
+		if v, ok := kw[c.name]; ok {
+			if *c.dst, err = schemaList(c.name, v, depth); err != nil {
+				return err
+			}
+		}
+	}
+	if v, ok := kw["not"]; ok {
+		if v.Type != bson.TypeDocument {
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'not' must be an object, but found an element of type %s", v.Type)
+		}
+		if s.not, err = subschema("not", v, depth); err != nil {
+			return err
+		}
+	}
+	if v, ok := kw["enum"]; ok {
+		if v.Type != bson.TypeArray {
+			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'enum' must be an array, but found an element of type %s", v.Type)
+		}
+		it := v.Document().Iter()
+		for it.Next() {
+			ev := it.Element().Value
+			for _, have := range s.enum {
+				if bson.Compare(have, ev) == 0 {
+					return schemaErr(mongoerr.FailedToParse, "$jsonSchema keyword 'enum' array cannot contain duplicate values.")
+				}
+			}
+			s.enum = append(s.enum, ev)
+		}
+		if len(s.enum) == 0 {
+			return schemaErr(mongoerr.FailedToParse, "$jsonSchema keyword 'enum' cannot be an empty array")
+		}
+	}
+	return nil
+}
+
+// matches reports whether v satisfies the schema.
+func (s *schemaNode) matches(v bson.Value) bool {
+	if s.types != nil && !s.types.matchValue(v) {
+		return false
+	}
+	switch {
+	case v.IsNumber():
+		if !s.matchNumber(v) {
+			return false
+		}
+	case v.Type == bson.TypeString:
+		if !s.matchString(v.StringValue()) {
+			return false
+		}
+	case v.Type == bson.TypeArray:
+		if !s.matchArray(v.Document()) {
+			return false
+		}
+	case v.Type == bson.TypeDocument:
+		if !s.matchObject(v.Document()) {
+			return false
+		}
+	}
+	for _, sub := range s.allOf {
+		if !sub.matches(v) {
+			return false
+		}
+	}
+	if len(s.anyOf) > 0 && !slices.ContainsFunc(s.anyOf, func(sub *schemaNode) bool { return sub.matches(v) }) {
+		return false
+	}
+	if len(s.oneOf) > 0 {
+		n := 0
+		for _, sub := range s.oneOf {
+			if sub.matches(v) {
+				n++
+			}
+		}
+		if n != 1 {
+			return false
+		}
+	}
+	if s.not != nil && s.not.matches(v) {
+		return false
+	}
+	if len(s.enum) > 0 && !slices.ContainsFunc(s.enum, func(e bson.Value) bool { return bson.Compare(e, v) == 0 }) {
+		return false
+	}
+	return true
+}
+
+func (s *schemaNode) matchNumber(v bson.Value) bool {
+	if s.minimum != nil {
+		c := bson.Compare(v, *s.minimum)
+		if c < 0 || (c == 0 && s.exclMin) {
+			return false
+		}
+	}
+	if s.maximum != nil {
+		c := bson.Compare(v, *s.maximum)
+		if c > 0 || (c == 0 && s.exclMax) {
+			return false
+		}
+	}
+	if s.multipleOf != nil && !isMultipleOf(v, *s.multipleOf) {
+		return false
+	}
+	return true
+}
+
+// isMultipleOf reports whether v divided by m leaves no remainder: in
+// integers when both are integers, else in doubles (mongod computes in
+// Decimal128).
+func isMultipleOf(v, m bson.Value) bool {
+	if vi, ok := exactInt(v); ok {
+		if mi, ok := exactInt(m); ok {
+			return vi%mi == 0
+		}
+	}
+	x, _ := v.AsFloat64()
+	y, _ := m.AsFloat64()
+	r := math.Mod(x, y)
+	return r == 0
+}
+
+func exactInt(v bson.Value) (int64, bool) {
+	switch v.Type {
+	case bson.TypeInt32:
+		return int64(v.Int32()), true
+	case bson.TypeInt64:
+		return v.Int64(), true
+	}
+	return 0, false
+}
+
+func (s *schemaNode) matchString(str string) bool {
+	if s.minLength >= 0 || s.maxLength >= 0 {
+		n := int64(utf8.RuneCountInString(str))
+		if (s.minLength >= 0 && n < s.minLength) || (s.maxLength >= 0 && n > s.maxLength) {
+			return false
+		}
+	}
+	return s.pattern == nil || s.pattern.MatchString(str)
+}
+
+func (s *schemaNode) matchArray(a bson.Doc) bool {
+	elems := a.Values()
+	n := int64(len(elems))
+	if (s.minItems >= 0 && n < s.minItems) || (s.maxItems >= 0 && n > s.maxItems) {
+		return false
+	}
+	for i, e := range elems {
+		switch {
+		case s.items != nil:
+			if !s.items.matches(e) {
+				return false
+			}
+		case i < len(s.itemList):
+			if !s.itemList[i].matches(e) {
+				return false
+			}
+		case s.noAdditionalItems:
+			return false
+		case s.additionalItems != nil:
+			if !s.additionalItems.matches(e) {
+				return false
+			}
+		}
+	}
+	if s.uniqueItems && len(elems) > 1 {
+		sorted := slices.Clone(elems)
+		slices.SortFunc(sorted, bson.Compare)
+		for i := 1; i < len(sorted); i++ {
+			if bson.Compare(sorted[i-1], sorted[i]) == 0 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (s *schemaNode) matchObject(d bson.Doc) bool {
+	for _, r := range s.required {
+		if _, ok := d.Lookup(r); !ok {
+			return false
+		}
+	}
+	for _, p := range s.properties {
+		if v, ok := d.Lookup(p.name); ok && !p.s.matches(v) {
+			return false
+		}
+	}
+	if s.minProps >= 0 || s.maxProps >= 0 {
+		n := int64(d.Len())
+		if (s.minProps >= 0 && n < s.minProps) || (s.maxProps >= 0 && n > s.maxProps) {
+			return false
+		}
+	}
+	if s.checkAdditional {
+		it := d.Iter()
+		for it.Next() {
+			e := it.Element()
+			known := slices.ContainsFunc(s.properties, func(p namedSchema) bool { return p.name == e.Key })
+			for _, pp := range s.patternProperties {
+				if pp.re.MatchString(e.Key) {
+					known = true
+					if !pp.s.matches(e.Value) {
+						return false
+					}
+				}
+			}
+			if known {
+				continue
+			}
+			if s.noAdditionalProps || (s.additionalProperties != nil && !s.additionalProperties.matches(e.Value)) {
+				return false
+			}
+		}
+	}
+	for _, dep := range s.dependencies {
+		if _, ok := d.Lookup(dep.field); !ok {
+			continue
+		}
+		for _, f := range dep.fields {
+			if _, ok := d.Lookup(f); !ok {
+				return false
+			}
+		}
+		if dep.s != nil && !dep.s.matches(bson.Value{Type: bson.TypeDocument, Data: d}) {
+			return false
+		}
+	}
+	return true
+}
