@@ -246,16 +246,31 @@ func stringData(s string) []byte {
 	return v.Data
 }
 
-// schemaCount parses a non-negative integer keyword (minLength, ...).
-func schemaCount(e bson.Element) (int64, error) {
-	n, err := parseIntegerLong(e)
-	if err != nil {
-		return 0, err
+// countKeyword is a keyword taking a non-negative integer (minLength, ...)
+// and where its value goes.
+type countKeyword struct {
+	name string
+	dst  *int64
+}
+
+// parseCounts parses the count keywords present in kw.
+func parseCounts(kw map[string]bson.Value, keywords ...countKeyword) error {
+	for _, c := range keywords {
+		v, ok := kw[c.name]
+		if !ok {
+			continue
+		}
+		e := bson.Element{Key: c.name, Value: v}
+		n, err := parseIntegerLong(e)
+		if err != nil {
+			return err
+		}
+		if n < 0 {
+			return schemaErr(mongoerr.FailedToParse, "Expected a positive number in: %s", elemString(e))
+		}
+		*c.dst = n
 	}
-	if n < 0 {
-		return 0, schemaErr(mongoerr.FailedToParse, "Expected a positive number in: %s", elemString(e))
-	}
-	return n, nil
+	return nil
 }
 
 func (s *schemaNode) compileScalar(kw map[string]bson.Value) error {
@@ -269,17 +284,8 @@ func (s *schemaNode) compileScalar(kw map[string]bson.Value) error {
 		}
 		s.pattern = re
 	}
-	for _, c := range []struct {
-		name string
-		dst  *int64
-	}{{"maxLength", &s.maxLength}, {"minLength", &s.minLength}} {
-		if v, ok := kw[c.name]; ok {
-			n, err := schemaCount(bson.Element{Key: c.name, Value: v})
-			if err != nil {
-				return err
-			}
-			*c.dst = n
-		}
+	if err := parseCounts(kw, countKeyword{"maxLength", &s.maxLength}, countKeyword{"minLength", &s.minLength}); err != nil {
+		return err
 	}
 	if v, ok := kw["multipleOf"]; ok {
 		if !v.IsNumber() {
@@ -325,6 +331,28 @@ func subschema(keyword string, v bson.Value, depth int) (*schemaNode, error) {
 	return compileSchema(v.Document(), depth+1)
 }
 
+// schemaMap compiles properties and patternProperties: an object whose
+// fields are schemas (notObject is the message for one that is not).
+func schemaMap(keyword string, v bson.Value, depth int, notObject string) ([]namedSchema, error) {
+	if v.Type != bson.TypeDocument {
+		return nil, schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword '%s' must be an object", keyword)
+	}
+	var out []namedSchema
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Value.Type != bson.TypeDocument {
+			return nil, schemaErr(mongoerr.TypeMismatch, notObject, e.Key)
+		}
+		sub, err := compileSchema(e.Value.Document(), depth+1)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, namedSchema{e.Key, sub})
+	}
+	return out, nil
+}
+
 // schemaList compiles allOf, anyOf, oneOf: a non-empty array of schemas.
 func schemaList(keyword string, v bson.Value, depth int) ([]*schemaNode, error) {
 	if v.Type != bson.TypeArray {
@@ -350,17 +378,8 @@ func schemaList(keyword string, v bson.Value, depth int) ([]*schemaNode, error) 
 }
 
 func (s *schemaNode) compileArray(kw map[string]bson.Value, depth int) error {
-	for _, c := range []struct {
-		name string
-		dst  *int64
-	}{{"minItems", &s.minItems}, {"maxItems", &s.maxItems}} {
-		if v, ok := kw[c.name]; ok {
-			n, err := schemaCount(bson.Element{Key: c.name, Value: v})
-			if err != nil {
-				return err
-			}
-			*c.dst = n
-		}
+	if err := parseCounts(kw, countKeyword{"minItems", &s.minItems}, countKeyword{"maxItems", &s.maxItems}); err != nil {
+		return err
 	}
 	if v, ok := kw["uniqueItems"]; ok {
 		if v.Type != bson.TypeBoolean {
@@ -437,41 +456,23 @@ func (s *schemaNode) compileObject(kw map[string]bson.Value, depth int) error {
 		}
 	}
 	if v, ok := kw["properties"]; ok {
-		if v.Type != bson.TypeDocument {
-			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'properties' must be an object")
+		props, err := schemaMap("properties", v, depth, "Nested schema for $jsonSchema property '%s' must be an object")
+		if err != nil {
+			return err
 		}
-		it := v.Document().Iter()
-		for it.Next() {
-			e := it.Element()
-			if e.Value.Type != bson.TypeDocument {
-				return schemaErr(mongoerr.TypeMismatch, "Nested schema for $jsonSchema property '%s' must be an object", e.Key)
-			}
-			sub, err := compileSchema(e.Value.Document(), depth+1)
-			if err != nil {
-				return err
-			}
-			s.properties = append(s.properties, namedSchema{e.Key, sub})
-		}
+		s.properties = props
 	}
 	if v, ok := kw["patternProperties"]; ok {
-		if v.Type != bson.TypeDocument {
-			return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'patternProperties' must be an object")
+		props, err := schemaMap("patternProperties", v, depth, "$jsonSchema keyword 'patternProperties' has property '%s' which is not an object")
+		if err != nil {
+			return err
 		}
-		it := v.Document().Iter()
-		for it.Next() {
-			e := it.Element()
-			if e.Value.Type != bson.TypeDocument {
-				return schemaErr(mongoerr.TypeMismatch, "$jsonSchema keyword 'patternProperties' has property '%s' which is not an object", e.Key)
-			}
-			re, err := compileRegex(e.Key, "")
+		for _, p := range props {
+			re, err := compileRegex(p.name, "")
 			if err != nil {
 				return err
 			}
-			sub, err := compileSchema(e.Value.Document(), depth+1)
-			if err != nil {
-				return err
-			}
-			s.patternProperties = append(s.patternProperties, patternSchema{re, sub})
+			s.patternProperties = append(s.patternProperties, patternSchema{re, p.s})
 		}
 		s.checkAdditional = true
 	}
@@ -490,17 +491,8 @@ func (s *schemaNode) compileObject(kw map[string]bson.Value, depth int) error {
 		}
 		s.checkAdditional = true
 	}
-	for _, c := range []struct {
-		name string
-		dst  *int64
-	}{{"minProperties", &s.minProps}, {"maxProperties", &s.maxProps}} {
-		if v, ok := kw[c.name]; ok {
-			n, err := schemaCount(bson.Element{Key: c.name, Value: v})
-			if err != nil {
-				return err
-			}
-			*c.dst = n
-		}
+	if err := parseCounts(kw, countKeyword{"minProperties", &s.minProps}, countKeyword{"maxProperties", &s.maxProps}); err != nil {
+		return err
 	}
 	if v, ok := kw["dependencies"]; ok {
 		if v.Type != bson.TypeDocument {
