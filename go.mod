@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/cockroachdb/datadriven v1.0.3
+	github.com/golang/geo v0.0.0-20260818125358-b200a1149890
 	github.com/klauspost/compress v1.20.4
 	github.com/kljensen/snowball v0.10.0
 	github.com/prometheus/client_golang v1.23.2

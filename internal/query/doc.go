@@ -51,7 +51,8 @@
 //     {$meta: "textScore"} in a projection: 40218 unless Options.TextScore
 //     (the value comes from MatchDetails.TextScore).
 //   - $near, $nearSphere, $geoNear: NoQueryExecutionPlans (291), as MongoDB
-//     without a geo index; $geoWithin, $geoIntersects: NotImplemented (238).
+//     without a geo index. ($geoWithin and $geoIntersects are supported,
+//     see geo.go.)
 //   - Expression operators internal/expr does not run ($function,
 //     $accumulator, $meta's known names, $toHashedIndexKey): NotImplemented
 //     (238); unknown ones: InvalidPipelineOperator (168) as MongoDB.

@@ -411,7 +411,7 @@ func (p *filterParser) parseSubField(path string, context bson.Doc, e bson.Eleme
 		// index; Cairn has no geo indexes.
 		return nil, mongoerr.New(mongoerr.NoQueryExecutionPlans, "error processing query: planner returned error :: caused by :: unable to find index for $geoNear query")
 	case "$geoWithin", "$within", "$geoIntersects":
-		return nil, mongoerr.New(mongoerr.NotImplemented, "%s is not supported by Cairn yet: geospatial queries are not implemented", e.Key)
+		return parseGeoPred(e)
 	}
 	return nil, badValue("unknown operator: %s", e.Key)
 }

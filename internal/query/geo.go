@@ -1,0 +1,60 @@
+package query
+
+import (
+	"errors"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/geo"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// geoMatcher is $geoWithin (within) or $geoIntersects: a value matches
+// when it is a geometry (GeoJSON or a legacy coordinate pair) inside or
+// meeting the region. Values that are not geometries do not match, as in
+// mongod without a geo index.
+type geoMatcher struct {
+	r      geo.Region
+	within bool
+}
+
+func (m *geoMatcher) matchValue(v bson.Value) bool {
+	if v.Type != bson.TypeDocument && v.Type != bson.TypeArray {
+		return false
+	}
+	s, err := geo.ParseShape(v)
+	if err != nil {
+		return false
+	}
+	if m.within {
+		return m.r.Within(s)
+	}
+	return m.r.Intersects(s)
+}
+
+// parseGeoPred compiles $geoWithin (and its old name $within) and
+// $geoIntersects.
+func parseGeoPred(e bson.Element) (pred, error) {
+	if e.Value.Type != bson.TypeDocument {
+		return nil, badValue("%s must be an object", e.Key)
+	}
+	var r geo.Region
+	var err error
+	if e.Key == "$geoIntersects" {
+		r, err = geo.ParseIntersects(e.Value.Document())
+	} else {
+		r, err = geo.ParseWithin(e.Value.Document())
+	}
+	if err != nil {
+		return nil, geoError(err)
+	}
+	return &leafPred{m: &geoMatcher{r: r, within: e.Key != "$geoIntersects"}}, nil
+}
+
+// geoError reports a malformed geometry as mongod does: BadValue.
+func geoError(err error) error {
+	var ge *geo.Error
+	if errors.As(err, &ge) {
+		return mongoerr.New(mongoerr.BadValue, "%s", ge.Msg)
+	}
+	return err
+}
