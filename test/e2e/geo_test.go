@@ -24,11 +24,11 @@ func TestGeoWithinIntersects(t *testing.T) {
 	_, client := connect(t)
 	coll := client.Database("geo").Collection("places")
 	if _, err := coll.InsertMany(ctx(t), []any{
-		bson.D{{Key: "_id", Value: int32(1)}, {Key: "loc", Value: point(2.3522, 48.8566)}},                     // Paris
-		bson.D{{Key: "_id", Value: int32(2)}, {Key: "loc", Value: point(2.2945, 48.8584)}},                     // Eiffel tower
-		bson.D{{Key: "_id", Value: int32(3)}, {Key: "loc", Value: point(-0.1276, 51.5072)}},                    // London
-		bson.D{{Key: "_id", Value: int32(4)}, {Key: "loc", Value: bson.A{2.35, 48.85}}},                        // legacy pair in Paris
-		bson.D{{Key: "_id", Value: int32(5)}, {Key: "loc", Value: "not a place"}},                              // ignored
+		bson.D{{Key: "_id", Value: int32(1)}, {Key: "loc", Value: point(2.3522, 48.8566)}},  // Paris
+		bson.D{{Key: "_id", Value: int32(2)}, {Key: "loc", Value: point(2.2945, 48.8584)}},  // Eiffel tower
+		bson.D{{Key: "_id", Value: int32(3)}, {Key: "loc", Value: point(-0.1276, 51.5072)}}, // London
+		bson.D{{Key: "_id", Value: int32(4)}, {Key: "loc", Value: bson.A{2.35, 48.85}}},     // legacy pair in Paris
+		bson.D{{Key: "_id", Value: int32(5)}, {Key: "loc", Value: "not a place"}},           // ignored
 		bson.D{{Key: "_id", Value: int32(6)}, {Key: "loc", Value: bson.D{{Key: "type", Value: "LineString"}, // Paris to London
 			{Key: "coordinates", Value: bson.A{bson.A{2.3522, 48.8566}, bson.A{-0.1276, 51.5072}}}}}},
 	}); err != nil {
