@@ -135,7 +135,9 @@ func setPath(b *bson.Builder, d bson.Doc, path []string, v bson.Value) {
 	}
 }
 
-func withPath(d bson.Doc, path []string, v bson.Value) bson.Doc {
+// WithPath returns a copy of d with the dotted path (split into its
+// components) set to v, creating embedded documents along the way.
+func WithPath(d bson.Doc, path []string, v bson.Value) bson.Doc {
 	var b bson.Builder
 	setPath(&b, d, path, v)
 	return b.Finish()
@@ -150,9 +152,9 @@ func (s *unwindStage) open(in Iterator) (Iterator, error) {
 		idxPath = strings.Split(s.indexField, ".")
 	}
 	emit := func(d bson.Doc, v bson.Value, idx bson.Value) bson.Doc {
-		out := withPath(d, s.path, v)
+		out := WithPath(d, s.path, v)
 		if idxPath != nil {
-			out = withPath(out, idxPath, idx)
+			out = WithPath(out, idxPath, idx)
 		}
 		return out
 	}
@@ -182,9 +184,9 @@ func (s *unwindStage) open(in Iterator) (Iterator, error) {
 				elems, pos = v.Document().Values(), 0
 			case v.Type == bson.TypeArray:
 				if s.preserveEmpty {
-					out := withPath(d, s.path, bson.Value{})
+					out := WithPath(d, s.path, bson.Value{})
 					if idxPath != nil {
-						out = withPath(out, idxPath, null)
+						out = WithPath(out, idxPath, null)
 					}
 					return out, nil
 				}
@@ -193,13 +195,13 @@ func (s *unwindStage) open(in Iterator) (Iterator, error) {
 					if idxPath == nil {
 						return d, nil
 					}
-					return withPath(d, idxPath, null), nil
+					return WithPath(d, idxPath, null), nil
 				}
 			default:
 				if idxPath == nil {
 					return d, nil
 				}
-				return withPath(d, idxPath, null), nil
+				return WithPath(d, idxPath, null), nil
 			}
 		}
 	}), nil

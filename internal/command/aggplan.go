@@ -16,6 +16,9 @@ type aggPlanning struct {
 	// text is the leading $match's $text query (nil: none), read through
 	// the text index; the pipeline's $match then holds the rest.
 	text *findSpec
+	// geoNear is the leading $geoNear (nil: none), which reads the
+	// collection through its 2dsphere index; the stages are the rest.
+	geoNear *geoNearSpec
 }
 
 // hinted reports whether a hint names an index or $natural.

@@ -93,6 +93,12 @@ func aggregate(c *Ctx) error {
 	if source == name {
 		textColl = name // $text does not apply to views
 	}
+	if stages, planning.geoNear, err = splitGeoNear(c.DB, textColl, stages, qopts); err != nil {
+		return err
+	}
+	if planning.geoNear != nil {
+		textColl = "" // $text cannot follow $geoNear
+	}
 	if stages, planning.text, err = splitAggText(c.DB, textColl, stages, qopts); err != nil {
 		return err
 	}
@@ -288,7 +294,24 @@ func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggP
 	stages, _ := b.Finish().Lookup("stages")
 	r.StartArray("stages")
 	i := 0
-	if !p.StartsWithSource() {
+	leading := p.LeadingFilter() != nil
+	if g := planning.geoNear; g != nil {
+		leading = false // the $match after $geoNear stays a stage
+		r.StartDocument(bson.Index(i))
+		i++
+		r.StartDocument("$geoNearCursor")
+		r.StartDocument("queryPlanner")
+		r.AppendString("namespace", ns)
+		r.AppendDocument("parsedQuery", g.query)
+		r.StartDocument("winningPlan")
+		appendGeoNearStage(c, g, source)
+		r.End()
+		r.StartArray("rejectedPlans")
+		r.End()
+		r.End()
+		r.End()
+		r.End()
+	} else if !p.StartsWithSource() {
 		r.StartDocument(bson.Index(i))
 		i++
 		filter := p.LeadingFilter()
@@ -323,7 +346,7 @@ func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggP
 	}
 	it := stages.Document().Iter()
 	for j := 0; it.Next(); j++ {
-		if j == 0 && p.LeadingFilter() != nil {
+		if j == 0 && leading {
 			continue
 		}
 		r.AppendValue(bson.Index(i), it.Element().Value)
@@ -392,7 +415,7 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		s.cat.tx = nil
 		tx.Rollback()
 	}()
-	if s.it == nil && s.planning.text == nil && s.coll != "" && !s.p.StartsWithSource() {
+	if s.it == nil && s.planning.text == nil && s.planning.geoNear == nil && s.coll != "" && !s.p.StartsWithSource() {
 		it, ok, err := s.cat.sortedRun(s.db, s.coll, s.p, s.planning.hint)
 		if err != nil {
 			s.done = true
@@ -402,7 +425,7 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 			s.it = it
 		}
 	}
-	if s.it == nil && s.planning.text == nil {
+	if s.it == nil && s.planning.text == nil && s.planning.geoNear == nil {
 		it, ok, err := s.parallelRun(tx, ctx)
 		if err != nil {
 			s.done = true
@@ -416,6 +439,8 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		var in agg.Iterator = agg.FuncIterator(func() (bson.Doc, error) { return nil, nil })
 		run := s.p.Run
 		switch {
+		case s.planning.geoNear != nil:
+			in = &geoNearIter{ctx: ctx, env: s.env, g: s.planning.geoNear}
 		case s.planning.text != nil:
 			in = &textIter{ctx: ctx, src: &textSource{env: s.env, spec: s.planning.text, raw: true}, score: s.cat.actx.Expr.TextScore}
 		case s.coll != "" && !s.p.StartsWithSource():

@@ -87,6 +87,12 @@ func planFor(c *Ctx, spec *findSpec) (coll *catalog.Collection, p *plan, byID bo
 		_, err := planText(coll, spec)
 		return coll, nil, false, nil, err
 	}
+	if spec.near != nil {
+		if coll != nil {
+			_, _, err = nearIndex(coll, spec.near)
+		}
+		return coll, nil, false, nil, err
+	}
 	if _, byID := spec.filter.IDEquality(); byID {
 		return coll, nil, true, nil, nil
 	}
@@ -154,6 +160,8 @@ func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection,
 			r.AppendString("stage", "EOF")
 		case spec.text != nil:
 			appendTextStages(r, spec, coll)
+		case spec.near != nil:
+			appendNearStages(r, spec, coll)
 		case byID:
 			r.AppendString("stage", "IDHACK")
 		case p != nil:
@@ -254,10 +262,15 @@ func explainFind(c *Ctx, spec *findSpec) error {
 		scan := &scanSource{env: c.Env, spec: spec, skip: spec.skip, raw: true}
 		var src Source = scan
 		var text *textSource
-		if spec.text != nil {
+		var near *nearSource
+		switch {
+		case spec.text != nil:
 			text = &textSource{env: c.Env, spec: spec, raw: true}
 			src = text
-		} else {
+		case spec.near != nil:
+			near = &nearSource{env: c.Env, spec: spec}
+			src = near
+		default:
 			if p != nil {
 				scan.plan, scan.planned = p, true // the plan explained, not the cached one
 			}
@@ -285,8 +298,11 @@ func explainFind(c *Ctx, spec *findSpec) error {
 		r.AppendInt64("executionTimeMillis", time.Since(start).Milliseconds())
 		keys := scan.walk.keys
 		docs := scan.docsExamined + scan.walk.docs
-		if text != nil {
+		switch {
+		case text != nil:
 			keys, docs = text.walk.keys, text.walk.docs
+		case near != nil:
+			keys, docs = near.walk.keys, near.walk.docs
 		}
 		if byID && docs > 0 {
 			keys = 1

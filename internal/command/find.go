@@ -24,6 +24,9 @@ type findSpec struct {
 	// then the whole filter, as explain shows it.
 	text          *textClause
 	textFilterDoc bson.Doc
+	// near is the filter's $near or $nearSphere (nil: none), read
+	// through a 2dsphere index; filterDoc then holds the rest.
+	near *nearClause
 	filter        *query.Filter
 	// hint is the command's hint (zero: none).
 	hint bson.Value
@@ -125,9 +128,17 @@ func find(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := parseFilterText(spec, orEmptyDoc(filter), opts); err != nil {
+	rest, near, err := splitNear(orEmptyDoc(filter))
+	if err != nil {
 		return err
 	}
+	if err := parseFilterText(spec, rest, opts); err != nil {
+		return err
+	}
+	if near != nil && spec.text != nil {
+		return mongoerr.New(mongoerr.BadValue, "text and geoNear not allowed in same query")
+	}
+	spec.near = near
 	if p, ok, err := a.doc("projection"); err != nil {
 		return err
 	} else if ok && p.Len() > 0 {
@@ -241,6 +252,9 @@ func checkHint(c *Ctx, name string, hint bson.Value) error {
 func openFind(c *Ctx, spec *findSpec) (Source, error) {
 	if spec.text != nil {
 		return &textSource{env: c.Env, spec: spec}, nil
+	}
+	if spec.near != nil {
+		return &nearSource{env: c.Env, spec: spec}, nil
 	}
 	scan := &scanSource{env: c.Env, spec: spec, skip: spec.skip}
 	// A sort on _id alone is the data tree's order: scan it (within the

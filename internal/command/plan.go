@@ -348,8 +348,8 @@ func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value, qc *
 			return nil
 		}
 		p := &plan{index: ix.Name, spec: spec, dedupe: ix.Multikey}
-		if spec.Text != nil {
-			return nil // a text index serves $text only
+		if spec.Text != nil || spec.Geo != nil {
+			return nil // a text index serves $text only, a 2dsphere index geo queries
 		}
 		if spec.Wildcard != nil {
 			field, ivs, ok := wildcardBounds(spec, filter)

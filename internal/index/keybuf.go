@@ -24,8 +24,8 @@ type keyBuf struct {
 // starts (emit may append more and returns dst). It is Keys without the
 // allocations.
 func (s *Spec) appendKeys(kb *keyBuf, dst []byte, doc bson.Doc, emit func(dst []byte, start int) []byte) ([]byte, bool, error) {
-	if s.Text != nil {
-		keys, mk, err := s.textKeys(doc)
+	if s.Text != nil || s.Geo != nil {
+		keys, mk, err := s.pluginKeys(doc)
 		if err != nil {
 			return dst, false, err
 		}

@@ -37,8 +37,8 @@ func (s *Spec) Applies(doc bson.Doc) bool {
 // (the index is then multikey). A document with arrays in two indexed
 // fields is refused with CannotIndexParallelArrays (171).
 func (s *Spec) Keys(doc bson.Doc) (keys [][]byte, multikey bool, err error) {
-	if s.Text != nil {
-		return s.textKeys(doc)
+	if s.Text != nil || s.Geo != nil {
+		return s.pluginKeys(doc)
 	}
 	var kb keyBuf
 	var bounds [][2]int
@@ -54,6 +54,14 @@ func (s *Spec) Keys(doc bson.Doc) (keys [][]byte, multikey bool, err error) {
 		keys[i] = buf[b[0]:b[1]:b[1]]
 	}
 	return keys, multikey, nil
+}
+
+// pluginKeys returns the keys of a text or 2dsphere index.
+func (s *Spec) pluginKeys(doc bson.Doc) ([][]byte, bool, error) {
+	if s.Text != nil {
+		return s.textKeys(doc)
+	}
+	return s.geoKeys(doc)
 }
 
 // HashedValue is the 64-bit hash a hashed index stores for v: FNV-1a of

@@ -37,6 +37,8 @@ type Field struct {
 	Hashed bool
 	// Text marks the place of a text index's terms (_fts) in its key.
 	Text bool
+	// Geo marks a 2dsphere field: its keys are S2 cells (see geo.go).
+	Geo bool
 }
 
 // Spec is a parsed index specification.
@@ -58,6 +60,8 @@ type Spec struct {
 	// Text describes a text index (nil otherwise); Fields then holds the
 	// prefix fields, one Field with Text set, and the suffix fields.
 	Text *fts.Spec
+	// Geo describes a 2dsphere index (nil otherwise).
+	Geo *GeoSpec
 	// Raw is the specification as listIndexes returns it.
 	Raw bson.Doc
 }
@@ -75,11 +79,10 @@ var knownOptions = map[string]bool{
 	"key": true, "name": true, "unique": true, "sparse": true, "partialFilterExpression": true,
 	"expireAfterSeconds": true, "hidden": true, "v": true, "background": true, "ns": true, "wildcardProjection": true,
 	"weights": true, "default_language": true, "language_override": true, "textIndexVersion": true,
-	"collation": true,
+	"collation": true, "2dsphereIndexVersion": true,
 }
 
 var unsupportedOptions = map[string]string{
-	"2dsphereIndexVersion": "2dsphere indexes",
 	"bits":                 "2d indexes", "min": "2d indexes", "max": "2d indexes", "bucketSize": "geoHaystack indexes",
 	"storageEngine": "index storage engine options", "clustered": "clustered indexes", "prepareUnique": "prepareUnique",
 }
@@ -159,6 +162,9 @@ func Parse(d bson.Doc) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.parseGeo(d, isText); err != nil {
+		return nil, err
+	}
 	if !isText {
 		if err := s.parseWildcard(d); err != nil {
 			return nil, err
@@ -181,9 +187,12 @@ func Parse(d bson.Doc) (*Spec, error) {
 	if s.Sparse && s.Partial != nil {
 		return nil, badSpec("cannot mix \"partialFilterExpression\" and \"sparse\" options")
 	}
-	if isText {
+	switch {
+	case isText:
 		s.Raw = s.canonicalText(d)
-	} else {
+	case s.Geo != nil:
+		s.Raw = s.geoRaw(s.canonical(d))
+	default:
 		s.Raw = s.canonical(d)
 	}
 	return s, nil
@@ -221,7 +230,9 @@ func (s *Spec) parseKey() error {
 				hashed++
 			case "text":
 				f.Text = true
-			case "2dsphere", "2d", "geoHaystack":
+			case "2dsphere":
+				f.Geo = true
+			case "2d", "geoHaystack":
 				return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support %s indexes yet", v.StringValue())
 			default:
 				return badSpec("Unknown index plugin '%s'", v.StringValue())
@@ -314,6 +325,9 @@ func SameDefinition(a, b *Spec) bool {
 		return false
 	}
 	if (a.Text == nil) != (b.Text == nil) || (a.Text != nil && !sameText(a.Text, b.Text)) {
+		return false
+	}
+	if (a.Geo == nil) != (b.Geo == nil) {
 		return false
 	}
 	if !SameCollation(a.Collation, b.Collation) {

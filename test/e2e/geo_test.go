@@ -1,6 +1,10 @@
 package e2e
 
 import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"sort"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -61,4 +65,234 @@ func TestGeoWithinIntersects(t *testing.T) {
 	}
 	_, err := coll.Find(ctx(t), geoWithin(bson.D{{Key: "$geometry", Value: point(0, 0)}}))
 	cmdErr(t, err, 2)
+}
+
+// TestGeoNear: 2dsphere indexes, and $near/$nearSphere read through them
+// in order of distance.
+func TestGeoNear(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("geonear")
+	coll := db.Collection("places")
+	if _, err := coll.InsertMany(ctx(t), []any{
+		bson.D{{Key: "_id", Value: int32(1)}, {Key: "name", Value: "Paris"}, {Key: "loc", Value: point(2.3522, 48.8566)}},
+		bson.D{{Key: "_id", Value: int32(2)}, {Key: "name", Value: "Eiffel"}, {Key: "loc", Value: point(2.2945, 48.8584)}},
+		bson.D{{Key: "_id", Value: int32(3)}, {Key: "name", Value: "London"}, {Key: "loc", Value: point(-0.1276, 51.5072)}},
+		bson.D{{Key: "_id", Value: int32(4)}, {Key: "name", Value: "Châtelet"}, {Key: "loc", Value: bson.A{2.347, 48.858}}},
+		bson.D{{Key: "_id", Value: int32(5)}, {Key: "name", Value: "Berlin"}, {Key: "loc", Value: point(13.405, 52.52)}},
+		bson.D{{Key: "_id", Value: int32(6)}, {Key: "name", Value: "New York"}, {Key: "loc", Value: point(-74.006, 40.7128)}},
+		bson.D{{Key: "_id", Value: int32(7)}, {Key: "name", Value: "nowhere"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	paris := bson.D{{Key: "$geometry", Value: point(2.3522, 48.8566)}}
+	near := func(extra ...bson.E) bson.D {
+		return bson.D{{Key: "loc", Value: bson.D{{Key: "$near", Value: append(append(bson.D{}, paris...), extra...)}}}}
+	}
+	inOrder := func(filter any, opts ...options.Lister[options.FindOptions]) []int32 {
+		t.Helper()
+		return textFind(t, coll, filter, opts...)
+	}
+	// Without a 2dsphere index: 291.
+	_, err := coll.Find(ctx(t), near())
+	cmdErr(t, err, 291)
+
+	name, err := coll.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "loc", Value: "2dsphere"}}})
+	if err != nil || name != "loc_2dsphere" {
+		t.Fatalf("createIndex = %q, %v", name, err)
+	}
+	specs, err := coll.Indexes().ListSpecifications(ctx(t))
+	if err != nil || len(specs) != 2 {
+		t.Fatal(specs, err)
+	}
+	var raw bson.M
+	if err := bson.Unmarshal(specs[1].KeysDocument, &raw); err != nil || raw["loc"] != "2dsphere" {
+		t.Fatalf("keys = %v, %v", raw, err)
+	}
+	var full bson.M
+	cur, err := coll.Indexes().List(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []bson.M
+	if err := cur.All(ctx(t), &all); err != nil || len(all) != 2 {
+		t.Fatal(all, err)
+	}
+	full = all[1]
+	if full["2dsphereIndexVersion"] != int32(3) {
+		t.Errorf("listIndexes = %v", full)
+	}
+	// A value that is not a geometry cannot be indexed.
+	_, err = coll.InsertOne(ctx(t), bson.D{{Key: "loc", Value: point(200, 0)}})
+	var we mongo.WriteException
+	if !errors.As(err, &we) || we.WriteErrors[0].Code != 16755 {
+		t.Fatalf("bad point: %v", err)
+	}
+
+	cases := []struct {
+		name   string
+		filter bson.D
+		opts   []options.Lister[options.FindOptions]
+		want   []int32
+	}{
+		{"all, nearest first", near(), nil, []int32{1, 4, 2, 3, 5, 6}},
+		{"within 500 km", near(bson.E{Key: "$maxDistance", Value: 500000}), nil, []int32{1, 4, 2, 3}},
+		{"between 1 and 500 km", near(bson.E{Key: "$minDistance", Value: 1000}, bson.E{Key: "$maxDistance", Value: 500000}), nil, []int32{2, 3}},
+		{"the two nearest", near(), []options.Lister[options.FindOptions]{options.Find().SetLimit(2)}, []int32{1, 4}},
+		{"skip and limit", near(), []options.Lister[options.FindOptions]{options.Find().SetSkip(2).SetLimit(2)}, []int32{2, 3}},
+		{"with another condition", append(near(), bson.E{Key: "name", Value: bson.D{{Key: "$ne", Value: "Paris"}}}), nil, []int32{4, 2, 3, 5, 6}},
+		{"$nearSphere, legacy pair, radians", bson.D{{Key: "loc", Value: bson.D{{Key: "$nearSphere", Value: bson.A{2.3522, 48.8566}}, {Key: "$maxDistance", Value: 0.01}}}}, nil, []int32{1, 4, 2}},
+		{"$nearSphere with $geometry", bson.D{{Key: "loc", Value: bson.D{{Key: "$nearSphere", Value: paris}}}}, []options.Lister[options.FindOptions]{options.Find().SetLimit(3)}, []int32{1, 4, 2}},
+	}
+	for _, tc := range cases {
+		if got := inOrder(tc.filter, tc.opts...); !equalIDs(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// $near on a legacy pair needs a 2d index.
+	_, err = coll.Find(ctx(t), bson.D{{Key: "loc", Value: bson.D{{Key: "$near", Value: bson.A{2.3, 48.8}}}}})
+	cmdErr(t, err, 291)
+
+	// $geoNear: distances (meters for a GeoJSON point) at distanceField,
+	// the nearest location at includeLocs, the query applied.
+	geoNear := bson.D{{Key: "$geoNear", Value: bson.D{
+		{Key: "near", Value: point(2.3522, 48.8566)}, {Key: "distanceField", Value: "dist.km"},
+		{Key: "distanceMultiplier", Value: 0.001}, {Key: "maxDistance", Value: 500000},
+		{Key: "query", Value: bson.D{{Key: "name", Value: bson.D{{Key: "$ne", Value: "Eiffel"}}}}},
+		{Key: "includeLocs", Value: "where"}, {Key: "spherical", Value: true},
+	}}}
+	agc, err := coll.Aggregate(ctx(t), bson.A{geoNear, bson.D{{Key: "$project", Value: bson.D{{Key: "dist", Value: 1}, {Key: "where", Value: 1}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var near3 []struct {
+		ID   int32 `bson:"_id"`
+		Dist struct {
+			Km float64 `bson:"km"`
+		} `bson:"dist"`
+		Where bson.RawValue `bson:"where"`
+	}
+	if err := agc.All(ctx(t), &near3); err != nil {
+		t.Fatal(err)
+	}
+	if len(near3) != 3 || near3[0].ID != 1 || near3[1].ID != 4 || near3[2].ID != 3 ||
+		near3[0].Dist.Km != 0 || math.Abs(near3[1].Dist.Km-0.41) > 0.02 || math.Abs(near3[2].Dist.Km-344) > 3 ||
+		near3[1].Where.Type != bson.TypeArray {
+		t.Errorf("$geoNear = %+v", near3)
+	}
+	agc, err = coll.Aggregate(ctx(t), bson.A{bson.D{{Key: "$geoNear", Value: bson.D{{Key: "near", Value: bson.A{2.3522, 48.8566}}, {Key: "distanceField", Value: "d"}, {Key: "spherical", Value: true}}}}, bson.D{{Key: "$limit", Value: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var two []bson.M
+	if err := agc.All(ctx(t), &two); err != nil || len(two) != 2 || two[0]["_id"] != int32(1) || two[1]["_id"] != int32(4) || two[1]["d"].(float64) > 0.001 {
+		t.Errorf("$geoNear legacy, $limit 2 = %v, %v", two, err)
+	}
+	for _, bad := range []struct {
+		pipeline bson.A
+		code     int32
+	}{
+		{bson.A{bson.D{{Key: "$match", Value: bson.D{}}}, geoNear}, 40602},
+		{bson.A{bson.D{{Key: "$geoNear", Value: bson.D{{Key: "near", Value: point(0, 0)}}}}}, 16606},
+		{bson.A{bson.D{{Key: "$geoNear", Value: bson.D{{Key: "near", Value: bson.A{0, 0}}, {Key: "distanceField", Value: "d"}}}}}, 291},
+	} {
+		_, err := coll.Aggregate(ctx(t), bad.pipeline)
+		cmdErr(t, err, bad.code)
+	}
+	_, err = db.Collection("unindexed").InsertOne(ctx(t), bson.D{{Key: "loc", Value: point(0, 0)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Collection("unindexed").Aggregate(ctx(t), bson.A{geoNear})
+	cmdErr(t, err, 291)
+
+	// A compound index whose geo field is not first serves too.
+	other := db.Collection("shops")
+	if _, err := other.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "kind", Value: 1}, {Key: "loc", Value: "2dsphere"}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.InsertMany(ctx(t), []any{
+		bson.D{{Key: "_id", Value: int32(1)}, {Key: "kind", Value: "bakery"}, {Key: "loc", Value: point(2.36, 48.86)}},
+		bson.D{{Key: "_id", Value: int32(2)}, {Key: "kind", Value: "bakery"}, {Key: "loc", Value: point(2.3522, 48.8566)}},
+		bson.D{{Key: "_id", Value: int32(3)}, {Key: "kind", Value: "books"}, {Key: "loc", Value: point(2.3522, 48.8567)}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := textFind(t, other, append(near(), bson.E{Key: "kind", Value: "bakery"})); !equalIDs(got, []int32{2, 1}) {
+		t.Errorf("compound: %v", got)
+	}
+}
+
+// TestGeoNearMany checks the index-driven search against brute force on
+// random points, and that a bounded search reads only part of them.
+func TestGeoNearMany(t *testing.T) {
+	_, client := connect(t)
+	coll := client.Database("geonear").Collection("random")
+	if _, err := coll.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "loc", Value: "2dsphere"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const n = 3000
+	type pt struct{ lng, lat float64 }
+	pts := make([]pt, n)
+	docs := make([]any, n)
+	for i := range pts {
+		// Around Europe, with some points on the other side of the world.
+		p := pt{rng.Float64()*40 - 10, rng.Float64()*30 + 35}
+		if i%10 == 0 {
+			p = pt{rng.Float64()*360 - 180, rng.Float64()*180 - 90}
+		}
+		pts[i] = p
+		docs[i] = bson.D{{Key: "_id", Value: int32(i)}, {Key: "loc", Value: point(p.lng, p.lat)}}
+	}
+	if _, err := coll.InsertMany(ctx(t), docs); err != nil {
+		t.Fatal(err)
+	}
+	const r = 6378100.0
+	dist := func(a, b pt) float64 { // haversine, as a check independent of S2
+		rad := math.Pi / 180
+		dlat, dlng := (b.lat-a.lat)*rad, (b.lng-a.lng)*rad
+		h := math.Sin(dlat/2)*math.Sin(dlat/2) + math.Cos(a.lat*rad)*math.Cos(b.lat*rad)*math.Sin(dlng/2)*math.Sin(dlng/2)
+		return 2 * r * math.Asin(math.Sqrt(h))
+	}
+	center := pt{4.9, 52.37} // Amsterdam
+	order := make([]int32, n)
+	for i := range order {
+		order[i] = int32(i)
+	}
+	sort.SliceStable(order, func(i, j int) bool { return dist(center, pts[order[i]]) < dist(center, pts[order[j]]) })
+	nearQ := func(max float64) bson.D {
+		q := bson.D{{Key: "$geometry", Value: point(center.lng, center.lat)}}
+		if max > 0 {
+			q = append(q, bson.E{Key: "$maxDistance", Value: max})
+		}
+		return bson.D{{Key: "loc", Value: bson.D{{Key: "$near", Value: q}}}}
+	}
+	// The 20 nearest.
+	got := textFind(t, coll, nearQ(0), options.Find().SetLimit(20))
+	if !equalIDs(got, order[:20]) {
+		t.Errorf("20 nearest: %v\nwant %v", got, order[:20])
+	}
+	// Everything within 300 km, in order.
+	var within []int32
+	for _, id := range order {
+		if d := dist(center, pts[id]); d <= 300000 && math.Abs(d-300000) > 1 {
+			within = append(within, id)
+		}
+	}
+	got = textFind(t, coll, nearQ(300000))
+	if !equalIDs(got, within) {
+		t.Errorf("within 300 km: %d answers, want %d", len(got), len(within))
+	}
+	// The bounded search examines a fraction of the collection.
+	var ex bson.Raw
+	ex, err := client.Database("geonear").RunCommand(ctx(t), bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "random"}, {Key: "filter", Value: nearQ(300000)}}}}).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stage := ex.Lookup("queryPlanner", "winningPlan", "stage").StringValue(); stage != "GEO_NEAR_2DSPHERE" {
+		t.Errorf("winning stage %s", stage)
+	}
+	if docs := ex.Lookup("executionStats", "totalDocsExamined").AsInt64(); docs <= int64(len(within)) || docs > n/4 {
+		t.Errorf("docs examined = %d for %d answers of %d", docs, len(within), n)
+	}
 }

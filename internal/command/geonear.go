@@ -1,0 +1,238 @@
+package command
+
+import (
+	"context"
+	"math"
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/agg"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
+)
+
+// geoNearSpec is a parsed $geoNear stage: the documents of the collection
+// matching query, nearest first, each with its distance (times
+// distanceMultiplier) at distanceField and, with includeLocs, the nearest
+// of its geometries.
+type geoNearSpec struct {
+	db, coll      string
+	near          *nearClause
+	distanceField []string
+	includeLocs   []string
+	multiplier    float64
+	query         bson.Doc
+	filter        *query.Filter
+	// limit is the $limit right after the stage (0: none), which bounds
+	// the search.
+	limit int64
+}
+
+// splitGeoNear takes a leading $geoNear out of a pipeline on collection
+// coll ("" for a view or {aggregate: 1}); the returned stages are the
+// rest. $geoNear anywhere else is refused (40602), as in mongod.
+func splitGeoNear(db, coll string, stages []bson.Doc, qopts *query.Options) ([]bson.Doc, *geoNearSpec, error) {
+	for i, st := range stages {
+		if firstKeyOf(st) == "$geoNear" && (i > 0 || coll == "") {
+			return nil, nil, mongoerr.New(40602, "$geoNear is only valid as the first stage in a pipeline")
+		}
+	}
+	if len(stages) == 0 || firstKeyOf(stages[0]) != "$geoNear" {
+		return stages, nil, nil
+	}
+	v, _ := stages[0].Lookup("$geoNear")
+	g, err := parseGeoNear(v, qopts)
+	if err != nil {
+		return nil, nil, err
+	}
+	g.db, g.coll = db, coll
+	if len(stages) > 1 && firstKeyOf(stages[1]) == "$limit" {
+		if l, _ := stages[1].Lookup("$limit"); l.IsNumber() {
+			if n, ok := l.AsInt64(); ok && n > 0 {
+				g.limit = n
+			}
+		}
+	}
+	return stages[1:], g, nil
+}
+
+func firstKeyOf(d bson.Doc) string {
+	if it := d.Iter(); it.Next() {
+		return it.Element().Key
+	}
+	return ""
+}
+
+func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
+	if v.Type != bson.TypeDocument {
+		return nil, mongoerr.New(10065, "invalid parameter: expected an object ($geoNear)")
+	}
+	g := &geoNearSpec{multiplier: 1, near: &nearClause{maxDist: -1}}
+	var near, maxV, minV bson.Value
+	spherical := false
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "near":
+			near = e.Value
+		case "distanceField":
+			if e.Value.Type != bson.TypeString || e.Value.StringValue() == "" || strings.HasPrefix(e.Value.StringValue(), "$") {
+				return nil, mongoerr.New(16606, "$geoNear requires a 'distanceField' option as a String")
+			}
+			g.distanceField = strings.Split(e.Value.StringValue(), ".")
+		case "includeLocs":
+			if e.Value.Type != bson.TypeString || e.Value.StringValue() == "" || strings.HasPrefix(e.Value.StringValue(), "$") {
+				return nil, mongoerr.New(16607, "$geoNear requires that 'includeLocs' option is a String")
+			}
+			g.includeLocs = strings.Split(e.Value.StringValue(), ".")
+		case "spherical":
+			spherical = e.Value.Truthy()
+		case "maxDistance", "minDistance":
+			f, _ := e.Value.AsFloat64()
+			if !e.Value.IsNumber() {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "%s must be a number", e.Key)
+			}
+			if !(f >= 0) {
+				return nil, mongoerr.New(mongoerr.BadValue, "%s must be nonnegative", e.Key)
+			}
+			if e.Key == "maxDistance" {
+				maxV = e.Value
+			} else {
+				minV = e.Value
+			}
+		case "distanceMultiplier":
+			f, _ := e.Value.AsFloat64()
+			if !e.Value.IsNumber() {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "distanceMultiplier must be a number")
+			}
+			if !(f >= 0) || math.IsInf(f, 0) {
+				return nil, mongoerr.New(mongoerr.BadValue, "distanceMultiplier must be nonnegative")
+			}
+			g.multiplier = f
+		case "query":
+			if e.Value.Type != bson.TypeDocument {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "query must be an object")
+			}
+			g.query = e.Value.Document()
+		case "key":
+			if e.Value.Type != bson.TypeString || e.Value.StringValue() == "" {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "$geoNear parameter 'key' must be of type string but found type: %s", e.Value.Type)
+			}
+			g.near.key = e.Value.StringValue()
+		case "num", "limit":
+			return nil, mongoerr.New(50857, "$geoNear no longer supports the 'num' parameter. Use a $limit stage instead.")
+		case "start":
+			return nil, mongoerr.New(50856, "$geoNear no longer supports the 'start' argument.")
+		default:
+			return nil, mongoerr.New(mongoerr.FailedToParse, "Unknown argument to $geoNear: %s", e.Key)
+		}
+	}
+	if near.Type != bson.TypeArray && near.Type != bson.TypeDocument {
+		return nil, mongoerr.New(16605, "$geoNear requires a 'near' option as an Array")
+	}
+	if g.distanceField == nil {
+		return nil, mongoerr.New(16606, "$geoNear requires a 'distanceField' option as a String")
+	}
+	if t, ok := near.Document().Lookup("type"); near.Type == bson.TypeDocument && ok && t.Type == bson.TypeString {
+		if err := g.near.setGeoJSONCenter("$geoNear", near); err != nil {
+			return nil, err
+		}
+	} else {
+		op := "$near" // a flat query: needs a 2d index
+		if spherical {
+			op = "$nearSphere"
+		}
+		if err := g.near.setLegacyCenter(op, near); err != nil {
+			return nil, err
+		}
+	}
+	if err := g.near.setBounds(maxV, minV); err != nil {
+		return nil, err
+	}
+	if g.query == nil {
+		g.query = bson.EmptyDoc
+	}
+	if _, inner, err := splitNear(g.query); err != nil {
+		return nil, err
+	} else if inner != nil {
+		return nil, mongoerr.New(mongoerr.BadValue, "$geoNear may not contain a $near or $nearSphere in its query")
+	}
+	f, err := query.ParseFilter(g.query, qopts)
+	if err != nil {
+		return nil, err
+	}
+	g.filter = f
+	return g, nil
+}
+
+// geoNearIter feeds a pipeline the documents of a $geoNear, computed in
+// one snapshot on the first Next.
+type geoNearIter struct {
+	ctx  context.Context
+	env  *Env
+	g    *geoNearSpec
+	ran  bool
+	hits []nearHit
+	pos  int
+	walk walkState
+}
+
+func (t *geoNearIter) Next() (bson.Doc, error) {
+	if !t.ran {
+		if err := t.run(); err != nil {
+			return nil, err
+		}
+		t.ran = true
+	}
+	if t.pos >= len(t.hits) {
+		return nil, nil
+	}
+	h := t.hits[t.pos]
+	t.hits[t.pos] = nearHit{}
+	t.pos++
+	var b bson.Builder
+	b.AppendDouble("d", t.g.near.distance(h.dist)*t.g.multiplier)
+	dist, _ := b.Finish().Lookup("d")
+	out := agg.WithPath(h.doc, t.g.distanceField, dist)
+	if t.g.includeLocs != nil {
+		out = agg.WithPath(out, t.g.includeLocs, h.loc)
+	}
+	return out, nil
+}
+
+func (t *geoNearIter) run() error {
+	tx, err := t.env.KV.BeginRead()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, t.g.db, t.g.coll)
+	if err != nil {
+		return err
+	}
+	if coll == nil {
+		return nil // no collection: no documents
+	}
+	nc := *t.g.near
+	t.hits, err = nearSearch(t.ctx, tx, coll, &nc, t.g.filter, t.g.limit, &t.walk)
+	return err
+}
+
+// appendGeoNearStage writes explain's plan for a $geoNear.
+func appendGeoNearStage(c *Ctx, g *geoNearSpec, source string) {
+	r := c.Reply
+	tx, err := c.readTx()
+	if err != nil {
+		r.AppendString("stage", "EOF")
+		return
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, c.DB, source)
+	if err != nil || coll == nil {
+		r.AppendString("stage", "EOF")
+		return
+	}
+	appendNearStages(r, &findSpec{near: g.near, filterDoc: g.query}, coll)
+}

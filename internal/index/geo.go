@@ -1,0 +1,217 @@
+package index
+
+// 2dsphere indexes.
+//
+// A 2dsphere field's entries are S2 cell ids, as in mongod: a point is
+// stored as its leaf cell (level 30, about a centimetre), a line or
+// polygon as the cells of a covering (at most geoCoverCells cells). A
+// cell id is a 64-bit number whose order is the Hilbert curve's, and a
+// cell's descendants are exactly the ids between its RangeMin and
+// RangeMax; ids are stored as int64 keys with the top bit flipped, so that
+// their order as keys is their order as unsigned numbers.
+//
+// A region query covers the region with cells and reads, for each cell,
+// the range of its descendants (the points and small shapes inside it)
+// and the exact ids of its ancestors (large shapes that contain it). The
+// candidates are a superset of the answer: the caller checks each
+// document's geometry exactly.
+//
+// Documents whose geo field is missing or null are not indexed (2dsphere
+// indexes are sparse, as mongod's version 2 and 3); a value that is not a
+// valid geometry fails the write with 16755 "Can't extract geo keys".
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+
+	"github.com/golang/geo/s2"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/geo"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// GeoSpec describes a 2dsphere index.
+type GeoSpec struct {
+	// Field is the position of the 2dsphere field in Spec.Fields.
+	Field int
+	// Version is 2dsphereIndexVersion (3 unless given).
+	Version int64
+}
+
+// geoCoverCells bounds the cells that index a line or polygon.
+const geoCoverCells = 8
+
+// parseGeo recognises a 2dsphere index.
+func (s *Spec) parseGeo(d bson.Doc, isText bool) error {
+	pos := -1
+	for i, f := range s.Fields {
+		if !f.Geo {
+			continue
+		}
+		if pos >= 0 {
+			return mongoerr.New(mongoerr.CommandNotSupported, "Cairn supports one 2dsphere field per index, found: %s", s.Key.String())
+		}
+		pos = i
+	}
+	v, hasVersion := d.Lookup("2dsphereIndexVersion")
+	if pos < 0 {
+		if hasVersion {
+			return badSpec("2dsphereIndexVersion is only valid for 2dsphere indexes")
+		}
+		return nil
+	}
+	if isText || s.Wildcard != nil {
+		return badSpec("Can't use more than one index plugin for a single index.")
+	}
+	for _, f := range s.Fields {
+		if f.Hashed {
+			return badSpec("Can't use more than one index plugin for a single index.")
+		}
+	}
+	s.Geo = &GeoSpec{Field: pos, Version: 3}
+	if hasVersion {
+		n, ok := v.AsInt64()
+		if !ok || !v.IsNumber() || n < 1 || n > 3 {
+			return mongoerr.New(mongoerr.CannotCreateIndex, "unsupported geo index version { 2dsphereIndexVersion : %s }, only support versions: [1,2,3]", v.String())
+		}
+		s.Geo.Version = n
+	}
+	return nil
+}
+
+// geoRaw is the listIndexes form of a 2dsphere index: mongod adds
+// 2dsphereIndexVersion when it is not given.
+func (s *Spec) geoRaw(raw bson.Doc) bson.Doc {
+	if _, ok := raw.Lookup("2dsphereIndexVersion"); ok {
+		return raw
+	}
+	var b bson.Builder
+	it := raw.Iter()
+	for it.Next() {
+		b.AppendElement(it.Element())
+	}
+	b.AppendInt32("2dsphereIndexVersion", int32(s.Geo.Version))
+	return b.Finish()
+}
+
+// GeoValues returns the geometries a document holds at a 2dsphere path:
+// the value at the path (through arrays of embedded documents), and for an
+// array that is not a legacy pair, each of its elements. None: the field
+// is missing or null.
+func GeoValues(doc bson.Doc, parts []string) []bson.Value {
+	var out []bson.Value
+	geoCollect(bson.Value{Type: bson.TypeDocument, Data: doc}, parts, &out)
+	return out
+}
+
+func geoCollect(v bson.Value, parts []string, out *[]bson.Value) {
+	if len(parts) == 0 {
+		switch {
+		case v.Type == bson.TypeNull || v.Type == bson.TypeUndefined:
+		case v.Type == bson.TypeArray && !isLegacyPair(v):
+			it := v.Document().Iter()
+			for it.Next() {
+				if ev := it.Element().Value; ev.Type != bson.TypeNull {
+					*out = append(*out, ev)
+				}
+			}
+		default:
+			*out = append(*out, v)
+		}
+		return
+	}
+	switch v.Type {
+	case bson.TypeDocument:
+		if child, ok := v.Document().Lookup(parts[0]); ok {
+			geoCollect(child, parts[1:], out)
+		}
+	case bson.TypeArray:
+		it := v.Document().Iter()
+		for it.Next() {
+			if ev := it.Element().Value; ev.Type == bson.TypeDocument {
+				geoCollect(ev, parts, out)
+			}
+		}
+	}
+}
+
+// isLegacyPair reports whether an array is [x, y, ...] with numbers.
+func isLegacyPair(v bson.Value) bool {
+	it := v.Document().Iter()
+	return it.Next() && it.Element().Value.IsNumber()
+}
+
+// GeoCells returns the S2 cells that index a geometry.
+func GeoCells(sh *geo.Shape) []s2.CellID {
+	var cells []s2.CellID
+	for _, p := range sh.Points {
+		cells = append(cells, s2.CellIDFromLatLng(s2.LatLngFromPoint(p)))
+	}
+	rc := &s2.RegionCoverer{MaxLevel: s2.MaxLevel, MaxCells: geoCoverCells}
+	for _, l := range sh.Lines {
+		cells = append(cells, rc.Covering(l)...)
+	}
+	for _, p := range sh.Polygons {
+		cells = append(cells, rc.Covering(p)...)
+	}
+	return cells
+}
+
+// AppendGeoCell appends the key of a cell id.
+func AppendGeoCell(dst []byte, c s2.CellID) []byte {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(c)^1<<63)
+	return bson.AppendKey(dst, bson.Value{Type: bson.TypeInt64, Data: b[:]}, false)
+}
+
+// geoKeys returns a 2dsphere index's keys for doc: the cells of each of
+// its geometries, with the values of the other fields around them.
+func (s *Spec) geoKeys(doc bson.Doc) ([][]byte, bool, error) {
+	gf := s.Fields[s.Geo.Field]
+	vals := GeoValues(doc, gf.Parts)
+	if len(vals) == 0 {
+		return nil, false, nil // not indexed: 2dsphere indexes are sparse
+	}
+	var cells []s2.CellID
+	for _, v := range vals {
+		sh, err := geo.ParseShape(v)
+		if err == nil && !sh.Spherical() {
+			err = &geo.Error{Msg: "longitude/latitude is out of bounds"}
+		}
+		if err != nil {
+			id, _ := doc.Lookup("_id")
+			return nil, false, mongoerr.New(16755, "Can't extract geo keys: { _id: %s, %s: %s }  %v", id.String(), gf.Path, v.String(), err)
+		}
+		cells = append(cells, GeoCells(sh)...)
+	}
+	// The other fields: every combination of their values (each missing
+	// one as null).
+	keys := [][]byte{nil}
+	multikey := len(vals) > 1 || len(cells) > 1
+	for i, f := range s.Fields {
+		var next [][]byte
+		if i == s.Geo.Field {
+			for _, k := range keys {
+				for _, c := range cells {
+					next = append(next, AppendGeoCell(append([]byte(nil), k...), c))
+				}
+			}
+		} else {
+			fv, isArray := fieldValues(doc, f.Parts)
+			if len(fv) == 0 {
+				fv = []bson.Value{nullValue}
+			}
+			multikey = multikey || isArray
+			for _, k := range keys {
+				for _, v := range fv {
+					next = append(next, s.appendValue(append([]byte(nil), k...), v, f.Desc))
+				}
+			}
+		}
+		keys = next
+	}
+	slices.SortFunc(keys, bytes.Compare)
+	return slices.CompactFunc(keys, bytes.Equal), multikey, nil
+}
