@@ -26,8 +26,8 @@ type findSpec struct {
 	textFilterDoc bson.Doc
 	// near is the filter's $near or $nearSphere (nil: none), read
 	// through a 2dsphere index; filterDoc then holds the rest.
-	near *nearClause
-	filter        *query.Filter
+	near   *nearClause
+	filter *query.Filter
 	// hint is the command's hint (zero: none).
 	hint bson.Value
 	// sortDoc is the sort as given (to recognise a sort on _id, which the

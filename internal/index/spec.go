@@ -83,7 +83,7 @@ var knownOptions = map[string]bool{
 }
 
 var unsupportedOptions = map[string]string{
-	"bits":                 "2d indexes", "min": "2d indexes", "max": "2d indexes", "bucketSize": "geoHaystack indexes",
+	"bits": "2d indexes", "min": "2d indexes", "max": "2d indexes", "bucketSize": "geoHaystack indexes",
 	"storageEngine": "index storage engine options", "clustered": "clustered indexes", "prepareUnique": "prepareUnique",
 }
 
