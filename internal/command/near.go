@@ -275,7 +275,7 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 		// cell order. Every document is a candidate.
 		err = fullScan()
 	case nc.maxDist >= 0:
-		err = coverCap(ctx, tx, coll, ix, data, s2.CapFromCenterAngle(nc.center, nc.maxDist), st, examine)
+		err = coverCap(ctx, tx, coll, ix, data, geo.CapRegion(nc.center, nc.maxDist), st, examine)
 	case want > 0:
 		err = nil
 		for r := s1.Angle(1000 / geo.EarthRadiusMeters); ; r *= 4 {
@@ -283,7 +283,7 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 				err = fullScan()
 				break
 			}
-			if err = coverCap(ctx, tx, coll, ix, data, s2.CapFromCenterAngle(nc.center, r), st, examine); err != nil {
+			if err = coverCap(ctx, tx, coll, ix, data, geo.CapRegion(nc.center, r), st, examine); err != nil {
 				break
 			}
 			within := 0
@@ -362,32 +362,16 @@ func nearDistance(raw []byte, parts []string, nc *nearClause) (nearHit, bool) {
 
 // coverCap reads the index entries of the cells covering a cap (each
 // cell's descendants and its ancestors) and examines their documents.
-func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix string, data *kv.Tree, c s2.Cap, st *walkState, examine func(key, raw []byte) error) error {
+func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix string, data *kv.Tree, c geo.Region, st *walkState, examine func(key, raw []byte) error) error {
 	t, err := tx.Tree(coll.IndexTree(ix))
 	if err != nil {
 		return mongoerr.New(175, "query plan killed :: caused by :: index '%s' dropped", ix)
 	}
-	rc := &s2.RegionCoverer{MaxLevel: s2.MaxLevel, MaxCells: 16}
-	covering := rc.Covering(c)
-	type span struct{ lo, hi s2.CellID }
-	var spans []span
-	seenAncestor := map[s2.CellID]bool{}
-	for _, cell := range covering {
-		spans = append(spans, span{cell.RangeMin(), cell.RangeMax()})
-		for l := 0; l < cell.Level(); l++ {
-			a := cell.Parent(l)
-			if !seenAncestor[a] {
-				seenAncestor[a] = true
-				spans = append(spans, span{a, a})
-			}
-		}
-	}
+	ranges, _ := index.GeoKeyRanges(c)
 	cur := t.Cursor()
 	n := 0
-	for _, sp := range spans {
-		lo := index.AppendGeoCell(nil, sp.lo)
-		hi := index.AppendGeoCell(nil, sp.hi+1) // exclusive
-		for k, v := cur.Seek(lo); k != nil && bytes.Compare(k, hi) < 0; k, v = cur.Next() {
+	for _, r := range ranges {
+		for k, v := cur.Seek(r.Start); k != nil && r.BeforeEnd(k); k, v = cur.Next() {
 			if n++; n&255 == 0 {
 				if err := ctx.Err(); err != nil {
 					return ctxErr(err)

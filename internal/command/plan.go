@@ -88,6 +88,12 @@ func indexCandidates(coll *catalog.Collection, filter bson.Doc, opts *query.Opti
 			continue
 		}
 		spec, err := index.ParseCached(ix.Spec)
+		if err == nil && spec.Geo != nil {
+			if p := geoPlan(ix, spec, filter, qc); p != nil {
+				out = append(out, p)
+			}
+			continue
+		}
 		if err != nil || !spec.Usable() || !index.SameCollation(spec.Collation, qc) {
 			continue
 		}
@@ -129,6 +135,25 @@ func indexCandidates(coll *catalog.Collection, filter bson.Doc, opts *query.Opti
 		out = append(out, &plan{index: ix.Name, spec: spec, ranges: ranges, dedupe: ix.Multikey || len(ranges) > 1 || spec.Wildcard != nil, score: score})
 	}
 	return out
+}
+
+// geoPlan reads a 2dsphere index (geo field first) for a $geoWithin or
+// $geoIntersects on its field: the ranges of the cells covering the
+// region. The index holds every document with a geometry there, and no
+// other document can match.
+func geoPlan(ix catalog.Index, spec *index.Spec, filter bson.Doc, qc *query.Collation) *plan {
+	if spec.Geo.Field != 0 || spec.Hidden || spec.Partial != nil || !index.SameCollation(spec.Collation, qc) {
+		return nil
+	}
+	region, ok := query.GeoRegion(filter, spec.Fields[0].Path)
+	if !ok {
+		return nil
+	}
+	ranges, ok := index.GeoKeyRanges(region)
+	if !ok {
+		return nil
+	}
+	return &plan{index: ix.Name, spec: spec, ranges: ranges, dedupe: true, score: 1}
 }
 
 func allPoints(ivs []index.Interval) bool {

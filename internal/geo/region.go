@@ -17,6 +17,9 @@ type Region interface {
 	// Intersects reports whether s and the region share a point
 	// ($geoIntersects).
 	Intersects(s *Shape) bool
+	// Cover returns cells covering the region, for a 2dsphere index scan;
+	// false for flat shapes, which a 2dsphere index cannot serve.
+	Cover(rc *s2.RegionCoverer) (s2.CellUnion, bool)
 }
 
 // ParseWithin reads the argument of $geoWithin: {$geometry: Polygon or
@@ -167,6 +170,21 @@ func (r shapeRegion) Within(s *Shape) bool {
 
 func (r shapeRegion) Intersects(s *Shape) bool { return s.Spherical() && shapesIntersect(s, r.q) }
 
+func (r shapeRegion) Cover(rc *s2.RegionCoverer) (s2.CellUnion, bool) {
+	var u s2.CellUnion
+	for _, p := range r.q.Points {
+		u = append(u, s2.CellIDFromLatLng(s2.LatLngFromPoint(p)))
+	}
+	for _, l := range r.q.Lines {
+		u = append(u, rc.Covering(l)...)
+	}
+	for _, p := range r.q.Polygons {
+		u = append(u, rc.Covering(p)...)
+	}
+	u.Normalize()
+	return u, true
+}
+
 func anyPolygon(ps []*s2.Polygon, f func(*s2.Polygon) bool) bool {
 	for _, p := range ps {
 		if f(p) {
@@ -271,6 +289,11 @@ func lineTouches(l *s2.Polyline, s *Shape) bool {
 // capRegion is $centerSphere.
 type capRegion struct{ c s2.Cap }
 
+// CapRegion is the region of the points within angle of center.
+func CapRegion(center s2.Point, angle s1.Angle) Region {
+	return capRegion{s2.CapFromCenterAngle(center, angle)}
+}
+
 func (r capRegion) Within(s *Shape) bool {
 	if !s.Spherical() {
 		return false
@@ -305,9 +328,19 @@ func (r capRegion) Intersects(s *Shape) bool {
 	return s.Spherical() && s.MinDistance(r.c.Center()) <= r.c.Radius()
 }
 
+func (r capRegion) Cover(rc *s2.RegionCoverer) (s2.CellUnion, bool) { return rc.Covering(r.c), true }
+
+// flat is embedded by the flat shapes: a 2dsphere index cannot serve them.
+type flat struct{}
+
+func (flat) Cover(*s2.RegionCoverer) (s2.CellUnion, bool) { return nil, false }
+
 // Flat shapes match legacy coordinate pairs only.
 
-type boxRegion struct{ lo, hi r2.Point }
+type boxRegion struct {
+	flat
+	lo, hi r2.Point
+}
 
 func parseBox(v bson.Value) (Region, error) {
 	pts, err := pairs(v)
@@ -319,7 +352,7 @@ func parseBox(v bson.Value) (Region, error) {
 	}
 	lo := r2.Point{X: min(pts[0].X, pts[1].X), Y: min(pts[0].Y, pts[1].Y)}
 	hi := r2.Point{X: max(pts[0].X, pts[1].X), Y: max(pts[0].Y, pts[1].Y)}
-	return boxRegion{lo, hi}, nil
+	return boxRegion{lo: lo, hi: hi}, nil
 }
 
 func (r boxRegion) Within(s *Shape) bool {
@@ -329,6 +362,7 @@ func (r boxRegion) Within(s *Shape) bool {
 func (r boxRegion) Intersects(s *Shape) bool { return r.Within(s) }
 
 type circleRegion struct {
+	flat
 	c r2.Point
 	r float64
 }
@@ -338,7 +372,7 @@ func parseCenter(v bson.Value) (Region, error) {
 	if err != nil {
 		return nil, err
 	}
-	return circleRegion{c, r}, nil
+	return circleRegion{c: c, r: r}, nil
 }
 
 func (r circleRegion) Within(s *Shape) bool {
@@ -347,7 +381,10 @@ func (r circleRegion) Within(s *Shape) bool {
 
 func (r circleRegion) Intersects(s *Shape) bool { return r.Within(s) }
 
-type flatPolygonRegion struct{ pts []r2.Point }
+type flatPolygonRegion struct {
+	flat
+	pts []r2.Point
+}
 
 func parseFlatPolygon(v bson.Value) (Region, error) {
 	pts, err := pairs(v)
@@ -357,7 +394,7 @@ func parseFlatPolygon(v bson.Value) (Region, error) {
 	if len(pts) < 3 {
 		return nil, errorf("Polygon must have at least 3 points")
 	}
-	return flatPolygonRegion{pts}, nil
+	return flatPolygonRegion{pts: pts}, nil
 }
 
 // Within: inside by the even-odd rule, or on an edge.

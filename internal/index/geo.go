@@ -22,7 +22,9 @@ package index
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
+	"math"
 	"slices"
 
 	"github.com/golang/geo/s2"
@@ -214,4 +216,44 @@ func (s *Spec) geoKeys(doc bson.Doc) ([][]byte, bool, error) {
 	}
 	slices.SortFunc(keys, bytes.Compare)
 	return slices.CompactFunc(keys, bytes.Equal), multikey, nil
+}
+
+// geoQueryCells bounds the cells covering a query region.
+const geoQueryCells = 20
+
+// GeoKeyRanges returns the key ranges of a 2dsphere index (whose geo
+// field comes first) that hold every geometry meeting region: for each
+// covering cell, its descendants and its ancestors (see the top of this
+// file). ok is false when the region cannot be covered (flat shapes).
+func GeoKeyRanges(region geo.Region) ([]KeyRange, bool) {
+	cells, ok := region.Cover(&s2.RegionCoverer{MaxLevel: s2.MaxLevel, MaxCells: geoQueryCells})
+	if !ok {
+		return nil, false
+	}
+	type span struct{ lo, hi uint64 } // inclusive
+	var spans []span
+	for _, c := range cells {
+		spans = append(spans, span{uint64(c.RangeMin()), uint64(c.RangeMax())})
+		for l := 0; l < c.Level(); l++ {
+			a := uint64(c.Parent(l))
+			spans = append(spans, span{a, a})
+		}
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	var merged []span
+	for _, sp := range spans {
+		if n := len(merged); n > 0 && sp.lo <= merged[n-1].hi+1 && merged[n-1].hi != math.MaxUint64 {
+			merged[n-1].hi = max(merged[n-1].hi, sp.hi)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	out := make([]KeyRange, len(merged))
+	for i, sp := range merged {
+		out[i] = KeyRange{Start: AppendGeoCell(nil, s2.CellID(sp.lo)), End: AppendGeoCell(nil, s2.CellID(sp.hi+1))}
+		if sp.hi == math.MaxUint64 {
+			out[i].End, out[i].EndInclusivePrefix = AppendGeoCell(nil, s2.CellID(sp.hi)), true
+		}
+	}
+	return out, true
 }

@@ -58,3 +58,45 @@ func geoError(err error) error {
 	}
 	return err
 }
+
+// GeoRegion returns the region of a $geoWithin or $geoIntersects on path
+// at the top level of filter (or in a top-level $and), for a 2dsphere
+// index scan. ok is false when there is none or it cannot be parsed.
+func GeoRegion(filter bson.Doc, path string) (r geo.Region, ok bool) {
+	it := filter.Iter()
+	for it.Next() {
+		e := it.Element()
+		switch {
+		case e.Key == "$and" && e.Value.Type == bson.TypeArray:
+			ai := e.Value.Document().Iter()
+			for ai.Next() {
+				if sub := ai.Element().Value; sub.Type == bson.TypeDocument {
+					if r, ok := GeoRegion(sub.Document(), path); ok {
+						return r, true
+					}
+				}
+			}
+		case e.Key == path && e.Value.Type == bson.TypeDocument:
+			oi := e.Value.Document().Iter()
+			for oi.Next() {
+				op := oi.Element()
+				if op.Value.Type != bson.TypeDocument {
+					continue
+				}
+				var err error
+				switch op.Key {
+				case "$geoWithin", "$within":
+					r, err = geo.ParseWithin(op.Value.Document())
+				case "$geoIntersects":
+					r, err = geo.ParseIntersects(op.Value.Document())
+				default:
+					continue
+				}
+				if err == nil {
+					return r, true
+				}
+			}
+		}
+	}
+	return nil, false
+}

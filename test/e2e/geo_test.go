@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"testing"
 
@@ -283,9 +284,30 @@ func TestGeoNearMany(t *testing.T) {
 	if !equalIDs(got, within) {
 		t.Errorf("within 300 km: %d answers, want %d", len(got), len(within))
 	}
+	// $geoWithin a $centerSphere of the same radius: the same documents,
+	// read through the index (find, count and aggregate alike).
+	inCap := bson.D{{Key: "loc", Value: bson.D{{Key: "$geoWithin", Value: bson.D{{Key: "$centerSphere", Value: bson.A{bson.A{center.lng, center.lat}, 300000 / r}}}}}}}
+	wantSorted := slices.Clone(within)
+	slices.Sort(wantSorted)
+	if got := geoIDs(t, coll, inCap); !equalIDs(got, wantSorted) {
+		t.Errorf("$centerSphere: %d answers, want %d", len(got), len(wantSorted))
+	}
+	if cnt, err := coll.CountDocuments(ctx(t), inCap); err != nil || cnt != int64(len(within)) {
+		t.Errorf("count $centerSphere = %d, %v; want %d", cnt, err, len(within))
+	}
+	exw, err := client.Database("geonear").RunCommand(ctx(t), bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "random"}, {Key: "filter", Value: inCap}}}}).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix := exw.Lookup("queryPlanner", "winningPlan", "inputStage", "indexName"); ix.Type != bson.TypeString || ix.StringValue() != "loc_2dsphere" {
+		t.Errorf("$geoWithin plan: %v", exw.Lookup("queryPlanner", "winningPlan"))
+	}
+	if docs := exw.Lookup("executionStats", "totalDocsExamined").AsInt64(); docs > n/4 {
+		t.Errorf("$geoWithin examined %d documents of %d", docs, n)
+	}
 	// The bounded search examines a fraction of the collection.
 	var ex bson.Raw
-	ex, err := client.Database("geonear").RunCommand(ctx(t), bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "random"}, {Key: "filter", Value: nearQ(300000)}}}}).Raw()
+	ex, err = client.Database("geonear").RunCommand(ctx(t), bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "random"}, {Key: "filter", Value: nearQ(300000)}}}}).Raw()
 	if err != nil {
 		t.Fatal(err)
 	}
