@@ -12,6 +12,7 @@ var fuzzDocs = []string{
 	`{"_id": 3, "a": {"b": [{"c": 1}, {"c": [5, 6]}]}, "d": {"$numberDecimal": "1.5"}}`,
 	`{"_id": 4, "a": [], "b": {"$binary": {"base64": "AQID", "subType": "00"}}}`,
 	`{"_id": 5, "0": {"1": [7]}, "a": {"$numberDouble": "NaN"}}`,
+	`{"_id": 6, "loc": {"type": "Polygon", "coordinates": [[[0, 0], [2, 0], [2, 2], [0, 0]]]}, "b": [[1, 1], {"type": "Point", "coordinates": [1, 2]}], "p": [0.5, 1], "q": {"x": 1, "y": 1}}`,
 }
 
 func fuzzSeeds(t testing.TB) []bson.Doc {
@@ -34,6 +35,8 @@ func FuzzParseFilter(f *testing.F) {
 		`{"a": {"$all": [[1], 2]}, "b": {"$size": 0}, "c": {"$type": ["number", "array"]}}`,
 		`{"a": {"$not": {"$mod": [3, 1]}}, "b": {"$bitsAnySet": [1, 64]}, "a.0.1": {"$ne": 2}}`,
 		`{"$nor": [{"a": {"$elemMatch": {"$gte": 2}}}], "b": {"$regex": "^x", "$options": "mx"}}`,
+		`{"loc": {"$geoWithin": {"$geometry": {"type": "Polygon", "coordinates": [[[0, 0], [3, 0], [3, 3], [0, 0]]]}}}, "b": {"$geoIntersects": {"$geometry": {"type": "LineString", "coordinates": [[0, 0], [1, 1]]}}}}`,
+		`{"loc": {"$geoWithin": {"$centerSphere": [[1, 2], 0.1]}}, "p": {"$within": {"$polygon": [[0, 0], [1, 5], [2, 0]]}}, "q": {"$geoWithin": {"$box": [[0, 0], [1, 1]]}}}`,
 		`{"$jsonSchema": {"required": ["a"], "properties": {"a": {"bsonType": ["int", "array"], "minimum": 1, "items": [{"enum": [1, "x"]}], "additionalItems": false}}, "patternProperties": {"^b": {"pattern": "y", "maxLength": 3}}, "additionalProperties": {"anyOf": [{"uniqueItems": true}, {"not": {"minProperties": 1}}]}, "dependencies": {"a": ["c"]}}}`,
 	} {
 		f.Add([]byte(d(f, s)))
