@@ -184,3 +184,44 @@ func TestLookupLargeForeignScans(t *testing.T) {
 		t.Fatalf("\n got %s\nwant %s", g, w)
 	}
 }
+
+// The employees of MongoDB's $graphLookup documentation.
+var employees = map[string]string{"emp": `[
+ {"_id":1,"name":"Dev"},
+ {"_id":2,"name":"Eliot","reportsTo":"Dev"},
+ {"_id":3,"name":"Ron","reportsTo":"Eliot"},
+ {"_id":4,"name":"Andrew","reportsTo":"Eliot"},
+ {"_id":5,"name":"Asya","reportsTo":"Ron"},
+ {"_id":6,"name":"Dan","reportsTo":"Andrew"}
+]`, "air": `[
+ {"_id":0,"airport":"JFK","connects":["BOS","ORD"]},
+ {"_id":1,"airport":"BOS","connects":["JFK","PWM"]},
+ {"_id":2,"airport":"ORD","connects":["JFK"]},
+ {"_id":3,"airport":"PWM","connects":["BOS","LHR"]},
+ {"_id":4,"airport":"LHR","connects":["PWM"]}
+]`}
+
+func TestGraphLookup(t *testing.T) {
+	emp := employees["emp"]
+	runCases(t, []pipeCase{
+		{name: "managers chain", input: emp, colls: employees,
+			pipeline: `[{"$match":{"_id":5}},{"$graphLookup":{"from":"emp","startWith":"$reportsTo","connectFromField":"reportsTo","connectToField":"name","as":"chain","depthField":"d"}},{"$project":{"chain.name":1,"chain.d":1}}]`,
+			want:     `[{"_id":5,"chain":[{"name":"Ron","d":{"$numberLong":"0"}},{"name":"Eliot","d":{"$numberLong":"1"}},{"name":"Dev","d":{"$numberLong":"2"}}]}]`},
+		{name: "reports, maxDepth 0", input: emp, colls: employees,
+			pipeline: `[{"$match":{"_id":2}},{"$graphLookup":{"from":"emp","startWith":"$name","connectFromField":"name","connectToField":"reportsTo","as":"r","maxDepth":0}},{"$project":{"r._id":1}}]`,
+			want:     `[{"_id":2,"r":[{"_id":3},{"_id":4}]}]`},
+		{name: "all reports", input: emp, colls: employees,
+			pipeline: `[{"$match":{"_id":2}},{"$graphLookup":{"from":"emp","startWith":"$name","connectFromField":"name","connectToField":"reportsTo","as":"r"}},{"$project":{"n":{"$size":"$r"}}}]`,
+			want:     `[{"_id":2,"n":4}]`},
+		{name: "array values, cycles, restrict", input: `[{"_id":1,"near":"JFK"}]`, colls: employees,
+			pipeline: `[{"$graphLookup":{"from":"air","startWith":"$near","connectFromField":"connects","connectToField":"airport","maxDepth":2,"depthField":"hops","as":"dest","restrictSearchWithMatch":{"airport":{"$ne":"ORD"}}}},{"$project":{"dest.airport":1,"dest.hops":1}}]`,
+			want:     `[{"_id":1,"dest":[{"airport":"JFK","hops":{"$numberLong":"0"}},{"airport":"BOS","hops":{"$numberLong":"1"}},{"airport":"PWM","hops":{"$numberLong":"2"}}]}]`},
+		{name: "no match", input: `[{"_id":1,"x":"none"}]`, colls: employees,
+			pipeline: `[{"$graphLookup":{"from":"emp","startWith":"$x","connectFromField":"reportsTo","connectToField":"name","as":"r"}}]`,
+			want:     `[{"_id":1,"x":"none","r":[]}]`},
+		{name: "missing field", input: emp, pipeline: `[{"$graphLookup":{"from":"emp","startWith":"$a","connectFromField":"a","as":"r"}}]`, code: 40105},
+		{name: "bad maxDepth", input: emp, pipeline: `[{"$graphLookup":{"from":"emp","startWith":"$a","connectFromField":"a","connectToField":"b","as":"r","maxDepth":-1}}]`, code: 40101},
+		{name: "unknown argument", input: emp, pipeline: `[{"$graphLookup":{"from":"emp","bogus":1}}]`, code: 40104},
+		{name: "bad as", input: emp, pipeline: `[{"$graphLookup":{"from":"emp","startWith":"$a","connectFromField":"a","connectToField":"b","as":"$r"}}]`, code: 16410},
+	})
+}

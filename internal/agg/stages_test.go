@@ -68,7 +68,7 @@ func TestBasicStages(t *testing.T) {
 		{name: "sort empty", input: people, pipeline: `[{"$sort":{}}]`, code: 15976},
 		{name: "unknown stage", input: people, pipeline: `[{"$bogus":{}}]`, code: 40324},
 		{name: "two fields", input: people, pipeline: `[{"$match":{},"$limit":1}]`, code: 40323},
-		{name: "unsupported stage", input: people, pipeline: `[{"$graphLookup":{}}]`, code: 238},
+		{name: "unsupported stage", input: people, pipeline: `[{"$listSessions":{}}]`, code: 238},
 		{name: "replaceRoot", input: `[{"_id":1,"a":{"x":1}}]`, pipeline: `[{"$replaceRoot":{"newRoot":"$a"}}]`, want: `[{"x":1}]`},
 		{name: "replaceWith merge", input: `[{"_id":1,"a":{"x":1}}]`, pipeline: `[{"$replaceWith":{"$mergeObjects":["$a",{"y":2}]}}]`, want: `[{"x":1,"y":2}]`},
 		{name: "replaceRoot missing", input: `[{"_id":1}]`, pipeline: `[{"$replaceRoot":{"newRoot":"$a"}}]`, code: 40228},
