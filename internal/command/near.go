@@ -67,6 +67,35 @@ func splitNear(filter bson.Doc) (bson.Doc, *nearClause, error) {
 	it := filter.Iter()
 	for it.Next() {
 		e := it.Element()
+		if e.Key == "$and" && e.Value.Type == bson.TypeArray {
+			// A top-level $and: take the clause out of its documents.
+			var ab bson.Builder
+			ab.StartArray("$and")
+			n := 0
+			ai := e.Value.Document().Iter()
+			for ai.Next() {
+				sub := ai.Element().Value
+				if sub.Type == bson.TypeDocument {
+					rest, c, err := splitNear(sub.Document())
+					if err != nil {
+						return nil, nil, err
+					}
+					if c != nil {
+						if clause != nil {
+							return nil, nil, mongoerr.New(mongoerr.BadValue, "Too many geoNear expressions")
+						}
+						clause, changed = c, true
+						sub = bson.Value{Type: bson.TypeDocument, Data: rest}
+					}
+				}
+				ab.AppendValue(bson.Index(n), sub)
+				n++
+			}
+			ab.End()
+			and, _ := ab.Finish().Lookup("$and")
+			b.AppendValue("$and", and)
+			continue
+		}
 		if e.Value.Type == bson.TypeDocument && !strings.HasPrefix(e.Key, "$") {
 			ops := e.Value.Document()
 			if _, ok := nearOperator(ops); ok {

@@ -50,10 +50,10 @@
 //     find and count filters before compiling them and runs it itself.
 //     {$meta: "textScore"} in a projection: 40218 unless Options.TextScore
 //     (the value comes from MatchDetails.TextScore).
-//   - $near, $nearSphere: NoQueryExecutionPlans (291) here; the server
-//     takes them out of find filters and reads them through a 2dsphere
-//     index (internal/command/near.go). $geoWithin and $geoIntersects are
-//     supported (geo.go).
+//   - $near, $nearSphere: BadValue here ("not allowed in this context");
+//     the server takes them out of find filters and reads them through a
+//     2dsphere index (internal/command/near.go). $geoWithin and
+//     $geoIntersects are supported (geo.go).
 //   - Expression operators internal/expr does not run ($function,
 //     $accumulator, $meta's known names, $toHashedIndexKey): NotImplemented
 //     (238); unknown ones: InvalidPipelineOperator (168) as MongoDB.

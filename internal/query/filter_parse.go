@@ -407,9 +407,10 @@ func (p *filterParser) parseSubField(path string, context bson.Doc, e bson.Eleme
 	case "$where":
 		return nil, badValue("$where cannot be applied to a field")
 	case "$near", "$nearSphere", "$geoNear":
-		// MongoDB parses the geometry, then planning fails without a geo
-		// index; Cairn has no geo indexes.
-		return nil, mongoerr.New(mongoerr.NoQueryExecutionPlans, "error processing query: planner returned error :: caused by :: unable to find index for $geoNear query")
+		// find takes a top-level $near out of its filter and reads it
+		// through a 2dsphere index; anywhere else it is refused, as mongod
+		// refuses it in $match, count and the writes.
+		return nil, badValue("$geoNear, $near, and $nearSphere are not allowed in this context")
 	case "$geoWithin", "$within", "$geoIntersects":
 		return parseGeoPred(e)
 	}

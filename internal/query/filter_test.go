@@ -298,7 +298,7 @@ func TestFilterErrors(t *testing.T) {
 		{`{"$where": "true"}`, 238, ""},
 		{`{"$text": {"$search": "x"}}`, 27, ""},
 		{`{"$jsonSchema": 1}`, 14, "$jsonSchema must be an object"},
-		{`{"a": {"$near": [0, 0]}}`, 291, ""},
+		{`{"a": {"$near": [0, 0]}}`, 2, "$geoNear, $near, and $nearSphere are not allowed in this context"},
 		{`{"a": {"$elemMatch": {"$expr": {}}}}`, 2, "$expr can only be applied to the top-level document"},
 		{`{"$alwaysTrue": 2}`, 9, "$alwaysTrue must be an integer value of 1"},
 		{`{"a": {"$undefined": true}}`, 2, "cannot compare to undefined"},

@@ -141,6 +141,7 @@ func TestGeoNear(t *testing.T) {
 		{"the two nearest", near(), []options.Lister[options.FindOptions]{options.Find().SetLimit(2)}, []int32{1, 4}},
 		{"skip and limit", near(), []options.Lister[options.FindOptions]{options.Find().SetSkip(2).SetLimit(2)}, []int32{2, 3}},
 		{"with another condition", append(near(), bson.E{Key: "name", Value: bson.D{{Key: "$ne", Value: "Paris"}}}), nil, []int32{4, 2, 3, 5, 6}},
+		{"in a top-level $and", bson.D{{Key: "$and", Value: bson.A{bson.D{{Key: "name", Value: bson.D{{Key: "$ne", Value: "Paris"}}}}, near(bson.E{Key: "$maxDistance", Value: 10000})}}}, nil, []int32{4, 2}},
 		{"$nearSphere, legacy pair, radians", bson.D{{Key: "loc", Value: bson.D{{Key: "$nearSphere", Value: bson.A{2.3522, 48.8566}}, {Key: "$maxDistance", Value: 0.01}}}}, nil, []int32{1, 4, 2}},
 		{"$nearSphere with $geometry", bson.D{{Key: "loc", Value: bson.D{{Key: "$nearSphere", Value: paris}}}}, []options.Lister[options.FindOptions]{options.Find().SetLimit(3)}, []int32{1, 4, 2}},
 	}
@@ -149,6 +150,9 @@ func TestGeoNear(t *testing.T) {
 			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
 		}
 	}
+	// Outside a find's top level, $near is refused (as in $match, count).
+	_, err = coll.CountDocuments(ctx(t), near())
+	cmdErr(t, err, 2)
 	// $near on a legacy pair needs a 2d index.
 	_, err = coll.Find(ctx(t), bson.D{{Key: "loc", Value: bson.D{{Key: "$near", Value: bson.A{2.3, 48.8}}}}})
 	cmdErr(t, err, 291)
