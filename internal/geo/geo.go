@@ -117,7 +117,12 @@ func pointOf(lng, lat float64) s2.Point {
 }
 
 // ParseGeoJSON reads a GeoJSON geometry object.
-func ParseGeoJSON(d bson.Doc) (*Shape, error) {
+func ParseGeoJSON(d bson.Doc) (*Shape, error) { return parseGeoJSON(d, false) }
+
+// parseGeoJSON reads a GeoJSON geometry; with strictWinding (mongod's
+// "big polygon" CRS) a polygon's rings keep their orientation, the
+// interior on their left, instead of bounding the smaller region.
+func parseGeoJSON(d bson.Doc, strictWinding bool) (*Shape, error) {
 	t, _ := d.Lookup("type")
 	if t.Type != bson.TypeString {
 		return nil, errorf("unknown GeoJSON type: %s", d.String())
@@ -181,14 +186,14 @@ func ParseGeoJSON(d bson.Doc) (*Shape, error) {
 			return nil, err
 		}
 	case "Polygon":
-		p, err := polygon(c)
+		p, err := polygon(c, strictWinding)
 		if err != nil {
 			return nil, err
 		}
 		s.Polygons = []*s2.Polygon{p}
 	case "MultiPolygon":
 		err := eachArray(c, "MultiPolygon", func(v bson.Value) error {
-			p, err := polygon(v)
+			p, err := polygon(v, strictWinding)
 			s.Polygons = append(s.Polygons, p)
 			return err
 		})
@@ -274,7 +279,7 @@ func lineString(c bson.Value) (*s2.Polyline, error) {
 
 // polygon reads a GeoJSON polygon: closed rings, the first the shell and
 // the others holes. Each ring is taken as the smaller region it bounds.
-func polygon(c bson.Value) (*s2.Polygon, error) {
+func polygon(c bson.Value, strictWinding bool) (*s2.Polygon, error) {
 	var loops []*s2.Loop
 	it := c.Document().Iter()
 	for it.Next() {
@@ -310,7 +315,9 @@ func polygon(c bson.Value) (*s2.Polygon, error) {
 		if err := l.Validate(); err != nil {
 			return nil, errorf("Loop is not valid: %s %v", rv.String(), err)
 		}
-		l.Normalize()
+		if !strictWinding {
+			l.Normalize()
+		}
 		loops = append(loops, l)
 	}
 	if len(loops) == 0 {

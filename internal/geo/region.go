@@ -87,16 +87,35 @@ func geometryArg(v bson.Value) (*Shape, error) {
 		return nil, errorf("$geometry must be an object")
 	}
 	d := v.Document()
-	if crs, ok := d.Lookup("crs"); ok && crs.Type == bson.TypeDocument {
-		// mongod's "big polygon" CRS (strict winding) is not supported:
-		// refuse it rather than read the polygon the other way round.
-		return nil, errorf("custom crs for $geometry is not supported by Cairn")
-	}
 	if t, ok := d.Lookup("type"); !ok || t.Type != bson.TypeString {
 		return nil, errorf("$geometry must be a GeoJSON object: %s", d.String())
 	}
-	return ParseGeoJSON(d)
+	strict := false
+	if crs, ok := d.Lookup("crs"); ok {
+		var name bson.Value
+		if crs.Type == bson.TypeDocument {
+			name, _ = crs.Document().LookupPath("properties", "name")
+		}
+		switch {
+		case name.Type != bson.TypeString:
+			return nil, errorf("GeoJSON CRS must be an object with properties.name: %s", crs.String())
+		case name.StringValue() == strictWindingCRS:
+			// mongod's big polygon: a Polygon whose rings' winding says
+			// which side is inside, so it may exceed a hemisphere.
+			if t, _ := d.Lookup("type"); t.StringValue() != "Polygon" {
+				return nil, errorf("Strict winding order CRS is only supported by polygon")
+			}
+			strict = true
+		case name.StringValue() == "EPSG:4326" || name.StringValue() == "urn:ogc:def:crs:OGC:1.3:CRS84":
+		default:
+			return nil, errorf("Unknown CRS name: %s", name.StringValue())
+		}
+	}
+	return parseGeoJSON(d, strict)
 }
+
+// strictWindingCRS names mongod's "big polygon" coordinate system.
+const strictWindingCRS = "urn:x-mongodb:crs:strictwinding:EPSG:4326"
 
 // pairs reads an array of legacy points.
 func pairs(v bson.Value) ([]r2.Point, error) {

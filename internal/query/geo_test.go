@@ -28,6 +28,12 @@ func TestGeoMatch(t *testing.T) {
 		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]], [[4, 4], [6, 4], [6, 6], [4, 6], [4, 4]]]}}`), `{"loc": [5, 5]}`, false},
 		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]], [[4, 4], [6, 4], [6, 6], [4, 6], [4, 4]]]}}`), `{"loc": [2, 2]}`, true},
 		{within(`{"$geometry": {"type": "MultiPolygon", "coordinates": [[[[0, 0], [1, 0], [1, 1], [0, 0]]], [[[20, 20], [30, 20], [30, 30], [20, 20]]]]}}`), `{"loc": [25, 22]}`, true},
+		// mongod's big polygon: a clockwise ring around a small square is
+		// everything but the square
+		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[0, 0], [0, 1], [1, 1], [1, 0], [0, 0]]], "crs": {"type": "name", "properties": {"name": "urn:x-mongodb:crs:strictwinding:EPSG:4326"}}}}`), `{"loc": [50, 50]}`, true},
+		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[0, 0], [0, 1], [1, 1], [1, 0], [0, 0]]], "crs": {"type": "name", "properties": {"name": "urn:x-mongodb:crs:strictwinding:EPSG:4326"}}}}`), `{"loc": [0.5, 0.5]}`, false},
+		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]]], "crs": {"type": "name", "properties": {"name": "urn:x-mongodb:crs:strictwinding:EPSG:4326"}}}}`), `{"loc": [0.5, 0.5]}`, true},
+		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[0, 0], [0, 1], [1, 1], [1, 0], [0, 0]]], "crs": {"type": "name", "properties": {"name": "EPSG:4326"}}}}`), `{"loc": [0.5, 0.5]}`, true},
 		// $centerSphere: 10 km around (0, 0); 0.05° of latitude is about 5.6 km
 		{within(`{"$centerSphere": [[0, 0], 0.0015678963]}`), `{"loc": {"type": "Point", "coordinates": [0, 0.05]}}`, true},
 		{within(`{"$centerSphere": [[0, 0], 0.0015678963]}`), `{"loc": [0, 0.2]}`, false},
@@ -71,6 +77,9 @@ func TestGeoErrors(t *testing.T) {
 		{`{"loc": {"$geoWithin": {"$box": [[0, 0]]}}}`, ""},
 		{`{"loc": {"$geoIntersects": {"$box": [[0, 0], [1, 1]]}}}`, ""},
 		{`{"loc": {"$geoIntersects": {"$geometry": {"type": "Blob", "coordinates": []}}}}`, ""},
+		{`{"loc": {"$geoWithin": {"$geometry": {"type": "Polygon", "coordinates": [[[0, 0], [1, 0], [1, 1], [0, 0]]], "crs": {"type": "name", "properties": {"name": "x"}}}}}}`, "Unknown CRS name: x"},
+		{`{"loc": {"$geoIntersects": {"$geometry": {"type": "Point", "coordinates": [0, 0], "crs": {"type": "name", "properties": {"name": "urn:x-mongodb:crs:strictwinding:EPSG:4326"}}}}}}`, "Strict winding order CRS is only supported by polygon"},
+		{`{"loc": {"$geoIntersects": {"$geometry": {"type": "Point", "coordinates": [0, 0], "crs": 5}}}}`, ""},
 	} {
 		_, err := ParseFilter(d(t, c.filter), nil)
 		if errCode(err) != 2 || (c.msg != "" && err.Error() != c.msg) {
