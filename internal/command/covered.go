@@ -50,7 +50,7 @@ func coverPlan(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
 		return p
 	}
 	s := p.spec
-	if s.Text != nil || s.Geo != nil || s.Wildcard != nil || len(s.Fields) == 0 {
+	if s.Text != nil || s.IsGeo() || s.Wildcard != nil || len(s.Fields) == 0 {
 		return p
 	}
 	if ix := indexNamed(coll, p.index); ix == nil || ix.Multikey || !ix.Ready {

@@ -1,17 +1,20 @@
 package command
 
 // $near, $nearSphere and $geoNear: documents in order of distance from a
-// point, read through a 2dsphere index.
+// point, read through a geo index.
 //
-// The query needs a 2dsphere index on its field (291 otherwise, as
-// mongod). When the index starts with the geo field, the candidates come
-// from it: with a $maxDistance, the cells covering that cap; with a limit
-// and no maximum, caps of growing radius (from about 1 km, four times
-// wider each time) until the cap holds enough answers, since every answer
-// nearer than the cap's radius is then among them; otherwise every
-// indexed document. Each candidate's distance is computed exactly (the
-// nearest part of its geometries), the rest of the filter applied, and
-// the answers sorted by distance, nearest first.
+// The query needs a geo index on its field (291 otherwise, as mongod): a
+// 2dsphere index for a GeoJSON point, a 2d index for planar distances
+// from a legacy pair ($near), either for spherical distances from a legacy
+// pair ($nearSphere). When the index starts with the geo field, the
+// candidates come from it: with a $maxDistance, the index ranges of that
+// cap (2dsphere: the cells covering it; 2d: the grid cells of its box);
+// with a limit and no maximum, ranges of growing radius (four times wider
+// each time) until they hold enough answers, since every answer nearer
+// than the radius is then among them; otherwise every indexed document.
+// Each candidate's distance is computed exactly (the nearest part of its
+// geometries), the rest of the filter applied, and the answers sorted by
+// distance, nearest first.
 
 import (
 	"bytes"
@@ -21,6 +24,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/golang/geo/r2"
 	"github.com/golang/geo/s1"
 	"github.com/golang/geo/s2"
 
@@ -37,21 +41,31 @@ import (
 type nearClause struct {
 	path   string
 	center s2.Point
+	// flat: distances are planar, in the units of legacy coordinates,
+	// from flatCenter ($near or non-spherical $geoNear on a legacy pair,
+	// which need a 2d index). Otherwise they are angles on the sphere,
+	// in radians.
+	flat       bool
+	flatCenter r2.Point
+	// legacy: the center is a legacy pair (a 2d index may serve a
+	// spherical query then; a GeoJSON center needs a 2dsphere index).
+	legacy bool
 	// meters: distances are reported and bounded in meters (a GeoJSON
-	// point); otherwise in radians (a legacy pair with $nearSphere or
-	// spherical $geoNear).
-	meters           bool
-	minDist, maxDist s1.Angle // maxDist < 0: none
+	// point); otherwise in radians or coordinate units.
+	meters bool
+	// minDist and maxDist bound the distance (radians or units; maxDist
+	// < 0: none).
+	minDist, maxDist float64
 	// key names the index field for $geoNear's key option ("" = any).
 	key string
 }
 
-// distance converts an angle to the clause's unit.
-func (n *nearClause) distance(a s1.Angle) float64 {
+// distance converts a distance to the clause's unit.
+func (n *nearClause) distance(d float64) float64 {
 	if n.meters {
-		return a.Radians() * geo.EarthRadiusMeters
+		return d * geo.EarthRadiusMeters
 	}
-	return a.Radians()
+	return d
 }
 
 func noGeoIndex() error {
@@ -193,15 +207,17 @@ func (c *nearClause) setGeoJSONCenter(op string, g bson.Value) error {
 	return nil
 }
 
-// setLegacyCenter reads a legacy pair: spherical only with $nearSphere
-// (radians); $near on a legacy pair needs a 2d index, which Cairn lacks.
+// setLegacyCenter reads a legacy pair: planar distances with $near (a 2d
+// index), spherical ones in radians with $nearSphere.
 func (c *nearClause) setLegacyCenter(op string, v bson.Value) error {
 	p, err := geo.LegacyPoint(v)
 	if err != nil {
 		return mongoerr.New(mongoerr.BadValue, "%s requires a point, given %s", op, v.String())
 	}
+	c.legacy, c.flatCenter = true, p
 	if op == "$near" {
-		return noGeoIndex()
+		c.flat = true
+		return nil
 	}
 	if p.X < -180 || p.X > 180 || p.Y < -90 || p.Y > 90 {
 		return mongoerr.New(mongoerr.BadValue, "longitude/latitude is out of bounds, lng: %g lat: %g", p.X, p.Y)
@@ -211,15 +227,15 @@ func (c *nearClause) setLegacyCenter(op string, v bson.Value) error {
 }
 
 func (c *nearClause) setBounds(maxV, minV bson.Value) error {
-	toAngle := func(name string, v bson.Value) (s1.Angle, error) {
+	toAngle := func(name string, v bson.Value) (float64, error) {
 		f, ok := v.AsFloat64()
 		if !v.IsNumber() || !ok || !(f >= 0) {
 			return 0, mongoerr.New(mongoerr.BadValue, "%s must be a non-negative number", name)
 		}
 		if c.meters {
-			return s1.Angle(f / geo.EarthRadiusMeters), nil
+			return f / geo.EarthRadiusMeters, nil
 		}
-		return s1.Angle(f), nil
+		return f, nil
 	}
 	var err error
 	if maxV.Type != 0 {
@@ -239,7 +255,7 @@ func (c *nearClause) setBounds(maxV, minV bson.Value) error {
 type nearHit struct {
 	key  []byte
 	doc  bson.Doc
-	dist s1.Angle
+	dist float64    // radians or coordinate units (see nearClause)
 	loc  bson.Value // the nearest geometry ($geoNear's includeLocs)
 }
 
@@ -260,7 +276,7 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 	if err != nil {
 		return nil, err
 	}
-	gf := spec.Fields[spec.Geo.Field]
+	gf := spec.Fields[geoFieldOf(spec)]
 	seen := map[string]bool{}
 	var hits []nearHit
 	examine := func(key, raw []byte) error {
@@ -298,21 +314,28 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 		}
 		return cur.Err()
 	}
+	// start and whole: the first radius of a growing search, and one
+	// that reaches everything.
+	start, whole := 1000/geo.EarthRadiusMeters, math.Pi
+	if nc.flat {
+		side := spec.Flat.Grid.Max - spec.Flat.Grid.Min
+		start, whole = side/4096, 2*side
+	}
 	switch {
-	case spec.Geo.Field != 0:
+	case geoFieldOf(spec) != 0:
 		// The geo field is not the index's first: its entries are not in
 		// cell order. Every document is a candidate.
 		err = fullScan()
 	case nc.maxDist >= 0:
-		err = coverCap(ctx, tx, coll, ix, data, geo.CapRegion(nc.center, nc.maxDist), st, examine)
+		err = coverCap(ctx, tx, coll, ix, data, nearRanges(spec, nc, nc.maxDist), st, examine)
 	case want > 0:
 		err = nil
-		for r := s1.Angle(1000 / geo.EarthRadiusMeters); ; r *= 4 {
-			if r >= math.Pi {
+		for r := start; ; r *= 4 {
+			if r >= whole {
 				err = fullScan()
 				break
 			}
-			if err = coverCap(ctx, tx, coll, ix, data, geo.CapRegion(nc.center, r), st, examine); err != nil {
+			if err = coverCap(ctx, tx, coll, ix, data, nearRanges(spec, nc, r), st, examine); err != nil {
 				break
 			}
 			within := 0
@@ -340,7 +363,9 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 	return hits, nil
 }
 
-// nearIndex finds the 2dsphere index on the clause's field.
+// nearIndex finds the geo index on the clause's field: a 2dsphere index
+// for a GeoJSON center, a 2d index for planar distances, either for a
+// spherical query on a legacy pair.
 func nearIndex(coll *catalog.Collection, nc *nearClause) (string, *index.Spec, error) {
 	var found []catalog.Index
 	var specs []*index.Spec
@@ -349,10 +374,10 @@ func nearIndex(coll *catalog.Collection, nc *nearClause) (string, *index.Spec, e
 			continue
 		}
 		s, err := index.ParseCached(ix.Spec)
-		if err != nil || s.Geo == nil {
+		if err != nil || !s.IsGeo() || (s.Geo == nil && !nc.legacy) || (s.Flat == nil && nc.flat) {
 			continue
 		}
-		path := s.Fields[s.Geo.Field].Path
+		path := s.Fields[geoFieldOf(s)].Path
 		if (nc.path != "" && path != nc.path) || (nc.key != "" && path != nc.key) {
 			continue
 		}
@@ -362,24 +387,57 @@ func nearIndex(coll *catalog.Collection, nc *nearClause) (string, *index.Spec, e
 	case len(found) == 0:
 		return "", nil, noGeoIndex()
 	case len(found) > 1 && nc.path == "" && nc.key == "":
-		return "", nil, mongoerr.New(mongoerr.IndexNotFound, "There is more than one 2dsphere index on %s; unsure which to use for $geoNear", coll.Namespace())
+		return "", nil, mongoerr.New(mongoerr.IndexNotFound, "There is more than one geo index on %s; unsure which to use for $geoNear", coll.Namespace())
 	}
 	if nc.path == "" {
-		nc.path = specs[0].Fields[specs[0].Geo.Field].Path
+		nc.path = specs[0].Fields[geoFieldOf(specs[0])].Path
 	}
 	return found[0].Name, specs[0], nil
+}
+
+// geoFieldOf is the position of a geo index's geo field.
+func geoFieldOf(s *index.Spec) int {
+	if s.Geo != nil {
+		return s.Geo.Field
+	}
+	return 0 // a 2d field comes first
+}
+
+// nearRanges are the index ranges holding every document within r of the
+// center: the cells covering the cap (2dsphere), or the grid cells of the
+// box around it (2d: the square of side 2r, or the cap's longitude and
+// latitude box).
+func nearRanges(spec *index.Spec, nc *nearClause, r float64) []index.KeyRange {
+	if spec.Geo != nil {
+		ranges, _ := index.GeoKeyRanges(geo.CapRegion(nc.center, s1.Angle(r)))
+		return ranges
+	}
+	if nc.flat {
+		c := nc.flatCenter
+		return spec.FlatKeyRanges(r2.Point{X: c.X - r, Y: c.Y - r}, r2.Point{X: c.X + r, Y: c.Y + r})
+	}
+	lo, hi, _ := geo.CapRegion(nc.center, s1.Angle(r)).Bounds()
+	return spec.FlatKeyRanges(lo, hi)
 }
 
 // nearDistance measures a document: the smallest distance from the
 // center to its geometries at the field, within the clause's bounds.
 func nearDistance(raw []byte, parts []string, nc *nearClause) (nearHit, bool) {
-	h := nearHit{dist: s1.InfAngle()}
+	h := nearHit{dist: math.Inf(1)}
 	for _, v := range index.GeoValues(bson.Doc(raw), parts) {
+		if nc.flat {
+			if p, err := geo.LegacyPoint(v); err == nil {
+				if d := p.Sub(nc.flatCenter).Norm(); d < h.dist {
+					h.dist, h.loc = d, v
+				}
+			}
+			continue
+		}
 		sh, err := geo.ParseShape(v)
 		if err != nil || !sh.Spherical() {
 			continue
 		}
-		if d := sh.MinDistance(nc.center); d < h.dist {
+		if d := sh.MinDistance(nc.center).Radians(); d < h.dist {
 			h.dist, h.loc = d, v
 		}
 	}
@@ -389,14 +447,13 @@ func nearDistance(raw []byte, parts []string, nc *nearClause) (nearHit, bool) {
 	return h, true
 }
 
-// coverCap reads the index entries of the cells covering a cap (each
-// cell's descendants and its ancestors) and examines their documents.
-func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix string, data *kv.Tree, c geo.Region, st *walkState, examine func(key, raw []byte) error) error {
+// coverCap reads the index entries in ranges and examines their
+// documents.
+func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix string, data *kv.Tree, ranges []index.KeyRange, st *walkState, examine func(key, raw []byte) error) error {
 	t, err := tx.Tree(coll.IndexTree(ix))
 	if err != nil {
 		return mongoerr.New(175, "query plan killed :: caused by :: index '%s' dropped", ix)
 	}
-	ranges, _ := index.GeoKeyRanges(c)
 	cur := t.Cursor()
 	n := 0
 	for _, r := range ranges {
@@ -506,7 +563,11 @@ func appendNearStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection)
 		r.AppendString("stage", "EOF")
 		return
 	}
-	r.AppendString("stage", "GEO_NEAR_2DSPHERE")
+	if ixSpec.Flat != nil {
+		r.AppendString("stage", "GEO_NEAR_2D")
+	} else {
+		r.AppendString("stage", "GEO_NEAR_2DSPHERE")
+	}
 	r.AppendDocument("keyPattern", ixSpec.Key)
 	r.AppendString("indexName", name)
 	r.AppendInt64("indexVersion", 2)

@@ -88,7 +88,7 @@ func indexCandidates(coll *catalog.Collection, filter bson.Doc, opts *query.Opti
 			continue
 		}
 		spec, err := index.ParseCached(ix.Spec)
-		if err == nil && spec.Geo != nil {
+		if err == nil && spec.IsGeo() {
 			if p := geoPlan(ix, spec, filter, qc); p != nil {
 				out = append(out, p)
 			}
@@ -137,20 +137,28 @@ func indexCandidates(coll *catalog.Collection, filter bson.Doc, opts *query.Opti
 	return out
 }
 
-// geoPlan reads a 2dsphere index (geo field first) for a $geoWithin or
+// geoPlan reads a geo index (geo field first) for a $geoWithin or
 // $geoIntersects on its field: the ranges of the cells covering the
-// region. The index holds every document with a geometry there, and no
-// other document can match.
+// region (2dsphere) or of the grid cells of its box (2d). The index holds
+// every document with a geometry there, and no other document can match.
 func geoPlan(ix catalog.Index, spec *index.Spec, filter bson.Doc, qc *query.Collation) *plan {
-	if spec.Geo.Field != 0 || spec.Hidden || spec.Partial != nil || !index.SameCollation(spec.Collation, qc) {
+	if (spec.Geo != nil && spec.Geo.Field != 0) || spec.Hidden || spec.Partial != nil || !index.SameCollation(spec.Collation, qc) {
 		return nil
 	}
 	region, ok := query.GeoRegion(filter, spec.Fields[0].Path)
 	if !ok {
 		return nil
 	}
-	ranges, ok := index.GeoKeyRanges(region)
-	if !ok {
+	var ranges []index.KeyRange
+	if spec.Flat != nil {
+		// A 2d index serves the flat shapes and $centerSphere on legacy
+		// pairs: the grid cells of the region's box.
+		lo, hi, ok := region.Bounds()
+		if !ok {
+			return nil
+		}
+		ranges = spec.FlatKeyRanges(lo, hi)
+	} else if ranges, ok = index.GeoKeyRanges(region); !ok {
 		return nil
 	}
 	return &plan{index: ix.Name, spec: spec, ranges: ranges, dedupe: true, score: 1}
@@ -373,7 +381,7 @@ func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value, qc *
 			return nil
 		}
 		p := &plan{index: ix.Name, spec: spec, dedupe: ix.Multikey}
-		if spec.Text != nil || spec.Geo != nil {
+		if spec.Text != nil || spec.IsGeo() {
 			return nil // a text index serves $text only, a 2dsphere index geo queries
 		}
 		if spec.Wildcard != nil {

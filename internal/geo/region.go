@@ -20,6 +20,10 @@ type Region interface {
 	// Cover returns cells covering the region, for a 2dsphere index scan;
 	// false for flat shapes, which a 2dsphere index cannot serve.
 	Cover(rc *s2.RegionCoverer) (s2.CellUnion, bool)
+	// Bounds returns a box of legacy coordinates holding every legacy
+	// point in the region, for a 2d index scan; false for GeoJSON
+	// geometries, which a 2d index cannot serve.
+	Bounds() (lo, hi r2.Point, ok bool)
 }
 
 // ParseWithin reads the argument of $geoWithin: {$geometry: Polygon or
@@ -189,6 +193,8 @@ func (r shapeRegion) Within(s *Shape) bool {
 
 func (r shapeRegion) Intersects(s *Shape) bool { return s.Spherical() && shapesIntersect(s, r.q) }
 
+func (r shapeRegion) Bounds() (lo, hi r2.Point, ok bool) { return lo, hi, false }
+
 func (r shapeRegion) Cover(rc *s2.RegionCoverer) (s2.CellUnion, bool) {
 	var u s2.CellUnion
 	for _, p := range r.q.Points {
@@ -349,6 +355,15 @@ func (r capRegion) Intersects(s *Shape) bool {
 
 func (r capRegion) Cover(rc *s2.RegionCoverer) (s2.CellUnion, bool) { return rc.Covering(r.c), true }
 
+// Bounds is the longitude/latitude box of the cap.
+func (r capRegion) Bounds() (lo, hi r2.Point, ok bool) {
+	b := r.c.RectBound()
+	if b.Lng.IsFull() || b.Lng.IsInverted() {
+		return r2.Point{X: -180, Y: b.Lat.Lo * 180 / math.Pi}, r2.Point{X: 180, Y: b.Lat.Hi * 180 / math.Pi}, true
+	}
+	return r2.Point{X: b.Lng.Lo * 180 / math.Pi, Y: b.Lat.Lo * 180 / math.Pi}, r2.Point{X: b.Lng.Hi * 180 / math.Pi, Y: b.Lat.Hi * 180 / math.Pi}, true
+}
+
 // flat is embedded by the flat shapes: a 2dsphere index cannot serve them.
 type flat struct{}
 
@@ -380,6 +395,8 @@ func (r boxRegion) Within(s *Shape) bool {
 
 func (r boxRegion) Intersects(s *Shape) bool { return r.Within(s) }
 
+func (r boxRegion) Bounds() (lo, hi r2.Point, ok bool) { return r.lo, r.hi, true }
+
 type circleRegion struct {
 	flat
 	c r2.Point
@@ -399,6 +416,10 @@ func (r circleRegion) Within(s *Shape) bool {
 }
 
 func (r circleRegion) Intersects(s *Shape) bool { return r.Within(s) }
+
+func (r circleRegion) Bounds() (lo, hi r2.Point, ok bool) {
+	return r2.Point{X: r.c.X - r.r, Y: r.c.Y - r.r}, r2.Point{X: r.c.X + r.r, Y: r.c.Y + r.r}, true
+}
 
 type flatPolygonRegion struct {
 	flat
@@ -436,6 +457,15 @@ func (r flatPolygonRegion) Within(s *Shape) bool {
 }
 
 func (r flatPolygonRegion) Intersects(s *Shape) bool { return r.Within(s) }
+
+func (r flatPolygonRegion) Bounds() (lo, hi r2.Point, ok bool) {
+	lo, hi = r.pts[0], r.pts[0]
+	for _, p := range r.pts[1:] {
+		lo = r2.Point{X: min(lo.X, p.X), Y: min(lo.Y, p.Y)}
+		hi = r2.Point{X: max(hi.X, p.X), Y: max(hi.Y, p.Y)}
+	}
+	return lo, hi, true
+}
 
 func onSegment(p, a, b r2.Point) bool {
 	if b.Sub(a).Cross(p.Sub(a)) != 0 {

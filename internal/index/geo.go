@@ -27,6 +27,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/golang/geo/r2"
 	"github.com/golang/geo/s2"
 
 	"github.com/cairndb/cairn/bson"
@@ -45,32 +46,46 @@ type GeoSpec struct {
 // geoCoverCells bounds the cells that index a line or polygon.
 const geoCoverCells = 8
 
-// parseGeo recognises a 2dsphere index.
+// IsGeo reports whether the index is a 2dsphere or 2d index.
+func (s *Spec) IsGeo() bool { return s.Geo != nil || s.Flat != nil }
+
+// parseGeo recognises a 2dsphere or 2d index.
 func (s *Spec) parseGeo(d bson.Doc, isText bool) error {
-	pos := -1
+	pos, flatPos := -1, -1
 	for i, f := range s.Fields {
-		if !f.Geo {
-			continue
-		}
-		if pos >= 0 {
+		switch {
+		case f.Geo && pos >= 0:
 			return mongoerr.New(mongoerr.CommandNotSupported, "Cairn supports one 2dsphere field per index, found: %s", s.Key.String())
+		case f.Geo:
+			pos = i
+		case f.Flat && flatPos >= 0:
+			return badSpec("2d index can only have one 2d field: %s", s.Key.String())
+		case f.Flat:
+			flatPos = i
 		}
-		pos = i
 	}
 	v, hasVersion := d.Lookup("2dsphereIndexVersion")
-	if pos < 0 {
-		if hasVersion {
-			return badSpec("2dsphereIndexVersion is only valid for 2dsphere indexes")
+	if pos < 0 && hasVersion {
+		return badSpec("2dsphereIndexVersion is only valid for 2dsphere indexes")
+	}
+	if pos < 0 && flatPos < 0 {
+		for _, o := range []string{"bits", "min", "max"} {
+			if _, ok := d.Lookup(o); ok {
+				return badSpec("%s is only valid for 2d indexes", o)
+			}
 		}
 		return nil
 	}
-	if isText || s.Wildcard != nil {
+	if isText || s.Wildcard != nil || (pos >= 0 && flatPos >= 0) {
 		return badSpec("Can't use more than one index plugin for a single index.")
 	}
 	for _, f := range s.Fields {
 		if f.Hashed {
 			return badSpec("Can't use more than one index plugin for a single index.")
 		}
+	}
+	if flatPos >= 0 {
+		return s.parseFlat(d, flatPos)
 	}
 	s.Geo = &GeoSpec{Field: pos, Version: 3}
 	if hasVersion {
@@ -162,22 +177,60 @@ func GeoCells(sh *geo.Shape) []s2.CellID {
 }
 
 // AppendGeoCell appends the key of a cell id.
-func AppendGeoCell(dst []byte, c s2.CellID) []byte {
+func AppendGeoCell(dst []byte, c s2.CellID) []byte { return appendCode(dst, uint64(c)) }
+
+// appendCode appends the key of a cell id or geohash: an int64 with the
+// top bit flipped, so that keys sort as the codes do unsigned.
+func appendCode(dst []byte, c uint64) []byte {
 	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(c)^1<<63)
+	binary.LittleEndian.PutUint64(b[:], c^1<<63)
 	return bson.AppendKey(dst, bson.Value{Type: bson.TypeInt64, Data: b[:]}, false)
 }
 
-// geoKeys returns a 2dsphere index's keys for doc: the cells of each of
-// its geometries, with the values of the other fields around them.
+// codeRanges turns inclusive ranges of codes into key ranges.
+func codeRanges(spans [][2]uint64) []KeyRange {
+	slices.SortFunc(spans, func(a, b [2]uint64) int { return cmp.Compare(a[0], b[0]) })
+	var merged [][2]uint64
+	for _, sp := range spans {
+		if n := len(merged); n > 0 && merged[n-1][1] != math.MaxUint64 && sp[0] <= merged[n-1][1]+1 {
+			merged[n-1][1] = max(merged[n-1][1], sp[1])
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	out := make([]KeyRange, len(merged))
+	for i, sp := range merged {
+		out[i] = KeyRange{Start: appendCode(nil, sp[0]), End: appendCode(nil, sp[1]+1)}
+		if sp[1] == math.MaxUint64 {
+			out[i].End, out[i].EndInclusivePrefix = appendCode(nil, sp[1]), true
+		}
+	}
+	return out
+}
+
+// geoKeys returns a 2dsphere or 2d index's keys for doc: the cells (or
+// geohashes) of each of its geometries, with the values of the other
+// fields around them.
 func (s *Spec) geoKeys(doc bson.Doc) ([][]byte, bool, error) {
-	gf := s.Fields[s.Geo.Field]
+	field := 0
+	if s.Geo != nil {
+		field = s.Geo.Field
+	}
+	gf := s.Fields[field]
 	vals := GeoValues(doc, gf.Parts)
 	if len(vals) == 0 {
-		return nil, false, nil // not indexed: 2dsphere indexes are sparse
+		return nil, false, nil // not indexed: geo indexes are sparse
 	}
-	var cells []s2.CellID
+	var cells []uint64
 	for _, v := range vals {
+		if s.Flat != nil {
+			h, err := s.Flat.hash(doc, gf.Path, v)
+			if err != nil {
+				return nil, false, err
+			}
+			cells = append(cells, h)
+			continue
+		}
 		sh, err := geo.ParseShape(v)
 		if err == nil && !sh.Spherical() {
 			err = &geo.Error{Msg: "longitude/latitude is out of bounds"}
@@ -186,7 +239,9 @@ func (s *Spec) geoKeys(doc bson.Doc) ([][]byte, bool, error) {
 			id, _ := doc.Lookup("_id")
 			return nil, false, mongoerr.New(16755, "Can't extract geo keys: { _id: %s, %s: %s }  %v", id.String(), gf.Path, v.String(), err)
 		}
-		cells = append(cells, GeoCells(sh)...)
+		for _, c := range GeoCells(sh) {
+			cells = append(cells, uint64(c))
+		}
 	}
 	// The other fields: every combination of their values (each missing
 	// one as null).
@@ -194,10 +249,10 @@ func (s *Spec) geoKeys(doc bson.Doc) ([][]byte, bool, error) {
 	multikey := len(vals) > 1 || len(cells) > 1
 	for i, f := range s.Fields {
 		var next [][]byte
-		if i == s.Geo.Field {
+		if i == field {
 			for _, k := range keys {
 				for _, c := range cells {
-					next = append(next, AppendGeoCell(append([]byte(nil), k...), c))
+					next = append(next, appendCode(append([]byte(nil), k...), c))
 				}
 			}
 		} else {
@@ -230,30 +285,86 @@ func GeoKeyRanges(region geo.Region) ([]KeyRange, bool) {
 	if !ok {
 		return nil, false
 	}
-	type span struct{ lo, hi uint64 } // inclusive
-	var spans []span
+	var spans [][2]uint64
 	for _, c := range cells {
-		spans = append(spans, span{uint64(c.RangeMin()), uint64(c.RangeMax())})
+		spans = append(spans, [2]uint64{uint64(c.RangeMin()), uint64(c.RangeMax())})
 		for l := 0; l < c.Level(); l++ {
 			a := uint64(c.Parent(l))
-			spans = append(spans, span{a, a})
+			spans = append(spans, [2]uint64{a, a})
 		}
 	}
-	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
-	var merged []span
-	for _, sp := range spans {
-		if n := len(merged); n > 0 && sp.lo <= merged[n-1].hi+1 && merged[n-1].hi != math.MaxUint64 {
-			merged[n-1].hi = max(merged[n-1].hi, sp.hi)
-			continue
-		}
-		merged = append(merged, sp)
+	return codeRanges(spans), true
+}
+
+// FlatSpec describes a 2d index: legacy coordinate pairs hashed on a grid.
+type FlatSpec struct {
+	Grid geo.Grid
+}
+
+// flatCoverCells bounds the grid cells a 2d index scan reads.
+const flatCoverCells = 32
+
+// parseFlat reads a 2d index's options (bits, min, max, as mongod's).
+func (s *Spec) parseFlat(d bson.Doc, pos int) error {
+	if pos != 0 {
+		return mongoerr.New(16801, "2d has to be first in index")
 	}
-	out := make([]KeyRange, len(merged))
-	for i, sp := range merged {
-		out[i] = KeyRange{Start: AppendGeoCell(nil, s2.CellID(sp.lo)), End: AppendGeoCell(nil, s2.CellID(sp.hi+1))}
-		if sp.hi == math.MaxUint64 {
-			out[i].End, out[i].EndInclusivePrefix = AppendGeoCell(nil, s2.CellID(sp.hi)), true
+	g := geo.DefaultGrid
+	num := func(name string) (float64, bool, error) {
+		v, ok := d.Lookup(name)
+		if !ok {
+			return 0, false, nil
 		}
+		f, _ := v.AsFloat64()
+		if !v.IsNumber() || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, false, badSpec("%s must be a number", name)
+		}
+		return f, true, nil
 	}
-	return out, true
+	if b, ok, err := num("bits"); err != nil {
+		return err
+	} else if ok {
+		if b < 1 || b > 32 || b != math.Trunc(b) {
+			return mongoerr.New(13028, "bits in geo index must be between 1 and 32")
+		}
+		g.Bits = uint(b)
+	}
+	if v, ok, err := num("min"); err != nil {
+		return err
+	} else if ok {
+		g.Min = v
+	}
+	if v, ok, err := num("max"); err != nil {
+		return err
+	} else if ok {
+		g.Max = v
+	}
+	if !(g.Max > g.Min) {
+		return mongoerr.New(13067, "geo field bounds are not valid: max must be greater than min")
+	}
+	s.Flat = &FlatSpec{Grid: g}
+	return nil
+}
+
+// hash reads a 2d field's value: a legacy pair inside the grid's bounds.
+func (f *FlatSpec) hash(doc bson.Doc, path string, v bson.Value) (uint64, error) {
+	p, err := geo.LegacyPoint(v)
+	if err != nil {
+		return 0, mongoerr.New(16804, "location object expected, location array not in correct format")
+	}
+	if !f.Grid.Contains(p) {
+		id, _ := doc.Lookup("_id")
+		return 0, mongoerr.New(13027, "point not in interval of [ %g, %g ) :: caused by :: { _id: %s, %s: %s }", f.Grid.Min, f.Grid.Max, id.String(), path, v.String())
+	}
+	return f.Grid.Hash(p), nil
+}
+
+// FlatKeyRanges returns the key ranges of a 2d index holding every point
+// of the box [lo, hi].
+func (s *Spec) FlatKeyRanges(lo, hi r2.Point) []KeyRange {
+	var spans [][2]uint64
+	for _, r := range s.Flat.Grid.Cover(lo, hi, flatCoverCells) {
+		spans = append(spans, [2]uint64{r.Lo, r.Hi})
+	}
+	return codeRanges(spans)
 }

@@ -24,7 +24,7 @@ type keyBuf struct {
 // starts (emit may append more and returns dst). It is Keys without the
 // allocations.
 func (s *Spec) appendKeys(kb *keyBuf, dst []byte, doc bson.Doc, emit func(dst []byte, start int) []byte) ([]byte, bool, error) {
-	if s.Text != nil || s.Geo != nil {
+	if s.Text != nil || s.IsGeo() {
 		keys, mk, err := s.pluginKeys(doc)
 		if err != nil {
 			return dst, false, err

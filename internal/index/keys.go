@@ -37,7 +37,7 @@ func (s *Spec) Applies(doc bson.Doc) bool {
 // (the index is then multikey). A document with arrays in two indexed
 // fields is refused with CannotIndexParallelArrays (171).
 func (s *Spec) Keys(doc bson.Doc) (keys [][]byte, multikey bool, err error) {
-	if s.Text != nil || s.Geo != nil {
+	if s.Text != nil || s.IsGeo() {
 		return s.pluginKeys(doc)
 	}
 	var kb keyBuf

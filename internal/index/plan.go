@@ -286,7 +286,7 @@ func (r KeyRange) PastStart(key []byte) bool {
 // without collation: hidden, sparse and partial indexes do not hold every
 // document.
 func (s *Spec) Usable() bool {
-	return !s.Hidden && !s.Sparse && s.Partial == nil && s.Text == nil && s.Geo == nil
+	return !s.Hidden && !s.Sparse && s.Partial == nil && s.Text == nil && !s.IsGeo()
 }
 
 // FilterFields lists the fields a filter constrains at its top level (or

@@ -39,6 +39,8 @@ type Field struct {
 	Text bool
 	// Geo marks a 2dsphere field: its keys are S2 cells (see geo.go).
 	Geo bool
+	// Flat marks a 2d field: its keys are geohashes of legacy pairs.
+	Flat bool
 }
 
 // Spec is a parsed index specification.
@@ -62,6 +64,9 @@ type Spec struct {
 	Text *fts.Spec
 	// Geo describes a 2dsphere index (nil otherwise).
 	Geo *GeoSpec
+	// Flat describes a 2d index (nil otherwise); its 2d field is the
+	// first.
+	Flat *FlatSpec
 	// Raw is the specification as listIndexes returns it.
 	Raw bson.Doc
 }
@@ -79,11 +84,11 @@ var knownOptions = map[string]bool{
 	"key": true, "name": true, "unique": true, "sparse": true, "partialFilterExpression": true,
 	"expireAfterSeconds": true, "hidden": true, "v": true, "background": true, "ns": true, "wildcardProjection": true,
 	"weights": true, "default_language": true, "language_override": true, "textIndexVersion": true,
-	"collation": true, "2dsphereIndexVersion": true,
+	"collation": true, "2dsphereIndexVersion": true, "bits": true, "min": true, "max": true,
 }
 
 var unsupportedOptions = map[string]string{
-	"bits": "2d indexes", "min": "2d indexes", "max": "2d indexes", "bucketSize": "geoHaystack indexes",
+	"bucketSize":    "geoHaystack indexes",
 	"storageEngine": "index storage engine options", "clustered": "clustered indexes", "prepareUnique": "prepareUnique",
 }
 
@@ -232,7 +237,9 @@ func (s *Spec) parseKey() error {
 				f.Text = true
 			case "2dsphere":
 				f.Geo = true
-			case "2d", "geoHaystack":
+			case "2d":
+				f.Flat = true
+			case "geoHaystack":
 				return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support %s indexes yet", v.StringValue())
 			default:
 				return badSpec("Unknown index plugin '%s'", v.StringValue())
@@ -327,7 +334,7 @@ func SameDefinition(a, b *Spec) bool {
 	if (a.Text == nil) != (b.Text == nil) || (a.Text != nil && !sameText(a.Text, b.Text)) {
 		return false
 	}
-	if (a.Geo == nil) != (b.Geo == nil) {
+	if (a.Geo == nil) != (b.Geo == nil) || (a.Flat == nil) != (b.Flat == nil) || (a.Flat != nil && a.Flat.Grid != b.Flat.Grid) {
 		return false
 	}
 	if !SameCollation(a.Collation, b.Collation) {

@@ -322,3 +322,93 @@ func TestGeoNearMany(t *testing.T) {
 		t.Errorf("docs examined = %d for %d answers of %d", docs, len(within), n)
 	}
 }
+
+// TestGeo2d: 2d indexes on legacy coordinate pairs, planar $near, and the
+// flat shapes read through them.
+func TestGeo2d(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("geo2d")
+	coll := db.Collection("pts")
+	name, err := coll.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "loc", Value: "2d"}}})
+	if err != nil || name != "loc_2d" {
+		t.Fatalf("createIndex = %q, %v", name, err)
+	}
+	if _, err := coll.InsertMany(ctx(t), []any{
+		bson.D{{Key: "_id", Value: int32(1)}, {Key: "loc", Value: bson.A{0, 0}}},
+		bson.D{{Key: "_id", Value: int32(2)}, {Key: "loc", Value: bson.A{3, 4}}},
+		bson.D{{Key: "_id", Value: int32(3)}, {Key: "loc", Value: bson.D{{Key: "x", Value: -1}, {Key: "y", Value: 1}}}},
+		bson.D{{Key: "_id", Value: int32(4)}, {Key: "loc", Value: bson.A{10, 10}}},
+		bson.D{{Key: "_id", Value: int32(5)}, {Key: "loc", Value: bson.A{bson.A{50, 50}, bson.A{0.5, 0}}}}, // two locations
+		bson.D{{Key: "_id", Value: int32(6)}, {Key: "name", Value: "no location"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var we mongo.WriteException
+	for _, bad := range []struct {
+		doc  bson.D
+		code int
+	}{
+		{bson.D{{Key: "loc", Value: point(1, 1)}}, 16804},
+		{bson.D{{Key: "loc", Value: bson.A{200, 0}}}, 13027},
+	} {
+		_, err := coll.InsertOne(ctx(t), bad.doc)
+		if !errors.As(err, &we) || we.WriteErrors[0].Code != bad.code {
+			t.Errorf("insert %v: %v, want %d", bad.doc, err, bad.code)
+		}
+	}
+	near := func(op string, extra ...bson.E) bson.D {
+		return bson.D{{Key: "loc", Value: append(bson.D{{Key: op, Value: bson.A{0, 0}}}, extra...)}}
+	}
+	cases := []struct {
+		name   string
+		filter bson.D
+		opts   []options.Lister[options.FindOptions]
+		want   []int32
+	}{
+		{"planar, nearest first", near("$near"), nil, []int32{1, 5, 3, 2, 4}},
+		{"within 5 units", near("$near", bson.E{Key: "$maxDistance", Value: 5}), nil, []int32{1, 5, 3, 2}},
+		{"the two nearest", near("$near"), []options.Lister[options.FindOptions]{options.Find().SetLimit(2)}, []int32{1, 5}},
+		{"spherical through the 2d index", near("$nearSphere", bson.E{Key: "$maxDistance", Value: 0.1}), nil, []int32{1, 5, 3, 2}},
+		{"$box", bson.D{{Key: "loc", Value: bson.D{{Key: "$geoWithin", Value: bson.D{{Key: "$box", Value: bson.A{bson.A{-2, -2}, bson.A{4, 4}}}}}}}}, []options.Lister[options.FindOptions]{options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})}, []int32{1, 2, 3, 5}},
+		{"$center", bson.D{{Key: "loc", Value: bson.D{{Key: "$geoWithin", Value: bson.D{{Key: "$center", Value: bson.A{bson.A{0, 0}, 1.5}}}}}}}, []options.Lister[options.FindOptions]{options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})}, []int32{1, 3, 5}},
+	}
+	for _, tc := range cases {
+		if got := textFind(t, coll, tc.filter, tc.opts...); !equalIDs(got, tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	ex, err := db.RunCommand(ctx(t), bson.D{{Key: "explain", Value: bson.D{{Key: "find", Value: "pts"},
+		{Key: "filter", Value: bson.D{{Key: "loc", Value: bson.D{{Key: "$geoWithin", Value: bson.D{{Key: "$box", Value: bson.A{bson.A{-2, -2}, bson.A{4, 4}}}}}}}}}}}}).Raw()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ix := ex.Lookup("queryPlanner", "winningPlan", "inputStage", "indexName"); ix.Type != bson.TypeString || ix.StringValue() != "loc_2d" {
+		t.Errorf("$box plan: %v", ex.Lookup("queryPlanner", "winningPlan"))
+	}
+	// $geoNear, planar: distances in coordinate units.
+	agc, err := coll.Aggregate(ctx(t), bson.A{bson.D{{Key: "$geoNear", Value: bson.D{{Key: "near", Value: bson.A{0, 0}}, {Key: "distanceField", Value: "d"}}}}, bson.D{{Key: "$limit", Value: 4}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []struct {
+		ID int32   `bson:"_id"`
+		D  float64 `bson:"d"`
+	}
+	if err := agc.All(ctx(t), &got); err != nil || len(got) != 4 || got[0].D != 0 || got[1].D != 0.5 || math.Abs(got[2].D-math.Sqrt2) > 1e-9 || got[3].D != 5 {
+		t.Errorf("$geoNear planar = %+v, %v", got, err)
+	}
+	// Options: a custom space; 2d must come first.
+	other := db.Collection("grid")
+	if _, err := other.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "p", Value: "2d"}},
+		Options: options.Index().SetMin(0).SetMax(1000).SetBits(20)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.InsertOne(ctx(t), bson.D{{Key: "p", Value: bson.A{999, 0}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.InsertOne(ctx(t), bson.D{{Key: "p", Value: bson.A{-1, 5}}}); !errors.As(err, &we) || we.WriteErrors[0].Code != 13027 {
+		t.Errorf("outside [0, 1000): %v", err)
+	}
+	_, err = other.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "a", Value: 1}, {Key: "q", Value: "2d"}}})
+	cmdErr(t, err, 16801)
+}
