@@ -256,19 +256,5 @@ func (s *graphLookupStage) level(values []bson.Value) ([]bson.Doc, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []bson.Doc
-	for n := 0; ; n++ {
-		d, err := it.Next()
-		if err != nil || d == nil {
-			return out, err
-		}
-		if n&1023 == 1023 {
-			if err := s.ctx.check(); err != nil {
-				return nil, err
-			}
-		}
-		if f.Match(d) {
-			out = append(out, cloneDoc(d))
-		}
-	}
+	return collectMatching(s.ctx, it, f.Match)
 }

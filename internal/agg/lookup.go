@@ -340,6 +340,19 @@ func (s *lookupStage) scanMatches(locals []bson.Value) ([]bson.Doc, error) {
 	if err != nil {
 		return nil, err
 	}
+	return collectMatching(s.ctx, it, func(d bson.Doc) bool {
+		for _, v := range foreignValues(d, s.foreignPath) {
+			if want[s.valueKey(v)] {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// collectMatching reads it to the end and returns copies of the documents
+// keep accepts, checking c (maxTimeMS, killOp) as it goes.
+func collectMatching(c *Context, it Iterator, keep func(bson.Doc) bool) ([]bson.Doc, error) {
 	var out []bson.Doc
 	for n := 0; ; n++ {
 		d, err := it.Next()
@@ -347,15 +360,12 @@ func (s *lookupStage) scanMatches(locals []bson.Value) ([]bson.Doc, error) {
 			return out, err
 		}
 		if n&1023 == 1023 {
-			if err := s.ctx.check(); err != nil {
+			if err := c.check(); err != nil {
 				return nil, err
 			}
 		}
-		for _, v := range foreignValues(d, s.foreignPath) {
-			if want[s.valueKey(v)] {
-				out = append(out, cloneDoc(d))
-				break
-			}
+		if keep(d) {
+			out = append(out, cloneDoc(d))
 		}
 	}
 }

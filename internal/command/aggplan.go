@@ -86,21 +86,12 @@ type textIter struct {
 }
 
 func (t *textIter) Next() (bson.Doc, error) {
-	s := t.src
-	if !s.ran {
-		if err := s.run(t.ctx); err != nil {
-			return nil, err
-		}
-		s.ran = true
+	h, err := t.src.next(t.ctx)
+	if h == nil || err != nil {
+		return nil, err
 	}
-	if s.pos >= len(s.hits) {
-		return nil, nil
-	}
-	d := s.hits[s.pos].doc
 	if t.score != nil {
-		*t.score = s.hits[s.pos].score
+		*t.score = h.score
 	}
-	s.hits[s.pos] = textHit{}
-	s.pos++
-	return d, nil
+	return h.doc, nil
 }

@@ -297,52 +297,30 @@ func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggP
 	leading := p.LeadingFilter() != nil
 	if g := planning.geoNear; g != nil {
 		leading = false // the $match after $geoNear stays a stage
-		r.StartDocument(bson.Index(i))
+		appendCursorStage(r, i, "$geoNearCursor", ns, g.query, func() { appendGeoNearStage(c, g, source) })
 		i++
-		r.StartDocument("$geoNearCursor")
-		r.StartDocument("queryPlanner")
-		r.AppendString("namespace", ns)
-		r.AppendDocument("parsedQuery", g.query)
-		r.StartDocument("winningPlan")
-		appendGeoNearStage(c, g, source)
-		r.End()
-		r.StartArray("rejectedPlans")
-		r.End()
-		r.End()
-		r.End()
-		r.End()
 	} else if !p.StartsWithSource() {
-		r.StartDocument(bson.Index(i))
-		i++
 		filter := p.LeadingFilter()
 		if filter == nil {
 			filter = bson.EmptyDoc
 		}
-		r.StartDocument("$cursor")
-		r.StartDocument("queryPlanner")
-		r.AppendString("namespace", ns)
 		if planning.text != nil {
 			filter = planning.text.textFilterDoc
 		}
-		r.AppendDocument("parsedQuery", filter)
-		r.StartDocument("winningPlan")
-		if planning.text != nil {
-			appendTextStages(r, planning.text, coll)
-		} else if chosen != nil {
-			appendIndexStages(r, chosen, filter)
-		} else {
-			r.AppendString("stage", "COLLSCAN")
-			if len(filter) > 5 {
-				r.AppendDocument("filter", filter)
+		appendCursorStage(r, i, "$cursor", ns, filter, func() {
+			if planning.text != nil {
+				appendTextStages(r, planning.text, coll)
+			} else if chosen != nil {
+				appendIndexStages(r, chosen, filter)
+			} else {
+				r.AppendString("stage", "COLLSCAN")
+				if len(filter) > 5 {
+					r.AppendDocument("filter", filter)
+				}
+				r.AppendString("direction", "forward")
 			}
-			r.AppendString("direction", "forward")
-		}
-		r.End()
-		r.StartArray("rejectedPlans")
-		r.End()
-		r.End()
-		r.End()
-		r.End()
+		})
+		i++
 	}
 	it := stages.Document().Iter()
 	for j := 0; it.Next(); j++ {
@@ -360,6 +338,25 @@ func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggP
 	r.AppendString("version", CompatibleVersion)
 	r.End()
 	return nil
+}
+
+// appendCursorStage writes explain's first stage (at index i of the stage
+// list): {name: {queryPlanner: {namespace, parsedQuery, winningPlan,
+// rejectedPlans: []}}}, the winning plan written by plan.
+func appendCursorStage(r *bson.Builder, i int, name, ns string, parsed bson.Doc, plan func()) {
+	r.StartDocument(bson.Index(i))
+	r.StartDocument(name)
+	r.StartDocument("queryPlanner")
+	r.AppendString("namespace", ns)
+	r.AppendDocument("parsedQuery", parsed)
+	r.StartDocument("winningPlan")
+	plan()
+	r.End()
+	r.StartArray("rejectedPlans")
+	r.End()
+	r.End()
+	r.End()
+	r.End()
 }
 
 // aggSource runs a pipeline as a cursor's source. Every Fill opens a read
@@ -440,9 +437,9 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		run := s.p.Run
 		switch {
 		case s.planning.geoNear != nil:
-			in = &geoNearIter{ctx: ctx, env: s.env, g: s.planning.geoNear}
+			in = newGeoNearIter(ctx, s.env, s.planning.geoNear)
 		case s.planning.text != nil:
-			in = &textIter{ctx: ctx, src: &textSource{env: s.env, spec: s.planning.text, raw: true}, score: s.cat.actx.Expr.TextScore}
+			in = &textIter{ctx: ctx, src: newTextSource(s.env, s.planning.text, true), score: s.cat.actx.Expr.TextScore}
 		case s.coll != "" && !s.p.StartsWithSource():
 			sc := s.cat.scan(s.db, s.coll, s.p.Filter)
 			sc.filterDoc = s.p.LeadingFilter()

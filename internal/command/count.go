@@ -76,7 +76,7 @@ func count(c *Ctx) error {
 func countMatches(c *Ctx, spec *findSpec, limit int64) (int64, error) {
 	var src Source = &scanSource{env: c.Env, spec: spec, skip: spec.skip, raw: true}
 	if spec.text != nil {
-		src = &textSource{env: c.Env, spec: spec, raw: true}
+		src = newTextSource(c.Env, spec, true)
 	}
 	var n int64
 	_, err := src.Fill(c, func(bson.Doc) bool {
@@ -179,7 +179,7 @@ func distinct(c *Ctx) error {
 	} else {
 		var src Source = &scanSource{env: c.Env, spec: spec, raw: true}
 		if spec.text != nil {
-			src = &textSource{env: c.Env, spec: spec, raw: true}
+			src = newTextSource(c.Env, spec, true)
 		}
 		_, err := src.Fill(c, feed)
 		src.Close()

@@ -265,10 +265,10 @@ func explainFind(c *Ctx, spec *findSpec) error {
 		var near *nearSource
 		switch {
 		case spec.text != nil:
-			text = &textSource{env: c.Env, spec: spec, raw: true}
+			text = newTextSource(c.Env, spec, true)
 			src = text
 		case spec.near != nil:
-			near = &nearSource{env: c.Env, spec: spec}
+			near = newNearSource(c.Env, spec)
 			src = near
 		default:
 			if p != nil {

@@ -251,10 +251,10 @@ func checkHint(c *Ctx, name string, hint bson.Value) error {
 // sorts them (a top-k when there is a limit).
 func openFind(c *Ctx, spec *findSpec) (Source, error) {
 	if spec.text != nil {
-		return &textSource{env: c.Env, spec: spec}, nil
+		return newTextSource(c.Env, spec, false), nil
 	}
 	if spec.near != nil {
-		return &nearSource{env: c.Env, spec: spec}, nil
+		return newNearSource(c.Env, spec), nil
 	}
 	scan := &scanSource{env: c.Env, spec: spec, skip: spec.skip}
 	// A sort on _id alone is the data tree's order: scan it (within the

@@ -10,6 +10,7 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/kv"
 )
 
 // geoNearSpec is a parsed $geoNear stage: the documents of the collection
@@ -170,28 +171,23 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 // geoNearIter feeds a pipeline the documents of a $geoNear, computed in
 // one snapshot on the first Next.
 type geoNearIter struct {
+	heldHits[nearHit]
 	ctx  context.Context
-	env  *Env
 	g    *geoNearSpec
-	ran  bool
-	hits []nearHit
-	pos  int
 	walk walkState
 }
 
+func newGeoNearIter(ctx context.Context, env *Env, g *geoNearSpec) *geoNearIter {
+	t := &geoNearIter{ctx: ctx, g: g}
+	t.env, t.db, t.coll, t.load = env, g.db, g.coll, t.run
+	return t
+}
+
 func (t *geoNearIter) Next() (bson.Doc, error) {
-	if !t.ran {
-		if err := t.run(); err != nil {
-			return nil, err
-		}
-		t.ran = true
+	h, err := t.next(t.ctx)
+	if h == nil || err != nil {
+		return nil, err
 	}
-	if t.pos >= len(t.hits) {
-		return nil, nil
-	}
-	h := t.hits[t.pos]
-	t.hits[t.pos] = nearHit{}
-	t.pos++
 	var b bson.Builder
 	b.AppendDouble("d", t.g.near.distance(h.dist)*t.g.multiplier)
 	dist, _ := b.Finish().Lookup("d")
@@ -202,22 +198,12 @@ func (t *geoNearIter) Next() (bson.Doc, error) {
 	return out, nil
 }
 
-func (t *geoNearIter) run() error {
-	tx, err := t.env.KV.BeginRead()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	coll, err := catalog.Get(tx, t.g.db, t.g.coll)
-	if err != nil {
-		return err
-	}
+func (t *geoNearIter) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]nearHit, error) {
 	if coll == nil {
-		return nil // no collection: no documents
+		return nil, nil // no collection: no documents
 	}
 	nc := *t.g.near
-	t.hits, err = nearSearch(t.ctx, tx, coll, &nc, t.g.filter, t.g.limit, &t.walk)
-	return err
+	return nearSearch(ctx, tx, coll, &nc, t.g.filter, t.g.limit, &t.walk)
 }
 
 // appendGeoNearStage writes explain's plan for a $geoNear.

@@ -486,60 +486,30 @@ func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix strin
 // the search in one snapshot and keeps the answers; later Fills serve
 // them.
 type nearSource struct {
-	env  *Env
+	heldHits[nearHit]
 	spec *findSpec
-	ran  bool
-	hits []nearHit
-	pos  int
-	buf  []byte
 	walk walkState
 }
 
-func (s *nearSource) Close() { s.hits = nil }
-
-func (s *nearSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
-	if !s.ran {
-		if err := s.run(ctx); err != nil {
-			return false, err
-		}
-		s.ran = true
-	}
-	for s.pos < len(s.hits) {
-		out := s.hits[s.pos].doc
-		if s.spec.proj != nil {
-			var md query.MatchDetails
-			var err error
-			if out, err = s.spec.proj.Apply(s.buf[:0], out, &md); err != nil {
-				return false, err
-			}
-			s.buf = out
-		}
-		if !emit(out) {
-			return false, nil
-		}
-		s.hits[s.pos] = nearHit{}
-		s.pos++
-	}
-	return true, nil
+func newNearSource(env *Env, spec *findSpec) *nearSource {
+	s := &nearSource{spec: spec}
+	s.env, s.db, s.coll, s.load = env, spec.db, spec.coll, s.run
+	return s
 }
 
-func (s *nearSource) run(ctx context.Context) error {
-	tx, err := s.env.KV.BeginRead()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	coll, err := catalog.Get(tx, s.spec.db, s.spec.coll)
-	if err != nil {
-		return err
-	}
+func (s *nearSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
+	var md query.MatchDetails
+	return s.fill(ctx, s.spec, false, func(h *nearHit) (bson.Doc, *query.MatchDetails) { return h.doc, &md }, emit)
+}
+
+func (s *nearSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]nearHit, error) {
 	want := int64(0)
 	if s.spec.limit > 0 && s.spec.sort == nil {
 		want = s.spec.skip + s.spec.limit
 	}
 	hits, err := nearSearch(ctx, tx, coll, s.spec.near, s.spec.filter, want, &s.walk)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if srt := s.spec.sort; srt != nil && srt.Natural() == 0 {
 		// A sort re-orders the answers, as in mongod.
@@ -552,8 +522,7 @@ func (s *nearSource) run(ctx context.Context) error {
 	if s.spec.limit > 0 && int64(len(hits)) > s.spec.limit {
 		hits = hits[:s.spec.limit]
 	}
-	s.hits = hits
-	return nil
+	return hits, nil
 }
 
 // appendNearStages writes a near plan as MongoDB explains it.

@@ -266,71 +266,40 @@ func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.
 // snapshot and keeps the matching documents (sorted when the query
 // sorts, by {$meta: "textScore"} or fields), later Fills serve them.
 type textSource struct {
-	env  *Env
+	heldHits[textHit]
 	spec *findSpec
 	raw  bool
-	ran  bool
-	hits []textHit
-	pos  int
-	buf  []byte
 	walk walkState
 }
 
-func (s *textSource) Close() { s.hits = nil }
-
-func (s *textSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
-	if !s.ran {
-		if err := s.run(ctx); err != nil {
-			return false, err
-		}
-		s.ran = true
-	}
-	for s.pos < len(s.hits) {
-		h := &s.hits[s.pos]
-		out := h.doc
-		if s.spec.proj != nil && !s.raw {
-			var err error
-			if out, err = s.spec.proj.Apply(s.buf[:0], h.doc, &h.md); err != nil {
-				return false, err
-			}
-			s.buf = out
-		}
-		if !emit(out) {
-			return false, nil
-		}
-		s.hits[s.pos] = textHit{}
-		s.pos++
-	}
-	return true, nil
+func newTextSource(env *Env, spec *findSpec, raw bool) *textSource {
+	s := &textSource{spec: spec, raw: raw}
+	s.env, s.db, s.coll, s.load = env, spec.db, spec.coll, s.run
+	return s
 }
 
-func (s *textSource) run(ctx context.Context) error {
-	tx, err := s.env.KV.BeginRead()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	coll, err := catalog.Get(tx, s.spec.db, s.spec.coll)
-	if err != nil {
-		return err
-	}
+func (s *textSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
+	return s.fill(ctx, s.spec, s.raw, func(h *textHit) (bson.Doc, *query.MatchDetails) { return h.doc, &h.md }, emit)
+}
+
+func (s *textSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]textHit, error) {
 	tp, err := planText(coll, s.spec)
 	if err != nil || tp == nil {
-		return err
+		return nil, err
 	}
 	data, err := dataTree(tx, coll)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hits, err := runText(ctx, tx, coll, data, tp, s.spec.filter, &s.walk)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if srt := s.spec.sort; srt != nil && srt.Natural() == 0 {
 		keys := make([][]byte, len(hits))
 		for i := range hits {
 			if err := srt.Check(hits[i].doc); err != nil {
-				return err
+				return nil, err
 			}
 			keys[i] = srt.KeyScore(nil, hits[i].doc, hits[i].score)
 		}
@@ -346,8 +315,7 @@ func (s *textSource) run(ctx context.Context) error {
 		hits = sorted
 	}
 	skip := min(s.spec.skip, int64(len(hits)))
-	s.hits = hits[skip:]
-	return nil
+	return hits[skip:], nil
 }
 
 // appendTextStages writes a text plan's stages as MongoDB explains them:
