@@ -71,7 +71,7 @@ func aggregate(c *Ctx) error {
 	}
 	defer cancel()
 	collation, _ := c.Body.Lookup("collation")
-	qopts, err := parseQueryOptions(a, collation)
+	qopts, err := c.queryOptionsFor(a, collation, name)
 	if err != nil {
 		return err
 	}

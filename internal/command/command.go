@@ -62,6 +62,9 @@ type Env struct {
 	SlowMS atomic.Int64
 	// plans is the plan cache (plancache.go).
 	plans planCache
+	// collations tells whether collections with default collations exist
+	// (collation.go).
+	collations defaultsState
 	// ColumnCache serves parallel aggregations' scans from in-memory
 	// columns (colscan.go); nil: off.
 	ColumnCache *colcache.Cache

@@ -26,7 +26,7 @@ func count(c *Ctx) error {
 	}
 	defer cancel()
 	collation, _ := c.Body.Lookup("collation")
-	opts, err := parseQueryOptions(a, collation)
+	opts, err := c.queryOptionsFor(a, collation, name)
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func distinct(c *Ctx) error {
 		return mongoerr.New(mongoerr.BadValue, "FieldPath cannot be constructed with empty string")
 	}
 	collation, _ := c.Body.Lookup("collation")
-	opts, err := parseQueryOptions(a, collation)
+	opts, err := c.queryOptionsFor(a, collation, name)
 	if err != nil {
 		return err
 	}

@@ -18,9 +18,9 @@ var unsupportedCreateOptions = map[string]string{
 	"capped": "capped collections", "size": "capped collections", "max": "capped collections",
 	"timeseries": "time-series collections", "clustered": "clustered collections",
 	"clusteredIndex": "clustered collections", "expireAfterSeconds": "TTL collections",
-	"pipeline":  "views (a pipeline without viewOn)",
-	"collation": "collection default collations", "changeStreamPreAndPostImages": "change streams",
-	"encryptedFields": "queryable encryption", "storageEngine": "storage engine options",
+	"pipeline":                     "views (a pipeline without viewOn)",
+	"changeStreamPreAndPostImages": "change streams",
+	"encryptedFields":              "queryable encryption", "storageEngine": "storage engine options",
 	"indexOptionDefaults": "index option defaults", "idIndex": "custom _id indexes",
 }
 
@@ -34,6 +34,7 @@ func create(c *Ctx) error {
 	}
 	// The options kept with the collection (listCollections shows them).
 	var opts bson.Builder
+	collated := false
 	it := c.Body.Iter()
 	it.Next()
 	for it.Next() {
@@ -45,6 +46,19 @@ func create(c *Ctx) error {
 		switch k {
 		case "validator", "validationLevel", "validationAction":
 			opts.AppendElement(e)
+			continue
+		case "collation":
+			if e.Value.Type != bson.TypeDocument {
+				return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'create.collation' is the wrong type '%s', expected type 'object'", e.Value.Type)
+			}
+			coll, err := query.ParseCollation(e.Value.Document())
+			if err != nil {
+				return err
+			}
+			if coll != nil { // {locale: "simple"} is no default at all
+				coll.AppendSpec(&opts, "collation")
+				collated = true
+			}
 			continue
 		}
 		if what, ok := unsupportedCreateOptions[k]; ok {
@@ -65,6 +79,9 @@ func create(c *Ctx) error {
 	wc, err := parseWriteConcern(c)
 	if err != nil {
 		return err
+	}
+	if collated {
+		c.Env.noteDefaultCollation()
 	}
 	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
 		_, err := catalog.Create(tx, c.DB, name, options)

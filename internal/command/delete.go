@@ -75,6 +75,11 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 	if err != nil {
 		return 0, err
 	}
+	if coll != nil && !given(collation) {
+		if opts.Collation, err = collectionCollation(coll); err != nil {
+			return 0, err
+		}
+	}
 	where, err := compileWriteFilter(q, opts)
 	if err != nil {
 		return 0, err

@@ -119,7 +119,7 @@ func find(c *Ctx) error {
 	}
 	defer cancel()
 	collation, _ := c.Body.Lookup("collation")
-	opts, err := parseQueryOptions(a, collation)
+	opts, err := c.queryOptionsFor(a, collation, name)
 	if err != nil {
 		return err
 	}

@@ -34,6 +34,10 @@ func createIndexes(c *Ctx) error {
 	if !ok {
 		return mongoerr.New(40414, "BSON field 'createIndexes.indexes' is missing but a required field")
 	}
+	def, err := c.defaultCollation(name)
+	if err != nil {
+		return err
+	}
 	var specs []*index.Spec
 	it := arr.Iter()
 	for it.Next() {
@@ -41,7 +45,18 @@ func createIndexes(c *Ctx) error {
 		if v.Type != bson.TypeDocument {
 			return mongoerr.New(mongoerr.TypeMismatch, "The elements of the 'indexes' array must be objects, but got %s", v.Type)
 		}
-		s, err := index.Parse(v.Document())
+		d := v.Document()
+		if _, ok := d.Lookup("collation"); !ok && def != nil {
+			// An index without a collation takes the collection's.
+			var b bson.Builder
+			ei := d.Iter()
+			for ei.Next() {
+				b.AppendElement(ei.Element())
+			}
+			def.AppendSpec(&b, "collation")
+			d = b.Finish()
+		}
+		s, err := index.Parse(d)
 		if err != nil {
 			return err
 		}

@@ -65,7 +65,8 @@ func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*updateStmt, error) {
 }
 
 func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc) error {
-	opts, err := parseQueryOptions(a, collation)
+	name, _ := c.collectionArg()
+	opts, err := c.queryOptionsFor(a, collation, name)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ func createView(c *Ctx, name string) error {
 		return mongoerr.New(mongoerr.BadValue, "'viewOn' must be a non-empty string")
 	}
 	if _, ok := a.lookup("collation"); ok {
-		return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support collections default collations (create option 'collation')")
+		return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support view default collations (create option 'collation' with 'viewOn')")
 	}
 	pipeline, ok, err := a.array("pipeline")
 	if err != nil {
