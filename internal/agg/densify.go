@@ -302,10 +302,10 @@ func (s *densifyStage) run(in Iterator) ([]bson.Doc, error) {
 			if generated++; generated > 10_000_000 {
 				return mongoerr.New(5897900, "Generated 10000000 documents in $densify, which is over the limit of 10000000. Increase the 'internalQueryMaxAllowedDensifyDocs' parameter to allow more generated documents")
 			}
-			d := WithPath(bson.EmptyDoc, s.field, s.value(x))
+			d := bson.WithPath(bson.EmptyDoc, s.field, s.value(x))
 			for _, p := range s.partitions {
 				if v := lookupPath(part[0].doc, p); v.Type != 0 {
-					d = WithPath(d, p, v)
+					d = bson.WithPath(d, p, v)
 				}
 			}
 			out = append(out, d)

@@ -158,7 +158,7 @@ func (s *graphLookupStage) open(in Iterator) (Iterator, error) {
 		}
 		b.End()
 		arr, _ := b.Finish().Lookup("a")
-		return WithPath(d, s.as, arr), nil
+		return bson.WithPath(d, s.as, arr), nil
 	}), nil
 }
 
@@ -205,7 +205,7 @@ func (s *graphLookupStage) search(start bson.Value) ([]bson.Doc, error) {
 				var b bson.Builder
 				b.AppendInt64("d", depth)
 				dv, _ := b.Finish().Lookup("d")
-				out = WithPath(doc, s.depthField, dv)
+				out = bson.WithPath(doc, s.depthField, dv)
 			}
 			if mem += int64(len(out)); mem > s.ctx.memLimit() {
 				return nil, mongoerr.New(40099, "$graphLookup reached maximum memory consumption")

@@ -216,7 +216,7 @@ func (s *lookupStage) open(in Iterator) (Iterator, error) {
 		}
 		b.End()
 		arr, _ := b.Finish().Lookup("a")
-		out := WithPath(d, s.as, arr)
+		out := bson.WithPath(d, s.as, arr)
 		if len(out) > 16*1024*1024 {
 			return nil, mongoerr.New(4568, "Total size of documents in %s matching pipeline's $lookup stage exceeds %d bytes", s.from, 16*1024*1024)
 		}

@@ -95,54 +95,6 @@ func lookupPath(d bson.Doc, path []string) bson.Value {
 	return v
 }
 
-// setPath returns a copy of d with path set to v (creating documents along
-// the way, replacing non-documents).
-func setPath(b *bson.Builder, d bson.Doc, path []string, v bson.Value) {
-	done := false
-	it := d.Iter()
-	for it.Next() {
-		e := it.Element()
-		if e.Key != path[0] {
-			b.AppendElement(e)
-			continue
-		}
-		if done {
-			continue
-		}
-		done = true
-		if len(path) == 1 {
-			if v.Type != 0 {
-				b.AppendValue(e.Key, v)
-			}
-			continue
-		}
-		b.StartDocument(e.Key)
-		sub := bson.EmptyDoc
-		if e.Value.Type == bson.TypeDocument {
-			sub = e.Value.Document()
-		}
-		setPath(b, sub, path[1:], v)
-		b.End()
-	}
-	if !done && v.Type != 0 {
-		if len(path) == 1 {
-			b.AppendValue(path[0], v)
-			return
-		}
-		b.StartDocument(path[0])
-		setPath(b, bson.EmptyDoc, path[1:], v)
-		b.End()
-	}
-}
-
-// WithPath returns a copy of d with the dotted path (split into its
-// components) set to v, creating embedded documents along the way.
-func WithPath(d bson.Doc, path []string, v bson.Value) bson.Doc {
-	var b bson.Builder
-	setPath(&b, d, path, v)
-	return b.Finish()
-}
-
 func (s *unwindStage) open(in Iterator) (Iterator, error) {
 	var cur bson.Doc
 	var elems []bson.Value
@@ -152,9 +104,9 @@ func (s *unwindStage) open(in Iterator) (Iterator, error) {
 		idxPath = strings.Split(s.indexField, ".")
 	}
 	emit := func(d bson.Doc, v bson.Value, idx bson.Value) bson.Doc {
-		out := WithPath(d, s.path, v)
+		out := bson.WithPath(d, s.path, v)
 		if idxPath != nil {
-			out = WithPath(out, idxPath, idx)
+			out = bson.WithPath(out, idxPath, idx)
 		}
 		return out
 	}
@@ -184,9 +136,9 @@ func (s *unwindStage) open(in Iterator) (Iterator, error) {
 				elems, pos = v.Document().Values(), 0
 			case v.Type == bson.TypeArray:
 				if s.preserveEmpty {
-					out := WithPath(d, s.path, bson.Value{})
+					out := bson.WithPath(d, s.path, bson.Value{})
 					if idxPath != nil {
-						out = WithPath(out, idxPath, null)
+						out = bson.WithPath(out, idxPath, null)
 					}
 					return out, nil
 				}
@@ -195,13 +147,13 @@ func (s *unwindStage) open(in Iterator) (Iterator, error) {
 					if idxPath == nil {
 						return d, nil
 					}
-					return WithPath(d, idxPath, null), nil
+					return bson.WithPath(d, idxPath, null), nil
 				}
 			default:
 				if idxPath == nil {
 					return d, nil
 				}
-				return WithPath(d, idxPath, null), nil
+				return bson.WithPath(d, idxPath, null), nil
 			}
 		}
 	}), nil

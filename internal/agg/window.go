@@ -407,7 +407,7 @@ func (s *setWindowFieldsStage) partition(rows []windowRow, env *expr.Env) ([]bso
 			if v.Type == 0 {
 				v = bson.Value{Type: bson.TypeNull, Data: []byte{}}
 			}
-			d = WithPath(d, o.path, v)
+			d = bson.WithPath(d, o.path, v)
 		}
 		out[r] = d
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
-	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
@@ -191,9 +190,9 @@ func (t *geoNearIter) Next() (bson.Doc, error) {
 	var b bson.Builder
 	b.AppendDouble("d", t.g.near.distance(h.dist)*t.g.multiplier)
 	dist, _ := b.Finish().Lookup("d")
-	out := agg.WithPath(h.doc, t.g.distanceField, dist)
+	out := bson.WithPath(h.doc, t.g.distanceField, dist)
 	if t.g.includeLocs != nil {
-		out = agg.WithPath(out, t.g.includeLocs, h.loc)
+		out = bson.WithPath(out, t.g.includeLocs, h.loc)
 	}
 	return out, nil
 }

@@ -302,9 +302,6 @@ func (pp *projParser) addOperatorExpr(path string, e bson.Element, sub bson.Doc)
 			if pp.fp.opts == nil || !pp.fp.opts.TextScore {
 				return mongoerr.New(40218, "query requires text score metadata, but it is not available")
 			}
-			if strings.Contains(path, ".") {
-				return mongoerr.New(mongoerr.NotImplemented, "Cairn does not support {$meta: \"textScore\"} on a dotted path (%s)", path)
-			}
 			p.meta = append(p.meta, path)
 			return nil
 		case "searchScore", "searchHighlights", "searchScoreDetails", "vectorSearchScore", "geoNearDistance", "geoNearPoint", "indexKey", "recordId", "sortKey", "randVal", "searchSequenceToken":
@@ -484,10 +481,24 @@ func (p *Projection) applyMeta(dst []byte, doc bson.Doc, md *MatchDetails) (bson
 			b.AppendElement(e)
 		}
 	}
+	var dotted []string
 	for _, m := range p.meta {
-		b.AppendDouble(m, score)
+		if strings.Contains(m, ".") {
+			dotted = append(dotted, m)
+		} else {
+			b.AppendDouble(m, score)
+		}
 	}
-	return b.Finish(), nil
+	res := b.Finish()
+	if len(dotted) > 0 {
+		var sb bson.Builder
+		sb.AppendDouble("s", score)
+		sv, _ := sb.Finish().Lookup("s")
+		for _, m := range dotted {
+			res = bson.WithPath(res, strings.Split(m, "."), sv)
+		}
+	}
+	return res, nil
 }
 
 func (p *Projection) apply(dst []byte, doc bson.Doc, md *MatchDetails) (bson.Doc, error) {

@@ -123,6 +123,16 @@ func TestTextSearch(t *testing.T) {
 			t.Errorf("scored[%d] = %+v, want %+v", i, scored[i], w)
 		}
 	}
+	// A dotted path gets the score inside an embedded document.
+	var nested struct {
+		M struct {
+			S float64 `bson:"s"`
+		} `bson:"m"`
+	}
+	if err := coll.FindOne(ctx(t), search("coffee"), options.FindOne().SetSort(bson.D{{Key: "_id", Value: 1}}).
+		SetProjection(bson.D{{Key: "subject", Value: 1}, {Key: "m.s", Value: bson.D{{Key: "$meta", Value: "textScore"}}}})).Decode(&nested); err != nil || nested.M.S != 1 {
+		t.Errorf("dotted $meta: %+v, %v", nested, err)
+	}
 	// $meta without $text: 40218.
 	_, err = coll.Find(ctx(t), bson.D{}, options.Find().SetProjection(bson.D{{Key: "s", Value: bson.D{{Key: "$meta", Value: "textScore"}}}}))
 	cmdErr(t, err, 40218)
