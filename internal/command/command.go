@@ -65,6 +65,8 @@ type Env struct {
 	// collations tells whether collections with default collations exist
 	// (collation.go).
 	collations defaultsState
+	// profiler holds the databases' profiling levels (profiler.go).
+	profiler profilerState
 	// ColumnCache serves parallel aggregations' scans from in-memory
 	// columns (colscan.go); nil: off.
 	ColumnCache *colcache.Cache
@@ -233,6 +235,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 		c.Env.Ops.end(op)
 		d := time.Since(start)
 		logSlowOp(c, op, collName, d, reply)
+		profileOp(c, op, collName, d, reply)
 		if collName != "" {
 			c.Env.Top.record(c.DB, collName, cmd.Name, d)
 		}

@@ -113,6 +113,9 @@ func drop(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	if name == profileCollection {
+		c.Env.forgetProfileSize(c.DB)
+	}
 	if nIndexes > 0 {
 		c.Reply.AppendInt32("nIndexesWas", int32(nIndexes))
 		c.Reply.AppendString("ns", c.DB+"."+name)
@@ -148,6 +151,7 @@ func dropDatabase(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	c.Env.forgetProfileSize(c.DB)
 	if dropped {
 		c.Reply.AppendString("dropped", c.DB)
 	}

@@ -274,10 +274,10 @@ func prefixOf(d bson.Doc, budget int) bson.Doc {
 	return b.Finish()
 }
 
-// profile reads and sets the profiler's settings. Cairn has no
-// system.profile collection, so level 0 (off) is its only level; the
-// command's use is reading and setting slowms, the slow-operation log's
-// threshold, as db.setProfilingLevel(0, {slowms: N}) does.
+// profile reads and sets the profiler's settings: the database's level
+// (0 off, 1 operations at least slowms, 2 every operation, written to
+// its system.profile: profiler.go) and the slowms threshold that the
+// slow-operation log and level 1 share.
 func profile(c *Ctx) error {
 	first := newArgs(c).first()
 	level, ok := first.AsInt64()
@@ -286,9 +286,6 @@ func profile(c *Ctx) error {
 	}
 	if level < -1 || level > 2 {
 		return mongoerr.New(mongoerr.BadValue, "Invalid profiling level: %d", level)
-	}
-	if level > 0 {
-		return mongoerr.New(mongoerr.IllegalOperation, "profiling level %d writes to system.profile, which Cairn does not have; operations slower than slowms are written to the log instead (profile level 0 with slowms)", level)
 	}
 	newSlow := int64(-1)
 	it := c.Body.Iter()
@@ -307,7 +304,7 @@ func profile(c *Ctx) error {
 			newSlow = n
 		case "sampleRate":
 			if f, ok := e.Value.AsFloat64(); !ok || f != 1 {
-				return mongoerr.New(mongoerr.BadValue, "Cairn logs every slow operation: sampleRate must be 1")
+				return mongoerr.New(mongoerr.BadValue, "Cairn profiles every qualifying operation: sampleRate must be 1")
 			}
 		case "filter":
 			return mongoerr.New(mongoerr.BadValue, "profile filters are not supported by Cairn")
@@ -315,17 +312,23 @@ func profile(c *Ctx) error {
 			return mongoerr.New(mongoerr.BadValue, "unknown profile option: %s", e.Key)
 		}
 	}
-	was := c.Env.SlowMS.Load()
-	c.Reply.AppendInt32("was", 0)
-	c.Reply.AppendInt32("slowms", int32(was))
+	wasSlow := c.Env.SlowMS.Load()
+	wasLevel := c.Env.profileLevel(c.DB)
+	if level >= 0 {
+		c.Env.setProfileLevel(c.DB, level)
+	}
+	c.Reply.AppendInt32("was", int32(wasLevel))
+	c.Reply.AppendInt32("slowms", int32(wasSlow))
 	c.Reply.AppendDouble("sampleRate", 1)
-	if level == 0 && newSlow >= 0 && newSlow != was {
+	toSlow := wasSlow
+	if level >= 0 && newSlow >= 0 {
+		toSlow = newSlow
 		c.Env.SlowMS.Store(newSlow)
-		if c.Env.Log != nil {
-			c.Env.Log.Info("Profiler settings changed", "c", "CONTROL", "id", 22800, "ctx", connCtxName(c),
-				"from", map[string]any{"level": 0, "slowms": was, "sampleRate": 1.0},
-				"to", map[string]any{"level": 0, "slowms": newSlow, "sampleRate": 1.0})
-		}
+	}
+	if level >= 0 && (toSlow != wasSlow || level != wasLevel) && c.Env.Log != nil {
+		c.Env.Log.Info("Profiler settings changed", "c", "CONTROL", "id", 22800, "ctx", connCtxName(c),
+			"from", map[string]any{"level": wasLevel, "slowms": wasSlow, "sampleRate": 1.0},
+			"to", map[string]any{"level": level, "slowms": toSlow, "sampleRate": 1.0})
 	}
 	return nil
 }

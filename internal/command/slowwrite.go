@@ -104,6 +104,7 @@ func beginStatement(c *Ctx) *statement {
 func (s *statement) end(typ, coll string, stmt bson.Doc, err error) {
 	c := s.c
 	d := time.Since(s.start)
+	profileStatement(c, typ, coll, stmt, &s.stats, d, err)
 	if !slowEnough(c, d) {
 		return
 	}
