@@ -35,6 +35,13 @@ func pipeConn(s *Server) net.Conn {
 	client, srv := net.Pipe()
 	c := s.newConn(srv)
 	s.mu.Lock()
+	if s.closing.Load() {
+		// As Serve: no connection once Shutdown has begun (its Wait may
+		// already be running).
+		s.mu.Unlock()
+		srv.Close()
+		return client
+	}
 	s.conns[c] = struct{}{}
 	s.wg.Add(1)
 	s.mu.Unlock()
