@@ -362,3 +362,62 @@ func (s *Shape) MinDistance(p s2.Point) s1.Angle {
 func (s *Shape) Spherical() bool {
 	return len(s.Points)+len(s.Lines)+len(s.Polygons) > 0
 }
+
+// Point is a single-point geometry read without allocating: a GeoJSON
+// Point or a legacy coordinate pair.
+type Point struct {
+	// Sphere is the point on the sphere; Spherical reports that it is
+	// valid (a GeoJSON point, or a legacy pair within longitude and
+	// latitude bounds).
+	Sphere    s2.Point
+	Spherical bool
+	// Flat is a legacy pair's coordinates; Legacy reports one.
+	Flat   r2.Point
+	Legacy bool
+}
+
+// PointOf reads v as a point, if it is one (ok false otherwise: another
+// geometry, or not a geometry; ParseShape tells which).
+func PointOf(v bson.Value) (p Point, ok bool) {
+	if v.Type != bson.TypeDocument && v.Type != bson.TypeArray {
+		return p, false
+	}
+	d := v.Document()
+	if v.Type == bson.TypeDocument {
+		if t, ok := d.Lookup("type"); ok && t.Type == bson.TypeString {
+			if t.StringValue() != "Point" {
+				return p, false
+			}
+			c, ok := d.Lookup("coordinates")
+			if !ok || c.Type != bson.TypeArray {
+				return p, false
+			}
+			lng, lat, ok := firstTwoNumbers(c.Document())
+			if !ok || !validLngLat(lng, lat) {
+				return p, false
+			}
+			return Point{Sphere: pointOf(lng, lat), Spherical: true}, true
+		}
+	}
+	x, y, ok := firstTwoNumbers(d)
+	if !ok || math.IsNaN(x) || math.IsNaN(y) || math.IsInf(x, 0) || math.IsInf(y, 0) {
+		return p, false
+	}
+	p = Point{Flat: r2.Point{X: x, Y: y}, Legacy: true}
+	if validLngLat(x, y) {
+		p.Sphere, p.Spherical = pointOf(x, y), true
+	}
+	return p, true
+}
+
+func firstTwoNumbers(d bson.Doc) (a, b float64, ok bool) {
+	it := d.Iter()
+	if !it.Next() {
+		return 0, 0, false
+	}
+	if a, ok = number(it.Element().Value); !ok || !it.Next() {
+		return 0, 0, false
+	}
+	b, ok = number(it.Element().Value)
+	return a, b, ok
+}

@@ -24,6 +24,9 @@ type Region interface {
 	// point in the region, for a 2d index scan; false for GeoJSON
 	// geometries, which a 2d index cannot serve.
 	Bounds() (lo, hi r2.Point, ok bool)
+	// HasPoint is Within (within) or Intersects for a single point,
+	// without building a Shape.
+	HasPoint(p Point, within bool) bool
 }
 
 // ParseWithin reads the argument of $geoWithin: {$geometry: Polygon or
@@ -195,6 +198,16 @@ func (r shapeRegion) Intersects(s *Shape) bool { return s.Spherical() && shapesI
 
 func (r shapeRegion) Bounds() (lo, hi r2.Point, ok bool) { return lo, hi, false }
 
+func (r shapeRegion) HasPoint(p Point, within bool) bool {
+	if !p.Spherical {
+		return false
+	}
+	if within {
+		return anyPolygon(r.q.Polygons, func(poly *s2.Polygon) bool { return poly.ContainsPoint(p.Sphere) })
+	}
+	return pointTouches(p.Sphere, r.q)
+}
+
 func (r shapeRegion) Cover(rc *s2.RegionCoverer) (s2.CellUnion, bool) {
 	var u s2.CellUnion
 	for _, p := range r.q.Points {
@@ -355,6 +368,8 @@ func (r capRegion) Intersects(s *Shape) bool {
 
 func (r capRegion) Cover(rc *s2.RegionCoverer) (s2.CellUnion, bool) { return rc.Covering(r.c), true }
 
+func (r capRegion) HasPoint(p Point, _ bool) bool { return p.Spherical && r.c.ContainsPoint(p.Sphere) }
+
 // Bounds is the longitude/latitude box of the cap.
 func (r capRegion) Bounds() (lo, hi r2.Point, ok bool) {
 	b := r.c.RectBound()
@@ -390,12 +405,16 @@ func parseBox(v bson.Value) (Region, error) {
 }
 
 func (r boxRegion) Within(s *Shape) bool {
-	return s.Legacy && s.Flat.X >= r.lo.X && s.Flat.X <= r.hi.X && s.Flat.Y >= r.lo.Y && s.Flat.Y <= r.hi.Y
+	return r.HasPoint(Point{Flat: s.Flat, Legacy: s.Legacy}, true)
 }
 
 func (r boxRegion) Intersects(s *Shape) bool { return r.Within(s) }
 
 func (r boxRegion) Bounds() (lo, hi r2.Point, ok bool) { return r.lo, r.hi, true }
+
+func (r boxRegion) HasPoint(p Point, _ bool) bool {
+	return p.Legacy && p.Flat.X >= r.lo.X && p.Flat.X <= r.hi.X && p.Flat.Y >= r.lo.Y && p.Flat.Y <= r.hi.Y
+}
 
 type circleRegion struct {
 	flat
@@ -412,7 +431,11 @@ func parseCenter(v bson.Value) (Region, error) {
 }
 
 func (r circleRegion) Within(s *Shape) bool {
-	return s.Legacy && s.Flat.Sub(r.c).Norm() <= r.r
+	return r.HasPoint(Point{Flat: s.Flat, Legacy: s.Legacy}, true)
+}
+
+func (r circleRegion) HasPoint(p Point, _ bool) bool {
+	return p.Legacy && p.Flat.Sub(r.c).Norm() <= r.r
 }
 
 func (r circleRegion) Intersects(s *Shape) bool { return r.Within(s) }
@@ -437,12 +460,16 @@ func parseFlatPolygon(v bson.Value) (Region, error) {
 	return flatPolygonRegion{pts: pts}, nil
 }
 
-// Within: inside by the even-odd rule, or on an edge.
 func (r flatPolygonRegion) Within(s *Shape) bool {
-	if !s.Legacy {
+	return r.HasPoint(Point{Flat: s.Flat, Legacy: s.Legacy}, true)
+}
+
+// HasPoint: inside by the even-odd rule, or on an edge.
+func (r flatPolygonRegion) HasPoint(pt Point, _ bool) bool {
+	if !pt.Legacy {
 		return false
 	}
-	p := s.Flat
+	p := pt.Flat
 	in := false
 	for i, j := 0, len(r.pts)-1; i < len(r.pts); j, i = i, i+1 {
 		a, b := r.pts[i], r.pts[j]

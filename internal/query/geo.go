@@ -21,6 +21,9 @@ func (m *geoMatcher) matchValue(v bson.Value) bool {
 	if v.Type != bson.TypeDocument && v.Type != bson.TypeArray {
 		return false
 	}
+	if p, ok := geo.PointOf(v); ok {
+		return m.r.HasPoint(p, m.within)
+	}
 	s, err := geo.ParseShape(v)
 	if err != nil {
 		return false
