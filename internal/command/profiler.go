@@ -14,6 +14,7 @@ package command
 
 import (
 	"context"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -141,7 +142,8 @@ func profileStatement(c *Ctx, typ, coll string, stmt bson.Doc, stats *opStats, d
 	}
 }
 
-// profileDoc builds a profile document, in the shape of mongod's: op, ns,
+// profileDoc builds a profile document, in the shape of mongod's (counts
+// and millis as 32-bit integers): op, ns,
 // command, the figures of the query and write stages, the error if the
 // operation failed, responseLength (when there is a reply of its own),
 // millis, ts, client, appName, allUsers and user.
@@ -153,8 +155,8 @@ func profileDoc(c *Ctx, op, ns string, command bson.Doc, s *opStats, d time.Dura
 	if s != nil {
 		plan := s.planSummary.Load()
 		if plan != nil {
-			b.AppendInt64("keysExamined", s.keysExamined.Load())
-			b.AppendInt64("docsExamined", s.docsExamined.Load())
+			b.AppendInt32("keysExamined", int32Of(s.keysExamined.Load()))
+			b.AppendInt32("docsExamined", int32Of(s.docsExamined.Load()))
 		}
 		if s.hasSortStage.Load() {
 			b.AppendBool("hasSortStage", true)
@@ -164,11 +166,11 @@ func profileDoc(c *Ctx, op, ns string, command bson.Doc, s *opStats, d time.Dura
 		}
 		for _, f := range s.write.fields() {
 			if f.c.set.Load() {
-				b.AppendInt64(f.name, f.c.n.Load())
+				b.AppendInt32(f.name, int32Of(f.c.n.Load()))
 			}
 		}
 		if n := s.nreturned.Load(); n > 0 || op == "query" || op == "getmore" || (plan != nil && !s.write.any()) {
-			b.AppendInt64("nreturned", n)
+			b.AppendInt32("nreturned", int32Of(n))
 		}
 		if plan != nil {
 			b.AppendString("planSummary", *plan)
@@ -185,7 +187,7 @@ func profileDoc(c *Ctx, op, ns string, command bson.Doc, s *opStats, d time.Dura
 		b.AppendInt32("responseLength", int32(responseLength))
 		b.AppendString("protocol", "op_msg")
 	}
-	b.AppendInt64("millis", d.Milliseconds())
+	b.AppendInt32("millis", int32Of(d.Milliseconds()))
 	b.AppendDateTime("ts", time.Now().UnixMilli())
 	if c.Conn != nil {
 		b.AppendString("client", c.Conn.Remote)
@@ -198,6 +200,10 @@ func profileDoc(c *Ctx, op, ns string, command bson.Doc, s *opStats, d time.Dura
 	b.AppendString("user", "")
 	return b.Finish()
 }
+
+// int32Of is n as the 32-bit integer mongod's profile documents hold,
+// saturated.
+func int32Of(n int64) int32 { return int32(min(max(n, math.MinInt32), math.MaxInt32)) }
 
 // writeProfile inserts doc into db.system.profile and trims the
 // collection to profileMaxBytes.

@@ -44,7 +44,7 @@ func TestProfiler(t *testing.T) {
 	for _, d := range docs {
 		byOp[d["op"].(string)] = d
 	}
-	if q := byOp["query"]; q == nil || q["ns"] != "prof.c" || q["nreturned"] != int64(1) || q["docsExamined"] != int64(1) || q["planSummary"] != "COLLSCAN" {
+	if q := byOp["query"]; q == nil || q["ns"] != "prof.c" || q["nreturned"] != int32(1) || q["docsExamined"] != int32(1) || q["planSummary"] != "COLLSCAN" {
 		t.Errorf("query profile = %v", q)
 	}
 	if q := byOp["query"]; q != nil {
@@ -53,17 +53,17 @@ func TestProfiler(t *testing.T) {
 			t.Errorf("query command = %v", q["command"])
 		}
 	}
-	if ins := byOp["insert"]; ins == nil || ins["ninserted"] != int64(1) {
+	if ins := byOp["insert"]; ins == nil || ins["ninserted"] != int32(1) {
 		t.Errorf("insert profile = %v", ins)
 	}
 	// An update's statements are profiled, each with its own figures.
-	if up := byOp["update"]; up == nil || up["nMatched"] != int64(1) || up["nModified"] != int64(1) || up["ns"] != "prof.c" {
+	if up := byOp["update"]; up == nil || up["nMatched"] != int32(1) || up["nModified"] != int32(1) || up["ns"] != "prof.c" {
 		t.Errorf("update profile = %v", up)
 	} else if raw, _ := bson.Marshal(up); bson.Raw(raw).Lookup("command", "u", "$set").Type != bson.TypeEmbeddedDocument {
 		t.Errorf("update statement = %v", up["command"])
 	}
 	for _, d := range docs {
-		if _, ok := d["millis"].(int64); !ok || d["ts"] == nil || (d["op"] != "update" && d["responseLength"] == nil) {
+		if _, ok := d["millis"].(int32); !ok || d["ts"] == nil || (d["op"] != "update" && d["responseLength"] == nil) {
 			t.Errorf("profile doc lacks millis/ts/responseLength: %v", d)
 		}
 	}
