@@ -29,6 +29,7 @@ import (
 	"github.com/golang/geo/s2"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/geo"
 	"github.com/cairndb/cairn/internal/index"
@@ -279,6 +280,7 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 	gf := spec.Fields[geoFieldOf(spec)]
 	seen := map[string]bool{}
 	var hits []nearHit
+	var mem int64
 	examine := func(key, raw []byte) error {
 		if seen[string(key)] {
 			return nil
@@ -294,12 +296,17 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 			return err
 		}
 		h.key, h.doc = slices.Clone(key), slices.Clone(bson.Doc(raw))
+		if mem += int64(len(key) + len(raw) + 64); mem > agg.DefaultMemoryLimit {
+			// The answers are sorted in memory: bound them as a blocking
+			// sort is bounded.
+			return mongoerr.New(292, "Exceeded memory limit for $near/$geoNear: its answers pass 100 MiB; bound it with $maxDistance or a limit")
+		}
 		hits = append(hits, h)
 		return nil
 	}
 	fullScan := func() error {
 		clear(seen)
-		hits = hits[:0]
+		hits, mem = hits[:0], 0
 		cur := data.Cursor()
 		n := 0
 		for k, v := cur.First(); k != nil; k, v = cur.Next() {
