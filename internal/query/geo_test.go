@@ -24,6 +24,11 @@ func TestGeoMatch(t *testing.T) {
 		{inSquare, `{"loc": {"type": "MultiPoint", "coordinates": [[1, 1], [20, 2]]}}`, false},
 		// clockwise rings mean the smaller region too
 		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[0, 0], [0, 10], [10, 10], [10, 0], [0, 0]]]}}`), `{"loc": [5, 5]}`, true},
+		// across the antimeridian: the ring's edges take the short way
+		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[170, -10], [-170, -10], [-170, 10], [170, 10], [170, -10]]]}}`), `{"loc": [179.5, 0]}`, true},
+		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[170, -10], [-170, -10], [-170, 10], [170, 10], [170, -10]]]}}`), `{"loc": [-175, 5]}`, true},
+		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[170, -10], [-170, -10], [-170, 10], [170, 10], [170, -10]]]}}`), `{"loc": [0, 0]}`, false},
+		{within(`{"$centerSphere": [[180, 0], 0.01]}`), `{"loc": [-179.9, 0]}`, true},
 		// a hole
 		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]], [[4, 4], [6, 4], [6, 6], [4, 6], [4, 4]]]}}`), `{"loc": [5, 5]}`, false},
 		{within(`{"$geometry": {"type": "Polygon", "coordinates": [[[0, 0], [10, 0], [10, 10], [0, 10], [0, 0]], [[4, 4], [6, 4], [6, 6], [4, 6], [4, 4]]]}}`), `{"loc": [2, 2]}`, true},

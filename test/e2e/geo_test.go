@@ -397,6 +397,17 @@ func TestGeo2d(t *testing.T) {
 	if err := agc.All(ctx(t), &got); err != nil || len(got) != 4 || got[0].D != 0 || got[1].D != 0.5 || math.Abs(got[2].D-math.Sqrt2) > 1e-9 || got[3].D != 5 {
 		t.Errorf("$geoNear planar = %+v, %v", got, err)
 	}
+	// $centerSphere across the antimeridian through the 2d index: the
+	// cap's box then spans every longitude.
+	if _, err := coll.InsertMany(ctx(t), []any{
+		bson.D{{Key: "_id", Value: int32(20)}, {Key: "loc", Value: bson.A{179.9, 0}}},
+		bson.D{{Key: "_id", Value: int32(21)}, {Key: "loc", Value: bson.A{-179.9, 0.1}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got := textFind(t, coll, bson.D{{Key: "loc", Value: bson.D{{Key: "$geoWithin", Value: bson.D{{Key: "$centerSphere", Value: bson.A{bson.A{180, 0}, 0.01}}}}}}}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})); !equalIDs(got, []int32{20, 21}) {
+		t.Errorf("antimeridian: %v", got)
+	}
 	// Options: a custom space; 2d must come first.
 	other := db.Collection("grid")
 	if _, err := other.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "p", Value: "2d"}},
