@@ -217,6 +217,13 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.FailedToParse, "no command name found in request"))
 	}
 	c.Name = it.Element().Key
+	if _, ok := c.Body.Lookup("txnNumber"); ok {
+		// Transactions and retryable writes need a replica set: a
+		// standalone mongod refuses their transaction numbers before
+		// running anything, so that no write of a transaction lands
+		// outside one.
+		return errorReply(c.Reply, mongoerr.New(mongoerr.IllegalOperation, "Transaction numbers are only allowed on a replica set member or mongos"))
+	}
 	cmd, ok := Lookup(c.Name)
 	if !ok {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.CommandNotFound, "no such command: '%s'", c.Name))
