@@ -224,6 +224,18 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 		// outside one.
 		return errorReply(c.Reply, mongoerr.New(mongoerr.IllegalOperation, "Transaction numbers are only allowed on a replica set member or mongos"))
 	}
+	if rc, ok := c.Body.Lookup("readConcern"); ok && rc.Type == bson.TypeDocument {
+		// A standalone has no replica set to read a snapshot across
+		// batches or to confirm a linearizable read.
+		if l, _ := rc.Document().Lookup("level"); l.Type == bson.TypeString {
+			switch l.StringValue() {
+			case "snapshot":
+				return errorReply(c.Reply, mongoerr.New(mongoerr.NotAReplicaSet, "node needs to be a replica set member to use readConcern: snapshot"))
+			case "linearizable":
+				return errorReply(c.Reply, mongoerr.New(mongoerr.NotAReplicaSet, "node needs to be a replica set member to use read concern"))
+			}
+		}
+	}
 	cmd, ok := Lookup(c.Name)
 	if !ok {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.CommandNotFound, "no such command: '%s'", c.Name))

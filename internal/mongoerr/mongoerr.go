@@ -87,6 +87,7 @@ const (
 	NetworkTimeout                  int32 = 89
 	OperationFailed                 int32 = 96
 	DocumentValidationFailure       int32 = 121
+	NotAReplicaSet                  int32 = 123
 	NotImplemented                  int32 = 238
 	CommandNotSupported             int32 = 115
 	CannotIndexParallelArrays       int32 = 171
@@ -115,7 +116,7 @@ var names = map[int32]string{
 	UnknownError: "UnknownError", FailedToParse: "FailedToParse", CannotMutateObject: "CannotMutateObject",
 	UserNotFound: "UserNotFound", UnsupportedFormat: "UnsupportedFormat", Unauthorized: "Unauthorized",
 	TypeMismatch: "TypeMismatch", Overflow: "Overflow", InvalidLength: "InvalidLength", ProtocolError: "ProtocolError",
-	AuthenticationFailed: "AuthenticationFailed", IllegalOperation: "IllegalOperation",
+	AuthenticationFailed: "AuthenticationFailed", IllegalOperation: "IllegalOperation", NotAReplicaSet: "NotAReplicaSet",
 	NamespaceNotFound: "NamespaceNotFound", IndexNotFound: "IndexNotFound", PathNotViable: "PathNotViable",
 	NonExistentPath: "NonExistentPath", InvalidPath: "InvalidPath", RoleNotFound: "RoleNotFound",
 	ConflictingUpdateOperators: "ConflictingUpdateOperators", CursorNotFound: "CursorNotFound",

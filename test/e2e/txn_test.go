@@ -40,3 +40,19 @@ func TestTransactionsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadConcernStandalone: snapshot and linearizable reads need a
+// replica set, as on a standalone mongod; local and majority are served.
+func TestReadConcernStandalone(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("rc")
+	for level, code := range map[string]int32{"snapshot": 123, "linearizable": 123} {
+		err := db.RunCommand(ctx(t), bson.D{{Key: "find", Value: "c"}, {Key: "readConcern", Value: bson.D{{Key: "level", Value: level}}}}).Err()
+		cmdErr(t, err, code)
+	}
+	for _, level := range []string{"local", "majority", "available"} {
+		if err := db.RunCommand(ctx(t), bson.D{{Key: "find", Value: "c"}, {Key: "readConcern", Value: bson.D{{Key: "level", Value: level}}}}).Err(); err != nil {
+			t.Errorf("%s: %v", level, err)
+		}
+	}
+}
