@@ -15,6 +15,7 @@ require (
 )
 
 require (
+	github.com/golang/geo v0.0.0-20260818125358-b200a1149890 // indirect
 	github.com/kljensen/snowball v0.10.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/xdg-go/scram v1.4.0 // indirect
