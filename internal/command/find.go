@@ -188,6 +188,9 @@ func find(c *Ctx) error {
 	if v, ok, _ := a.boolean("tailable"); ok && v {
 		return mongoerr.New(mongoerr.BadValue, "error processing query: tailable cursor requested on non capped collection")
 	}
+	if err := refuseUnsupportedFindOptions(a, spec); err != nil {
+		return err
+	}
 	if c.explain != nil {
 		return explainFind(c, spec)
 	}
@@ -197,6 +200,27 @@ func find(c *Ctx) error {
 		return err
 	}
 	return writeBatch(c, nil, src, c.DB+"."+name, spec.limit, batchOptions{batchSize: batchSize, firstBatch: true, empty: batchSet && batchSize == 0}, singleBatch)
+}
+
+// refuseUnsupportedFindOptions answers the find options Cairn does not
+// run with an error rather than a different answer: min and max (index
+// bounds; mongod needs a hint with them, 51173), returnKey and
+// showRecordId (Cairn has no record ids).
+func refuseUnsupportedFindOptions(a args, spec *findSpec) error {
+	_, hasMin := a.lookup("min")
+	_, hasMax := a.lookup("max")
+	if hasMin || hasMax {
+		if spec.hint.Type == 0 {
+			return mongoerr.New(51173, "When using min()/max() a hint of which index to use must be provided")
+		}
+		return mongoerr.New(mongoerr.NotImplemented, "find's min and max are not supported by Cairn: use a filter on the index's fields")
+	}
+	for _, opt := range []string{"returnKey", "showRecordId"} {
+		if v, ok := a.lookup(opt); ok && v.Truthy() {
+			return mongoerr.New(mongoerr.NotImplemented, "find's %s is not supported by Cairn", opt)
+		}
+	}
+	return nil
 }
 
 func orEmptyDoc(d bson.Doc) bson.Doc {
