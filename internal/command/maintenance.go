@@ -30,6 +30,13 @@ func compact(c *Ctx) error {
 	if coll == nil {
 		return mongoerr.New(mongoerr.NamespaceNotFound, "collection does not exist")
 	}
+	if v, ok := a.lookup("dryRun"); ok && v.Truthy() {
+		// Only an estimate, as mongod's dryRun: the free pages a compaction
+		// would return now (at most; pages still read by a snapshot stay).
+		st := c.Env.KV.Stats()
+		c.Reply.AppendInt64("estimatedBytesToFree", int64(st.FreePages)*int64(st.PageSize))
+		return nil
+	}
 	before := c.Env.KV.Stats().DataFileBytes
 	if err := c.Env.KV.Compact(c); err != nil {
 		return fmt.Errorf("compact: %w", ctxErr(err))

@@ -53,6 +53,14 @@ func TestValidateAndFsync(t *testing.T) {
 	if err := db.RunCommand(ctx(t), bson.D{{Key: "dbHash", Value: 1}}).Decode(&h1); err != nil || h1.Md5 == "" {
 		t.Fatalf("dbHash = %+v, %v", h1, err)
 	}
+	// dryRun only estimates: the data file keeps its size.
+	var dry bson.M
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "compact", Value: "c"}, {Key: "dryRun", Value: true}}).Decode(&dry); err != nil {
+		t.Fatalf("compact dryRun: %v", err)
+	}
+	if _, ok := dry["estimatedBytesToFree"].(int64); !ok || dry["bytesFreed"] != nil {
+		t.Errorf("compact dryRun = %v", dry)
+	}
 	if err := db.RunCommand(ctx(t), bson.D{{Key: "compact", Value: "c"}}).Err(); err != nil {
 		t.Fatalf("compact: %v", err)
 	}
