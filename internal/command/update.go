@@ -34,6 +34,7 @@ func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*updateStmt, error) {
 	var q bson.Doc
 	var u, collation, hint bson.Value
 	var arrayFilters []bson.Doc
+	var constants bson.Doc
 	// The statement's shape was checked by checkStatements.
 	it := st.Iter()
 	for it.Next() {
@@ -59,16 +60,37 @@ func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*updateStmt, error) {
 			}
 		case "hint":
 			hint = e.Value
+		case "c":
+			constants = e.Value.Document()
 		}
 	}
-	return s, s.compile(c, a, q, u, collation, hint, arrayFilters)
+	return s, s.compile(c, a, q, u, collation, hint, arrayFilters, constants)
 }
 
-func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc) error {
+// compile parses one statement; constants is its c (variables for an
+// update pipeline, beside the command's let).
+func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc, constants bson.Doc) error {
 	name, _ := c.collectionArg()
 	opts, err := c.queryOptionsFor(a, collation, name)
 	if err != nil {
 		return err
+	}
+	if constants != nil {
+		if u.Type != bson.TypeArray {
+			return mongoerr.New(51198, "Constant values may only be specified for pipeline updates")
+		}
+		var b bson.Builder
+		it := opts.Let.Iter()
+		for it.Next() {
+			if _, shadowed := constants.Lookup(it.Element().Key); !shadowed {
+				b.AppendElement(it.Element())
+			}
+		}
+		ci := constants.Iter()
+		for ci.Next() {
+			b.AppendElement(ci.Element())
+		}
+		opts.Let = b.Finish()
 	}
 	if s.where, err = compileWriteFilter(q, opts); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -33,5 +34,36 @@ func TestFindOptionsRefused(t *testing.T) {
 	// Turned off, they change nothing.
 	if err := db.RunCommand(ctx(t), bson.D{{Key: "find", Value: "c"}, {Key: "returnKey", Value: false}, {Key: "showRecordId", Value: false}}).Err(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestUpdateConstants: an update statement's c gives its pipeline
+// variables, beside the command's let.
+func TestUpdateConstants(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("uconst")
+	coll := db.Collection("c")
+	if _, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	stmt := bson.D{{Key: "q", Value: bson.D{{Key: "_id", Value: 1}}},
+		{Key: "u", Value: bson.A{bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: "$$v"}, {Key: "y", Value: "$$w"}}}}}},
+		{Key: "c", Value: bson.D{{Key: "v", Value: 5}}}}
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{stmt}},
+		{Key: "let", Value: bson.D{{Key: "w", Value: "let"}}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		X int32
+		Y string
+	}
+	if err := coll.FindOne(ctx(t), bson.D{}).Decode(&got); err != nil || got.X != 5 || got.Y != "let" {
+		t.Errorf("after the update: %+v, %v", got, err)
+	}
+	bad := bson.D{{Key: "q", Value: bson.D{}}, {Key: "u", Value: bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 1}}}}}, {Key: "c", Value: bson.D{{Key: "v", Value: 5}}}}
+	err := db.RunCommand(ctx(t), bson.D{{Key: "update", Value: "c"}, {Key: "updates", Value: bson.A{bad}}}).Err()
+	var we mongo.WriteException
+	if !errors.As(err, &we) || len(we.WriteErrors) != 1 || we.WriteErrors[0].Code != 51198 {
+		t.Errorf("c with a modifier update: %v", err)
 	}
 }
