@@ -77,8 +77,9 @@ func (c *Collection) View() (viewOn string, pipeline bson.Doc, ok bool) {
 }
 
 // CreateView records the view db.name over viewOn with pipeline (an array
-// document). A view has no storage of its own.
-func CreateView(tx *kv.Tx, db, name, viewOn string, pipeline bson.Doc) (*Collection, error) {
+// document) and its default collation (nil: none). A view has no storage
+// of its own.
+func CreateView(tx *kv.Tx, db, name, viewOn string, pipeline, collation bson.Doc) (*Collection, error) {
 	if err := ValidateCollectionName(db, name); err != nil {
 		return nil, err
 	}
@@ -92,6 +93,9 @@ func CreateView(tx *kv.Tx, db, name, viewOn string, pipeline bson.Doc) (*Collect
 	var b bson.Builder
 	b.AppendString("viewOn", viewOn)
 	b.AppendArray("pipeline", pipeline)
+	if collation != nil {
+		b.AppendDocument("collation", collation)
+	}
 	c := &Collection{DB: db, Name: name, Created: time.Now(), Options: b.Finish()}
 	if _, err := rand.Read(c.UUID[:]); err != nil {
 		return nil, fmt.Errorf("catalog: uuid: %w", err)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/index"
+	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
 
@@ -92,9 +94,40 @@ func given(collation bson.Value) bool {
 // collation when the command gives none.
 func (c *Ctx) queryOptionsFor(a args, collation bson.Value, name string) (*query.Options, error) {
 	opts, err := parseQueryOptions(a, collation)
-	if err != nil || given(collation) {
+	if err != nil {
 		return opts, err
+	}
+	if given(collation) {
+		return opts, c.checkViewCollation(name, opts.Collation)
 	}
 	opts.Collation, err = c.defaultCollation(name)
 	return opts, err
+}
+
+// checkViewCollation refuses a collation other than a view's own default,
+// as mongod does (a view's results depend on it).
+func (c *Ctx) checkViewCollation(name string, want *query.Collation) error {
+	if name == "" || !c.Env.anyDefaultCollation() {
+		return nil
+	}
+	tx, err := c.readTx()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, c.DB, name)
+	if err != nil || coll == nil {
+		return err
+	}
+	if _, _, isView := coll.View(); !isView {
+		return nil
+	}
+	have, err := collectionCollation(coll)
+	if err != nil {
+		return err
+	}
+	if !index.SameCollation(have, want) {
+		return mongoerr.New(mongoerr.OptionNotSupportedOnView, "Cannot override a view's default collation")
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -47,8 +48,21 @@ func createView(c *Ctx, name string) error {
 	if !ok || viewOn == "" {
 		return mongoerr.New(mongoerr.BadValue, "'viewOn' must be a non-empty string")
 	}
-	if _, ok := a.lookup("collation"); ok {
-		return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support view default collations (create option 'collation' with 'viewOn')")
+	var collation bson.Doc // the view's default collation, in full (nil: simple)
+	if v, ok := a.lookup("collation"); ok {
+		if v.Type != bson.TypeDocument {
+			return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'create.collation' is the wrong type '%s', expected type 'object'", v.Type)
+		}
+		coll, err := query.ParseCollation(v.Document())
+		if err != nil {
+			return err
+		}
+		if coll != nil {
+			var b bson.Builder
+			coll.AppendSpec(&b, "c")
+			spec, _ := b.Finish().Lookup("c")
+			collation = spec.Document()
+		}
 	}
 	pipeline, ok, err := a.array("pipeline")
 	if err != nil {
@@ -77,8 +91,22 @@ func createView(c *Ctx, name string) error {
 	if err != nil {
 		return err
 	}
+	if collation != nil {
+		c.Env.noteDefaultCollation()
+	}
 	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
-		_, err := catalog.CreateView(tx, c.DB, name, viewOn, pipeline)
+		// A view on a view shares its collation, as in mongod.
+		if base, err := catalog.Get(tx, c.DB, viewOn); err != nil {
+			return err
+		} else if base != nil {
+			if _, _, isView := base.View(); isView {
+				have, _ := base.Options.Lookup("collation")
+				if !bson.Equal(bson.Value{Type: bson.TypeDocument, Data: orEmptyDoc(have.Document())}, bson.Value{Type: bson.TypeDocument, Data: orEmptyDoc(collation)}) {
+					return mongoerr.New(mongoerr.OptionNotSupportedOnView, "View %s.%s has a different collation than the view it is defined on, %s.%s", c.DB, name, c.DB, viewOn)
+				}
+			}
+		}
+		_, err := catalog.CreateView(tx, c.DB, name, viewOn, pipeline, collation)
 		return err
 	})
 }

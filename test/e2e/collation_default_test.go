@@ -100,3 +100,37 @@ func TestCollectionDefaultCollation(t *testing.T) {
 		t.Errorf("plain count = %d, %v", n, err)
 	}
 }
+
+// TestViewDefaultCollation: a view's collation is its queries' default;
+// another one is refused; a view on a view shares it.
+func TestViewDefaultCollation(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("v8n")
+	src := db.Collection("src")
+	if _, err := src.InsertMany(ctx(t), []any{bson.D{{Key: "_id", Value: int32(1)}, {Key: "n", Value: "a"}}, bson.D{{Key: "_id", Value: int32(2)}, {Key: "n", Value: "A"}}}); err != nil {
+		t.Fatal(err)
+	}
+	ci := &options.Collation{Locale: "en", Strength: 2}
+	if err := db.CreateView(ctx(t), "ci", "src", mongo.Pipeline{}, options.CreateView().SetCollation(ci)); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateView(ctx(t), "plain", "src", mongo.Pipeline{}); err != nil {
+		t.Fatal(err)
+	}
+	a := bson.D{{Key: "n", Value: "a"}}
+	if n, err := db.Collection("ci").CountDocuments(ctx(t), a); err != nil || n != 2 {
+		t.Errorf("count on the collated view = %d, %v", n, err)
+	}
+	if got := textFind(t, db.Collection("ci"), a, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})); !equalIDs(got, []int32{1, 2}) {
+		t.Errorf("find on the collated view: %v", got)
+	}
+	if n, err := db.Collection("plain").CountDocuments(ctx(t), a); err != nil || n != 1 {
+		t.Errorf("count on the plain view = %d, %v", n, err)
+	}
+	_, err := db.Collection("ci").Find(ctx(t), a, options.Find().SetCollation(&options.Collation{Locale: "fr"}))
+	cmdErr(t, err, 167)
+	cmdErr(t, db.CreateView(ctx(t), "onCi", "ci", mongo.Pipeline{}), 167)
+	if err := db.CreateView(ctx(t), "onCi", "ci", mongo.Pipeline{}, options.CreateView().SetCollation(ci)); err != nil {
+		t.Errorf("a view on a view with the same collation: %v", err)
+	}
+}
