@@ -43,9 +43,6 @@ type opInfo struct {
 	done   chan struct{} // made on the first Done call
 
 	stats opStats // for the slow-operation log (slowlog.go)
-	// profiled holds the profile documents of the command's update or
-	// delete statements, written once it is over (profiler.go).
-	profiled []bson.Doc
 	// build is the progress of the index build the operation runs, if
 	// any (indexbuild.go).
 	build atomic.Pointer[index.Progress]

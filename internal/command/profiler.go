@@ -36,6 +36,11 @@ type profilerState struct {
 	mu     sync.Mutex
 	levels map[string]int64 // level by database (absent: 0)
 	sizes  map[string]int64 // bytes in each database's system.profile, once counted
+	// pending holds, by operation id, the profile documents of an update
+	// or delete command's statements until the command is over (its
+	// write transaction must end before the profiler writes).
+	pending  map[int64][]bson.Doc
+	pendingN atomic.Int64 // entries in pending
 	// write serializes the profile writes (and their size accounting).
 	write sync.Mutex
 }
@@ -95,15 +100,22 @@ func (e *Env) profiles(db string, d time.Duration) bool {
 // its database's level asks for it. An update or delete command writes its
 // statements' documents instead (profileStatement), as mongod does.
 func profileOp(c *Ctx, op *opInfo, coll string, d time.Duration, reply bson.Doc) {
-	if !c.Env.profiler.on.Load() || coll == profileCollection {
+	p := &c.Env.profiler
+	var docs []bson.Doc
+	if op != nil && p.pendingN.Load() > 0 && hasStatementLines(c.Name) {
+		// Taken even if profiling stopped meanwhile, so none is left.
+		p.mu.Lock()
+		if docs = p.pending[op.id]; docs != nil {
+			delete(p.pending, op.id)
+			p.pendingN.Add(-1)
+		}
+		p.mu.Unlock()
+	}
+	if !p.on.Load() || coll == profileCollection {
 		return
 	}
-	var docs []bson.Doc
 	if hasStatementLines(c.Name) {
-		if op == nil {
-			return
-		}
-		docs = op.profiled
+		// The statements' documents (above) stand for the command.
 	} else if c.Env.profiles(c.DB, d) {
 		ns := c.DB + ".$cmd"
 		if coll != "" {
@@ -137,9 +149,21 @@ func profileStatement(c *Ctx, typ, coll string, stmt bson.Doc, stats *opStats, d
 	if !c.Env.profiler.on.Load() || !c.Env.profiles(c.DB, d) {
 		return
 	}
-	if op := opOf(c); op != nil {
-		op.profiled = append(op.profiled, profileDoc(c, typ, c.DB+"."+coll, stmt, stats, d, err, -1))
+	op := opOf(c)
+	if op == nil {
+		return
 	}
+	doc := profileDoc(c, typ, c.DB+"."+coll, stmt, stats, d, err, -1)
+	p := &c.Env.profiler
+	p.mu.Lock()
+	if p.pending == nil {
+		p.pending = map[int64][]bson.Doc{}
+	}
+	if p.pending[op.id] == nil {
+		p.pendingN.Add(1)
+	}
+	p.pending[op.id] = append(p.pending[op.id], doc)
+	p.mu.Unlock()
 }
 
 // profileDoc builds a profile document, in the shape of mongod's (counts

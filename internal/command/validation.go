@@ -135,8 +135,8 @@ func (w *collWriter) validate(old, doc bson.Doc) error {
 	b.End()
 	extra := b.Finish()
 	if v.action == "warn" {
-		if w.warn != nil {
-			w.warn(doc, extra)
+		if w.c != nil {
+			w.c.warnInvalid(w.coll.Namespace(), doc, extra)
 		}
 		return nil
 	}

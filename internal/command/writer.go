@@ -26,9 +26,9 @@ type collWriter struct {
 	// figs receives the index keys written and removed (slow-operation
 	// lines); nil when no command is listening.
 	figs *writeFigures
-	// warn, if set, is told of each document that fails a validator
-	// whose validationAction is "warn" (extra holds its errInfo).
-	warn func(doc, extra bson.Doc)
+	// c, if set, is the command writing, whose log receives the warning
+	// of a document failing a validator whose validationAction is "warn".
+	c *Ctx
 }
 
 // writer opens a collection writer for this command, honouring its
@@ -42,8 +42,7 @@ func (c *Ctx) writer(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
 		w.bypass = true
 	}
 	w.figs = writeFiguresOf(c)
-	ns := coll.Namespace()
-	w.warn = func(doc, extra bson.Doc) { c.warnInvalid(ns, doc, extra) }
+	w.c = c
 	return w, nil
 }
 
