@@ -47,19 +47,25 @@ func splitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]b
 	if !ok {
 		return stages, nil, nil
 	}
-	rest, clause, err := splitText(m)
-	if err != nil || clause == nil {
-		return stages, nil, err
-	}
 	opts := &query.Options{}
 	if qopts != nil {
 		*opts = *qopts
 	}
-	opts.TextScore = true
-	spec := &findSpec{db: db, coll: coll, text: clause, filterDoc: rest, textFilterDoc: m, opts: opts}
-	if spec.filter, err = query.ParseFilter(rest, opts); err != nil {
+	// Only a $match with a $text (at the top level, in a top-level $and,
+	// or in a branch of a top-level $or) is read through the text index.
+	if _, clause, err := splitText(m); err != nil || clause == nil {
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, clause, _, err := splitTextOr(m, opts); err != nil || clause == nil {
+			return stages, nil, err
+		}
+	}
+	spec := &findSpec{db: db, coll: coll, opts: opts}
+	if err := parseFilterText(spec, m, opts); err != nil {
 		return nil, nil, err
 	}
+	rest := spec.filterDoc
 	var b bson.Builder
 	b.AppendDocument("$match", rest)
 	out := append([]bson.Doc{b.Finish()}, stages[1:]...)

@@ -24,6 +24,8 @@ type findSpec struct {
 	// then the whole filter, as explain shows it.
 	text          *textClause
 	textFilterDoc bson.Doc
+	// textOr is set when the $text sits in one branch of a top-level $or.
+	textOr *textOr
 	// near is the filter's $near or $nearSphere (nil: none), read
 	// through a 2dsphere index; filterDoc then holds the rest.
 	near   *nearClause

@@ -32,6 +32,13 @@ func parseFilterText(spec *findSpec, filter bson.Doc, opts *query.Options) error
 	if err != nil {
 		return err
 	}
+	if clause == nil {
+		var or *textOr
+		if rest, clause, or, err = splitTextOr(filter, opts); err != nil {
+			return err
+		}
+		spec.textOr = or
+	}
 	spec.text = clause
 	spec.filterDoc = rest
 	if clause != nil {
@@ -40,6 +47,96 @@ func parseFilterText(spec *findSpec, filter bson.Doc, opts *query.Options) error
 	}
 	spec.filter, err = query.ParseFilter(rest, opts)
 	return err
+}
+
+// textOr is a $text inside a top-level $or: the documents the text search
+// finds, with the other conditions of its branch, and those the $or's
+// other branches match, each read through an index (as mongod requires).
+type textOr struct {
+	// branch holds the text branch's other conditions (with the rest of
+	// the filter); others matches the other branches (with the rest).
+	branch, others *query.Filter
+	// othersDoc is {$or: [the other branches]}, which the planner reads.
+	othersDoc bson.Doc
+}
+
+// splitTextOr takes a $text out of one branch of a top-level $or (no
+// other $text anywhere). The returned rest is the filter without the $or.
+func splitTextOr(filter bson.Doc, opts *query.Options) (bson.Doc, *textClause, *textOr, error) {
+	orV, ok := filter.Lookup("$or")
+	if !ok || orV.Type != bson.TypeArray {
+		return filter, nil, nil, nil
+	}
+	var clause *textClause
+	var branchRest bson.Doc
+	var others bson.Builder
+	others.StartArray("$or")
+	n := 0
+	it := orV.Document().Iter()
+	for it.Next() {
+		b := it.Element().Value
+		if b.Type == bson.TypeDocument {
+			rest, c, err := splitText(b.Document())
+			if err != nil {
+				return nil, nil, nil, err
+			}
+			if c != nil {
+				if clause != nil {
+					return nil, nil, nil, mongoerr.New(mongoerr.BadValue, "Too many text expressions")
+				}
+				clause, branchRest = c, rest
+				continue
+			}
+		}
+		others.AppendValue(bson.Index(n), b)
+		n++
+	}
+	others.End()
+	if clause == nil {
+		return filter, nil, nil, nil
+	}
+	if n == 0 {
+		// {$or: [{$text: ...}]}: the text query alone.
+		return withoutKey(filter, "$or"), clause, nil, nil
+	}
+	rest := withoutKey(filter, "$or")
+	to := &textOr{othersDoc: others.Finish()}
+	var err error
+	if to.branch, err = query.ParseFilter(andOf(rest, branchRest), opts); err != nil {
+		return nil, nil, nil, err
+	}
+	if to.others, err = query.ParseFilter(andOf(rest, to.othersDoc), opts); err != nil {
+		return nil, nil, nil, err
+	}
+	return rest, clause, to, nil
+}
+
+// withoutKey returns d without its field key.
+func withoutKey(d bson.Doc, key string) bson.Doc {
+	var b bson.Builder
+	it := d.Iter()
+	for it.Next() {
+		if it.Element().Key != key {
+			b.AppendElement(it.Element())
+		}
+	}
+	return b.Finish()
+}
+
+// andOf is {$and: [a, b]}, or the one that is not empty.
+func andOf(a, b bson.Doc) bson.Doc {
+	switch {
+	case a.Len() == 0:
+		return b
+	case b.Len() == 0:
+		return a
+	}
+	var x bson.Builder
+	x.StartArray("$and")
+	x.AppendDocument("0", a)
+	x.AppendDocument("1", b)
+	x.End()
+	return x.Finish()
 }
 
 // splitText removes the $text clause from filter.
@@ -291,9 +388,18 @@ func (s *textSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 	if err != nil {
 		return nil, err
 	}
-	hits, err := runText(ctx, tx, coll, data, tp, s.spec.filter, &s.walk)
+	filter := s.spec.filter
+	if s.spec.textOr != nil {
+		filter = s.spec.textOr.branch
+	}
+	hits, err := runText(ctx, tx, coll, data, tp, filter, &s.walk)
 	if err != nil {
 		return nil, err
+	}
+	if to := s.spec.textOr; to != nil {
+		if hits, err = s.addOrBranches(ctx, tx, coll, data, to, hits); err != nil {
+			return nil, err
+		}
 	}
 	if srt := s.spec.sort; srt != nil && srt.Natural() == 0 {
 		keys := make([][]byte, len(hits))
@@ -316,6 +422,47 @@ func (s *textSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 	}
 	skip := min(s.spec.skip, int64(len(hits)))
 	return hits[skip:], nil
+}
+
+// addOrBranches adds to hits the documents the $or's other branches match
+// (with no text score), read through their indexes.
+func (s *textSource) addOrBranches(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, to *textOr, hits []textHit) ([]textHit, error) {
+	p := orPlan(coll, to.othersDoc, s.spec.opts)
+	if p == nil {
+		if one := chooseIndex(coll, orBranchesFilter(to.othersDoc), s.spec.opts); one != nil {
+			p = one
+		}
+	}
+	if p == nil {
+		return nil, mongoerr.New(mongoerr.NoQueryExecutionPlans, "error processing query: planner returned error :: caused by :: Failed to produce a solution for TEXT under OR - other non-TEXT clauses under OR have to be indexed as well.")
+	}
+	seen := make(map[string]bool, len(hits))
+	for _, h := range hits {
+		seen[string(h.key)] = true
+	}
+	_, err := walkIndex(ctx, tx, coll, data, p, &s.walk, func(idKey []byte, d bson.Doc) (bool, error) {
+		if seen[string(idKey)] {
+			return true, nil
+		}
+		seen[string(idKey)] = true
+		h := textHit{key: slices.Clone(idKey)}
+		if ok, err := matches(to.others, d, &h.md); err != nil || !ok {
+			return err == nil, err
+		}
+		h.doc = slices.Clone(d)
+		hits = append(hits, h)
+		return true, nil
+	})
+	return hits, err
+}
+
+// orBranchesFilter is the one branch of {$or: [branch]}.
+func orBranchesFilter(or bson.Doc) bson.Doc {
+	v, _ := or.Lookup("$or")
+	if it := v.Document().Iter(); it.Next() && it.Element().Value.Type == bson.TypeDocument {
+		return it.Element().Value.Document()
+	}
+	return bson.EmptyDoc
 }
 
 // appendTextStages writes a text plan's stages as MongoDB explains them:

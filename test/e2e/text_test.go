@@ -123,6 +123,24 @@ func TestTextSearch(t *testing.T) {
 			t.Errorf("scored[%d] = %+v, want %+v", i, scored[i], w)
 		}
 	}
+	// $text in a branch of a top-level $or: the text matches and those of
+	// the other branches, which need an index (291 without one).
+	textOr := bson.D{{Key: "$or", Value: bson.A{search("coffee"), bson.D{{Key: "author", Value: "abc"}}}}}
+	_, err = coll.Find(ctx(t), textOr)
+	cmdErr(t, err, 291)
+	if _, err := coll.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "author", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := textFind(t, coll, textOr, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})); !equalIDs(got, []int32{1, 2, 3, 5, 7}) {
+		t.Errorf("$text under $or: %v", got)
+	}
+	withRest := bson.D{{Key: "views", Value: bson.D{{Key: "$gte", Value: 50}}}, textOr[0]}
+	if got := textFind(t, coll, withRest, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}})); !equalIDs(got, []int32{1, 3, 5}) {
+		t.Errorf("$text under $or with another condition: %v", got)
+	}
+	if n, err := coll.CountDocuments(ctx(t), textOr); err != nil || n != 5 {
+		t.Errorf("count $text under $or = %d, %v", n, err)
+	}
 	// A dotted path gets the score inside an embedded document.
 	var nested struct {
 		M struct {
