@@ -64,12 +64,7 @@ func (c *Ctx) defaultCollation(name string) (*query.Collation, error) {
 	if name == "" || !c.Env.anyDefaultCollation() {
 		return nil, nil
 	}
-	tx, err := c.readTx()
-	if err != nil {
-		return nil, err
-	}
-	defer tx.Rollback()
-	coll, err := catalog.Get(tx, c.DB, name)
+	coll, err := c.collectionMeta(name)
 	if err != nil || coll == nil {
 		return nil, err
 	}
@@ -110,12 +105,7 @@ func (c *Ctx) checkViewCollation(name string, want *query.Collation) error {
 	if name == "" || !c.Env.anyDefaultCollation() {
 		return nil
 	}
-	tx, err := c.readTx()
-	if err != nil {
-		return err
-	}
-	defer tx.Rollback()
-	coll, err := catalog.Get(tx, c.DB, name)
+	coll, err := c.collectionMeta(name)
 	if err != nil || coll == nil {
 		return err
 	}

@@ -212,3 +212,15 @@ func (c *Ctx) snapshotCollection(name string) (*kv.Tx, *catalog.Collection, erro
 	}
 	return tx, coll, nil
 }
+
+// collectionMeta returns the catalog entry of db.name as it is now (nil
+// if there is none), for decisions made before the command's own
+// transaction.
+func (c *Ctx) collectionMeta(name string) (*catalog.Collection, error) {
+	tx, coll, err := c.snapshotCollection(name)
+	if err != nil {
+		return nil, err
+	}
+	tx.Rollback()
+	return coll, nil
+}

@@ -22,12 +22,7 @@ func errOnView(ns string) error {
 
 // isView reports whether db.name is a view.
 func isView(c *Ctx, name string) (bool, error) {
-	tx, err := c.readTx()
-	if err != nil {
-		return false, err
-	}
-	defer tx.Rollback()
-	coll, err := catalog.Get(tx, c.DB, name)
+	coll, err := c.collectionMeta(name)
 	if err != nil || coll == nil {
 		return false, err
 	}
