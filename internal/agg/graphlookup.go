@@ -151,14 +151,7 @@ func (s *graphLookupStage) open(in Iterator) (Iterator, error) {
 		if err != nil {
 			return nil, err
 		}
-		var b bson.Builder
-		b.StartArray("a")
-		for i, f := range found {
-			b.AppendDocument(bson.Index(i), f)
-		}
-		b.End()
-		arr, _ := b.Finish().Lookup("a")
-		return bson.WithPath(d, s.as, arr), nil
+		return withDocs(d, s.as, found, "$graphLookup", s.from)
 	}), nil
 }
 

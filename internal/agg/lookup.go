@@ -209,16 +209,9 @@ func (s *lookupStage) open(in Iterator) (Iterator, error) {
 				return nil, err
 			}
 		}
-		var b bson.Builder
-		b.StartArray("a")
-		for i, m := range matches {
-			b.AppendDocument(bson.Index(i), m)
-		}
-		b.End()
-		arr, _ := b.Finish().Lookup("a")
-		out := bson.WithPath(d, s.as, arr)
-		if len(out) > 16*1024*1024 {
-			return nil, mongoerr.New(4568, "Total size of documents in %s matching pipeline's $lookup stage exceeds %d bytes", s.from, 16*1024*1024)
+		out, err := withDocs(d, s.as, matches, "$lookup", s.from)
+		if err != nil {
+			return nil, err
 		}
 		return out, nil
 	}), nil
@@ -348,6 +341,23 @@ func (s *lookupStage) scanMatches(locals []bson.Value) ([]bson.Doc, error) {
 		}
 		return false
 	})
+}
+
+// withDocs returns d with docs, as an array, at path: the output of
+// $lookup and $graphLookup, refused past 16 MiB (4568) as in mongod.
+func withDocs(d bson.Doc, path []string, docs []bson.Doc, stage, from string) (bson.Doc, error) {
+	var b bson.Builder
+	b.StartArray("a")
+	for i, m := range docs {
+		b.AppendDocument(bson.Index(i), m)
+	}
+	b.End()
+	arr, _ := b.Finish().Lookup("a")
+	out := bson.WithPath(d, path, arr)
+	if len(out) > 16*1024*1024 {
+		return nil, mongoerr.New(4568, "Total size of documents in %s matching pipeline's %s stage exceeds %d bytes", from, stage, 16*1024*1024)
+	}
+	return out, nil
 }
 
 // collectMatching reads it to the end and returns copies of the documents
