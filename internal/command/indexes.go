@@ -38,6 +38,10 @@ func createIndexes(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	ignoreUnknown, _, err := a.boolean("ignoreUnknownIndexOptions")
+	if err != nil {
+		return err
+	}
 	var specs []*index.Spec
 	it := arr.Iter()
 	for it.Next() {
@@ -46,6 +50,16 @@ func createIndexes(c *Ctx) error {
 			return mongoerr.New(mongoerr.TypeMismatch, "The elements of the 'indexes' array must be objects, but got %s", v.Type)
 		}
 		d := v.Document()
+		if ignoreUnknown {
+			var b bson.Builder
+			ei := d.Iter()
+			for ei.Next() {
+				if index.IsIndexOption(ei.Element().Key) {
+					b.AppendElement(ei.Element())
+				}
+			}
+			d = b.Finish()
+		}
 		if _, ok := d.Lookup("collation"); !ok && def != nil {
 			// An index without a collation takes the collection's.
 			var b bson.Builder

@@ -92,6 +92,14 @@ var unsupportedOptions = map[string]string{
 	"storageEngine": "index storage engine options", "clustered": "clustered indexes", "prepareUnique": "prepareUnique",
 }
 
+// IsIndexOption reports whether name is an index option mongod knows
+// (Cairn runs it or refuses it by name); createIndexes'
+// ignoreUnknownIndexOptions drops the others.
+func IsIndexOption(name string) bool {
+	_, unsupported := unsupportedOptions[name]
+	return knownOptions[name] || unsupported
+}
+
 // Parse validates an index specification from createIndexes (or the
 // catalog) and fills in the defaults (name, v: 2).
 func Parse(d bson.Doc) (*Spec, error) {

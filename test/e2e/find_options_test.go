@@ -67,3 +67,26 @@ func TestUpdateConstants(t *testing.T) {
 		t.Errorf("c with a modifier update: %v", err)
 	}
 }
+
+// TestIgnoreUnknownIndexOptions: createIndexes refuses an option it does
+// not know (197) unless ignoreUnknownIndexOptions drops it.
+func TestIgnoreUnknownIndexOptions(t *testing.T) {
+	_, client := connect(t)
+	db := client.Database("ixopts")
+	spec := bson.D{{Key: "key", Value: bson.D{{Key: "a", Value: 1}}}, {Key: "name", Value: "a_1"}, {Key: "bogus", Value: true}}
+	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: bson.A{spec}}}).Err(), 197)
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: bson.A{spec}}, {Key: "ignoreUnknownIndexOptions", Value: true}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cur, err := db.Collection("c").Indexes().List(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ixs []bson.Raw
+	if err := cur.All(ctx(t), &ixs); err != nil || len(ixs) != 2 {
+		t.Fatal(ixs, err)
+	}
+	if _, err := ixs[1].LookupErr("bogus"); err == nil {
+		t.Errorf("the unknown option was kept: %v", ixs[1])
+	}
+}
