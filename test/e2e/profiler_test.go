@@ -17,14 +17,7 @@ func TestProfiler(t *testing.T) {
 	profileDocs := func() []bson.M {
 		t.Helper()
 		cur, err := db.Collection("system.profile").Find(ctx(t), bson.D{}, options.Find().SetSort(bson.D{{Key: "_id", Value: 1}}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var out []bson.M
-		if err := cur.All(ctx(t), &out); err != nil {
-			t.Fatal(err)
-		}
-		return out
+		return aggAll(t, cur, err)
 	}
 	var st struct{ Was, Slowms int32 }
 	if err := db.RunCommand(ctx(t), bson.D{{Key: "profile", Value: 2}}).Decode(&st); err != nil || st.Was != 0 {
