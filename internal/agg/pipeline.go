@@ -2,6 +2,7 @@ package agg
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
@@ -451,3 +452,14 @@ func (p *Pipeline) LeadingFilter() bson.Doc {
 
 // QueryOptions returns the collation and let variables $match uses.
 func (p *Pipeline) QueryOptions() *query.Options { return p.ctx.Query }
+
+// StageNames lists the stages Cairn runs, sorted (for checks that must
+// consider every stage, such as the privilege walk of a pipeline).
+func StageNames() []string {
+	names := make([]string, 0, len(stageTable))
+	for n := range stageTable {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -37,6 +37,7 @@ const (
 	ChangeCustomData
 	PlanCacheRead
 	PlanCacheWrite
+	IndexStats
 
 	// Cluster actions.
 	ServerStatus
@@ -56,6 +57,7 @@ const (
 	SetDefaultRWConcern
 	KillAnySession
 	KillAnyCursor
+	ListSessions
 
 	lastAction
 )
@@ -75,7 +77,7 @@ const AllActions = lastAction - 1
 
 // ClusterActions are the actions that apply to the cluster resource.
 const ClusterActions = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | SetParameter | GetLog |
-	Top | InProg | KillOp | ListDatabases | Fsync | LogRotate | DropConnections | GetDefaultRWConcern | SetDefaultRWConcern | KillAnySession | KillAnyCursor
+	Top | InProg | KillOp | ListDatabases | Fsync | LogRotate | DropConnections | GetDefaultRWConcern | SetDefaultRWConcern | KillAnySession | KillAnyCursor | ListSessions
 
 // DBActions are the actions that apply to a database.
 const DBActions = AllActions &^ ClusterActions
@@ -84,10 +86,10 @@ var actionNames = []string{
 	"find", "insert", "update", "remove", "createCollection", "dropCollection", "createIndex", "dropIndex",
 	"listCollections", "listIndexes", "collStats", "dbStats", "dbHash", "killCursors", "collMod", "compact",
 	"validate", "dropDatabase", "renameCollectionSameDB", "createUser", "dropUser", "grantRole", "revokeRole",
-	"viewUser", "changePassword", "changeCustomData", "planCacheRead", "planCacheWrite",
+	"viewUser", "changePassword", "changeCustomData", "planCacheRead", "planCacheWrite", "indexStats",
 	"serverStatus", "hostInfo", "getCmdLineOpts", "getParameter", "setParameter", "getLog", "top", "inprog",
 	"killop", "listDatabases", "fsync", "logRotate", "dropConnections", "getDefaultRWConcern", "setDefaultRWConcern", "killAnySession",
-	"killAnyCursor",
+	"killAnyCursor", "listSessions",
 }
 
 // Names lists the actions of a as MongoDB spells them.

@@ -37,7 +37,7 @@ const (
 		PlanCacheRead | PlanCacheWrite
 	userAdminActions = CreateUser | DropUser | GrantRole | RevokeRole | ViewUser | ChangePassword | ChangeCustomData
 	monitorActions   = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | GetLog | Top | InProg |
-		ListDatabases | GetDefaultRWConcern
+		ListDatabases | GetDefaultRWConcern | ListSessions
 )
 
 // builtinRoles are MongoDB's built-in roles that Cairn implements, with the
@@ -52,8 +52,8 @@ var builtinRoles = map[string]builtinRole{
 	"readWriteAnyDatabase": {any: readWriteActions, cluster: ListDatabases, adminOnly: true},
 	"userAdminAnyDatabase": {any: userAdminActions, cluster: ListDatabases, adminOnly: true},
 	"dbAdminAnyDatabase":   {any: dbAdminActions, cluster: ListDatabases, adminOnly: true},
-	"clusterMonitor":       {any: CollStats | DBStats | ListIndexes | ListCollections | PlanCacheRead, cluster: monitorActions, adminOnly: true},
-	"clusterAdmin": {any: CollStats | DBStats | ListIndexes | ListCollections | Validate | Compact,
+	"clusterMonitor":       {any: CollStats | DBStats | ListIndexes | ListCollections | PlanCacheRead | IndexStats, cluster: monitorActions, adminOnly: true},
+	"clusterAdmin": {any: CollStats | DBStats | ListIndexes | ListCollections | Validate | Compact | IndexStats,
 		cluster: ClusterActions, adminOnly: true},
 	"root": {any: DBActions, cluster: ClusterActions, adminOnly: true},
 }

@@ -123,6 +123,8 @@ func requirements(c *Ctx, cmd *Command) []need {
 		}
 	case "renameCollection":
 		return renameNeeds(c)
+	case "create", "collMod":
+		return viewNeeds(c, []need{{db, actions}})
 	}
 	return []need{{db, actions}}
 }
@@ -141,49 +143,12 @@ func hasUpsert(c *Ctx, field string) bool {
 	return false
 }
 
-// aggregateNeeds: find on the database, and for $out and $merge the write
-// actions on their target database.
+// aggregateNeeds: find on the database, and everything the pipeline
+// involves at any depth (authz_pipeline.go).
 func aggregateNeeds(c *Ctx) []need {
 	out := []need{{c.DB, auth.Find}}
-	p, ok := c.Body.Lookup("pipeline")
-	if !ok || p.Type != bson.TypeArray {
-		return out
-	}
-	it := p.Document().Iter()
-	for it.Next() {
-		st := it.Element().Value
-		if st.Type != bson.TypeDocument {
-			continue
-		}
-		sit := st.Document().Iter()
-		if !sit.Next() {
-			continue
-		}
-		e := sit.Element()
-		var acts auth.Action
-		switch e.Key {
-		case "$out":
-			acts = auth.Insert | auth.Remove
-		case "$merge":
-			acts = auth.Insert | auth.Update | auth.Remove
-		default:
-			continue
-		}
-		target := c.DB
-		if e.Value.Type == bson.TypeDocument {
-			for _, k := range []string{"db", "into"} {
-				if v, ok := e.Value.Document().Lookup(k); ok && v.Type == bson.TypeDocument {
-					if d, ok := v.Document().Lookup("db"); ok && d.Type == bson.TypeString {
-						target = d.StringValue()
-					}
-				} else if ok && k == "db" && v.Type == bson.TypeString {
-					target = v.StringValue()
-				}
-			}
-		}
-		out = append(out, need{target, acts})
-	}
-	return out
+	p, _ := c.Body.Lookup("pipeline")
+	return append(out, pipelineNeeds(c.DB, p)...)
 }
 
 // renameNeeds: within one database renameCollectionSameDB; across
