@@ -152,7 +152,8 @@ func aggregate(c *Ctx) error {
 	return writeBatch(c, nil, s, ns, 0, batchOptions{batchSize: batchSize, firstBatch: true}, false)
 }
 
-// maxViewDepth bounds chains of views, as MongoDB does.
+// maxViewDepth bounds chains of views, as MongoDB's ViewGraph::kMaxViewDepth
+// (checked at creation by checkViewGraph, and again when a view resolves).
 const maxViewDepth = 20
 
 // resolveView follows db.name through views down to a collection and
@@ -169,7 +170,7 @@ func resolveView(tx *kv.Tx, db, name string) (source string, stages []bson.Doc, 
 			return source, stages, isView, nil
 		}
 		if depth >= maxViewDepth {
-			return "", nil, false, mongoerr.New(149, "View depth too deep or view cycle detected. Maximum depth is %d", maxViewDepth)
+			return "", nil, false, mongoerr.New(mongoerr.ViewDepthLimitExceeded, "View depth too deep or view cycle detected; maximum depth is %d", maxViewDepth)
 		}
 		isView = true
 		var own []bson.Doc

@@ -34,6 +34,24 @@ import (
 // database db requires.
 func pipelineNeeds(db string, pipeline bson.Value) []need {
 	var out []need
+	for _, r := range pipelineRefs(db, pipeline) {
+		out = append(out, need{r.db, r.actions})
+	}
+	return out
+}
+
+// nsRef is one use a pipeline makes of a namespace: the actions it needs
+// on database db, and the collection it reads or writes ("" for a stage
+// that needs an action on its input's database, or a cluster action, db
+// "").
+type nsRef struct {
+	db, coll string
+	actions  auth.Action
+}
+
+// pipelineRefs lists every namespace pipeline, run on database db, uses.
+func pipelineRefs(db string, pipeline bson.Value) []nsRef {
+	var out []nsRef
 	walkPipeline(db, pipeline, 0, &out)
 	return out
 }
@@ -42,7 +60,7 @@ func pipelineNeeds(db string, pipeline bson.Value) []need {
 // (and BSON's nesting limit makes deeper input impossible anyway).
 const walkPipelineDepth = 200
 
-func walkPipeline(db string, pipeline bson.Value, depth int, out *[]need) {
+func walkPipeline(db string, pipeline bson.Value, depth int, out *[]nsRef) {
 	if pipeline.Type != bson.TypeArray || depth > walkPipelineDepth {
 		return
 	}
@@ -60,8 +78,8 @@ func walkPipeline(db string, pipeline bson.Value, depth int, out *[]need) {
 }
 
 // walkStage adds what one stage involves.
-func walkStage(db string, e bson.Element, depth int, out *[]need) {
-	add := func(db string, a auth.Action) { *out = append(*out, need{db, a}) }
+func walkStage(db string, e bson.Element, depth int, out *[]nsRef) {
+	add := func(db, coll string, a auth.Action) { *out = append(*out, nsRef{db, coll, a}) }
 	spec, isDoc := bson.Doc(nil), e.Value.Type == bson.TypeDocument
 	if isDoc {
 		spec = e.Value.Document()
@@ -70,27 +88,31 @@ func walkStage(db string, e bson.Element, depth int, out *[]need) {
 	case "$lookup", "$graphLookup":
 		// from: "coll" reads db; from: {db, coll} reads that database, and
 		// a $lookup's sub-pipeline then runs there.
-		dbs := []string{db}
+		var dbs []string
 		if isDoc {
-			dbs = namespaceDBs(spec, "from", db)
-		}
-		for _, d := range dbs {
-			add(d, auth.Find)
-		}
-		if isDoc {
+			for _, ns := range namespaces(spec, "from", db) {
+				add(ns[0], ns[1], auth.Find)
+				dbs = append(dbs, ns[0])
+			}
 			forEach(spec, "pipeline", func(p bson.Value) {
 				for _, d := range dbs {
 					walkPipeline(d, p, depth+1, out)
 				}
 			})
+		} else {
+			add(db, "", auth.Find)
 		}
 	case "$unionWith":
-		add(db, auth.Find)
-		if isDoc {
-			for _, d := range namespaceDBs(spec, "db", db) {
-				add(d, auth.Find)
+		switch {
+		case e.Value.Type == bson.TypeString:
+			add(db, e.Value.StringValue(), auth.Find)
+		case isDoc:
+			for _, ns := range namespaces(spec, "coll", db) {
+				add(ns[0], ns[1], auth.Find)
 			}
 			forEach(spec, "pipeline", func(p bson.Value) { walkPipeline(db, p, depth+1, out) })
+		default:
+			add(db, "", auth.Find)
 		}
 	case "$facet":
 		if isDoc {
@@ -99,74 +121,98 @@ func walkStage(db string, e bson.Element, depth int, out *[]need) {
 				walkPipeline(db, fit.Element().Value, depth+1, out)
 			}
 		}
-	case "$out":
+	case "$out", "$merge":
 		acts := auth.Insert | auth.Remove
-		add(db, acts)
-		if isDoc {
-			for _, d := range namespaceDBs(spec, "db", db) {
-				add(d, acts)
-			}
+		if e.Key == "$merge" {
+			acts |= auth.Update
 		}
-	case "$merge":
-		acts := auth.Insert | auth.Update | auth.Remove
-		add(db, acts)
-		if isDoc {
-			forEach(spec, "into", func(v bson.Value) {
-				if v.Type == bson.TypeDocument {
-					for _, d := range namespaceDBs(v.Document(), "db", db) {
-						add(d, acts)
-					}
+		switch {
+		case e.Value.Type == bson.TypeString:
+			add(db, e.Value.StringValue(), acts)
+		case isDoc && e.Key == "$merge":
+			for _, ns := range namespaces(spec, "into", db) {
+				add(ns[0], ns[1], acts)
+			}
+		case isDoc:
+			// $out: {db, coll} names its database beside coll.
+			dbs, colls := stringValues(spec, "db"), stringValues(spec, "coll")
+			if len(dbs) == 0 {
+				dbs = []string{db}
+			}
+			if len(colls) == 0 {
+				colls = []string{""}
+			}
+			for _, d := range dbs {
+				for _, c := range colls {
+					add(d, c, acts)
 				}
-			})
+			}
+		default:
+			add(db, "", acts)
 		}
 	case "$collStats":
-		add(db, auth.CollStats)
+		add(db, "", auth.CollStats)
 	case "$indexStats":
-		add(db, auth.IndexStats)
+		add(db, "", auth.IndexStats)
 	case "$planCacheStats":
-		add(db, auth.PlanCacheRead)
+		add(db, "", auth.PlanCacheRead)
 	case "$listLocalSessions":
 		// Another user's sessions need listSessions on the cluster.
 		if isDoc {
 			if v, ok := spec.Lookup("allUsers"); ok && v.Truthy() {
-				add("", auth.ListSessions)
+				add("", "", auth.ListSessions)
 			}
 			if _, ok := spec.Lookup("users"); ok {
-				add("", auth.ListSessions)
+				add("", "", auth.ListSessions)
 			}
 		}
 	}
 }
 
-// namespaceDBs returns the databases field names in spec: every string
-// value of field, and the "db" of every document value of it (a
-// $lookup's from: {db, coll}); def when it names none.
-func namespaceDBs(spec bson.Doc, field, def string) []string {
-	var dbs []string
-	it := spec.Iter()
-	for it.Next() {
-		e := it.Element()
-		if e.Key != field {
-			continue
-		}
-		switch e.Value.Type {
+// namespaces returns the namespaces (database, collection) that field
+// names in spec: every string value of it (a collection of def), and every
+// document value {db, coll} (a missing db is def); [def, ""] when it
+// names none, so that the database is checked all the same.
+func namespaces(spec bson.Doc, field, def string) [][2]string {
+	var out [][2]string
+	forEach(spec, field, func(v bson.Value) {
+		switch v.Type {
 		case bson.TypeString:
-			if field == "db" {
-				dbs = append(dbs, e.Value.StringValue())
-			}
+			out = append(out, [2]string{def, v.StringValue()})
 		case bson.TypeDocument:
-			dit := e.Value.Document().Iter()
+			db, coll := def, ""
+			dit := v.Document().Iter()
 			for dit.Next() {
-				if d := dit.Element(); d.Key == "db" && d.Value.Type == bson.TypeString {
-					dbs = append(dbs, d.Value.StringValue())
+				d := dit.Element()
+				if d.Value.Type != bson.TypeString {
+					continue
+				}
+				switch d.Key {
+				case "db":
+					db = d.Value.StringValue()
+					out = append(out, [2]string{db, coll})
+				case "coll":
+					coll = d.Value.StringValue()
 				}
 			}
+			out = append(out, [2]string{db, coll})
 		}
+	})
+	if len(out) == 0 {
+		return [][2]string{{def, ""}}
 	}
-	if len(dbs) == 0 {
-		return []string{def}
-	}
-	return dbs
+	return out
+}
+
+// stringValues returns every string value of field in spec.
+func stringValues(spec bson.Doc, field string) []string {
+	var out []string
+	forEach(spec, field, func(v bson.Value) {
+		if v.Type == bson.TypeString {
+			out = append(out, v.StringValue())
+		}
+	})
+	return out
 }
 
 // forEach calls fn with every value of field in spec (duplicates too).

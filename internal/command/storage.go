@@ -151,6 +151,14 @@ func prepareInsert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 			if err := checkID(e.Value); err != nil {
 				return nil, bson.Value{}, err
 			}
+			// A second top-level _id would be stored and never found
+			// (mongod: "can't have multiple _id fields in one document").
+			rest := it
+			for rest.Next() {
+				if rest.Element().Key == "_id" {
+					return nil, bson.Value{}, mongoerr.New(mongoerr.BadValue, "can't have multiple _id fields in one document")
+				}
+			}
 			if first {
 				return doc, e.Value, nil
 			}

@@ -46,6 +46,7 @@ const (
 	BadValue                        int32 = 2
 	NoSuchKey                       int32 = 4
 	GraphContainsCycle              int32 = 5
+	ViewDepthLimitExceeded          int32 = 165
 	HostUnreachable                 int32 = 6
 	HostNotFound                    int32 = 7
 	UnknownError                    int32 = 8
@@ -112,7 +113,7 @@ const (
 
 var names = map[int32]string{
 	InternalError: "InternalError", BadValue: "BadValue", NoSuchKey: "NoSuchKey",
-	GraphContainsCycle: "GraphContainsCycle", HostUnreachable: "HostUnreachable", HostNotFound: "HostNotFound",
+	GraphContainsCycle: "GraphContainsCycle", ViewDepthLimitExceeded: "ViewDepthLimitExceeded", HostUnreachable: "HostUnreachable", HostNotFound: "HostNotFound",
 	UnknownError: "UnknownError", FailedToParse: "FailedToParse", CannotMutateObject: "CannotMutateObject",
 	UserNotFound: "UserNotFound", UnsupportedFormat: "UnsupportedFormat", Unauthorized: "Unauthorized",
 	TypeMismatch: "TypeMismatch", Overflow: "Overflow", InvalidLength: "InvalidLength", ProtocolError: "ProtocolError",

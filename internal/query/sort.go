@@ -23,12 +23,21 @@ type sortKey struct {
 	meta  bool // {$meta: "textScore"}: the score is not known here and sorts all documents equal
 }
 
+// MaxSortKeys is the most keys a sort pattern may have (mongod's
+// Ordering::kMaxCompoundIndexKeys).
+const MaxSortKeys = 32
+
 // ParseSort compiles a sort document: {field: 1 or -1 (any numeric type),
 // ..., $natural: ±1, field: {$meta: "textScore"}}.
 func ParseSort(spec bson.Doc, opts *Options) (*Sort, error) {
 	s := &Sort{}
 	if opts != nil {
 		s.coll = opts.Collation
+	}
+	// mongod builds an Ordering of the pattern, which holds at most 32
+	// keys (find's sort and $sort alike).
+	if spec.Len() > MaxSortKeys {
+		return nil, mongoerr.New(13103, "too many compound keys")
 	}
 	it := spec.Iter()
 	for it.Next() {

@@ -117,9 +117,13 @@ func replaceDoc(dst []byte, doc, replacement bson.Doc) (bson.Doc, bool, error) {
 		b.AppendValue("_id", nid)
 	}
 	it := replacement.Iter()
+	ids := 0
 	for it.Next() {
 		e := it.Element()
 		if e.Key == "_id" {
+			if ids++; ids > 1 {
+				return nil, false, mongoerr.New(mongoerr.BadValue, "can't have multiple _id fields in one document")
+			}
 			continue
 		}
 		b.AppendElement(e)
