@@ -8,6 +8,9 @@
 # scripts/install-tools.sh installs first when it can (set
 # CAIRN_SKIP_TOOL_INSTALL=1 to skip that; a missing tool skips its test).
 #
+# It ends with one line, "N passed, N failed, N skipped", over every test
+# of every package.
+#
 # Usage: scripts/test.sh [extra go test flags]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,5 +38,11 @@ if ! command -v mongosh >/dev/null 2>&1; then
   echo "note: mongosh is not installed: TestMongosh will be skipped (scripts/install-tools.sh installs it)"
 fi
 
+# go test's JSON events go through internal/tools/testsummary, which
+# prints a line per package as it finishes, the output of failed tests,
+# the conformance runner's per-suite counts, every skipped test with its
+# reason, and closes with "N passed, N failed, N skipped".
 echo "== go test"
-go test -race -count=1 -timeout 30m "$@" ./...
+summary="$(mktemp -d)/testsummary"
+go build -o "$summary" ./internal/tools/testsummary
+go test -race -count=1 -timeout 30m -json "$@" ./... 2>&1 | "$summary"
