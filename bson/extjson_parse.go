@@ -312,9 +312,7 @@ func appendRegex(b *Builder, key, pattern, options string) error {
 }
 
 func isIntLexeme(s string) bool {
-	if strings.HasPrefix(s, "-") {
-		s = s[1:]
-	}
+	s = strings.TrimPrefix(s, "-")
 	if s == "" {
 		return false
 	}

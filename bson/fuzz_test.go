@@ -217,7 +217,7 @@ func FuzzDecodeKey(f *testing.F) {
 		if back, _, err := DecodeKey(re); err != nil || Compare(back, v) != 0 {
 			t.Fatalf("re-encoded key of %s does not decode: %v", v, err)
 		}
-		if bytes.Compare(re, consumed) != 0 && !containsNumberOrSymbol(v) {
+		if !bytes.Equal(re, consumed) && !containsNumberOrSymbol(v) {
 			t.Fatalf("key %x decodes to %s, which encodes as %x", consumed, v, re)
 		}
 	})

@@ -63,8 +63,6 @@ const (
 	recordCodecBit = 30
 )
 
-var errJournalFull = errors.New("kv: journal full")
-
 type journal struct {
 	// f is the file in use (index idx: 0 "journal", 1 "journal.1") and
 	// size its size; other is the second file, free since the last
@@ -232,19 +230,6 @@ func (j *journal) writeCodec(s slot, codec int, parts ...[]byte) (int64, error) 
 	return lsn, nil
 }
 
-// append reserves and writes one record at once. Called with the writer
-// lock held (tests, and callers that need no parallelism).
-func (j *journal) append(txid uint64, parts ...[]byte) (int64, error) {
-	plen := 0
-	for _, p := range parts {
-		plen += len(p)
-	}
-	if !j.fits(plen) {
-		return 0, errJournalFull
-	}
-	return j.write(j.reserve(txid, plen), parts...)
-}
-
 // drain waits until every reserved record is written and returns the
 // sticky write error, if any. Called with the writer lock held (so no new
 // reservation can appear), before a checkpoint or a resize.
@@ -336,12 +321,6 @@ func (j *journal) waitWritten() error {
 		j.acond.Wait()
 	}
 	return j.aerr
-}
-
-func (j *journal) pendingBytes() int64 {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.written - j.durable
 }
 
 // Switching files. A checkpoint must not make commits wait while it

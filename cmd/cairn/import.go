@@ -109,7 +109,6 @@ type importer struct {
 	o       *importOptions
 	coll    *mongo.Collection
 	layout  *rowLayout // CSV/TSV only
-	rows    atomic.Int64
 	ok      atomic.Int64
 	failed  atomic.Int64
 	skipped atomic.Int64

@@ -115,10 +115,12 @@ func (s *Session) Start(ctx context.Context, m *Manager, mech, db string, payloa
 			return scram.StoredCredentials{}, err
 		}
 		if u == nil {
+			//lint:ignore ST1005 mongod's message, logged as it logs it
 			return scram.StoredCredentials{}, fmt.Errorf("Could not find user \"%s\" for db \"%s\"", name, db)
 		}
 		cred, ok := u.Credentials[mech]
 		if !ok {
+			//lint:ignore ST1005 mongod's message, logged as it logs it
 			return scram.StoredCredentials{}, fmt.Errorf("Unable to use %s based authentication for user without any %s credentials registered", mech, mech)
 		}
 		return cred.stored(), nil

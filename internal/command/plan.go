@@ -36,17 +36,12 @@ type plan struct {
 	or []*plan
 }
 
-// choosePlan picks an index whose leading field the filter restricts:
+// choosePlanHint picks an index whose leading field the filter restricts:
 // equality (a point, best when unique) over ranges. Only indexes of the
 // query's collation are candidates (bounds in another string order would
 // not be a superset); hidden, sparse and partial indexes are not. The chosen
 // plan returns the same documents as a scan: the filter is applied to
-// every fetched document.
-func choosePlan(coll *catalog.Collection, filter bson.Doc, opts *query.Options) *plan {
-	return choosePlanHint(coll, filter, opts, bson.Value{})
-}
-
-// choosePlanHint is choosePlan with a hint: a hint naming a secondary index
+// every fetched document. A hint naming a secondary index
 // (by name or key pattern) forces a scan of that index (bounded by the
 // filter where it restricts the leading field, else the whole index); the
 // _id index and $natural force a collection scan.

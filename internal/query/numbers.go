@@ -1,7 +1,6 @@
 package query
 
 import (
-	"encoding/binary"
 	"math"
 	"math/big"
 	"strconv"
@@ -29,20 +28,6 @@ func (r numResult) append(b *bson.Builder, key string) {
 	default:
 		b.AppendDecimal128(key, r.dhi, r.dlo)
 	}
-}
-
-// value returns the result as a standalone bson.Value.
-func (r numResult) value() bson.Value {
-	switch r.t {
-	case bson.TypeInt32:
-		return bson.Value{Type: r.t, Data: binary.LittleEndian.AppendUint32(nil, uint32(r.i))}
-	case bson.TypeInt64:
-		return bson.Value{Type: r.t, Data: binary.LittleEndian.AppendUint64(nil, uint64(r.i))}
-	case bson.TypeDouble:
-		return bson.Value{Type: r.t, Data: binary.LittleEndian.AppendUint64(nil, math.Float64bits(r.f))}
-	}
-	d := binary.LittleEndian.AppendUint64(nil, r.dlo)
-	return bson.Value{Type: bson.TypeDecimal128, Data: binary.LittleEndian.AppendUint64(d, r.dhi)}
 }
 
 func numKind(a, b bson.Value) bson.Type {

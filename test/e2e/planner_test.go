@@ -40,7 +40,6 @@ type explained struct {
 	nReturned          int64
 	keysExamined       int64
 	docsExamined       int64
-	rejectedPlansCount int
 }
 
 func explainFind(t *testing.T, db *mongo.Database, cmd bson.D) explained {
