@@ -35,11 +35,11 @@ func planTree(st bson.Raw) string {
 
 // explained is the part of a find explain the planner tests read.
 type explained struct {
-	tree               string
-	rejected           []string
-	nReturned          int64
-	keysExamined       int64
-	docsExamined       int64
+	tree         string
+	rejected     []string
+	nReturned    int64
+	keysExamined int64
+	docsExamined int64
 }
 
 func explainFind(t *testing.T, db *mongo.Database, cmd bson.D) explained {
