@@ -147,3 +147,28 @@ func (ff faultFile) WaitWriteback(off, n int64) error {
 	}
 	return nil
 }
+
+// Allocate passes the reservation on (writing zeros when the wrapped file
+// cannot allocate). The write hook sees the growth as a write of that many
+// bytes at the old end, so NoSpaceAfter budgets allocations too; a refused
+// allocation reserves nothing.
+func (ff faultFile) Allocate(off, n int64) error {
+	if _, wh := ff.f.hooks(); wh != nil {
+		size, err := ff.File.Size()
+		if err != nil {
+			return err
+		}
+		if grow := off + n - size; grow > 0 {
+			if allowed, err := wh(ff.Name(), size, int(grow)); err != nil || int64(allowed) < grow {
+				if err == nil {
+					err = &os.PathError{Op: "fallocate", Path: ff.Name(), Err: syscall.ENOSPC}
+				}
+				return err
+			}
+		}
+	}
+	if a, ok := ff.File.(Allocator); ok {
+		return a.Allocate(off, n)
+	}
+	return allocateByWriting(ff.File, off, n)
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -19,12 +20,55 @@ import (
 // stops working.
 //
 // Directory entries are treated as durable as soon as they are created.
+//
+// SetCapacity bounds the bytes all files may hold together (the sum of
+// their current sizes, as a file system without sparse files counts them):
+// a write or truncation that would grow past it fails with ENOSPC (a write
+// is short: the part that fits is written), as on a small disk.
 type Mem struct {
 	mu    sync.Mutex
 	files map[string]*memNode
 	dirs  map[string]bool
 	locks map[string]*memLock
 	gen   uint64 // bumped by Crash; handles of older generations are dead
+
+	// capMu guards capacity and used; taken after a node's lock.
+	capMu    sync.Mutex
+	capacity int64 // 0: unlimited
+	used     int64 // sum of len(data) of all files
+}
+
+// SetCapacity limits the total size of all files to bytes (0: unlimited).
+// Files already larger keep their data; only growth is refused.
+func (m *Mem) SetCapacity(bytes int64) {
+	m.capMu.Lock()
+	m.capacity = bytes
+	m.capMu.Unlock()
+}
+
+// Used returns the bytes all files hold together.
+func (m *Mem) Used() int64 {
+	m.capMu.Lock()
+	defer m.capMu.Unlock()
+	return m.used
+}
+
+// grow accounts for a file growing from old to new bytes and returns how
+// many of the requested bytes fit (new-old when all do). Called with the
+// node's lock held.
+func (m *Mem) grow(old, new int64) int64 {
+	m.capMu.Lock()
+	defer m.capMu.Unlock()
+	d := new - old
+	if d > 0 && m.capacity > 0 && m.used+d > m.capacity {
+		d = max(m.capacity-m.used, 0)
+	}
+	m.used += d
+	return d
+}
+
+func errNoSpace(op, name string) error {
+	return &fs.PathError{Op: op, Path: name, Err: syscall.ENOSPC}
 }
 
 // NewMem returns an empty in-memory file system.
@@ -83,6 +127,7 @@ func (m *Mem) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
 	f := &memFile{fs: m, node: n, name: name, gen: m.gen, ro: flag&(os.O_WRONLY|os.O_RDWR) == 0}
 	if flag&os.O_TRUNC != 0 {
 		n.mu.Lock()
+		m.grow(int64(len(n.data)), 0)
 		n.data = n.data[:0]
 		n.pending = append(n.pending, memOp{truncate: true, size: 0})
 		n.mu.Unlock()
@@ -95,10 +140,14 @@ func (m *Mem) Remove(name string) error {
 	name = clean(name)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if _, ok := m.files[name]; !ok {
+	n, ok := m.files[name]
+	if !ok {
 		return &fs.PathError{Op: "remove", Path: name, Err: fs.ErrNotExist}
 	}
 	delete(m.files, name)
+	n.mu.Lock()
+	m.grow(int64(len(n.data)), 0)
+	n.mu.Unlock()
 	return nil
 }
 
@@ -206,6 +255,20 @@ func (m *Mem) Crash(o CrashOptions) {
 	defer m.mu.Unlock()
 	m.gen++
 	m.locks = map[string]*memLock{}
+	m.capMu.Lock()
+	m.used = 0
+	m.capMu.Unlock()
+	defer func() {
+		var used int64
+		for _, n := range m.files {
+			n.mu.RLock()
+			used += int64(len(n.data))
+			n.mu.RUnlock()
+		}
+		m.capMu.Lock()
+		m.used = used
+		m.capMu.Unlock()
+	}()
 	for _, n := range m.files {
 		n.mu.Lock()
 		img := append([]byte(nil), n.durable...)
@@ -266,6 +329,9 @@ func (m *Mem) WriteFile(name string, data []byte) error {
 		m.files[name] = n
 	}
 	n.mu.Lock()
+	m.capMu.Lock()
+	m.used += int64(len(data)) - int64(len(n.data))
+	m.capMu.Unlock()
 	n.data = append([]byte(nil), data...)
 	n.durable = append([]byte(nil), data...)
 	n.pending = nil
@@ -329,9 +395,43 @@ func (f *memFile) WriteAt(p []byte, off int64) (int, error) {
 	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
+	var err error
+	if size, end := int64(len(f.node.data)), off+int64(len(p)); end > size {
+		if got := f.fs.grow(size, end); got < end-size {
+			err = errNoSpace("write", f.name)
+			p = p[:max(size+got-off, 0)]
+			if len(p) == 0 {
+				// Nothing fits; a gap before off is not allocated either.
+				f.fs.grow(size+got, size)
+				return 0, err
+			}
+		}
+	}
 	f.node.data = writeInto(f.node.data, off, p)
 	f.node.pending = append(f.node.pending, memOp{off: off, data: append([]byte(nil), p...)})
-	return len(p), nil
+	return len(p), err
+}
+
+// Allocate implements Allocator: the file grows (with zeros) to off+n if it
+// is shorter, within the capacity; otherwise nothing changes and the error
+// is ENOSPC.
+func (f *memFile) Allocate(off, n int64) error {
+	if err := f.check(); err != nil {
+		return err
+	}
+	f.node.mu.Lock()
+	defer f.node.mu.Unlock()
+	size, end := int64(len(f.node.data)), off+n
+	if end <= size {
+		return nil
+	}
+	if got := f.fs.grow(size, end); got < end-size {
+		f.fs.grow(size+got, size)
+		return errNoSpace("fallocate", f.name)
+	}
+	f.node.data = resize(f.node.data, end)
+	f.node.pending = append(f.node.pending, memOp{truncate: true, size: end})
+	return nil
 }
 
 func (f *memFile) Truncate(size int64) error {
@@ -340,6 +440,14 @@ func (f *memFile) Truncate(size int64) error {
 	}
 	f.node.mu.Lock()
 	defer f.node.mu.Unlock()
+	if old := int64(len(f.node.data)); size > old {
+		if got := f.fs.grow(old, size); got < size-old {
+			f.fs.grow(old+got, old)
+			return errNoSpace("truncate", f.name)
+		}
+	} else {
+		f.fs.grow(old, size)
+	}
 	f.node.data = resize(f.node.data, size)
 	f.node.pending = append(f.node.pending, memOp{truncate: true, size: size})
 	return nil

@@ -83,3 +83,21 @@ func (OS) Lock(name string) (io.Closer, error) {
 	}
 	return osLock{f}, nil
 }
+
+// allocateByWriting reserves off..off+n of f by writing zeros over the part
+// beyond its current end (for file systems without fallocate).
+func allocateByWriting(f File, off, n int64) error {
+	size, err := f.Size()
+	if err != nil {
+		return err
+	}
+	from := max(size, off)
+	zeros := make([]byte, min(n, 1<<20))
+	for p := from; p < off+n; p += int64(len(zeros)) {
+		c := min(int64(len(zeros)), off+n-p)
+		if _, err := f.WriteAt(zeros[:c], p); err != nil {
+			return err
+		}
+	}
+	return nil
+}

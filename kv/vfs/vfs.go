@@ -8,6 +8,8 @@
 //     durable by Sync/Datasync and can simulate a power loss (Crash),
 //     keeping only synced data and, optionally, a random subset of the
 //     writes that were not yet synced.
+//     Mem can be given a capacity (SetCapacity): writes and allocations
+//     beyond it fail with ENOSPC, as on a small file system.
 //   - Fault: a wrapper around any FS that injects errors: failing
 //     fsync/fdatasync, short writes and ENOSPC.
 package vfs
@@ -16,6 +18,7 @@ import (
 	"errors"
 	"io"
 	"os"
+	"syscall"
 )
 
 // File is an open file. ReadAt and WriteAt must be safe for concurrent use.
@@ -75,4 +78,21 @@ type WritebackStarter interface {
 	// with it so that journal flushes are not stuck behind a flood of
 	// checkpoint writes.
 	WaitWriteback(off, n int64) error
+}
+
+// Allocator is implemented by files that can reserve disk space for a
+// range without writing it (fallocate(2) on Linux; mode 0, so the file
+// grows to off+n if it was shorter). kv reserves the space a checkpoint
+// will write before it writes anything, so that running out of space is
+// found before any state changes instead of in the middle of a checkpoint.
+// A failed Allocate may leave part of the range allocated; the caller
+// truncates the file back.
+type Allocator interface {
+	Allocate(off, n int64) error
+}
+
+// IsNoSpace reports whether err is an out-of-space error from the file
+// system (ENOSPC, or EDQUOT for an exhausted quota).
+func IsNoSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }

@@ -175,3 +175,77 @@ func TestOSLockNamesHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestMemCapacity: a Mem with a capacity refuses growth beyond it with
+// ENOSPC (short writes, refused allocations and truncations), counts every
+// file, and gives space back on shrink, removal and crash.
+func TestMemCapacity(t *testing.T) {
+	mem := NewMem()
+	mem.SetCapacity(100)
+	f, _ := mem.OpenFile("/a", os.O_RDWR|os.O_CREATE, 0o644)
+	g, _ := mem.OpenFile("/b", os.O_RDWR|os.O_CREATE, 0o644)
+	steps := []struct {
+		name    string
+		do      func() (int, error)
+		wantN   int
+		noSpace bool
+		used    int64
+	}{
+		{"write within", func() (int, error) { return f.WriteAt(make([]byte, 60), 0) }, 60, false, 60},
+		{"overwrite costs nothing", func() (int, error) { return f.WriteAt(make([]byte, 60), 0) }, 60, false, 60},
+		{"short write at the limit", func() (int, error) { return g.WriteAt(make([]byte, 50), 0) }, 40, true, 100},
+		{"nothing fits", func() (int, error) { return g.WriteAt([]byte("x"), 40) }, 0, true, 100},
+		{"write past a gap that does not fit", func() (int, error) { return g.WriteAt([]byte("x"), 70) }, 0, true, 100},
+		{"allocate refused", func() (int, error) { return 0, f.(Allocator).Allocate(0, 61) }, 0, true, 100},
+		{"shrink frees", func() (int, error) { return 0, f.Truncate(10) }, 0, false, 50},
+		{"allocate grows", func() (int, error) { return 0, f.(Allocator).Allocate(0, 30) }, 0, false, 70},
+		{"allocate inside is free", func() (int, error) { return 0, f.(Allocator).Allocate(5, 20) }, 0, false, 70},
+		{"truncate up refused", func() (int, error) { return 0, g.Truncate(80) }, 0, true, 70},
+		{"remove frees", func() (int, error) { return 0, mem.Remove("/b") }, 0, false, 30},
+	}
+	for _, s := range steps {
+		n, err := s.do()
+		if n != s.wantN || IsNoSpace(err) != s.noSpace || (!s.noSpace && err != nil) {
+			t.Fatalf("%s: n %d err %v, want n %d noSpace %v", s.name, n, err, s.wantN, s.noSpace)
+		}
+		if u := mem.Used(); u != s.used {
+			t.Fatalf("%s: used %d, want %d", s.name, u, s.used)
+		}
+	}
+	if sz, _ := f.Size(); sz != 30 {
+		t.Fatalf("size after allocate %d", sz)
+	}
+	// A crash drops the unsynced growth and recounts.
+	mem.Crash(CrashOptions{})
+	if u := mem.Used(); u != 0 {
+		t.Fatalf("used after crash %d", u)
+	}
+	// Fault passes allocations through and budgets them like writes.
+	fault := NewFault(mem)
+	h, _ := fault.OpenFile("/c", os.O_RDWR|os.O_CREATE, 0o644)
+	fault.SetWriteHook(NoSpaceAfter(10))
+	if err := h.(Allocator).Allocate(0, 11); !IsNoSpace(err) {
+		t.Fatalf("allocate beyond the hook's budget: %v", err)
+	}
+	fault.SetWriteHook(NoSpaceAfter(10)) // the refused request used the budget up
+	if err := h.(Allocator).Allocate(0, 10); err != nil {
+		t.Fatalf("allocate within: %v", err)
+	}
+	if sz, _ := h.Size(); sz != 10 {
+		t.Fatalf("size %d", sz)
+	}
+}
+
+func TestOSAllocate(t *testing.T) {
+	f, err := OS{}.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := f.(Allocator).Allocate(0, 1<<20); err != nil {
+		t.Fatal(err)
+	}
+	if sz, _ := f.Size(); sz != 1<<20 {
+		t.Fatalf("size %d", sz)
+	}
+}
