@@ -62,6 +62,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -117,14 +118,6 @@ func (db *DB) checkpoint(unlock bool) error {
 	newMeta := db.meta
 	newMeta.ckptID++
 	newMeta.txid = snap.txid
-	if _, err := db.journal.switchFiles(randomSalt()); err != nil {
-		err = fmt.Errorf("kv: checkpoint: switch journal files: %w", err)
-		db.fail(err)
-		return err
-	}
-	newMeta.journalFile = db.journal.idx
-	newMeta.journalSalt = db.journal.salt
-	newMeta.journalSeq = db.journal.next
 
 	// 1. Release extents no reader or meta can reach.
 	oldest := db.pruneSnapshots()
@@ -142,6 +135,24 @@ func (db *DB) checkpoint(unlock bool) error {
 		debugRelease(db, release, oldest)
 	}
 	db.alloc.release(release)
+	// Reserve the disk space of the pages before anything changes
+	// (space.go): a checkpoint that does not fit leaves no trace.
+	if err := db.reserveCheckpointSpace(snap); err != nil {
+		if errors.Is(err, ErrNoSpace) {
+			db.setNoSpace(err)
+		} else {
+			db.fail(err)
+		}
+		return err
+	}
+	if _, err := db.journal.switchFiles(randomSalt()); err != nil {
+		err = fmt.Errorf("kv: checkpoint: switch journal files: %w", err)
+		db.fail(err)
+		return err
+	}
+	newMeta.journalFile = db.journal.idx
+	newMeta.journalSalt = db.journal.salt
+	newMeta.journalSeq = db.journal.next
 	// Commits may go on: they only write the journal (its other file now)
 	// and install new node versions; the snapshot written below is
 	// immutable.
@@ -243,8 +254,14 @@ func (db *DB) checkpoint(unlock bool) error {
 	// if the load outgrew a smaller one (Compact shrinks both).
 	if db.journalPressure.Load() && db.journal.otherSize < db.opts.JournalSize && db.journal.other != nil {
 		if err := db.resizeJournalFile(false, db.opts.JournalSize); err != nil {
-			db.fail(err)
-			return err
+			// The checkpoint is durable; the journal stays small (commits
+			// that do not fit commit by checkpointing) and the next
+			// checkpoint tries again.
+			db.opts.Logger.Warn("kv: grow journal file", "err", err)
+			if terr := db.journal.other.Truncate(db.journal.otherSize); terr != nil {
+				db.fail(fmt.Errorf("%w; truncating it back: %w", err, terr))
+				return err
+			}
 		}
 		if db.journal.size >= db.opts.JournalSize {
 			db.journalPressure.Store(false)
@@ -255,6 +272,7 @@ func (db *DB) checkpoint(unlock bool) error {
 			db.opts.Logger.Warn("kv: truncate data file", "err", err)
 		}
 	}
+	db.setNoSpace(nil)
 	db.st.checkpoints.Add(1)
 	db.st.ckptPages.Add(uint64(written))
 	db.st.dataSyncs.Add(2)

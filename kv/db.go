@@ -37,6 +37,7 @@ package kv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -70,6 +71,8 @@ type DB struct {
 	pager     *pager
 	journal   *journal
 	readOnly  bool
+	openSize  int64 // data file size when Open began (undoOpen)
+	created   bool  // this Open created the database
 
 	current atomic.Pointer[snapshot]
 	writer  chan struct{}
@@ -84,7 +87,10 @@ type DB struct {
 	meta        meta
 
 	failed atomic.Pointer[error]
-	closed atomic.Bool
+	// noSpace holds the error of the last checkpoint refused for lack of
+	// disk space, until a checkpoint succeeds (space.go).
+	noSpace atomic.Pointer[error]
+	closed  atomic.Bool
 	// journalPressure is set when commits fill the journal; the next
 	// checkpoint then grows a journal that Compact shrank back to
 	// Options.JournalSize.
@@ -265,16 +271,32 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 		return nil
 	}
 	tx.settleAll()
-	tx.settleRetired()
 	snap := &snapshot{txid: tx.id, trees: tx.trees}
 	start := time.Now()
-	if tx.forceCkpt || tx.log.off || !db.journal.fits(tx.log.size()) {
-		if !tx.forceCkpt && (!tx.log.off || db.journal.size < db.opts.JournalSize) {
+	noSpace := db.noSpace.Load() != nil
+	if tx.forceCkpt || tx.log.off || noSpace || !db.journal.fits(tx.log.size()) {
+		if !tx.forceCkpt && !noSpace && (!tx.log.off || db.journal.size < db.opts.JournalSize) {
 			db.journalPressure.Store(true) // the journal is too small for the load
 		}
-		// Too big for the journal: commit by checkpointing.
+		// Too big for the journal (or the last checkpoint found no disk
+		// space): commit by checkpointing, once the space for it is
+		// reserved; else the commit is refused and leaves no trace
+		// (space.go).
+		db.ckptMu.Lock()
+		err := db.reserveCheckpointSpace(snap)
+		db.ckptMu.Unlock()
+		if err != nil {
+			db.releaseWriter()
+			if errors.Is(err, ErrNoSpace) {
+				db.setNoSpace(err)
+			} else {
+				db.fail(err)
+			}
+			return fmt.Errorf("kv: commit %d: %w", tx.id, err)
+		}
+		tx.settleRetired()
 		db.publish(snap, tx.freed)
-		err := db.checkpointLocked()
+		err = db.checkpointLocked()
 		db.releaseWriter()
 		if err != nil {
 			return fmt.Errorf("kv: commit %d: %w", tx.id, err)
@@ -283,6 +305,7 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 		db.st.commitNanos.Add(uint64(time.Since(start)))
 		return nil
 	}
+	tx.settleRetired()
 	slot := db.journal.reserve(tx.id, tx.log.size())
 	db.publish(snap, tx.freed)
 	db.releaseWriter()

@@ -21,6 +21,12 @@ var (
 	// the write path (for example a failed fdatasync). The error also
 	// wraps the original cause. Reopen the database to recover.
 	ErrDatabaseFailed = errors.New("kv: database failed; reopen to recover")
+	// ErrNoSpace is wrapped (by a *NoSpaceError) by checkpoints, commits
+	// and opens refused because the file system has no room for the next
+	// checkpoint. The database is not failed: nothing acknowledged is
+	// lost, and writes resume by themselves once space is available
+	// (space.go).
+	ErrNoSpace = errors.New("kv: out of disk space")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("kv: database closed")
 	// ErrKeyTooLarge is returned for keys longer than MaxKeySize.

@@ -51,6 +51,7 @@ func Open(dir string, opts *Options) (*DB, error) {
 		flushCh: make(chan struct{}, 1), done: make(chan struct{})}
 	db.cache.budget = o.CacheSize
 	if err := db.open(); err != nil {
+		db.undoOpen()
 		db.closeFiles()
 		return nil, fmt.Errorf("kv: open %s: %w", dir, err)
 	}
@@ -60,6 +61,27 @@ func Open(dir string, opts *Options) (*DB, error) {
 		go db.flusher()
 	}
 	return db, nil
+}
+
+// undoOpen runs when Open fails: a failed open must not leave the files
+// larger than it found them (space.go). A database this open created is
+// removed; otherwise the data file is truncated back to its size at the
+// start (a checkpoint's reservation or pages written beyond it).
+func (db *DB) undoOpen() {
+	if db.readOnly || db.pager == nil {
+		return
+	}
+	if db.created {
+		db.removeCreated(filepath.Join(db.dir, dataFileName),
+			filepath.Join(db.dir, journalFileNames[0]), filepath.Join(db.dir, journalFileNames[1]),
+			filepath.Join(db.dir, "LOCK"))
+		return
+	}
+	if size, err := db.pager.f.Size(); err == nil && size > db.openSize {
+		if err := db.pager.f.Truncate(db.openSize); err != nil {
+			db.opts.Logger.Warn("kv: truncate data file after failed open", "err", err)
+		}
+	}
 }
 
 func (db *DB) closeFiles() {
@@ -99,11 +121,18 @@ func (db *DB) open() error {
 	if err != nil {
 		return err
 	}
+	db.openSize = size
 	if size == 0 {
 		if db.readOnly {
 			return errors.New("kv: empty database opened read-only")
 		}
+		db.created = true
 		if err := db.create(); err != nil {
+			if vfs.IsNoSpace(err) {
+				need := 2*db.opts.JournalSize + 2*int64(db.opts.PageSize)
+				return fmt.Errorf("create: %w: a new database needs %s (two preallocated journal files of %s and two meta pages; Options.JournalSize, --journalSize); nothing was left behind: %w",
+					ErrNoSpace, formatBytes(need), formatBytes(db.opts.JournalSize), err)
+			}
 			return fmt.Errorf("create: %w", err)
 		}
 	}
@@ -273,6 +302,11 @@ func (db *DB) openJournalFile(i int) (vfs.File, int64, error) {
 		db.opts.Logger.Warn("kv: journal missing or truncated; recreating", "file", name)
 	}
 	if err := db.createJournal(i, db.opts.JournalSize); err != nil {
+		// Leave no partial journal behind (the next open recreates it).
+		db.removeCreated(name)
+		if vfs.IsNoSpace(err) {
+			return nil, 0, fmt.Errorf("recreate journal file %s: %w: it needs %s: %w", name, ErrNoSpace, formatBytes(db.opts.JournalSize), err)
+		}
 		return nil, 0, err
 	}
 	if err := db.fs.SyncDir(db.dir); err != nil {
@@ -374,7 +408,14 @@ func (db *DB) openJournal() error {
 	db.opts.Logger.Info("kv: opened", "dir", db.dir, "checkpoint", db.meta.ckptID, "replayed", replayed)
 	db.st.replayed.Store(uint64(replayed))
 	if (replayed > 0 || j.idx != db.meta.journalFile) && !db.readOnly {
-		return db.checkpointLocked()
+		err := db.checkpointLocked()
+		if errors.Is(err, ErrNoSpace) && j.idx == db.meta.journalFile {
+			// The replayed commits stay in the journal and in memory;
+			// writes are refused until a checkpoint fits (space.go).
+			db.opts.Logger.Warn("kv: opened without the recovery checkpoint for lack of disk space", "dir", db.dir, "err", err)
+			return nil
+		}
+		return err
 	}
 	return nil
 }

@@ -62,6 +62,7 @@ type Stats struct {
 	CacheLeaves        int    // number of such leaves
 	CacheEvictions     uint64 // leaves evicted so far
 	Failed             error  // non-nil once the DB refuses writes
+	NoSpace            error  // non-nil while writes are refused for lack of disk space (ErrNoSpace)
 	Trees              []TreeStats
 }
 
@@ -87,6 +88,7 @@ func (db *DB) Stats() Stats {
 		ReplayedRecords:    db.st.replayed.Load(),
 		CacheBudget:        db.opts.CacheSize,
 		Failed:             db.failedErr(),
+		NoSpace:            db.noSpaceErr(),
 	}
 	s.CacheBytes, s.CacheLeaves, s.CacheEvictions = db.cache.stats()
 	if size, err := db.pager.f.Size(); err == nil {
