@@ -6,6 +6,8 @@ package mongoerr
 import (
 	"errors"
 	"fmt"
+
+	"github.com/cairndb/cairn/kv"
 )
 
 // Error is an error with a MongoDB code. The server turns it into
@@ -31,11 +33,17 @@ func New(code int32, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// As returns err as an *Error, or an InternalError wrapping it.
+// As returns err as an *Error, or an InternalError wrapping it. A storage
+// engine error that refused a write for lack of disk space (kv.ErrNoSpace)
+// becomes OutOfDiskSpace, as mongod reports it; the write can be retried
+// once space is freed.
 func As(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if errors.Is(err, kv.ErrNoSpace) {
+		return &Error{Code: OutOfDiskSpace, Message: err.Error()}
 	}
 	return &Error{Code: InternalError, Message: err.Error()}
 }
@@ -97,6 +105,7 @@ const (
 	InvalidIndexSpecificationOption int32 = 197
 	QueryFeatureNotAllowed          int32 = 224
 	Interrupted                     int32 = 11601
+	OutOfDiskSpace                  int32 = 14031
 	DuplicateKey                    int32 = 11000
 	BSONObjectTooLarge              int32 = 10334
 	InvalidBSON                     int32 = 22
@@ -132,7 +141,7 @@ var names = map[int32]string{
 	CommandNotSupported: "CommandNotSupported", CannotIndexParallelArrays: "CannotIndexParallelArrays",
 	CommandNotSupportedOnView: "CommandNotSupportedOnView", OptionNotSupportedOnView: "OptionNotSupportedOnView",
 	InvalidIndexSpecificationOption: "InvalidIndexSpecificationOption", QueryFeatureNotAllowed: "QueryFeatureNotAllowed",
-	Interrupted: "Interrupted", DuplicateKey: "DuplicateKey", BSONObjectTooLarge: "BSONObjectTooLarge",
+	Interrupted: "Interrupted", OutOfDiskSpace: "OutOfDiskSpace", DuplicateKey: "DuplicateKey", BSONObjectTooLarge: "BSONObjectTooLarge",
 	InvalidBSON: "InvalidBSON", OperationNotSupportedInTxn: "OperationNotSupportedInTransaction",
 	APIStrictError: "APIStrictError", InvalidPipelineOperator: "InvalidPipelineOperator",
 	NoQueryExecutionPlans: "NoQueryExecutionPlans", IncompatibleCollationVersion: "IncompatibleCollationVersion",
