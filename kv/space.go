@@ -16,9 +16,10 @@ package kv
 //     simulates its allocation: it walks the dirty nodes of the snapshot
 //     in the order writeNode writes them, allocating each one's
 //     uncompressed extent (an upper bound of what it will write) from a
-//     copy of the allocator, then the catalog, plus a margin of the pages
-//     of leaves that may be stored compressed (compression changes which
-//     free runs later extents fit into). The simulated end of the file is
+//     copy of the allocator, then the catalog, plus a margin (1/64 of the
+//     pages of leaves that may be stored compressed, at least 16 pages:
+//     a compressed leaf takes fewer pages, which can change which free
+//     runs later extents fit into). The simulated end of the file is
 //     reserved with fallocate (vfs.Allocator; zeros elsewhere).
 //   - If the file system cannot give it, the file is truncated back to its
 //     size before the attempt and the checkpoint returns an error wrapping
@@ -70,7 +71,7 @@ type spaceNeed struct {
 func (db *DB) planCheckpointSpace(snap *snapshot) spaceNeed {
 	a := allocator{free: slices.Clone(db.alloc.free), end: db.alloc.end}
 	var need spaceNeed
-	margin := uint64(0)
+	compressible := uint64(0)
 	var walk func(r *childRef)
 	walk = func(r *childRef) {
 		n := r.ptr.Load()
@@ -84,7 +85,7 @@ func (db *DB) planCheckpointSpace(snap *snapshot) spaceNeed {
 		}
 		np := pagesFor(n.size, db.pageSize)
 		if n.leaf && db.pageCodec != codecNone && n.size > db.pageSize {
-			margin += uint64(np)
+			compressible += uint64(np)
 		}
 		a.alloc(np)
 		need.pages += uint64(np)
@@ -104,7 +105,12 @@ func (db *DB) planCheckpointSpace(snap *snapshot) spaceNeed {
 		a.alloc(np)
 		need.pages += uint64(np)
 	}
-	need.end = a.end + margin
+	// Margin: 1/64 of the compressible leaves' pages, at least 16 pages
+	// when there are any.
+	if compressible > 0 {
+		need.end += max(compressible/64, 16)
+	}
+	need.end += a.end
 	return need
 }
 
