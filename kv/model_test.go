@@ -396,6 +396,37 @@ func (r *modelRun) writeTx() {
 	if d == Sync {
 		r.durable()
 	}
+	if d == Lazy && tx.dirty && r.rng.IntN(2) == 0 && r.waitLazyFlush() {
+		// A j:false commit older than CommitInterval: the periodic
+		// flush has synced it (and the NoSync records before it), so it
+		// must survive every crash. (A commit that wrote nothing asks
+		// for no flush.)
+		r.durable()
+	}
+}
+
+// waitLazyFlush waits until the flusher has made the journal durable up to
+// everything written so far (it must, within CommitInterval) and reports
+// whether it did; false when the DB failed meanwhile.
+func (r *modelRun) waitLazyFlush() bool {
+	j := r.db.journal
+	j.mu.Lock()
+	lsn := j.written
+	j.mu.Unlock()
+	for i := 0; i < 10000; i++ {
+		if r.db.failed.Load() != nil {
+			return false
+		}
+		j.mu.Lock()
+		durable := j.durable
+		j.mu.Unlock()
+		if durable >= lsn {
+			return true
+		}
+		time.Sleep(time.Millisecond)
+	}
+	r.fatalf("a lazy commit was not flushed within 10 s (CommitInterval %v)", r.opts.CommitInterval)
+	return false
 }
 
 // durable records that everything committed so far is durable.
