@@ -276,7 +276,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 		}
 	}()
 	if err := cmd.Run(c); err != nil {
-		e := mongoerr.As(err)
+		e := asMongoErr(err)
 		if e.Code == mongoerr.MaxTimeMSExpired {
 			c.Env.Stats.MaxTimeExpired.Add(1)
 		}
@@ -296,7 +296,7 @@ func isErrorReply(reply bson.Doc) bool {
 // errorReply discards whatever the command appended and builds
 // {ok: 0, errmsg, code, codeName, ...extra}.
 func errorReply(b *bson.Builder, err error) bson.Doc {
-	e := mongoerr.As(err)
+	e := asMongoErr(err)
 	b.Reset(nil)
 	b.AppendDouble("ok", 0)
 	b.AppendString("errmsg", e.Message)

@@ -201,7 +201,7 @@ func profileDoc(c *Ctx, op, ns string, command bson.Doc, s *opStats, d time.Dura
 		}
 	}
 	if fail != nil {
-		e := mongoerr.As(fail)
+		e := asMongoErr(fail)
 		b.AppendInt32("ok", 0)
 		b.AppendString("errMsg", e.Message)
 		b.AppendString("errName", mongoerr.CodeName(e.Code))

@@ -214,7 +214,7 @@ func slowAttrs(c *Ctx, component, typ, ns string, command json.RawMessage, s *op
 
 // appendSlowError adds a failed operation's error to its line.
 func appendSlowError(attrs []any, err error) []any {
-	e := mongoerr.As(err)
+	e := asMongoErr(err)
 	return append(attrs, "ok", 0, "errMsg", e.Message, "errName", mongoerr.CodeName(e.Code), "errCode", int64(e.Code))
 }
 

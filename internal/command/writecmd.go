@@ -74,7 +74,7 @@ func (w *writeCmd) run(apply func(i int, st bson.Doc) error) ([]writeError, erro
 			if isFatal(err) {
 				return nil, err
 			}
-			errs = append(errs, writeError{index: i, err: mongoerr.As(err)})
+			errs = append(errs, writeError{index: i, err: asMongoErr(err)})
 			if w.ordered {
 				break
 			}

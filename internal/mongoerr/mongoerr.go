@@ -6,8 +6,6 @@ package mongoerr
 import (
 	"errors"
 	"fmt"
-
-	"github.com/cairndb/cairn/kv"
 )
 
 // Error is an error with a MongoDB code. The server turns it into
@@ -33,17 +31,14 @@ func New(code int32, format string, args ...any) *Error {
 	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
 }
 
-// As returns err as an *Error, or an InternalError wrapping it. A storage
-// engine error that refused a write for lack of disk space (kv.ErrNoSpace)
-// becomes OutOfDiskSpace, as mongod reports it; the write can be retried
-// once space is freed.
+// As returns err as an *Error, or an InternalError wrapping it. (Storage
+// errors with a MongoDB meaning, such as a write refused for lack of disk
+// space, are translated by the layer that knows the engine: see
+// internal/command's storageError.)
 func As(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
-	}
-	if errors.Is(err, kv.ErrNoSpace) {
-		return &Error{Code: OutOfDiskSpace, Message: err.Error()}
 	}
 	return &Error{Code: InternalError, Message: err.Error()}
 }
