@@ -2,7 +2,7 @@ package fts
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
@@ -135,13 +135,18 @@ type TermScore struct {
 // string + 0.5), by the field's weight and by 1.1 when the term is the
 // whole string; scores add up across strings.
 func (s *Spec) Score(doc bson.Doc) ([]TermScore, error) {
-	var acc []TermScore
-	var freqs []termFreq
-	err := s.Texts(doc, func(t Text) { acc, freqs = scoreString(acc, freqs[:0], t) })
-	if err != nil {
+	return s.score(doc, newScorer())
+}
+
+func (s *Spec) score(doc bson.Doc, sc *scorer) ([]TermScore, error) {
+	if err := s.Texts(doc, sc.addString); err != nil {
 		return nil, err
 	}
-	sort.Slice(acc, func(i, j int) bool { return acc[i].Term < acc[j].Term })
+	acc := make([]TermScore, len(sc.scores))
+	for i, t := range sc.terms.terms {
+		acc[i] = TermScore{Term: t, Score: sc.scores[i]}
+	}
+	slices.SortFunc(acc, func(a, b TermScore) int { return strings.Compare(a.Term, b.Term) })
 	for _, ts := range acc {
 		if ts.Score > maxScore {
 			return nil, mongoerr.New(mongoerr.BadValue, "text score of term %q is more than %g", ts.Term, float64(maxScore))
@@ -150,24 +155,107 @@ func (s *Spec) Score(doc bson.Doc) ([]TermScore, error) {
 	return acc, nil
 }
 
+// linearTerms is the length up to which a scorer's term lists are
+// searched linearly.
+const linearTerms = 32
+
+// scorer accumulates one document's term scores. It looks terms up in two
+// lists, the current string's and the document's: linearly while a list
+// is short (most documents have a few dozen distinct terms, where
+// comparing strings beats hashing them), through a map built once the
+// list outgrows linearMax. So a document with n distinct terms costs O(n)
+// lookups, not the O(n²) of linear searches alone (80,000 distinct words
+// took a minute).
+type scorer struct {
+	terms  termIndex // the document's terms
+	scores []float64 // by position in terms
+	words  termIndex // the current string's terms
+	freqs  []termFreq
+	// linearMax is the longest list searched linearly.
+	linearMax int
+	// probes counts term comparisons and map operations (tests assert
+	// that it grows linearly with the document's terms).
+	probes int
+	// small backs the lists of a small document, so that scoring one
+	// allocates little more than its result.
+	small struct {
+		terms, words [smallTerms]string
+		scores       [smallTerms]float64
+		freqs        [smallTerms]termFreq
+	}
+}
+
+// smallTerms is the capacity of a scorer's initial lists.
+const smallTerms = 16
+
+func newScorer() *scorer {
+	sc := &scorer{linearMax: linearTerms}
+	sc.terms.terms = sc.small.terms[:0]
+	sc.words.terms = sc.small.words[:0]
+	sc.scores = sc.small.scores[:0]
+	sc.freqs = sc.small.freqs[:0]
+	return sc
+}
+
+// termFreq is a term's occurrences in one string.
 type termFreq struct {
-	term             string
 	count, exp, freq float64
 }
 
-// scoreString adds the scores of one string's terms to acc. Documents
-// have a few dozen distinct terms: linear searches beat maps here.
-func scoreString(acc []TermScore, freqs []termFreq, t Text) ([]TermScore, []termFreq) {
+// termIndex finds terms in a list that grows at its end.
+type termIndex struct {
+	terms []string
+	at    map[string]int // nil while the list is short
+}
+
+// index returns the position of term in the list, appending it when it is
+// absent (added is then true: the caller appends its item).
+func (ix *termIndex) index(sc *scorer, term string) (i int, added bool) {
+	if ix.at != nil {
+		sc.probes++
+		if i, ok := ix.at[term]; ok {
+			return i, false
+		}
+		ix.at[term] = len(ix.terms)
+		ix.terms = append(ix.terms, term)
+		return len(ix.terms) - 1, true
+	}
+	for i, t := range ix.terms {
+		sc.probes++
+		if t == term {
+			return i, false
+		}
+	}
+	ix.terms = append(ix.terms, term)
+	if len(ix.terms) > sc.linearMax {
+		ix.at = make(map[string]int, 2*len(ix.terms))
+		for i, t := range ix.terms {
+			ix.at[t] = i
+		}
+		sc.probes += len(ix.terms)
+	}
+	return len(ix.terms) - 1, true
+}
+
+// reset empties the list. A map is dropped rather than cleared: clearing
+// costs its size, which a long string followed by many short ones would
+// pay once per short string.
+func (ix *termIndex) reset() {
+	ix.terms = ix.terms[:0]
+	ix.at = nil
+}
+
+// addString adds the scores of one string's terms.
+func (sc *scorer) addString(t Text) {
+	sc.words.reset()
+	sc.freqs = sc.freqs[:0]
 	n := 0
 	t.Lang.Tokens(t.Value, Options{}, func(term string) {
-		i := 0
-		for i < len(freqs) && freqs[i].term != term {
-			i++
+		i, added := sc.words.index(sc, term)
+		if added {
+			sc.freqs = append(sc.freqs, termFreq{})
 		}
-		if i == len(freqs) {
-			freqs = append(freqs, termFreq{term: term})
-		}
-		d := &freqs[i]
+		d := &sc.freqs[i]
 		if d.exp == 0 {
 			d.exp = 1
 		} else {
@@ -177,23 +265,19 @@ func scoreString(acc []TermScore, freqs []termFreq, t Text) ([]TermScore, []term
 		d.freq += 1 / d.exp
 		n++
 	})
-	for _, d := range freqs {
+	for i, term := range sc.words.terms {
+		d := sc.freqs[i]
 		coeff := 0.5*d.count/float64(n) + 0.5
 		adjust := 1.0
-		if len(t.Value) == len(d.term) && strings.EqualFold(t.Value, d.term) {
+		if len(t.Value) == len(term) && strings.EqualFold(t.Value, term) {
 			adjust += 0.1
 		}
-		sc := t.Weight * d.freq * coeff * adjust
-		j := 0
-		for j < len(acc) && acc[j].Term != d.term {
-			j++
+		j, added := sc.terms.index(sc, term)
+		if added {
+			sc.scores = append(sc.scores, 0)
 		}
-		if j == len(acc) {
-			acc = append(acc, TermScore{Term: d.term})
-		}
-		acc[j].Score += sc
+		sc.scores[j] += t.Weight * d.freq * coeff * adjust
 	}
-	return acc, freqs
 }
 
 func (s *Spec) String() string {
