@@ -43,6 +43,9 @@ func (c *Ctx) writer(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
 	}
 	w.figs = writeFiguresOf(c)
 	w.c = c
+	for _, x := range w.indexes {
+		x.SetContext(c) // killOp and maxTimeMS interrupt index key generation
+	}
 	return w, nil
 }
 

@@ -2,10 +2,13 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
 
@@ -56,10 +59,41 @@ func (s *Spec) Keys(doc bson.Doc) (keys [][]byte, multikey bool, err error) {
 	return keys, multikey, nil
 }
 
+// KeysContext is Keys for a write that ctx may interrupt: a text index's
+// terms are scored checking ctx as they go (a huge document takes
+// seconds), other keys are checked once generated. Interruption is
+// MongoDB's Interrupted (11601), or MaxTimeMSExpired (50) for a deadline.
+func (s *Spec) KeysContext(ctx context.Context, doc bson.Doc) (keys [][]byte, multikey bool, err error) {
+	if s.Text != nil {
+		keys, multikey, err = s.textKeys(ctx, doc)
+	} else {
+		keys, multikey, err = s.Keys(doc)
+	}
+	if err == nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		return nil, false, interruption(err)
+	}
+	return keys, multikey, nil
+}
+
+// interruption maps a context's error to MongoDB's error for its reason
+// (as the command layer does) and leaves other errors alone.
+func interruption(err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
+	case errors.Is(err, context.Canceled):
+		return mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
+	}
+	return err
+}
+
 // pluginKeys returns the keys of a text or 2dsphere index.
 func (s *Spec) pluginKeys(doc bson.Doc) ([][]byte, bool, error) {
 	if s.Text != nil {
-		return s.textKeys(doc)
+		return s.textKeys(nil, doc)
 	}
 	return s.geoKeys(doc)
 }

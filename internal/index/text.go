@@ -1,6 +1,7 @@
 package index
 
 import (
+	"context"
 	"encoding/binary"
 	"math"
 	"sort"
@@ -245,9 +246,16 @@ func sameText(a, b *fts.Spec) bool {
 	return true
 }
 
-// textKeys is Keys for a text index.
-func (s *Spec) textKeys(doc bson.Doc) ([][]byte, bool, error) {
-	scores, err := s.Text.Score(doc)
+// textKeys is Keys for a text index; a non-nil ctx is checked while the
+// terms are scored.
+func (s *Spec) textKeys(ctx context.Context, doc bson.Doc) ([][]byte, bool, error) {
+	var scores []fts.TermScore
+	var err error
+	if ctx != nil {
+		scores, err = s.Text.ScoreContext(ctx, doc)
+	} else {
+		scores, err = s.Text.Score(doc)
+	}
 	if err != nil {
 		return nil, false, err
 	}

@@ -2,6 +2,7 @@ package index
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"strings"
 
@@ -20,7 +21,15 @@ type Tree struct {
 	// recorded there, T is nil.
 	side *kv.Tree
 	sval []byte
+	// ctx, if set, interrupts Prepare (SetContext).
+	ctx context.Context
 }
+
+// SetContext makes Prepare answer Interrupted (or MaxTimeMSExpired) once
+// ctx ends, also while it generates the keys of one huge document. Apply
+// is never interrupted: it is quick next to Prepare, and a change half
+// applied would leave the index out of step with the document.
+func (x *Tree) SetContext(ctx context.Context) { x.ctx = ctx }
 
 // Open opens an index's kv tree.
 func Open(tx *kv.Tx, treeName, ns string, spec *Spec) (*Tree, error) {
@@ -58,11 +67,16 @@ func (x *Tree) Prepare(old, updated bson.Doc, idKey []byte) (*Change, error) {
 	ch := &Change{x: x, idKey: idKey}
 	var oldKeys, newKeys [][]byte
 	if old != nil && x.Spec.Applies(old) {
-		oldKeys, _, _ = x.Spec.Keys(old) // a stored document always produced keys
+		var err error
+		// A stored document always produced keys: only an interruption
+		// fails here.
+		if oldKeys, _, err = x.keys(old); err != nil && x.ctx != nil && x.ctx.Err() != nil {
+			return nil, err
+		}
 	}
 	if updated != nil && x.Spec.Applies(updated) {
 		var err error
-		if newKeys, ch.Multikey, err = x.Spec.Keys(updated); err != nil {
+		if newKeys, ch.Multikey, err = x.keys(updated); err != nil {
 			return nil, err
 		}
 	}
@@ -94,6 +108,14 @@ func (x *Tree) Prepare(old, updated bson.Doc, idKey []byte) (*Change, error) {
 		}
 	}
 	return ch, nil
+}
+
+// keys generates doc's keys, watching x.ctx when set.
+func (x *Tree) keys(doc bson.Doc) ([][]byte, bool, error) {
+	if x.ctx != nil {
+		return x.Spec.KeysContext(x.ctx, doc)
+	}
+	return x.Spec.Keys(doc)
 }
 
 // Counts returns the number of index entries the change adds and removes

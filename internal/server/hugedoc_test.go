@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	dbson "go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/cairndb/cairn/internal/wire"
 )
 
 // hugeKeys is how many index entries the documents of
@@ -76,5 +78,40 @@ func checkIndexKeys(t *testing.T, s *Server, want int64) {
 	}
 	if n, _ := r.Lookup("keysPerIndex", "x").AsInt64OK(); n != want {
 		t.Fatalf("index x has %d entries, want %d: %v", n, want, r)
+	}
+}
+
+// TestHugeDocumentMaxTime inserts a document of a million distinct words
+// (seconds of text scoring) with maxTimeMS 1: key generation notices the
+// deadline, the insert fails with MaxTimeMSExpired (50) and nothing is
+// written. killOp ends the same context (index.TestPrepareInterrupted).
+func TestHugeDocumentMaxTime(t *testing.T) {
+	s := newTestServer(t)
+	textCmd(t, s, dbson.D{{Key: "createIndexes", Value: "h"}, {Key: "indexes", Value: dbson.A{
+		dbson.D{{Key: "key", Value: dbson.D{{Key: "t", Value: "text"}}}, {Key: "name", Value: "x"}}}}, {Key: "$db", Value: "t"}})
+	body := dbson.D{{Key: "insert", Value: "h"}, {Key: "documents", Value: dbson.A{
+		dbson.D{{Key: "_id", Value: 1}, {Key: "t", Value: distinctWords(1_000_000)}}}}, {Key: "maxTimeMS", Value: 1}, {Key: "$db", Value: "t"}}
+	c := pipeConn(s)
+	defer c.Close()
+	raw, err := dbson.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write(wire.AppendMsg(nil, 1, 0, 0, raw)); err != nil {
+		t.Fatal(err)
+	}
+	m, err := wire.NewReader(c, 0).ReadMessage()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := dbson.Raw(m.Msg.Body)
+	code, _ := r.Lookup("writeErrors", "0", "code").AsInt64OK()
+	if n, _ := r.Lookup("n").AsInt64OK(); n != 0 || code != 50 {
+		t.Fatalf("insert with maxTimeMS 1: %v", r)
+	}
+	checkIndexKeys(t, s, 0)
+	cnt := textCmd(t, s, dbson.D{{Key: "count", Value: "h"}, {Key: "$db", Value: "t"}})
+	if n, _ := cnt.Lookup("n").AsInt64OK(); n != 0 {
+		t.Fatalf("count: %v", cnt)
 	}
 }

@@ -1,6 +1,8 @@
 package fts
 
 import (
+	"context"
+	"errors"
 	"math"
 	"reflect"
 	"strconv"
@@ -146,5 +148,34 @@ func BenchmarkScore(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestScoreContextStops checks that scoring a huge document stops within
+// checkTokens terms of its context ending, with the context's error.
+func TestScoreContextStops(t *testing.T) {
+	s := textSpec(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, sh := range scoreShapes {
+		sc := newScorer()
+		sc.ctx = ctx
+		_, err := s.score(sh.doc(100_000), sc)
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: error %v, want context.Canceled", sh.name, err)
+		}
+		if sc.tokens != checkTokens {
+			t.Errorf("%s: read %d terms after the context ended, want %d", sh.name, sc.tokens, checkTokens)
+		}
+	}
+	// A live context changes nothing.
+	doc := scoreShapes[0].doc(10_000)
+	want, err := s.Score(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.ScoreContext(context.Background(), doc)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("ScoreContext: %d terms, %v; Score: %d terms", len(got), err, len(want))
 	}
 }

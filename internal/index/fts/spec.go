@@ -1,6 +1,7 @@
 package fts
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strings"
@@ -138,9 +139,26 @@ func (s *Spec) Score(doc bson.Doc) ([]TermScore, error) {
 	return s.score(doc, newScorer())
 }
 
+// ScoreContext is Score checking ctx every checkTokens terms: a document
+// of millions of words takes seconds, which killOp, maxTimeMS and
+// shutdown should not wait for. It returns ctx's error, wrapped, when ctx
+// ends first.
+func (s *Spec) ScoreContext(ctx context.Context, doc bson.Doc) ([]TermScore, error) {
+	sc := newScorer()
+	sc.ctx = ctx
+	return s.score(doc, sc)
+}
+
+// checkTokens is how many terms a scorer reads between two checks of its
+// context.
+const checkTokens = 4096
+
 func (s *Spec) score(doc bson.Doc, sc *scorer) ([]TermScore, error) {
 	if err := s.Texts(doc, sc.addString); err != nil {
 		return nil, err
+	}
+	if sc.err != nil {
+		return nil, fmt.Errorf("scoring text terms: %w", sc.err)
 	}
 	acc := make([]TermScore, len(sc.scores))
 	for i, t := range sc.terms.terms {
@@ -173,6 +191,11 @@ type scorer struct {
 	freqs  []termFreq
 	// linearMax is the longest list searched linearly.
 	linearMax int
+	// ctx, if set, is checked every checkTokens terms; err is its error
+	// once it has ended (the remaining strings are then skipped).
+	ctx    context.Context
+	err    error
+	tokens int
 	// probes counts term comparisons and map operations (tests assert
 	// that it grows linearly with the document's terms).
 	probes int
@@ -247,10 +270,18 @@ func (ix *termIndex) reset() {
 
 // addString adds the scores of one string's terms.
 func (sc *scorer) addString(t Text) {
+	if sc.err != nil {
+		return
+	}
 	sc.words.reset()
 	sc.freqs = sc.freqs[:0]
 	n := 0
-	t.Lang.Tokens(t.Value, Options{}, func(term string) {
+	t.Lang.tokens(t.Value, Options{}, func(term string) bool {
+		if sc.tokens++; sc.ctx != nil && sc.tokens%checkTokens == 0 {
+			if sc.err = sc.ctx.Err(); sc.err != nil {
+				return false
+			}
+		}
 		i, added := sc.words.index(sc, term)
 		if added {
 			sc.freqs = append(sc.freqs, termFreq{})
@@ -264,7 +295,11 @@ func (sc *scorer) addString(t Text) {
 		d.count++
 		d.freq += 1 / d.exp
 		n++
+		return true
 	})
+	if sc.err != nil {
+		return
+	}
 	for i, term := range sc.words.terms {
 		d := sc.freqs[i]
 		coeff := 0.5*d.count/float64(n) + 0.5

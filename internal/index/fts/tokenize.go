@@ -40,6 +40,11 @@ func isDelimiter(r rune, english bool) bool {
 // lowercased (unless case-sensitive), stop words dropped, stemmed and
 // stripped of diacritics (unless diacritic-sensitive).
 func (l *Language) Tokens(text string, o Options, fn func(term string)) {
+	l.tokens(text, o, func(term string) bool { fn(term); return true })
+}
+
+// tokens is Tokens stopping at the first term for which fn returns false.
+func (l *Language) tokens(text string, o Options, fn func(term string) bool) {
 	i := 0
 	for i < len(text) {
 		// Skip delimiters.
@@ -73,7 +78,9 @@ func (l *Language) Tokens(text string, o Options, fn func(term string)) {
 		if !o.DiacriticSensitive {
 			term = StripDiacritics(term)
 		}
-		fn(term)
+		if !fn(term) {
+			return
+		}
 	}
 }
 
