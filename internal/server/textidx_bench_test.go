@@ -59,11 +59,14 @@ func textCmd(tb testing.TB, s *Server, body dbson.D) dbson.Raw {
 }
 
 // textServer returns a server whose collection bench.t has a text index on
-// field t.
+// field t, holding one document of 1,000 words (so that the benchmarks
+// write into a tree with entries, not kv's bulk path for an empty one).
 func textServer(tb testing.TB) *Server {
 	s := newTestServer(tb)
 	textCmd(tb, s, dbson.D{{Key: "createIndexes", Value: "t"}, {Key: "indexes", Value: dbson.A{
 		dbson.D{{Key: "key", Value: dbson.D{{Key: "t", Value: "text"}}}, {Key: "name", Value: "t_text"}}}}, {Key: "$db", Value: "bench"}})
+	textCmd(tb, s, dbson.D{{Key: "insert", Value: "t"}, {Key: "documents", Value: dbson.A{
+		dbson.D{{Key: "_id", Value: 0}, {Key: "t", Value: distinctWords(1000)}}}}, {Key: "$db", Value: "bench"}})
 	return s
 }
 
