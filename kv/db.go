@@ -185,27 +185,35 @@ func (db *DB) acquireWriter(ctx context.Context) error {
 
 func (db *DB) releaseWriter() { <-db.writer }
 
-// View runs fn in a read transaction.
+// View runs fn in a read transaction, which it ends when fn returns or
+// panics. fn may not commit or roll back the transaction itself
+// (ErrTxManaged).
 func (db *DB) View(fn func(*Tx) error) error {
 	tx, err := db.BeginRead()
 	if err != nil {
 		return err
 	}
-	defer tx.Rollback()
+	tx.managed = true
+	defer tx.endManaged()
 	return fn(tx)
 }
 
 // Update runs fn in a write transaction and commits it with the default
-// durability if fn returns nil; otherwise it rolls back.
+// durability if fn returns nil; otherwise, and if fn panics, it rolls back
+// (releasing the writer lock before the panic goes on). fn may not commit
+// or roll back the transaction itself (ErrTxManaged), as with bbolt's
+// managed transactions.
 func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 	tx, err := db.BeginWrite(ctx)
 	if err != nil {
 		return err
 	}
+	tx.managed = true
+	defer tx.endManaged()
 	if err := fn(tx); err != nil {
-		tx.Rollback()
 		return err
 	}
+	tx.managed = false
 	return tx.Commit()
 }
 

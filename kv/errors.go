@@ -13,6 +13,9 @@ var (
 	// ErrTxClosed is returned by operations on a committed or rolled back
 	// transaction.
 	ErrTxClosed = errors.New("kv: transaction closed")
+	// ErrTxManaged: a transaction run by DB.View or DB.Update is ended by
+	// them, not by the function they run.
+	ErrTxManaged = errors.New("kv: managed transaction: DB.View and DB.Update end it")
 	// ErrReadOnlyTx is returned by writes in a read transaction.
 	ErrReadOnlyTx = errors.New("kv: write in read-only transaction")
 	// ErrReadOnly is returned by BeginWrite on a database opened ReadOnly.

@@ -15,6 +15,7 @@ type Tx struct {
 	snap     *snapshot
 	writable bool
 	closed   bool
+	managed  bool   // run by DB.View or DB.Update, which end it
 	id       uint64 // write tx: txid this tx will commit as
 
 	trees    map[string]*treeRoot
@@ -192,6 +193,9 @@ func (tx *Tx) CommitWith(d Durability) error {
 	if tx.closed {
 		return ErrTxClosed
 	}
+	if tx.managed {
+		return ErrTxManaged
+	}
 	if !tx.writable {
 		tx.endRead()
 		return nil
@@ -200,10 +204,14 @@ func (tx *Tx) CommitWith(d Durability) error {
 }
 
 // Rollback discards the transaction. It is always safe to call, also after
-// Commit (then it does nothing).
+// Commit (then it does nothing). Inside DB.View and DB.Update it does
+// nothing and answers ErrTxManaged: they end the transaction.
 func (tx *Tx) Rollback() error {
 	if tx.closed {
 		return nil
+	}
+	if tx.managed {
+		return ErrTxManaged
 	}
 	if !tx.writable {
 		tx.endRead()
@@ -212,6 +220,13 @@ func (tx *Tx) Rollback() error {
 	tx.closed = true
 	tx.db.releaseWriter()
 	return nil
+}
+
+// endManaged ends a transaction of DB.View or DB.Update that is still
+// open: fn failed or panicked (deferred, it runs while a panic unwinds).
+func (tx *Tx) endManaged() {
+	tx.managed = false
+	tx.Rollback()
 }
 
 func (tx *Tx) endRead() {
