@@ -1,7 +1,6 @@
 package command
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -77,15 +76,7 @@ func (c *Ctx) readTx() (*kv.Tx, error) {
 }
 
 // ctxErr maps a context error to MongoDB's error for the reason.
-func ctxErr(err error) error {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return mongoerr.New(mongoerr.MaxTimeMSExpired, "operation exceeded time limit")
-	}
-	if errors.Is(err, context.Canceled) {
-		return mongoerr.New(mongoerr.Interrupted, "operation was interrupted")
-	}
-	return err
-}
+func ctxErr(err error) error { return mongoerr.FromContext(err) }
 
 // collectionForWrite returns db.name, creating it (implicitly, as an insert
 // or upsert does) when create is set.

@@ -397,8 +397,7 @@ type pushAcc struct {
 	set   bool
 	vals  []bson.Value
 	bytes int
-	index map[string]struct{} // $addToSet: order-preserving keys of vals (equal values, equal keys)
-	kbuf  []byte
+	index *bson.ValueSet // $addToSet: the values in vals, under the collation
 }
 
 func (a *pushAcc) Add(root bson.Doc, env *Env) error {

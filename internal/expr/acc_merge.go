@@ -105,26 +105,10 @@ func (a *pushAcc) Merge(other Accumulator) error {
 // insertKey records v in the $addToSet index; false when an equal value
 // (under the collation) is already there.
 func (a *pushAcc) insertKey(v bson.Value) bool {
-	c := a.spec.opts.Collation
-	keyer, ok := c.(bson.SortKeyer)
-	if c != nil && !ok {
-		// a collation without sort keys: compare with every value
-		for _, x := range a.vals {
-			if bson.CompareCollated(x, v, c) == 0 {
-				return false
-			}
-		}
-		return true
-	}
 	if a.index == nil {
-		a.index = map[string]struct{}{}
+		a.index = bson.NewValueSet(a.spec.opts.Collation)
 	}
-	a.kbuf = bson.AppendKeyCollated(a.kbuf[:0], v, false, keyer)
-	if _, dup := a.index[string(a.kbuf)]; dup {
-		return false
-	}
-	a.index[string(a.kbuf)] = struct{}{}
-	return true
+	return a.index.Add(v)
 }
 
 // Merge folds another $stdDevPop/$stdDevSamp (Chan et al.'s parallel

@@ -4,6 +4,7 @@
 package mongoerr
 
 import (
+	"context"
 	"errors"
 	"fmt"
 )
@@ -41,6 +42,36 @@ func As(err error) *Error {
 		return e
 	}
 	return &Error{Code: InternalError, Message: err.Error()}
+}
+
+// FromContext maps a context's error to MongoDB's error for the reason an
+// operation stopped: MaxTimeMSExpired (50) for a deadline (maxTimeMS),
+// Interrupted (11601) for a cancellation (killOp); other errors are
+// returned unchanged.
+func FromContext(err error) error {
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return New(MaxTimeMSExpired, "operation exceeded time limit")
+	case errors.Is(err, context.Canceled):
+		return New(Interrupted, "operation was interrupted")
+	}
+	return err
+}
+
+// IsInterruption reports the codes that stop an operation as a whole
+// rather than fail one of its statements (mongod's isInterruption for the
+// codes Cairn answers): a write command interrupted by one fails as a
+// command.
+func IsInterruption(err error) bool {
+	var e *Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Code {
+	case Interrupted, MaxTimeMSExpired:
+		return true
+	}
+	return false
 }
 
 // MongoDB error codes used by Cairn.

@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"context"
 	"sort"
 	"strings"
 	"time"
@@ -26,6 +27,34 @@ type applyCtx struct {
 	// applied.
 	out     bson.Builder
 	pathBuf [16]string
+	// ctx stops a long update (killOp, maxTimeMS): steps counts the
+	// values added and array elements visited, and every interruptEvery
+	// of them ctx is checked.
+	ctx   context.Context
+	steps int
+}
+
+// interruptEvery is how many steps an update runs between checks of its
+// context; a check is an atomic load or two, a step costs at least a
+// value's copy.
+const interruptEvery = 1024
+
+// tick counts one step and, every interruptEvery steps, answers
+// Interrupted (11601) or MaxTimeMSExpired (50) once ctx is done.
+func (c *applyCtx) tick() error {
+	c.steps++
+	if c.steps%interruptEvery != 0 {
+		return nil
+	}
+	return c.interrupted()
+}
+
+// interrupted checks ctx now.
+func (c *applyCtx) interrupted() error {
+	if err := c.ctx.Err(); err != nil {
+		return mongoerr.FromContext(err)
+	}
+	return nil
 }
 
 // idString formats the document's _id as MongoDB's update messages do:
@@ -43,6 +72,15 @@ func (c *applyCtx) idString() string {
 // $setOnInsert applies). changed reports whether the result differs from
 // doc.
 func (u *Update) Apply(dst []byte, doc bson.Doc, md *MatchDetails, upsertInsert bool) (newDoc bson.Doc, changed bool, err error) {
+	return u.ApplyContext(context.Background(), dst, doc, md, upsertInsert)
+}
+
+// ApplyContext is Apply stopped by ctx: operators that loop over many
+// values ($addToSet and $push with $each, $pull, $pullAll, updates of
+// every array element, backfilled positions) check ctx as they go and
+// answer Interrupted (killOp) or MaxTimeMSExpired (maxTimeMS), building
+// nothing.
+func (u *Update) ApplyContext(ctx context.Context, dst []byte, doc bson.Doc, md *MatchDetails, upsertInsert bool) (newDoc bson.Doc, changed bool, err error) {
 	if u.pipeline != nil {
 		out, err := u.pipeline.apply(nil, doc, u.opts)
 		if err != nil {
@@ -56,7 +94,7 @@ func (u *Update) Apply(dst []byte, doc bson.Doc, md *MatchDetails, upsertInsert 
 	if u.hasPositional && (md == nil || !md.HasKey) {
 		return nil, false, badValue("The positional operator did not find the match needed from the query.")
 	}
-	c := &applyCtx{u: u, root: doc, md: md, upsert: upsertInsert, now: time.Now()}
+	c := &applyCtx{u: u, root: doc, md: md, upsert: upsertInsert, now: time.Now(), ctx: ctx}
 	c.out.Reset(dst[len(dst):])
 	b := &c.out
 	if err := c.applyObject(b, doc, u.root, c.pathBuf[:0]); err != nil {
@@ -321,6 +359,9 @@ func (c *applyCtx) applyArray(b *bson.Builder, arr bson.Doc, n *updNode, path []
 	length := 0
 	it := arr.Iter()
 	for it.Next() {
+		if err := c.tick(); err != nil {
+			return err
+		}
 		e := it.Element()
 		var chosen *updNode
 		for _, ch := range n.children {
@@ -375,6 +416,9 @@ func (c *applyCtx) applyArray(b *bson.Builder, arr bson.Doc, n *updNode, path []
 			return badValue("can't backfill more than 1500000 elements")
 		}
 		for length < idx {
+			if err := c.tick(); err != nil {
+				return err
+			}
 			b.AppendNull(bson.Index(length))
 			length++
 		}

@@ -336,7 +336,7 @@ func (o *pullOp) matches(v bson.Value) bool {
 	}
 }
 
-func (o *pullOp) apply(_ *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
+func (o *pullOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
 	if old.Type != bson.TypeArray {
 		return badValue("Cannot apply $pull to a non-array value")
 	}
@@ -344,6 +344,9 @@ func (o *pullOp) apply(_ *applyCtx, b *bson.Builder, key string, old bson.Value,
 	i := 0
 	it := bson.Doc(old.Data).Iter()
 	for it.Next() {
+		if err := c.tick(); err != nil {
+			return err
+		}
 		v := it.Element().Value
 		if o.matches(v) {
 			continue
@@ -363,20 +366,29 @@ type pullAllOp struct {
 	coll bson.StringComparer
 }
 
-func (o *pullAllOp) apply(_ *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
+// apply removes every element equal to one of the values, looked up in a
+// set of them (as $addToSet's), so the cost is linear in both.
+func (o *pullAllOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
 	if old.Type != bson.TypeArray {
 		return badValue("Cannot apply $pull to a non-array value")
+	}
+	set := bson.NewValueSet(o.coll)
+	for _, x := range o.vals {
+		if err := c.tick(); err != nil {
+			return err
+		}
+		set.Add(x)
 	}
 	b.StartArray(key)
 	i := 0
 	it := bson.Doc(old.Data).Iter()
-next:
 	for it.Next() {
+		if err := c.tick(); err != nil {
+			return err
+		}
 		v := it.Element().Value
-		for _, x := range o.vals {
-			if bson.CompareCollated(v, x, o.coll) == 0 {
-				continue next
-			}
+		if set.Has(v) {
+			continue
 		}
 		b.AppendValue(bson.Index(i), v)
 		i++
@@ -393,34 +405,40 @@ type addToSetOp struct {
 	coll bson.StringComparer
 }
 
-func (o *addToSetOp) build(b *bson.Builder, key string, existing []bson.Value) {
+// build writes existing followed by the values of each that are in
+// neither: one set of the values seen (bson.ValueSet, keyed by their
+// order-preserving encoding under the collation), so n values cost O(n)
+// rather than a comparison with every value kept.
+func (o *addToSetOp) build(c *applyCtx, b *bson.Builder, key string, existing []bson.Value) error {
+	set := bson.NewValueSet(o.coll)
+	for _, x := range existing {
+		if err := c.tick(); err != nil {
+			return err
+		}
+		set.Add(x)
+	}
 	vals := existing
 	for _, v := range o.each {
-		dup := false
-		for _, x := range vals {
-			if bson.CompareCollated(v, x, o.coll) == 0 {
-				dup = true
-				break
-			}
+		if err := c.tick(); err != nil {
+			return err
 		}
-		if !dup {
+		if set.Add(v) {
 			vals = append(vals, v)
 		}
 	}
 	appendArray(b, key, vals)
+	return nil
 }
 
-func (o *addToSetOp) apply(_ *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
+func (o *addToSetOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
 	if old.Type != bson.TypeArray {
 		return badValue("Cannot apply $addToSet to non-array field. Field named '%s' has non-array type %s", key, typeNameForMessage(old.Type))
 	}
-	o.build(b, key, bson.Doc(old.Data).Values())
-	return nil
+	return o.build(c, b, key, bson.Doc(old.Data).Values())
 }
 
-func (o *addToSetOp) create(_ *applyCtx, b *bson.Builder, key string, _ []string) error {
-	o.build(b, key, nil)
-	return nil
+func (o *addToSetOp) create(c *applyCtx, b *bson.Builder, key string, _ []string) error {
+	return o.build(c, b, key, nil)
 }
 
 func (o *addToSetOp) creates(*applyCtx) bool { return true }

@@ -44,7 +44,7 @@ func asDoc(v bson.Value) bson.Doc {
 	return bson.EmptyDoc
 }
 
-func (o *pushOp) build(b *bson.Builder, key string, existing []bson.Value) {
+func (o *pushOp) build(c *applyCtx, b *bson.Builder, key string, existing []bson.Value) error {
 	vals := make([]bson.Value, 0, len(existing)+len(o.each))
 	pos := int64(len(existing))
 	if o.hasPosition {
@@ -58,7 +58,14 @@ func (o *pushOp) build(b *bson.Builder, key string, existing []bson.Value) {
 	vals = append(vals, o.each...)
 	vals = append(vals, existing[pos:]...)
 	if o.sort != nil {
+		// The sort cannot stop half way: check before it and after.
+		if err := c.interrupted(); err != nil {
+			return err
+		}
 		sort.SliceStable(vals, func(i, j int) bool { return o.sort.less(vals[i], vals[j]) })
+		if err := c.interrupted(); err != nil {
+			return err
+		}
 	}
 	if o.hasSlice {
 		n := int64(len(vals))
@@ -70,19 +77,18 @@ func (o *pushOp) build(b *bson.Builder, key string, existing []bson.Value) {
 		}
 	}
 	appendArray(b, key, vals)
+	return nil
 }
 
 func (o *pushOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value, _ []string, _ bool) error {
 	if old.Type != bson.TypeArray {
 		return badValue("The field '%s' must be an array but is of type %s in document %s", key, typeNameForMessage(old.Type), c.idString())
 	}
-	o.build(b, key, bson.Doc(old.Data).Values())
-	return nil
+	return o.build(c, b, key, bson.Doc(old.Data).Values())
 }
 
-func (o *pushOp) create(_ *applyCtx, b *bson.Builder, key string, _ []string) error {
-	o.build(b, key, nil)
-	return nil
+func (o *pushOp) create(c *applyCtx, b *bson.Builder, key string, _ []string) error {
+	return o.build(c, b, key, nil)
 }
 
 func (o *pushOp) creates(*applyCtx) bool { return true }
