@@ -96,6 +96,7 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 		return 0, err
 	}
 	for _, m := range ms {
+		// w.remove checks for killOp and maxTimeMS before each document.
 		if err := w.remove(m.key, m.doc); err != nil {
 			return 0, err
 		}

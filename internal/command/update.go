@@ -1,6 +1,8 @@
 package command
 
 import (
+	"context"
+
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -131,7 +133,16 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 	}
 	for i := range ms {
 		m := &ms[i]
-		out, changed, err := s.upd.Apply(nil, m.doc, &m.md, false)
+		// Each document's update checks for killOp and maxTimeMS as it
+		// goes (large operators) and before it starts: an interruption
+		// fails the command, whose transaction then writes nothing.
+		if err := c.Err(); err != nil {
+			return res, coll, ctxErr(err)
+		}
+		if updateHook != nil {
+			updateHook(c)
+		}
+		out, changed, err := s.upd.ApplyContext(c, nil, m.doc, &m.md, false)
 		if err != nil {
 			return res, coll, err
 		}
@@ -161,7 +172,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 	if res.matched > 0 || !s.upsert {
 		return res, coll, nil
 	}
-	doc, err := s.upsertDoc()
+	doc, err := s.upsertDoc(c)
 	if err != nil {
 		return res, coll, err
 	}
@@ -189,14 +200,14 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 // upsertDoc builds the document an upsert inserts: the equality fields of
 // the filter, then the update applied as an insert (or the replacement with
 // the filter's _id).
-func (s *updateStmt) upsertDoc() (bson.Doc, error) {
+func (s *updateStmt) upsertDoc(ctx context.Context) (bson.Doc, error) {
 	var b bson.Builder
 	if err := s.where.filter.UpsertSeed(&b); err != nil {
 		return nil, err
 	}
 	seed := b.Finish()
 	if s.upd.IsReplacement() {
-		out, _, err := s.upd.Apply(nil, seed, nil, true)
+		out, _, err := s.upd.ApplyContext(ctx, nil, seed, nil, true)
 		if err != nil {
 			return nil, err
 		}
@@ -213,9 +224,13 @@ func (s *updateStmt) upsertDoc() (bson.Doc, error) {
 		}
 		return out, nil
 	}
-	out, _, err := s.upd.Apply(nil, seed, nil, true)
+	out, _, err := s.upd.ApplyContext(ctx, nil, seed, nil, true)
 	return out, err
 }
+
+// updateHook, when set (by tests), runs before each document of an update
+// statement is updated.
+var updateHook func(c *Ctx)
 
 // checkStored validates a document produced by an update before it is
 // stored (nesting depth).

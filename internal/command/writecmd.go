@@ -66,12 +66,15 @@ func parseWriteCmd(c *Ctx, field string, spec map[string]stmtField, extra ...str
 }
 
 // run applies each statement with apply, collecting per-statement errors
-// (an ordered command stops at the first); engine failures end the command.
+// (an ordered command stops at the first); engine failures and
+// interruptions (killOp, maxTimeMS) end the command, as mongod's
+// interruptions fail the whole batch, and its transaction is then rolled
+// back: an interrupted write command writes none of its statements.
 func (w *writeCmd) run(apply func(i int, st bson.Doc) error) ([]writeError, error) {
 	var errs []writeError
 	for i, st := range w.stmts {
 		if err := apply(i, st); err != nil {
-			if isFatal(err) {
+			if isFatal(err) || mongoerr.IsInterruption(err) {
 				return nil, err
 			}
 			errs = append(errs, writeError{index: i, err: asMongoErr(err)})

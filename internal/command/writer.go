@@ -83,6 +83,21 @@ func openWriter(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
 	return w, nil
 }
 
+// interrupted answers Interrupted (11601) or MaxTimeMSExpired (50) once
+// the writing command has been killed or has run out of time; writers
+// check it before each document and before writing its index entries, so
+// that a long multi-document write stops (and, failing its command, is
+// rolled back). Writers without a command (TTL) are not interrupted.
+func (w *collWriter) interrupted() error {
+	if w.c == nil {
+		return nil
+	}
+	if err := w.c.Err(); err != nil {
+		return ctxErr(err)
+	}
+	return nil
+}
+
 // markMultikey records in the catalog that index i became multikey.
 func (w *collWriter) markMultikey(i int, multikey bool) error {
 	p := w.pos[i]
@@ -103,6 +118,9 @@ func (w *collWriter) markMultikey(i int, multikey bool) error {
 // generated and moved first), stores it and returns the stored document
 // and its _id. A duplicate _id is DuplicateKey.
 func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
+	if err := w.interrupted(); err != nil {
+		return nil, bson.Value{}, err
+	}
 	doc, id, err := prepareInsert(doc)
 	if err != nil {
 		return nil, bson.Value{}, err
@@ -133,6 +151,9 @@ func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 
 // replace stores updated (same _id) in place of old under key.
 func (w *collWriter) replace(key []byte, old, updated bson.Doc) error {
+	if err := w.interrupted(); err != nil {
+		return err
+	}
 	if err := w.validate(old, updated); err != nil {
 		return err
 	}
@@ -152,6 +173,9 @@ func (w *collWriter) replace(key []byte, old, updated bson.Doc) error {
 
 // remove deletes the document old stored under key.
 func (w *collWriter) remove(key []byte, old bson.Doc) error {
+	if err := w.interrupted(); err != nil {
+		return err
+	}
 	_, removed, err := w.applyIndexes(old, nil, key)
 	if err != nil {
 		return err
@@ -180,6 +204,11 @@ func (w *collWriter) applyIndexes(old, updated bson.Doc, key []byte) (added, rem
 			return 0, 0, err
 		}
 		changes[i] = ch
+	}
+	// Computing the entries of a large array can take a while: look
+	// again before writing any.
+	if err := w.interrupted(); err != nil {
+		return 0, 0, err
 	}
 	for i, ch := range changes {
 		if err := ch.Apply(); err != nil {
