@@ -37,7 +37,7 @@ type AccumulatorSpec struct {
 
 // maxAccumulatorBytes is the memory limit of $push/$addToSet and the N
 // accumulators, as MongoDB's internalQueryMaxPushBytes/AddToSetBytes.
-const maxAccumulatorBytes = 100 * 1024 * 1024
+var maxAccumulatorBytes = 100 * 1024 * 1024 // a variable so tests can lower it
 
 // NewAccumulator parses an accumulator and returns a fresh instance.
 func NewAccumulator(op string, arg bson.Value, opts *Options) (Accumulator, error) {
@@ -477,8 +477,24 @@ func (a *stdDevAcc) Result() bson.Value {
 // ---- $mergeObjects ----
 
 type mergeAcc struct {
-	spec *AccumulatorSpec
-	f    fieldList
+	spec  *AccumulatorSpec
+	f     fieldList
+	bytes int // the fields held, limited as $push's values
+}
+
+// put sets field k to v, counting the memory the fields hold.
+func (a *mergeAcc) put(k string, v bson.Value) error {
+	if i, ok := a.f.idx[k]; ok {
+		a.bytes += len(v.Data) - len(a.f.vals[i].Data)
+		a.f.vals[i] = v
+	} else {
+		a.bytes += len(k) + len(v.Data) + 16
+		a.f.set(k, v)
+	}
+	if a.bytes > maxAccumulatorBytes {
+		return errf(mongoerr.ExceededMemoryLimit, "$mergeObjects used too much memory and cannot spill to disk. Memory limit: %d bytes", maxAccumulatorBytes)
+	}
+	return nil
 }
 
 func (a *mergeAcc) Add(root bson.Doc, env *Env) error {
@@ -496,7 +512,9 @@ func (a *mergeAcc) Add(root bson.Doc, env *Env) error {
 	it := v.Document().Iter()
 	for it.Next() {
 		el := it.Element()
-		a.f.set(string([]byte(el.Key)), copyValue(el.Value))
+		if err := a.put(string([]byte(el.Key)), copyValue(el.Value)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -154,4 +154,4 @@ var accKinds = map[string]accKind{
 // resultEnv returns an Env for building an accumulator's result: its
 // arena starts empty, so each value built in it gets an allocation of its
 // own that no later evaluation reuses.
-func resultEnv() *Env { return &Env{} }
+func resultEnv() *Env { return &Env{unlimited: true} }

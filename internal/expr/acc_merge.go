@@ -135,7 +135,9 @@ func (a *stdDevAcc) Merge(other Accumulator) error {
 func (a *mergeAcc) Merge(other Accumulator) error {
 	o := other.(*mergeAcc)
 	for i, k := range o.f.keys {
-		a.f.set(k, o.f.vals[i])
+		if err := a.put(k, o.f.vals[i]); err != nil {
+			return err
+		}
 	}
 	return nil
 }

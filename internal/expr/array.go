@@ -1,9 +1,11 @@
 package expr
 
 import (
+	"encoding/binary"
 	"math"
 	"sort"
 	"strings"
+	"unsafe"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -50,12 +52,18 @@ func init() {
 
 const maxRangeBytes = 64 * 1024 * 1024
 
-// maxArena bounds the bytes one Eval may build (a variable so tests can
-// lower it).
-var maxArena = 512 * 1024 * 1024
+// maxArena bounds the memory one evaluation may build: the arena (every
+// string, array and document an expression makes is built there) plus the
+// value stack that array builders collect elements on. Builders check it
+// before they allocate (Env.fits), loops as they go (step, checkArena),
+// and an evaluation that passed it fails with ExceededMemoryLimit (146).
+// mongod has no single limit: its string builders stop at 64 MB (13548)
+// and its values at the memory of the machine. A variable so tests can
+// lower it.
+var maxArena = 100 * 1024 * 1024
 
 func (e *Env) checkArena() error {
-	if len(e.arena) > maxArena {
+	if e.over || e.used() > maxArena {
 		return errWork()
 	}
 	return nil
@@ -64,7 +72,7 @@ func (e *Env) checkArena() error {
 // step counts one loop iteration against the work budget.
 func (e *Env) step() error {
 	e.work++
-	if e.work > maxWork || len(e.arena) > maxArena {
+	if e.work > maxWork || e.over || e.used() > maxArena {
 		return errWork()
 	}
 	return nil
@@ -287,13 +295,29 @@ func rangeOp(e *Env, args []bson.Value) (bson.Value, error) {
 	if e.work > maxWork {
 		return missing, errWork()
 	}
-	start := len(e.vs)
-	for i, x := int64(0), lo; i < count; i, x = i+1, x+step {
-		e.vs = append(e.vs, e.int32(int32(x)))
+	// Encoded straight into the arena: 7 to 14 bytes an element, where
+	// collecting the elements first would hold 36.
+	size := 5
+	for i := range int(count) {
+		size += 6 + len(bson.Index(i))
 	}
-	out := e.array(e.vs[start:])
-	e.vs = e.vs[:start]
-	return out, e.checkArena()
+	if !e.fits(size) {
+		return missing, errWork()
+	}
+	b := e.alloc(size)
+	binary.LittleEndian.PutUint32(b, uint32(size))
+	p := 4
+	for i, x := 0, lo; i < int(count); i, x = i+1, x+step {
+		b[p] = byte(bson.TypeInt32)
+		p++
+		p += copy(b[p:], bson.Index(i))
+		b[p] = 0
+		p++
+		binary.LittleEndian.PutUint32(b[p:], uint32(int32(x)))
+		p += 4
+	}
+	b[p] = 0
+	return bson.Value{Type: bson.TypeArray, Data: b}, nil
 }
 
 // ---- $zip ----
@@ -401,6 +425,10 @@ func (n *zipNode) eval(e *Env) (bson.Value, error) {
 			}
 		}
 		e.vs = append(e.vs, e.array(row))
+		if e.over {
+			e.vs = e.vs[:start]
+			return missing, errWork()
+		}
 	}
 	out := e.array(e.vs[start:])
 	e.vs = e.vs[:start]
@@ -826,6 +854,7 @@ func (n *reduceNode) eval(e *Env) (bson.Value, error) {
 	if in.Type != bson.TypeArray {
 		return missing, errf(40080, "$reduce requires that 'input' be an array, found: %s", in.String())
 	}
+	m := e.mark()
 	acc, err := n.init.eval(e)
 	if err != nil {
 		return missing, err
@@ -840,8 +869,37 @@ func (n *reduceNode) eval(e *Env) (bson.Value, error) {
 		if err := e.step(); err != nil {
 			return missing, err
 		}
+		if garbage := len(e.arena) - m.arena - len(acc.Data); garbage > min(reduceCompactMin, maxArena/16) {
+			acc = e.compact(m, acc)
+		}
 	}
 	return acc, nil
+}
+
+// reduceCompactMin is the memory a $reduce may hold besides its
+// accumulated value before it frees the values of its earlier iterations.
+const reduceCompactMin = 1 << 20
+
+// compact keeps v and drops everything else built since m: a $reduce that
+// grows a string or an array ($concat, $concatArrays of $$value) would
+// otherwise hold every intermediate value, memory quadratic in the
+// result's size. Only the accumulated value outlives an iteration (the
+// variables its expression bound are out of scope), so nothing else built
+// since m is referenced. A v built since m moves down to m (one memmove);
+// a v from elsewhere (the input, a constant) stays where it is.
+func (e *Env) compact(m envMark, v bson.Value) bson.Value {
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(e.arena)))
+	from, to := base+uintptr(m.arena), base+uintptr(len(e.arena))
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(v.Data)))
+	if len(v.Data) == 0 || p < from || p >= to {
+		e.release(m)
+		return v
+	}
+	off := int(p - base)
+	n := copy(e.arena[m.arena:], e.arena[off:off+len(v.Data)])
+	e.release(m)
+	e.arena = e.arena[:m.arena+n]
+	return bson.Value{Type: v.Type, Data: e.arena[m.arena : m.arena+n : m.arena+n]}
 }
 
 // ---- sets ----

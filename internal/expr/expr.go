@@ -61,14 +61,18 @@ type node interface {
 // Env is per-goroutine evaluation state: variable slots and the arena
 // results are built in. Reuse one Env across documents.
 type Env struct {
-	opts    *Options
-	arena   []byte
-	vs      []bson.Value
-	vars    []bson.Value
-	rootD   bson.Doc
-	rng     *rand.Rand
-	work    int    // budget for expensive operations, reset per Eval
-	scratch []byte // reusable buffer for formatting
+	opts  *Options
+	arena []byte
+	vs    []bson.Value
+	vars  []bson.Value
+	rootD bson.Doc
+	rng   *rand.Rand
+	work  int // budget for expensive operations, reset per Eval
+	// over records that a builder refused to pass maxArena (fits); the
+	// evaluation then fails with 146. unlimited lifts the limit
+	// (accumulator results, bounded by their own).
+	over, unlimited bool
+	scratch         []byte // reusable buffer for formatting
 	// doc counts NewDocument calls; while it is not zero, memo caches one
 	// field path's value in the current document for the numeric fast
 	// path of $sum and $avg (numTerm.value).
@@ -101,16 +105,34 @@ func NewEnv(opts *Options) *Env {
 // Eval with the same env; copy them to keep them longer.
 func Eval(x Expr, root bson.Doc, env *Env) (bson.Value, error) {
 	c := x.root()
+	if cap(env.arena) > retainArena {
+		env.arena = nil // let one large evaluation's memory go
+	}
 	env.arena = env.arena[:0]
 	env.vs = env.vs[:0]
-	return c.evalKeep(root, env)
+	return env.checked(c.evalKeep(root, env))
+}
+
+// retainArena is the largest arena an Env keeps from one evaluation to
+// the next.
+const retainArena = 16 << 20
+
+// checked turns the result of an evaluation that passed the memory limit
+// into ExceededMemoryLimit, whatever it returned (a builder that refused
+// returned null, which may have failed some operator since).
+func (e *Env) checked(v bson.Value, err error) (bson.Value, error) {
+	if e.over {
+		e.over = false
+		return missing, errWork()
+	}
+	return v, err
 }
 
 // EvalKeep is Eval without resetting the arena: earlier results from env
 // stay valid. Use it to evaluate several expressions over one document and
 // keep all results; call Reset between documents.
 func EvalKeep(x Expr, root bson.Doc, env *Env) (bson.Value, error) {
-	return x.root().evalKeep(root, env)
+	return env.checked(x.root().evalKeep(root, env))
 }
 
 type envMark struct{ arena, vs int }
@@ -126,8 +148,12 @@ func (e *Env) release(m envMark) {
 
 // Reset discards every result built in env.
 func (e *Env) Reset() {
+	if cap(e.arena) > retainArena {
+		e.arena = nil
+	}
 	e.arena = e.arena[:0]
 	e.vs = e.vs[:0]
+	e.over = false
 }
 
 func (c *compiled) evalKeep(root bson.Doc, env *Env) (bson.Value, error) {

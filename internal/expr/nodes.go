@@ -232,8 +232,8 @@ func (p *parser) fold(n node, args ...node) node {
 	env.vars = make([]bson.Value, 1)
 	env.rootD = bson.EmptyDoc
 	v, err := n.eval(env)
-	if err != nil {
-		return n
+	if err != nil || env.over {
+		return n // the error (or the memory limit) is met at evaluation
 	}
 	return constNode{copyValue(v)}
 }

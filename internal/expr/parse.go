@@ -100,7 +100,7 @@ func (o *Options) prepareLet() error {
 			return err
 		}
 		env := NewEnv(o)
-		v, err := (&compiled{n: n, nslots: p.nslots}).evalKeep(bson.EmptyDoc, env)
+		v, err := env.checked((&compiled{n: n, nslots: p.nslots}).evalKeep(bson.EmptyDoc, env))
 		if err != nil {
 			return err
 		}

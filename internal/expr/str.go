@@ -1,6 +1,7 @@
 package expr
 
 import (
+	"encoding/binary"
 	"math"
 	"strconv"
 	"strings"
@@ -109,6 +110,9 @@ func concat(e *Env, args []bson.Value) (bson.Value, error) {
 			return missing, errf(16702, "$concat only supports strings, not %s", typeName(v))
 		}
 		n += len(v.Data) - 5
+	}
+	if !e.fits(n + 5) {
+		return missing, errWork()
 	}
 	b := e.alloc(n + 5)
 	b[0], b[1], b[2], b[3] = byte(n+1), byte((n+1)>>8), byte((n+1)>>16), byte((n+1)>>24)
@@ -262,6 +266,10 @@ func split(e *Env, in, sep bson.Value) (bson.Value, error) {
 			break
 		}
 		e.vs = append(e.vs, e.str(s[:i]))
+		if e.over {
+			e.vs = e.vs[:start]
+			return missing, errWork()
+		}
 		s = s[i+len(d):]
 	}
 	e.vs = append(e.vs, e.str(s))
@@ -509,11 +517,47 @@ func (n *replaceNode) eval(e *Env) (bson.Value, error) {
 		}
 	}
 	s, f, r := vals[0].StringValue(), vals[1].StringValue(), vals[2].StringValue()
-	cnt := 1
-	if n.all {
-		cnt = -1
+	return e.replace(s, f, r, n.all)
+}
+
+// replace is strings.Replace (all, or the first match) written into the
+// arena, its size checked against the memory limit before anything is
+// built: replacing each byte of a large string by a long one would
+// otherwise build a string of any size.
+func (e *Env) replace(s, f, r string, all bool) (bson.Value, error) {
+	cnt := 0
+	switch {
+	case !all:
+		if strings.Contains(s, f) {
+			cnt = 1
+		}
+	case f == "":
+		cnt = utf8.RuneCountInString(s) + 1 // before each code point and at the end
+	default:
+		cnt = strings.Count(s, f)
 	}
-	return e.str(strings.Replace(s, f, r, cnt)), nil
+	if cnt == 0 {
+		return e.str(s), nil
+	}
+	size := len(s) + cnt*(len(r)-len(f))
+	if !e.fits(size + 5) {
+		return missing, errWork()
+	}
+	b := e.alloc(size + 5)
+	binary.LittleEndian.PutUint32(b, uint32(size+1))
+	p := 4
+	for k := range cnt {
+		i := strings.Index(s, f)
+		if f == "" && k > 0 {
+			_, i = utf8.DecodeRuneInString(s) // after the next code point
+		}
+		p += copy(b[p:], s[:i])
+		p += copy(b[p:], r)
+		s = s[i+len(f):]
+	}
+	p += copy(b[p:], s)
+	b[p] = 0
+	return bson.Value{Type: bson.TypeString, Data: b}, nil
 }
 
 func strcasecmp(e *Env, a, b bson.Value) (bson.Value, error) {

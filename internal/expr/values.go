@@ -42,11 +42,35 @@ func typeName(v bson.Value) string {
 	return v.Type.String()
 }
 
-// alloc reserves n bytes in the arena and returns them.
+// valueSize is the memory a value on the stack holds.
+const valueSize = int(unsafe.Sizeof(bson.Value{}))
+
+// used is the memory the evaluation has built: the arena and the value
+// stack.
+func (e *Env) used() int { return len(e.arena) + len(e.vs)*valueSize }
+
+// fits reports whether n more bytes keep the evaluation within maxArena.
+// When they do not it records the overflow: the builder then returns
+// without allocating, and the evaluation fails with 146 (Eval, step and
+// checkArena look at e.over). Accumulator results (resultEnv) are bounded
+// by the accumulators' own limits and always fit.
+func (e *Env) fits(n int) bool {
+	if e.unlimited || e.used()+n <= maxArena {
+		return true
+	}
+	e.over = true
+	return false
+}
+
+// alloc reserves n bytes in the arena and returns them. Builders of
+// values whose size depends on the input check fits first.
 func (e *Env) alloc(n int) []byte {
 	l := len(e.arena)
 	if cap(e.arena)-l < n {
 		c := 2*cap(e.arena) + n
+		if !e.unlimited && c > maxArena {
+			c = max(maxArena, l+n) // do not double past the limit
+		}
 		na := make([]byte, l, c)
 		copy(na, e.arena)
 		e.arena = na
@@ -101,6 +125,11 @@ func (e *Env) objectID(id [12]byte) bson.Value {
 }
 
 func (e *Env) str(s string) bson.Value {
+	if !e.fits(len(s) + 5) {
+		// An empty string stands in (callers may rewrite its bytes);
+		// the evaluation fails with 146.
+		return bson.Value{Type: bson.TypeString, Data: []byte{1, 0, 0, 0, 0}}
+	}
 	b := e.alloc(len(s) + 5)
 	binary.LittleEndian.PutUint32(b, uint32(len(s)+1))
 	copy(b[4:], s)
@@ -117,6 +146,9 @@ func (e *Env) array(vals []bson.Value) bson.Value {
 	n := 5
 	for i, v := range vals {
 		n += 2 + len(bson.Index(i)) + len(v.Data)
+	}
+	if !e.fits(n) {
+		return vNull
 	}
 	b := e.alloc(n)
 	binary.LittleEndian.PutUint32(b, uint32(n))
@@ -144,6 +176,9 @@ func (e *Env) document(keys []string, vals []bson.Value) bson.Value {
 		if v.Type != 0 {
 			n += 2 + len(keys[i]) + len(v.Data)
 		}
+	}
+	if !e.fits(n) {
+		return vNull
 	}
 	b := e.alloc(n)
 	binary.LittleEndian.PutUint32(b, uint32(n))
