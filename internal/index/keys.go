@@ -93,7 +93,7 @@ func interruption(err error) error {
 // pluginKeys returns the keys of a text or 2dsphere index.
 func (s *Spec) pluginKeys(doc bson.Doc) ([][]byte, bool, error) {
 	if s.Text != nil {
-		return s.textKeys(nil, doc)
+		return s.textKeys(context.Background(), doc)
 	}
 	return s.geoKeys(doc)
 }
