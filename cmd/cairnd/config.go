@@ -14,6 +14,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/command"
+	"github.com/cairndb/cairn/internal/wire"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -48,6 +51,13 @@ type config struct {
 	ShowVersion       bool
 	// TTLMonitorSleep is mongod's ttlMonitorSleepSecs server parameter.
 	TTLMonitorSleep time.Duration
+	// PreAuthMaxMessageSize, AuthFailuresPerMinute and AuthFailureBurst
+	// are the server parameters preAuthMaximumMessageSizeBytes (mongod
+	// 8.0's), authFailuresPerMinute and authFailureBurst (Cairn's, 0
+	// failures a minute: no limit).
+	PreAuthMaxMessageSize int64
+	AuthFailuresPerMinute int64
+	AuthFailureBurst      int64
 	// MetricsAddr serves Prometheus metrics when set (e.g. 127.0.0.1:9216).
 	MetricsAddr string
 	// SlowMS is the slow-operation log's threshold (mongod's --slowms).
@@ -61,7 +71,8 @@ type config struct {
 
 func defaultConfig() config {
 	return config{DBPath: defaultDBPath, Port: 27017, BindIP: "127.0.0.1",
-		JournalCommitInterval: 100 * time.Millisecond, SyncDelay: 60 * time.Second, JournalCompressor: "snappy", TTLMonitorSleep: 60 * time.Second, SlowMS: 100}
+		JournalCommitInterval: 100 * time.Millisecond, SyncDelay: 60 * time.Second, JournalCompressor: "snappy", TTLMonitorSleep: 60 * time.Second, SlowMS: 100,
+		PreAuthMaxMessageSize: command.DefaultPreAuthMaxMessageSize, AuthFailuresPerMinute: auth.DefaultFailuresPerMinute, AuthFailureBurst: auth.DefaultFailureBurst}
 }
 
 // parseArgs reads flags (and the config file they name). Flags given on
@@ -94,7 +105,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and check their roles")
 	verbose := fs.Bool("v", false, "verbose logging")
 	var params []string
-	fs.Func("setParameter", "server parameter name=value (ttlMonitorSleepSecs); repeatable", func(v string) error {
+	fs.Func("setParameter", "server parameter name=value (ttlMonitorSleepSecs, preAuthMaximumMessageSizeBytes, authFailuresPerMinute, authFailureBurst); repeatable", func(v string) error {
 		params = append(params, v)
 		return nil
 	})
@@ -282,6 +293,27 @@ func (cfg *config) setParameter(name, value string) error {
 		}
 		cfg.TTLMonitorSleep = time.Duration(n) * time.Second
 		return nil
+	case "preAuthMaximumMessageSizeBytes":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n < command.MinPreAuthMaxMessageSize || n > wire.MaxMessageSize {
+			return fmt.Errorf("setParameter preAuthMaximumMessageSizeBytes: %q is not a number of bytes from %d to %d", value, command.MinPreAuthMaxMessageSize, wire.MaxMessageSize)
+		}
+		cfg.PreAuthMaxMessageSize = n
+		return nil
+	case "authFailuresPerMinute":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("setParameter authFailuresPerMinute: %q is not a number of at least 0 (0: no limit)", value)
+		}
+		cfg.AuthFailuresPerMinute = n
+		return nil
+	case "authFailureBurst":
+		n, err := strconv.ParseInt(value, 10, 64)
+		if err != nil || n < 1 {
+			return fmt.Errorf("setParameter authFailureBurst: %q is not a number of at least 1", value)
+		}
+		cfg.AuthFailureBurst = n
+		return nil
 	}
 	return fmt.Errorf("unknown server parameter %q", name)
 }
@@ -392,4 +424,13 @@ func usage(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w)
 	})
+}
+
+// authFailuresPerMinute is the server's AuthFailuresPerMinute: the
+// parameter's 0 (no limit) is the option's negative value.
+func (cfg config) authFailuresPerMinute() int64 {
+	if cfg.AuthFailuresPerMinute == 0 {
+		return -1
+	}
+	return cfg.AuthFailuresPerMinute
 }

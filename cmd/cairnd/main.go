@@ -77,13 +77,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		KV:     &kv.Options{JournalCompression: compressor, CacheSize: int64(cfg.CacheSizeGB * (1 << 30))},
 		DBPath: cfg.DBPath, JournalCommitInterval: cfg.JournalCommitInterval, SyncDelay: cfg.SyncDelay,
 		Logger: log, Argv: append([]string{"cairnd"}, args...), Parsed: cfg.parsedDoc(), MaxConns: cfg.MaxConns,
-		TTLMonitorInterval: cfg.TTLMonitorSleep,
-		Auth:               cfg.Auth,
-		TLS:                cfg.tls.options(),
-		LogLevel:           level,
-		RotateLog:          func() error { return rotateLog(cfg, handler, log) },
-		SlowMS:             &cfg.SlowMS,
-		ColumnCache:        colcache.Options{Budget: cfg.columnCacheBytes()},
+		TTLMonitorInterval:    cfg.TTLMonitorSleep,
+		Auth:                  cfg.Auth,
+		PreAuthMaxMessageSize: cfg.PreAuthMaxMessageSize,
+		AuthFailuresPerMinute: cfg.authFailuresPerMinute(),
+		AuthFailureBurst:      cfg.AuthFailureBurst,
+		TLS:                   cfg.tls.options(),
+		LogLevel:              level,
+		RotateLog:             func() error { return rotateLog(cfg, handler, log) },
+		SlowMS:                &cfg.SlowMS,
+		ColumnCache:           colcache.Options{Budget: cfg.columnCacheBytes()},
 	})
 	if err != nil {
 		log.Error("Cannot start the storage engine", "c", "STORAGE", "ctx", "initandlisten", "error", err.Error())

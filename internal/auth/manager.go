@@ -18,6 +18,11 @@ type Options struct {
 	// answered, to slow down password guessing (default 200 ms; negative:
 	// none).
 	FailureDelay time.Duration
+	// FailuresPerMinute and FailureBurst limit failed authentications per
+	// client address (ratelimit.go): an address may fail FailureBurst
+	// times in a row, then FailuresPerMinute times a minute (defaults 30
+	// and 10; a negative FailuresPerMinute turns the limit off).
+	FailuresPerMinute, FailureBurst int64
 	// SHA1Iterations and SHA256Iterations are the PBKDF2 iteration counts
 	// of new credentials (defaults 10,000 and 15,000, as mongod's).
 	SHA1Iterations, SHA256Iterations int
@@ -33,6 +38,7 @@ type Manager struct {
 	db       *kv.DB
 	gen      atomic.Uint64
 	hasUsers atomic.Bool
+	limiter  *failureLimiter
 }
 
 // NewManager prepares access control over db's user store.
@@ -43,7 +49,13 @@ func NewManager(db *kv.DB, opts Options) (*Manager, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	m := &Manager{opts: opts, db: db}
+	if opts.FailuresPerMinute == 0 {
+		opts.FailuresPerMinute = DefaultFailuresPerMinute
+	}
+	if opts.FailureBurst <= 0 {
+		opts.FailureBurst = DefaultFailureBurst
+	}
+	m := &Manager{opts: opts, db: db, limiter: newFailureLimiter(max(0, opts.FailuresPerMinute), opts.FailureBurst)}
 	if err := m.Changed(); err != nil {
 		return nil, err
 	}
@@ -91,3 +103,23 @@ func (m *Manager) lookup(db, name string) (*User, error) {
 
 // Lookup reads db's user name (nil if there is none).
 func (m *Manager) Lookup(db, name string) (*User, error) { return m.lookup(db, name) }
+
+// FailureLimit reports the limit of failed authentications per client
+// address: failures a minute (0: no limit) and the burst.
+func (m *Manager) FailureLimit() (perMinute, burst int64) {
+	return m.limiter.perMinute.Load(), m.limiter.burst.Load()
+}
+
+// SetFailureLimit changes the limit of failed authentications per client
+// address (setParameter): perMinute 0 turns it off; burst must be
+// positive.
+func (m *Manager) SetFailureLimit(perMinute, burst int64) {
+	m.limiter.perMinute.Store(max(0, perMinute))
+	m.limiter.burst.Store(max(1, burst))
+}
+
+// FailureCounts reports the failed authentications counted by the limit
+// and the attempts it refused.
+func (m *Manager) FailureCounts() (failed, limited int64) {
+	return m.limiter.failed.Load(), m.limiter.limited.Load()
+}

@@ -108,6 +108,10 @@ func (s *Session) Start(ctx context.Context, m *Manager, mech, db string, payloa
 		return SASLStep{}, mongoerr.New(mongoerr.MechanismUnavailable, "Received authentication for mechanism %s which is not enabled", mech)
 	}
 	c := &conversation{mech: mech, db: db, skipEmpty: skipEmpty}
+	s.conv = nil
+	if err := s.limited(ctx, m, mech, db); err != nil {
+		return SASLStep{}, err
+	}
 	srv, err := hf.NewServer(func(name string) (scram.StoredCredentials, error) {
 		c.user = name
 		u, err := m.lookup(db, name)
@@ -151,6 +155,10 @@ func (s *Session) Continue(ctx context.Context, m *Manager, convID int32, payloa
 			return SASLStep{}, s.fail(ctx, m, errors.New("unexpected payload after the server's final message"))
 		}
 		return SASLStep{ConversationID: convID, Done: true, Payload: []byte{}}, nil
+	}
+	if err := s.limited(ctx, m, c.mech, c.db); err != nil {
+		s.conv = nil
+		return SASLStep{}, err
 	}
 	out, err := c.server.Step(string(payload))
 	if err != nil || !c.server.Valid() {
@@ -213,6 +221,31 @@ func (s *Session) fail(ctx context.Context, m *Manager, cause error) error {
 		attrs = append(attrs, "mechanism", c.mech, "user", c.user, "db", c.db)
 	}
 	m.opts.Logger.Warn("Authentication failed", attrs...)
+	m.limiter.fail(clientAddr(s.Remote))
+	s.delay(ctx, m)
+	return errAuthFailed()
+}
+
+// limited refuses the exchange, before its password is looked at, when the
+// client's address has failed too often (ratelimit.go).
+func (s *Session) limited(ctx context.Context, m *Manager, mech, db string) error {
+	addr := clientAddr(s.Remote)
+	r := m.limiter.allow(addr)
+	if !r.limited {
+		return nil
+	}
+	if r.log {
+		perMinute, burst := m.FailureLimit()
+		m.opts.Logger.Warn("Authentication refused: too many failed authentications from this address", "c", "ACCESS", "ctx", "conn",
+			"remote", s.Remote, "address", addr, "mechanism", mech, "db", db,
+			"authFailuresPerMinute", perMinute, "authFailureBurst", burst, "refusalsNotLogged", r.suppressed)
+	}
+	s.delay(ctx, m)
+	return errAuthFailed()
+}
+
+// delay waits the manager's failure delay, or until ctx ends.
+func (s *Session) delay(ctx context.Context, m *Manager) {
 	if d := m.opts.FailureDelay; d > 0 {
 		t := time.NewTimer(d)
 		select {
@@ -221,5 +254,4 @@ func (s *Session) fail(ctx context.Context, m *Manager, cause error) error {
 			t.Stop()
 		}
 	}
-	return errAuthFailed()
 }

@@ -76,8 +76,19 @@ func parameters() map[string]func(b *bson.Builder, key string) {
 	}
 }
 
+// envParameters are the server parameters that depend on the environment.
+func envParameters(e *Env) map[string]func(b *bson.Builder, key string) {
+	p := parameters()
+	p["preAuthMaximumMessageSizeBytes"] = func(b *bson.Builder, key string) { b.AppendInt64(key, int64(e.PreAuthMaxMessageSizeBytes())) }
+	if e.Auth != nil {
+		p["authFailuresPerMinute"] = func(b *bson.Builder, key string) { n, _ := e.Auth.FailureLimit(); b.AppendInt64(key, n) }
+		p["authFailureBurst"] = func(b *bson.Builder, key string) { _, n := e.Auth.FailureLimit(); b.AppendInt64(key, n) }
+	}
+	return p
+}
+
 func getParameter(c *Ctx) error {
-	params := parameters()
+	params := envParameters(c.Env)
 	first := newArgs(c).first()
 	all := first.Type == bson.TypeString && first.StringValue() == "*"
 	if first.Type == bson.TypeDocument {

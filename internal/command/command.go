@@ -70,6 +70,23 @@ type Env struct {
 	// ColumnCache serves parallel aggregations' scans from in-memory
 	// columns (colscan.go); nil: off.
 	ColumnCache *colcache.Cache
+	// PreAuthMaxMessageSize is the largest message a connection may send
+	// before it authenticates when access control is on (mongod's
+	// preAuthMaximumMessageSizeBytes; 0 means the default, 16 KiB).
+	PreAuthMaxMessageSize atomic.Int64
+}
+
+// DefaultPreAuthMaxMessageSize is preAuthMaximumMessageSizeBytes' default,
+// as mongod's.
+const DefaultPreAuthMaxMessageSize = 16 << 10
+
+// PreAuthMaxMessageSizeBytes is the effective pre-authentication message
+// size limit.
+func (e *Env) PreAuthMaxMessageSizeBytes() int {
+	if n := e.PreAuthMaxMessageSize.Load(); n > 0 {
+		return int(n)
+	}
+	return DefaultPreAuthMaxMessageSize
 }
 
 // tempDir is where spill files go.
@@ -111,6 +128,10 @@ type Stats struct {
 	// WriterWaits and WriterWaitMicros count writer-lock acquisitions that
 	// had to wait and the time spent waiting (locks.Global).
 	WriterAcquires, WriterWaits, WriterWaitMicros atomic.Int64
+	// MessageSizeErrorsPreAuth counts connections closed for a message
+	// larger than preAuthMaximumMessageSizeBytes before authenticating
+	// (metrics.network.totalMessageSizeErrorPreAuth).
+	MessageSizeErrorsPreAuth atomic.Int64
 }
 
 // latencyClass is the opLatencies bucket of a command.

@@ -5,13 +5,20 @@ import (
 	"sync/atomic"
 
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/wire"
 )
 
 // logLevel is mongod's logLevel (0 = informational, 1+ = debug), as
 // getParameter reports it.
 var logLevel atomic.Int32
 
-// setParameter changes server parameters at run time; Cairn has logLevel.
+// MinPreAuthMaxMessageSize is the smallest preAuthMaximumMessageSizeBytes
+// accepted: below it a driver's first hello would not fit.
+const MinPreAuthMaxMessageSize = 4096
+
+// setParameter changes server parameters at run time: logLevel,
+// preAuthMaximumMessageSizeBytes, authFailuresPerMinute and
+// authFailureBurst.
 // It answers each parameter's previous value as "was", as mongod does.
 func setParameter(c *Ctx) error {
 	set := 0
@@ -37,6 +44,35 @@ func setParameter(c *Ctx) error {
 					c.Env.LogLevel.Set(slog.LevelInfo)
 				}
 			}
+			set++
+		case "preAuthMaximumMessageSizeBytes":
+			n, ok := e.Value.AsInt64()
+			if !ok || n < MinPreAuthMaxMessageSize || n > wire.MaxMessageSize {
+				return mongoerr.New(mongoerr.BadValue, "preAuthMaximumMessageSizeBytes must be a number from %d to %d", MinPreAuthMaxMessageSize, wire.MaxMessageSize)
+			}
+			c.Reply.AppendInt64("was", int64(c.Env.PreAuthMaxMessageSizeBytes()))
+			c.Env.PreAuthMaxMessageSize.Store(n)
+			set++
+		case "authFailuresPerMinute", "authFailureBurst":
+			if c.Env.Auth == nil {
+				return mongoerr.New(mongoerr.InvalidOptions, "unrecognized parameter: %s", e.Key)
+			}
+			n, ok := e.Value.AsInt64()
+			perMinute, burst := c.Env.Auth.FailureLimit()
+			was := perMinute
+			if e.Key == "authFailuresPerMinute" {
+				if !ok || n < 0 {
+					return mongoerr.New(mongoerr.BadValue, "authFailuresPerMinute must be a number of at least 0 (0: no limit)")
+				}
+				perMinute = n
+			} else {
+				if !ok || n < 1 {
+					return mongoerr.New(mongoerr.BadValue, "authFailureBurst must be a number of at least 1")
+				}
+				was, burst = burst, n
+			}
+			c.Reply.AppendInt64("was", was)
+			c.Env.Auth.SetFailureLimit(perMinute, burst)
 			set++
 		default:
 			return mongoerr.New(mongoerr.InvalidOptions, "unrecognized parameter: %s", e.Key)

@@ -81,6 +81,7 @@ func (c *conn) serve() {
 			"remote", c.info.Remote, "connectionId", c.info.ID, "connectionCount", st.ConnsCurrent.Load())
 	}()
 	for !c.closeReq.Load() {
+		c.r.SetMaxMessageSize(c.maxMessageSize())
 		msg, err := c.r.ReadMessage()
 		c.limits.messageRead()
 		if err != nil {
@@ -117,8 +118,14 @@ func (c *conn) handleReadError(err error) bool {
 		}
 		return false
 	}
-	c.s.log.Warn("Malformed message", "c", "NETWORK", "id", 22988, "ctx", c.ctxName, "remote", c.info.Remote,
-		"error", pe.Msg, "code", pe.Code, "fatal", pe.Fatal)
+	if pe.TooLarge && c.r.MaxMessageSize() < wire.MaxMessageSize {
+		c.s.env.Stats.MessageSizeErrorsPreAuth.Add(1)
+		c.s.log.Warn("Message from an unauthenticated client exceeds preAuthMaximumMessageSizeBytes", "c", "NETWORK", "ctx", c.ctxName,
+			"remote", c.info.Remote, "error", pe.Msg, "limit", c.r.MaxMessageSize(), "fatal", pe.Fatal)
+	} else {
+		c.s.log.Warn("Malformed message", "c", "NETWORK", "id", 22988, "ctx", c.ctxName, "remote", c.info.Remote,
+			"error", pe.Msg, "code", pe.Code, "fatal", pe.Fatal)
+	}
 	if pe.Fatal {
 		return false
 	}
@@ -134,6 +141,18 @@ func (c *conn) handleReadError(err error) bool {
 		return c.writeReply(pe.Header.RequestID, pe.Compressor, doc, true)
 	}
 	return c.writeReply(pe.Header.RequestID, pe.Compressor, doc, false)
+}
+
+// maxMessageSize is the largest message the connection may send next:
+// with access control on, a connection that has not authenticated is held
+// to preAuthMaximumMessageSizeBytes (16 KiB by default, as mongod 8.0), so
+// that an anonymous client cannot make the server read, inflate or hold
+// large messages.
+func (c *conn) maxMessageSize() int {
+	if c.s.env.Auth.Enabled() && !c.info.Auth.Authenticated() {
+		return c.s.env.PreAuthMaxMessageSizeBytes()
+	}
+	return wire.MaxMessageSize
 }
 
 func (c *conn) handle(msg *wire.Message) bool {

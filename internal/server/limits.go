@@ -1,13 +1,10 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net"
 	"time"
-
-	"golang.org/x/sync/semaphore"
 
 	"github.com/cairndb/cairn/internal/wire"
 )
@@ -20,10 +17,8 @@ import (
 // a goroutine) mid-message. The length prefix is checked against the
 // maximum message size before anything is allocated, and buffers grow
 // with the bytes actually received (internal/wire). Messages being read or
-// handled hold their size (and, compressed, their inflated size) in a
-// server-wide budget, Options.MaxRequestMemory: a connection whose next
-// message does not fit waits, before reading the body, until enough
-// in-flight requests have finished.
+// handled hold the bytes received (and, compressed, their inflated size)
+// in a server-wide budget, Options.MaxRequestMemory (budget.go).
 
 // Defaults of the limits.
 const (
@@ -67,36 +62,6 @@ func (c *deadlineConn) messageDone() {
 	}
 }
 
-// memBudget is the server-wide budget of bytes held by requests in flight.
-type memBudget struct {
-	sem   *semaphore.Weighted
-	limit int64
-}
-
-func newMemBudget(limit int64) *memBudget {
-	return &memBudget{sem: semaphore.NewWeighted(limit), limit: limit}
-}
-
-// acquire reserves n bytes (at most the whole budget, so that a message
-// larger than the budget still runs, alone), waiting until they are free
-// or ctx ends. It returns what was reserved.
-func (m *memBudget) acquire(ctx context.Context, n int64) (int64, error) {
-	n = min(n, m.limit)
-	if m.sem.TryAcquire(n) {
-		return n, nil
-	}
-	if err := m.sem.Acquire(ctx, n); err != nil {
-		return 0, err
-	}
-	return n, nil
-}
-
-func (m *memBudget) release(n int64) {
-	if n > 0 {
-		m.sem.Release(n)
-	}
-}
-
 // rearm restarts the message deadline (after waiting for admission,
 // which is the server's delay, not the client's).
 func (c *deadlineConn) rearm() {
@@ -113,6 +78,7 @@ func (c *deadlineConn) rearm() {
 type connLimits struct {
 	s    *Server
 	dc   *deadlineConn
+	recv int64 // bytes of the current request admitted by the reader
 	held int64 // bytes of the budget the current request holds
 }
 
@@ -130,13 +96,21 @@ func (l *connLimits) reader(s *Server, nc net.Conn) *wire.Reader {
 	return r
 }
 
+// admit charges the budget for n more bytes of the current request,
+// beyond its first freeRequestBytes.
 func (l *connLimits) admit(n int) error {
-	got, err := l.s.mem.acquire(l.s.stopping, int64(n))
+	before := max(0, l.recv-freeRequestBytes)
+	l.recv += int64(n)
+	charge := max(0, l.recv-freeRequestBytes) - before
+	if charge == 0 {
+		return nil
+	}
+	got, waited, err := l.s.mem.acquire(l.s.stopping, charge, l.held > 0)
 	l.held += got
 	if err != nil {
 		return fmt.Errorf("server: waiting for request memory: %w", err)
 	}
-	if l.dc != nil {
+	if waited && l.dc != nil {
 		l.dc.rearm()
 	}
 	return nil
@@ -151,10 +125,10 @@ func (l *connLimits) messageRead() {
 
 // requestDone gives the request's bytes back to the budget.
 func (l *connLimits) requestDone() {
-	if l.s != nil {
-		l.s.mem.release(l.held)
+	if l.s != nil && l.held > 0 {
+		l.s.mem.release(l.held, true)
 	}
-	l.held = 0
+	l.held, l.recv = 0, 0
 }
 
 // isMessageTimeout reports whether err is the message deadline expiring.

@@ -144,45 +144,148 @@ func TestOversizedMessage(t *testing.T) {
 	}
 }
 
-// TestRequestMemoryBudget: with a 64 KiB budget, a connection holding a
-// 60 KiB message in flight makes a second one's 10 KiB message wait until
-// the first is done.
+// waitBudget polls the budget until ok accepts its state.
+func waitBudget(t *testing.T, s *Server, what string, ok func(budgetState) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !ok(s.mem.state()); {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: budget %+v", what, s.mem.state())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestRequestMemoryBudget: with a 48 KiB budget, a connection 60 KiB into
+// a message holds about 45 KiB of it, so a second one's 30 KiB message
+// waits for the first to finish; the budget holds what was received,
+// beyond the first 16 KiB of each message.
 func TestRequestMemoryBudget(t *testing.T) {
-	s, _ := newLimitedServer(t, 10*time.Second, 64<<10)
+	s, _ := newLimitedServer(t, 10*time.Second, 48<<10)
 	a, b := pipeConn(s), pipeConn(s)
 	defer a.Close()
 	defer b.Close()
 	big := paddedPing(1, 60<<10)
-	a.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := a.Write(big[:100]); err != nil {
+	a.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := a.Write(big[:len(big)-100]); err != nil {
 		t.Fatal(err)
 	}
-	// Wait until a's length is read and its bytes are taken from the budget.
-	for deadline := time.Now().Add(5 * time.Second); s.mem.sem.TryAcquire(s.mem.limit); {
-		s.mem.sem.Release(s.mem.limit)
-		if time.Now().After(deadline) {
-			t.Fatal("the first message was never admitted")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	small := paddedPing(2, 10<<10)
-	b.SetDeadline(time.Now().Add(5 * time.Second))
-	if _, err := b.Write(small); err != nil {
-		t.Fatal(err)
-	}
-	b.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
-	rb := wire.NewReader(b, 0)
-	if _, err := rb.ReadMessage(); err == nil {
-		t.Fatal("the second request ran although the budget was spent")
-	}
-	if _, err := a.Write(big[100:]); err != nil {
+	want := int64(len(big)) - freeRequestBytes
+	waitBudget(t, s, "the first message's bytes", func(st budgetState) bool { return st.Used == want && st.Holders == 1 })
+	small := paddedPing(2, 30<<10)
+	b.SetDeadline(time.Now().Add(10 * time.Second))
+	go b.Write(small)
+	waitBudget(t, s, "the second message waiting", func(st budgetState) bool { return st.Waiting == 1 })
+	if _, err := a.Write(big[len(big)-100:]); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := wire.NewReader(a, 0).ReadMessage(); err != nil {
 		t.Fatal(err)
 	}
-	if err := roundTripRead(b, 5*time.Second); err != nil {
+	b.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := wire.NewReader(b, 0).ReadMessage(); err != nil {
 		t.Fatalf("the second request did not run after the first finished: %v", err)
+	}
+	waitBudget(t, s, "all returned", func(st budgetState) bool { return st.Used == 0 && st.Holders == 0 && st.Waiting == 0 })
+}
+
+// TestSilentConnectionsHoldNoBudget: connections that announce 47,000,000
+// bytes and send nothing more hold none of the budget, so however many
+// there are a ping (and a request larger than the free part) still runs
+// at once. Before, each reserved its announced size up to the whole
+// budget, and every other request waited behind them.
+func TestSilentConnectionsHoldNoBudget(t *testing.T) {
+	s, _ := newLimitedServer(t, time.Minute, 64<<10)
+	var hdr [16]byte
+	binary.LittleEndian.PutUint32(hdr[:], 47000000)
+	binary.LittleEndian.PutUint32(hdr[12:], uint32(wire.OpMsg))
+	for i := 0; i < 1000; i++ {
+		c := pipeConn(s)
+		defer c.Close()
+		c.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		if _, err := c.Write(hdr[:]); err != nil { // returns once the server read it
+			t.Fatalf("silent connection %d: %v", i, err)
+		}
+	}
+	if st := s.mem.state(); st.Used != 0 || st.Waiting != 0 {
+		t.Fatalf("budget %+v with only silent connections, want nothing held", st)
+	}
+	c := pipeConn(s)
+	defer c.Close()
+	if err := roundTrip(t, c, pingMsg(1), 5*time.Second); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	if err := roundTrip(t, c, paddedPing(2, 40<<10), 5*time.Second); err != nil {
+		t.Fatalf("40 KiB ping: %v", err)
+	}
+}
+
+// TestBudgetBreaksWaitCycle: three connections, each part-way into a
+// 60 KiB message with a 64 KiB budget, all wait for more budget while
+// holding some; nothing would ever be released, so the oldest goes over
+// the limit, and all three finish.
+func TestBudgetBreaksWaitCycle(t *testing.T) {
+	s, _ := newLimitedServer(t, 10*time.Second, 64<<10)
+	var conns []net.Conn
+	var msgs [][]byte
+	for i := 0; i < 3; i++ {
+		c := pipeConn(s)
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		msg := paddedPing(int32(i+1), 60<<10)
+		if _, err := c.Write(msg[:20<<10]); err != nil {
+			t.Fatal(err)
+		}
+		conns, msgs = append(conns, c), append(msgs, msg)
+	}
+	// Each holds the 16 KiB of its second step (32 KiB received).
+	waitBudget(t, s, "three holders", func(st budgetState) bool { return st.Holders == 3 && st.Used == 48<<10 })
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for i, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			go c.Write(msgs[i][20<<10:])
+			_, err := wire.NewReader(c, 0).ReadMessage()
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("a request did not finish: %v (budget %+v)", err, s.mem.state())
+		}
+	}
+	waitBudget(t, s, "a grant over the limit, then nothing held", func(st budgetState) bool {
+		return st.OverLimitGrants > 0 && st.Used == 0 && st.Holders == 0
+	})
+}
+
+func TestBudgetWaitEndsWithContext(t *testing.T) {
+	m := newMemBudget(100)
+	if _, _, err := m.acquire(context.Background(), 80, false); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error)
+	go func() {
+		_, _, err := m.acquire(ctx, 50, false)
+		done <- err
+	}()
+	for m.state().Waiting != 1 {
+		time.Sleep(time.Millisecond)
+	}
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v, want context.Canceled", err)
+	}
+	if st := m.state(); st.Used != 80 || st.Waiting != 0 || st.Holders != 1 {
+		t.Fatalf("budget %+v after the cancelled wait", st)
+	}
+	// The queue is free again: a request that fits is served at once.
+	if _, waited, err := m.acquire(context.Background(), 20, false); err != nil || waited {
+		t.Fatalf("acquire after the cancelled wait: waited %v, %v", waited, err)
 	}
 }
 

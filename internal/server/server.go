@@ -66,6 +66,14 @@ type Options struct {
 	// AuthFailureDelay is how long a failed authentication waits before
 	// its answer (default 200 ms; negative: none).
 	AuthFailureDelay time.Duration
+	// AuthFailuresPerMinute and AuthFailureBurst limit failed
+	// authentications per client address (defaults 30 and 10; a negative
+	// AuthFailuresPerMinute: no limit; internal/auth/ratelimit.go).
+	AuthFailuresPerMinute, AuthFailureBurst int64
+	// PreAuthMaxMessageSize is the largest message a connection may send
+	// before authenticating when Auth is on (mongod's
+	// preAuthMaximumMessageSizeBytes, default 16 KiB).
+	PreAuthMaxMessageSize int64
 	// SlowMS is the slow-operation log's threshold in milliseconds
 	// (mongod's slowms): nil means 100; 0 logs every command.
 	SlowMS *int64
@@ -176,12 +184,14 @@ func New(opts Options) (*Server, error) {
 		RotateLog:      opts.RotateLog,
 		ColumnCache:    colcache.New(opts.ColumnCache),
 	}
-	am, err := auth.NewManager(db, auth.Options{Enabled: opts.Auth, FailureDelay: opts.AuthFailureDelay, Logger: opts.Logger})
+	am, err := auth.NewManager(db, auth.Options{Enabled: opts.Auth, FailureDelay: opts.AuthFailureDelay, Logger: opts.Logger,
+		FailuresPerMinute: opts.AuthFailuresPerMinute, FailureBurst: opts.AuthFailureBurst})
 	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("reading users: %w", err)
 	}
 	s.env.Auth = am
+	s.env.PreAuthMaxMessageSize.Store(opts.PreAuthMaxMessageSize)
 	s.env.SlowMS.Store(command.DefaultSlowMS)
 	if opts.SlowMS != nil {
 		s.env.SlowMS.Store(*opts.SlowMS)

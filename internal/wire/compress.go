@@ -140,7 +140,9 @@ func decompress(buf, b []byte, maxSize int) (out []byte, h Header, c Compressor,
 		return fail(newError(CodeBadValue, "OP_COMPRESSED uncompressedSize %d is negative", size))
 	}
 	if size+HeaderSize > int64(maxSize) {
-		return fail(newError(CodeBadValue, "Decompressed message would be larger than maximum message size: uncompressedSize %d plus the %d-byte header exceeds %d", size, HeaderSize, maxSize))
+		e := newError(CodeBadValue, "Decompressed message would be larger than maximum message size: uncompressedSize %d plus the %d-byte header exceeds %d", size, HeaderSize, maxSize)
+		e.TooLarge = true
+		return fail(e)
 	}
 	if err := checkDeclaredSize(c, payload, int(size)); err != nil {
 		e := newError(CodeBadValue, "failed to decompress OP_COMPRESSED message with %v: %v", c, err)

@@ -65,6 +65,9 @@ type ProtocolError struct {
 	// Flags holds the OP_MSG flag bits when the message is an OP_MSG long
 	// enough to have them, and zero otherwise.
 	Flags uint32
+	// TooLarge reports that the message, or its inflated size, exceeds
+	// the Reader's maximum message size.
+	TooLarge bool
 
 	// Err is the underlying cause, if any (for example io.ErrUnexpectedEOF
 	// for a truncated message or a decompressor's error).

@@ -49,13 +49,31 @@ type Reader struct {
 	getMore GetMore
 	kill    KillCursors
 	broken  error // set after a fatal error
-	// Admit, if set, is called with the length of each message once its
-	// length prefix is known, before the body is read, and with the
-	// inflated size of an OP_COMPRESSED message before it is inflated; an
-	// error ends the stream (ReadMessage returns it from then on). The
-	// server uses it to bound the memory of requests in flight.
+	// Admit, if set, is called with n more bytes before the Reader reads
+	// or inflates them into memory for the current message: as the body
+	// arrives, in steps that double what has been received (the first
+	// step is readBufferSize), so that what a message has been admitted
+	// is at most about twice what its sender actually sent, whatever its
+	// length prefix announces; and with the inflated size of an
+	// OP_COMPRESSED message before it is inflated. An error ends the
+	// stream (ReadMessage returns it from then on). The server uses it to
+	// bound the memory of requests in flight.
 	Admit func(n int) error
 }
+
+// SetMaxMessageSize changes the largest message (header included, and the
+// inflated size of OP_COMPRESSED messages) that the next ReadMessage
+// accepts; n <= 0 means MaxMessageSize. The server lowers it for
+// connections that have not authenticated.
+func (r *Reader) SetMaxMessageSize(n int) {
+	if n <= 0 {
+		n = MaxMessageSize
+	}
+	r.maxSize = n
+}
+
+// MaxMessageSize reports the largest message the Reader accepts.
+func (r *Reader) MaxMessageSize() int { return r.maxSize }
 
 // NewReader returns a Reader that reads from r and rejects messages longer
 // than maxMessageSize bytes (header included); a maxMessageSize <= 0 means
@@ -169,25 +187,31 @@ func (r *Reader) readFrame() ([]byte, error) {
 	}
 	length := int64(int32(binary.LittleEndian.Uint32(b)))
 	if length < HeaderSize || length > int64(r.maxSize) {
-		return nil, r.fail(fatalError(nil, "recv(): message msgLen %d is invalid. Min %d Max: %d", length, HeaderSize, r.maxSize))
+		perr := fatalError(nil, "recv(): message msgLen %d is invalid. Min %d Max: %d", length, HeaderSize, r.maxSize)
+		perr.TooLarge = length > int64(r.maxSize)
+		return nil, r.fail(perr)
 	}
 	n := int(length)
-	if r.Admit != nil {
-		if err := r.Admit(n); err != nil {
-			return nil, r.fail(err)
-		}
-	}
+	admitted := 0
 	for have := len(b); have < n; {
+		// Admit, and grow the buffer, in steps that double what was
+		// received rather than trusting the length prefix, so that a peer
+		// cannot make us allocate, or hold in the server's budget, maxSize
+		// bytes by sending only a header.
+		step := min(n, max(readBufferSize, 2*have))
+		if r.Admit != nil && step > admitted {
+			if err := r.Admit(step - admitted); err != nil {
+				return nil, r.fail(err)
+			}
+			admitted = step
+		}
 		if have == cap(b) {
-			// Grow with the data actually received rather than trusting the
-			// length prefix, so that a peer cannot make us allocate maxSize
-			// bytes by sending only a header.
 			nb := make([]byte, have, min(n, 2*cap(b)))
 			copy(nb, b)
 			b = nb
 			r.buf = nb
 		}
-		m, err := io.ReadFull(r.r, b[have:min(n, cap(b))])
+		m, err := io.ReadFull(r.r, b[have:min(step, cap(b))])
 		have += m
 		b = b[:have]
 		if err == io.EOF || err == io.ErrUnexpectedEOF {

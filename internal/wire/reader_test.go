@@ -286,3 +286,38 @@ func TestReadMessageNoAllocs(t *testing.T) {
 		})
 	}
 }
+
+// TestReaderAdmitsReceivedBytes: the Admit hook is asked for what has
+// arrived (in steps at most twice that, the first readBufferSize), not
+// for what the length prefix announces; a whole message is admitted
+// exactly.
+func TestReaderAdmitsReceivedBytes(t *testing.T) {
+	whole := AppendMsg(nil, 1, 0, 0, doc(t, "pad", strings.Repeat("x", 100<<10)))
+	cases := []struct {
+		name      string
+		stream    []byte
+		wantTotal int // exact total admitted; 0: check the bound only
+	}{
+		{"header only, 47 MB announced", rawMessage(47_000_000, OpMsg, uint32(0))[:HeaderSize], 0},
+		{"40 MB announced, a few bytes sent", rawMessage(40_000_000, OpMsg, uint32(0), byte(0), doc(t, "x", int32(1))), 0},
+		{"100 KiB of a 47 MB message", append(rawMessage(47_000_000, OpMsg, uint32(0), byte(0)), make([]byte, 100<<10)...), 0},
+		{"a whole 100 KiB message", whole, len(whole)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			total := 0
+			r := NewReader(bytes.NewReader(tc.stream), 0)
+			r.Admit = func(n int) error { total += n; return nil }
+			r.ReadMessage()
+			if tc.wantTotal != 0 {
+				if total != tc.wantTotal {
+					t.Fatalf("admitted %d bytes, want %d", total, tc.wantTotal)
+				}
+				return
+			}
+			if bound := max(readBufferSize, 2*len(tc.stream)); total > bound {
+				t.Fatalf("admitted %d bytes for a %d-byte stream, want at most %d", total, len(tc.stream), bound)
+			}
+		})
+	}
+}
