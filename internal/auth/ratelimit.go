@@ -14,7 +14,10 @@ import (
 // tested 304 passwords a second. Each client address (the IP, without the
 // port) therefore has a token bucket of failures: it holds up to Burst
 // tokens, refills at PerMinute tokens a minute, and every failed
-// authentication takes one. While an address's bucket holds less than one
+// authentication that tested a password (the client's proof was checked
+// and wrong) takes one; an unknown user or a mechanism the user has no
+// credentials for tests none, can never succeed, and is part of honest
+// mechanism negotiation, so it takes nothing. While an address's bucket holds less than one
 // token, every SCRAM exchange from it is refused with AuthenticationFailed
 // before its password is looked at — the correct password too, or the
 // refusals would tell a right guess from a wrong one — and the refusal is

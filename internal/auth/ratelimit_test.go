@@ -128,6 +128,16 @@ func TestAuthRateLimit(t *testing.T) {
 			t.Fatalf("correct password %d: %v", i, err)
 		}
 	}
+	// An unknown user, or a mechanism the user has no credentials for (a
+	// driver negotiating meets it), tests no password: not counted.
+	for i := 0; i < 20; i++ {
+		if err := converse(t, m, &Session{Remote: attacker + ":5000"}, SCRAMSHA256, "nobody", "s3cret", true); !authFailed(err) {
+			t.Fatalf("unknown user: %v", err)
+		}
+	}
+	if failed, _ := m.FailureCounts(); failed != 0 {
+		t.Fatalf("%d failures counted for an unknown user, want 0", failed)
+	}
 	for i := 0; i < 3; i++ {
 		if err := try(attacker, "wrong"); !authFailed(err) {
 			t.Fatalf("failure %d: %v", i, err)

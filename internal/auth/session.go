@@ -137,7 +137,7 @@ func (s *Session) Start(ctx context.Context, m *Manager, mech, db string, payloa
 	s.conv = c
 	out, err := c.server.Step(string(payload))
 	if err != nil {
-		return SASLStep{}, s.fail(ctx, m, err)
+		return SASLStep{}, s.fail(ctx, m, err, false)
 	}
 	return SASLStep{ConversationID: s.convID, Payload: []byte(out)}, nil
 }
@@ -152,7 +152,7 @@ func (s *Session) Continue(ctx context.Context, m *Manager, convID int32, payloa
 		// The client's empty acknowledgement of the server's signature.
 		s.conv = nil
 		if len(payload) != 0 {
-			return SASLStep{}, s.fail(ctx, m, errors.New("unexpected payload after the server's final message"))
+			return SASLStep{}, s.fail(ctx, m, errors.New("unexpected payload after the server's final message"), false)
 		}
 		return SASLStep{ConversationID: convID, Done: true, Payload: []byte{}}, nil
 	}
@@ -165,7 +165,7 @@ func (s *Session) Continue(ctx context.Context, m *Manager, convID int32, payloa
 		if err == nil {
 			err = errors.New("SCRAM exchange incomplete")
 		}
-		return SASLStep{}, s.fail(ctx, m, err)
+		return SASLStep{}, s.fail(ctx, m, err, true)
 	}
 	name := UserName{User: c.user, DB: c.db}
 	if err := s.reauthenticate(m, name, c.mech); err != nil {
@@ -211,9 +211,13 @@ func (s *Session) reauthenticate(m *Manager, name UserName, mech string) error {
 	return err
 }
 
-// fail logs a failed authentication, waits the manager's failure delay
-// (or until ctx ends) and returns AuthenticationFailed.
-func (s *Session) fail(ctx context.Context, m *Manager, cause error) error {
+// fail logs a failed authentication, counts it against the client's
+// address if a password was tested (the client's proof checked: an unknown
+// user, a mechanism the user has no credentials for — which drivers
+// negotiating a mechanism meet in honest logins — or a malformed message
+// tests none), waits the manager's failure delay (or until ctx ends) and
+// returns AuthenticationFailed.
+func (s *Session) fail(ctx context.Context, m *Manager, cause error, tested bool) error {
 	c := s.conv
 	s.conv = nil
 	attrs := []any{"c", "ACCESS", "id", 5286307, "ctx", "conn", "remote", s.Remote, "error", cause.Error()}
@@ -221,7 +225,9 @@ func (s *Session) fail(ctx context.Context, m *Manager, cause error) error {
 		attrs = append(attrs, "mechanism", c.mech, "user", c.user, "db", c.db)
 	}
 	m.opts.Logger.Warn("Authentication failed", attrs...)
-	m.limiter.fail(clientAddr(s.Remote))
+	if tested {
+		m.limiter.fail(clientAddr(s.Remote))
+	}
 	s.delay(ctx, m)
 	return errAuthFailed()
 }
