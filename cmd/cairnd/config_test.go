@@ -128,6 +128,20 @@ systemLog:
 				t.Error("TLS options with tlsMode disabled")
 			}
 		}, ""},
+		{"hostile-client parameters' defaults", nil, func(t *testing.T, c config) {
+			if c.PreAuthMaxMessageSize != 16384 || c.AuthFailuresPerMinute != 30 || c.AuthFailureBurst != 10 || c.authFailuresPerMinute() != 30 {
+				t.Errorf("defaults: %d %d %d", c.PreAuthMaxMessageSize, c.AuthFailuresPerMinute, c.AuthFailureBurst)
+			}
+		}, ""},
+		{"hostile-client parameters", []string{"--setParameter", "preAuthMaximumMessageSizeBytes=65536",
+			"--setParameter", "authFailuresPerMinute=0", "--setParameter", "authFailureBurst=3"}, func(t *testing.T, c config) {
+			if c.PreAuthMaxMessageSize != 65536 || c.authFailuresPerMinute() != -1 || c.AuthFailureBurst != 3 {
+				t.Errorf("got %d %d %d", c.PreAuthMaxMessageSize, c.authFailuresPerMinute(), c.AuthFailureBurst)
+			}
+		}, ""},
+		{"pre-auth size too small", []string{"--setParameter", "preAuthMaximumMessageSizeBytes=100"}, nil, "from 4096 to 48000000"},
+		{"negative failure rate", []string{"--setParameter", "authFailuresPerMinute=-1"}, nil, "at least 0"},
+		{"zero burst", []string{"--setParameter", "authFailureBurst=0"}, nil, "at least 1"},
 		{"unknown parameter", []string{"--setParameter", "noSuch=1"}, nil, "unknown server parameter"},
 		{"bad parameter value", []string{"--setParameter", "ttlMonitorSleepSecs=0"}, nil, "positive number"},
 	}

@@ -257,4 +257,27 @@ func TestAuthFailureRateLimit(t *testing.T) {
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
+
+	// The parameters, read and changed at run time.
+	root := authClient(t, srv.URI, "root", "rootpw", "")
+	var params struct {
+		PerMinute int64 `bson:"authFailuresPerMinute"`
+		Burst     int64 `bson:"authFailureBurst"`
+		PreAuth   int64 `bson:"preAuthMaximumMessageSizeBytes"`
+	}
+	if err := root.Database("admin").RunCommand(ctx(t), bson.D{{Key: "getParameter", Value: 1}, {Key: "authFailuresPerMinute", Value: 1},
+		{Key: "authFailureBurst", Value: 1}, {Key: "preAuthMaximumMessageSizeBytes", Value: 1}}).Decode(&params); err != nil {
+		t.Fatal(err)
+	}
+	if params.PerMinute != 60 || params.Burst != 5 || params.PreAuth != 16384 {
+		t.Errorf("getParameter: %+v", params)
+	}
+	var was struct {
+		Was int64 `bson:"was"`
+	}
+	if err := root.Database("admin").RunCommand(ctx(t), bson.D{{Key: "setParameter", Value: 1}, {Key: "authFailureBurst", Value: 20}}).Decode(&was); err != nil || was.Was != 5 {
+		t.Errorf("setParameter authFailureBurst: was %d, %v", was.Was, err)
+	}
+	err := root.Database("admin").RunCommand(ctx(t), bson.D{{Key: "setParameter", Value: 1}, {Key: "authFailuresPerMinute", Value: -1}}).Err()
+	cmdErr(t, err, 2)
 }
