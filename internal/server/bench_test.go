@@ -69,3 +69,11 @@ func BenchmarkFindByID(b *testing.B) {
 	}
 	roundTrips(b, s, msgs)
 }
+
+// BenchmarkPing1MiB: a 1 MiB request, read in steps and charged to the
+// in-flight budget as it arrives.
+func BenchmarkPing1MiB(b *testing.B) {
+	msg := paddedPing(1, 1<<20)
+	b.SetBytes(int64(len(msg)))
+	roundTrips(b, newTestServer(b), [][]byte{msg})
+}
