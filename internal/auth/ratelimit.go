@@ -11,8 +11,8 @@ import (
 //
 // The failure delay (Options.FailureDelay) slows one connection, but a
 // client with many connections guesses in parallel: 64 connections
-// tested 304 passwords a second. Each client address (the IP, without the
-// port) therefore has a token bucket of failures: it holds up to Burst
+// tested 304 passwords a second. Each client address (the IPv4 address,
+// or an IPv6 address's /64) therefore has a token bucket of failures: it holds up to Burst
 // tokens, refills at PerMinute tokens a minute, and every failed
 // authentication that tested a password (the client's proof was checked
 // and wrong) takes one; an unknown user or a mechanism the user has no
@@ -74,12 +74,19 @@ func newFailureLimiter(perMinute, burst int64) *failureLimiter {
 	return l
 }
 
-// clientAddr is the part of a remote address the limit is kept for.
+// clientAddr is the part of a remote address the limit is kept for: the
+// IPv4 address, or the /64 network of an IPv6 one (a single host usually
+// holds a whole /64, and could otherwise guess from 2^64 addresses).
 func clientAddr(remote string) string {
-	if host, _, err := net.SplitHostPort(remote); err == nil {
+	host := remote
+	if h, _, err := net.SplitHostPort(remote); err == nil {
+		host = h
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || ip.To4() != nil {
 		return host
 	}
-	return remote
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }
 
 // refill brings b up to now; it reports whether b is full (and can be

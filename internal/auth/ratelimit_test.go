@@ -87,6 +87,21 @@ func TestFailureLimiter(t *testing.T) {
 	}
 }
 
+func TestClientAddr(t *testing.T) {
+	for _, tc := range []struct{ remote, want string }{
+		{"127.0.0.2:5000", "127.0.0.2"},
+		{"[::1]:5000", "::/64"},
+		{"[2001:db8:1:2:3:4:5:6]:27017", "2001:db8:1:2::/64"},
+		{"[2001:db8:1:2:ffff::1]:1", "2001:db8:1:2::/64"},
+		{"[::ffff:10.0.0.1]:1", "::ffff:10.0.0.1"},
+		{"/tmp/mongodb-27017.sock", "/tmp/mongodb-27017.sock"},
+	} {
+		if got := clientAddr(tc.remote); got != tc.want {
+			t.Errorf("clientAddr(%q) = %q, want %q", tc.remote, got, tc.want)
+		}
+	}
+}
+
 // TestFailureLimiterForgets: addresses whose buckets refilled are dropped.
 func TestFailureLimiterForgets(t *testing.T) {
 	clk := &fakeClock{t: time.Unix(1e9, 0)}
