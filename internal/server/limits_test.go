@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"strings"
@@ -289,8 +288,3 @@ func TestBudgetWaitEndsWithContext(t *testing.T) {
 	}
 }
 
-func roundTripRead(c net.Conn, d time.Duration) error {
-	c.SetReadDeadline(time.Now().Add(d))
-	_, err := io.ReadFull(c, make([]byte, 16))
-	return err
-}
