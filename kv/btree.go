@@ -165,7 +165,7 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 	m := tx.mutable(n)
 	m.kids[i] = refTo(res[0])
 	for j := 1; j < len(res); j++ {
-		sep := res[j].key(0)
+		sep := separator(res[j-1], res[j])
 		if m.pfx != nil {
 			kp := m.admit(sep) // before sep joins the keys
 			m.pfx = insertAt(m.pfx, i+j, kp)
@@ -176,6 +176,40 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 	}
 	return tx.maybeSplit(m, i+len(res)-1), found, nil
 }
+
+// separator returns the key that separates the adjacent pieces left and
+// right in their parent: a branch piece brings its own (its first key,
+// the separator it was given from below); between leaves it is the
+// shortest prefix of right's first key that sorts after left's last key
+// (shortSeparator). Keys may be up to MaxKeySize long, and branches are
+// always resident, so a separator carries only the bytes that tell the
+// two leaves apart: leaves of 1 MiB keys that differ in their first bytes
+// get separators of a few bytes, and a branch stays one page.
+func separator(left, right *node) []byte {
+	if !right.leaf || left.count() == 0 {
+		return right.key(0)
+	}
+	return shortSeparator(left.key(left.count()-1), right.key(0))
+}
+
+// shortSeparator returns the shortest prefix s of hi with lo < s <= hi
+// (lo < hi). It aliases hi, as separators taken from leaves always did,
+// except that a prefix of a key longer than sepAliasMax is copied, so
+// that a branch never pins a large leaf key's memory for a few bytes of
+// it.
+func shortSeparator(lo, hi []byte) []byte {
+	l := commonPrefixLen(lo, hi) // < len(hi), as lo < hi
+	switch {
+	case l+1 >= len(hi):
+		return hi
+	case len(hi) <= sepAliasMax:
+		return hi[: l+1 : l+1]
+	}
+	return bytes.Clone(hi[:l+1])
+}
+
+// sepAliasMax is the longest key whose truncated separator aliases it.
+const sepAliasMax = 1 << 10
 
 func insertAt[T any](s []T, i int, v T) []T {
 	var zero T
@@ -287,7 +321,7 @@ func (tx *Tx) growRoot(tr *treeRoot, pieces []*node) {
 		for j, p := range pieces {
 			var sep []byte
 			if j > 0 {
-				sep = p.key(0)
+				sep = separator(pieces[j-1], p)
 			}
 			b.keys = append(b.keys, sep)
 			b.kids = append(b.kids, refTo(p))

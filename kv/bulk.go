@@ -49,7 +49,7 @@ func (tx *Tx) BulkLoad(name string, next func() (key, value []byte, ok bool, err
 			return nil, fmt.Errorf("kv: bulk load %q: %w", name, ErrValueTooLarge)
 		}
 		if prev != nil && bytes.Compare(prev, k) >= 0 {
-			return nil, fmt.Errorf("kv: bulk load %q: %w: %q after %q", name, ErrUnsorted, k, prev)
+			return nil, fmt.Errorf("kv: bulk load %q: %w: %s after %s", name, ErrUnsorted, keyString(k), keyString(prev))
 		}
 		prev = b.addPacked(k, v)
 		count++
@@ -185,7 +185,11 @@ func (b *bulkBuilder) finish() (*node, int) {
 	}
 	lows := make([][]byte, len(level))
 	for i, l := range level {
-		lows[i] = l.key(0)
+		if i == 0 {
+			lows[i] = l.key(0) // not a separator: dropped by its parent
+			continue
+		}
+		lows[i] = separator(level[i-1], l)
 	}
 	height := 1
 	for len(level) > 1 {

@@ -44,8 +44,12 @@ var (
 )
 
 const (
-	// MaxKeySize is the largest key accepted (64 KiB).
-	MaxKeySize = 64 << 10
+	// MaxKeySize is the largest key accepted (64 MiB, as values): any
+	// key a 16 MiB document can give, escaped or collated, fits. A key
+	// longer than a page lives in a multi-page leaf extent of its own, and
+	// branches hold only the prefix of it that separates it from its
+	// left neighbour (btree.go, separator).
+	MaxKeySize = 64 << 20
 	// MaxValueSize is the largest value accepted (64 MiB).
 	MaxValueSize = 64 << 20
 )
@@ -63,4 +67,14 @@ func (e *CorruptionError) Error() string {
 
 func corruptf(file string, page uint64, format string, args ...any) error {
 	return &CorruptionError{File: file, Page: page, Problem: fmt.Sprintf(format, args...)}
+}
+
+// keyString quotes key for an error message, abbreviated beyond 64 bytes
+// (keys may be up to MaxKeySize long).
+func keyString(key []byte) string {
+	const show = 64
+	if len(key) <= show {
+		return fmt.Sprintf("%q", key)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", key[:show], len(key))
 }

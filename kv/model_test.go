@@ -136,6 +136,10 @@ func (r *modelRun) randKey() []byte {
 	i := r.rng.IntN(300)
 	k := fmt.Sprintf("k%03d", i)
 	switch {
+	case i%50 == 7:
+		// Keys beyond 64 KiB sharing a 70,000-byte prefix, one of them a
+		// proper prefix of the others: their leaves' separators are long.
+		k = strings.Repeat("P", 70000) + k[1:1+i%4]
 	case i%97 == 0:
 		k += strings.Repeat("L", 9000) // multi-page key
 	case i%13 == 0:

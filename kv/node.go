@@ -821,7 +821,7 @@ func (n *node) checkPrefixes() {
 	}
 	ref := n.refKey() // nil: no key searched, nothing to check
 	if ref != nil && len(ref) < n.plen {
-		panic(fmt.Sprintf("kv: node strips %d bytes but its reference key is %q", n.plen, ref))
+		panic(fmt.Sprintf("kv: node strips %d bytes but its reference key is %s", n.plen, keyString(ref)))
 	}
 	for i := n.firstSep(); i < len(n.pfx); i++ {
 		k := n.key(i)

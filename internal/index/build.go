@@ -65,22 +65,32 @@ const parallelMinDocs = 20000
 // and its value (the _id) the vlen bytes ending at off+klen+vlen for a
 // unique index, at off+klen otherwise. pfx holds the key's first 8 bytes
 // big-endian, so most comparisons never touch the arena. The lengths are
-// stored minus one (neither is ever empty): an entry takes 16 bytes, and
-// lengths up to kv.MaxKeySize fit.
+// stored minus one (neither is ever empty), so an entry takes 16 bytes.
+// A key or _id of 64 KiB or more (kv takes keys up to kv.MaxKeySize) is
+// a long entry: klen and vlen both hold longLen, and the two lengths are
+// in the arena as little-endian uint32s in the 8 bytes before off.
 type entry struct {
 	pfx        uint64
 	off        uint32
 	klen, vlen uint16
 }
 
-// maxEntryLen is the longest key or value an entry can describe (the
-// conversion fails to compile if kv's limit outgrows the lengths' type).
-const maxEntryLen = kv.MaxKeySize
+// longLen marks a long entry (see entry).
+const longLen = 0xFFFF
 
-const _ = uint16(maxEntryLen - 1)
+// longHeader is the size of a long entry's lengths in the arena.
+const longHeader = 8
 
-func (e entry) keyLen() uint32 { return uint32(e.klen) + 1 }
-func (e entry) valLen() uint32 { return uint32(e.vlen) + 1 }
+func (e entry) long() bool { return e.klen == longLen && e.vlen == longLen }
+
+// lens returns the key and value lengths of e.
+func (r *run) lens(e entry) (k, v uint32) {
+	if e.long() {
+		h := r.arena[e.off-longHeader : e.off]
+		return binary.LittleEndian.Uint32(h), binary.LittleEndian.Uint32(h[4:])
+	}
+	return uint32(e.klen) + 1, uint32(e.vlen) + 1
+}
 
 // run is one worker's entries of one index.
 type run struct {
@@ -90,14 +100,18 @@ type run struct {
 	ordered bool
 }
 
-func (r *run) key(e entry) []byte { return r.arena[e.off : e.off+e.keyLen()] }
+func (r *run) key(e entry) []byte {
+	kl, _ := r.lens(e)
+	return r.arena[e.off : e.off+kl]
+}
 
 func (r *run) value(e entry, unique bool) []byte {
-	end := e.off + e.keyLen()
+	kl, vl := r.lens(e)
+	end := e.off + kl
 	if unique {
-		end += e.valLen()
+		end += vl
 	}
-	return r.arena[end-e.valLen() : end]
+	return r.arena[end-vl : end]
 }
 
 func keyPrefix(k []byte) uint64 {
@@ -139,12 +153,19 @@ func (r *run) reorder(unique, copyAllowed bool) {
 	}
 	arena := make([]byte, 0, len(r.arena))
 	for i, e := range r.es {
-		n := e.keyLen()
+		kl, vl := r.lens(e)
+		n, from := kl, e.off
 		if unique {
-			n += e.valLen()
+			n += vl
 		}
-		r.es[i].off = uint32(len(arena))
-		arena = append(arena, r.arena[e.off:e.off+n]...)
+		if e.long() {
+			n, from = n+longHeader, from-longHeader
+		}
+		arena = append(arena, r.arena[from:from+n]...)
+		r.es[i].off = uint32(len(arena)) - kl
+		if unique {
+			r.es[i].off -= vl
+		}
 	}
 	r.arena, r.ordered = arena, true
 }
@@ -207,15 +228,27 @@ func (x *extractor) add(id []byte, d bson.Doc) error {
 			if !spec.Unique {
 				klen += len(id)
 			}
+			e := entry{off: uint32(start), klen: uint16(klen - 1), vlen: uint16(len(id) - 1)}
+			if klen-1 >= longLen || len(id)-1 >= longLen {
+				// A long entry: its lengths go before it.
+				n := len(dst) - start
+				dst = append(dst, make([]byte, longHeader)...)
+				copy(dst[start+longHeader:], dst[start:start+n])
+				binary.LittleEndian.PutUint32(dst[start:], uint32(klen))
+				binary.LittleEndian.PutUint32(dst[start+4:], uint32(len(id)))
+				start += longHeader
+				e = entry{off: uint32(start), klen: longLen, vlen: longLen}
+			}
 			if emitErr == nil {
 				switch {
 				case len(dst) > 1<<32-1:
 					emitErr = fmt.Errorf("index %s: more than 4 GiB of entries in one build run", spec.Name)
-				case klen > maxEntryLen || len(id) > maxEntryLen:
+				case klen > kv.MaxKeySize:
 					emitErr = fmt.Errorf("index %s: %w: %d bytes (max %d)", spec.Name, kv.ErrKeyTooLarge, klen, kv.MaxKeySize)
 				}
 			}
-			r.es = append(r.es, entry{pfx: keyPrefix(dst[start : start+klen]), off: uint32(start), klen: uint16(klen - 1), vlen: uint16(len(id) - 1)})
+			e.pfx = keyPrefix(dst[start : start+klen])
+			r.es = append(r.es, e)
 			return dst
 		})
 		r.arena = arena
