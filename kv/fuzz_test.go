@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -17,12 +18,28 @@ var (
 	fuzzPageSize = 4096
 )
 
+const fuzzJournalSize = 512 << 10
+
+// fuzzBigKey returns key i of the template's tree "big": 70,000-byte keys
+// (past the 64 KiB keys once were limited to) sharing all but their last
+// bytes, so their separators are long too.
+// (Random bytes: a compressed leaf would not be a long extent.)
+func fuzzBigKey(i int) []byte {
+	rng := rand.New(rand.NewPCG(7, 7))
+	k := make([]byte, 70000, 70002)
+	for j := range k {
+		k[j] = byte(rng.Uint32())
+	}
+	return append(k, fmt.Sprintf("%02d", i)...)
+}
+
 // fuzzTemplate builds a small database with several trees, multi-page keys
-// and values, a checkpoint, and journal records after it.
+// and values, keys past 64 KiB, a checkpoint, and journal records after
+// it.
 func fuzzTemplate(tb testing.TB) ([]byte, []byte) {
 	fuzzOnce.Do(func() {
 		mem := vfs.NewMem()
-		opts := &Options{FS: mem, PageSize: fuzzPageSize, JournalSize: 64 << 10, CheckpointInterval: -1}
+		opts := &Options{FS: mem, PageSize: fuzzPageSize, JournalSize: fuzzJournalSize, CheckpointInterval: -1}
 		db, err := Open("/db", opts)
 		if err != nil {
 			tb.Fatal(err)
@@ -39,6 +56,20 @@ func fuzzTemplate(tb testing.TB) ([]byte, []byte) {
 						if err := tr.Put([]byte(fmt.Sprintf("%s%05d", name, i*3+round)), []byte(fmt.Sprintf("v%d", i))); err != nil {
 							return err
 						}
+					}
+				}
+				big, err := tx.CreateTreeIfNotExists("big")
+				if err != nil {
+					return err
+				}
+				for i := round; i < 6; i += 2 {
+					if err := big.Put(fuzzBigKey(i), []byte(fmt.Sprintf("big %d", round))); err != nil {
+						return err
+					}
+				}
+				if round == 2 {
+					if _, err := big.Delete(fuzzBigKey(1)); err != nil {
+						return err
 					}
 				}
 				tr, _ := tx.Tree("a")
@@ -73,6 +104,21 @@ func FuzzOpenDamaged(f *testing.F) {
 	f.Add(uint32((pages-1)*uint32(fuzzPageSize)+30), []byte{0, 0, 0, 0}, false)
 	f.Add(uint32(100), []byte{0xde, 0xad}, true) // journal record
 	f.Add(uint32(2*fuzzPageSize+24), binary.LittleEndian.AppendUint32(nil, 1<<30), false)
+	// The extents of leaves holding a key past 64 KiB: their header, the
+	// key's length, the middle and the end of the key.
+	for pg := 2; (pg+1)*fuzzPageSize <= len(data); pg++ {
+		h := data[pg*fuzzPageSize:]
+		if h[4] != pageTypeLeaf || binary.LittleEndian.Uint32(h[16:]) < 16 {
+			continue
+		}
+		o := uint32(pg * fuzzPageSize)
+		f.Add(o+16, []byte{0x7f}, false)                   // npages
+		f.Add(o+24, []byte{0x01, 0x01}, false)             // used length
+		f.Add(o+pageHeaderSize, []byte{0x80, 0x80}, false) // key length
+		f.Add(o+pageHeaderSize+35000, []byte{'C'}, false)
+		f.Add(o+pageHeaderSize+70001, []byte{1}, false)
+	}
+	f.Add(uint32(fuzzJournalSize/8), []byte{0x55}, true) // inside the journal's big keys
 	f.Fuzz(func(t *testing.T, off uint32, junk []byte, journal bool) {
 		data, jdata := fuzzTemplate(t)
 		target := append([]byte(nil), data...)
@@ -98,7 +144,7 @@ func FuzzOpenDamaged(f *testing.F) {
 			mem.WriteFile("/db/data", target)
 			mem.WriteFile("/db/journal", jdata)
 		}
-		opts := &Options{FS: mem, PageSize: fuzzPageSize, JournalSize: 64 << 10, CheckpointInterval: -1}
+		opts := &Options{FS: mem, PageSize: fuzzPageSize, JournalSize: fuzzJournalSize, CheckpointInterval: -1}
 		_ = Check("/db", opts)
 		db, err := Open("/db", opts)
 		if err != nil {
