@@ -209,18 +209,23 @@ func TestLargeKeys(t *testing.T) {
 			checkBigKeys(t, db, keys, vals)
 
 			// Separators carry the bytes that tell neighbours apart, not
-			// whole keys: at most the shared 100,000-byte prefix and two.
+			// whole keys: a separator s between the adjacent keys x < s <= y
+			// is at most one byte longer than their common prefix (a key
+			// inserted after the split that made s lies between the two
+			// keys s was made from, so it shares their common prefix).
 			seps, branchBytes := branchSeparators(t, db)
 			if len(seps) == 0 {
 				t.Fatal("tree has no branch")
 			}
+			t.Logf("%d separators, %d bytes of branches", len(seps), branchBytes)
 			for _, s := range seps {
-				if len(s) > 100002 {
-					t.Errorf("separator of %d bytes", len(s))
+				i, _ := slices.BinarySearchFunc(keys, s, bytes.Compare)
+				if i == 0 || i == len(keys) {
+					t.Fatalf("separator %s outside the keys", keyString(s))
 				}
-			}
-			if branchBytes > 8<<20 {
-				t.Errorf("branches hold %d bytes", branchBytes)
+				if l := commonPrefixLen(keys[i-1], keys[i]); len(s) > l+1 {
+					t.Errorf("separator of %d bytes between keys sharing %d", len(s), l)
+				}
 			}
 
 			// Power loss: the journal (and, for the huge key, the
