@@ -3,8 +3,10 @@ package kv
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -349,5 +351,83 @@ func TestKeySizeLimit(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// largeBenchKeys returns n keys of size bytes, random in their first 8
+// bytes and then all 'k'.
+func largeBenchKeys(n, size int) [][]byte {
+	rng := rand.New(rand.NewPCG(11, 12))
+	keys := make([][]byte, n)
+	for i := range keys {
+		k := bytes.Repeat([]byte{'k'}, size)
+		binary.BigEndian.PutUint64(k, rng.Uint64())
+		keys[i] = k
+	}
+	return keys
+}
+
+// BenchmarkPutLargeKey: durable single-put commits of 1 MiB keys into a
+// tree of 64 of them.
+func BenchmarkPutLargeKey(b *testing.B) {
+	db := openBenchDB(b)
+	ctx := context.Background()
+	keys := largeBenchKeys(64+b.N, 1<<20)
+	put := func(k []byte) {
+		if err := db.Update(ctx, func(tx *Tx) error {
+			tr, err := tx.CreateTreeIfNotExists("t")
+			if err != nil {
+				return err
+			}
+			return tr.Put(k, []byte("v"))
+		}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, k := range keys[:64] {
+		put(k)
+	}
+	b.SetBytes(1 << 20)
+	b.ResetTimer()
+	for _, k := range keys[64:] {
+		put(k)
+	}
+}
+
+// BenchmarkGetLargeKey: point reads in a tree of 256 keys of 1 MiB.
+func BenchmarkGetLargeKey(b *testing.B) {
+	db := openBenchDB(b)
+	keys := largeBenchKeys(256, 1<<20)
+	if err := db.Update(context.Background(), func(tx *Tx) error {
+		tr, err := tx.CreateTree("t")
+		if err != nil {
+			return err
+		}
+		for _, k := range keys {
+			if err := tr.Put(k, []byte("v")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Checkpoint(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	tx, err := db.BeginRead()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tx.Rollback()
+	tr, err := tx.Tree("t")
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if v, err := tr.Get(keys[i%len(keys)]); err != nil || v == nil {
+			b.Fatalf("get: %q %v", v, err)
+		}
 	}
 }
