@@ -1,6 +1,8 @@
 package query
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cairndb/cairn/bson"
@@ -73,9 +75,20 @@ func FuzzParseUpdate(f *testing.F) {
 		`{"u": {"$set": {"a.$[].b": 1, "a.$": 2}}}`,
 		`{"u": {"x": 1, "y": {"$z": 1}}}`,
 		`{"u": [{"$set": {"a": 1}}]}`,
+		`{"u": {"$set": {"a": 1, "a": 2}, "$inc": {"a": 1}}}`,
+		`{"u": {"_id": 1, "_id": 2}}`,
 	} {
 		f.Add([]byte(d(f, s)), true)
 	}
+	// A huge $addToSet/$pullAll: linear, not quadratic (issue 19).
+	var each strings.Builder
+	for i := range 20000 {
+		if i > 0 {
+			each.WriteByte(',')
+		}
+		fmt.Fprintf(&each, "%d", i%15000)
+	}
+	f.Add([]byte(d(f, `{"u": {"$addToSet": {"a": {"$each": [`+each.String()+`]}}, "$pullAll": {"b": [`+each.String()+`]}}}`)), true)
 	docs := fuzzSeeds(f)
 	f.Fuzz(func(t *testing.T, spec []byte, upsert bool) {
 		if !validDoc(spec) {

@@ -3,11 +3,13 @@ package server
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -111,6 +113,11 @@ func FuzzCommand(f *testing.F) {
 		{{Key: "distinct", Value: "c"}, {Key: "key", Value: "a"}, {Key: "$db", Value: "t"}},
 		{{Key: "hello", Value: 1}, {Key: "compression", Value: dbson.A{"zstd"}}, {Key: "$db", Value: "admin"}},
 	}
+	// The shapes of issue 19's torture run: duplicate _id fields, a huge
+	// $addToSet $each, a document of many distinct words under a text
+	// index, keys past 64 KiB, view cycles and deep chains, a $lookup into
+	// another database.
+	seeds = append(seeds, fuzzHardeningSeeds()...)
 	for _, d := range seeds {
 		b, _ := dbson.Marshal(d)
 		f.Add(b)
@@ -153,5 +160,40 @@ func TestTempDirEmptiedAtStart(t *testing.T) {
 	}
 	if s.Env().TempDir != filepath.Join(dir, "_tmp") {
 		t.Fatalf("TempDir = %q", s.Env().TempDir)
+	}
+}
+
+func fuzzHardeningSeeds() []dbson.D {
+	each := make(dbson.A, 5000)
+	words := make([]byte, 0, 5000*8)
+	for i := range each {
+		each[i] = i % 4000
+		words = fmt.Appendf(words, "w%x ", i)
+	}
+	big := strings.Repeat("k", 70<<10)
+	return []dbson.D{
+		{{Key: "insert", Value: "d"}, {Key: "documents", Value: dbson.A{dbson.D{{Key: "_id", Value: 1}, {Key: "_id", Value: 2}}}}, {Key: "$db", Value: "t"}},
+		{{Key: "update", Value: "d"}, {Key: "updates", Value: dbson.A{dbson.D{{Key: "q", Value: dbson.D{}},
+			{Key: "u", Value: dbson.D{{Key: "_id", Value: 1}, {Key: "_id", Value: 3}}}, {Key: "upsert", Value: true}}}}, {Key: "$db", Value: "t"}},
+		{{Key: "update", Value: "c"}, {Key: "updates", Value: dbson.A{dbson.D{{Key: "q", Value: dbson.D{}},
+			{Key: "u", Value: dbson.D{{Key: "$addToSet", Value: dbson.D{{Key: "s", Value: dbson.D{{Key: "$each", Value: each}}}}}}}, {Key: "upsert", Value: true}}}}, {Key: "$db", Value: "t"}},
+		{{Key: "createIndexes", Value: "x"}, {Key: "indexes", Value: dbson.A{dbson.D{{Key: "key", Value: dbson.D{{Key: "t", Value: "text"}}}, {Key: "name", Value: "t"}}}}, {Key: "$db", Value: "t"}},
+		{{Key: "insert", Value: "x"}, {Key: "documents", Value: dbson.A{dbson.D{{Key: "t", Value: string(words)}}}}, {Key: "$db", Value: "t"}},
+		{{Key: "insert", Value: "k"}, {Key: "documents", Value: dbson.A{dbson.D{{Key: "_id", Value: big}, {Key: "a", Value: big}}}}, {Key: "$db", Value: "t"}},
+		{{Key: "createIndexes", Value: "k"}, {Key: "indexes", Value: dbson.A{dbson.D{{Key: "key", Value: dbson.D{{Key: "a", Value: 1}, {Key: "b", Value: 1}}}, {Key: "name", Value: "ab"}}}}, {Key: "$db", Value: "t"}},
+		{{Key: "create", Value: "v1"}, {Key: "viewOn", Value: "v2"}, {Key: "pipeline", Value: dbson.A{}}, {Key: "$db", Value: "t"}},
+		{{Key: "create", Value: "v2"}, {Key: "viewOn", Value: "v1"}, {Key: "pipeline", Value: dbson.A{}}, {Key: "$db", Value: "t"}},
+		{{Key: "create", Value: "v3"}, {Key: "viewOn", Value: "c"}, {Key: "pipeline", Value: dbson.A{dbson.D{{Key: "$lookup", Value: dbson.D{
+			{Key: "from", Value: "v3"}, {Key: "localField", Value: "a"}, {Key: "foreignField", Value: "a"}, {Key: "as", Value: "j"}}}}}}, {Key: "$db", Value: "t"}},
+		{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: dbson.A{dbson.D{{Key: "$lookup", Value: dbson.D{
+			{Key: "from", Value: dbson.D{{Key: "db", Value: "other"}, {Key: "coll", Value: "s"}}}, {Key: "pipeline", Value: dbson.A{dbson.D{{Key: "$unionWith", Value: "s2"}}}}, {Key: "as", Value: "x"}}}}}},
+			{Key: "cursor", Value: dbson.D{}}, {Key: "$db", Value: "t"}},
+		{{Key: "find", Value: "c"}, {Key: "sort", Value: func() dbson.D {
+			var d dbson.D
+			for i := range 33 {
+				d = append(d, dbson.E{Key: fmt.Sprintf("k%d", i), Value: 1})
+			}
+			return d
+		}()}, {Key: "$db", Value: "t"}},
 	}
 }
