@@ -34,7 +34,7 @@ func parseAccOutput(c *Context, v bson.Value, stage string) (*accOutput, error) 
 		return o, nil
 	}
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(40196, "The %s 'output' field must be an object, but found type: %s.", stage, v.Type)
+		return nil, mongoerr.New(mongoerr.BucketOutputNotObject, "The %s 'output' field must be an object, but found type: %s.", stage, v.Type)
 	}
 	it := v.Document().Iter()
 	for it.Next() {
@@ -87,7 +87,7 @@ type bucketStage struct {
 
 func parseBucket(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(40201, "Argument to $bucket stage must be an object, but found type: %s.", v.Type)
+		return nil, mongoerr.New(mongoerr.BucketNotObject, "Argument to $bucket stage must be an object, but found type: %s.", v.Type)
 	}
 	s := &bucketStage{ctx: c}
 	var groupBy, output bson.Value
@@ -100,7 +100,7 @@ func parseBucket(c *Context, v bson.Value) (stage, error) {
 			groupBy = e.Value
 		case "boundaries":
 			if e.Value.Type != bson.TypeArray {
-				return nil, mongoerr.New(40200, "The $bucket 'boundaries' field must be an array, but found type: %s.", e.Value.Type)
+				return nil, mongoerr.New(mongoerr.BucketBoundariesNotArray, "The $bucket 'boundaries' field must be an array, but found type: %s.", e.Value.Type)
 			}
 			hasBoundaries = true
 			for _, b := range e.Value.Document().Values() {
@@ -111,31 +111,31 @@ func parseBucket(c *Context, v bson.Value) (stage, error) {
 		case "output":
 			output = e.Value
 		default:
-			return nil, mongoerr.New(40197, "Unrecognized option to $bucket: %s.", e.Key)
+			return nil, mongoerr.New(mongoerr.BucketUnknownOption, "Unrecognized option to $bucket: %s.", e.Key)
 		}
 	}
 	if groupBy.Type == 0 || !hasBoundaries {
-		return nil, mongoerr.New(40198, "$bucket requires 'groupBy' and 'boundaries' to be specified.")
+		return nil, mongoerr.New(mongoerr.BucketMissingArgument, "$bucket requires 'groupBy' and 'boundaries' to be specified.")
 	}
 	var err error
-	if s.groupBy, err = parseGroupBy(c, groupBy, "$bucket", 40202); err != nil {
+	if s.groupBy, err = parseGroupBy(c, groupBy, "$bucket", mongoerr.BucketGroupByBad); err != nil {
 		return nil, err
 	}
 	if len(s.boundaries) < 2 {
-		return nil, mongoerr.New(40192, "The $bucket 'boundaries' field must have at least 2 values, but found %d value(s).", len(s.boundaries))
+		return nil, mongoerr.New(mongoerr.BucketTooFewBoundaries, "The $bucket 'boundaries' field must have at least 2 values, but found %d value(s).", len(s.boundaries))
 	}
 	for i := 1; i < len(s.boundaries); i++ {
 		a, b := s.boundaries[i-1], s.boundaries[i]
 		if bson.CanonicalRank(a.Type) != bson.CanonicalRank(b.Type) {
-			return nil, mongoerr.New(40193, "All values in the the 'boundaries' option to $bucket must have the same type. Found conflicting types %s and %s.", a.Type, b.Type)
+			return nil, mongoerr.New(mongoerr.BucketBoundariesMixedTypes, "All values in the the 'boundaries' option to $bucket must have the same type. Found conflicting types %s and %s.", a.Type, b.Type)
 		}
 		if s.compare(a, b) >= 0 {
-			return nil, mongoerr.New(40194, "The 'boundaries' option to $bucket must be sorted, but elements %d and %d are not in ascending order (%s is not less than %s).", i-1, i, a.String(), b.String())
+			return nil, mongoerr.New(mongoerr.BucketBoundariesNotSorted, "The 'boundaries' option to $bucket must be sorted, but elements %d and %d are not in ascending order (%s is not less than %s).", i-1, i, a.String(), b.String())
 		}
 	}
 	if s.hasDefault && bson.CanonicalRank(s.def.Type) == bson.CanonicalRank(s.boundaries[0].Type) &&
 		s.compare(s.def, s.boundaries[0]) >= 0 && s.compare(s.def, s.boundaries[len(s.boundaries)-1]) < 0 {
-		return nil, mongoerr.New(40199, "The $bucket 'default' field must be less than the lowest boundary or greater than or equal to the highest boundary.")
+		return nil, mongoerr.New(mongoerr.BucketDefaultInRange, "The $bucket 'default' field must be less than the lowest boundary or greater than or equal to the highest boundary.")
 	}
 	if s.out, err = parseAccOutput(c, output, "$bucket"); err != nil {
 		return nil, err
@@ -178,7 +178,7 @@ func (s *bucketStage) run(in Iterator) ([]bson.Doc, error) {
 		if v.Type != 0 && s.compare(v, s.boundaries[0]) >= 0 && s.compare(v, s.boundaries[nb]) < 0 {
 			idx = sortSearch(nb, func(i int) bool { return s.compare(v, s.boundaries[i+1]) < 0 })
 		} else if !s.hasDefault {
-			return nil, mongoerr.New(40066, "$switch could not find a matching branch for an input, and no default was specified.")
+			return nil, mongoerr.New(mongoerr.SwitchNoMatchingBranch, "$switch could not find a matching branch for an input, and no default was specified.")
 		}
 		if buckets[idx] == nil {
 			buckets[idx] = s.out.fresh()
@@ -236,7 +236,7 @@ type bucketAutoStage struct {
 
 func parseBucketAuto(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(40240, "The argument to $bucketAuto must be an object, but found type: %s.", v.Type)
+		return nil, mongoerr.New(mongoerr.BucketAutoNotObject, "The argument to $bucketAuto must be an object, but found type: %s.", v.Type)
 	}
 	s := &bucketAutoStage{ctx: c}
 	var groupBy, output bson.Value
@@ -249,31 +249,31 @@ func parseBucketAuto(c *Context, v bson.Value) (stage, error) {
 		case "buckets":
 			f, ok := e.Value.AsFloat64()
 			if !ok || f != math.Trunc(f) || f > math.MaxInt32 || f < math.MinInt32 {
-				return nil, mongoerr.New(40241, "The $bucketAuto 'buckets' field must be a numeric value, but found type: %s.", e.Value.Type)
+				return nil, mongoerr.New(mongoerr.BucketAutoBucketsNotNumeric, "The $bucketAuto 'buckets' field must be a numeric value, but found type: %s.", e.Value.Type)
 			}
 			if f <= 0 {
-				return nil, mongoerr.New(40243, "The $bucketAuto 'buckets' field must be greater than 0, but found: %d.", int64(f))
+				return nil, mongoerr.New(mongoerr.BucketAutoBucketsNotPositive, "The $bucketAuto 'buckets' field must be greater than 0, but found: %d.", int64(f))
 			}
 			s.buckets = int(f)
 		case "output":
 			output = e.Value
 		case "granularity":
 			if e.Value.Type != bson.TypeString {
-				return nil, mongoerr.New(40261, "The $bucketAuto 'granularity' field must be a string, but found type: %s.", e.Value.Type)
+				return nil, mongoerr.New(mongoerr.BucketAutoGranularityNotString, "The $bucketAuto 'granularity' field must be a string, but found type: %s.", e.Value.Type)
 			}
 			s.granularity = e.Value.StringValue()
 			if !validGranularity(s.granularity) {
-				return nil, mongoerr.New(40257, "Rounding granularity not recognized: %s", s.granularity)
+				return nil, mongoerr.New(mongoerr.BucketAutoUnknownGranularity, "Rounding granularity not recognized: %s", s.granularity)
 			}
 		default:
-			return nil, mongoerr.New(40245, "Unrecognized option to $bucketAuto: %s.", e.Key)
+			return nil, mongoerr.New(mongoerr.BucketAutoUnknownOption, "Unrecognized option to $bucketAuto: %s.", e.Key)
 		}
 	}
 	if groupBy.Type == 0 || s.buckets == 0 {
-		return nil, mongoerr.New(40246, "$bucketAuto requires 'groupBy' and 'buckets' to be specified")
+		return nil, mongoerr.New(mongoerr.BucketAutoMissingArgument, "$bucketAuto requires 'groupBy' and 'buckets' to be specified")
 	}
 	var err error
-	if s.groupBy, err = parseGroupBy(c, groupBy, "$bucketAuto", 40239); err != nil {
+	if s.groupBy, err = parseGroupBy(c, groupBy, "$bucketAuto", mongoerr.BucketAutoGroupByBad); err != nil {
 		return nil, err
 	}
 	if s.out, err = parseAccOutput(c, output, "$bucketAuto"); err != nil {
@@ -309,11 +309,11 @@ func (s *bucketAutoStage) run(in Iterator) ([]bson.Doc, error) {
 			f, _ := v.AsFloat64()
 			switch {
 			case !v.IsNumber():
-				return nil, mongoerr.New(40258, "$bucketAuto can specify a 'granularity' with numeric boundaries only, but found a value with type: %s", typeName(v))
+				return nil, mongoerr.New(mongoerr.BucketAutoGranularityNotNumeric, "$bucketAuto can specify a 'granularity' with numeric boundaries only, but found a value with type: %s", typeName(v))
 			case math.IsNaN(f):
-				return nil, mongoerr.New(40259, "$bucketAuto can specify a 'granularity' with numeric boundaries only, but found a NaN")
+				return nil, mongoerr.New(mongoerr.BucketAutoGranularityNaN, "$bucketAuto can specify a 'granularity' with numeric boundaries only, but found a NaN")
 			case f < 0:
-				return nil, mongoerr.New(40260, "$bucketAuto can specify a 'granularity' with non-negative numbers only, but found a negative number")
+				return nil, mongoerr.New(mongoerr.BucketAutoGranularityNegative, "$bucketAuto can specify a 'granularity' with non-negative numbers only, but found a negative number")
 			}
 		}
 		if v.Type == 0 || v.Type == bson.TypeUndefined {
@@ -426,7 +426,7 @@ func parseSortByCount(c *Context, v bson.Value) (stage, error) {
 	ok := (v.Type == bson.TypeString && strings.HasPrefix(v.StringValue(), "$")) ||
 		(v.Type == bson.TypeDocument && strings.HasPrefix(firstKey(v.Document()), "$"))
 	if !ok {
-		return nil, mongoerr.New(40148, "the sortByCount field must be defined as a $-prefixed path or an expression")
+		return nil, mongoerr.New(mongoerr.SortByCountBadField, "the sortByCount field must be defined as a $-prefixed path or an expression")
 	}
 	var b bson.Builder
 	b.AppendValue("_id", v)

@@ -66,14 +66,14 @@ func parseDensify(c *Context, v bson.Value) (stage, error) {
 			}
 			rng = e.Value
 		default:
-			return nil, mongoerr.New(40415, "BSON field '$densify.%s' is an unknown field.", e.Key)
+			return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$densify.%s' is an unknown field.", e.Key)
 		}
 	}
 	if s.field == nil {
-		return nil, mongoerr.New(40414, "BSON field '$densify.field' is missing but a required field")
+		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '$densify.field' is missing but a required field")
 	}
 	if rng.Type == 0 {
-		return nil, mongoerr.New(40414, "BSON field '$densify.range' is missing but a required field")
+		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '$densify.range' is missing but a required field")
 	}
 	if err := s.parseRange(rng.Document()); err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func parseDensify(c *Context, v bson.Value) (stage, error) {
 	for _, p := range s.partitions {
 		if strings.HasPrefix(strings.Join(p, ".")+".", strings.Join(s.field, ".")+".") ||
 			strings.HasPrefix(strings.Join(s.field, ".")+".", strings.Join(p, ".")+".") {
-			return nil, mongoerr.New(8993000, "Cannot densify field '%s' that is also a partition field or a prefix of one", strings.Join(s.field, "."))
+			return nil, mongoerr.New(mongoerr.DensifyPartitionField, "Cannot densify field '%s' that is also a partition field or a prefix of one", strings.Join(s.field, "."))
 		}
 	}
 	return s, nil
@@ -108,21 +108,21 @@ func (s *densifyStage) parseRange(d bson.Doc) error {
 		case "bounds":
 			bounds = e.Value
 		default:
-			return mongoerr.New(40415, "BSON field '$densify.range.%s' is an unknown field.", e.Key)
+			return mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$densify.range.%s' is an unknown field.", e.Key)
 		}
 	}
 	if step.Type == 0 || bounds.Type == 0 {
-		return mongoerr.New(40414, "BSON field '$densify.range.step' and 'bounds' are required")
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '$densify.range.step' and 'bounds' are required")
 	}
 	if !step.IsNumber() {
 		return mongoerr.New(mongoerr.TypeMismatch, "BSON field '$densify.range.step' is the wrong type '%s', expected types '[long, int, decimal, double]'", step.Type)
 	}
 	s.step, _ = step.AsFloat64()
 	if !(s.step > 0) {
-		return mongoerr.New(5733401, "the step parameter in a range statement must be a strictly positive numeric value")
+		return mongoerr.New(mongoerr.DensifyStepNotPositive, "the step parameter in a range statement must be a strictly positive numeric value")
 	}
 	if s.unit != "" && s.step != math.Trunc(s.step) {
-		return mongoerr.New(6586400, "The step parameter in a range satement must be a whole number when densifying a date range")
+		return mongoerr.New(mongoerr.DensifyDateStepNotWhole, "The step parameter in a range satement must be a whole number when densifying a date range")
 	}
 	switch bounds.Type {
 	case bson.TypeString:
@@ -130,30 +130,30 @@ func (s *densifyStage) parseRange(d bson.Doc) error {
 		case "full", "partition":
 			s.bounds = bounds.StringValue()
 		default:
-			return mongoerr.New(5946802, "Bounds string must either be 'full' or 'partition'")
+			return mongoerr.New(mongoerr.DensifyBadBoundsString, "Bounds string must either be 'full' or 'partition'")
 		}
 	case bson.TypeArray:
 		vals := bounds.Document().Values()
 		if len(vals) != 2 {
-			return mongoerr.New(5733403, "a bounding array in a range statement must have exactly two elements")
+			return mongoerr.New(mongoerr.DensifyBoundsNotPair, "a bounding array in a range statement must have exactly two elements")
 		}
 		s.lo, s.hi = vals[0], vals[1]
 		isDate := s.lo.Type == bson.TypeDateTime && s.hi.Type == bson.TypeDateTime
 		isNum := s.lo.IsNumber() && s.hi.IsNumber()
 		if !isDate && !isNum {
-			return mongoerr.New(5733402, "a bounding array must contain either both dates or both numeric types")
+			return mongoerr.New(mongoerr.DensifyBoundsMixedTypes, "a bounding array must contain either both dates or both numeric types")
 		}
 		if isDate && s.unit == "" {
-			return mongoerr.New(5733409, "numeric bounds may not have unit parameter")
+			return mongoerr.New(mongoerr.DensifyDateBoundsNeedUnit, "numeric bounds may not have unit parameter")
 		}
 		if isNum && s.unit != "" {
-			return mongoerr.New(5733410, "numeric bounds may not have unit parameter")
+			return mongoerr.New(mongoerr.DensifyNumericBoundsWithUnit, "numeric bounds may not have unit parameter")
 		}
 		if bson.Compare(s.lo, s.hi) > 0 {
-			return mongoerr.New(5733406, "A bounding array in a range statement must have the lower bound first")
+			return mongoerr.New(mongoerr.DensifyBoundsInverted, "A bounding array in a range statement must have the lower bound first")
 		}
 	default:
-		return mongoerr.New(5733404, "the bounds in a range statement must be the string 'full', 'partition', or an ascending array of two numbers or two dates")
+		return mongoerr.New(mongoerr.DensifyBadBounds, "the bounds in a range statement must be the string 'full', 'partition', or an ascending array of two numbers or two dates")
 	}
 	return nil
 }
@@ -177,9 +177,9 @@ func (s *densifyStage) axis(v bson.Value) (float64, bool, error) {
 	case s.unit != "" && v.Type == bson.TypeDateTime:
 		return float64(v.DateTime()), true, nil
 	case s.unit != "":
-		return 0, false, mongoerr.New(6053600, "Encountered non-date value in $densify when a date range was specified")
+		return 0, false, mongoerr.New(mongoerr.DensifyNonDateValue, "Encountered non-date value in $densify when a date range was specified")
 	}
-	return 0, false, mongoerr.New(5733201, "Densify field type must be numeric")
+	return 0, false, mongoerr.New(mongoerr.DensifyFieldNotNumeric, "Densify field type must be numeric")
 }
 
 // add advances x by n steps.
@@ -300,7 +300,7 @@ func (s *densifyStage) run(in Iterator) ([]bson.Doc, error) {
 		within := func(x float64) bool { return x < to || (inclusive && x == to) }
 		emit := func(x float64) error {
 			if generated++; generated > 10_000_000 {
-				return mongoerr.New(5897900, "Generated 10000000 documents in $densify, which is over the limit of 10000000. Increase the 'internalQueryMaxAllowedDensifyDocs' parameter to allow more generated documents")
+				return mongoerr.New(mongoerr.DensifyTooManyDocuments, "Generated 10000000 documents in $densify, which is over the limit of 10000000. Increase the 'internalQueryMaxAllowedDensifyDocs' parameter to allow more generated documents")
 			}
 			d := bson.WithPath(bson.EmptyDoc, s.field, s.value(x))
 			for _, p := range s.partitions {

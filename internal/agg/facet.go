@@ -27,17 +27,17 @@ var facetForbidden = map[string]bool{
 
 func parseFacet(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument || v.Document().Len() == 0 {
-		return nil, mongoerr.New(40169, "the $facet specification must be a non-empty object, but found: %s", v.String())
+		return nil, mongoerr.New(mongoerr.FacetNotObject, "the $facet specification must be a non-empty object, but found: %s", v.String())
 	}
 	s := &facetStage{ctx: c}
 	it := v.Document().Iter()
 	for it.Next() {
 		e := it.Element()
 		if e.Key == "" || strings.HasPrefix(e.Key, "$") || strings.Contains(e.Key, ".") {
-			return nil, mongoerr.New(40353, "Invalid $facet :: caused by :: FieldPath field names may not start with '$' or contain '.': %s", e.Key)
+			return nil, mongoerr.New(mongoerr.FieldPathTrailingDot, "Invalid $facet :: caused by :: FieldPath field names may not start with '$' or contain '.': %s", e.Key)
 		}
 		if e.Value.Type != bson.TypeArray {
-			return nil, mongoerr.New(40170, "arguments to $facet must be arrays, %s is type %s", e.Key, e.Value.Type)
+			return nil, mongoerr.New(mongoerr.FacetArgNotArray, "arguments to $facet must be arrays, %s is type %s", e.Key, e.Value.Type)
 		}
 		sc := *c
 		sc.Coll = "x" // sub-pipelines read the facet's input
@@ -46,15 +46,15 @@ func parseFacet(c *Context, v bson.Value) (stage, error) {
 		for sub.Next() {
 			sv := sub.Element().Value
 			if sv.Type != bson.TypeDocument {
-				return nil, mongoerr.New(40171, "all elements of arguments to $facet must be objects, but %s contains an element of type %s", e.Key, sv.Type)
+				return nil, mongoerr.New(mongoerr.FacetElementNotObject, "all elements of arguments to $facet must be objects, but %s contains an element of type %s", e.Key, sv.Type)
 			}
 			if k := firstKey(sv.Document()); facetForbidden[k] {
-				return nil, mongoerr.New(40600, "%s is not allowed to be used within a $facet stage", k)
+				return nil, mongoerr.New(mongoerr.StageNotAllowedInFacet, "%s is not allowed to be used within a $facet stage", k)
 			}
 			stages = append(stages, sv.Document())
 		}
 		if len(stages) == 0 {
-			return nil, mongoerr.New(40170, "sub-pipeline in $facet stage cannot be empty")
+			return nil, mongoerr.New(mongoerr.FacetArgNotArray, "sub-pipeline in $facet stage cannot be empty")
 		}
 		p, err := Parse(sc.sub("$facet"), stages)
 		if err != nil {

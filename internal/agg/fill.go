@@ -39,14 +39,14 @@ func parseFill(c *Context, v bson.Value) (stage, error) {
 			}
 			output = e.Value
 		default:
-			return nil, mongoerr.New(40415, "BSON field '$fill.%s' is an unknown field.", e.Key)
+			return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$fill.%s' is an unknown field.", e.Key)
 		}
 	}
 	if output.Type == 0 {
-		return nil, mongoerr.New(40414, "BSON field '$fill.output' is missing but a required field")
+		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '$fill.output' is missing but a required field")
 	}
 	if partitionBy.Type != 0 && partitionByFields.Type != 0 {
-		return nil, mongoerr.New(6050204, "Maximum one of 'partitionBy' and 'partitionByFields can be specified in '$fill'")
+		return nil, mongoerr.New(mongoerr.FillPartitionTwice, "Maximum one of 'partitionBy' and 'partitionByFields can be specified in '$fill'")
 	}
 	var win, add bson.Builder
 	nwin, nadd := 0, 0
@@ -54,7 +54,7 @@ func parseFill(c *Context, v bson.Value) (stage, error) {
 	for oit.Next() {
 		e := oit.Element()
 		if e.Value.Type != bson.TypeDocument || e.Value.Document().Len() != 1 {
-			return nil, mongoerr.New(6050203, "Exactly one of 'value' or 'method' must be specified in $fill output field '%s'", e.Key)
+			return nil, mongoerr.New(mongoerr.FillValueOrMethod, "Exactly one of 'value' or 'method' must be specified in $fill output field '%s'", e.Key)
 		}
 		f := e.Value.Document().Iter()
 		f.Next()
@@ -79,17 +79,17 @@ func parseFill(c *Context, v bson.Value) (stage, error) {
 			case "linear":
 				fn = "$linearFill"
 			default:
-				return nil, mongoerr.New(6050202, "Method must be either locf or linear")
+				return nil, mongoerr.New(mongoerr.FillUnknownMethod, "Method must be either locf or linear")
 			}
 			if sortBy.Type == 0 && fn == "$linearFill" {
-				return nil, mongoerr.New(6050201, "'sortBy' field must be specified when using 'linear' fill method")
+				return nil, mongoerr.New(mongoerr.FillLinearRequiresSortBy, "'sortBy' field must be specified when using 'linear' fill method")
 			}
 			win.StartDocument(e.Key)
 			win.AppendString(fn, "$"+e.Key)
 			win.End()
 			nwin++
 		default:
-			return nil, mongoerr.New(6050203, "Exactly one of 'value' or 'method' must be specified in $fill output field '%s'", e.Key)
+			return nil, mongoerr.New(mongoerr.FillValueOrMethod, "Exactly one of 'value' or 'method' must be specified in $fill output field '%s'", e.Key)
 		}
 	}
 	var stages chain

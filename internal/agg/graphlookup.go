@@ -45,7 +45,7 @@ func parseGraphLookup(c *Context, v bson.Value) (stage, error) {
 		e := it.Element()
 		str := func() (string, error) {
 			if e.Value.Type != bson.TypeString {
-				return "", mongoerr.New(40103, "expected string as argument for %s, found: %s", e.Key, e.Value.String())
+				return "", mongoerr.New(mongoerr.GraphLookupArgNotString, "expected string as argument for %s, found: %s", e.Key, e.Value.String())
 			}
 			p := e.Value.StringValue()
 			if err := checkFieldPath(p); err != nil {
@@ -75,31 +75,31 @@ func parseGraphLookup(c *Context, v bson.Value) (stage, error) {
 			}
 		case "maxDepth":
 			if !e.Value.IsNumber() {
-				return nil, mongoerr.New(40100, "Argument 'maxDepth' to $graphLookup must be a number, is type %s", e.Value.Type)
+				return nil, mongoerr.New(mongoerr.GraphLookupMaxDepthNotNumber, "Argument 'maxDepth' to $graphLookup must be a number, is type %s", e.Value.Type)
 			}
 			n, ok := e.Value.AsInt64()
 			f, _ := e.Value.AsFloat64()
 			if !ok || float64(n) != f {
-				return nil, mongoerr.New(40102, "Argument 'maxDepth' to $graphLookup must be representable as a long long, is %s", e.Value.String())
+				return nil, mongoerr.New(mongoerr.GraphLookupMaxDepthNotInt64, "Argument 'maxDepth' to $graphLookup must be representable as a long long, is %s", e.Value.String())
 			}
 			if n < 0 {
-				return nil, mongoerr.New(40101, "Argument 'maxDepth' to $graphLookup must be nonnegative, is %d", n)
+				return nil, mongoerr.New(mongoerr.GraphLookupMaxDepthNegative, "Argument 'maxDepth' to $graphLookup must be nonnegative, is %d", n)
 			}
 			s.maxDepth = n
 		case "restrictSearchWithMatch":
 			if e.Value.Type != bson.TypeDocument {
-				return nil, mongoerr.New(40185, "Argument 'restrictSearchWithMatch' to $graphLookup must be an object, is type %s", e.Value.Type)
+				return nil, mongoerr.New(mongoerr.GraphLookupRestrictNotObject, "Argument 'restrictSearchWithMatch' to $graphLookup must be an object, is type %s", e.Value.Type)
 			}
 			s.restrict = e.Value.Document()
 		default:
-			return nil, mongoerr.New(40104, "Unknown argument to $graphLookup: %s", e.Key)
+			return nil, mongoerr.New(mongoerr.GraphLookupUnknownArgument, "Unknown argument to $graphLookup: %s", e.Key)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	if startWith.Type == 0 || as == "" || fromField == "" || toField == "" || from == "" {
-		return nil, mongoerr.New(40105, "Must specify 'startWith', 'connectFromField', 'connectToField', 'as', and 'from'")
+		return nil, mongoerr.New(mongoerr.GraphLookupMissingArgument, "Must specify 'startWith', 'connectFromField', 'connectToField', 'as', and 'from'")
 	}
 	x, err := expr.Parse(startWith, c.Expr)
 	if err != nil {
@@ -119,14 +119,14 @@ func parseGraphLookup(c *Context, v bson.Value) (stage, error) {
 // checkFieldPath refuses what MongoDB's FieldPath refuses.
 func checkFieldPath(p string) error {
 	if p == "" {
-		return mongoerr.New(40352, "FieldPath cannot be constructed with empty string")
+		return mongoerr.New(mongoerr.FieldPathEmpty, "FieldPath cannot be constructed with empty string")
 	}
 	if strings.HasPrefix(p, "$") {
-		return mongoerr.New(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+		return mongoerr.New(mongoerr.FieldPathDollarPrefix, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
 	}
 	for _, part := range strings.Split(p, ".") {
 		if part == "" {
-			return mongoerr.New(15998, "FieldPath field names may not be empty strings.")
+			return mongoerr.New(mongoerr.FieldPathEmptyName, "FieldPath field names may not be empty strings.")
 		}
 	}
 	return nil
@@ -201,7 +201,7 @@ func (s *graphLookupStage) search(start bson.Value) ([]bson.Doc, error) {
 				out = bson.WithPath(doc, s.depthField, dv)
 			}
 			if mem += int64(len(out)); mem > s.ctx.memLimit() {
-				return nil, mongoerr.New(40099, "$graphLookup reached maximum memory consumption")
+				return nil, mongoerr.New(mongoerr.GraphLookupMemoryLimit, "$graphLookup reached maximum memory consumption")
 			}
 			found = append(found, out)
 			for _, v := range foreignValues(doc, s.fromPath) {

@@ -111,7 +111,7 @@ func (g *groupStage) sortDoc(dst []byte, gr *group) bson.Doc {
 
 func parseGroup(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(15947, "a group's fields must be specified in an object")
+		return nil, mongoerr.New(mongoerr.GroupNotObject, "a group's fields must be specified in an object")
 	}
 	g := &groupStage{ctx: c, seed: maphash.MakeSeed()}
 	it := v.Document().Iter()
@@ -119,7 +119,7 @@ func parseGroup(c *Context, v bson.Value) (stage, error) {
 		e := it.Element()
 		if e.Key == "_id" {
 			if g.id != nil {
-				return nil, mongoerr.New(15948, "a group's _id may only be specified once")
+				return nil, mongoerr.New(mongoerr.GroupIDRepeated, "a group's _id may only be specified once")
 			}
 			id, err := parseGroupID(c, e.Value)
 			if err != nil {
@@ -140,7 +140,7 @@ func parseGroup(c *Context, v bson.Value) (stage, error) {
 		g.accs = append(g.accs, spec)
 	}
 	if g.id == nil {
-		return nil, mongoerr.New(15955, "a group specification must include an _id")
+		return nil, mongoerr.New(mongoerr.GroupMissingID, "a group specification must include an _id")
 	}
 	g.deps = topLevelDeps(v)
 	g.fam = expr.PlanSumFamilies(g.accs)
@@ -157,16 +157,16 @@ func parseGroupID(c *Context, v bson.Value) (expr.Expr, error) {
 // $bucket/$bucketAuto output).
 func parseAccField(c *Context, e bson.Element) (*expr.AccumulatorSpec, error) {
 	if strings.HasPrefix(e.Key, "$") {
-		return nil, mongoerr.New(40236, "The field name '%s' cannot be an operator name", e.Key)
+		return nil, mongoerr.New(mongoerr.GroupFieldOperatorName, "The field name '%s' cannot be an operator name", e.Key)
 	}
 	if strings.Contains(e.Key, ".") {
-		return nil, mongoerr.New(40235, "The field name '%s' cannot contain '.'", e.Key)
+		return nil, mongoerr.New(mongoerr.GroupFieldContainsDot, "The field name '%s' cannot contain '.'", e.Key)
 	}
 	if e.Value.Type != bson.TypeDocument {
-		return nil, mongoerr.New(40234, "The field '%s' must be an accumulator object", e.Key)
+		return nil, mongoerr.New(mongoerr.GroupFieldNotAccumulator, "The field '%s' must be an accumulator object", e.Key)
 	}
 	if e.Value.Document().Len() != 1 {
-		return nil, mongoerr.New(40238, "The field '%s' must specify one accumulator", e.Key)
+		return nil, mongoerr.New(mongoerr.GroupFieldAccumulatorCount, "The field '%s' must specify one accumulator", e.Key)
 	}
 	ait := e.Value.Document().Iter()
 	ait.Next()

@@ -18,7 +18,7 @@ func init() {
 // number with an integral value representable as a 64-bit integer.
 func stageInt(v bson.Value, name string) (int64, error) {
 	if !v.IsNumber() {
-		return 0, mongoerr.New(15957, "the %s must be specified as a number", name)
+		return 0, mongoerr.New(mongoerr.LimitNotNumber, "the %s must be specified as a number", name)
 	}
 	f, _ := v.AsFloat64()
 	n, _ := v.AsInt64()
@@ -35,14 +35,14 @@ type limitStage struct{ n int64 }
 
 func parseLimit(_ *Context, v bson.Value) (stage, error) {
 	if !v.IsNumber() {
-		return nil, mongoerr.New(15957, "the limit must be specified as a number")
+		return nil, mongoerr.New(mongoerr.LimitNotNumber, "the limit must be specified as a number")
 	}
 	n, err := stageInt(v, "$limit")
 	if err != nil {
 		return nil, err
 	}
 	if n <= 0 {
-		return nil, mongoerr.New(15958, "the limit must be positive")
+		return nil, mongoerr.New(mongoerr.LimitNotPositive, "the limit must be positive")
 	}
 	return &limitStage{n: n}, nil
 }
@@ -62,14 +62,14 @@ type skipStage struct{ n int64 }
 
 func parseSkip(_ *Context, v bson.Value) (stage, error) {
 	if !v.IsNumber() {
-		return nil, mongoerr.New(15972, "Argument to $skip must be a number")
+		return nil, mongoerr.New(mongoerr.SkipNotNumber, "Argument to $skip must be a number")
 	}
 	n, err := stageInt(v, "$skip")
 	if err != nil {
 		return nil, err
 	}
 	if n < 0 {
-		return nil, mongoerr.New(15956, "Argument to $skip cannot be negative")
+		return nil, mongoerr.New(mongoerr.SkipNegative, "Argument to $skip cannot be negative")
 	}
 	return &skipStage{n: n}, nil
 }
@@ -93,18 +93,18 @@ type countStage struct{ field string }
 
 func parseCount(_ *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeString {
-		return nil, mongoerr.New(40156, "the count field must be a non-empty string")
+		return nil, mongoerr.New(mongoerr.CountFieldNotString, "the count field must be a non-empty string")
 	}
 	s := v.StringValue()
 	switch {
 	case s == "":
-		return nil, mongoerr.New(40157, "the count field must be a non-empty string")
+		return nil, mongoerr.New(mongoerr.CountFieldEmpty, "the count field must be a non-empty string")
 	case strings.HasPrefix(s, "$"):
-		return nil, mongoerr.New(40158, "the count field cannot be a $-prefixed path")
+		return nil, mongoerr.New(mongoerr.CountFieldDollarPrefix, "the count field cannot be a $-prefixed path")
 	case strings.Contains(s, "."):
-		return nil, mongoerr.New(40160, "the count field cannot contain '.'")
+		return nil, mongoerr.New(mongoerr.CountFieldContainsDot, "the count field cannot contain '.'")
 	case strings.ContainsRune(s, 0):
-		return nil, mongoerr.New(40159, "the count field cannot contain a null byte")
+		return nil, mongoerr.New(mongoerr.CountFieldNullByte, "the count field cannot contain a null byte")
 	}
 	return &countStage{field: s}, nil
 }

@@ -355,7 +355,7 @@ func withDocs(d bson.Doc, path []string, docs []bson.Doc, stage, from string) (b
 	arr, _ := b.Finish().Lookup("a")
 	out := bson.WithPath(d, path, arr)
 	if len(out) > 16*1024*1024 {
-		return nil, mongoerr.New(4568, "Total size of documents in %s matching pipeline's %s stage exceeds %d bytes", from, stage, 16*1024*1024)
+		return nil, mongoerr.New(mongoerr.LookupResultTooLarge, "Total size of documents in %s matching pipeline's %s stage exceeds %d bytes", from, stage, 16*1024*1024)
 	}
 	return out, nil
 }
@@ -493,7 +493,7 @@ func parseUnionWith(c *Context, v bson.Value) (stage, error) {
 				}
 				s.pipeline = p
 			default:
-				return nil, mongoerr.New(40415, "BSON field '$unionWith.%s' is an unknown field.", e.Key)
+				return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$unionWith.%s' is an unknown field.", e.Key)
 			}
 		}
 	default:

@@ -25,7 +25,7 @@ type matchStage struct {
 
 func parseMatch(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(15959, "the match filter must be an expression in an object")
+		return nil, mongoerr.New(mongoerr.MatchNotObject, "the match filter must be an expression in an object")
 	}
 	spec := v.Document()
 	m := &matchStage{ctx: c}

@@ -43,7 +43,7 @@ func (m *MergeSpec) OnKey(dst []byte, d bson.Doc) ([]byte, error) {
 		v := lookupPath(d, strings.Split(f, "."))
 		switch v.Type {
 		case 0, bson.TypeNull, bson.TypeUndefined, bson.TypeArray:
-			return nil, mongoerr.New(51132, "$merge write error: 'on' field '%s' cannot be missing, null, undefined or an array", f)
+			return nil, mongoerr.New(mongoerr.MergeOnFieldMissing, "$merge write error: 'on' field '%s' cannot be missing, null, undefined or an array", f)
 		}
 		dst = bson.AppendKey(dst, v, false)
 	}
@@ -97,14 +97,14 @@ func parseOut(c *Context, v bson.Value) (stage, error) {
 			case "timeseries":
 				return nil, mongoerr.New(mongoerr.NotImplemented, "$out to a time-series collection is not supported by Cairn")
 			default:
-				return nil, mongoerr.New(40415, "BSON field '$out.%s' is an unknown field.", e.Key)
+				return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$out.%s' is an unknown field.", e.Key)
 			}
 		}
 		if spec.Coll == "" {
-			return nil, mongoerr.New(40414, "BSON field '$out.coll' is missing but a required field")
+			return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '$out.coll' is missing but a required field")
 		}
 	default:
-		return nil, mongoerr.New(16990, "$out only supports a string or object argument, but found %s", v.Type)
+		return nil, mongoerr.New(mongoerr.OutBadArgument, "$out only supports a string or object argument, but found %s", v.Type)
 	}
 	if err := checkTargetName(spec.Coll); err != nil {
 		return nil, err
@@ -140,7 +140,7 @@ func parseMerge(c *Context, v bson.Value) (stage, error) {
 			return nil, err
 		}
 	default:
-		return nil, mongoerr.New(51182, "$merge only supports a string or object argument, not %s", v.Type)
+		return nil, mongoerr.New(mongoerr.MergeBadArgument, "$merge only supports a string or object argument, not %s", v.Type)
 	}
 	if err := checkTargetName(m.Coll); err != nil {
 		return nil, err
@@ -170,11 +170,11 @@ func (m *MergeSpec) parse(d bson.Doc) error {
 					case "coll":
 						m.Coll = se.Value.StringValue()
 					default:
-						return mongoerr.New(40415, "BSON field 'into.%s' is an unknown field.", se.Key)
+						return mongoerr.New(mongoerr.IDLUnknownField, "BSON field 'into.%s' is an unknown field.", se.Key)
 					}
 				}
 			default:
-				return mongoerr.New(51178, "$merge 'into' field  must be either a string or an object, but found %s", e.Value.Type)
+				return mongoerr.New(mongoerr.MergeIntoBadType, "$merge 'into' field  must be either a string or an object, but found %s", e.Value.Type)
 			}
 		case "on":
 			m.On = nil
@@ -185,15 +185,15 @@ func (m *MergeSpec) parse(d bson.Doc) error {
 				sub := e.Value.Document().Iter()
 				for sub.Next() {
 					if sub.Element().Value.Type != bson.TypeString {
-						return mongoerr.New(51134, "$merge 'on' array elements must be strings, but found %s", sub.Element().Value.Type)
+						return mongoerr.New(mongoerr.MergeOnElementNotString, "$merge 'on' array elements must be strings, but found %s", sub.Element().Value.Type)
 					}
 					m.On = append(m.On, sub.Element().Value.StringValue())
 				}
 				if len(m.On) == 0 {
-					return mongoerr.New(51187, "If explicitly specifying $merge 'on', must include at least one field")
+					return mongoerr.New(mongoerr.MergeOnEmpty, "If explicitly specifying $merge 'on', must include at least one field")
 				}
 			default:
-				return mongoerr.New(51186, "$merge 'on' field  must be either a string or an array of strings, but found %s", e.Value.Type)
+				return mongoerr.New(mongoerr.MergeOnBadType, "$merge 'on' field  must be either a string or an array of strings, but found %s", e.Value.Type)
 			}
 		case "let":
 			if e.Value.Type != bson.TypeDocument {
@@ -225,7 +225,7 @@ func (m *MergeSpec) parse(d bson.Doc) error {
 					m.pipeline = append(m.pipeline, sv.Document())
 				}
 			default:
-				return mongoerr.New(51191, "$merge 'whenMatched' field  must be either a string or an array, but found %s", e.Value.Type)
+				return mongoerr.New(mongoerr.MergeWhenMatchedBadType, "$merge 'whenMatched' field  must be either a string or an array, but found %s", e.Value.Type)
 			}
 		case "whenNotMatched":
 			if e.Value.Type != bson.TypeString {
@@ -239,14 +239,14 @@ func (m *MergeSpec) parse(d bson.Doc) error {
 			}
 		case "targetCollectionVersion":
 		default:
-			return mongoerr.New(40415, "BSON field '$merge.%s' is an unknown field.", e.Key)
+			return mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$merge.%s' is an unknown field.", e.Key)
 		}
 	}
 	if m.Coll == "" {
-		return mongoerr.New(40414, "BSON field '$merge.into' is missing but a required field")
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '$merge.into' is missing but a required field")
 	}
 	if m.let != nil && m.WhenMatched != "pipeline" {
-		return mongoerr.New(51199, "Cannot use 'let' variables with 'whenMatched: %s' mode", m.WhenMatched)
+		return mongoerr.New(mongoerr.MergeLetWithMode, "Cannot use 'let' variables with 'whenMatched: %s' mode", m.WhenMatched)
 	}
 	seen := map[string]bool{}
 	for _, f := range m.On {
@@ -254,7 +254,7 @@ func (m *MergeSpec) parse(d bson.Doc) error {
 			return err
 		}
 		if seen[f] {
-			return mongoerr.New(31465, "Found a duplicate field '%s'", f)
+			return mongoerr.New(mongoerr.MergeDuplicateOnField, "Found a duplicate field '%s'", f)
 		}
 		seen[f] = true
 	}
@@ -321,7 +321,7 @@ func (m *MergeSpec) Resolve(existing, incoming bson.Doc) (bson.Doc, MergeAction,
 		case "discard":
 			return nil, MergeSkip, nil
 		}
-		return nil, MergeSkip, mongoerr.New(13113, "$merge could not find a matching document in the target collection for at least one document in the source collection")
+		return nil, MergeSkip, mongoerr.New(mongoerr.MergeStageNoMatchingDocument, "$merge could not find a matching document in the target collection for at least one document in the source collection")
 	}
 	switch m.WhenMatched {
 	case "keepExisting":

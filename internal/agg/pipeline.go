@@ -169,7 +169,7 @@ func Parse(c *Context, stages []bson.Doc) (*Pipeline, error) {
 	}
 	for i, sd := range stages {
 		if sd.Len() != 1 {
-			return nil, mongoerr.New(40323, "A pipeline stage specification object must contain exactly one field.")
+			return nil, mongoerr.New(mongoerr.PipelineStageNotOneField, "A pipeline stage specification object must contain exactly one field.")
 		}
 		it := sd.Iter()
 		it.Next()
@@ -179,19 +179,19 @@ func Parse(c *Context, stages []bson.Doc) (*Pipeline, error) {
 			if unsupportedStages[e.Key] {
 				return nil, mongoerr.New(mongoerr.NotImplemented, "pipeline stage %s is not supported by Cairn", e.Key)
 			}
-			return nil, mongoerr.New(40324, "Unrecognized pipeline stage name: '%s'", e.Key)
+			return nil, mongoerr.New(mongoerr.PipelineUnknownStage, "Unrecognized pipeline stage name: '%s'", e.Key)
 		}
 		if info.source && i != 0 {
-			return nil, mongoerr.New(40602, "%s is only valid as the first stage in a pipeline", e.Key)
+			return nil, mongoerr.New(mongoerr.StageMustBeFirst, "%s is only valid as the first stage in a pipeline", e.Key)
 		}
 		if info.final && i != len(stages)-1 {
-			return nil, mongoerr.New(40601, "%s can only be the final stage in the pipeline", e.Key)
+			return nil, mongoerr.New(mongoerr.StageMustBeLast, "%s can only be the final stage in the pipeline", e.Key)
 		}
 		if info.final && c.within != "" {
 			if c.within == "$facet" {
-				return nil, mongoerr.New(40600, "%s is not allowed to be used within a $facet stage", e.Key)
+				return nil, mongoerr.New(mongoerr.StageNotAllowedInFacet, "%s is not allowed to be used within a $facet stage", e.Key)
 			}
-			return nil, mongoerr.New(51047, "%s is not allowed within a %s's sub-pipeline", e.Key, c.within)
+			return nil, mongoerr.New(mongoerr.StageNotAllowedInSubPipeline, "%s is not allowed within a %s's sub-pipeline", e.Key, c.within)
 		}
 		if i == 0 && c.Coll == "" && c.within == "" && !info.collectionless {
 			return nil, mongoerr.New(mongoerr.InvalidNamespace, "{aggregate: 1} is not valid for '%s'; a collection is required.", e.Key)

@@ -20,10 +20,10 @@ type projectStage struct {
 
 func parseProject(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(15969, "$project specification must be an object")
+		return nil, mongoerr.New(mongoerr.ProjectStageNotObject, "$project specification must be an object")
 	}
 	if v.Document().Len() == 0 {
-		return nil, mongoerr.New(51272, "Invalid $project :: caused by :: projection specification must have at least one field")
+		return nil, mongoerr.New(mongoerr.ProjectionEmpty, "Invalid $project :: caused by :: projection specification must have at least one field")
 	}
 	p := &projection{root: newProjNode(), stage: "$project"}
 	if err := p.parse(c, v.Document(), "", modeProject); err != nil {
@@ -44,7 +44,7 @@ func parseProject(c *Context, v bson.Value) (stage, error) {
 
 func parseAddFields(c *Context, v bson.Value, name string) (stage, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(40272, "%s specification stage must be an object, got %s", name, v.Type)
+		return nil, mongoerr.New(mongoerr.ProjectStageSpecNotObject, "%s specification stage must be an object, got %s", name, v.Type)
 	}
 	p := &projection{root: newProjNode(), add: true, stage: name}
 	if err := p.parse(c, v.Document(), "", modeAddFields); err != nil {
@@ -64,15 +64,15 @@ func parseUnset(c *Context, v bson.Value) (stage, error) {
 		for it.Next() {
 			e := it.Element().Value
 			if e.Type != bson.TypeString {
-				return nil, mongoerr.New(31120, "$unset specification must be a string or an array containing only string values")
+				return nil, mongoerr.New(mongoerr.UnsetArrayNotStrings, "$unset specification must be a string or an array containing only string values")
 			}
 			paths = append(paths, e.StringValue())
 		}
 		if len(paths) == 0 {
-			return nil, mongoerr.New(31119, "$unset specification must be a string or an array with at least one field")
+			return nil, mongoerr.New(mongoerr.UnsetEmptyArray, "$unset specification must be a string or an array with at least one field")
 		}
 	default:
-		return nil, mongoerr.New(31002, "$unset specification must be a string or an array")
+		return nil, mongoerr.New(mongoerr.UnsetNotStringOrArray, "$unset specification must be a string or an array")
 	}
 	for _, path := range paths {
 		if err := validFieldPath("$unset", path); err != nil {

@@ -55,9 +55,9 @@ func (n *projNode) insert(path string, leaf *projField) error {
 		if last {
 			if f != nil {
 				if f.child != nil {
-					return mongoerr.New(31249, "Invalid $project :: caused by :: Path collision at %s remaining portion %s", path, strings.Join(parts[i:], "."))
+					return mongoerr.New(mongoerr.ProjectPathCollisionPortion, "Invalid $project :: caused by :: Path collision at %s remaining portion %s", path, strings.Join(parts[i:], "."))
 				}
-				return mongoerr.New(31250, "Invalid $project :: caused by :: Path collision at %s", path)
+				return mongoerr.New(mongoerr.ProjectPathCollision, "Invalid $project :: caused by :: Path collision at %s", path)
 			}
 			leaf.name = p
 			cur.byName[p] = leaf
@@ -69,7 +69,7 @@ func (n *projNode) insert(path string, leaf *projField) error {
 			cur.byName[p] = f
 			cur.fields = append(cur.fields, f)
 		} else if f.child == nil {
-			return mongoerr.New(31250, "Invalid $project :: caused by :: Path collision at %s", strings.Join(parts[:i+1], "."))
+			return mongoerr.New(mongoerr.ProjectPathCollision, "Invalid $project :: caused by :: Path collision at %s", strings.Join(parts[:i+1], "."))
 		}
 		cur = f.child
 	}
@@ -78,14 +78,14 @@ func (n *projNode) insert(path string, leaf *projField) error {
 
 func validFieldPath(stage, path string) error {
 	if path == "" {
-		return mongoerr.New(40352, "Invalid %s :: caused by :: FieldPath cannot be constructed with empty string", stage)
+		return mongoerr.New(mongoerr.FieldPathEmpty, "Invalid %s :: caused by :: FieldPath cannot be constructed with empty string", stage)
 	}
 	if strings.HasPrefix(path, "$") {
-		return mongoerr.New(16410, "Invalid %s :: caused by :: FieldPath field names may not start with '$'. Consider using $getField or $setField.", stage)
+		return mongoerr.New(mongoerr.FieldPathDollarPrefix, "Invalid %s :: caused by :: FieldPath field names may not start with '$'. Consider using $getField or $setField.", stage)
 	}
 	for _, p := range strings.Split(path, ".") {
 		if p == "" {
-			return mongoerr.New(15998, "Invalid %s :: caused by :: FieldPath field names may not be empty strings.", stage)
+			return mongoerr.New(mongoerr.FieldPathEmptyName, "Invalid %s :: caused by :: FieldPath field names may not be empty strings.", stage)
 		}
 	}
 	return nil
@@ -102,9 +102,9 @@ func (p *projection) parse(c *Context, spec bson.Doc, prefix string, mode projMo
 		}
 		if strings.HasPrefix(e.Key, "$") {
 			if mode == modeAddFields {
-				return mongoerr.New(16410, "Invalid %s :: caused by :: FieldPath field names may not start with '$'. Consider using $getField or $setField.", p.stage)
+				return mongoerr.New(mongoerr.FieldPathDollarPrefix, "Invalid %s :: caused by :: FieldPath field names may not start with '$'. Consider using $getField or $setField.", p.stage)
 			}
-			return mongoerr.New(31395, "Invalid $project :: caused by :: field path references must be prefixed with a '$' (found '%s')", e.Key)
+			return mongoerr.New(mongoerr.PositionalProjectionWithExclusion, "Invalid $project :: caused by :: field path references must be prefixed with a '$' (found '%s')", e.Key)
 		}
 		if err := validFieldPath(p.stage, path); err != nil {
 			return err
@@ -115,7 +115,7 @@ func (p *projection) parse(c *Context, spec bson.Doc, prefix string, mode projMo
 		case mode == modeProject && (v.Type == bson.TypeBoolean || v.IsNumber()):
 			if v.Truthy() {
 				if p.hasExclusion(path) {
-					return mongoerr.New(31253, "Invalid $project :: caused by :: Cannot do inclusion on field %s in exclusion projection", path)
+					return mongoerr.New(mongoerr.InclusionInExclusionProjection, "Invalid $project :: caused by :: Cannot do inclusion on field %s in exclusion projection", path)
 				}
 				leaf.include = true
 				p.inclusion = true
@@ -123,7 +123,7 @@ func (p *projection) parse(c *Context, spec bson.Doc, prefix string, mode projMo
 				if path == "_id" {
 					p.excludeID = true
 				} else if p.inclusion {
-					return mongoerr.New(31254, "Invalid $project :: caused by :: Cannot do exclusion on field %s in inclusion projection", path)
+					return mongoerr.New(mongoerr.ExclusionInInclusionProjection, "Invalid $project :: caused by :: Cannot do exclusion on field %s in inclusion projection", path)
 				}
 				leaf.exclude = true
 			}
@@ -133,7 +133,7 @@ func (p *projection) parse(c *Context, spec bson.Doc, prefix string, mode projMo
 			}
 			continue
 		case mode == modeProject && v.Type == bson.TypeDocument && v.Document().Len() == 0:
-			return mongoerr.New(51270, "Invalid $project :: caused by :: An empty sub-projection is not a valid value. Found empty object at path")
+			return mongoerr.New(mongoerr.ProjectionEmptySubProjection, "Invalid $project :: caused by :: An empty sub-projection is not a valid value. Found empty object at path")
 		default:
 			x, err := expr.Parse(v, c.Expr)
 			if err != nil {
@@ -142,7 +142,7 @@ func (p *projection) parse(c *Context, spec bson.Doc, prefix string, mode projMo
 			leaf.value = x
 			if mode == modeProject {
 				if p.hasExclusion(path) {
-					return mongoerr.New(31252, "Invalid $project :: caused by :: Cannot use expression other than $meta in exclusion projection")
+					return mongoerr.New(mongoerr.ExclusionProjectionExpression, "Invalid $project :: caused by :: Cannot use expression other than $meta in exclusion projection")
 				}
 				p.inclusion = true
 			}

@@ -23,19 +23,19 @@ type replaceStage struct {
 
 func parseReplaceRoot(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(40229, "expected an object as specification for $replaceRoot stage, got %s", v.Type)
+		return nil, mongoerr.New(mongoerr.ReplaceRootStageNotObject, "expected an object as specification for $replaceRoot stage, got %s", v.Type)
 	}
 	var root bson.Value
 	it := v.Document().Iter()
 	for it.Next() {
 		e := it.Element()
 		if e.Key != "newRoot" {
-			return nil, mongoerr.New(40415, "BSON field '$replaceRoot.%s' is an unknown field.", e.Key)
+			return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$replaceRoot.%s' is an unknown field.", e.Key)
 		}
 		root = e.Value
 	}
 	if root.Type == 0 {
-		return nil, mongoerr.New(40414, "BSON field '$replaceRoot.newRoot' is missing but a required field")
+		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '$replaceRoot.newRoot' is missing but a required field")
 	}
 	x, err := expr.Parse(root, c.Expr)
 	if err != nil {
@@ -78,7 +78,7 @@ func (s *replaceStage) open(in Iterator) (Iterator, error) {
 			return nil, err
 		}
 		if v.Type != bson.TypeDocument {
-			return nil, mongoerr.New(40228, "%smust evaluate to an object, but resulting value was: %s. Type of resulting value: '%s'. Input document: %s",
+			return nil, mongoerr.New(mongoerr.ReplaceRootNotObject, "%smust evaluate to an object, but resulting value was: %s. Type of resulting value: '%s'. Input document: %s",
 				s.opener, valueString(v), typeName(v), d.String())
 		}
 		return v.Document(), nil
@@ -273,7 +273,7 @@ func (s *redactStage) redact(d bson.Doc, env *expr.Env) (bson.Doc, bool, error) 
 			return b.Finish(), true, nil
 		}
 	}
-	return nil, false, mongoerr.New(17053, "$redact's expression should not return anything aside from the variables $$KEEP, $$DESCEND, and $$PRUNE, but returned %s", strings.ReplaceAll(valueString(v), "\x00cairn-redact-", "$$"))
+	return nil, false, mongoerr.New(mongoerr.RedactBadResult, "$redact's expression should not return anything aside from the variables $$KEEP, $$DESCEND, and $$PRUNE, but returned %s", strings.ReplaceAll(valueString(v), "\x00cairn-redact-", "$$"))
 }
 
 func (s *redactStage) redactArray(arr bson.Doc, env *expr.Env) (bson.Doc, error) {

@@ -20,7 +20,7 @@ type sampleStage struct {
 
 func parseSample(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(28745, "the $sample stage specification must be an object")
+		return nil, mongoerr.New(mongoerr.SampleNotObject, "the $sample stage specification must be an object")
 	}
 	found := false
 	s := &sampleStage{ctx: c}
@@ -28,20 +28,20 @@ func parseSample(c *Context, v bson.Value) (stage, error) {
 	for it.Next() {
 		e := it.Element()
 		if e.Key != "size" {
-			return nil, mongoerr.New(28748, "unrecognized option to $sample: %s", e.Key)
+			return nil, mongoerr.New(mongoerr.SampleUnknownOption, "unrecognized option to $sample: %s", e.Key)
 		}
 		if !e.Value.IsNumber() {
-			return nil, mongoerr.New(28746, "size argument to $sample must be a number")
+			return nil, mongoerr.New(mongoerr.SampleSizeNotNumber, "size argument to $sample must be a number")
 		}
 		f, _ := e.Value.AsFloat64()
 		if f < 0 {
-			return nil, mongoerr.New(28747, "size argument to $sample must not be negative")
+			return nil, mongoerr.New(mongoerr.SampleSizeNegative, "size argument to $sample must not be negative")
 		}
 		s.size = int64(f)
 		found = true
 	}
 	if !found {
-		return nil, mongoerr.New(28749, "$sample stage must specify a size")
+		return nil, mongoerr.New(mongoerr.SampleMissingSize, "$sample stage must specify a size")
 	}
 	return s, nil
 }

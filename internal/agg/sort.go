@@ -38,10 +38,10 @@ func parseSort(c *Context, v bson.Value) (stage, error) {
 // $fill, whose input carries no score).
 func newSort(c *Context, v bson.Value, score *float64) (*sortStage, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(15973, "the $sort key specification must be an object")
+		return nil, mongoerr.New(mongoerr.SortStageNotObject, "the $sort key specification must be an object")
 	}
 	if v.Document().Len() == 0 {
-		return nil, mongoerr.New(15976, "$sort stage must have at least one sort key")
+		return nil, mongoerr.New(mongoerr.SortStageNoKeys, "$sort stage must have at least one sort key")
 	}
 	s, err := query.ParseSort(v.Document(), c.Query)
 	if err != nil {
@@ -51,7 +51,7 @@ func newSort(c *Context, v bson.Value, score *float64) (*sortStage, error) {
 		return nil, mongoerr.New(mongoerr.NotImplemented, "$natural sort is not supported in an aggregation $sort by Cairn")
 	}
 	if s.HasMeta() && score == nil {
-		return nil, mongoerr.New(40218, "query requires text score metadata, but it is not available")
+		return nil, mongoerr.New(mongoerr.TextScoreUnavailable, "query requires text score metadata, but it is not available")
 	}
 	return &sortStage{s: s, ctx: c, score: score}, nil
 }

@@ -31,14 +31,14 @@ func parseDocuments(c *Context, v bson.Value) (stage, error) {
 		return nil, err
 	}
 	if r.Type != bson.TypeArray {
-		return nil, mongoerr.New(5858203, "an array is expected")
+		return nil, mongoerr.New(mongoerr.DocumentsNotArray, "an array is expected")
 	}
 	s := &documentsStage{}
 	it := r.Document().Iter()
 	for it.Next() {
 		e := it.Element().Value
 		if e.Type != bson.TypeDocument {
-			return nil, mongoerr.New(40228, "'newRoot' expression  must evaluate to an object, but resulting value was: %s. Type of resulting value: '%s'. Input document: {}", e.String(), e.Type)
+			return nil, mongoerr.New(mongoerr.ReplaceRootNotObject, "'newRoot' expression  must evaluate to an object, but resulting value was: %s. Type of resulting value: '%s'. Input document: {}", e.String(), e.Type)
 		}
 		s.docs = append(s.docs, cloneDoc(e.Document()))
 	}
@@ -69,7 +69,7 @@ func (s *catalogStage) open(Iterator) (Iterator, error) {
 
 func parseCollStats(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(40166, "$collStats must take a nested object but found: %s", v.String())
+		return nil, mongoerr.New(mongoerr.CollStatsNotObject, "$collStats must take a nested object but found: %s", v.String())
 	}
 	it := v.Document().Iter()
 	for it.Next() {
@@ -80,7 +80,7 @@ func parseCollStats(c *Context, v bson.Value) (stage, error) {
 				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '$collStats.%s' is the wrong type '%s', expected type 'object'", e.Key, e.Value.Type)
 			}
 		default:
-			return nil, mongoerr.New(40415, "BSON field '$collStats.%s' is an unknown field.", e.Key)
+			return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$collStats.%s' is an unknown field.", e.Key)
 		}
 	}
 	spec := v.Document()
@@ -96,10 +96,10 @@ func parseCollStats(c *Context, v bson.Value) (stage, error) {
 
 func parseIndexStats(c *Context, v bson.Value) (stage, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(28803, "The $indexStats stage specification must be an empty object")
+		return nil, mongoerr.New(mongoerr.IndexStatsNotEmptyObject, "The $indexStats stage specification must be an empty object")
 	}
 	if v.Document().Len() != 0 {
-		return nil, mongoerr.New(28803, "The $indexStats stage specification must be an empty object")
+		return nil, mongoerr.New(mongoerr.IndexStatsNotEmptyObject, "The $indexStats stage specification must be an empty object")
 	}
 	db, coll := c.DB, c.Coll
 	return &catalogStage{name: "$indexStats", ctx: c, fn: func(cat Catalog) ([]bson.Doc, error) {
@@ -150,7 +150,7 @@ func parseListLocalSessions(c *Context, v bson.Value) (stage, error) {
 				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '$listLocalSessions.users' is the wrong type '%s', expected type 'array'", e.Value.Type)
 			}
 		default:
-			return nil, mongoerr.New(40415, "BSON field '$listLocalSessions.%s' is an unknown field.", e.Key)
+			return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$listLocalSessions.%s' is an unknown field.", e.Key)
 		}
 	}
 	spec := v.Document()

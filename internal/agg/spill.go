@@ -29,7 +29,7 @@ func sortItems(items []item) {
 // errMemory is MongoDB's error for a blocking stage over its memory limit
 // without allowDiskUse.
 func errMemory(stage string) error {
-	return mongoerr.New(292, "Exceeded memory limit for %s, but didn't allow external spilling; pass allowDiskUse:true to opt in.", stage)
+	return mongoerr.New(mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed, "Exceeded memory limit for %s, but didn't allow external spilling; pass allowDiskUse:true to opt in.", stage)
 }
 
 // spiller writes sorted runs of items to temporary files and merges them

@@ -32,40 +32,40 @@ func parseUnwind(_ *Context, v bson.Value) (stage, error) {
 			switch e.Key {
 			case "path":
 				if e.Value.Type != bson.TypeString {
-					return nil, mongoerr.New(28808, "expected a string as the path for $unwind stage, got %s", e.Value.Type)
+					return nil, mongoerr.New(mongoerr.UnwindPathNotString, "expected a string as the path for $unwind stage, got %s", e.Value.Type)
 				}
 				path, found = e.Value.StringValue(), true
 			case "includeArrayIndex":
 				if e.Value.Type != bson.TypeString {
-					return nil, mongoerr.New(28810, "expected a non-empty string for the includeArrayIndex  option to $unwind stage, got %s", e.Value.Type)
+					return nil, mongoerr.New(mongoerr.UnwindIncludeArrayIndexBad, "expected a non-empty string for the includeArrayIndex  option to $unwind stage, got %s", e.Value.Type)
 				}
 				s.indexField = e.Value.StringValue()
 				if s.indexField == "" {
-					return nil, mongoerr.New(28810, "expected a non-empty string for the includeArrayIndex  option to $unwind stage, got string")
+					return nil, mongoerr.New(mongoerr.UnwindIncludeArrayIndexBad, "expected a non-empty string for the includeArrayIndex  option to $unwind stage, got string")
 				}
 				if strings.HasPrefix(s.indexField, "$") {
-					return nil, mongoerr.New(28822, "includeArrayIndex option to $unwind stage should not be prefixed with a '$': %s", s.indexField)
+					return nil, mongoerr.New(mongoerr.UnwindIncludeArrayIndexDollar, "includeArrayIndex option to $unwind stage should not be prefixed with a '$': %s", s.indexField)
 				}
 			case "preserveNullAndEmptyArrays":
 				if e.Value.Type != bson.TypeBoolean {
-					return nil, mongoerr.New(28809, "expected a boolean for the preserveNullAndEmptyArrays option to $unwind stage, got %s", e.Value.Type)
+					return nil, mongoerr.New(mongoerr.UnwindPreserveNotBool, "expected a boolean for the preserveNullAndEmptyArrays option to $unwind stage, got %s", e.Value.Type)
 				}
 				s.preserveEmpty = e.Value.Boolean()
 			default:
-				return nil, mongoerr.New(28811, "unrecognized option to $unwind stage: %s", e.Key)
+				return nil, mongoerr.New(mongoerr.UnwindUnknownOption, "unrecognized option to $unwind stage: %s", e.Key)
 			}
 		}
 		if !found {
-			return nil, mongoerr.New(28812, "no path specified to $unwind stage")
+			return nil, mongoerr.New(mongoerr.UnwindMissingPath, "no path specified to $unwind stage")
 		}
 	default:
-		return nil, mongoerr.New(15981, "expected either a string or an object as specification for $unwind stage, got %s", v.Type)
+		return nil, mongoerr.New(mongoerr.UnwindBadSpec, "expected either a string or an object as specification for $unwind stage, got %s", v.Type)
 	}
 	if path == "" {
-		return nil, mongoerr.New(40352, "FieldPath cannot be constructed with empty string")
+		return nil, mongoerr.New(mongoerr.FieldPathEmpty, "FieldPath cannot be constructed with empty string")
 	}
 	if !strings.HasPrefix(path, "$") {
-		return nil, mongoerr.New(28818, "path option to $unwind stage should be prefixed with a '$': %s", path)
+		return nil, mongoerr.New(mongoerr.UnwindPathNoDollar, "path option to $unwind stage should be prefixed with a '$': %s", path)
 	}
 	if err := validFieldPath("$unwind", path[1:]); err != nil {
 		return nil, err

@@ -90,11 +90,11 @@ func parseSetWindowFields(c *Context, v bson.Value) (stage, error) {
 			}
 			output = e.Value
 		default:
-			return nil, mongoerr.New(40415, "BSON field '$setWindowFields.%s' is an unknown field.", e.Key)
+			return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$setWindowFields.%s' is an unknown field.", e.Key)
 		}
 	}
 	if output.Type == 0 {
-		return nil, mongoerr.New(40414, "BSON field '$setWindowFields.output' is missing but a required field")
+		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '$setWindowFields.output' is missing but a required field")
 	}
 	oit := output.Document().Iter()
 	for oit.Next() {
@@ -139,10 +139,10 @@ func (s *setWindowFieldsStage) parseOutput(c *Context, e bson.Element) (*windowO
 	switch {
 	case rankFns[o.fn]:
 		if fnArg.Type != bson.TypeDocument || fnArg.Document().Len() != 0 {
-			return nil, mongoerr.New(5371603, "%s must be specified with '{}' as the value", o.fn)
+			return nil, mongoerr.New(mongoerr.WindowRequiresEmptyObject, "%s must be specified with '{}' as the value", o.fn)
 		}
 		if s.sortBy == nil || s.sortKeys != 1 {
-			return nil, mongoerr.New(5371602, "%s must be specified with a top level sortBy expression with exactly one element", o.fn)
+			return nil, mongoerr.New(mongoerr.WindowRequiresOneSortKey, "%s must be specified with a top level sortBy expression with exactly one element", o.fn)
 		}
 	case o.fn == "$shift":
 		if err := o.parseShift(c, fnArg); err != nil {
@@ -155,7 +155,7 @@ func (s *setWindowFieldsStage) parseOutput(c *Context, e bson.Element) (*windowO
 		}
 		o.arg = x
 		if o.fn == "$linearFill" && (s.sortBy == nil || s.sortKeys != 1) {
-			return nil, mongoerr.New(605001, "$linearFill requires a sortBy with exactly one field")
+			return nil, mongoerr.New(mongoerr.LinearFillSortBy, "$linearFill requires a sortBy with exactly one field")
 		}
 	case numericFns[o.fn]:
 		if err := s.parseNumericFn(c, o, fnArg, winSpec.Type != 0); err != nil {
@@ -164,7 +164,7 @@ func (s *setWindowFieldsStage) parseOutput(c *Context, e bson.Element) (*windowO
 	default:
 		acc, err := expr.ParseAccumulator(o.fn, fnArg, c.Expr)
 		if err != nil {
-			if me, ok := err.(*mongoerr.Error); ok && me.Code == 15952 {
+			if me, ok := err.(*mongoerr.Error); ok && me.Code == mongoerr.GroupUnknownOperator {
 				return nil, mongoerr.New(mongoerr.FailedToParse, "Unrecognized window function, %s", o.fn)
 			}
 			return nil, err
@@ -172,7 +172,7 @@ func (s *setWindowFieldsStage) parseOutput(c *Context, e bson.Element) (*windowO
 		o.acc = acc
 	}
 	if needsSort && s.sortBy == nil {
-		return nil, mongoerr.New(5339901, "%s requires a sortBy", o.fn)
+		return nil, mongoerr.New(mongoerr.WindowRequiresSortBy, "%s requires a sortBy", o.fn)
 	}
 	if winSpec.Type == 0 {
 		o.whole = true
@@ -296,12 +296,12 @@ func (s *setWindowFieldsStage) parseWindow(v bson.Value) (*window, error) {
 	if w.unit != "" {
 		for _, b := range []*float64{w.lo, w.hi} {
 			if b != nil && *b != math.Trunc(*b) {
-				return nil, mongoerr.New(5429414, "With 'unit', range-based bounds must be an integer")
+				return nil, mongoerr.New(mongoerr.WindowRangeUnitNotInteger, "With 'unit', range-based bounds must be an integer")
 			}
 		}
 	}
 	if w.lo != nil && w.hi != nil && *w.lo > *w.hi {
-		return nil, mongoerr.New(5339900, "Lower bound must not exceed upper bound: %s", bounds.String())
+		return nil, mongoerr.New(mongoerr.WindowBoundsInverted, "Lower bound must not exceed upper bound: %s", bounds.String())
 	}
 	if w.lo == nil && vals[1].Type == bson.TypeString && vals[1].StringValue() == "unbounded" {
 		return w, nil
@@ -311,12 +311,12 @@ func (s *setWindowFieldsStage) parseWindow(v bson.Value) (*window, error) {
 	}
 	if s.sortBy == nil {
 		if w.rangeBased {
-			return nil, mongoerr.New(5339902, "Range-based bounds require sortBy a single field")
+			return nil, mongoerr.New(mongoerr.WindowRangeSortByOneField, "Range-based bounds require sortBy a single field")
 		}
-		return nil, mongoerr.New(5339901, "Document-based bounds require a sortBy")
+		return nil, mongoerr.New(mongoerr.WindowRequiresSortBy, "Document-based bounds require a sortBy")
 	}
 	if w.rangeBased && s.sortKeys != 1 {
-		return nil, mongoerr.New(5339902, "Range-based bounds require sortBy a single field")
+		return nil, mongoerr.New(mongoerr.WindowRangeSortByOneField, "Range-based bounds require sortBy a single field")
 	}
 	return w, nil
 }
@@ -350,7 +350,7 @@ func (s *setWindowFieldsStage) run(in Iterator) ([]bson.Doc, error) {
 				return nil, err
 			}
 			if pv.Type == bson.TypeArray {
-				return nil, mongoerr.New(5946901, "setWindowFields partition key cannot be an array")
+				return nil, mongoerr.New(mongoerr.WindowPartitionKeyArray, "setWindowFields partition key cannot be an array")
 			}
 			if pv.Type == 0 {
 				pv = bson.Value{Type: bson.TypeNull, Data: []byte{}}
@@ -532,11 +532,11 @@ func (s *setWindowFieldsStage) bounds(w *window, rows []windowRow) ([][2]int, er
 		case w.unit == "" && v.IsNumber():
 			keys[i], _ = v.AsFloat64()
 		case w.unit != "":
-			return nil, mongoerr.New(5429513, "Invalid range: Expected the sortBy field to be a Date, but it was %s", typeName(v))
+			return nil, mongoerr.New(mongoerr.WindowRangeSortByNotDate, "Invalid range: Expected the sortBy field to be a Date, but it was %s", typeName(v))
 		case v.Type == bson.TypeDateTime:
-			return nil, mongoerr.New(5429413, "Invalid range: For windows that involve date or time ranges, a unit must be provided.")
+			return nil, mongoerr.New(mongoerr.WindowRangeRequiresUnit, "Invalid range: For windows that involve date or time ranges, a unit must be provided.")
 		default:
-			return nil, mongoerr.New(5429414, "Invalid range: Expected the sortBy field to be a number, but it was %s", typeName(v))
+			return nil, mongoerr.New(mongoerr.WindowRangeUnitNotInteger, "Invalid range: Expected the sortBy field to be a number, but it was %s", typeName(v))
 		}
 	}
 	// shift moves a position on the sortBy axis by n window units.

@@ -47,7 +47,7 @@ func (s *setWindowFieldsStage) parseNumericFn(c *Context, o *windowOutput, arg b
 				}
 				o.unit = e.Value.StringValue()
 				if _, ok := unitMillis[o.unit]; !ok {
-					return mongoerr.New(5490704, "unit must be one of: week, day, hour, minute, second, millisecond; got '%s'", o.unit)
+					return mongoerr.New(mongoerr.WindowUnknownUnit, "unit must be one of: week, day, hour, minute, second, millisecond; got '%s'", o.unit)
 				}
 			default:
 				return mongoerr.New(mongoerr.FailedToParse, "%s got unexpected argument: %s", o.fn, e.Key)
@@ -64,7 +64,7 @@ func (s *setWindowFieldsStage) parseNumericFn(c *Context, o *windowOutput, arg b
 			return mongoerr.New(mongoerr.FailedToParse, "%s requires a sortBy that consists of exactly one field", o.fn)
 		}
 		if o.fn == "$derivative" && !hasWindow {
-			return mongoerr.New(5624901, "$derivative requires explicit window bounds")
+			return mongoerr.New(mongoerr.DerivativeRequiresBounds, "$derivative requires explicit window bounds")
 		}
 	case "$expMovingAvg":
 		if arg.Type != bson.TypeDocument {
@@ -188,11 +188,11 @@ func (s *setWindowFieldsStage) computeNumeric(o *windowOutput, rows []windowRow,
 				xs[i], _ = v.AsFloat64()
 				xok[i] = true
 			case o.unit != "":
-				return nil, mongoerr.New(5624900, "%s with 'unit' expects the sortBy field to be a Date", o.fn)
+				return nil, mongoerr.New(mongoerr.WindowUnitSortByNotDate, "%s with 'unit' expects the sortBy field to be a Date", o.fn)
 			case v.Type == bson.TypeDateTime:
-				return nil, mongoerr.New(5624901, "%s where the sortBy is a Date requires an 'unit'", o.fn)
+				return nil, mongoerr.New(mongoerr.DerivativeRequiresBounds, "%s where the sortBy is a Date requires an 'unit'", o.fn)
 			default:
-				return nil, mongoerr.New(5624902, "%s requires the sortBy field to be numeric, found %s", o.fn, typeName(v))
+				return nil, mongoerr.New(mongoerr.WindowSortByNotNumeric, "%s requires the sortBy field to be numeric, found %s", o.fn, typeName(v))
 			}
 		}
 	}
@@ -228,7 +228,7 @@ func (s *setWindowFieldsStage) computeNumeric(o *windowOutput, rows []windowRow,
 			sum := 0.0
 			for j := b[0] + 1; j <= b[1]; j++ {
 				if !yok[j] || !yok[j-1] {
-					return nil, mongoerr.New(5423901, "The input value of $integral window function must be a vector of 2 value, the first value must be numeric or date type and the second must be numeric.")
+					return nil, mongoerr.New(mongoerr.IntegralBadInput, "The input value of $integral window function must be a vector of 2 value, the first value must be numeric or date type and the second must be numeric.")
 				}
 				sum += (ys[j] + ys[j-1]) / 2 * (xs[j] - xs[j-1])
 			}

@@ -202,9 +202,9 @@ func (s *Session) reauthenticate(m *Manager, name UserName, mech string) error {
 	}
 	var err error
 	if prev.DB == name.DB {
-		err = mongoerr.New(5626701, "Each client connection may only be authenticated once. Previously authenticated as: %s", prev)
+		err = mongoerr.New(mongoerr.AlreadyAuthenticated, "Each client connection may only be authenticated once. Previously authenticated as: %s", prev)
 	} else {
-		err = mongoerr.New(5626702, "Client has attempted to authenticate on multiple databases.Already authenticated as: %s", prev)
+		err = mongoerr.New(mongoerr.AuthenticatedOnOtherDatabase, "Client has attempted to authenticate on multiple databases.Already authenticated as: %s", prev)
 	}
 	m.opts.Logger.Warn("Authentication failed", "c", "ACCESS", "id", 5286307, "ctx", "conn", "remote", s.Remote,
 		"mechanism", mech, "user", name.User, "db", name.DB, "error", err.Error())

@@ -242,7 +242,7 @@ func dropConnections(c *Ctx) error {
 	if _, ok, err := a.array("hostAndPort"); err != nil {
 		return err
 	} else if !ok {
-		return mongoerr.New(40414, "BSON field 'dropConnections.hostAndPort' is missing but a required field")
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'dropConnections.hostAndPort' is missing but a required field")
 	}
 	return nil
 }

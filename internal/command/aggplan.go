@@ -37,7 +37,7 @@ func splitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]b
 			continue
 		}
 		if _, clause, err := splitText(m); err == nil && clause != nil {
-			return nil, nil, mongoerr.New(17313, "$match with $text is only allowed as the first pipeline stage")
+			return nil, nil, mongoerr.New(mongoerr.TextMatchNotFirstStage, "$match with $text is only allowed as the first pipeline stage")
 		}
 	}
 	if len(stages) == 0 || coll == "" {

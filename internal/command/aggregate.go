@@ -227,7 +227,7 @@ func pipelineArg(a args) ([]bson.Doc, error) {
 		return nil, err
 	}
 	if !ok {
-		return nil, mongoerr.New(40414, "BSON field 'aggregate.pipeline' is missing but a required field")
+		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'aggregate.pipeline' is missing but a required field")
 	}
 	var stages []bson.Doc
 	it := stagesDoc.Iter()
@@ -757,7 +757,7 @@ func (k *aggCatalog) Merge(spec *agg.MergeSpec, in agg.Iterator) error {
 			return err
 		}
 		if coll == nil || (!spec.OnID() && !hasUniqueIndexOn(coll, spec.On)) {
-			return mongoerr.New(51183, "Cannot find index to verify that join fields will be unique")
+			return mongoerr.New(mongoerr.MergeOnNoUniqueIndex, "Cannot find index to verify that join fields will be unique")
 		}
 		if err := checkNotView(coll); err != nil {
 			return err

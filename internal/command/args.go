@@ -43,7 +43,7 @@ func (a args) check(known ...string) error {
 			}
 		}
 		if !found {
-			return mongoerr.New(40415, "BSON field '%s.%s' is an unknown field.", a.cmd, k)
+			return mongoerr.New(mongoerr.IDLUnknownField, "BSON field '%s.%s' is an unknown field.", a.cmd, k)
 		}
 	}
 	return nil

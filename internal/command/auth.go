@@ -26,7 +26,7 @@ func (c *Ctx) authManager() (*auth.Manager, error) {
 func saslPayload(a args, field string) ([]byte, error) {
 	v, ok := a.lookup(field)
 	if !ok {
-		return nil, mongoerr.New(40414, "BSON field '%s.%s' is missing but a required field", a.cmd, field)
+		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.%s' is missing but a required field", a.cmd, field)
 	}
 	switch v.Type {
 	case bson.TypeBinary:
@@ -52,7 +52,7 @@ func startSASL(c *Ctx, m *auth.Manager, a args, db string) (auth.SASLStep, error
 		return auth.SASLStep{}, err
 	}
 	if !ok {
-		return auth.SASLStep{}, mongoerr.New(40414, "BSON field 'saslStart.mechanism' is missing but a required field")
+		return auth.SASLStep{}, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'saslStart.mechanism' is missing but a required field")
 	}
 	payload, err := saslPayload(a, "payload")
 	if err != nil {
@@ -100,7 +100,7 @@ func saslContinue(c *Ctx) error {
 		return err
 	}
 	if !ok {
-		return mongoerr.New(40414, "BSON field 'saslContinue.conversationId' is missing but a required field")
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'saslContinue.conversationId' is missing but a required field")
 	}
 	payload, err := saslPayload(a, "payload")
 	if err != nil {

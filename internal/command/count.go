@@ -111,7 +111,7 @@ func distinct(c *Ctx) error {
 		return err
 	}
 	if !ok {
-		return mongoerr.New(40414, "BSON field 'distinct.key' is missing but a required field")
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'distinct.key' is missing but a required field")
 	}
 	if key == "" {
 		return mongoerr.New(mongoerr.BadValue, "FieldPath cannot be constructed with empty string")

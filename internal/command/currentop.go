@@ -258,7 +258,7 @@ func expandCurrentOp(c *Ctx, coll string, stages []bson.Doc) ([]bson.Doc, error)
 			continue
 		}
 		if i > 0 {
-			return nil, mongoerr.New(40602, "$currentOp is only valid as the first stage in a pipeline")
+			return nil, mongoerr.New(mongoerr.StageMustBeFirst, "$currentOp is only valid as the first stage in a pipeline")
 		}
 		if c.DB != "admin" || coll != "" {
 			return nil, mongoerr.New(mongoerr.InvalidNamespace, "$currentOp must be run against the 'admin' database with {aggregate: 1}")
@@ -271,7 +271,7 @@ func expandCurrentOp(c *Ctx, coll string, stages []bson.Doc) ([]bson.Doc, error)
 		for opts.Next() {
 			e := opts.Element()
 			if !currentOpStageOptions[e.Key] {
-				return nil, mongoerr.New(40415, "BSON field '$currentOp.%s' is an unknown field.", e.Key)
+				return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$currentOp.%s' is an unknown field.", e.Key)
 			}
 			if e.Value.Type != bson.TypeBoolean {
 				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '$currentOp.%s' is the wrong type '%s', expected type 'bool'", e.Key, e.Value.Type)

@@ -309,7 +309,7 @@ func getMore(c *Ctx) error {
 		return err
 	}
 	if !ok {
-		return mongoerr.New(40414, "BSON field 'getMore.collection' is missing but a required field")
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'getMore.collection' is missing but a required field")
 	}
 	batchSize, _, err := a.integer("batchSize")
 	if err != nil {
@@ -331,7 +331,7 @@ func getMore(c *Ctx) error {
 		return mongoerr.New(mongoerr.Unauthorized, "Requested getMore on namespace '%s', but cursor belongs to a different namespace %s", ns, cur.NS)
 	}
 	if !cur.mu.TryLock() {
-		return mongoerr.New(292, "cursor id %d is already in use", id)
+		return mongoerr.New(mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed, "cursor id %d is already in use", id)
 	}
 	defer cur.mu.Unlock()
 	c.Env.Stats.GetMore.Add(1)
@@ -352,7 +352,7 @@ func killCursors(c *Ctx) error {
 		return err
 	}
 	if !ok {
-		return mongoerr.New(40414, "BSON field 'killCursors.cursors' is missing but a required field")
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'killCursors.cursors' is missing but a required field")
 	}
 	var list []int64
 	it := ids.Iter()

@@ -67,7 +67,7 @@ func create(c *Ctx) error {
 			}
 			return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support %s (create option '%s')", what, k)
 		}
-		return mongoerr.New(40415, "BSON field 'create.%s' is an unknown field.", k)
+		return mongoerr.New(mongoerr.IDLUnknownField, "BSON field 'create.%s' is an unknown field.", k)
 	}
 	options := opts.Finish()
 	if _, err := parseValidator(options); err != nil {
@@ -357,7 +357,7 @@ func cursorBatchSize(a args) (int64, error) {
 		return 0, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'cursor.batchSize' is the wrong type '%s', expected types '[long, int, decimal, double]'", v.Type)
 	}
 	if n < 0 {
-		return 0, mongoerr.New(51024, "BSON field 'batchSize' value must be >= 0, actual value '%d'", n)
+		return 0, mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'batchSize' value must be >= 0, actual value '%d'", n)
 	}
 	return n, nil
 }
@@ -410,7 +410,7 @@ func renameCollection(c *Ctx) error {
 		return err
 	}
 	if !ok || !ok2 {
-		return mongoerr.New(40414, "BSON field 'renameCollection.to' is missing but a required field")
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'renameCollection.to' is missing but a required field")
 	}
 	dropTarget, _, err := a.boolean("dropTarget")
 	if err != nil {

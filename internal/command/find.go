@@ -157,13 +157,13 @@ func find(c *Ctx) error {
 		}
 		spec.sortDoc = s
 		if spec.sort.HasMeta() && spec.text == nil {
-			return mongoerr.New(40218, "query requires text score metadata, but it is not available")
+			return mongoerr.New(mongoerr.TextScoreUnavailable, "query requires text score metadata, but it is not available")
 		}
 	}
 	if spec.skip, _, err = a.integer("skip"); err != nil {
 		return err
 	} else if spec.skip < 0 {
-		return mongoerr.New(51024, "BSON field 'skip' value must be >= 0, actual value '%d'", spec.skip)
+		return mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'skip' value must be >= 0, actual value '%d'", spec.skip)
 	}
 	singleBatch, _, err := a.boolean("singleBatch")
 	if err != nil {
@@ -172,14 +172,14 @@ func find(c *Ctx) error {
 	if spec.limit, _, err = a.integer("limit"); err != nil {
 		return err
 	} else if spec.limit < 0 {
-		return mongoerr.New(51024, "BSON field 'limit' value must be >= 0, actual value '%d'", spec.limit)
+		return mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'limit' value must be >= 0, actual value '%d'", spec.limit)
 	}
 	batchSize, batchSet, err := a.integer("batchSize")
 	if err != nil {
 		return err
 	}
 	if batchSize < 0 {
-		return mongoerr.New(51024, "BSON field 'batchSize' value must be >= 0, actual value '%d'", batchSize)
+		return mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'batchSize' value must be >= 0, actual value '%d'", batchSize)
 	}
 	if v, ok := a.lookup("hint"); ok {
 		if err := checkHint(c, name, v); err != nil {
@@ -213,7 +213,7 @@ func refuseUnsupportedFindOptions(a args, spec *findSpec) error {
 	_, hasMax := a.lookup("max")
 	if hasMin || hasMax {
 		if spec.hint.Type == 0 {
-			return mongoerr.New(51173, "When using min()/max() a hint of which index to use must be provided")
+			return mongoerr.New(mongoerr.MinMaxRequireHint, "When using min()/max() a hint of which index to use must be provided")
 		}
 		return mongoerr.New(mongoerr.NotImplemented, "find's min and max are not supported by Cairn: use a filter on the index's fields")
 	}

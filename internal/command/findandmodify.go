@@ -78,7 +78,7 @@ func findAndModify(c *Ctx) error {
 			return err
 		}
 		if st.sort.HasMeta() && st.where.text == nil {
-			return mongoerr.New(40218, "query requires text score metadata, but it is not available")
+			return mongoerr.New(mongoerr.TextScoreUnavailable, "query requires text score metadata, but it is not available")
 		}
 	}
 	var proj *query.Projection

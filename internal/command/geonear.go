@@ -35,7 +35,7 @@ type geoNearSpec struct {
 func splitGeoNear(db, coll string, stages []bson.Doc, qopts *query.Options) ([]bson.Doc, *geoNearSpec, error) {
 	for i, st := range stages {
 		if firstKeyOf(st) == "$geoNear" && (i > 0 || coll == "") {
-			return nil, nil, mongoerr.New(40602, "$geoNear is only valid as the first stage in a pipeline")
+			return nil, nil, mongoerr.New(mongoerr.StageMustBeFirst, "$geoNear is only valid as the first stage in a pipeline")
 		}
 	}
 	if len(stages) == 0 || firstKeyOf(stages[0]) != "$geoNear" {
@@ -66,7 +66,7 @@ func firstKeyOf(d bson.Doc) string {
 
 func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(10065, "invalid parameter: expected an object ($geoNear)")
+		return nil, mongoerr.New(mongoerr.GeoNearNotObject, "invalid parameter: expected an object ($geoNear)")
 	}
 	g := &geoNearSpec{multiplier: 1, near: &nearClause{maxDist: -1}}
 	var near, maxV, minV bson.Value
@@ -79,12 +79,12 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 			near = e.Value
 		case "distanceField":
 			if e.Value.Type != bson.TypeString || e.Value.StringValue() == "" || strings.HasPrefix(e.Value.StringValue(), "$") {
-				return nil, mongoerr.New(16606, "$geoNear requires a 'distanceField' option as a String")
+				return nil, mongoerr.New(mongoerr.GeoNearDistanceFieldNotString, "$geoNear requires a 'distanceField' option as a String")
 			}
 			g.distanceField = strings.Split(e.Value.StringValue(), ".")
 		case "includeLocs":
 			if e.Value.Type != bson.TypeString || e.Value.StringValue() == "" || strings.HasPrefix(e.Value.StringValue(), "$") {
-				return nil, mongoerr.New(16607, "$geoNear requires that 'includeLocs' option is a String")
+				return nil, mongoerr.New(mongoerr.GeoNearIncludeLocsNotString, "$geoNear requires that 'includeLocs' option is a String")
 			}
 			g.includeLocs = strings.Split(e.Value.StringValue(), ".")
 		case "spherical":
@@ -122,18 +122,18 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 			}
 			g.near.key = e.Value.StringValue()
 		case "num", "limit":
-			return nil, mongoerr.New(50857, "$geoNear no longer supports the 'num' parameter. Use a $limit stage instead.")
+			return nil, mongoerr.New(mongoerr.GeoNearNumRemoved, "$geoNear no longer supports the 'num' parameter. Use a $limit stage instead.")
 		case "start":
-			return nil, mongoerr.New(50856, "$geoNear no longer supports the 'start' argument.")
+			return nil, mongoerr.New(mongoerr.GeoNearStartRemoved, "$geoNear no longer supports the 'start' argument.")
 		default:
 			return nil, mongoerr.New(mongoerr.FailedToParse, "Unknown argument to $geoNear: %s", e.Key)
 		}
 	}
 	if near.Type != bson.TypeArray && near.Type != bson.TypeDocument {
-		return nil, mongoerr.New(16605, "$geoNear requires a 'near' option as an Array")
+		return nil, mongoerr.New(mongoerr.GeoNearNearNotArray, "$geoNear requires a 'near' option as an Array")
 	}
 	if g.distanceField == nil {
-		return nil, mongoerr.New(16606, "$geoNear requires a 'distanceField' option as a String")
+		return nil, mongoerr.New(mongoerr.GeoNearDistanceFieldNotString, "$geoNear requires a 'distanceField' option as a String")
 	}
 	if t, ok := near.Document().Lookup("type"); near.Type == bson.TypeDocument && ok && t.Type == bson.TypeString {
 		if err := g.near.setGeoJSONCenter("$geoNear", near); err != nil {

@@ -32,7 +32,7 @@ func createIndexes(c *Ctx) error {
 		return err
 	}
 	if !ok {
-		return mongoerr.New(40414, "BSON field 'createIndexes.indexes' is missing but a required field")
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'createIndexes.indexes' is missing but a required field")
 	}
 	def, err := c.defaultCollation(name)
 	if err != nil {
@@ -268,7 +268,7 @@ func dropIndexes(c *Ctx) error {
 	}
 	which, ok := a.lookup("index")
 	if !ok {
-		return mongoerr.New(40414, "BSON field 'dropIndexes.index' is missing but a required field")
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'dropIndexes.index' is missing but a required field")
 	}
 	was := 0
 	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {

@@ -299,7 +299,7 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 		if mem += int64(len(key) + len(raw) + 64); mem > agg.DefaultMemoryLimit {
 			// The answers are sorted in memory: bound them as a blocking
 			// sort is bounded.
-			return mongoerr.New(292, "Exceeded memory limit for $near/$geoNear: its answers pass 100 MiB; bound it with $maxDistance or a limit")
+			return mongoerr.New(mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed, "Exceeded memory limit for $near/$geoNear: its answers pass 100 MiB; bound it with $maxDistance or a limit")
 		}
 		hits = append(hits, h)
 		return nil
@@ -459,7 +459,7 @@ func nearDistance(raw []byte, parts []string, nc *nearClause) (nearHit, bool) {
 func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix string, data *kv.Tree, ranges []index.KeyRange, st *walkState, examine func(key, raw []byte) error) error {
 	t, err := tx.Tree(coll.IndexTree(ix))
 	if err != nil {
-		return mongoerr.New(175, "query plan killed :: caused by :: index '%s' dropped", ix)
+		return mongoerr.New(mongoerr.QueryPlanKilled, "query plan killed :: caused by :: index '%s' dropped", ix)
 	}
 	cur := t.Cursor()
 	n := 0

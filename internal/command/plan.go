@@ -226,7 +226,7 @@ func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 func walkBranch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, p *plan, st *walkState, fn func(idKey []byte, doc bson.Doc) (bool, error)) (done bool, err error) {
 	it, err := tx.Tree(coll.IndexTree(p.index))
 	if err != nil {
-		return false, mongoerr.New(175, "query plan killed :: caused by :: index '%s' dropped", p.index)
+		return false, mongoerr.New(mongoerr.QueryPlanKilled, "query plan killed :: caused by :: index '%s' dropped", p.index)
 	}
 	cur := it.Cursor()
 	cv := p.covered

@@ -65,7 +65,7 @@ func (s *sorter) add(key []byte, doc bson.Doc) error {
 		return nil
 	}
 	if !s.allowDisk {
-		return mongoerr.New(292, "Executor error during find command :: caused by :: Sort exceeded memory limit of %d bytes, but did not opt in to external sorting.", sortMemoryBudget)
+		return mongoerr.New(mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed, "Executor error during find command :: caused by :: Sort exceeded memory limit of %d bytes, but did not opt in to external sorting.", sortMemoryBudget)
 	}
 	return s.spill()
 }

@@ -48,7 +48,7 @@ func checkStatements(cmd, field string, stmts []bson.Doc, spec map[string]stmtFi
 			e := it.Element()
 			f, ok := spec[e.Key]
 			if !ok {
-				return mongoerr.New(40415, "BSON field '%s.%s.%s' is an unknown field.", cmd, field, e.Key)
+				return mongoerr.New(mongoerr.IDLUnknownField, "BSON field '%s.%s.%s' is an unknown field.", cmd, field, e.Key)
 			}
 			if f.types == nil {
 				continue
@@ -73,7 +73,7 @@ func checkStatements(cmd, field string, stmts []bson.Doc, spec map[string]stmtFi
 				continue
 			}
 			if _, ok := st.Lookup(name); !ok {
-				return mongoerr.New(40414, "BSON field '%s.%s.%s' is missing but a required field", cmd, field, name)
+				return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.%s.%s' is missing but a required field", cmd, field, name)
 			}
 		}
 	}

@@ -294,7 +294,7 @@ type textHit struct {
 func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, tp *textPlan, filter *query.Filter, st *walkState) ([]textHit, error) {
 	it, err := tx.Tree(coll.IndexTree(tp.index))
 	if err != nil {
-		return nil, mongoerr.New(175, "query plan killed :: caused by :: index '%s' dropped", tp.index)
+		return nil, mongoerr.New(mongoerr.QueryPlanKilled, "query plan killed :: caused by :: index '%s' dropped", tp.index)
 	}
 	scores := map[string]float64{}
 	cur := it.Cursor()

@@ -79,7 +79,7 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 	}
 	if constants != nil {
 		if u.Type != bson.TypeArray {
-			return mongoerr.New(51198, "Constant values may only be specified for pipeline updates")
+			return mongoerr.New(mongoerr.ConstantsRequirePipelineUpdate, "Constant values may only be specified for pipeline updates")
 		}
 		var b bson.Builder
 		it := opts.Let.Iter()
@@ -152,7 +152,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 			continue
 		}
 		if len(out) > MaxBSONObjectSize {
-			return res, coll, mongoerr.New(17419, "Resulting document after update is larger than %d", MaxBSONObjectSize)
+			return res, coll, mongoerr.New(mongoerr.UpdateResultTooLarge, "Resulting document after update is larger than %d", MaxBSONObjectSize)
 		}
 		if err := checkStored(out); err != nil {
 			return res, coll, err

@@ -210,7 +210,7 @@ func createUser(c *Ctx) error {
 		return mongoerr.New(mongoerr.BadValue, "Must provide a 'pwd' field for all user documents, except those with '$external' as the user's source db")
 	}
 	if !spec.setRoles {
-		return mongoerr.New(40414, "BSON field 'createUser.roles' is missing but a required field")
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'createUser.roles' is missing but a required field")
 	}
 	if err := mayGrant(c, spec.roles, auth.GrantRole); err != nil {
 		return err
@@ -233,7 +233,7 @@ func createUser(c *Ctx) error {
 			return err
 		}
 		if old != nil {
-			return mongoerr.New(51003, "User \"%s@%s\" already exists", spec.name, c.DB)
+			return mongoerr.New(mongoerr.UserAlreadyExists, "User \"%s@%s\" already exists", spec.name, c.DB)
 		}
 		return auth.PutUser(tx, u)
 	})
@@ -373,7 +373,7 @@ func changeRoles(c *Ctx, grant bool) error {
 	}
 	rv, ok := a.lookup("roles")
 	if !ok {
-		return mongoerr.New(40414, "BSON field '%s.roles' is missing but a required field", c.Name)
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.roles' is missing but a required field", c.Name)
 	}
 	roles, err := parseRoles(c, "roles", rv)
 	if err != nil {

@@ -48,7 +48,7 @@ func parseWriteCmd(c *Ctx, field string, spec map[string]stmtField, extra ...str
 		return nil, err
 	}
 	if !ok {
-		return nil, mongoerr.New(40414, "BSON field '%s.%s' is missing but a required field", c.Name, field)
+		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.%s' is missing but a required field", c.Name, field)
 	}
 	if n := len(stmts); n == 0 || n > MaxWriteBatchSize {
 		return nil, mongoerr.New(mongoerr.InvalidLength, "Write batch sizes must be between 1 and %d. Got %d operations.", MaxWriteBatchSize, n)

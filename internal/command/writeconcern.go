@@ -58,7 +58,7 @@ func parseWriteConcernDoc(d bson.Doc) (writeConcern, error) {
 			switch e.Value.Type {
 			case bson.TypeString:
 				if e.Value.StringValue() != "majority" {
-					return wc, mongoerr.New(79, "No write concern mode named '%s' found in replica set configuration", e.Value.StringValue())
+					return wc, mongoerr.New(mongoerr.UnknownReplWriteConcern, "No write concern mode named '%s' found in replica set configuration", e.Value.StringValue())
 				}
 				wc.majority = true
 				wc.w = -1

@@ -59,7 +59,7 @@ func ParseAccumulator(op string, arg bson.Value, opts *Options) (*AccumulatorSpe
 	case "$sum", "$avg", "$min", "$max", "$first", "$last", "$push", "$addToSet",
 		"$stdDevPop", "$stdDevSamp", "$mergeObjects":
 		if arg.Type == bson.TypeArray {
-			return nil, errf(40237, "The %s accumulator is a unary operator", op)
+			return nil, errf(mongoerr.AccumulatorUnary, "The %s accumulator is a unary operator", op)
 		}
 		s.arg, err = Parse(arg, opts)
 	case "$count":
@@ -75,7 +75,7 @@ func ParseAccumulator(op string, arg bson.Value, opts *Options) (*AccumulatorSpe
 	case "$accumulator":
 		return nil, errf(mongoerr.NotImplemented, "$accumulator (server-side JavaScript) is not supported by Cairn")
 	default:
-		return nil, errf(15952, "unknown group operator '%s'", op)
+		return nil, errf(mongoerr.GroupUnknownOperator, "unknown group operator '%s'", op)
 	}
 	if err != nil {
 		return nil, err
@@ -89,7 +89,7 @@ func ParseAccumulator(op string, arg bson.Value, opts *Options) (*AccumulatorSpe
 
 func (s *AccumulatorSpec) parseN(arg bson.Value) error {
 	if arg.Type != bson.TypeDocument {
-		return errf(5787801, "specification must be an object; found %s", arg.String())
+		return errf(mongoerr.TopNSpecNotObject, "specification must be an object; found %s", arg.String())
 	}
 	var input, n bson.Value
 	it := arg.Document().Iter()
@@ -101,14 +101,14 @@ func (s *AccumulatorSpec) parseN(arg bson.Value) error {
 		case "n":
 			n = el.Value
 		default:
-			return errf(5787901, "Unknown argument for 'n' operator: %s", el.Key)
+			return errf(mongoerr.NUnknownArgument, "Unknown argument for 'n' operator: %s", el.Key)
 		}
 	}
 	if n.Type == 0 {
-		return errf(5787906, "Missing value for 'n'")
+		return errf(mongoerr.NMissing, "Missing value for 'n'")
 	}
 	if input.Type == 0 {
-		return errf(5787907, "Missing value for 'input'")
+		return errf(mongoerr.NMissingInput, "Missing value for 'input'")
 	}
 	var err error
 	if s.arg, err = Parse(input, s.opts); err != nil {
@@ -130,18 +130,18 @@ func (s *AccumulatorSpec) checkConstN() error {
 
 func validN(v bson.Value) (int, error) {
 	if !v.IsNumber() || !isIntegral(v) {
-		return 0, errf(5787902, "Value for 'n' must be of integral type, but found %s", v.String())
+		return 0, errf(mongoerr.NNotIntegral, "Value for 'n' must be of integral type, but found %s", v.String())
 	}
 	n := toLong(v)
 	if n <= 0 {
-		return 0, errf(5787908, "'n' must be greater than 0, found %d", n)
+		return 0, errf(mongoerr.NNotPositive, "'n' must be greater than 0, found %d", n)
 	}
 	return int(min(n, math.MaxInt32)), nil
 }
 
 func (s *AccumulatorSpec) parseTopBottom(arg bson.Value) error {
 	if arg.Type != bson.TypeDocument {
-		return errf(5788001, "specification must be an object; found %s", arg.String())
+		return errf(mongoerr.TopSpecNotObject, "specification must be an object; found %s", arg.String())
 	}
 	var out, sortBy, n bson.Value
 	it := arg.Document().Iter()
@@ -154,18 +154,18 @@ func (s *AccumulatorSpec) parseTopBottom(arg bson.Value) error {
 			sortBy = el.Value
 		case "n":
 			if s.Op == "$top" || s.Op == "$bottom" {
-				return errf(5787904, "Unknown argument to %s 'n'", s.Op)
+				return errf(mongoerr.NAccumulatorUnknownArgument, "Unknown argument to %s 'n'", s.Op)
 			}
 			n = el.Value
 		default:
-			return errf(5788002, "Unknown argument to %s '%s'", s.Op, el.Key)
+			return errf(mongoerr.TopUnknownArgument, "Unknown argument to %s '%s'", s.Op, el.Key)
 		}
 	}
 	if out.Type == 0 {
-		return errf(5788004, "Missing value for 'output'")
+		return errf(mongoerr.TopMissingOutput, "Missing value for 'output'")
 	}
 	if sortBy.Type != bson.TypeDocument {
-		return errf(5788005, "Missing value for 'sortBy'")
+		return errf(mongoerr.TopMissingSortBy, "Missing value for 'sortBy'")
 	}
 	keys, err := sortPattern(sortBy.Document())
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *AccumulatorSpec) parseTopBottom(arg bson.Value) error {
 	}
 	if s.Op == "$topN" || s.Op == "$bottomN" {
 		if n.Type == 0 {
-			return errf(5787906, "Missing value for 'n'")
+			return errf(mongoerr.NMissing, "Missing value for 'n'")
 		}
 		if s.n, err = Parse(n, s.opts); err != nil {
 			return err
@@ -507,7 +507,7 @@ func (a *mergeAcc) Add(root bson.Doc, env *Env) error {
 		return nil
 	}
 	if v.Type != bson.TypeDocument {
-		return errf(40400, "$mergeObjects requires object inputs, but input %s is of type %s", v.String(), typeName(v))
+		return errf(mongoerr.MergeObjectsNotObject, "$mergeObjects requires object inputs, but input %s is of type %s", v.String(), typeName(v))
 	}
 	it := v.Document().Iter()
 	for it.Next() {

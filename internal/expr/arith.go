@@ -422,7 +422,7 @@ func (s *addState) addToDate(v bson.Value) error {
 func (s *addState) add(e *Env, v bson.Value) error {
 	if v.Type == bson.TypeDateTime {
 		if s.isDate {
-			return errf(16612, "only one date allowed in an $add expression")
+			return errf(mongoerr.AddMultipleDates, "only one date allowed in an $add expression")
 		}
 		old := s.value(e)
 		s.long = 0
@@ -679,13 +679,13 @@ func evalMod(e *Env, a, b bson.Value) (bson.Value, error) {
 		if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
 			db := toDec(b)
 			if db.isZero() {
-				return missing, errf(5733415, "can't $mod by zero")
+				return missing, errf(mongoerr.ModByZeroDecimal, "can't $mod by zero")
 			}
 			return e.dec(decMod(toDec(a), db)), nil
 		}
 		rf := toFloat(b)
 		if rf == 0 {
-			return missing, errf(16610, "can't $mod by zero")
+			return missing, errf(mongoerr.ModByZero, "can't $mod by zero")
 		}
 		if a.Type == bson.TypeDouble || b.Type == bson.TypeDouble {
 			return e.double(math.Mod(toFloat(a), rf)), nil
@@ -703,7 +703,7 @@ func evalMod(e *Env, a, b bson.Value) (bson.Value, error) {
 	if nullish(a) || nullish(b) {
 		return vNull, nil
 	}
-	return missing, errf(16611, "$mod only supports numeric types, not %s and %s", typeName(a), typeName(b))
+	return missing, errf(mongoerr.ModNotNumeric, "$mod only supports numeric types, not %s and %s", typeName(a), typeName(b))
 }
 
 // ---- single-argument numeric operators ----
@@ -714,7 +714,7 @@ func numericUnary(name string, fn func(e *Env, v bson.Value) (bson.Value, error)
 			return vNull, nil
 		}
 		if !v.IsNumber() {
-			return missing, errf(28765, "%s only supports numeric types, not %s", name, typeName(v))
+			return missing, errf(mongoerr.ArithmeticNotNumeric, "%s only supports numeric types, not %s", name, typeName(v))
 		}
 		return fn(e, v)
 	}
@@ -731,7 +731,7 @@ func absNum(e *Env, v bson.Value) (bson.Value, error) {
 	}
 	n := toLong(v)
 	if n == math.MinInt64 {
-		return missing, errf(28680, "can't take $abs of long long min")
+		return missing, errf(mongoerr.AbsOfMinLong, "can't take $abs of long long min")
 	}
 	if v.Type == bson.TypeInt64 {
 		return e.int64(absI64(n)), nil
@@ -765,7 +765,7 @@ func lnNum(e *Env, v bson.Value) (bson.Value, error) {
 	}
 	f := toFloat(v)
 	if !(f > 0 || math.IsNaN(f)) {
-		return missing, errf(28766, "$ln's argument must be a positive number, but is %s", fmtDouble(f))
+		return missing, errf(mongoerr.LnArgNotPositive, "$ln's argument must be a positive number, but is %s", fmtDouble(f))
 	}
 	return e.double(math.Log(f)), nil
 }
@@ -779,7 +779,7 @@ func log10Num(e *Env, v bson.Value) (bson.Value, error) {
 	}
 	f := toFloat(v)
 	if !(f > 0 || math.IsNaN(f)) {
-		return missing, errf(28761, "$log10's argument must be a positive number, but is %s", fmtDouble(f))
+		return missing, errf(mongoerr.Log10ArgNotPositive, "$log10's argument must be a positive number, but is %s", fmtDouble(f))
 	}
 	return e.double(math.Log10(f)), nil
 }
@@ -788,13 +788,13 @@ func sqrtNum(e *Env, v bson.Value) (bson.Value, error) {
 	if v.Type == bson.TypeDecimal128 {
 		d := decOf(v)
 		if d.neg && !d.isZero() && d.kind != decNaN {
-			return missing, errf(28714, "$sqrt's argument must be greater than or equal to 0")
+			return missing, errf(mongoerr.SqrtNegative, "$sqrt's argument must be greater than or equal to 0")
 		}
 		return e.dec(decSqrt(d)), nil
 	}
 	f := toFloat(v)
 	if !(f >= 0 || math.IsNaN(f)) {
-		return missing, errf(28714, "$sqrt's argument must be greater than or equal to 0")
+		return missing, errf(mongoerr.SqrtNegative, "$sqrt's argument must be greater than or equal to 0")
 	}
 	return e.double(math.Sqrt(f)), nil
 }
@@ -808,10 +808,10 @@ func evalLog(e *Env, a, b bson.Value) (bson.Value, error) {
 		return vNull, nil
 	}
 	if !a.IsNumber() {
-		return missing, errf(28756, "$log's argument must be numeric, not %s", typeName(a))
+		return missing, errf(mongoerr.LogArgNotNumeric, "$log's argument must be numeric, not %s", typeName(a))
 	}
 	if !b.IsNumber() {
-		return missing, errf(28757, "$log's base must be numeric, not %s", typeName(b))
+		return missing, errf(mongoerr.LogBaseNotNumeric, "$log's base must be numeric, not %s", typeName(b))
 	}
 	if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
 		da, db := toDec(a), toDec(b)
@@ -825,10 +825,10 @@ func evalLog(e *Env, a, b bson.Value) (bson.Value, error) {
 	}
 	x, base := toFloat(a), toFloat(b)
 	if !(x > 0 || math.IsNaN(x)) {
-		return missing, errf(28758, "$log's argument must be a positive number, but is %s", fmtDouble(x))
+		return missing, errf(mongoerr.LogArgNotPositive, "$log's argument must be a positive number, but is %s", fmtDouble(x))
 	}
 	if !(base > 0 && base != 1 || math.IsNaN(base)) {
-		return missing, errf(28759, "$log's base must be a positive number not equal to 1, but is %s", fmtDouble(base))
+		return missing, errf(mongoerr.LogBaseInvalid, "$log's base must be a positive number not equal to 1, but is %s", fmtDouble(base))
 	}
 	return e.double(math.Log(x) / math.Log(base)), nil
 }
@@ -838,21 +838,21 @@ func evalPow(e *Env, a, b bson.Value) (bson.Value, error) {
 		return vNull, nil
 	}
 	if !a.IsNumber() {
-		return missing, errf(28762, "$pow's base must be numeric, not %s", typeName(a))
+		return missing, errf(mongoerr.PowBaseNotNumeric, "$pow's base must be numeric, not %s", typeName(a))
 	}
 	if !b.IsNumber() {
-		return missing, errf(28763, "$pow's exponent must be numeric, not %s", typeName(b))
+		return missing, errf(mongoerr.PowExponentNotNumeric, "$pow's exponent must be numeric, not %s", typeName(b))
 	}
 	if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
 		da, db := toDec(a), toDec(b)
 		if da.isZero() && db.neg && !db.isZero() {
-			return missing, errf(28764, "$pow cannot take a base of 0 and a negative exponent")
+			return missing, errf(mongoerr.PowZeroNegativeExponent, "$pow cannot take a base of 0 and a negative exponent")
 		}
 		return e.dec(decPow(da, db)), nil
 	}
 	base, exp := toFloat(a), toFloat(b)
 	if base == 0 && exp < 0 {
-		return missing, errf(28764, "$pow cannot take a base of 0 and a negative exponent")
+		return missing, errf(mongoerr.PowZeroNegativeExponent, "$pow cannot take a base of 0 and a negative exponent")
 	}
 	if a.Type == bson.TypeDouble || b.Type == bson.TypeDouble {
 		return e.double(math.Pow(base, exp)), nil
@@ -925,16 +925,16 @@ func roundTruncEval(e *Env, name string, mode roundMode, vals []bson.Value) (bso
 		return vNull, nil
 	}
 	if !v.IsNumber() {
-		return missing, errf(51081, "%s only supports numeric types, not %s", name, typeName(v))
+		return missing, errf(mongoerr.RoundNotNumeric, "%s only supports numeric types, not %s", name, typeName(v))
 	}
 	places := int64(0)
 	if prec.Type != 0 {
 		if !isIntegral32(prec) {
-			return missing, errf(51082, "precision argument to  %s must be a integral value", name)
+			return missing, errf(mongoerr.RoundPrecisionNotIntegral, "precision argument to  %s must be a integral value", name)
 		}
 		places = toLong(prec)
 		if places < -20 || places > 100 {
-			return missing, errf(51083, "cannot apply %s with precision value %d value must be in [-20, 100]", name, places)
+			return missing, errf(mongoerr.RoundPrecisionOutOfRange, "cannot apply %s with precision value %d value must be in [-20, 100]", name, places)
 		}
 	}
 	switch v.Type {
@@ -955,7 +955,7 @@ func roundTruncEval(e *Env, name string, mode roundMode, vals []bson.Value) (bso
 	d := decFromInt(n).roundPlaces(int(places), mode)
 	r, ok := d.int64(roundTrunc)
 	if !ok {
-		return missing, errf(51080, "invalid conversion from Decimal128 result in %s resulting from arguments: [%s, %d]", name, v.String(), places)
+		return missing, errf(mongoerr.RoundDecimalConversion, "invalid conversion from Decimal128 result in %s resulting from arguments: [%s, %d]", name, v.String(), places)
 	}
 	if v.Type == bson.TypeInt64 {
 		return e.int64(r), nil

@@ -37,7 +37,7 @@ func init() {
 	register("$setEquals", func(p *parser, name string, arg bson.Value) (node, error) {
 		vals := argList(arg)
 		if len(vals) < 2 {
-			return nil, errf(17045, "$setEquals needs at least two arguments had: %d", len(vals))
+			return nil, errf(mongoerr.SetEqualsTooFewArgs, "$setEquals needs at least two arguments had: %d", len(vals))
 		}
 		args, err := p.parseAll(vals)
 		if err != nil {
@@ -84,15 +84,15 @@ func arrayElemAt(e *Env, name string, a, idx bson.Value) (bson.Value, error) {
 	}
 	if a.Type != bson.TypeArray {
 		if name == "$arrayElemAt" {
-			return missing, errf(28689, "$arrayElemAt's first argument must be an array, but is %s", typeName(a))
+			return missing, errf(mongoerr.ArrayElemAtNotArray, "$arrayElemAt's first argument must be an array, but is %s", typeName(a))
 		}
-		return missing, errf(28689, "%s's argument must be an array, but is %s", name, typeName(a))
+		return missing, errf(mongoerr.ArrayElemAtNotArray, "%s's argument must be an array, but is %s", name, typeName(a))
 	}
 	if !idx.IsNumber() {
-		return missing, errf(28690, "%s's second argument must be a numeric value, but is %s", name, typeName(idx))
+		return missing, errf(mongoerr.ArrayIndexNotNumeric, "%s's second argument must be a numeric value, but is %s", name, typeName(idx))
 	}
 	if !isIntegral32(idx) {
-		return missing, errf(28691, "%s's second argument must be representable as a 32-bit integer: %s", name, fmtDouble(toFloat(idx)))
+		return missing, errf(mongoerr.ArrayIndexNotInt32, "%s's second argument must be representable as a 32-bit integer: %s", name, fmtDouble(toFloat(idx)))
 	}
 	i := int(toLong(idx))
 	if i < 0 {
@@ -112,7 +112,7 @@ func arrayElemAt(e *Env, name string, a, idx bson.Value) (bson.Value, error) {
 
 func arraySize(e *Env, v bson.Value) (bson.Value, error) {
 	if v.Type != bson.TypeArray {
-		return missing, errf(17124, "The argument to $size must be an array. Type of argument was: %s", typeName(v))
+		return missing, errf(mongoerr.SizeNotArray, "The argument to $size must be an array. Type of argument was: %s", typeName(v))
 	}
 	return e.int32(int32(arrayLen(v))), nil
 }
@@ -126,7 +126,7 @@ func concatArrays(e *Env, args []bson.Value) (bson.Value, error) {
 		}
 		if a.Type != bson.TypeArray {
 			e.vs = e.vs[:start]
-			return missing, errf(28664, "$concatArrays only supports arrays, not %s", typeName(a))
+			return missing, errf(mongoerr.ConcatArraysNotArray, "$concatArrays only supports arrays, not %s", typeName(a))
 		}
 		e.pushElems(a)
 	}
@@ -140,7 +140,7 @@ func reverseArray(e *Env, a bson.Value) (bson.Value, error) {
 		return vNull, nil
 	}
 	if a.Type != bson.TypeArray {
-		return missing, errf(34435, "The argument to $reverseArray must be an array, but was of type: %s", typeName(a))
+		return missing, errf(mongoerr.ReverseArrayNotArray, "The argument to $reverseArray must be an array, but was of type: %s", typeName(a))
 	}
 	start := e.pushElems(a)
 	s := e.vs[start:]
@@ -158,14 +158,14 @@ func slice(e *Env, args []bson.Value) (bson.Value, error) {
 		return vNull, nil
 	}
 	if a.Type != bson.TypeArray {
-		return missing, errf(28724, "First argument to $slice must be an array, but is of type: %s", typeName(a))
+		return missing, errf(mongoerr.SliceFirstNotArray, "First argument to $slice must be an array, but is of type: %s", typeName(a))
 	}
 	p := args[1]
 	if !p.IsNumber() {
-		return missing, errf(28725, "Second argument to $slice must be a numeric value, but is of type: %s", typeName(p))
+		return missing, errf(mongoerr.SliceSecondNotNumeric, "Second argument to $slice must be a numeric value, but is of type: %s", typeName(p))
 	}
 	if !isIntegral32(p) {
-		return missing, errf(28726, "Second argument to $slice can't be represented as a 32-bit integer: %s", fmtDouble(toFloat(p)))
+		return missing, errf(mongoerr.SliceSecondNotInt32, "Second argument to $slice can't be represented as a 32-bit integer: %s", fmtDouble(toFloat(p)))
 	}
 	start := e.pushElems(a)
 	elems := e.vs[start:]
@@ -186,16 +186,16 @@ func slice(e *Env, args []bson.Value) (bson.Value, error) {
 		}
 		if !c.IsNumber() {
 			e.vs = e.vs[:start]
-			return missing, errf(28727, "Third argument to $slice must be numeric, but is of type: %s", typeName(c))
+			return missing, errf(mongoerr.SliceThirdNotNumeric, "Third argument to $slice must be numeric, but is of type: %s", typeName(c))
 		}
 		if !isIntegral32(c) {
 			e.vs = e.vs[:start]
-			return missing, errf(28728, "Third argument to $slice can't be represented as a 32-bit integer: %s", fmtDouble(toFloat(c)))
+			return missing, errf(mongoerr.SliceThirdNotInt32, "Third argument to $slice can't be represented as a 32-bit integer: %s", fmtDouble(toFloat(c)))
 		}
 		cnt := int(toLong(c))
 		if cnt <= 0 {
 			e.vs = e.vs[:start]
-			return missing, errf(28729, "Third argument to $slice must be positive: %d", cnt)
+			return missing, errf(mongoerr.SliceThirdNotPositive, "Third argument to $slice must be positive: %d", cnt)
 		}
 		pos := int(toLong(p))
 		if pos < 0 {
@@ -211,7 +211,7 @@ func slice(e *Env, args []bson.Value) (bson.Value, error) {
 
 func in(e *Env, v, a bson.Value) (bson.Value, error) {
 	if a.Type != bson.TypeArray {
-		return missing, errf(40081, "$in requires an array as a second argument, found: %s", typeName(a))
+		return missing, errf(mongoerr.InSecondNotArray, "$in requires an array as a second argument, found: %s", typeName(a))
 	}
 	it := bson.Doc(a.Data).Iter()
 	for it.Next() {
@@ -228,7 +228,7 @@ func indexOfArray(e *Env, args []bson.Value) (bson.Value, error) {
 		return vNull, nil
 	}
 	if a.Type != bson.TypeArray {
-		return missing, errf(40090, "$indexOfArray requires an array as a first argument, found: %s", typeName(a))
+		return missing, errf(mongoerr.IndexOfArrayNotArray, "$indexOfArray requires an array as a first argument, found: %s", typeName(a))
 	}
 	n := arrayLen(a)
 	start, end := 0, n
@@ -238,11 +238,11 @@ func indexOfArray(e *Env, args []bson.Value) (bson.Value, error) {
 		}
 		x := args[2+i]
 		if !isIntegral32(x) {
-			return missing, errf(40096, "$indexOfArrayrequires an integral %s index, found a value of type: %s, with value: %s", which, typeName(x), x.String())
+			return missing, errf(mongoerr.IndexOfIndexNotIntegral, "$indexOfArrayrequires an integral %s index, found a value of type: %s, with value: %s", which, typeName(x), x.String())
 		}
 		k := int(toLong(x))
 		if k < 0 {
-			return missing, errf(40097, "$indexOfArray requires a nonnegative %s index, found: %s", which, x.String())
+			return missing, errf(mongoerr.IndexOfIndexNegative, "$indexOfArray requires a nonnegative %s index, found: %s", which, x.String())
 		}
 		if i == 0 {
 			start = k
@@ -262,7 +262,7 @@ func indexOfArray(e *Env, args []bson.Value) (bson.Value, error) {
 func rangeOp(e *Env, args []bson.Value) (bson.Value, error) {
 	what := []string{"a starting value", "an ending value", "a step value"}
 	typeMsg := []string{"a numeric starting value, found value of type: ", "a numeric ending value, found value of type: ", "a numeric step value, found value of type:"}
-	codes := [][2]int32{{34443, 34444}, {34445, 34446}, {34447, 34448}}
+	codes := [][2]int32{{mongoerr.RangeStartNotNumeric, mongoerr.RangeStartNotInt32}, {mongoerr.RangeEndNotNumeric, mongoerr.RangeEndNotInt32}, {mongoerr.RangeStepNotNumeric, mongoerr.RangeStepNotInt32}}
 	var vals [3]int64
 	vals[2] = 1
 	for i, v := range args {
@@ -276,7 +276,7 @@ func rangeOp(e *Env, args []bson.Value) (bson.Value, error) {
 	}
 	lo, hi, step := vals[0], vals[1], vals[2]
 	if step == 0 {
-		return missing, errf(34449, "$range requires a non-zero step value")
+		return missing, errf(mongoerr.RangeZeroStep, "$range requires a non-zero step value")
 	}
 	count := int64(0)
 	if step > 0 && hi > lo {
@@ -330,7 +330,7 @@ type zipNode struct {
 
 func parseZip(p *parser, name string, arg bson.Value) (node, error) {
 	if arg.Type != bson.TypeDocument {
-		return nil, errf(34460, "$zip only supports an object as an argument, found %s", typeName(arg))
+		return nil, errf(mongoerr.ZipNotObject, "$zip only supports an object as an argument, found %s", typeName(arg))
 	}
 	n := &zipNode{}
 	var inputsV, defaultsV bson.Value
@@ -344,38 +344,38 @@ func parseZip(p *parser, name string, arg bson.Value) (node, error) {
 			defaultsV = el.Value
 		case "useLongestLength":
 			if el.Value.Type != bson.TypeBoolean {
-				return nil, errf(34463, "useLongestLength must be a bool, found %s", typeName(el.Value))
+				return nil, errf(mongoerr.ZipUseLongestLengthNotBool, "useLongestLength must be a bool, found %s", typeName(el.Value))
 			}
 			n.longest = el.Value.Boolean()
 		default:
-			return nil, errf(34464, "$zip found an unknown argument: %s", el.Key)
+			return nil, errf(mongoerr.ZipUnknownArgument, "$zip found an unknown argument: %s", el.Key)
 		}
 	}
 	if inputsV.Type != bson.TypeArray {
 		if inputsV.Type == 0 {
-			return nil, errf(34465, "$zip requires at least one input array")
+			return nil, errf(mongoerr.ZipMissingInputs, "$zip requires at least one input array")
 		}
-		return nil, errf(34461, "inputs must be an array of expressions, found %s", typeName(inputsV))
+		return nil, errf(mongoerr.ZipInputsNotArray, "inputs must be an array of expressions, found %s", typeName(inputsV))
 	}
 	var err error
 	if n.inputs, err = p.parseAll(inputsV.Document().Values()); err != nil {
 		return nil, err
 	}
 	if len(n.inputs) == 0 {
-		return nil, errf(34465, "$zip requires at least one input array")
+		return nil, errf(mongoerr.ZipMissingInputs, "$zip requires at least one input array")
 	}
 	if defaultsV.Type != 0 {
 		if defaultsV.Type != bson.TypeArray {
-			return nil, errf(34462, "defaults must be an array of expressions, found %s", typeName(defaultsV))
+			return nil, errf(mongoerr.ZipDefaultsNotArray, "defaults must be an array of expressions, found %s", typeName(defaultsV))
 		}
 		if !n.longest {
-			return nil, errf(34466, "cannot specify defaults unless useLongestLength is true")
+			return nil, errf(mongoerr.ZipDefaultsWithoutLongest, "cannot specify defaults unless useLongestLength is true")
 		}
 		if n.defaults, err = p.parseAll(defaultsV.Document().Values()); err != nil {
 			return nil, err
 		}
 		if len(n.defaults) != len(n.inputs) {
-			return nil, errf(34467, "defaults and inputs must have the same length")
+			return nil, errf(mongoerr.ZipDefaultsLengthMismatch, "defaults and inputs must have the same length")
 		}
 	}
 	return n, nil
@@ -393,7 +393,7 @@ func (n *zipNode) eval(e *Env) (bson.Value, error) {
 			return vNull, nil
 		}
 		if v.Type != bson.TypeArray {
-			return missing, errf(34468, "$zip found a non-array expression in input: %s", v.String())
+			return missing, errf(mongoerr.ZipInputNotArray, "$zip found a non-array expression in input: %s", v.String())
 		}
 		arrays[i] = v.Document().Values()
 		minLen = min(minLen, len(arrays[i]))
@@ -450,7 +450,7 @@ type sortArrayNode struct {
 
 func parseSortArray(p *parser, name string, arg bson.Value) (node, error) {
 	if arg.Type != bson.TypeDocument {
-		return nil, errf(2942500, "$sortArray requires an object as an argument, found: %s", typeName(arg))
+		return nil, errf(mongoerr.SortArrayNotObject, "$sortArray requires an object as an argument, found: %s", typeName(arg))
 	}
 	n := &sortArrayNode{}
 	var sortBy bson.Value
@@ -467,14 +467,14 @@ func parseSortArray(p *parser, name string, arg bson.Value) (node, error) {
 		case "sortBy":
 			sortBy = el.Value
 		default:
-			return nil, errf(2942501, "$sortArray found an unknown argument: %s", el.Key)
+			return nil, errf(mongoerr.SortArrayUnknownArgument, "$sortArray found an unknown argument: %s", el.Key)
 		}
 	}
 	if n.input == nil {
-		return nil, errf(2942502, "$sortArray requires 'input' to be specified")
+		return nil, errf(mongoerr.SortArrayMissingInput, "$sortArray requires 'input' to be specified")
 	}
 	if sortBy.Type == 0 {
-		return nil, errf(2942503, "$sortArray requires 'sortBy' to be specified")
+		return nil, errf(mongoerr.SortArrayMissingSortBy, "$sortArray requires 'sortBy' to be specified")
 	}
 	keys, whole, err := parseSortSpec(sortBy)
 	if err != nil {
@@ -490,16 +490,16 @@ func parseSortSpec(v bson.Value) ([]sortKey, int, error) {
 	if v.IsNumber() {
 		d := toFloat(v)
 		if d != 1 && d != -1 {
-			return nil, 0, errf(2942506, "The $sort element value must be either 1 or -1")
+			return nil, 0, errf(mongoerr.SortArrayBadOrder, "The $sort element value must be either 1 or -1")
 		}
 		return nil, int(d), nil
 	}
 	if v.Type != bson.TypeDocument {
-		return nil, 0, errf(2942507, "The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort embedded fields")
+		return nil, 0, errf(mongoerr.SortArrayBadSpec, "The $sort is invalid: use 1/-1 to sort the whole element, or {field:1/-1} to sort embedded fields")
 	}
 	keys, err := sortPattern(v.Document())
 	if err != nil {
-		return nil, 0, errf(2942505, "%s", err.Error())
+		return nil, 0, errf(mongoerr.SortArrayBadSortBy, "%s", err.Error())
 	}
 	return keys, 0, nil
 }
@@ -511,12 +511,12 @@ func sortPattern(d bson.Doc) ([]sortKey, error) {
 	for it.Next() {
 		el := it.Element()
 		if !el.Value.IsNumber() || (toFloat(el.Value) != 1 && toFloat(el.Value) != -1) {
-			return nil, errf(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+			return nil, errf(mongoerr.SortBadOrder, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
 		}
 		keys = append(keys, sortKey{path: strings.Split(strings.Clone(el.Key), "."), desc: toFloat(el.Value) < 0})
 	}
 	if len(keys) == 0 {
-		return nil, errf(15976, "$sort stage must have at least one sort key")
+		return nil, errf(mongoerr.SortStageNoKeys, "$sort stage must have at least one sort key")
 	}
 	return keys, nil
 }
@@ -530,7 +530,7 @@ func (n *sortArrayNode) eval(e *Env) (bson.Value, error) {
 		return vNull, nil
 	}
 	if v.Type != bson.TypeArray {
-		return missing, errf(2942504, "The input argument to $sortArray must be an array, but was of type: %s", typeName(v))
+		return missing, errf(mongoerr.SortArrayInputNotArray, "The input argument to $sortArray must be an array, but was of type: %s", typeName(v))
 	}
 	start := e.pushElems(v)
 	elems := e.vs[start:]
@@ -613,7 +613,7 @@ type filterNode struct {
 
 func parseFilter(p *parser, name string, arg bson.Value) (node, error) {
 	if arg.Type != bson.TypeDocument {
-		return nil, errf(28646, "$filter only supports an object as its argument")
+		return nil, errf(mongoerr.FilterNotObject, "$filter only supports an object as its argument")
 	}
 	m := map[string]bson.Value{}
 	it := arg.Document().Iter()
@@ -623,14 +623,14 @@ func parseFilter(p *parser, name string, arg bson.Value) (node, error) {
 		case "input", "as", "cond", "limit":
 			m[el.Key] = el.Value
 		default:
-			return nil, errf(28647, "Unrecognized parameter to $filter: %s", el.Key)
+			return nil, errf(mongoerr.FilterUnknownParameter, "Unrecognized parameter to $filter: %s", el.Key)
 		}
 	}
 	if _, ok := m["input"]; !ok {
-		return nil, errf(28648, "Missing 'input' parameter to $filter")
+		return nil, errf(mongoerr.FilterMissingInput, "Missing 'input' parameter to $filter")
 	}
 	if _, ok := m["cond"]; !ok {
-		return nil, errf(28650, "Missing 'cond' parameter to $filter")
+		return nil, errf(mongoerr.FilterMissingCond, "Missing 'cond' parameter to $filter")
 	}
 	n := &filterNode{}
 	var err error
@@ -659,7 +659,7 @@ func asName(m map[string]bson.Value, op string) (string, error) {
 		return "this", nil
 	}
 	if v.Type != bson.TypeString {
-		return "", errf(16866, "empty variable names are not allowed")
+		return "", errf(mongoerr.UserVariableNameEmpty, "empty variable names are not allowed")
 	}
 	name := v.StringValue()
 	if err := validateVarWrite(name); err != nil {
@@ -677,7 +677,7 @@ func (n *filterNode) eval(e *Env) (bson.Value, error) {
 		return vNull, nil
 	}
 	if in.Type != bson.TypeArray {
-		return missing, errf(28651, "input to $filter must be an array not %s", typeName(in))
+		return missing, errf(mongoerr.FilterInputNotArray, "input to $filter must be an array not %s", typeName(in))
 	}
 	if len(in.Data) <= 5 {
 		return in, nil
@@ -690,11 +690,11 @@ func (n *filterNode) eval(e *Env) (bson.Value, error) {
 		}
 		if !nullish(lv) {
 			if !isIntegral32(lv) {
-				return missing, errf(327391, "$filter: limit must be represented as a 32-bit integral value: %s", lv.String())
+				return missing, errf(mongoerr.FilterLimitNotInt32, "$filter: limit must be represented as a 32-bit integral value: %s", lv.String())
 			}
 			limit = int(toLong(lv))
 			if limit < 1 {
-				return missing, errf(327392, "$filter: limit must be greater than 0: %s", lv.String())
+				return missing, errf(mongoerr.FilterLimitNotPositive, "$filter: limit must be greater than 0: %s", lv.String())
 			}
 		}
 	}
@@ -729,7 +729,7 @@ type mapNode struct {
 
 func parseMap(p *parser, name string, arg bson.Value) (node, error) {
 	if arg.Type != bson.TypeDocument {
-		return nil, errf(16878, "$map only supports an object as its argument")
+		return nil, errf(mongoerr.MapNotObject, "$map only supports an object as its argument")
 	}
 	m := map[string]bson.Value{}
 	it := arg.Document().Iter()
@@ -739,14 +739,14 @@ func parseMap(p *parser, name string, arg bson.Value) (node, error) {
 		case "input", "as", "in":
 			m[el.Key] = el.Value
 		default:
-			return nil, errf(16879, "Unrecognized parameter to $map: %s", el.Key)
+			return nil, errf(mongoerr.MapUnknownParameter, "Unrecognized parameter to $map: %s", el.Key)
 		}
 	}
 	if _, ok := m["input"]; !ok {
-		return nil, errf(16880, "Missing 'input' parameter to $map")
+		return nil, errf(mongoerr.MapMissingInput, "Missing 'input' parameter to $map")
 	}
 	if _, ok := m["in"]; !ok {
-		return nil, errf(16882, "Missing 'in' parameter to $map")
+		return nil, errf(mongoerr.MapMissingIn, "Missing 'in' parameter to $map")
 	}
 	n := &mapNode{}
 	var err error
@@ -775,7 +775,7 @@ func (n *mapNode) eval(e *Env) (bson.Value, error) {
 		return vNull, nil
 	}
 	if in.Type != bson.TypeArray {
-		return missing, errf(16883, "input to $map must be an array not %s", typeName(in))
+		return missing, errf(mongoerr.MapInputNotArray, "input to $map must be an array not %s", typeName(in))
 	}
 	start := len(e.vs)
 	it := in.Document().Iter()
@@ -804,7 +804,7 @@ type reduceNode struct {
 
 func parseReduce(p *parser, name string, arg bson.Value) (node, error) {
 	if arg.Type != bson.TypeDocument {
-		return nil, errf(40075, "$reduce requires an object as an argument, found: %s", typeName(arg))
+		return nil, errf(mongoerr.ReduceNotObject, "$reduce requires an object as an argument, found: %s", typeName(arg))
 	}
 	m := map[string]bson.Value{}
 	it := arg.Document().Iter()
@@ -814,13 +814,13 @@ func parseReduce(p *parser, name string, arg bson.Value) (node, error) {
 		case "input", "initialValue", "in":
 			m[el.Key] = el.Value
 		default:
-			return nil, errf(40076, "$reduce found an unknown argument: %s", el.Key)
+			return nil, errf(mongoerr.ReduceUnknownArgument, "$reduce found an unknown argument: %s", el.Key)
 		}
 	}
 	for _, k := range []struct {
 		name string
 		code int32
-	}{{"input", 40077}, {"initialValue", 40078}, {"in", 40079}} {
+	}{{"input", mongoerr.ReduceMissingInput}, {"initialValue", mongoerr.ReduceMissingInitialValue}, {"in", mongoerr.ReduceMissingIn}} {
 		if _, ok := m[k.name]; !ok {
 			return nil, errf(k.code, "$reduce requires '%s' to be specified", k.name)
 		}
@@ -852,7 +852,7 @@ func (n *reduceNode) eval(e *Env) (bson.Value, error) {
 		return vNull, nil
 	}
 	if in.Type != bson.TypeArray {
-		return missing, errf(40080, "$reduce requires that 'input' be an array, found: %s", in.String())
+		return missing, errf(mongoerr.ReduceInputNotArray, "$reduce requires that 'input' be an array, found: %s", in.String())
 	}
 	m := e.mark()
 	acc, err := n.init.eval(e)
@@ -939,7 +939,7 @@ func setUnion(e *Env, args []bson.Value) (bson.Value, error) {
 			return vNull, nil
 		}
 		if a.Type != bson.TypeArray {
-			return missing, errf(17043, "All operands of $setUnion must be arrays. One argument is of type: %s", typeName(a))
+			return missing, errf(mongoerr.SetUnionNotArray, "All operands of $setUnion must be arrays. One argument is of type: %s", typeName(a))
 		}
 		s.addArray(a)
 	}
@@ -953,7 +953,7 @@ func setIntersection(e *Env, args []bson.Value) (bson.Value, error) {
 			return vNull, nil
 		}
 		if a.Type != bson.TypeArray {
-			return missing, errf(17047, "All operands of $setIntersection must be arrays. One argument is of type: %s", typeName(a))
+			return missing, errf(mongoerr.SetIntersectionNotArray, "All operands of $setIntersection must be arrays. One argument is of type: %s", typeName(a))
 		}
 		next := &valueSet{e: e}
 		it := a.Document().Iter()
@@ -976,10 +976,10 @@ func setDifference(e *Env, a, b bson.Value) (bson.Value, error) {
 		return vNull, nil
 	}
 	if a.Type != bson.TypeArray {
-		return missing, errf(17048, "both operands of $setDifference must be arrays. First argument is of type: %s", typeName(a))
+		return missing, errf(mongoerr.SetDifferenceFirstNotArray, "both operands of $setDifference must be arrays. First argument is of type: %s", typeName(a))
 	}
 	if b.Type != bson.TypeArray {
-		return missing, errf(17049, "both operands of $setDifference must be arrays. Second argument is of type: %s", typeName(b))
+		return missing, errf(mongoerr.SetDifferenceSecondNotArray, "both operands of $setDifference must be arrays. Second argument is of type: %s", typeName(b))
 	}
 	rhs := valueSet{e: e}
 	rhs.addArray(b)
@@ -1000,12 +1000,12 @@ func setDifference(e *Env, a, b bson.Value) (bson.Value, error) {
 
 func setEquals(e *Env, args []bson.Value) (bson.Value, error) {
 	if len(args) < 2 {
-		return missing, errf(17045, "$setEquals needs at least two arguments had: %d", len(args))
+		return missing, errf(mongoerr.SetEqualsTooFewArgs, "$setEquals needs at least two arguments had: %d", len(args))
 	}
 	var first *valueSet
 	for i, a := range args {
 		if a.Type != bson.TypeArray {
-			return missing, errf(17044, "All operands of $setEquals must be arrays. %d-th argument is of type: %s", i+1, typeName(a))
+			return missing, errf(mongoerr.SetEqualsNotArray, "All operands of $setEquals must be arrays. %d-th argument is of type: %s", i+1, typeName(a))
 		}
 		s := &valueSet{e: e}
 		s.addArray(a)
@@ -1027,10 +1027,10 @@ func setEquals(e *Env, args []bson.Value) (bson.Value, error) {
 
 func setIsSubset(e *Env, a, b bson.Value) (bson.Value, error) {
 	if a.Type != bson.TypeArray {
-		return missing, errf(17046, "both operands of $setIsSubset must be arrays. First argument is of type: %s", typeName(a))
+		return missing, errf(mongoerr.SetIsSubsetFirstNotArray, "both operands of $setIsSubset must be arrays. First argument is of type: %s", typeName(a))
 	}
 	if b.Type != bson.TypeArray {
-		return missing, errf(17042, "both operands of $setIsSubset must be arrays. Second argument is of type: %s", typeName(b))
+		return missing, errf(mongoerr.SetIsSubsetSecondNotArray, "both operands of $setIsSubset must be arrays. Second argument is of type: %s", typeName(b))
 	}
 	rhs := valueSet{e: e}
 	rhs.addArray(b)
@@ -1045,7 +1045,7 @@ func setIsSubset(e *Env, a, b bson.Value) (bson.Value, error) {
 
 func elementsTrue(v bson.Value, name string, any bool) (bson.Value, error) {
 	if v.Type != bson.TypeArray {
-		return missing, errf(17040, "%s's argument must be an array, but is %s", name, typeName(v))
+		return missing, errf(mongoerr.ExpressionArgNotArray, "%s's argument must be an array, but is %s", name, typeName(v))
 	}
 	it := v.Document().Iter()
 	for it.Next() {

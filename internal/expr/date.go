@@ -68,11 +68,11 @@ func parseTimezone(s string) (*time.Location, error) {
 	loc, ok := offsetZone(s)
 	if !ok {
 		if s == "" || s == "Local" || strings.HasPrefix(s, "/") || strings.Contains(s, "..") {
-			return nil, errf(40485, "unrecognized time zone identifier: \"%s\"", s)
+			return nil, errf(mongoerr.UnknownTimeZone, "unrecognized time zone identifier: \"%s\"", s)
 		}
 		l, err := time.LoadLocation(s)
 		if err != nil {
-			return nil, errf(40485, "unrecognized time zone identifier: \"%s\"", s)
+			return nil, errf(mongoerr.UnknownTimeZone, "unrecognized time zone identifier: \"%s\"", s)
 		}
 		loc = l
 	}
@@ -124,7 +124,7 @@ func (e *Env) tzOf(tz node) (loc *time.Location, isNull bool, err error) {
 		return nil, true, nil
 	}
 	if v.Type != bson.TypeString {
-		return nil, false, errf(40517, "timezone must evaluate to a string, found %s", typeName(v))
+		return nil, false, errf(mongoerr.TimezoneNotString, "timezone must evaluate to a string, found %s", typeName(v))
 	}
 	loc, err = parseTimezone(v.StringValue())
 	return loc, false, err
@@ -142,7 +142,7 @@ func dateOf(v bson.Value) (int64, error) {
 		secs := uint32(v.Data[0])<<24 | uint32(v.Data[1])<<16 | uint32(v.Data[2])<<8 | uint32(v.Data[3])
 		return int64(secs) * 1000, nil
 	}
-	return 0, errf(16006, "can't convert from BSON type %s to Date", typeName(v))
+	return 0, errf(mongoerr.ConvertToDateFailed, "can't convert from BSON type %s to Date", typeName(v))
 }
 
 func localTime(ms int64, loc *time.Location) time.Time { return time.UnixMilli(ms).In(loc) }
@@ -161,7 +161,7 @@ func parseDatePart(part func(time.Time) int) opParser {
 		case bson.TypeArray:
 			vals := arg.Document().Values()
 			if len(vals) != 1 {
-				return nil, errf(40536, "%s accepts exactly one argument if given an array, but was given %d", name, len(vals))
+				return nil, errf(mongoerr.DateExpressionArrayArity, "%s accepts exactly one argument if given an array, but was given %d", name, len(vals))
 			}
 			x, err := p.parse(vals[0])
 			if err != nil {
@@ -192,11 +192,11 @@ func parseDatePart(part func(time.Time) int) opParser {
 				case "timezone":
 					n.tz = x
 				default:
-					return nil, errf(40535, "unrecognized option to %s: \"%s\"", name, el.Key)
+					return nil, errf(mongoerr.DateUnknownOption, "unrecognized option to %s: \"%s\"", name, el.Key)
 				}
 			}
 			if n.date == nil {
-				return nil, errf(40539, "missing 'date' argument to %s, provided: %s", name, d.String())
+				return nil, errf(mongoerr.DateMissingDate, "missing 'date' argument to %s, provided: %s", name, d.String())
 			}
 		default:
 			x, err := p.parse(arg)
@@ -264,17 +264,17 @@ type dateToStringNode struct {
 }
 
 func parseDateToString(p *parser, name string, arg bson.Value) (node, error) {
-	m, err := objectArgs(p, name, arg, 18629, 18534, "date", "format", "timezone", "onNull")
+	m, err := objectArgs(p, name, arg, mongoerr.DateToStringNotObject, mongoerr.DateToStringUnknownArgument, "date", "format", "timezone", "onNull")
 	if err != nil {
 		return nil, err
 	}
 	if m["date"] == nil {
-		return nil, errf(18628, "Missing 'date' parameter to $dateToString")
+		return nil, errf(mongoerr.DateToStringMissingDate, "Missing 'date' parameter to $dateToString")
 	}
 	n := &dateToStringNode{date: m["date"], format: m["format"], tz: m["timezone"], onNull: m["onNull"]}
 	if c, ok := n.format.(constNode); ok && !nullish(c.v) {
 		if c.v.Type != bson.TypeString {
-			return nil, errf(18533, "$dateToString requires that 'format' be a string, found: %s with value %s", typeName(c.v), c.v.String())
+			return nil, errf(mongoerr.DateToStringFormatNotString, "$dateToString requires that 'format' be a string, found: %s with value %s", typeName(c.v), c.v.String())
 		}
 		if err := validateFormat(c.v.StringValue()); err != nil {
 			return nil, err
@@ -289,12 +289,12 @@ func validateFormat(f string) error {
 			continue
 		}
 		if i+1 >= len(f) {
-			return errf(18535, "Unmatched '%%' at end of format string")
+			return errf(mongoerr.DateFormatUnmatchedPercent, "Unmatched '%%' at end of format string")
 		}
 		switch f[i+1] {
 		case 'd', 'G', 'H', 'j', 'L', 'm', 'M', 'S', 'u', 'U', 'V', 'w', 'Y', 'z', 'Z', '%', 'b', 'B':
 		default:
-			return errf(18536, "Invalid format character '%%%c' in format string", f[i+1])
+			return errf(mongoerr.DateFormatInvalidCharacter, "Invalid format character '%%%c' in format string", f[i+1])
 		}
 		i++
 	}
@@ -311,7 +311,7 @@ func (n *dateToStringNode) eval(e *Env) (bson.Value, error) {
 	if err != nil {
 		return missing, err
 	}
-	f, err := evalFormat(e, n.format, 18533, "$dateToString")
+	f, err := evalFormat(e, n.format, mongoerr.DateToStringFormatNotString, "$dateToString")
 	if err != nil {
 		return missing, err
 	}
@@ -373,13 +373,13 @@ func appendDate(b []byte, f string, t time.Time) ([]byte, error) {
 		switch f[i] {
 		case 'Y':
 			if t.Year() < 0 || t.Year() > 9999 {
-				return nil, errf(18537, "$dateToString is only defined on year 0-9999, tried to use year %d", t.Year())
+				return nil, errf(mongoerr.DateToStringYearOutOfRange, "$dateToString is only defined on year 0-9999, tried to use year %d", t.Year())
 			}
 			pad(t.Year(), 4)
 		case 'G':
 			y, _ := t.ISOWeek()
 			if y < 0 || y > 9999 {
-				return nil, errf(18537, "$dateToString is only defined on year 0-9999, tried to use year %d", y)
+				return nil, errf(mongoerr.DateToStringYearOutOfRange, "$dateToString is only defined on year 0-9999, tried to use year %d", y)
 			}
 			pad(y, 4)
 		case 'm':
@@ -439,14 +439,14 @@ type dateFromStringNode struct {
 
 func parseDateFromString(p *parser, name string, arg bson.Value) (node, error) {
 	if arg.Type != bson.TypeDocument {
-		return nil, errf(40540, "$dateFromString only supports an object as an argument, found: %s", typeName(arg))
+		return nil, errf(mongoerr.DateFromStringNotObject, "$dateFromString only supports an object as an argument, found: %s", typeName(arg))
 	}
-	m, err := objectArgs(p, name, arg, 40540, 40541, "dateString", "format", "timezone", "onError", "onNull")
+	m, err := objectArgs(p, name, arg, mongoerr.DateFromStringNotObject, mongoerr.DateFromStringUnknownArgument, "dateString", "format", "timezone", "onError", "onNull")
 	if err != nil {
 		return nil, err
 	}
 	if m["dateString"] == nil {
-		return nil, errf(40542, "Missing 'dateString' parameter to $dateFromString")
+		return nil, errf(mongoerr.DateFromStringMissingDateString, "Missing 'dateString' parameter to $dateFromString")
 	}
 	return &dateFromStringNode{str: m["dateString"], format: m["format"], tz: m["timezone"], onError: m["onError"], onNull: m["onNull"]}, nil
 }
@@ -456,7 +456,7 @@ func (n *dateFromStringNode) eval(e *Env) (bson.Value, error) {
 	if err != nil {
 		return missing, err
 	}
-	f, err := evalFormat(e, n.format, 40684, "$dateFromString")
+	f, err := evalFormat(e, n.format, mongoerr.DateFromStringFormatNotString, "$dateFromString")
 	if err != nil {
 		return missing, err
 	}
@@ -707,7 +707,7 @@ func parseDateString(s string, loc *time.Location, format string) (int64, error)
 		}
 	}
 	if zone != nil && loc != nil {
-		return 0, errf(40554, "you cannot pass in a date/time string with time zone information ('%s') together with a timezone argument", s)
+		return 0, errf(mongoerr.DateFromStringTimezoneTwice, "you cannot pass in a date/time string with time zone information ('%s') together with a timezone argument", s)
 	}
 	if zone == nil {
 		zone = loc
@@ -755,12 +755,12 @@ type dateToPartsNode struct {
 }
 
 func parseDateToParts(p *parser, name string, arg bson.Value) (node, error) {
-	m, err := objectArgs(p, name, arg, 40524, 40520, "date", "timezone", "iso8601")
+	m, err := objectArgs(p, name, arg, mongoerr.DateToPartsNotObject, mongoerr.DateToPartsUnknownArgument, "date", "timezone", "iso8601")
 	if err != nil {
 		return nil, err
 	}
 	if m["date"] == nil {
-		return nil, errf(40522, "Missing 'date' parameter to $dateToParts")
+		return nil, errf(mongoerr.DateToPartsMissingDate, "Missing 'date' parameter to $dateToParts")
 	}
 	return &dateToPartsNode{date: m["date"], tz: m["timezone"], iso: m["iso8601"]}, nil
 }
@@ -792,7 +792,7 @@ func (n *dateToPartsNode) eval(e *Env) (bson.Value, error) {
 			return vNull, nil
 		}
 		if iv.Type != bson.TypeBoolean {
-			return missing, errf(40521, "iso8601 must evaluate to a bool, found %s", typeName(iv))
+			return missing, errf(mongoerr.ISO8601NotBool, "iso8601 must evaluate to a bool, found %s", typeName(iv))
 		}
 		iso = iv.Boolean()
 	}
@@ -829,7 +829,7 @@ type dateFromPartsNode struct {
 }
 
 func parseDateFromParts(p *parser, name string, arg bson.Value) (node, error) {
-	m, err := objectArgs(p, name, arg, 40519, 40518, "year", "month", "day", "hour", "minute", "second", "millisecond",
+	m, err := objectArgs(p, name, arg, mongoerr.DateFromPartsNotObject, mongoerr.DateFromPartsUnknownArgument, "year", "month", "day", "hour", "minute", "second", "millisecond",
 		"isoWeekYear", "isoWeek", "isoDayOfWeek", "timezone")
 	if err != nil {
 		return nil, err
@@ -837,13 +837,13 @@ func parseDateFromParts(p *parser, name string, arg bson.Value) (node, error) {
 	n := &dateFromPartsNode{tz: m["timezone"]}
 	iso := m["isoWeekYear"] != nil || m["isoWeek"] != nil || m["isoDayOfWeek"] != nil
 	if m["year"] == nil && m["isoWeekYear"] == nil {
-		return nil, errf(40516, "$dateFromParts requires either 'year' or 'isoWeekYear' to be present")
+		return nil, errf(mongoerr.DateFromPartsMissingYear, "$dateFromParts requires either 'year' or 'isoWeekYear' to be present")
 	}
 	if m["year"] != nil && iso {
-		return nil, errf(40489, "$dateFromParts does not allow mixing natural dates with ISO dates")
+		return nil, errf(mongoerr.DateFromPartsNaturalWithISO, "$dateFromParts does not allow mixing natural dates with ISO dates")
 	}
 	if m["isoWeekYear"] != nil && (m["month"] != nil || m["day"] != nil) {
-		return nil, errf(40525, "$dateFromParts does not allow mixing ISO dates with natural dates")
+		return nil, errf(mongoerr.DateFromPartsISOWithNatural, "$dateFromParts does not allow mixing ISO dates with natural dates")
 	}
 	n.iso = iso
 	keys := partKeys
@@ -870,11 +870,11 @@ func (e *Env) datePartValue(x node, name string, def int64, bounded bool) (int64
 		return 0, false, nil
 	}
 	if !isIntegral(v) {
-		return 0, false, errf(40515, "'%s' must evaluate to an integer, found %s with value %s", name, typeName(v), v.String())
+		return 0, false, errf(mongoerr.DatePartNotInteger, "'%s' must evaluate to an integer, found %s with value %s", name, typeName(v), v.String())
 	}
 	n := toLong(v)
 	if bounded && (n < -32768 || n > 32767) {
-		return 0, false, errf(31034, "'%s' must evaluate to a value in the range [-32768, 32767]; value %d is not in range", name, n)
+		return 0, false, errf(mongoerr.DatePartOutOfRange, "'%s' must evaluate to a value in the range [-32768, 32767]; value %d is not in range", name, n)
 	}
 	return n, true, nil
 }
@@ -909,9 +909,9 @@ func (n *dateFromPartsNode) eval(e *Env) (bson.Value, error) {
 	}
 	if vals[0] < 1 || vals[0] > 9999 {
 		if n.iso {
-			return missing, errf(31095, "'isoWeekYear' must evaluate to an integer in the range 1 to 9999, found %d", vals[0])
+			return missing, errf(mongoerr.ISOWeekYearOutOfRange, "'isoWeekYear' must evaluate to an integer in the range 1 to 9999, found %d", vals[0])
 		}
-		return missing, errf(40523, "'year' must evaluate to an integer in the range 1 to 9999, found %d", vals[0])
+		return missing, errf(mongoerr.YearOutOfRange, "'year' must evaluate to an integer in the range 1 to 9999, found %d", vals[0])
 	}
 	var t time.Time
 	if n.iso {
@@ -965,7 +965,7 @@ var unitMillis = [...]int64{1, 1000, 60000, 3600000, 86400000, 7 * 86400000}
 
 func unitOf(v bson.Value, op string) (timeUnit, error) {
 	if v.Type != bson.TypeString {
-		return 0, errf(5439013, "%s requires 'unit' to be a string, but got %s", op, typeName(v))
+		return 0, errf(mongoerr.DateUnitNotString, "%s requires 'unit' to be a string, but got %s", op, typeName(v))
 	}
 	u, ok := unitNames[v.StringValue()]
 	if !ok {
@@ -1021,11 +1021,11 @@ func startOfWeek(e *Env, x node, op string, u timeUnit) (time.Weekday, bool, err
 		return 0, true, nil
 	}
 	if v.Type != bson.TypeString {
-		return 0, false, errf(5439015, "%s requires 'startOfWeek' to be a string, but got %s", op, typeName(v))
+		return 0, false, errf(mongoerr.StartOfWeekNotString, "%s requires 'startOfWeek' to be a string, but got %s", op, typeName(v))
 	}
 	d, ok := weekdays[strings.ToLower(v.StringValue())]
 	if !ok {
-		return 0, false, errf(5439016, "%s parameter 'startOfWeek' value cannot be recognized as a day of a week: %s", op, v.StringValue())
+		return 0, false, errf(mongoerr.StartOfWeekUnknown, "%s parameter 'startOfWeek' value cannot be recognized as a day of a week: %s", op, v.StringValue())
 	}
 	return d, false, nil
 }
@@ -1039,17 +1039,17 @@ type dateAddNode struct {
 func parseDateAdd(op string, sign int64) opParser {
 	return func(p *parser, name string, arg bson.Value) (node, error) {
 		if arg.Type != bson.TypeDocument {
-			return nil, errf(5166400, "%s expects an object as its argument", op)
+			return nil, errf(mongoerr.DateArithNotObject, "%s expects an object as its argument", op)
 		}
-		m, err := objectArgs(p, op, arg, 5166400, 5166401, "startDate", "unit", "amount", "timezone")
-		if me, ok := err.(*mongoerr.Error); ok && me.Code == 5166401 {
+		m, err := objectArgs(p, op, arg, mongoerr.DateArithNotObject, mongoerr.DateArithUnknownArgument, "startDate", "unit", "amount", "timezone")
+		if me, ok := err.(*mongoerr.Error); ok && me.Code == mongoerr.DateArithUnknownArgument {
 			me.Message += ". Expected arguments are startDate, unit, amount, and optionally timezone."
 		}
 		if err != nil {
 			return nil, err
 		}
 		if m["startDate"] == nil || m["unit"] == nil || m["amount"] == nil {
-			return nil, errf(5166402, "%s requires startDate, unit, and amount to be present", op)
+			return nil, errf(mongoerr.DateArithMissingArgument, "%s requires startDate, unit, and amount to be present", op)
 		}
 		return &dateAddNode{name: op, sign: sign, start: m["startDate"], unit: m["unit"], amount: m["amount"], tz: m["timezone"]}, nil
 	}
@@ -1081,21 +1081,21 @@ func (n *dateAddNode) eval(e *Env) (bson.Value, error) {
 	}
 	ms, err := dateOf(sv)
 	if err != nil {
-		return missing, errf(5166403, "%s requires startDate to be convertible to a date", n.name)
+		return missing, errf(mongoerr.DateArithStartNotDate, "%s requires startDate to be convertible to a date", n.name)
 	}
 	if !isIntegral(av) {
-		return missing, errf(5166405, "%s expects integer amount of time units", n.name)
+		return missing, errf(mongoerr.DateArithAmountNotInteger, "%s expects integer amount of time units", n.name)
 	}
 	amt := toLong(av)
 	if n.sign < 0 {
 		if amt == math.MinInt64 {
-			return missing, errf(6045000, "invalid $dateSubtract 'amount' parameter value: %d", amt)
+			return missing, errf(mongoerr.DateSubtractBadAmount, "invalid $dateSubtract 'amount' parameter value: %d", amt)
 		}
 		amt = -amt
 	}
 	r, ok := dateAdd(ms, u, amt, loc)
 	if !ok {
-		return missing, errf(5166406, "%s overflowed", n.name[1:])
+		return missing, errf(mongoerr.DateArithOverflow, "%s overflowed", n.name[1:])
 	}
 	return e.date(r), nil
 }
@@ -1152,17 +1152,17 @@ type dateDiffNode struct {
 }
 
 func parseDateDiff(p *parser, name string, arg bson.Value) (node, error) {
-	m, err := objectArgs(p, name, arg, 5166301, 5166302, "startDate", "endDate", "unit", "timezone", "startOfWeek")
+	m, err := objectArgs(p, name, arg, mongoerr.DateDiffNotObject, mongoerr.DateDiffUnknownArgument, "startDate", "endDate", "unit", "timezone", "startOfWeek")
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case m["startDate"] == nil:
-		return nil, errf(5166303, "Missing 'startDate' parameter to $dateDiff")
+		return nil, errf(mongoerr.DateDiffMissingStartDate, "Missing 'startDate' parameter to $dateDiff")
 	case m["endDate"] == nil:
-		return nil, errf(5166304, "Missing 'endDate' parameter to $dateDiff")
+		return nil, errf(mongoerr.DateDiffMissingEndDate, "Missing 'endDate' parameter to $dateDiff")
 	case m["unit"] == nil:
-		return nil, errf(5166305, "Missing 'unit' parameter to $dateDiff")
+		return nil, errf(mongoerr.DateDiffMissingUnit, "Missing 'unit' parameter to $dateDiff")
 	}
 	return &dateDiffNode{start: m["startDate"], end: m["endDate"], unit: m["unit"], tz: m["timezone"], sow: m["startOfWeek"]}, nil
 }
@@ -1182,11 +1182,11 @@ func (n *dateDiffNode) eval(e *Env) (bson.Value, error) {
 	}
 	a, err := dateOf(sv)
 	if err != nil {
-		return missing, errf(5166307, "$dateDiff requires 'startDate' to be a date, but got %s", typeName(sv))
+		return missing, errf(mongoerr.DateArgNotDate, "$dateDiff requires 'startDate' to be a date, but got %s", typeName(sv))
 	}
 	b, err := dateOf(ev)
 	if err != nil {
-		return missing, errf(5166307, "$dateDiff requires 'endDate' to be a date, but got %s", typeName(ev))
+		return missing, errf(mongoerr.DateArgNotDate, "$dateDiff requires 'endDate' to be a date, but got %s", typeName(ev))
 	}
 	return e.int64(dateDiff(a, b, u, loc, sow)), nil
 }
@@ -1248,18 +1248,18 @@ type dateTruncNode struct {
 }
 
 func parseDateTrunc(p *parser, name string, arg bson.Value) (node, error) {
-	m, err := objectArgs(p, name, arg, 5439007, 5439008, "date", "unit", "binSize", "timezone", "startOfWeek")
-	if me, ok := err.(*mongoerr.Error); ok && me.Code == 5439008 {
+	m, err := objectArgs(p, name, arg, mongoerr.DateTruncNotObject, mongoerr.DateTruncUnknownArgument, "date", "unit", "binSize", "timezone", "startOfWeek")
+	if me, ok := err.(*mongoerr.Error); ok && me.Code == mongoerr.DateTruncUnknownArgument {
 		me.Message += ". Expected arguments are date, unit, and optionally, binSize, timezone, startOfWeek"
 	}
 	if err != nil {
 		return nil, err
 	}
 	if m["date"] == nil {
-		return nil, errf(5439009, "Missing 'date' parameter to $dateTrunc")
+		return nil, errf(mongoerr.DateTruncMissingDate, "Missing 'date' parameter to $dateTrunc")
 	}
 	if m["unit"] == nil {
-		return nil, errf(5439010, "Missing 'unit' parameter to $dateTrunc")
+		return nil, errf(mongoerr.DateTruncMissingUnit, "Missing 'unit' parameter to $dateTrunc")
 	}
 	return &dateTruncNode{date: m["date"], unit: m["unit"], bin: m["binSize"], tz: m["timezone"], sow: m["startOfWeek"]}, nil
 }
@@ -1276,10 +1276,10 @@ func (n *dateTruncNode) eval(e *Env) (bson.Value, error) {
 			return vNull, err
 		}
 		if !isIntegral(bv) {
-			return missing, errf(5439017, "$dateTrunc requires 'binSize' to be a 64-bit integer, but got value '%s' of type %s", bv.String(), typeName(bv))
+			return missing, errf(mongoerr.DateTruncBinSizeNotInt64, "$dateTrunc requires 'binSize' to be a 64-bit integer, but got value '%s' of type %s", bv.String(), typeName(bv))
 		}
 		if bin = toLong(bv); bin <= 0 {
-			return missing, errf(5439018, "$dateTrunc requires 'binSize' to be greater than 0, but got value %d", bin)
+			return missing, errf(mongoerr.DateTruncBinSizeNotPositive, "$dateTrunc requires 'binSize' to be greater than 0, but got value %d", bin)
 		}
 	}
 	u, sow, loc, null, err := unitWeekZone(e, n.unit, n.sow, n.tz, "$dateTrunc")
@@ -1288,7 +1288,7 @@ func (n *dateTruncNode) eval(e *Env) (bson.Value, error) {
 	}
 	ms, err := dateOf(dv)
 	if err != nil {
-		return missing, errf(5166307, "$dateTrunc requires 'date' to be a date, but got %s", typeName(dv))
+		return missing, errf(mongoerr.DateArgNotDate, "$dateTrunc requires 'date' to be a date, but got %s", typeName(dv))
 	}
 	return e.date(dateTrunc(ms, u, bin, loc, sow)), nil
 }

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 // Comparison, boolean and conditional operators.
@@ -149,16 +150,16 @@ func parseCond(p *parser, name string, arg bson.Value) (node, error) {
 		case "else":
 			f = n
 		default:
-			return nil, errf(17083, "Unrecognized parameter to $cond: %s", el.Key)
+			return nil, errf(mongoerr.CondUnknownParameter, "Unrecognized parameter to $cond: %s", el.Key)
 		}
 	}
 	switch {
 	case c == nil:
-		return nil, errf(17080, "Missing 'if' parameter to $cond")
+		return nil, errf(mongoerr.CondMissingIf, "Missing 'if' parameter to $cond")
 	case t == nil:
-		return nil, errf(17081, "Missing 'then' parameter to $cond")
+		return nil, errf(mongoerr.CondMissingThen, "Missing 'then' parameter to $cond")
 	case f == nil:
-		return nil, errf(17082, "Missing 'else' parameter to $cond")
+		return nil, errf(mongoerr.CondMissingElse, "Missing 'else' parameter to $cond")
 	}
 	return &condNode{c, t, f}, nil
 }
@@ -168,7 +169,7 @@ type ifNullNode struct{ args []node }
 func parseIfNull(p *parser, name string, arg bson.Value) (node, error) {
 	vals := argList(arg)
 	if len(vals) < 2 {
-		return nil, errf(1257300, "$ifNull needs at least two arguments, had: %d", len(vals))
+		return nil, errf(mongoerr.IfNullTooFewArgs, "$ifNull needs at least two arguments, had: %d", len(vals))
 	}
 	args, err := p.parseAll(vals)
 	if err != nil {
@@ -197,7 +198,7 @@ type switchNode struct {
 
 func parseSwitch(p *parser, name string, arg bson.Value) (node, error) {
 	if arg.Type != bson.TypeDocument {
-		return nil, errf(40060, "$switch requires an object as an argument, found: %s", arg.Type.String())
+		return nil, errf(mongoerr.SwitchNotObject, "$switch requires an object as an argument, found: %s", arg.Type.String())
 	}
 	n := &switchNode{}
 	it := arg.Document().Iter()
@@ -206,13 +207,13 @@ func parseSwitch(p *parser, name string, arg bson.Value) (node, error) {
 		switch el.Key {
 		case "branches":
 			if el.Value.Type != bson.TypeArray {
-				return nil, errf(40061, "$switch expected an array for 'branches', found: %s", el.Value.Type.String())
+				return nil, errf(mongoerr.SwitchBranchesNotArray, "$switch expected an array for 'branches', found: %s", el.Value.Type.String())
 			}
 			bi := el.Value.Document().Iter()
 			for bi.Next() {
 				b := bi.Element().Value
 				if b.Type != bson.TypeDocument {
-					return nil, errf(40062, "$switch expected each branch to be an object, found: %s", b.Type.String())
+					return nil, errf(mongoerr.SwitchBranchNotObject, "$switch expected each branch to be an object, found: %s", b.Type.String())
 				}
 				var c, t node
 				fi := b.Document().Iter()
@@ -228,14 +229,14 @@ func parseSwitch(p *parser, name string, arg bson.Value) (node, error) {
 					case "then":
 						t = x
 					default:
-						return nil, errf(40063, "$switch found an unknown argument to a branch: %s", f.Key)
+						return nil, errf(mongoerr.SwitchBranchUnknownArgument, "$switch found an unknown argument to a branch: %s", f.Key)
 					}
 				}
 				if c == nil {
-					return nil, errf(40064, "$switch requires each branch have a 'case' expression")
+					return nil, errf(mongoerr.SwitchBranchMissingCase, "$switch requires each branch have a 'case' expression")
 				}
 				if t == nil {
-					return nil, errf(40065, "$switch requires each branch have a 'then' expression.")
+					return nil, errf(mongoerr.SwitchBranchMissingThen, "$switch requires each branch have a 'then' expression.")
 				}
 				n.cases = append(n.cases, c, t)
 			}
@@ -246,11 +247,11 @@ func parseSwitch(p *parser, name string, arg bson.Value) (node, error) {
 			}
 			n.def = x
 		default:
-			return nil, errf(40067, "$switch found an unknown argument: %s", el.Key)
+			return nil, errf(mongoerr.SwitchUnknownArgument, "$switch found an unknown argument: %s", el.Key)
 		}
 	}
 	if len(n.cases) == 0 {
-		return nil, errf(40068, "$switch requires at least one branch.")
+		return nil, errf(mongoerr.SwitchNoBranches, "$switch requires at least one branch.")
 	}
 	return n, nil
 }
@@ -266,7 +267,7 @@ func (n *switchNode) eval(e *Env) (bson.Value, error) {
 		}
 	}
 	if n.def == nil {
-		return missing, errf(40066, "$switch could not find a matching branch for an input, and no default was specified.")
+		return missing, errf(mongoerr.SwitchNoMatchingBranch, "$switch could not find a matching branch for an input, and no default was specified.")
 	}
 	return n.def.eval(e)
 }

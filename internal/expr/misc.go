@@ -51,7 +51,7 @@ func init() {
 					if t.loOpen {
 						rng = "(-inf,inf)"
 					}
-					return missing, errf(50989, "cannot apply %s to %s, value must be in %s", t.name, v.String(), rng)
+					return missing, errf(mongoerr.TrigonometricOutOfRange, "cannot apply %s to %s, value must be in %s", t.name, v.String(), rng)
 				}
 			}
 			if v.Type == bson.TypeDecimal128 {
@@ -65,13 +65,13 @@ func init() {
 			return vNull, nil
 		}
 		if !a.IsNumber() {
-			return missing, errf(51044, "$atan2 only supports numeric types, not %s", typeName(a))
+			return missing, errf(mongoerr.Atan2FirstNotNumeric, "$atan2 only supports numeric types, not %s", typeName(a))
 		}
 		if nullish(b) {
 			return vNull, nil
 		}
 		if !b.IsNumber() {
-			return missing, errf(51045, "$atan2 only supports numeric types, not %s", typeName(b))
+			return missing, errf(mongoerr.Atan2SecondNotNumeric, "$atan2 only supports numeric types, not %s", typeName(b))
 		}
 		r := math.Atan2(toFloat(a), toFloat(b))
 		if a.Type == bson.TypeDecimal128 || b.Type == bson.TypeDecimal128 {
@@ -98,7 +98,7 @@ func init() {
 		case bson.TypeBinary:
 			return e.int32(int32(len(v.Data) - 5)), nil
 		}
-		return missing, errf(51276, "$binarySize requires a string or BinData argument, found: %s", typeName(v))
+		return missing, errf(mongoerr.BinarySizeBadType, "$binarySize requires a string or BinData argument, found: %s", typeName(v))
 	})
 	regUnary("$bsonSize", func(e *Env, v bson.Value) (bson.Value, error) {
 		switch v.Type {
@@ -107,14 +107,14 @@ func init() {
 		case bson.TypeDocument:
 			return e.int32(int32(len(v.Data))), nil
 		}
-		return missing, errf(31393, "$bsonSize requires a document input, found: %s", typeName(v))
+		return missing, errf(mongoerr.BSONSizeNotDocument, "$bsonSize requires a document input, found: %s", typeName(v))
 	})
 	regUnary("$tsSecond", func(e *Env, v bson.Value) (bson.Value, error) {
 		if nullish(v) {
 			return vNull, nil
 		}
 		if v.Type != bson.TypeTimestamp {
-			return missing, errf(5687301, " Argument to $tsSecond must be a timestamp, but is %s", typeName(v))
+			return missing, errf(mongoerr.TsSecondNotTimestamp, " Argument to $tsSecond must be a timestamp, but is %s", typeName(v))
 		}
 		t, _ := v.Timestamp()
 		return e.int64(int64(t)), nil
@@ -124,14 +124,14 @@ func init() {
 			return vNull, nil
 		}
 		if v.Type != bson.TypeTimestamp {
-			return missing, errf(5687302, " Argument to $tsIncrement must be a timestamp, but is %s", typeName(v))
+			return missing, errf(mongoerr.TsIncrementNotTimestamp, " Argument to $tsIncrement must be a timestamp, but is %s", typeName(v))
 		}
 		_, i := v.Timestamp()
 		return e.int64(int64(i)), nil
 	})
 	register("$sampleRate", func(p *parser, name string, arg bson.Value) (node, error) {
 		if !arg.IsNumber() || !(toFloat(arg) >= 0 && toFloat(arg) <= 1) {
-			return nil, errf(31291, "$sampleRate expects a numeric value between 0 and 1 inclusive")
+			return nil, errf(mongoerr.SampleRateOutOfRange, "$sampleRate expects a numeric value between 0 and 1 inclusive")
 		}
 		rate := toFloat(arg)
 		return &unaryNode{arg: constNode{arg}, fn: func(e *Env, _ bson.Value) (bson.Value, error) {
@@ -140,7 +140,7 @@ func init() {
 	})
 	register("$meta", func(p *parser, name string, arg bson.Value) (node, error) {
 		if arg.Type != bson.TypeString {
-			return nil, errf(17307, "$meta only supports string arguments")
+			return nil, errf(mongoerr.MetaExpressionNotString, "$meta only supports string arguments")
 		}
 		switch m := arg.StringValue(); m {
 		case "textScore":
@@ -149,14 +149,14 @@ func init() {
 				cell = p.opts.TextScore
 			}
 			if cell == nil {
-				return nil, errf(40218, "query requires text score metadata, but it is not available")
+				return nil, errf(mongoerr.TextScoreUnavailable, "query requires text score metadata, but it is not available")
 			}
 			return textScoreNode{cell}, nil
 		case "randVal", "searchScore", "searchHighlights", "geoNearDistance", "geoNearPoint",
 			"recordId", "indexKey", "sortKey", "searchScoreDetails", "searchSequenceToken", "vectorSearchScore":
 			return nil, errf(mongoerr.NotImplemented, "$meta \"%s\" is not supported by Cairn", m)
 		default:
-			return nil, errf(17308, "Unsupported argument to $meta: %s", m)
+			return nil, errf(mongoerr.MetaUnsupported, "Unsupported argument to $meta: %s", m)
 		}
 	})
 	for _, name := range []string{"$function", "$accumulator"} {
@@ -320,7 +320,7 @@ type percentileNode struct {
 func parsePercentile(name string) opParser {
 	return func(p *parser, _ string, arg bson.Value) (node, error) {
 		if arg.Type != bson.TypeDocument {
-			return nil, errf(7436100, "specification must be an object; found %s", typeName(arg))
+			return nil, errf(mongoerr.PercentileSpecNotObject, "specification must be an object; found %s", typeName(arg))
 		}
 		n := &percentileNode{name: name}
 		var pv bson.Value
@@ -354,13 +354,13 @@ func parsePercentile(name string) opParser {
 		}
 		if name == "$percentile" {
 			if pv.Type != bson.TypeArray || arrayLen(pv) == 0 {
-				return nil, errf(7750301, "The $percentile 'p' field must be an array of numbers from [0.0, 1.0], but found: %s", pv.String())
+				return nil, errf(mongoerr.PercentileBadP, "The $percentile 'p' field must be an array of numbers from [0.0, 1.0], but found: %s", pv.String())
 			}
 			vi := pv.Document().Iter()
 			for vi.Next() {
 				x := vi.Element().Value
 				if !x.IsNumber() || toFloat(x) < 0 || toFloat(x) > 1 {
-					return nil, errf(7750301, "The $percentile 'p' field must be an array of numbers from [0.0, 1.0], but found: %s", pv.String())
+					return nil, errf(mongoerr.PercentileBadP, "The $percentile 'p' field must be an array of numbers from [0.0, 1.0], but found: %s", pv.String())
 				}
 				n.ps = append(n.ps, toFloat(x))
 			}
@@ -407,7 +407,7 @@ type nExprNode struct {
 
 func parseNExpr(p *parser, name string, arg bson.Value) (node, error) {
 	if arg.Type != bson.TypeDocument {
-		return nil, errf(5787801, "specification must be an object; found %s", arg.String())
+		return nil, errf(mongoerr.TopNSpecNotObject, "specification must be an object; found %s", arg.String())
 	}
 	n := &nExprNode{name: name}
 	it := arg.Document().Iter()
@@ -423,14 +423,14 @@ func parseNExpr(p *parser, name string, arg bson.Value) (node, error) {
 		case "n":
 			n.n = x
 		default:
-			return nil, errf(5787901, "Unknown argument for 'n' operator: %s", el.Key)
+			return nil, errf(mongoerr.NUnknownArgument, "Unknown argument for 'n' operator: %s", el.Key)
 		}
 	}
 	if n.n == nil {
-		return nil, errf(5787906, "Missing value for 'n'")
+		return nil, errf(mongoerr.NMissing, "Missing value for 'n'")
 	}
 	if n.input == nil {
-		return nil, errf(5787907, "Missing value for 'input'")
+		return nil, errf(mongoerr.NMissingInput, "Missing value for 'input'")
 	}
 	return n, nil
 }
@@ -449,7 +449,7 @@ func (n *nExprNode) eval(e *Env) (bson.Value, error) {
 		return missing, err
 	}
 	if in.Type != bson.TypeArray {
-		return missing, errf(5788200, "Input must be an array, but got %s", typeName(in))
+		return missing, errf(mongoerr.NArrayInputNotArray, "Input must be an array, but got %s", typeName(in))
 	}
 	start := e.pushElems(in)
 	vals := e.vs[start:]

@@ -2,6 +2,7 @@ package expr
 
 import (
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 type constNode struct{ v bson.Value }
@@ -187,7 +188,7 @@ func regNary(name string, min, max int, fn naryFn) {
 		case max < 0:
 			args, err = p.parseAll(argList(arg))
 			if err == nil && len(args) < min {
-				err = errf(16020, "Expression %s takes at least %d arguments. %d were passed in.", name, min, len(args))
+				err = errf(mongoerr.ExpressionWrongArgCount, "Expression %s takes at least %d arguments. %d were passed in.", name, min, len(args))
 			}
 		default:
 			args, err = p.rangeArgs(name, arg, min, max)

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 // $let, $literal, $rand and the object operators.
@@ -30,7 +31,7 @@ type letNode struct {
 
 func parseLet(p *parser, name string, arg bson.Value) (node, error) {
 	if arg.Type != bson.TypeDocument {
-		return nil, errf(16874, "$let only supports an object as its argument")
+		return nil, errf(mongoerr.LetNotObject, "$let only supports an object as its argument")
 	}
 	var vars, in bson.Value
 	it := arg.Document().Iter()
@@ -42,17 +43,17 @@ func parseLet(p *parser, name string, arg bson.Value) (node, error) {
 		case "in":
 			in = el.Value
 		default:
-			return nil, errf(16875, "Unrecognized parameter to $let: %s", el.Key)
+			return nil, errf(mongoerr.LetUnknownParameter, "Unrecognized parameter to $let: %s", el.Key)
 		}
 	}
 	if vars.Type == 0 {
-		return nil, errf(16876, "Missing 'vars' parameter to $let")
+		return nil, errf(mongoerr.LetMissingVars, "Missing 'vars' parameter to $let")
 	}
 	if in.Type == 0 {
-		return nil, errf(16877, "Missing 'in' parameter to $let")
+		return nil, errf(mongoerr.LetMissingIn, "Missing 'in' parameter to $let")
 	}
 	if vars.Type != bson.TypeDocument {
-		return nil, errf(10065, "invalid parameter: expected an object (vars)")
+		return nil, errf(mongoerr.GeoNearNotObject, "invalid parameter: expected an object (vars)")
 	}
 	n := &letNode{}
 	var names []string
@@ -104,10 +105,10 @@ func (randNode) eval(e *Env) (bson.Value, error) { return e.double(e.rand()), ni
 
 func parseRand(p *parser, name string, arg bson.Value) (node, error) {
 	if arg.Type != bson.TypeDocument {
-		return nil, errf(10065, "invalid parameter: expected an object (%s)", name)
+		return nil, errf(mongoerr.GeoNearNotObject, "invalid parameter: expected an object (%s)", name)
 	}
 	if arg.Document().Len() != 0 {
-		return nil, errf(3040501, "$rand does not currently accept arguments")
+		return nil, errf(mongoerr.RandTakesNoArguments, "$rand does not currently accept arguments")
 	}
 	return randNode{}, nil
 }
@@ -140,19 +141,19 @@ func parseGetField(p *parser, name string, arg bson.Value) (node, error) {
 				}
 				input = x
 			default:
-				return nil, errf(3041701, "$getField found an unknown argument: %s", el.Key)
+				return nil, errf(mongoerr.GetFieldUnknownArgument, "$getField found an unknown argument: %s", el.Key)
 			}
 		}
 	default:
 		fieldV, input = arg, &pathNode{slot: 0}
 	}
 	if fieldV.Type == 0 {
-		return nil, errf(3041702, "$getField requires 'field' to be specified")
+		return nil, errf(mongoerr.GetFieldMissingField, "$getField requires 'field' to be specified")
 	}
 	if input == nil {
-		return nil, errf(3041703, "$getField requires 'input' to be specified")
+		return nil, errf(mongoerr.GetFieldMissingInput, "$getField requires 'input' to be specified")
 	}
-	f, err := constantField(p, "$getField", fieldV, 5654601, 5654602, 5654600)
+	f, err := constantField(p, "$getField", fieldV, mongoerr.GetFieldFieldNotConstant, mongoerr.GetFieldFieldNotString, mongoerr.GetFieldFieldIsPath)
 	if err != nil {
 		return nil, err
 	}
@@ -177,7 +178,7 @@ func constantField(p *parser, op string, v bson.Value, nonConstCode, typeCode, p
 		return "", errf(typeCode, "%s requires 'field' to evaluate to type String, but got %s", op, typeName(c.v))
 	}
 	if strings.IndexByte(c.v.StringValue(), 0) >= 0 {
-		return "", errf(9534700, "%s: 'field' cannot contain an embedded null byte", op)
+		return "", errf(mongoerr.FieldNameEmbeddedNull, "%s: 'field' cannot contain an embedded null byte", op)
 	}
 	return strings.Clone(c.v.StringValue()), nil
 }
@@ -194,7 +195,7 @@ func (n *getFieldNode) eval(e *Env) (bson.Value, error) {
 		return vNull, nil
 	}
 	if in.Type != bson.TypeDocument {
-		return missing, errf(3041705, "$getField requires 'input' to evaluate to type Object, but got %s", typeName(in))
+		return missing, errf(mongoerr.GetFieldInputNotObject, "$getField requires 'input' to evaluate to type Object, but got %s", typeName(in))
 	}
 	v, _ := in.Document().Lookup(n.field)
 	return v, nil
@@ -210,7 +211,7 @@ type setFieldNode struct {
 func parseSetField(op string) opParser {
 	return func(p *parser, name string, arg bson.Value) (node, error) {
 		if arg.Type != bson.TypeDocument {
-			return nil, errf(4161100, "%s only supports an object as its argument", op)
+			return nil, errf(mongoerr.SetFieldNotObject, "%s only supports an object as its argument", op)
 		}
 		var fieldV, inV, valV bson.Value
 		it := arg.Document().Iter()
@@ -224,19 +225,19 @@ func parseSetField(op string) opParser {
 			case el.Key == "value" && op == "$setField":
 				valV = el.Value
 			default:
-				return nil, errf(4161101, "%s found an unknown argument: %s", op, el.Key)
+				return nil, errf(mongoerr.SetFieldUnknownArgument, "%s found an unknown argument: %s", op, el.Key)
 			}
 		}
 		if fieldV.Type == 0 {
-			return nil, errf(4161102, "%s requires 'field' to be specified", op)
+			return nil, errf(mongoerr.SetFieldMissingField, "%s requires 'field' to be specified", op)
 		}
 		if op == "$setField" && valV.Type == 0 {
-			return nil, errf(4161103, "$setField requires 'value' to be specified")
+			return nil, errf(mongoerr.SetFieldMissingValue, "$setField requires 'value' to be specified")
 		}
 		if inV.Type == 0 {
-			return nil, errf(4161109, "%s requires 'input' to be specified", op)
+			return nil, errf(mongoerr.SetFieldMissingInput, "%s requires 'input' to be specified", op)
 		}
-		f, err := constantField(p, "$setField", fieldV, 4161106, 4161107, 4161108)
+		f, err := constantField(p, "$setField", fieldV, mongoerr.SetFieldFieldNotConstant, mongoerr.SetFieldFieldNotString, mongoerr.SetFieldFieldIsPath)
 		if err != nil {
 			return nil, err
 		}
@@ -262,7 +263,7 @@ func (n *setFieldNode) eval(e *Env) (bson.Value, error) {
 		return vNull, nil
 	}
 	if in.Type != bson.TypeDocument {
-		return missing, errf(4161105, "%s requires 'input' to evaluate to type Object", n.op)
+		return missing, errf(mongoerr.SetFieldInputNotObject, "%s requires 'input' to evaluate to type Object", n.op)
 	}
 	val := missing
 	if n.value != nil {
@@ -332,7 +333,7 @@ func mergeObjects(e *Env, args []bson.Value) (bson.Value, error) {
 			continue
 		}
 		if v.Type != bson.TypeDocument {
-			return missing, errf(40400, "$mergeObjects requires object inputs, but input %s is of type %s", v.String(), typeName(v))
+			return missing, errf(mongoerr.MergeObjectsNotObject, "$mergeObjects requires object inputs, but input %s is of type %s", v.String(), typeName(v))
 		}
 		it := v.Document().Iter()
 		for it.Next() {
@@ -348,7 +349,7 @@ func objectToArray(e *Env, v bson.Value) (bson.Value, error) {
 		return vNull, nil
 	}
 	if v.Type != bson.TypeDocument {
-		return missing, errf(40390, "$objectToArray requires a document input, found: %s", typeName(v))
+		return missing, errf(mongoerr.ObjectToArrayNotDocument, "$objectToArray requires a document input, found: %s", typeName(v))
 	}
 	start := len(e.vs)
 	keys := []string{"k", "v"}
@@ -368,7 +369,7 @@ func arrayToObject(e *Env, v bson.Value) (bson.Value, error) {
 		return vNull, nil
 	}
 	if v.Type != bson.TypeArray {
-		return missing, errf(40386, "$arrayToObject requires an array input, found: %s", typeName(v))
+		return missing, errf(mongoerr.ArrayToObjectNotArray, "$arrayToObject requires an array input, found: %s", typeName(v))
 	}
 	var f fieldList
 	var format bson.Type
@@ -379,48 +380,48 @@ func arrayToObject(e *Env, v bson.Value) (bson.Value, error) {
 			format = el.Type
 		}
 		if format != bson.TypeArray && format != bson.TypeDocument {
-			return missing, errf(40398, "Unrecognised input type format for $arrayToObject: %s", typeName(el))
+			return missing, errf(mongoerr.ArrayToObjectUnknownFormat, "Unrecognised input type format for $arrayToObject: %s", typeName(el))
 		}
 		if format == bson.TypeArray && el.Type != bson.TypeArray {
-			return missing, errf(40396, "$arrayToObject requires a consistent input format. Elements mustall be arrays or all be objects. Array was detected, now found: %s", typeName(el))
+			return missing, errf(mongoerr.ArrayToObjectMixedFormatPairs, "$arrayToObject requires a consistent input format. Elements mustall be arrays or all be objects. Array was detected, now found: %s", typeName(el))
 		}
 		if format == bson.TypeDocument && el.Type != bson.TypeDocument {
-			return missing, errf(40391, "$arrayToObject requires a consistent input format. Elements mustall be arrays or all be objects. Object was detected, now found: %s", typeName(el))
+			return missing, errf(mongoerr.ArrayToObjectMixedFormat, "$arrayToObject requires a consistent input format. Elements mustall be arrays or all be objects. Object was detected, now found: %s", typeName(el))
 		}
 		switch el.Type {
 		case bson.TypeArray:
 			pair := el.Document().Values()
 			if len(pair) != 2 {
-				return missing, errf(40397, "$arrayToObject requires an array of size 2 arrays,found array of size: %d", len(pair))
+				return missing, errf(mongoerr.ArrayToObjectPairSize, "$arrayToObject requires an array of size 2 arrays,found array of size: %d", len(pair))
 			}
 			if pair[0].Type != bson.TypeString {
-				return missing, errf(40395, "$arrayToObject requires an array of key-value pairs, where the key must be of type string. Found key type: %s", typeName(pair[0]))
+				return missing, errf(mongoerr.ArrayToObjectPairKeyNotString, "$arrayToObject requires an array of key-value pairs, where the key must be of type string. Found key type: %s", typeName(pair[0]))
 			}
 			k := pair[0].StringValue()
 			if strings.IndexByte(k, 0) >= 0 {
-				return missing, errf(4940400, "Key field cannot contain an embedded null byte")
+				return missing, errf(mongoerr.ArrayToObjectKeyEmbeddedNull, "Key field cannot contain an embedded null byte")
 			}
 			f.set(k, pair[1])
 		case bson.TypeDocument:
 			d := el.Document()
 			if n := d.Len(); n != 2 {
-				return missing, errf(40392, "$arrayToObject requires an object keys of 'k' and 'v'. Found incorrect number of keys:%d", n)
+				return missing, errf(mongoerr.ArrayToObjectKeyCount, "$arrayToObject requires an object keys of 'k' and 'v'. Found incorrect number of keys:%d", n)
 			}
 			k, okK := d.Lookup("k")
 			val, okV := d.Lookup("v")
 			if !okK || !okV {
-				return missing, errf(40393, "$arrayToObject requires an object with keys 'k' and 'v'. Missing either or both keys from: %s", d.String())
+				return missing, errf(mongoerr.ArrayToObjectMissingKV, "$arrayToObject requires an object with keys 'k' and 'v'. Missing either or both keys from: %s", d.String())
 			}
 			if k.Type != bson.TypeString {
-				return missing, errf(40394, "$arrayToObject requires an object with keys 'k' and 'v', where the value of 'k' must be of type string. Found type: %s", typeName(k))
+				return missing, errf(mongoerr.ArrayToObjectKeyNotString, "$arrayToObject requires an object with keys 'k' and 'v', where the value of 'k' must be of type string. Found type: %s", typeName(k))
 			}
 			ks := k.StringValue()
 			if strings.IndexByte(ks, 0) >= 0 {
-				return missing, errf(4940401, "Key field cannot contain an embedded null byte")
+				return missing, errf(mongoerr.ArrayToObjectPairKeyEmbeddedNull, "Key field cannot contain an embedded null byte")
 			}
 			f.set(ks, val)
 		default:
-			return missing, errf(40398, "Unrecognised input type format for $arrayToObject: %s", typeName(el))
+			return missing, errf(mongoerr.ArrayToObjectUnknownFormat, "Unrecognised input type format for $arrayToObject: %s", typeName(el))
 		}
 	}
 	return e.document(f.keys, f.vals), nil

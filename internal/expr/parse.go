@@ -142,11 +142,11 @@ func (p *parser) parse(v bson.Value) (node, error) {
 		first := it.Element()
 		if strings.HasPrefix(first.Key, "$") {
 			if d.Len() != 1 {
-				return nil, errf(15983, "An object representing an expression must have exactly one field: %s", d.String())
+				return nil, errf(mongoerr.ExpressionObjectNotOneField, "An object representing an expression must have exactly one field: %s", d.String())
 			}
 			f, ok := operators[first.Key]
 			if !ok {
-				return nil, errf(168, "Unrecognized expression '%s'", first.Key)
+				return nil, errf(mongoerr.InvalidPipelineOperator, "Unrecognized expression '%s'", first.Key)
 			}
 			return f(p, first.Key, first.Value)
 		}
@@ -184,7 +184,7 @@ func (p *parser) parseObjectFields(d bson.Doc) (node, error) {
 			return nil, err
 		}
 		if seen[el.Key] {
-			return nil, errf(16406, "duplicate field name specified in object literal: %s", d.String())
+			return nil, errf(mongoerr.ObjectLiteralDuplicateField, "duplicate field name specified in object literal: %s", d.String())
 		}
 		seen[el.Key] = true
 		n, err := p.parse(el.Value)
@@ -200,13 +200,13 @@ func (p *parser) parseObjectFields(d bson.Doc) (node, error) {
 func validateFieldName(k string) error {
 	switch {
 	case k == "":
-		return errf(15998, "FieldPath field names may not be empty strings.")
+		return errf(mongoerr.FieldPathEmptyName, "FieldPath field names may not be empty strings.")
 	case k[0] == '$':
-		return errf(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+		return errf(mongoerr.FieldPathDollarPrefix, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
 	case strings.IndexByte(k, '.') >= 0:
-		return errf(16412, "FieldPath field names may not contain '.'. Consider using $getField or $setField.")
+		return errf(mongoerr.FieldPathContainsDot, "FieldPath field names may not contain '.'. Consider using $getField or $setField.")
 	case strings.IndexByte(k, 0) >= 0:
-		return errf(16411, "FieldPath field names may not contain embedded nulls")
+		return errf(mongoerr.FieldPathEmbeddedNull, "FieldPath field names may not contain embedded nulls")
 	}
 	return nil
 }
@@ -214,7 +214,7 @@ func validateFieldName(k string) error {
 // parsePath compiles "$a.b" or "$$var.a.b".
 func (p *parser) parsePath(s string) (node, error) {
 	if strings.IndexByte(s, 0) >= 0 {
-		return nil, errf(16419, "field path must not contain embedded null characters")
+		return nil, errf(mongoerr.FieldPathNullCharacter, "field path must not contain embedded null characters")
 	}
 	if strings.HasPrefix(s, "$$") {
 		rest := s[2:]
@@ -226,10 +226,10 @@ func (p *parser) parsePath(s string) (node, error) {
 		return p.variable(name, parts)
 	}
 	if s == "$" {
-		return nil, errf(16872, "'$' by itself is not a valid FieldPath")
+		return nil, errf(mongoerr.FieldPathDollarOnly, "'$' by itself is not a valid FieldPath")
 	}
 	if p.letMode {
-		return nil, errf(4890500, "Command let Expression tried to access a field, but this is not allowed because command let expressions run before the query examines any documents.")
+		return nil, errf(mongoerr.CommandLetFieldAccess, "Command let Expression tried to access a field, but this is not allowed because command let expressions run before the query examines any documents.")
 	}
 	parts, err := splitPath(s[1:], true)
 	if err != nil {
@@ -245,10 +245,10 @@ func splitPath(path string, present bool) ([]string, error) {
 	parts := strings.Split(strings.Clone(path), ".")
 	for _, part := range parts {
 		if part == "" {
-			return nil, errf(15998, "FieldPath field names may not be empty strings.")
+			return nil, errf(mongoerr.FieldPathEmptyName, "FieldPath field names may not be empty strings.")
 		}
 		if part[0] == '$' {
-			return nil, errf(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+			return nil, errf(mongoerr.FieldPathDollarPrefix, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
 		}
 	}
 	return parts, nil
@@ -267,12 +267,12 @@ func (p *parser) variable(name string, parts []string) (node, error) {
 	switch name {
 	case "CURRENT":
 		if p.letMode {
-			return nil, errf(4890500, "Command let Expression tried to access a field, but this is not allowed because command let expressions run before the query examines any documents.")
+			return nil, errf(mongoerr.CommandLetFieldAccess, "Command let Expression tried to access a field, but this is not allowed because command let expressions run before the query examines any documents.")
 		}
 		return &pathNode{slot: 0, parts: parts}, nil
 	case "ROOT":
 		if p.letMode {
-			return nil, errf(4890500, "Command let Expression tried to access a field, but this is not allowed because command let expressions run before the query examines any documents.")
+			return nil, errf(mongoerr.CommandLetFieldAccess, "Command let Expression tried to access a field, but this is not allowed because command let expressions run before the query examines any documents.")
 		}
 		return &pathNode{slot: -1, parts: parts}, nil
 	case "REMOVE":
@@ -281,14 +281,14 @@ func (p *parser) variable(name string, parts []string) (node, error) {
 		v := heapBuild(func(b *bson.Builder) { b.AppendDateTime("v", p.opts.Now.UnixMilli()) })
 		return constPath(v, parts), nil
 	case "CLUSTER_TIME":
-		return errNode{errf(51144, "Builtin variable '$$CLUSTER_TIME' is not available")}, nil
+		return errNode{errf(mongoerr.ClusterTimeUnavailable, "Builtin variable '$$CLUSTER_TIME' is not available")}, nil
 	case "USER_ROLES", "SEARCH_META", "JS_SCOPE", "IS_MR":
 		return nil, errf(mongoerr.NotImplemented, "system variable $$%s is not supported by Cairn", name)
 	}
 	if v, ok := p.opts.letVals[name]; ok {
 		return constPath(v, parts), nil
 	}
-	return nil, errf(17276, "Use of undefined variable: %s", name)
+	return nil, errf(mongoerr.UndefinedVariable, "Use of undefined variable: %s", name)
 }
 
 func constPath(v bson.Value, parts []string) node {
@@ -311,13 +311,13 @@ func (p *parser) popScope(n int) { p.scope = p.scope[:len(p.scope)-n] }
 // with a lower-case letter or non-ASCII; system variables are upper case.
 func validateVarRead(name string) error {
 	if name == "" {
-		return errf(16869, "empty variable names are not allowed")
+		return errf(mongoerr.VariableNameEmpty, "empty variable names are not allowed")
 	}
 	c := name[0]
 	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80) {
-		return errf(16870, "'%s' starts with an invalid character for a variable name", name)
+		return errf(mongoerr.VariableNameBadStart, "'%s' starts with an invalid character for a variable name", name)
 	}
-	return validateVarChars(name, 16871)
+	return validateVarChars(name, mongoerr.VariableNameBadChar)
 }
 
 // validateVarWrite checks the name of a variable a user defines; CURRENT
@@ -327,13 +327,13 @@ func validateVarWrite(name string) error {
 		return nil
 	}
 	if name == "" {
-		return errf(16866, "empty variable names are not allowed")
+		return errf(mongoerr.UserVariableNameEmpty, "empty variable names are not allowed")
 	}
 	c := name[0]
 	if !(c >= 'a' && c <= 'z' || c >= 0x80) {
-		return errf(16867, "'%s' starts with an invalid character for a user variable name", name)
+		return errf(mongoerr.UserVariableNameBadStart, "'%s' starts with an invalid character for a user variable name", name)
 	}
-	return validateVarChars(name, 16868)
+	return validateVarChars(name, mongoerr.UserVariableNameBadChar)
 }
 
 func validateVarChars(name string, code int32) error {
@@ -371,7 +371,7 @@ func (p *parser) parseAll(vals []bson.Value) ([]node, error) {
 func (p *parser) exactArgs(name string, arg bson.Value, n int) ([]node, error) {
 	vals := argList(arg)
 	if len(vals) != n {
-		return nil, errf(16020, "Expression %s takes exactly %d arguments. %d were passed in.", name, n, len(vals))
+		return nil, errf(mongoerr.ExpressionWrongArgCount, "Expression %s takes exactly %d arguments. %d were passed in.", name, n, len(vals))
 	}
 	return p.parseAll(vals)
 }
@@ -380,7 +380,7 @@ func (p *parser) exactArgs(name string, arg bson.Value, n int) ([]node, error) {
 func (p *parser) rangeArgs(name string, arg bson.Value, min, max int) ([]node, error) {
 	vals := argList(arg)
 	if len(vals) < min || len(vals) > max {
-		return nil, errf(28667, "Expression %s takes at least %d arguments, and at most %d, but %d were passed in.", name, min, max, len(vals))
+		return nil, errf(mongoerr.ExpressionArgCountOutOfRange, "Expression %s takes at least %d arguments, and at most %d, but %d were passed in.", name, min, max, len(vals))
 	}
 	return p.parseAll(vals)
 }

@@ -38,7 +38,7 @@ type regexNode struct {
 func parseRegex(name string, mode int) opParser {
 	return func(p *parser, _ string, arg bson.Value) (node, error) {
 		if arg.Type != bson.TypeDocument {
-			return nil, errf(51103, "%s expects an object of named arguments but found: %s", name, typeName(arg))
+			return nil, errf(mongoerr.RegexExprNotObject, "%s expects an object of named arguments but found: %s", name, typeName(arg))
 		}
 		n := &regexNode{name: name, mode: mode}
 		it := arg.Document().Iter()
@@ -56,14 +56,14 @@ func parseRegex(name string, mode int) opParser {
 			case "options":
 				n.options = x
 			default:
-				return nil, errf(31024, "%s found an unknown argument: %s", name, el.Key)
+				return nil, errf(mongoerr.RegexUnknownArgument, "%s found an unknown argument: %s", name, el.Key)
 			}
 		}
 		if n.input == nil {
-			return nil, errf(31022, "%s requires 'input' parameter", name)
+			return nil, errf(mongoerr.RegexMissingInput, "%s requires 'input' parameter", name)
 		}
 		if n.regex == nil {
-			return nil, errf(31023, "%s requires 'regex' parameter", name)
+			return nil, errf(mongoerr.RegexMissingRegex, "%s requires 'regex' parameter", name)
 		}
 		rc, ok1 := n.regex.(constNode)
 		var oc constNode
@@ -91,24 +91,24 @@ func (n *regexNode) compile(rv, ov bson.Value) (*regexp.Regexp, error) {
 	case bson.TypeRegex:
 		pattern, opts = rv.Regex()
 	default:
-		return nil, errf(51105, "%s needs 'regex' to be of type string or regex", n.name)
+		return nil, errf(mongoerr.RegexExprRegexBadType, "%s needs 'regex' to be of type string or regex", n.name)
 	}
 	if ov.Type != 0 && ov.Type != bson.TypeNull && ov.Type != bson.TypeUndefined {
 		if ov.Type != bson.TypeString {
-			return nil, errf(51106, "%s needs 'options' to be of type string", n.name)
+			return nil, errf(mongoerr.RegexExprOptionsNotString, "%s needs 'options' to be of type string", n.name)
 		}
 		if opts != "" {
-			return nil, errf(51107, "%s: found regex option(s) specified in both 'regex' and 'option' fields", n.name)
+			return nil, errf(mongoerr.RegexExprOptionsTwice, "%s: found regex option(s) specified in both 'regex' and 'option' fields", n.name)
 		}
 		if opts == "" {
 			opts = ov.StringValue()
 		}
 	}
 	if strings.IndexByte(pattern, 0) >= 0 {
-		return nil, errf(51109, "%s: regular expression cannot contain an embedded null byte", n.name)
+		return nil, errf(mongoerr.RegexExprEmbeddedNull, "%s: regular expression cannot contain an embedded null byte", n.name)
 	}
 	if strings.IndexByte(opts, 0) >= 0 {
-		return nil, errf(51110, "%s: regular expression options cannot contain an embedded null byte", n.name)
+		return nil, errf(mongoerr.RegexExprOptionsEmbeddedNull, "%s: regular expression options cannot contain an embedded null byte", n.name)
 	}
 	return compileRegex(n.name, pattern, opts)
 }
@@ -124,11 +124,11 @@ func compileRegex(name, pattern, opts string) (*regexp.Regexp, error) {
 			extended = true
 		case 'u':
 		default:
-			return nil, errf(51108, "%s invalid flag in regex options: %c", name, c)
+			return nil, errf(mongoerr.RegexInvalidFlag, "%s invalid flag in regex options: %c", name, c)
 		}
 	}
 	if len(pattern) > maxRegexLength {
-		return nil, errf(51111, "Invalid Regex in %s: pattern string is longer than the limit set by the application", name)
+		return nil, errf(mongoerr.RegexExprInvalid, "Invalid Regex in %s: pattern string is longer than the limit set by the application", name)
 	}
 	tr, err := translatePCRE(name, pattern, extended)
 	if err != nil {
@@ -139,7 +139,7 @@ func compileRegex(name, pattern, opts string) (*regexp.Regexp, error) {
 	}
 	re, cerr := regexp.Compile(tr)
 	if cerr != nil {
-		return nil, errf(51111, "Invalid Regex in %s: %s", name, cerr.Error())
+		return nil, errf(mongoerr.RegexExprInvalid, "Invalid Regex in %s: %s", name, cerr.Error())
 	}
 	return re, nil
 }
@@ -197,7 +197,7 @@ func translatePCRE(name, p string, extended bool) (string, error) {
 			case '#':
 				j := strings.IndexByte(p[i:], ')')
 				if j < 0 {
-					return "", errf(51111, "Invalid Regex in %s: missing ) after comment", name)
+					return "", errf(mongoerr.RegexExprInvalid, "Invalid Regex in %s: missing ) after comment", name)
 				}
 				i += j
 				continue
@@ -249,7 +249,7 @@ func (n *regexNode) eval(e *Env) (bson.Value, error) {
 		return n.noMatch(e, in)
 	}
 	if in.Type != bson.TypeString {
-		return missing, errf(51104, "%s needs 'input' to be of type string", n.name)
+		return missing, errf(mongoerr.RegexExprInputNotString, "%s needs 'input' to be of type string", n.name)
 	}
 	s := in.StringValue()
 	switch n.mode {
@@ -326,7 +326,7 @@ func contextSensitive(p string) bool {
 
 func (n *regexNode) noMatch(e *Env, in bson.Value) (bson.Value, error) {
 	if !nullish(in) && in.Type != bson.TypeString {
-		return missing, errf(51104, "%s needs 'input' to be of type string", n.name)
+		return missing, errf(mongoerr.RegexExprInputNotString, "%s needs 'input' to be of type string", n.name)
 	}
 	switch n.mode {
 	case regexMatchMode:

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 // String operators. Strings are UTF-8; "CP" operators count code points,
@@ -51,7 +52,7 @@ func coerceToString(v bson.Value) (string, error) {
 	case bson.TypeDateTime:
 		s, ok := isoDate(v.Int64())
 		if !ok {
-			return "", errf(16422, "failed to convert date to string")
+			return "", errf(mongoerr.DateToStringFailed, "failed to convert date to string")
 		}
 		return s, nil
 	case bson.TypeTimestamp:
@@ -62,7 +63,7 @@ func coerceToString(v bson.Value) (string, error) {
 	case bson.TypeJavaScript:
 		return v.StringValue(), nil
 	}
-	return "", errf(16007, "can't convert from BSON type %s to String", typeName(v))
+	return "", errf(mongoerr.ConvertToStringFailed, "can't convert from BSON type %s to String", typeName(v))
 }
 
 // formatDouble formats a double as MongoDB converts it to a string.
@@ -107,7 +108,7 @@ func concat(e *Env, args []bson.Value) (bson.Value, error) {
 			return vNull, nil
 		}
 		if v.Type != bson.TypeString {
-			return missing, errf(16702, "$concat only supports strings, not %s", typeName(v))
+			return missing, errf(mongoerr.ConcatNotString, "$concat only supports strings, not %s", typeName(v))
 		}
 		n += len(v.Data) - 5
 	}
@@ -141,14 +142,14 @@ func substrBytes(e *Env, args []bson.Value) (bson.Value, error) {
 	}
 	lv, nv := args[1], args[2]
 	if !lv.IsNumber() {
-		return missing, errf(16034, "$substrBytes:  starting index must be a numeric type (is BSON type %s)", typeName(lv))
+		return missing, errf(mongoerr.SubstrBytesStartNotNumber, "$substrBytes:  starting index must be a numeric type (is BSON type %s)", typeName(lv))
 	}
 	if !nv.IsNumber() {
-		return missing, errf(16035, "$substrBytes:  length must be a numeric type (is BSON type %s)", typeName(nv))
+		return missing, errf(mongoerr.SubstrBytesLengthNotNumber, "$substrBytes:  length must be a numeric type (is BSON type %s)", typeName(nv))
 	}
 	signedLower := toLong(lv)
 	if signedLower < 0 {
-		return missing, errf(50752, "$substrBytes:  starting index must be non-negative (got: %d)", signedLower)
+		return missing, errf(mongoerr.SubstrBytesStartNegative, "$substrBytes:  starting index must be non-negative (got: %d)", signedLower)
 	}
 	n := uint64(len(s))
 	lower := uint64(signedLower)
@@ -157,14 +158,14 @@ func substrBytes(e *Env, args []bson.Value) (bson.Value, error) {
 		length = uint64(l)
 	}
 	if lower < n && isContinuation(s[lower]) {
-		return missing, errf(28656, "$substrBytes:  Invalid range, starting index is a UTF-8 continuation byte.")
+		return missing, errf(mongoerr.SubstrBytesStartInCharacter, "$substrBytes:  Invalid range, starting index is a UTF-8 continuation byte.")
 	}
 	end := lower + length
 	if end < lower { // wrapped
 		end = math.MaxUint64
 	}
 	if end < n && isContinuation(s[end]) {
-		return missing, errf(28657, "$substrBytes:  Invalid range, ending index is in the middle of a UTF-8 character.")
+		return missing, errf(mongoerr.SubstrBytesEndInCharacter, "$substrBytes:  Invalid range, ending index is in the middle of a UTF-8 character.")
 	}
 	if lower >= n {
 		return e.str(""), nil
@@ -182,23 +183,23 @@ func substrCP(e *Env, args []bson.Value) (bson.Value, error) {
 		return missing, err
 	}
 	if !lv.IsNumber() {
-		return missing, errf(34450, "$substrCP: starting index must be a numeric type (is BSON type %s)", typeName(lv))
+		return missing, errf(mongoerr.SubstrCPStartNotNumber, "$substrCP: starting index must be a numeric type (is BSON type %s)", typeName(lv))
 	}
 	if !isIntegral32(lv) {
-		return missing, errf(34451, "$substrCP: starting index cannot be represented as a 32-bit integral value: %s", lv.String())
+		return missing, errf(mongoerr.SubstrCPStartNotInt32, "$substrCP: starting index cannot be represented as a 32-bit integral value: %s", lv.String())
 	}
 	if !nv.IsNumber() {
-		return missing, errf(34452, "$substrCP: length must be a numeric type (is BSON type %s)", typeName(nv))
+		return missing, errf(mongoerr.SubstrCPLengthNotNumber, "$substrCP: length must be a numeric type (is BSON type %s)", typeName(nv))
 	}
 	if !isIntegral32(nv) {
-		return missing, errf(34453, "$substrCP: length cannot be represented as a 32-bit integral value: %s", nv.String())
+		return missing, errf(mongoerr.SubstrCPLengthNotInt32, "$substrCP: length cannot be represented as a 32-bit integral value: %s", nv.String())
 	}
 	start, length := toLong(lv), toLong(nv)
 	if length < 0 {
-		return missing, errf(34454, "$substrCP: length must be a nonnegative integer.")
+		return missing, errf(mongoerr.SubstrCPLengthNegative, "$substrCP: length must be a nonnegative integer.")
 	}
 	if start < 0 {
-		return missing, errf(34455, "$substrCP: the starting index must be nonnegative integer.")
+		return missing, errf(mongoerr.SubstrCPStartNegative, "$substrCP: the starting index must be nonnegative integer.")
 	}
 	i := 0
 	for cp := int64(0); cp < start && i < len(s); cp++ {
@@ -232,14 +233,14 @@ func caseMap(e *Env, v bson.Value, upper bool) (bson.Value, error) {
 
 func strLenBytes(e *Env, v bson.Value) (bson.Value, error) {
 	if v.Type != bson.TypeString {
-		return missing, errf(34473, "$strLenBytes requires a string argument, found: %s", typeName(v))
+		return missing, errf(mongoerr.StrLenBytesNotString, "$strLenBytes requires a string argument, found: %s", typeName(v))
 	}
 	return e.int32(int32(len(v.Data) - 5)), nil
 }
 
 func strLenCP(e *Env, v bson.Value) (bson.Value, error) {
 	if v.Type != bson.TypeString {
-		return missing, errf(34471, "$strLenCP requires a string argument, found: %s", typeName(v))
+		return missing, errf(mongoerr.StrLenCPNotString, "$strLenCP requires a string argument, found: %s", typeName(v))
 	}
 	return e.int32(int32(utf8.RuneCountInString(v.StringValue()))), nil
 }
@@ -249,14 +250,14 @@ func split(e *Env, in, sep bson.Value) (bson.Value, error) {
 		return vNull, nil
 	}
 	if in.Type != bson.TypeString {
-		return missing, errf(40085, "$split requires an expression that evaluates to a string as a first argument, found: %s", typeName(in))
+		return missing, errf(mongoerr.SplitFirstNotString, "$split requires an expression that evaluates to a string as a first argument, found: %s", typeName(in))
 	}
 	if sep.Type != bson.TypeString {
-		return missing, errf(40086, "$split requires an expression that evaluates to a string as a second argument, found: %s", typeName(sep))
+		return missing, errf(mongoerr.SplitSecondNotString, "$split requires an expression that evaluates to a string as a second argument, found: %s", typeName(sep))
 	}
 	d := sep.StringValue()
 	if d == "" {
-		return missing, errf(40087, "$split requires a non-empty separator")
+		return missing, errf(mongoerr.SplitEmptySeparator, "$split requires a non-empty separator")
 	}
 	s := in.StringValue()
 	start := len(e.vs)
@@ -293,7 +294,7 @@ type trimNode struct {
 func parseTrim(name string, left, right bool) opParser {
 	return func(p *parser, _ string, arg bson.Value) (node, error) {
 		if arg.Type != bson.TypeDocument {
-			return nil, errf(50696, "%s only supports an object as an argument, found %s", name, typeName(arg))
+			return nil, errf(mongoerr.TrimNotObject, "%s only supports an object as an argument, found %s", name, typeName(arg))
 		}
 		n := &trimNode{name: name, left: left, right: right}
 		it := arg.Document().Iter()
@@ -309,11 +310,11 @@ func parseTrim(name string, left, right bool) opParser {
 			case "chars":
 				n.chars = x
 			default:
-				return nil, errf(50694, "%s found an unknown argument: %s", name, el.Key)
+				return nil, errf(mongoerr.TrimUnknownArgument, "%s found an unknown argument: %s", name, el.Key)
 			}
 		}
 		if n.input == nil {
-			return nil, errf(50695, "%s requires an 'input' field", name)
+			return nil, errf(mongoerr.TrimMissingInput, "%s requires an 'input' field", name)
 		}
 		return n, nil
 	}
@@ -328,7 +329,7 @@ func (n *trimNode) eval(e *Env) (bson.Value, error) {
 		return vNull, nil
 	}
 	if in.Type != bson.TypeString {
-		return missing, errf(50699, "%s requires its input to be a string, got %s (of type %s) instead.", n.name, in.String(), typeName(in))
+		return missing, errf(mongoerr.TrimInputNotString, "%s requires its input to be a string, got %s (of type %s) instead.", n.name, in.String(), typeName(in))
 	}
 	chars := defaultTrimChars
 	if n.chars != nil {
@@ -340,7 +341,7 @@ func (n *trimNode) eval(e *Env) (bson.Value, error) {
 			return vNull, nil
 		}
 		if c.Type != bson.TypeString {
-			return missing, errf(50700, "%s requires 'chars' to be a string, got %s (of type %s) instead.", n.name, c.String(), typeName(c))
+			return missing, errf(mongoerr.TrimCharsNotString, "%s requires 'chars' to be a string, got %s (of type %s) instead.", n.name, c.String(), typeName(c))
 		}
 		chars = []rune(c.StringValue())
 	}
@@ -391,9 +392,9 @@ func indexOfStr(e *Env, name string, cp bool, vals []bson.Value) (bson.Value, er
 	if nullish(in) {
 		return vNull, nil
 	}
-	c1, c2 := int32(40091), int32(40092)
+	c1, c2 := int32(mongoerr.IndexOfBytesFirstNotString), int32(mongoerr.IndexOfBytesSecondNotString)
 	if cp {
-		c1, c2 = 40093, 40094
+		c1, c2 = mongoerr.IndexOfCPFirstNotString, mongoerr.IndexOfCPSecondNotString
 	}
 	if in.Type != bson.TypeString {
 		return missing, errf(c1, "%s requires a string as the first argument, found: %s", name, typeName(in))
@@ -413,11 +414,11 @@ func indexOfStr(e *Env, name string, cp bool, vals []bson.Value) (bson.Value, er
 		}
 		v := vals[2+i]
 		if !isIntegral32(v) {
-			return missing, errf(40096, "%srequires an integral %s index, found a value of type: %s, with value: %s", name, which, typeName(v), v.String())
+			return missing, errf(mongoerr.IndexOfIndexNotIntegral, "%srequires an integral %s index, found a value of type: %s, with value: %s", name, which, typeName(v), v.String())
 		}
 		n := int(toLong(v))
 		if n < 0 {
-			return missing, errf(40097, "%s requires a nonnegative %s index, found: %s", name, which, v.String())
+			return missing, errf(mongoerr.IndexOfIndexNegative, "%s requires a nonnegative %s index, found: %s", name, which, v.String())
 		}
 		if i == 0 {
 			start = n
@@ -462,7 +463,7 @@ type replaceNode struct {
 func parseReplace(name string, all bool) opParser {
 	return func(p *parser, _ string, arg bson.Value) (node, error) {
 		if arg.Type != bson.TypeDocument {
-			return nil, errf(51751, "%s requires an object as an argument, found: %s", name, typeName(arg))
+			return nil, errf(mongoerr.ReplaceNotObject, "%s requires an object as an argument, found: %s", name, typeName(arg))
 		}
 		n := &replaceNode{name: name, all: all}
 		it := arg.Document().Iter()
@@ -480,16 +481,16 @@ func parseReplace(name string, all bool) opParser {
 			case "replacement":
 				n.repl = x
 			default:
-				return nil, errf(51750, "%s found an unknown argument: %s", name, el.Key)
+				return nil, errf(mongoerr.ReplaceUnknownArgument, "%s found an unknown argument: %s", name, el.Key)
 			}
 		}
 		switch {
 		case n.input == nil:
-			return nil, errf(51749, "%s requires 'input' to be specified", name)
+			return nil, errf(mongoerr.ReplaceMissingInput, "%s requires 'input' to be specified", name)
 		case n.find == nil:
-			return nil, errf(51748, "%s requires 'find' to be specified", name)
+			return nil, errf(mongoerr.ReplaceMissingFind, "%s requires 'find' to be specified", name)
 		case n.repl == nil:
-			return nil, errf(51747, "%s requires 'replacement' to be specified", name)
+			return nil, errf(mongoerr.ReplaceMissingReplacement, "%s requires 'replacement' to be specified", name)
 		}
 		return n, nil
 	}
@@ -504,7 +505,7 @@ func (n *replaceNode) eval(e *Env) (bson.Value, error) {
 		}
 		vals[i] = v
 	}
-	codes := [3]int32{51746, 51745, 51744}
+	codes := [3]int32{mongoerr.ReplaceInputNotString, mongoerr.ReplaceFindNotString, mongoerr.ReplaceReplacementNotString}
 	names := [3]string{"input", "find", "replacement"}
 	for i, v := range vals {
 		if !nullish(v) && v.Type != bson.TypeString {

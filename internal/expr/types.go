@@ -35,7 +35,7 @@ func init() {
 		register(name, func(p *parser, name string, arg bson.Value) (node, error) {
 			vals := argList(arg)
 			if len(vals) != 1 {
-				return nil, errf(50723, "%s requires a single argument, got %d", name, len(vals))
+				return nil, errf(mongoerr.AccumulatorSingleArgument, "%s requires a single argument, got %d", name, len(vals))
 			}
 			x, err := p.parse(vals[0])
 			if err != nil {

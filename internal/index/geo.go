@@ -237,7 +237,7 @@ func (s *Spec) geoKeys(doc bson.Doc) ([][]byte, bool, error) {
 		}
 		if err != nil {
 			id, _ := doc.Lookup("_id")
-			return nil, false, mongoerr.New(16755, "Can't extract geo keys: { _id: %s, %s: %s }  %v", id.String(), gf.Path, v.String(), err)
+			return nil, false, mongoerr.New(mongoerr.GeoCannotExtractKeys, "Can't extract geo keys: { _id: %s, %s: %s }  %v", id.String(), gf.Path, v.String(), err)
 		}
 		for _, c := range GeoCells(sh) {
 			cells = append(cells, uint64(c))
@@ -307,7 +307,7 @@ const flatCoverCells = 32
 // parseFlat reads a 2d index's options (bits, min, max, as mongod's).
 func (s *Spec) parseFlat(d bson.Doc, pos int) error {
 	if pos != 0 {
-		return mongoerr.New(16801, "2d has to be first in index")
+		return mongoerr.New(mongoerr.Geo2DNotFirst, "2d has to be first in index")
 	}
 	g := geo.DefaultGrid
 	num := func(name string) (float64, bool, error) {
@@ -325,7 +325,7 @@ func (s *Spec) parseFlat(d bson.Doc, pos int) error {
 		return err
 	} else if ok {
 		if b < 1 || b > 32 || b != math.Trunc(b) {
-			return mongoerr.New(13028, "bits in geo index must be between 1 and 32")
+			return mongoerr.New(mongoerr.GeoBitsOutOfRange, "bits in geo index must be between 1 and 32")
 		}
 		g.Bits = uint(b)
 	}
@@ -340,7 +340,7 @@ func (s *Spec) parseFlat(d bson.Doc, pos int) error {
 		g.Max = v
 	}
 	if !(g.Max > g.Min) {
-		return mongoerr.New(13067, "geo field bounds are not valid: max must be greater than min")
+		return mongoerr.New(mongoerr.GeoBoundsInvalid, "geo field bounds are not valid: max must be greater than min")
 	}
 	s.Flat = &FlatSpec{Grid: g}
 	return nil
@@ -350,11 +350,11 @@ func (s *Spec) parseFlat(d bson.Doc, pos int) error {
 func (f *FlatSpec) hash(doc bson.Doc, path string, v bson.Value) (uint64, error) {
 	p, err := geo.LegacyPoint(v)
 	if err != nil {
-		return 0, mongoerr.New(16804, "location object expected, location array not in correct format")
+		return 0, mongoerr.New(mongoerr.GeoLocationArrayBadFormat, "location object expected, location array not in correct format")
 	}
 	if !f.Grid.Contains(p) {
 		id, _ := doc.Lookup("_id")
-		return 0, mongoerr.New(13027, "point not in interval of [ %g, %g ) :: caused by :: { _id: %s, %s: %s }", f.Grid.Min, f.Grid.Max, id.String(), path, v.String())
+		return 0, mongoerr.New(mongoerr.GeoPointOutOfRange, "point not in interval of [ %g, %g ) :: caused by :: { _id: %s, %s: %s }", f.Grid.Min, f.Grid.Max, id.String(), path, v.String())
 	}
 	return f.Grid.Hash(p), nil
 }

@@ -54,7 +54,7 @@ func (s *Spec) appendKeys(kb *keyBuf, dst []byte, doc bson.Doc, emit func(dst []
 			arrayField = i
 		}
 		if isArray && f.Hashed {
-			return dst, false, mongoerr.New(16766, "Error: hashed indexes do not currently support array values. Found array at path: %s", f.Path)
+			return dst, false, mongoerr.New(mongoerr.HashedIndexArrayValue, "Error: hashed indexes do not currently support array values. Found array at path: %s", f.Path)
 		}
 		if len(vals) == 0 {
 			vals = append(vals, nullValue)

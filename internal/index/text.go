@@ -271,7 +271,7 @@ func (s *Spec) textKeys(ctx context.Context, doc bson.Doc) ([][]byte, bool, erro
 		}
 		vals, isArray := fieldValues(doc, f.Parts)
 		if isArray {
-			return nil, false, mongoerr.New(16675, "cannot have a multi-key as a prefix to a text index")
+			return nil, false, mongoerr.New(mongoerr.TextIndexMultikeyPrefix, "cannot have a multi-key as a prefix to a text index")
 		}
 		v := nullValue
 		if len(vals) > 0 {

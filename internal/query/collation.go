@@ -151,14 +151,14 @@ func ParseCollation(spec bson.Doc) (*Collation, error) {
 			x := v
 			f.strength = &x
 		default:
-			return nil, mongoerr.New(40415, "BSON field 'collation.%s' is an unknown field.", e.Key)
+			return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field 'collation.%s' is an unknown field.", e.Key)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
 	if f.locale == nil {
-		return nil, mongoerr.New(40414, "BSON field 'collation.locale' is missing but a required field")
+		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'collation.locale' is missing but a required field")
 	}
 	c := &Collation{Locale: *f.locale, CaseFirst: "off", Strength: 3, Alternate: "non-ignorable", MaxVariable: "punct"}
 	if f.strength != nil {

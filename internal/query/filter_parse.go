@@ -485,7 +485,7 @@ func (p *filterParser) parseRegexDoc(context bson.Doc) (pred, error) {
 				pattern = pat
 				if opt != "" {
 					if optSet {
-						return nil, mongoerr.New(51074, "options set in both $regex and $options")
+						return nil, mongoerr.New(mongoerr.RegexOptionsTwice, "options set in both $regex and $options")
 					}
 					options, optSet = opt, true
 				}
@@ -497,7 +497,7 @@ func (p *filterParser) parseRegexDoc(context bson.Doc) (pred, error) {
 				return nil, badValue("$options has to be a string")
 			}
 			if optSet {
-				return nil, mongoerr.New(51075, "options set in both $regex and $options")
+				return nil, mongoerr.New(mongoerr.RegexOptionsTwiceInRegex, "options set in both $regex and $options")
 			}
 			options, optSet = e.Value.StringValue(), true
 		}

@@ -118,9 +118,9 @@ func (pp *projParser) setType(incl bool, e bson.Element, path string) error {
 	}
 	if pp.p.inclusion != incl {
 		if incl {
-			return mongoerr.New(31253, "Cannot do inclusion on field %s in exclusion projection", path)
+			return mongoerr.New(mongoerr.InclusionInExclusionProjection, "Cannot do inclusion on field %s in exclusion projection", path)
 		}
-		return mongoerr.New(31254, "Cannot do exclusion on field %s in inclusion projection", path)
+		return mongoerr.New(mongoerr.ExclusionInInclusionProjection, "Cannot do exclusion on field %s in inclusion projection", path)
 	}
 	return nil
 }
@@ -137,7 +137,7 @@ func (pp *projParser) walk(prefix string, d bson.Doc) error {
 		}
 		v := e.Value
 		if path == ".$" {
-			return mongoerr.New(5392900, "Projection on field .$ is invalid")
+			return mongoerr.New(mongoerr.PositionalProjectionOnDollar, "Projection on field .$ is invalid")
 		}
 		if err := validateProjPath(path, e.Key); err != nil {
 			return err
@@ -145,19 +145,19 @@ func (pp *projParser) walk(prefix string, d bson.Doc) error {
 		if strings.HasSuffix(path, ".$") {
 			switch {
 			case p.agg:
-				return mongoerr.New(31324, "Cannot use positional projection in aggregation projection")
+				return mongoerr.New(mongoerr.PositionalProjectionInAggregation, "Cannot use positional projection in aggregation projection")
 			case v.Type == bson.TypeDocument:
-				return mongoerr.New(31271, "positional projection cannot be used with an expression or sub object")
+				return mongoerr.New(mongoerr.PositionalProjectionWithObject, "positional projection cannot be used with an expression or sub object")
 			case !(v.IsNumber() || v.Type == bson.TypeBoolean):
-				return mongoerr.New(31308, "positional projection cannot be used with a literal")
+				return mongoerr.New(mongoerr.PositionalProjectionWithLiteral, "positional projection cannot be used with a literal")
 			case !v.Truthy():
-				return mongoerr.New(31395, "positional projection cannot be used with exclusion")
+				return mongoerr.New(mongoerr.PositionalProjectionWithExclusion, "positional projection cannot be used with exclusion")
 			default:
 				if p.positional != nil {
-					return mongoerr.New(31276, "Cannot specify more than one positional projection per query.")
+					return mongoerr.New(mongoerr.PositionalProjectionRepeated, "Cannot specify more than one positional projection per query.")
 				}
 				if pp.hasElemMatch {
-					return mongoerr.New(31256, "Cannot specify positional operator and $elemMatch.")
+					return mongoerr.New(mongoerr.ProjectionElemMatchAndPositional, "Cannot specify positional operator and $elemMatch.")
 				}
 				base := strings.TrimSuffix(path, ".$")
 				if _, err := p.addNode(base, &projNode{kind: projInclude}); err != nil {
@@ -199,7 +199,7 @@ func (pp *projParser) walk(prefix string, d bson.Doc) error {
 		case v.Type == bson.TypeDocument:
 			sub := bson.Doc(v.Data)
 			if sub.Len() == 0 {
-				return mongoerr.New(51270, "Invalid empty sub-projection: %s", e.Key)
+				return mongoerr.New(mongoerr.ProjectionEmptySubProjection, "Invalid empty sub-projection: %s", e.Key)
 			}
 			if op := firstKey(sub); sub.Len() == 1 && strings.HasPrefix(op, "$") {
 				if isProjectionExpression(op, p.agg) {
@@ -210,7 +210,7 @@ func (pp *projParser) walk(prefix string, d bson.Doc) error {
 				}
 				// Meant as an expression, but no such operator.
 				if err := validateProjPath(op, op); err != nil {
-					return mongoerr.New(31325, "Unknown expression %s", op)
+					return mongoerr.New(mongoerr.ProjectionUnknownExpression, "Unknown expression %s", op)
 				}
 			}
 			if err := pp.walk(path, sub); err != nil {
@@ -219,7 +219,7 @@ func (pp *projParser) walk(prefix string, d bson.Doc) error {
 		default:
 			// A literal (or a "$field" path) is a computed field.
 			if pp.typeSet && !p.inclusion {
-				return mongoerr.New(31310, "Cannot use an expression %s in an exclusion projection", elemString(e))
+				return mongoerr.New(mongoerr.ExclusionProjectionWithExpression, "Cannot use an expression %s in an exclusion projection", elemString(e))
 			}
 			if err := pp.addExpr(path, v); err != nil {
 				return err
@@ -257,13 +257,13 @@ func (pp *projParser) parseOperator(path, prefix string, e bson.Element, sub bso
 			return nil
 		case "$elemMatch":
 			if v.Type != bson.TypeDocument {
-				return mongoerr.New(31274, "elemMatch: Invalid argument, object required, but got %s", typeNameForMessage(v.Type))
+				return mongoerr.New(mongoerr.ElemMatchProjectionNotObject, "elemMatch: Invalid argument, object required, but got %s", typeNameForMessage(v.Type))
 			}
 			if p.positional != nil {
-				return mongoerr.New(31255, "Cannot specify positional operator and $elemMatch.")
+				return mongoerr.New(mongoerr.ProjectionPositionalAndElemMatch, "Cannot specify positional operator and $elemMatch.")
 			}
 			if prefix != "" || strings.Contains(e.Key, ".") {
-				return mongoerr.New(31275, "Cannot use $elemMatch projection on a nested field.")
+				return mongoerr.New(mongoerr.ElemMatchProjectionNested, "Cannot use $elemMatch projection on a nested field.")
 			}
 			pr, err := pp.fp.parseElemMatch(v)
 			if err != nil {
@@ -295,22 +295,22 @@ func (pp *projParser) addOperatorExpr(path string, e bson.Element, sub bson.Doc)
 	v, _ := sub.Lookup(op)
 	if op == "$meta" {
 		if v.Type != bson.TypeString {
-			return mongoerr.New(16871, "$meta expects a string argument")
+			return mongoerr.New(mongoerr.VariableNameBadChar, "$meta expects a string argument")
 		}
 		switch v.StringValue() {
 		case "textScore":
 			if pp.fp.opts == nil || !pp.fp.opts.TextScore {
-				return mongoerr.New(40218, "query requires text score metadata, but it is not available")
+				return mongoerr.New(mongoerr.TextScoreUnavailable, "query requires text score metadata, but it is not available")
 			}
 			p.meta = append(p.meta, path)
 			return nil
 		case "searchScore", "searchHighlights", "searchScoreDetails", "vectorSearchScore", "geoNearDistance", "geoNearPoint", "indexKey", "recordId", "sortKey", "randVal", "searchSequenceToken":
 			return mongoerr.New(mongoerr.NotImplemented, "$meta %q is not supported by Cairn yet", v.StringValue())
 		}
-		return mongoerr.New(17308, "Unsupported argument to $meta: %s", v.StringValue())
+		return mongoerr.New(mongoerr.MetaUnsupported, "Unsupported argument to $meta: %s", v.StringValue())
 	}
 	if pp.typeSet && !p.inclusion {
-		return mongoerr.New(31252, "Cannot use expression other than $meta in exclusion projection")
+		return mongoerr.New(mongoerr.ExclusionProjectionExpression, "Cannot use expression other than $meta in exclusion projection")
 	}
 	if err := pp.addExpr(path, bson.Value{Type: bson.TypeDocument, Data: sub}); err != nil {
 		return err
@@ -340,22 +340,22 @@ func parseFindSlice(v bson.Value) (*projNode, error) {
 	case v.Type == bson.TypeArray:
 		vals := bson.Doc(v.Data).Values()
 		if len(vals) != 2 {
-			return nil, mongoerr.New(31272, "$slice array argument should be of form [skip, limit]")
+			return nil, mongoerr.New(mongoerr.SliceArrayBadForm, "$slice array argument should be of form [skip, limit]")
 		}
 		if !vals[0].IsNumber() {
-			return nil, mongoerr.New(31257, "$slice expects the skip argument to be a number, got %s", typeNameForMessage(vals[0].Type))
+			return nil, mongoerr.New(mongoerr.SliceSkipNotNumber, "$slice expects the skip argument to be a number, got %s", typeNameForMessage(vals[0].Type))
 		}
 		if !vals[1].IsNumber() {
-			return nil, mongoerr.New(31258, "$slice expects the limit argument to be a number, got %s", typeNameForMessage(vals[1].Type))
+			return nil, mongoerr.New(mongoerr.SliceLimitNotNumber, "$slice expects the limit argument to be a number, got %s", typeNameForMessage(vals[1].Type))
 		}
 		s, _ := vals[0].AsFloat64()
 		l, _ := vals[1].AsFloat64()
 		node.skip, node.limit, node.hasSkip = clampInt(s), clampInt(l), true
 		if node.limit <= 0 {
-			return nil, mongoerr.New(31259, "$slice limit must be positive, got %d", node.limit)
+			return nil, mongoerr.New(mongoerr.SliceLimitNotPositive, "$slice limit must be positive, got %d", node.limit)
 		}
 	default:
-		return nil, mongoerr.New(31273, "$slice only supports numbers and [skip, limit] arrays")
+		return nil, mongoerr.New(mongoerr.SliceBadArgument, "$slice only supports numbers and [skip, limit] arrays")
 	}
 	return node, nil
 }
@@ -394,22 +394,22 @@ func clampInt(f float64) int {
 
 func validateProjPath(path, key string) error {
 	if key == "" || path == "" {
-		return mongoerr.New(40352, "FieldPath cannot be constructed with empty string")
+		return mongoerr.New(mongoerr.FieldPathEmpty, "FieldPath cannot be constructed with empty string")
 	}
 	if strings.Contains(path, ".$.") {
-		return mongoerr.New(31394, "As of 4.4, it's illegal to specify positional operator in the middle of a path.Positional projection may only be used at the end, for example: a.b.$. If the query previously used a form like a.b.$.d, remove the parts following the '$' and the results will be equivalent.")
+		return mongoerr.New(mongoerr.PositionalProjectionMidPath, "As of 4.4, it's illegal to specify positional operator in the middle of a path.Positional projection may only be used at the end, for example: a.b.$. If the query previously used a form like a.b.$.d, remove the parts following the '$' and the results will be equivalent.")
 	}
 	// A positional projection names the path before ".$".
 	path = strings.TrimSuffix(path, ".$")
 	if strings.HasSuffix(path, ".") {
-		return mongoerr.New(40353, "FieldPath must not end with a '.'.")
+		return mongoerr.New(mongoerr.FieldPathTrailingDot, "FieldPath must not end with a '.'.")
 	}
 	for _, c := range splitPath(path) {
 		if c == "" {
-			return mongoerr.New(15998, "FieldPath field names may not be empty strings.")
+			return mongoerr.New(mongoerr.FieldPathEmptyName, "FieldPath field names may not be empty strings.")
 		}
 		if strings.HasPrefix(c, "$") {
-			return mongoerr.New(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+			return mongoerr.New(mongoerr.FieldPathDollarPrefix, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
 		}
 	}
 	return nil
@@ -424,10 +424,10 @@ func (p *Projection) addNode(path string, node *projNode) (*projNode, error) {
 		existing := cur.child(c)
 		if existing != nil {
 			if last {
-				return nil, mongoerr.New(31250, "Path collision at %s", path)
+				return nil, mongoerr.New(mongoerr.ProjectPathCollision, "Path collision at %s", path)
 			}
 			if existing.kind != projSub {
-				return nil, mongoerr.New(31249, "Path collision at %s remaining portion %s", path, strings.Join(parts[i+1:], "."))
+				return nil, mongoerr.New(mongoerr.ProjectPathCollisionPortion, "Path collision at %s remaining portion %s", path, strings.Join(parts[i+1:], "."))
 			}
 			cur = existing
 			continue
@@ -580,7 +580,7 @@ func (p *Projection) include(b *bson.Builder, d, root bson.Doc, n *projNode, top
 
 // errPositionalNoMatch is MongoDB's error when the query recorded no array
 // position for a positional projection.
-var errPositionalNoMatch = mongoerr.New(51246, "positional operator '.$' couldn't find a matching element in the array")
+var errPositionalNoMatch = mongoerr.New(mongoerr.PositionalProjectionNoMatch, "positional operator '.$' couldn't find a matching element in the array")
 
 // applyPositional rewrites the projected document d so that the first array
 // along the positional path holds only the element at the matched
@@ -608,7 +608,7 @@ func positionalDoc(b *bson.Builder, d bson.Doc, parts []string, key string) (boo
 		case e.Value.Type == bson.TypeArray:
 			x, ok := bson.Doc(e.Value.Data).Lookup(key)
 			if !ok {
-				return false, mongoerr.New(51247, "positional operator '.$' element mismatch")
+				return false, mongoerr.New(mongoerr.PositionalProjectionMismatch, "positional operator '.$' element mismatch")
 			}
 			b.StartArray(e.Key)
 			b.AppendValue("0", x)

@@ -47,14 +47,14 @@ func compileRegex(pattern, options string) (*regexp.Regexp, error) {
 			flagX = true
 		case 'u':
 		default:
-			return nil, mongoerr.New(51108, "invalid flag in regex options: %c", c)
+			return nil, mongoerr.New(mongoerr.RegexInvalidFlag, "invalid flag in regex options: %c", c)
 		}
 	}
 	if len(pattern) > maxRegexLength {
-		return nil, mongoerr.New(51091, "Regular expression is invalid: pattern string is longer than the limit set by the application")
+		return nil, mongoerr.New(mongoerr.RegexInvalid, "Regular expression is invalid: pattern string is longer than the limit set by the application")
 	}
 	if strings.IndexByte(pattern, 0) >= 0 {
-		return nil, mongoerr.New(51091, "Regular expression is invalid: embedded null byte")
+		return nil, mongoerr.New(mongoerr.RegexInvalid, "Regular expression is invalid: embedded null byte")
 	}
 	translated, err := translatePCRE(pattern, flagX, flagM)
 	if err != nil {
@@ -76,7 +76,7 @@ func compileRegex(pattern, options string) (*regexp.Regexp, error) {
 	}
 	re, cerr := regexp.Compile(prefix.String() + translated)
 	if cerr != nil {
-		return nil, mongoerr.New(51091, "Regular expression is invalid: %s", strings.TrimPrefix(cerr.Error(), "error parsing regexp: "))
+		return nil, mongoerr.New(mongoerr.RegexInvalid, "Regular expression is invalid: %s", strings.TrimPrefix(cerr.Error(), "error parsing regexp: "))
 	}
 	return re, nil
 }
@@ -95,7 +95,7 @@ func translatePCRE(p string, extended, multiline bool) (string, error) {
 		switch {
 		case c == '\\':
 			if i+1 >= len(p) {
-				return "", mongoerr.New(51091, "Regular expression is invalid: \\ at end of pattern")
+				return "", mongoerr.New(mongoerr.RegexInvalid, "Regular expression is invalid: \\ at end of pattern")
 			}
 			n := p[i+1]
 			if !inClass {
@@ -160,7 +160,7 @@ func translatePCRE(p string, extended, multiline bool) (string, error) {
 				// Comment group.
 				end := strings.IndexByte(rest, ')')
 				if end < 0 {
-					return "", mongoerr.New(51091, "Regular expression is invalid: missing ) after (?# comment")
+					return "", mongoerr.New(mongoerr.RegexInvalid, "Regular expression is invalid: missing ) after (?# comment")
 				}
 				i += 2 + end
 				continue

@@ -37,7 +37,7 @@ func ParseSort(spec bson.Doc, opts *Options) (*Sort, error) {
 	// mongod builds an Ordering of the pattern, which holds at most 32
 	// keys (find's sort and $sort alike).
 	if spec.Len() > MaxSortKeys {
-		return nil, mongoerr.New(13103, "too many compound keys")
+		return nil, mongoerr.New(mongoerr.SortTooManyKeys, "too many compound keys")
 	}
 	it := spec.Iter()
 	for it.Next() {
@@ -46,7 +46,7 @@ func ParseSort(spec bson.Doc, opts *Options) (*Sort, error) {
 		if e.Key == "$natural" {
 			n, ok := sortDirection(v)
 			if !ok {
-				return nil, mongoerr.New(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+				return nil, mongoerr.New(mongoerr.SortBadOrder, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
 			}
 			s.natural = n
 			continue
@@ -58,13 +58,13 @@ func ParseSort(spec bson.Doc, opts *Options) (*Sort, error) {
 		case v.IsNumber():
 			n, ok := sortDirection(v)
 			if !ok {
-				return nil, mongoerr.New(15975, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
+				return nil, mongoerr.New(mongoerr.SortBadOrder, "$sort key ordering must be 1 (for ascending) or -1 (for descending)")
 			}
 			s.keys = append(s.keys, sortKey{path: e.Key, parts: splitPath(e.Key), desc: n < 0})
 		case v.Type == bson.TypeDocument:
 			sub := bson.Doc(v.Data)
 			if firstKey(sub) != "$meta" {
-				return nil, mongoerr.New(17312, "$meta is the only expression supported by $sort right now")
+				return nil, mongoerr.New(mongoerr.SortExpressionNotMeta, "$meta is the only expression supported by $sort right now")
 			}
 			if sub.Len() != 1 {
 				return nil, mongoerr.New(mongoerr.FailedToParse, "Cannot have additional keys in a $meta sort specification")
@@ -72,20 +72,20 @@ func ParseSort(spec bson.Doc, opts *Options) (*Sort, error) {
 			m, _ := sub.Lookup("$meta")
 			meta := bson.Element{Key: "$meta", Value: m}
 			if m.Type != bson.TypeString {
-				return nil, mongoerr.New(31138, "Illegal $meta sort: %s", elemString(meta))
+				return nil, mongoerr.New(mongoerr.SortIllegalMeta, "Illegal $meta sort: %s", elemString(meta))
 			}
 			switch m.StringValue() {
 			case "textScore", "randVal":
 			case "searchScore":
-				return nil, mongoerr.New(31218, "$meta sort by 'searchScore' metadata is not supported")
+				return nil, mongoerr.New(mongoerr.SortMetaSearchScore, "$meta sort by 'searchScore' metadata is not supported")
 			case "searchHighlights":
-				return nil, mongoerr.New(31219, "$meta sort by 'searchHighlights' metadata is not supported")
+				return nil, mongoerr.New(mongoerr.SortMetaSearchHighlights, "$meta sort by 'searchHighlights' metadata is not supported")
 			default:
-				return nil, mongoerr.New(31138, "Illegal $meta sort: %s", elemString(meta))
+				return nil, mongoerr.New(mongoerr.SortIllegalMeta, "Illegal $meta sort: %s", elemString(meta))
 			}
 			s.keys = append(s.keys, sortKey{path: e.Key, meta: true, desc: true})
 		default:
-			return nil, mongoerr.New(15974, "Illegal key in $sort specification: %s", elemString(e))
+			return nil, mongoerr.New(mongoerr.SortIllegalKey, "Illegal key in $sort specification: %s", elemString(e))
 		}
 	}
 	if s.natural != 0 {
@@ -98,17 +98,17 @@ func ParseSort(spec bson.Doc, opts *Options) (*Sort, error) {
 
 func validateSortPath(p string) error {
 	if p == "" {
-		return mongoerr.New(40352, "FieldPath cannot be constructed with empty string")
+		return mongoerr.New(mongoerr.FieldPathEmpty, "FieldPath cannot be constructed with empty string")
 	}
 	if strings.HasSuffix(p, ".") {
-		return mongoerr.New(40353, "FieldPath must not end with a '.'.")
+		return mongoerr.New(mongoerr.FieldPathTrailingDot, "FieldPath must not end with a '.'.")
 	}
 	for _, c := range splitPath(p) {
 		if c == "" {
-			return mongoerr.New(15998, "FieldPath field names may not be empty strings.")
+			return mongoerr.New(mongoerr.FieldPathEmptyName, "FieldPath field names may not be empty strings.")
 		}
 		if strings.HasPrefix(c, "$") {
-			return mongoerr.New(16410, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
+			return mongoerr.New(mongoerr.FieldPathDollarPrefix, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
 		}
 	}
 	return nil

@@ -108,7 +108,7 @@ func (u *Update) ApplyContext(ctx context.Context, dst []byte, doc bson.Doc, md 
 		return nil, false, err
 	}
 	if len(out) > bson.MaxDocumentSize {
-		return nil, false, mongoerr.New(17419, "Resulting document after update is larger than %d", bson.MaxDocumentSize)
+		return nil, false, mongoerr.New(mongoerr.UpdateResultTooLarge, "Resulting document after update is larger than %d", bson.MaxDocumentSize)
 	}
 	return out, c.forceChanged || !bytes.Equal(out, doc), nil
 }

@@ -32,7 +32,7 @@ func parseUpdatePipeline(stages bson.Doc, opts *Options) (*updatePipeline, error
 		}
 		sd := bson.Doc(sv.Data)
 		if sd.Len() != 1 {
-			return nil, mongoerr.New(40323, "A pipeline stage specification object must contain exactly one field.")
+			return nil, mongoerr.New(mongoerr.PipelineStageNotOneField, "A pipeline stage specification object must contain exactly one field.")
 		}
 		name := firstKey(sd)
 		arg, _ := sd.Lookup(name)
@@ -40,19 +40,19 @@ func parseUpdatePipeline(stages bson.Doc, opts *Options) (*updatePipeline, error
 		switch name {
 		case "$set", "$addFields":
 			if arg.Type != bson.TypeDocument {
-				return nil, mongoerr.New(40272, "%s specification stage must be an object, got %s", name, typeNameForMessage(arg.Type))
+				return nil, mongoerr.New(mongoerr.ProjectStageSpecNotObject, "%s specification stage must be an object, got %s", name, typeNameForMessage(arg.Type))
 			}
 			st, err = parseAddFields(bson.Doc(arg.Data), ep, vars, fp.coll)
 		case "$unset":
 			st, err = parseUnsetStage(arg, opts)
 		case "$project":
 			if arg.Type != bson.TypeDocument {
-				return nil, mongoerr.New(15969, "$project specification must be an object")
+				return nil, mongoerr.New(mongoerr.ProjectStageNotObject, "$project specification must be an object")
 			}
 			var pr *Projection
 			pr, err = parseProjection(bson.Doc(arg.Data), opts, true)
 			if err == nil && pr.empty {
-				err = mongoerr.New(51272, "Invalid $project :: caused by :: projection specification must have at least one field")
+				err = mongoerr.New(mongoerr.ProjectionEmpty, "Invalid $project :: caused by :: projection specification must have at least one field")
 			}
 			st = projectStage{pr}
 		case "$replaceRoot", "$replaceWith":
@@ -61,7 +61,7 @@ func parseUpdatePipeline(stages bson.Doc, opts *Options) (*updatePipeline, error
 			if strings.HasPrefix(name, "$") && knownStages[name] {
 				return nil, mongoerr.New(mongoerr.FailedToParse, "%s is not allowed to be used within an update", name)
 			}
-			return nil, mongoerr.New(40324, "Unrecognized pipeline stage name: '%s'", name)
+			return nil, mongoerr.New(mongoerr.PipelineUnknownStage, "Unrecognized pipeline stage name: '%s'", name)
 		}
 		if err != nil {
 			return nil, err
@@ -108,16 +108,16 @@ func parseUnsetStage(arg bson.Value, opts *Options) (pipelineStage, error) {
 		for it.Next() {
 			v := it.Element().Value
 			if v.Type != bson.TypeString {
-				return nil, mongoerr.New(31120, "$unset specification must be a string or an array containing only string values")
+				return nil, mongoerr.New(mongoerr.UnsetArrayNotStrings, "$unset specification must be a string or an array containing only string values")
 			}
 			b.AppendInt32(v.StringValue(), 0)
 			n++
 		}
 		if n == 0 {
-			return nil, mongoerr.New(31119, "$unset specification must be a string or an array with at least one field")
+			return nil, mongoerr.New(mongoerr.UnsetEmptyArray, "$unset specification must be a string or an array with at least one field")
 		}
 	default:
-		return nil, mongoerr.New(31002, "$unset specification must be a string or an array")
+		return nil, mongoerr.New(mongoerr.UnsetNotStringOrArray, "$unset specification must be a string or an array")
 	}
 	pr, err := parseProjection(b.Finish(), opts, true)
 	if err != nil {
@@ -136,14 +136,14 @@ func parseReplaceRoot(name string, arg bson.Value, ep *exprParser, vars map[stri
 	spec := arg
 	if name == "$replaceRoot" {
 		if arg.Type != bson.TypeDocument {
-			return nil, mongoerr.New(40228, "$replaceRoot requires an object as its argument")
+			return nil, mongoerr.New(mongoerr.ReplaceRootNotObject, "$replaceRoot requires an object as its argument")
 		}
 		nr, ok := bson.Doc(arg.Data).Lookup("newRoot")
 		if !ok {
-			return nil, mongoerr.New(40231, "no newRoot specified for the $replaceRoot stage")
+			return nil, mongoerr.New(mongoerr.ReplaceRootMissingNewRoot, "no newRoot specified for the $replaceRoot stage")
 		}
 		if bson.Doc(arg.Data).Len() != 1 {
-			return nil, mongoerr.New(40415, "BSON field '$replaceRoot.%s' is an unknown field.", secondKey(bson.Doc(arg.Data)))
+			return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$replaceRoot.%s' is an unknown field.", secondKey(bson.Doc(arg.Data)))
 		}
 		spec = nr
 	}
@@ -170,7 +170,7 @@ func (s *replaceRootStage) apply(dst []byte, doc bson.Doc) (bson.Doc, error) {
 		return nil, err
 	}
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(40228, "'newRoot' expression must evaluate to an object, but resulting value was: %s. Type of resulting value: '%s'. Input document: %s", v.String(), typeNameOrMissing(v), doc.String())
+		return nil, mongoerr.New(mongoerr.ReplaceRootNotObject, "'newRoot' expression must evaluate to an object, but resulting value was: %s. Type of resulting value: '%s'. Input document: %s", v.String(), typeNameOrMissing(v), doc.String())
 	}
 	return append(dst[len(dst):], v.Data...), nil
 }
@@ -239,10 +239,10 @@ func (s *addFieldsStage) insert(parts []string, x compiledExpr) error {
 		last := i == len(parts)-1
 		if ex := cur.child(c); ex != nil {
 			if last {
-				return mongoerr.New(31250, "Invalid $addFields :: caused by :: Path collision at %s", strings.Join(parts, "."))
+				return mongoerr.New(mongoerr.ProjectPathCollision, "Invalid $addFields :: caused by :: Path collision at %s", strings.Join(parts, "."))
 			}
 			if ex.e != nil {
-				return mongoerr.New(31249, "Invalid $addFields :: caused by :: Path collision at %s remaining portion %s", strings.Join(parts, "."), strings.Join(parts[i+1:], "."))
+				return mongoerr.New(mongoerr.ProjectPathCollisionPortion, "Invalid $addFields :: caused by :: Path collision at %s remaining portion %s", strings.Join(parts, "."), strings.Join(parts[i+1:], "."))
 			}
 			cur = ex
 			continue

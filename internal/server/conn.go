@@ -197,7 +197,7 @@ func (c *conn) run(rawBody []byte, seqs []wire.Sequence) (bson.Doc, bool) {
 	c.reply.Reset(c.replyBuf)
 	dbv, ok := body.Lookup("$db")
 	if !ok {
-		return command.ErrorReply(mongoerr.New(40571, "OP_MSG requests require a $db argument")), false
+		return command.ErrorReply(mongoerr.New(mongoerr.OpMsgMissingDB, "OP_MSG requests require a $db argument")), false
 	}
 	if dbv.Type != bson.TypeString {
 		return command.ErrorReply(mongoerr.New(mongoerr.TypeMismatch, "BSON field '$db' is the wrong type '%s', expected type 'string'", dbv.Type)), false

@@ -61,11 +61,11 @@ func (s *Spec) docLanguage(doc bson.Doc, lang *Language) (*Language, error) {
 		return lang, nil
 	}
 	if v.Type != bson.TypeString {
-		return nil, mongoerr.New(17261, "found language override field in document with non-string type")
+		return nil, mongoerr.New(mongoerr.TextLanguageOverrideNotString, "found language override field in document with non-string type")
 	}
 	l, ok := LookupLanguage(v.StringValue())
 	if !ok {
-		return nil, mongoerr.New(17262, "language override unsupported: %s", v.StringValue())
+		return nil, mongoerr.New(mongoerr.TextLanguageUnsupported, "language override unsupported: %s", v.StringValue())
 	}
 	return l, nil
 }
