@@ -149,8 +149,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
+// shutdownGrace is how long commands running at a signalled shutdown may
+// go on before they are interrupted (InterruptedAtShutdown, 11600); mongod
+// interrupts them at once.
+const shutdownGrace = 2 * time.Second
+
 func shutdown(srv *server.Server, log *slog.Logger) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(ctx); err != nil {
 		log.Error("Shutdown failed", "c", "CONTROL", "ctx", "SignalHandler", "error", err.Error())

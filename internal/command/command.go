@@ -132,6 +132,23 @@ type Stats struct {
 	// larger than preAuthMaximumMessageSizeBytes before authenticating
 	// (metrics.network.totalMessageSizeErrorPreAuth).
 	MessageSizeErrorsPreAuth atomic.Int64
+	// DisconnectKills counts operations ended because their client
+	// disconnected, and DisconnectKillMaxMicros the longest such an
+	// operation ran on after the disconnect was noticed.
+	DisconnectKills, DisconnectKillMaxMicros atomic.Int64
+}
+
+// noteDisconnectKill records an operation that ended d after its client's
+// disconnect was noticed.
+func (s *Stats) noteDisconnectKill(d time.Duration) {
+	s.DisconnectKills.Add(1)
+	us := d.Microseconds()
+	for {
+		old := s.DisconnectKillMaxMicros.Load()
+		if us <= old || s.DisconnectKillMaxMicros.CompareAndSwap(old, us) {
+			return
+		}
+	}
 }
 
 // latencyClass is the opLatencies bucket of a command.
@@ -273,6 +290,9 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	collName := commandCollection(c)
 	defer func() {
 		c.Env.Ops.end(op)
+		if at := op.killAt.Load(); at != 0 && op.cause.Load() == mongoerr.ErrClientDisconnect {
+			c.Env.Stats.noteDisconnectKill(time.Duration(time.Now().UnixNano() - at))
+		}
 		d := time.Since(start)
 		logSlowOp(c, op, collName, d, reply)
 		profileOp(c, op, collName, d, reply)

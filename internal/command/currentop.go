@@ -39,6 +39,10 @@ type opInfo struct {
 	start  time.Time
 
 	killed atomic.Bool
+	// cause is why the operation was killed when not by killOp: its
+	// client disconnected, or the server shuts down (Err returns it).
+	cause  atomic.Pointer[mongoerr.Interruption]
+	killAt atomic.Int64 // UnixNano of a kill for its cause (disconnect)
 	mu     sync.Mutex
 	done   chan struct{} // made on the first Done call
 
@@ -78,20 +82,39 @@ func (op *opInfo) Done() <-chan struct{} {
 	return op.done
 }
 
-// Err is context.Canceled once the operation is killed.
+// Err is context.Canceled once the operation is killed (by killOp), or
+// the *mongoerr.Interruption it was killed for, which is a
+// context.Canceled too.
 func (op *opInfo) Err() error {
 	if op.cancelParent != nil {
-		return op.parent.Err()
+		if err := op.parent.Err(); err != nil {
+			if c := op.cause.Load(); c != nil {
+				return c
+			}
+			return err
+		}
+		return nil
 	}
 	if op.killed.Load() {
+		if c := op.cause.Load(); c != nil {
+			return c
+		}
 		return context.Canceled
 	}
 	return nil
 }
 
-// kill cancels the operation's context.
-func (op *opInfo) kill() {
+// kill cancels the operation's context (killOp).
+func (op *opInfo) kill() { op.killFor(nil) }
+
+// killFor cancels the operation's context for cause (nil: killOp).
+func (op *opInfo) killFor(cause *mongoerr.Interruption) {
+	if cause != nil {
+		op.cause.CompareAndSwap(nil, cause)
+		op.killAt.CompareAndSwap(0, time.Now().UnixNano())
+	}
 	if op.cancelParent != nil {
+		op.killed.Store(true)
 		op.cancelParent()
 		return
 	}
@@ -137,6 +160,31 @@ func (o *Ops) begin(c *Ctx, name string, start time.Time) *opInfo {
 	sh.m[op.id] = op
 	sh.mu.Unlock()
 	return op
+}
+
+// KillConn kills the operations of connection conn for cause (its client
+// went away) and returns how many it killed.
+func (o *Ops) KillConn(conn int64, cause *mongoerr.Interruption) int {
+	n := 0
+	o.each(func(op *opInfo) {
+		if op.conn == conn && !op.killed.Load() {
+			op.killFor(cause)
+			n++
+		}
+	})
+	return n
+}
+
+// KillAll kills every running operation for cause (shutdown).
+func (o *Ops) KillAll(cause *mongoerr.Interruption) int {
+	n := 0
+	o.each(func(op *opInfo) {
+		if !op.killed.Load() {
+			op.killFor(cause)
+			n++
+		}
+	})
+	return n
 }
 
 // end removes the operation from the table.

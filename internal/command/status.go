@@ -113,7 +113,11 @@ func appendMetrics(c *Ctx) {
 	r.AppendInt64("totalMessageSizeErrorPreAuth", s.MessageSizeErrorsPreAuth.Load())
 	r.End()
 	r.StartDocument("operation")
+	r.AppendInt64("killedDueToClientDisconnect", s.DisconnectKills.Load())
 	r.AppendInt64("killedDueToMaxTimeMSExpired", s.MaxTimeExpired.Load())
+	// Beyond mongod: the longest an operation ran on after its client's
+	// disconnect was noticed.
+	r.AppendInt64("disconnectKillMaxMicros", s.DisconnectKillMaxMicros.Load())
 	r.AppendInt64("scanAndOrder", s.ScanAndOrder.Load())
 	r.AppendInt64("writeConflicts", 0) // one writer at a time: writes never conflict
 	r.End()

@@ -55,6 +55,10 @@ func As(err error) *Error {
 // Interrupted (11601) for a cancellation (killOp); other errors are
 // returned unchanged.
 func FromContext(err error) error {
+	var in *Interruption
+	if errors.As(err, &in) {
+		return New(in.Code, "%s", in.Message)
+	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return New(MaxTimeMSExpired, "operation exceeded time limit")

@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/command"
@@ -39,7 +40,13 @@ type conn struct {
 	nextID   int32
 	busy     atomic.Bool
 	closeReq atomic.Bool
-	ctxName  string
+	// raw is the socket under TLS (nc itself without), busySince the
+	// UnixNano start of the running request (0 between requests) and gone
+	// set once the watcher saw the client leave (disconnect.go).
+	raw       net.Conn
+	busySince atomic.Int64
+	gone      atomic.Bool
+	ctxName   string
 	// legacyPos tracks cursors opened by legacy OP_QUERY (legacy.go).
 	legacyPos legacyPositions
 	limits    connLimits
@@ -47,7 +54,7 @@ type conn struct {
 
 func (s *Server) newConn(nc net.Conn) *conn {
 	id := s.connID.Add(1)
-	c := &conn{s: s, nc: nc, ctxName: "conn" + strconv.FormatInt(id, 10)}
+	c := &conn{s: s, nc: nc, raw: rawConn(nc), ctxName: "conn" + strconv.FormatInt(id, 10)}
 	c.r = c.limits.reader(s, nc)
 	c.info = command.Conn{ID: id, Remote: nc.RemoteAddr().String(), Local: nc.LocalAddr().String(), OfferedCompressors: offeredCompressors}
 	return c
@@ -92,10 +99,12 @@ func (c *conn) serve() {
 			continue
 		}
 		c.busy.Store(true)
+		c.busySince.Store(time.Now().UnixNano())
 		st.Requests.Add(1)
 		st.BytesIn.Add(int64(msg.Header.MessageLength))
 		ok := c.handle(msg)
 		c.limits.requestDone()
+		c.busySince.Store(0)
 		c.busy.Store(false)
 		if !ok {
 			return

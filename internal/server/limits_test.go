@@ -287,4 +287,3 @@ func TestBudgetWaitEndsWithContext(t *testing.T) {
 		t.Fatalf("acquire after the cancelled wait: waited %v, %v", waited, err)
 	}
 }
-

@@ -21,6 +21,7 @@ import (
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/colcache"
 	"github.com/cairndb/cairn/internal/command"
+	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -98,6 +99,7 @@ type Server struct {
 	closing   atomic.Bool
 	closed    chan struct{} // closed when Shutdown starts
 	stopBg    context.CancelFunc
+	bg        sync.WaitGroup // the background goroutines stopBg ends
 	tlsCfg    *tls.Config
 	mem       *memBudget
 	// stopping ends when Shutdown starts (waits for request memory end).
@@ -198,8 +200,10 @@ func New(opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBg = cancel
-	go s.env.Cursors.RunReaper(ctx, time.Minute)
-	go command.RunTTLMonitor(ctx, s.env, opts.TTLMonitorInterval)
+	s.bg.Add(3)
+	go func() { defer s.bg.Done(); s.env.Cursors.RunReaper(ctx, time.Minute) }()
+	go func() { defer s.bg.Done(); command.RunTTLMonitor(ctx, s.env, opts.TTLMonitorInterval) }()
+	go func() { defer s.bg.Done(); s.watchDisconnects(ctx) }()
 	return s, nil
 }
 
@@ -260,8 +264,11 @@ func (s *Server) Serve(l net.Listener) error {
 }
 
 // Shutdown stops accepting, lets in-flight requests finish (idle
-// connections are closed at once; busy ones after their current request or
-// when ctx ends), checkpoints and closes the engine.
+// connections are closed at once; busy ones after their current request),
+// and when ctx ends first interrupts the running operations with
+// InterruptedAtShutdown (11600) and closes the connections; then it joins
+// the background goroutines (cursor reaper, TTL monitor, disconnect
+// watcher), checkpoints and closes the engine.
 func (s *Server) Shutdown(ctx context.Context) error {
 	if s.closing.Swap(true) {
 		return errors.New("server: already shut down")
@@ -281,6 +288,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	select {
 	case <-done:
 	case <-ctx.Done():
+		// The deadline passed: running operations end with
+		// InterruptedAtShutdown (11600) at their next check, and
+		// connections are closed.
+		if n := s.env.Ops.KillAll(mongoerr.ErrShutdown); n > 0 {
+			s.log.Info("Interrupted operations at shutdown", "c", "CONTROL", "ctx", "SignalHandler", "operations", n)
+		}
 		s.mu.Lock()
 		for c := range s.conns {
 			c.nc.Close()
@@ -289,6 +302,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	s.stopBg()
+	s.bg.Wait()
 	s.env.Cursors.KillAll()
 	s.log.Info("Closing the storage engine", "c", "STORAGE", "id", 22261, "ctx", "SignalHandler")
 	if err := s.db.Close(); err != nil {

@@ -103,6 +103,9 @@ func newTLSConn(nc net.Conn, o *TLSOptions, cfg *tls.Config, log *slog.Logger) *
 	return &tlsConn{Conn: nc, cfg: cfg, require: o.Mode == TLSRequire, timeout: t, log: log}
 }
 
+// NetConn is the socket under TLS (the disconnect watcher peeks at it).
+func (c *tlsConn) NetConn() net.Conn { return c.Conn }
+
 func (c *tlsConn) Read(p []byte) (int, error) {
 	if c.rw == nil && !c.negotiate() {
 		return 0, c.err

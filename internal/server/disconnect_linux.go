@@ -1,0 +1,33 @@
+package server
+
+import (
+	"errors"
+	"net"
+	"syscall"
+)
+
+// peerClosed reports whether the peer of nc has closed or reset the
+// connection, without consuming or waiting for data.
+func peerClosed(nc net.Conn) bool {
+	sc, ok := nc.(syscall.Conn)
+	if !ok {
+		return false // net.Pipe in tests: no socket to look at
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true // closed already
+	}
+	closed := false
+	var buf [1]byte
+	err = rc.Control(func(fd uintptr) {
+		n, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		switch {
+		case err == nil:
+			closed = n == 0 // end of stream
+		case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EINTR):
+		default:
+			closed = true // reset, or another error: the client is gone
+		}
+	})
+	return closed || err != nil
+}
