@@ -141,6 +141,22 @@ func (db *DB) BeginRead() (*Tx, error) {
 	}
 }
 
+// Clone begins another read transaction on tx's snapshot: the same data,
+// whatever has been committed since, ended by its own Rollback. A command
+// that reads in several steps (choosing a plan, then reading its first
+// batch, then its getMores) reads one snapshot through clones of one
+// transaction. tx must be an open read transaction.
+func (tx *Tx) Clone() (*Tx, error) {
+	if tx.closed {
+		return nil, ErrTxClosed
+	}
+	if tx.writable {
+		return nil, fmt.Errorf("kv: Clone of a write transaction")
+	}
+	tx.snap.refs.Add(1) // tx holds a reference: the snapshot is live
+	return &Tx{db: tx.db, snap: tx.snap, trees: tx.snap.trees}, nil
+}
+
 // BeginWrite starts the write transaction, waiting for the writer lock or
 // ctx.
 func (db *DB) BeginWrite(ctx context.Context) (*Tx, error) {

@@ -403,7 +403,7 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 	if s.done {
 		return true, s.err
 	}
-	tx, err := s.env.KV.BeginRead()
+	tx, err := snapshotOf(ctx, s.env)
 	if err != nil {
 		return false, err
 	}

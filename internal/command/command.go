@@ -197,6 +197,9 @@ type Ctx struct {
 	explain *explainState
 	// cmd is the command being run (set by Dispatch).
 	cmd *Command
+	// snap is the command's read snapshot, opened by its first read and
+	// ended by Dispatch (storage.go).
+	snap *kv.Tx
 }
 
 // Handler runs a command.
@@ -285,6 +288,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if cmd.AdminOnly && c.DB != "admin" {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))
 	}
+	defer c.releaseSnapshot()
 	start := time.Now()
 	op := c.Env.Ops.begin(c, cmd.Name, start)
 	collName := commandCollection(c)

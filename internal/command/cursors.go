@@ -11,6 +11,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/kv"
 )
 
 // defaultCursorTimeout is how long an idle cursor lives (MongoDB's
@@ -39,8 +40,11 @@ type Cursor struct {
 	Owner *auth.UserName
 	// origin is what the command that opened the cursor needed: every
 	// getMore checks the owner still has it.
-	origin    []need
-	src       Source
+	origin []need
+	src    Source
+	// snap is the read snapshot of the command that opened the cursor:
+	// every getMore reads it (storage.go). close ends it.
+	snap      *kv.Tx
 	limit     int64 // 0 = none; documents still allowed
 	noTimeout bool
 	mu        sync.Mutex
@@ -97,6 +101,15 @@ func (cs *Cursors) remove(id int64) *Cursor {
 	return c
 }
 
+// close closes the cursor's source and ends its snapshot.
+func (cur *Cursor) close() {
+	cur.src.Close()
+	if cur.snap != nil {
+		cur.snap.Rollback()
+		cur.snap = nil
+	}
+}
+
 // Kill closes and forgets cursor id (killCursors, OP_KILL_CURSORS); it
 // reports whether the cursor existed.
 func (cs *Cursors) Kill(id int64) bool {
@@ -105,7 +118,7 @@ func (cs *Cursors) Kill(id int64) bool {
 		return false
 	}
 	cur.mu.Lock()
-	cur.src.Close()
+	cur.close()
 	cur.mu.Unlock()
 	return true
 }
@@ -152,7 +165,7 @@ func (cs *Cursors) KillSession(id bson.Value) {
 	}
 	cs.mu.Unlock()
 	for _, c := range victims {
-		c.src.Close()
+		c.close()
 	}
 }
 
@@ -163,7 +176,7 @@ func (cs *Cursors) KillAll() {
 	cs.m = make(map[int64]*Cursor)
 	cs.mu.Unlock()
 	for _, c := range all {
-		c.src.Close()
+		c.close()
 	}
 }
 
@@ -179,7 +192,7 @@ func (cs *Cursors) Reap(now time.Time) int {
 	}
 	cs.mu.Unlock()
 	for _, c := range victims {
-		c.src.Close()
+		c.close()
 		c.mu.Unlock()
 	}
 	cs.timedOut.Add(int64(len(victims)))
@@ -251,9 +264,11 @@ func writeBatch(c *Ctx, cur *Cursor, src Source, ns string, limit int64, opt bat
 		return true
 	})
 	if err != nil {
-		src.Close()
 		if cur != nil {
 			c.Env.Cursors.remove(cur.ID)
+			cur.close()
+		} else {
+			src.Close()
 		}
 		return err
 	}
@@ -268,9 +283,11 @@ func writeBatch(c *Ctx, cur *Cursor, src Source, ns string, limit int64, opt bat
 	var id int64
 	switch {
 	case done:
-		src.Close()
 		if cur != nil {
 			c.Env.Cursors.remove(cur.ID)
+			cur.close()
+		} else {
+			src.Close()
 		}
 	case cur != nil:
 		cur.limit = limit
@@ -278,6 +295,12 @@ func writeBatch(c *Ctx, cur *Cursor, src Source, ns string, limit int64, opt bat
 		id = cur.ID
 	default:
 		nc := &Cursor{NS: ns, src: src, limit: limit, Owner: cursorOwner(c), origin: cursorOrigin(c)}
+		if c.snap != nil {
+			if nc.snap, err = c.snap.Clone(); err != nil {
+				src.Close()
+				return err
+			}
+		}
 		if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
 			if idv, ok := lsid.Document().Lookup("id"); ok && idv.Type == bson.TypeBinary {
 				nc.Lsid = append([]byte(nil), idv.Data...)
@@ -331,10 +354,17 @@ func getMore(c *Ctx) error {
 		return mongoerr.New(mongoerr.Unauthorized, "Requested getMore on namespace '%s', but cursor belongs to a different namespace %s", ns, cur.NS)
 	}
 	if !cur.mu.TryLock() {
-		return mongoerr.New(mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed, "cursor id %d is already in use", id)
+		return mongoerr.New(mongoerr.CursorInUse, "cursor id %d is already in use", id)
 	}
 	defer cur.mu.Unlock()
 	c.Env.Stats.GetMore.Add(1)
+	// The batch reads the snapshot the cursor was opened on.
+	if cur.snap != nil {
+		c.releaseSnapshot()
+		if c.snap, err = cur.snap.Clone(); err != nil {
+			return err
+		}
+	}
 	return writeBatch(c, cur, cur.src, cur.NS, cur.limit, batchOptions{batchSize: batchSize}, false)
 }
 

@@ -198,6 +198,9 @@ func find(c *Ctx) error {
 	}
 	c.Env.Stats.Query.Add(1)
 	src, err := openFind(c, spec)
+	if findHook != nil {
+		findHook(c)
+	}
 	if err != nil {
 		return err
 	}
@@ -385,7 +388,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		return true, nil
 	}
 	defer s.reportExamined(ctx)
-	tx, err := s.env.KV.BeginRead()
+	tx, err := snapshotOf(ctx, s.env)
 	if err != nil {
 		return false, err
 	}
@@ -662,3 +665,7 @@ func idRange(spec *findSpec) (index.KeyRange, bool) {
 		End: docKey(nil, iv.Hi), EndInclusivePrefix: iv.HiInc,
 	}, true
 }
+
+// findHook, when set (by tests), runs between a find's planning and its
+// first batch.
+var findHook func(c *Ctx)

@@ -31,7 +31,7 @@ func (s *heldHits[H]) ensure(ctx context.Context) error {
 	if s.ran {
 		return nil
 	}
-	tx, err := s.env.KV.BeginRead()
+	tx, err := snapshotOf(ctx, s.env)
 	if err != nil {
 		return err
 	}

@@ -354,7 +354,7 @@ func waitForBuild(c *Ctx, coll, ixName string) error {
 			return ctxErr(c.Err())
 		case <-t.C:
 		}
-		tx, err := c.readTx()
+		tx, err := c.currentTx() // another command's build: poll what is committed now
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package command
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -26,8 +27,10 @@ func dataTree(tx *kv.Tx, coll *catalog.Collection) (*kv.Tree, error) {
 }
 
 // writeTx runs fn in a write transaction and commits it with the given
-// durability. If fn fails the transaction is rolled back unless keep is set
-// by fn (ordered inserts keep what they wrote before the failing document).
+// durability; if fn fails (or panics) the transaction is rolled back, so a
+// command's statements are applied together or not at all. After a commit
+// the command's read snapshot is dropped: what it reads next sees its own
+// writes.
 func (c *Ctx) writeTx(d kv.Durability, fn func(tx *kv.Tx) error) error {
 	tx, err := c.beginWrite()
 	if err != nil {
@@ -41,6 +44,7 @@ func (c *Ctx) writeTx(d kv.Durability, fn func(tx *kv.Tx) error) error {
 	if err := tx.CommitWith(d); err != nil {
 		return fmt.Errorf("commit: %w", err)
 	}
+	c.releaseSnapshot()
 	return nil
 }
 
@@ -66,13 +70,53 @@ func (c *Ctx) beginWrite() (*kv.Tx, error) {
 	return tx, nil
 }
 
-// readTx begins a snapshot read.
+// The command's snapshot. A command reads one snapshot from its first read
+// to its reply: the catalog entry, the view, the default collation, the
+// hint check, the plan choice and the first batch all see the same data,
+// whatever commits meanwhile (a plan cannot be chosen in one snapshot and
+// run in another). readTx opens it on first use and hands out clones (each
+// ended by its own Rollback); Dispatch ends it. A cursor left open keeps a
+// clone, and its getMores read that snapshot (cursors.go). A write the
+// command commits drops the snapshot, so that its later reads see it.
+
+// readTx begins a read of the command's snapshot.
 func (c *Ctx) readTx() (*kv.Tx, error) {
+	if c.snap == nil {
+		tx, err := c.Env.KV.BeginRead()
+		if err != nil {
+			return nil, fmt.Errorf("begin read: %w", err)
+		}
+		c.snap = tx
+	}
+	return c.snap.Clone()
+}
+
+// currentTx begins a read of the data as it is now, not of the command's
+// snapshot: for loops that wait for another command's commit.
+func (c *Ctx) currentTx() (*kv.Tx, error) {
 	tx, err := c.Env.KV.BeginRead()
 	if err != nil {
 		return nil, fmt.Errorf("begin read: %w", err)
 	}
 	return tx, nil
+}
+
+// releaseSnapshot ends the command's snapshot (clones live on).
+func (c *Ctx) releaseSnapshot() {
+	if c.snap != nil {
+		c.snap.Rollback()
+		c.snap = nil
+	}
+}
+
+// snapshotOf begins a read of ctx's command snapshot when ctx is a
+// command (sources read through it in every batch), else of the current
+// data.
+func snapshotOf(ctx context.Context, env *Env) (*kv.Tx, error) {
+	if c, ok := ctx.(*Ctx); ok {
+		return c.readTx()
+	}
+	return env.KV.BeginRead()
 }
 
 // ctxErr maps a context error to MongoDB's error for the reason.
