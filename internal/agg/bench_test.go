@@ -62,3 +62,36 @@ func BenchmarkSortLimit(b *testing.B) {
 func BenchmarkSortByCount(b *testing.B) {
 	benchPipeline(b, `[{"$sortByCount":"$s"}]`)
 }
+
+// BenchmarkSortAll sorts 100,000 documents without a limit.
+func BenchmarkSortAll(b *testing.B) {
+	benchPipeline(b, `[{"$sort":{"v":-1}}]`)
+}
+
+// BenchmarkSortSpill is BenchmarkSortAll with a 1 MiB memory limit: the
+// sort spills about ten runs and merges them.
+func BenchmarkSortSpill(b *testing.B) {
+	docs := benchDocs(100_000)
+	stages := parseJSONArray(b, `[{"$sort":{"v":-1}}]`)
+	dir := b.TempDir()
+	b.ReportAllocs()
+	for b.Loop() {
+		p, err := Parse(&Context{DB: "d", Coll: "c", AllowDiskUse: true, MemoryLimit: 1 << 20, TempDir: dir}, stages)
+		if err != nil {
+			b.Fatal(err)
+		}
+		it, err := p.Run(&SliceIterator{Docs: append([]bson.Doc(nil), docs...)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		for {
+			d, err := it.Next()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if d == nil {
+				break
+			}
+		}
+	}
+}

@@ -124,6 +124,40 @@ func BenchmarkBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkBuildSpill builds the random and string indexes with a 4 MB
+// memory budget, so that the runs spill to files and the load merges them.
+func BenchmarkBuildSpill(b *testing.B) {
+	db := benchData(b)
+	dir := b.TempDir()
+	for _, k := range benchKinds {
+		if k.name != "random" && k.name != "string" {
+			continue
+		}
+		raw, _ := dbson.Marshal(k.spec)
+		spec, err := Parse(bson.Doc(raw))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(k.name, func(b *testing.B) {
+			for b.Loop() {
+				tx, err := db.BeginWrite(context.Background())
+				if err != nil {
+					b.Fatal(err)
+				}
+				data, err := tx.Tree("data")
+				if err != nil {
+					b.Fatal(err)
+				}
+				t := []*BuildTarget{{Spec: spec, TreeName: "ix"}}
+				if err := BuildAllWith(context.Background(), tx, data, "bench.docs", t, BuildOptions{MemoryBudget: 4 << 20, TempDir: dir}); err != nil {
+					b.Fatal(err)
+				}
+				tx.Rollback()
+			}
+		})
+	}
+}
+
 func BenchmarkBuildFloor(b *testing.B) {
 	db := benchData(b)
 	for _, k := range benchKinds {
