@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"os"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
@@ -610,23 +609,15 @@ func newSortedSource(c *Ctx, scan *scanSource, spec *findSpec) (Source, error) {
 	if err == nil {
 		err = addErr
 	}
-	if err == nil && st.keep > 0 {
-		st.sortItems()
-		if int64(len(st.items)) > st.keep {
-			st.items = st.items[:st.keep]
-		}
-	}
 	var stream sortedStream
 	if err == nil {
 		stream, err = st.finish()
 	}
 	if err != nil {
-		if st.dir != "" {
-			os.RemoveAll(st.dir)
-		}
+		st.close()
 		return nil, err
 	}
-	noteSorted(c, len(st.runs) > 0)
+	noteSorted(c, st.spilled())
 	return &sortedSource{stream: stream, spec: spec, skip: spec.skip}, nil
 }
 

@@ -26,7 +26,8 @@ func TestExternalSort(t *testing.T) {
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	st := &sorter{allowDisk: true}
+	tmp := t.TempDir()
+	st := &sorter{allowDisk: true, parent: tmp}
 	const n = 2000
 	for i := 0; i < n; i++ {
 		d, _ := dbson.Marshal(dbson.D{{Key: "k", Value: rng.IntN(50)}, {Key: "seq", Value: i}})
@@ -34,14 +35,13 @@ func TestExternalSort(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if len(st.runs) < 2 {
-		t.Fatalf("%d runs: the sort did not spill", len(st.runs))
+	if runs := st.s.Stats().Runs(); runs < 2 || !st.spilled() {
+		t.Fatalf("%d runs: the sort did not spill", runs)
 	}
 	stream, err := st.finish()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := st.dir
 	prevK, prevSeq, count := -1, -1, 0
 	for {
 		d, err := stream.next()
@@ -65,8 +65,8 @@ func TestExternalSort(t *testing.T) {
 		t.Fatalf("merged %d documents, want %d", count, n)
 	}
 	stream.close()
-	if _, err := os.Stat(dir); !os.IsNotExist(err) {
-		t.Fatalf("run directory %s left behind", dir)
+	if ents, err := os.ReadDir(tmp); err != nil || len(ents) != 0 {
+		t.Fatalf("%d files left behind (%v)", len(ents), err)
 	}
 	// Without disk use, the budget is a hard limit.
 	st = &sorter{}
