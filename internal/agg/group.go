@@ -447,3 +447,22 @@ func topLevelDeps(spec bson.Value) []string {
 	}
 	return deps
 }
+
+// slabSize is the size of the blocks slabBytes carves.
+const slabSize = 64 << 10
+
+// slabBytes returns an empty slice with capacity n carved from the block
+// *slab (a new block when it has too little room), so that many small
+// results share one allocation. A block stays alive while any slice of it
+// does, so it suits results most of which are dropped soon.
+func slabBytes(slab *[]byte, n int) []byte {
+	if n > slabSize/8 {
+		return make([]byte, 0, n)
+	}
+	if cap(*slab)-len(*slab) < n {
+		*slab = make([]byte, 0, slabSize)
+	}
+	l := len(*slab)
+	*slab = (*slab)[:l+n]
+	return (*slab)[l : l : l+n]
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/expr"
+	"github.com/cairndb/cairn/internal/extsort"
 )
 
 // Spilling $group
@@ -58,7 +59,7 @@ type groupSpill struct {
 // spillPart is one partition of a groupSpill.
 type spillPart struct {
 	sp       spiller
-	items    []item
+	items    []extsort.Item
 	arena    []byte // holds the items' keys and documents
 	mem      int64
 	runLimit int64 // pending bytes that start a run
@@ -73,7 +74,7 @@ func (g *groupStage) newSpill(share int) *groupSpill {
 	share = max(share, 1)
 	s := &groupSpill{g: g, parts: make([]spillPart, share)}
 	for i := range s.parts {
-		s.parts[i] = spillPart{sp: spiller{dir: g.ctx.TempDir}, runLimit: g.ctx.memLimit() / 4 / int64(share*share)}
+		s.parts[i] = spillPart{sp: spiller{dir: g.ctx.TempDir, stats: g.ctx.Spill}, runLimit: g.ctx.memLimit() / 4 / int64(share*share)}
 	}
 	return s
 }
@@ -102,9 +103,9 @@ func (s *groupSpill) add(h uint64, key []byte, pos int64, id bson.Value, d bson.
 	p.arena = s.g.appendReduced(p.arena, d)
 	p.arena = append(p.arena, 0)
 	binary.LittleEndian.PutUint32(p.arena[mid:], uint32(len(p.arena)-mid))
-	it := item{key: p.arena[start:mid:mid], doc: bson.Doc(p.arena[mid:len(p.arena):len(p.arena)])}
+	it := extsort.Item{Key: p.arena[start:mid:mid], Val: p.arena[mid:len(p.arena):len(p.arena)]}
 	p.items = append(p.items, it)
-	if p.mem += itemBytes(it); p.mem > p.runLimit {
+	if p.mem += int64(len(it.Key)+len(it.Val)) + extsort.ItemOverhead; p.mem > p.runLimit {
 		return p.flush()
 	}
 	return nil
@@ -131,55 +132,13 @@ func (p *spillPart) flush() error {
 	if len(p.items) == 0 {
 		return nil
 	}
-	sortByKey(p.items)
+	extsort.SortItems(p.items)
 	if err := p.sp.writeSorted(p.items); err != nil {
 		return err
 	}
 	clear(p.items)
 	p.items, p.arena, p.mem = p.items[:0], p.arena[:0], 0
 	return nil
-}
-
-// sortByKey sorts items by key, comparing first the 8 bytes that follow
-// the prefix every key shares (a group key starts with its type tags and
-// field names), held beside each item, so that most comparisons touch
-// neither the keys' memory nor bytes.Compare.
-func sortByKey(items []item) {
-	if len(items) < 2 {
-		return
-	}
-	first := items[0].key
-	cp := len(first)
-	for _, it := range items[1:] {
-		n := min(cp, len(it.key))
-		i := 0
-		for i < n && it.key[i] == first[i] {
-			i++
-		}
-		cp = i
-	}
-	type ref struct {
-		pfx uint64
-		it  item
-	}
-	refs := make([]ref, len(items))
-	for i, it := range items {
-		var b [8]byte
-		copy(b[:], it.key[cp:])
-		refs[i] = ref{pfx: binary.BigEndian.Uint64(b[:]), it: it}
-	}
-	slices.SortFunc(refs, func(a, b ref) int {
-		if a.pfx != b.pfx {
-			if a.pfx < b.pfx {
-				return -1
-			}
-			return 1
-		}
-		return bytes.Compare(a.it.key[cp:], b.it.key[cp:])
-	})
-	for i := range refs {
-		items[i] = refs[i].it
-	}
 }
 
 // partitions gathers the runs of spills (one per goroutine, with the same
@@ -298,7 +257,7 @@ func (e *partEmitter) nextGroup() (*group, error) {
 	for {
 		var err error
 		if e.next == nil {
-			if e.next, err = e.sp.mergeLazy(g.ctx.memLimit() / 4 / int64(e.parts)); err != nil {
+			if e.next, err = e.sp.mergeLazy(g.ctx.memLimit()/4/int64(e.parts), checker{g.ctx}); err != nil {
 				return nil, err
 			}
 		}

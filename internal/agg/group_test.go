@@ -1,11 +1,8 @@
 package agg
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"math/rand/v2"
-	"slices"
 	"strings"
 	"testing"
 
@@ -279,30 +276,6 @@ func TestSumFamilies(t *testing.T) {
 		}
 		if errAll == nil && fmt.Sprint(all) != fmt.Sprint(want) {
 			t.Errorf("%s:\nfamily %v\nalone  %v", name, all, want)
-		}
-	}
-}
-
-// TestSortByKey: spilled items sort as bytes.Compare orders their keys,
-// whatever prefix they share and however short they are.
-func TestSortByKey(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	for _, prefix := range []string{"", "\x1e\x10WatchID\x00\x01", "same-long-prefix-of-every-key"} {
-		var items []item
-		for i := 0; i < 3000; i++ {
-			k := []byte(prefix)
-			for j := r.IntN(12); j > 0; j-- {
-				k = append(k, byte(r.IntN(4)))
-			}
-			items = append(items, item{key: k, doc: bson.Doc(fmt.Sprint(i))})
-		}
-		want := slices.Clone(items)
-		slices.SortStableFunc(want, func(a, b item) int { return bytes.Compare(a.key, b.key) })
-		sortByKey(items)
-		for i := range items {
-			if !bytes.Equal(items[i].key, want[i].key) {
-				t.Fatalf("prefix %q: item %d has key %x, want %x", prefix, i, items[i].key, want[i].key)
-			}
 		}
 	}
 }

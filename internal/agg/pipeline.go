@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/expr"
+	"github.com/cairndb/cairn/internal/extsort"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
@@ -47,6 +48,9 @@ type Context struct {
 	// AllowDiskUse lets blocking stages spill to TempDir.
 	AllowDiskUse bool
 	TempDir      string
+	// Spill, if set, counts what the pipeline's stages spill (explain's
+	// and the slow query log's usedDisk).
+	Spill *extsort.Stats
 	// MemoryLimit bounds each blocking stage (0: DefaultMemoryLimit).
 	MemoryLimit int64
 	// Catalog serves $lookup, $unionWith, $out, $merge and the metadata

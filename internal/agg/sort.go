@@ -2,11 +2,11 @@ package agg
 
 import (
 	"bytes"
-	"container/heap"
 	"encoding/binary"
 	"math"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/extsort"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
@@ -84,23 +84,46 @@ func (s *sortStage) key(dst []byte, d bson.Doc, seq uint64) []byte {
 	return binary.LittleEndian.AppendUint64(dst, math.Float64bits(*s.score))
 }
 
-// emit hands on a sorted item's document, restoring its $text score.
-func (s *sortStage) emit(it *item) bson.Doc {
+// emit hands on a sorted record's document, restoring its $text score.
+func (s *sortStage) emit(key, doc []byte) bson.Doc {
 	if s.score != nil {
-		*s.score = math.Float64frombits(binary.LittleEndian.Uint64(it.key[len(it.key)-8:]))
+		*s.score = math.Float64frombits(binary.LittleEndian.Uint64(key[len(key)-8:]))
 	}
-	return it.doc
+	return bson.Doc(doc)
 }
 
+// sorter returns the external sort of the stage: the memory limit,
+// spilling with allowDiskUse, the documents it returns valid for good
+// (later stages may hold them).
+func (s *sortStage) sorter(keep int64) *extsort.Sorter {
+	return extsort.New(extsort.Options{Budget: s.ctx.memLimit(), AllowDisk: s.ctx.AllowDiskUse, TempDir: s.ctx.TempDir,
+		Stats: s.ctx.Spill, Keep: keep, Retain: true, Ctx: checker{s.ctx},
+		OverBudget: func() error { return errMemory("$sort stage") }})
+}
+
+// checker reports a pipeline's interruption (Context.Check) to extsort.
+type checker struct{ c *Context }
+
+func (c checker) Err() error { return c.c.check() }
+
 func (s *sortStage) sortAll(in Iterator) (func() (bson.Doc, error), error) {
-	var items []item
-	var mem int64
-	sp := &spiller{dir: s.ctx.TempDir}
+	return s.run(in, 0)
+}
+
+// topK keeps only the best limit documents, in memory.
+func (s *sortStage) topK(in Iterator) (func() (bson.Doc, error), error) {
+	return s.run(in, s.limit)
+}
+
+// run sorts the input (keep > 0: only its first keep documents).
+func (s *sortStage) run(in Iterator, keep int64) (func() (bson.Doc, error), error) {
+	st := s.sorter(keep)
 	var seq uint64
+	var k []byte
 	for {
 		d, err := in.Next()
 		if err != nil {
-			sp.close()
+			st.Close()
 			return nil, err
 		}
 		if d == nil {
@@ -108,57 +131,29 @@ func (s *sortStage) sortAll(in Iterator) (func() (bson.Doc, error), error) {
 		}
 		if seq&1023 == 0 {
 			if err := s.ctx.check(); err != nil {
-				sp.close()
+				st.Close()
 				return nil, err
 			}
 		}
-		it := item{key: s.key(nil, d, seq), doc: cloneDoc(d)}
+		k = s.key(k[:0], d, seq)
 		seq++
-		items = append(items, it)
-		mem += itemBytes(it)
-		if mem > s.ctx.memLimit() {
-			if !s.ctx.AllowDiskUse {
-				sp.close()
-				return nil, errMemory("$sort stage")
-			}
-			if err := sp.writeRun(items); err != nil {
-				sp.close()
-				return nil, err
-			}
-			items, mem = nil, 0
-		}
-	}
-	if len(sp.runs) == 0 {
-		sortItems(items)
-		i := 0
-		return func() (bson.Doc, error) {
-			if i >= len(items) {
-				return nil, nil
-			}
-			d := s.emit(&items[i])
-			items[i] = item{}
-			i++
-			return d, nil
-		}, nil
-	}
-	if len(items) > 0 {
-		if err := sp.writeRun(items); err != nil {
-			sp.close()
+		if err := st.Add(k, d); err != nil {
+			st.Close()
 			return nil, err
 		}
 	}
-	next, err := sp.merge()
+	it, err := st.Finish()
 	if err != nil {
-		sp.close()
+		st.Close()
 		return nil, err
 	}
 	return func() (bson.Doc, error) {
-		it, ok, err := next()
+		key, doc, ok, err := it.Next()
 		if err != nil || !ok {
-			sp.close()
+			st.Close()
 			return nil, err
 		}
-		return s.emit(&it), nil
+		return s.emit(key, doc), nil
 	}, nil
 }
 
@@ -174,54 +169,4 @@ func (h *maxHeap) Pop() any {
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
-}
-
-func (s *sortStage) topK(in Iterator) (func() (bson.Doc, error), error) {
-	h := &maxHeap{}
-	var seq uint64
-	var mem int64
-	var k []byte
-	for {
-		d, err := in.Next()
-		if err != nil {
-			return nil, err
-		}
-		if d == nil {
-			break
-		}
-		if seq&1023 == 0 {
-			if err := s.ctx.check(); err != nil {
-				return nil, err
-			}
-		}
-		k = s.key(k[:0], d, seq)
-		seq++
-		if int64(h.Len()) < s.limit {
-			it := item{key: append([]byte(nil), k...), doc: cloneDoc(d)}
-			mem += itemBytes(it)
-			if mem > s.ctx.memLimit() && !s.ctx.AllowDiskUse {
-				return nil, errMemory("$sort stage")
-			}
-			heap.Push(h, it)
-			continue
-		}
-		if bytes.Compare(k, (*h)[0].key) < 0 {
-			top := &(*h)[0]
-			mem += int64(len(d)) - int64(len(top.doc))
-			top.key = append(top.key[:0], k...)
-			top.doc = append(top.doc[:0], d...)
-			heap.Fix(h, 0)
-		}
-	}
-	items := []item(*h)
-	sortItems(items)
-	i := 0
-	return func() (bson.Doc, error) {
-		if i >= len(items) {
-			return nil, nil
-		}
-		d := s.emit(&items[i])
-		i++
-		return d, nil
-	}, nil
 }

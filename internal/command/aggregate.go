@@ -10,6 +10,7 @@ import (
 	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/expr"
+	"github.com/cairndb/cairn/internal/extsort"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
@@ -266,7 +267,7 @@ func newAggContext(c *Ctx, name string, qopts *query.Options, allowDisk bool) (*
 		q.Let = b.Finish()
 		qopts = &q
 	}
-	return &agg.Context{DB: c.DB, Coll: name, Query: qopts, Expr: eopts, AllowDiskUse: allowDisk, TempDir: c.Env.tempDir()}, nil
+	return &agg.Context{DB: c.DB, Coll: name, Query: qopts, Expr: eopts, AllowDiskUse: allowDisk, TempDir: c.Env.tempDir(), Spill: &extsort.Stats{}}, nil
 }
 
 // explainAggregate answers explain: true with the plan: the collection
@@ -412,6 +413,9 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 	defer func() {
 		s.cat.tx = nil
 		tx.Rollback()
+		if st := statsOf(ctx); st != nil && s.cat.actx.Spill.Spilled() {
+			st.usedDisk.Store(true) // a stage spilled: the slow log's and profiler's usedDisk
+		}
 	}()
 	if s.it == nil && s.planning.text == nil && s.planning.geoNear == nil && s.coll != "" && !s.p.StartsWithSource() {
 		it, ok, err := s.cat.sortedRun(s.db, s.coll, s.p, s.planning.hint)

@@ -279,3 +279,27 @@ func TestMergerPrefetch(t *testing.T) {
 		t.Fatalf("%d runs counted", sp.Stats().Runs())
 	}
 }
+
+// TestSortItems: items sort as bytes.Compare orders their keys, ties in
+// input order, whatever prefix they share and however short they are.
+func TestSortItems(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, prefix := range []string{"", "\x1e\x10WatchID\x00\x01", "same-long-prefix-of-every-key"} {
+		var items []Item
+		for i := 0; i < 3000; i++ {
+			k := []byte(prefix)
+			for j := r.IntN(12); j > 0; j-- {
+				k = append(k, byte(r.IntN(4)))
+			}
+			items = append(items, Item{Key: k, Val: fmt.Append(nil, i)})
+		}
+		want := slices.Clone(items)
+		slices.SortStableFunc(want, func(a, b Item) int { return bytes.Compare(a.Key, b.Key) })
+		SortItems(items)
+		for i := range items {
+			if !bytes.Equal(items[i].Key, want[i].Key) || !bytes.Equal(items[i].Val, want[i].Val) {
+				t.Fatalf("prefix %q: item %d is %x %s, want %x %s", prefix, i, items[i].Key, items[i].Val, want[i].Key, want[i].Val)
+			}
+		}
+	}
+}
