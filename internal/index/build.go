@@ -5,13 +5,13 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"os"
 	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/extsort"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -35,9 +35,11 @@ type BuildOptions struct {
 	// MemoryBudget bounds the memory the entries take (0:
 	// DefaultBuildMemory); beyond it sorted runs spill to files.
 	MemoryBudget int
-	// TempDir is where spilled runs go, in a directory of their own that
-	// the build removes (default: os.TempDir()).
+	// TempDir is where spilled runs go (default: os.TempDir()); their
+	// files are unlinked as soon as they are made (extsort.Spill).
 	TempDir string
+	// Spill, if set, counts the runs spilled.
+	Spill *extsort.Stats
 	// Progress, if set, is kept up to date for currentOp.
 	Progress *Progress
 }
@@ -179,10 +181,10 @@ type extractor struct {
 	kb       keyBuf
 	// budget is this worker's share of the memory budget; files are its
 	// spilled runs, per target.
-	budget   int
-	files    [][]*os.File
-	spilled  []int64 // entries in files, per target
-	spillDir *spillDir
+	budget  int
+	files   [][]*extsort.Run
+	spilled []int64 // entries in files, per target
+	spillTo *extsort.Spill
 	// expect is how many documents this worker should see; after
 	// sampleDocs of them, the runs are sized for the rest (see reserve).
 	expect, seen int
@@ -293,7 +295,7 @@ type Sorted struct {
 	ns       string
 	targets  []*BuildTarget
 	xs       []*extractor
-	sd       *spillDir
+	spill    *extsort.Spill
 	fill     float64
 	progress *Progress
 }
@@ -321,11 +323,7 @@ func Extract(ctx context.Context, data *kv.Tree, ns string, targets []*BuildTarg
 	if budget <= 0 {
 		budget = DefaultBuildMemory
 	}
-	tmp := o.TempDir
-	if tmp == "" {
-		tmp = os.TempDir()
-	}
-	s := &Sorted{ns: ns, targets: targets, sd: &spillDir{parent: tmp}, fill: o.FillFactor, progress: o.Progress}
+	s := &Sorted{ns: ns, targets: targets, spill: extsort.NewSpill(o.TempDir, o.Spill), fill: o.FillFactor, progress: o.Progress}
 	defer func() {
 		if err != nil {
 			s.Close()
@@ -334,7 +332,7 @@ func Extract(ctx context.Context, data *kv.Tree, ns string, targets []*BuildTarg
 	s.xs = make([]*extractor, workers)
 	for i := range s.xs {
 		s.xs[i] = &extractor{targets: targets, runs: make([]run, len(targets)), multikey: make([]bool, len(targets)),
-			budget: budget / workers, files: make([][]*os.File, len(targets)), spilled: make([]int64, len(targets)), spillDir: s.sd,
+			budget: budget / workers, files: make([][]*extsort.Run, len(targets)), spilled: make([]int64, len(targets)), spillTo: s.spill,
 			expect: int((data.Len() + int64(workers) - 1) / int64(workers))}
 	}
 	o.Progress.Start(PhaseScan, data.Len())
@@ -384,25 +382,26 @@ func (s *Sorted) Entries() int64 {
 func (s *Sorted) Load(tx *kv.Tx, i int, dup func(key, val []byte) error) error {
 	t := s.targets[i]
 	n, err := func() (int64, error) {
-		// Runs in scan order and spilled runs are read ahead (prefetch.go).
-		pf := newPrefetcher()
-		defer pf.stop()
-		var srcs []source
+		// Runs in scan order and spilled runs are read ahead
+		// (extsort.Prefetcher).
+		pf := extsort.NewPrefetcher()
+		defer pf.Stop()
+		var srcs []extsort.Source
 		for _, x := range s.xs {
-			var src source = &memSource{r: &x.runs[i], unique: t.Spec.Unique}
+			var src extsort.Source = &memSource{r: &x.runs[i], unique: t.Spec.Unique}
 			if !x.runs[i].ordered {
 				var err error
-				if src, err = pf.start(src); err != nil {
+				if src, err = pf.Start(src); err != nil {
 					return 0, err
 				}
 			}
 			srcs = append(srcs, src)
 			for _, f := range x.files[i] {
-				fs, err := newFileSource(f)
+				fs, err := f.Open(fileReadBuffer, false)
 				if err != nil {
 					return 0, err
 				}
-				pfs, err := pf.start(fs)
+				pfs, err := pf.Start(fs)
 				if err != nil {
 					return 0, err
 				}
@@ -417,6 +416,10 @@ func (s *Sorted) Load(tx *kv.Tx, i int, dup func(key, val []byte) error) error {
 	t.Entries = n
 	for _, x := range s.xs {
 		x.runs[i] = run{} // release before the next load
+		for _, f := range x.files[i] {
+			f.Close()
+		}
+		x.files[i] = nil
 	}
 	return nil
 }
@@ -424,15 +427,9 @@ func (s *Sorted) Load(tx *kv.Tx, i int, dup func(key, val []byte) error) error {
 // Close releases the entries and removes the spilled runs.
 func (s *Sorted) Close() {
 	for _, x := range s.xs {
-		x.runs = nil
-		for _, fs := range x.files {
-			for _, f := range fs {
-				f.Close()
-			}
-		}
-		x.files = nil
+		x.runs, x.files = nil, nil
 	}
-	s.sd.remove()
+	s.spill.Close()
 }
 
 // docRef is one document of a scan batch.
@@ -525,59 +522,21 @@ func scan(ctx context.Context, data *kv.Tree, ns string, xs []*extractor, p *Pro
 
 // load merges the sorted runs of one index, checks uniqueness between
 // neighbours (passing repeats to dup, if set) and bulk-loads the tree.
-func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []source, fillFactor float64, dup func(key, val []byte) error, p *Progress) (int64, error) {
+func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []extsort.Source, fillFactor float64, dup func(key, val []byte) error, p *Progress) (int64, error) {
 	spec := t.Spec
-	// heads caches each source's current entry: only the source that was
-	// taken from is asked again.
-	type head struct {
-		k, v []byte
-		pfx  uint64
-	}
-	heads := make([]head, 0, len(srcs))
-	live := make([]source, 0, len(srcs))
-	for _, s := range srcs {
-		if k, v, pfx, ok := s.head(); ok {
-			heads, live = append(heads, head{k, v, pfx}), append(live, s)
-		}
-	}
-	// next moves source i past its head, dropping it when it is done.
-	next := func(i int) error {
-		if err := live[i].advance(); err != nil {
-			return err
-		}
-		k, v, pfx, ok := live[i].head()
-		if ok {
-			heads[i] = head{k, v, pfx}
-			return nil
-		}
-		heads, live = slices.Delete(heads, i, i+1), slices.Delete(live, i, i+1)
-		return nil
-	}
+	// The merger moves past the entry it returned last when asked for
+	// the next one, once BulkLoad has copied it.
+	m := extsort.NewMerger(srcs, nil, nil)
 	var prev []byte // the last key loaded, for unique indexes
 	first := true
 	var n int64
 	var dupErr error
-	pending := -1 // the source whose head was returned last
 	_, err := tx.BulkLoad(t.TreeName, func() ([]byte, []byte, bool, error) {
-		// BulkLoad has copied the entry returned last: move past it.
-		if pending >= 0 {
-			if err := next(pending); err != nil {
+		for {
+			bk, bv, ok, err := m.Next()
+			if err != nil || !ok {
 				return nil, nil, false, err
 			}
-			pending = -1
-		}
-		for {
-			if len(heads) == 0 {
-				return nil, nil, false, nil
-			}
-			best := 0
-			for i := 1; i < len(heads); i++ {
-				h, b := &heads[i], &heads[best]
-				if h.pfx < b.pfx || (h.pfx == b.pfx && bytes.Compare(h.k, b.k) < 0) {
-					best = i
-				}
-			}
-			bk, bv := heads[best].k, heads[best].v
 			if spec.Unique {
 				if !first && bytes.Equal(prev, bk) {
 					if dup == nil {
@@ -588,9 +547,6 @@ func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []source, fillFactor float6
 					if dupErr != nil {
 						return nil, nil, false, dupErr
 					}
-					if err := next(best); err != nil {
-						return nil, nil, false, err
-					}
 					continue
 				}
 				first = false
@@ -599,7 +555,6 @@ func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []source, fillFactor float6
 			if n++; n&1023 == 0 {
 				p.Add(1024)
 			}
-			pending = best
 			return bk, bv, true, nil
 		}
 	}, fillFactor)

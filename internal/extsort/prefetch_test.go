@@ -1,4 +1,4 @@
-package index
+package extsort
 
 import (
 	"errors"
@@ -13,15 +13,15 @@ type countSource struct {
 	err          error
 }
 
-func (c *countSource) head() ([]byte, []byte, uint64, bool) {
+func (c *countSource) Head() ([]byte, []byte, bool) {
 	if c.i == c.n {
-		return nil, nil, 0, false
+		return nil, nil, false
 	}
 	k := fmt.Appendf(nil, "k%07d", c.i)
-	return k, []byte("v"), keyPrefix(k), true
+	return k, []byte("v"), true
 }
 
-func (c *countSource) advance() error {
+func (c *countSource) Advance() error {
 	if c.i++; c.err != nil && c.i == c.failAt {
 		return c.err
 	}
@@ -32,45 +32,45 @@ func (c *countSource) advance() error {
 // early (the goroutines end), and failing.
 func TestPrefetched(t *testing.T) {
 	for _, n := range []int{0, 1, prefetchBatch, 3*prefetchBatch + 5} {
-		pf := newPrefetcher()
-		s, err := pf.start(&countSource{n: n})
+		pf := NewPrefetcher()
+		s, err := pf.Start(&countSource{n: n})
 		if err != nil {
 			t.Fatal(err)
 		}
 		got := 0
-		for k, v, _, ok := s.head(); ok; k, v, _, ok = s.head() {
+		for k, v, ok := s.Head(); ok; k, v, ok = s.Head() {
 			if want := fmt.Sprintf("k%07d", got); string(k) != want || string(v) != "v" {
 				t.Fatalf("n=%d: entry %d is %q %q, want %q", n, got, k, v, want)
 			}
 			got++
-			if err := s.advance(); err != nil {
+			if err := s.Advance(); err != nil {
 				t.Fatal(err)
 			}
 		}
-		pf.stop()
+		pf.Stop()
 		if got != n {
 			t.Errorf("read %d entries of %d", got, n)
 		}
 	}
-	pf := newPrefetcher()
-	if _, err := pf.start(&countSource{n: 100 * prefetchBatch}); err != nil {
+	pf := NewPrefetcher()
+	if _, err := pf.Start(&countSource{n: 100 * prefetchBatch}); err != nil {
 		t.Fatal(err)
 	}
-	pf.stop() // returns although nobody reads
+	pf.Stop() // returns although nobody reads
 
 	boom := errors.New("boom")
-	pf = newPrefetcher()
-	defer pf.stop()
-	s, err := pf.start(&countSource{n: 10 * prefetchBatch, failAt: prefetchBatch + 3, err: boom})
+	pf = NewPrefetcher()
+	defer pf.Stop()
+	s, err := pf.Start(&countSource{n: 10 * prefetchBatch, failAt: prefetchBatch + 3, err: boom})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var readErr error
 	for i := 0; readErr == nil; i++ {
-		if _, _, _, ok := s.head(); !ok {
+		if _, _, ok := s.Head(); !ok {
 			t.Fatalf("source ended after %d entries without its error", i)
 		}
-		readErr = s.advance()
+		readErr = s.Advance()
 	}
 	if !errors.Is(readErr, boom) {
 		t.Errorf("error %v, want boom", readErr)
