@@ -1,18 +1,21 @@
 package expr
 
 import (
+	"errors"
 	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/pcre"
 )
 
 // $regexMatch, $regexFind and $regexFindAll. MongoDB uses PCRE; Cairn
-// translates patterns to Go's RE2 and rejects the PCRE-only constructs
-// (look-around, back-references, possessive quantifiers, atomic groups)
-// with NotImplemented rather than matching differently.
+// translates patterns to Go's RE2 (internal/pcre, the translator the
+// query language's $regex uses too) and rejects the PCRE-only constructs
+// (look-around, back-references, possessive quantifiers, atomic groups,
+// ...) with NotImplemented rather than matching differently.
 
 func init() {
 	register("$regexMatch", parseRegex("$regexMatch", regexMatchMode))
@@ -25,8 +28,6 @@ const (
 	regexFindMode
 	regexFindAllMode
 )
-
-const maxRegexLength = 32761
 
 type regexNode struct {
 	name                  string
@@ -113,112 +114,28 @@ func (n *regexNode) compile(rv, ov bson.Value) (*regexp.Regexp, error) {
 	return compileRegex(n.name, pattern, opts)
 }
 
+// compileRegex compiles the pattern of the operator name with mongod's
+// errors for a bad one (the translation is internal/pcre's, shared with
+// the query language's $regex); a construct RE2 cannot run is
+// NotImplemented.
 func compileRegex(name, pattern, opts string) (*regexp.Regexp, error) {
-	var flags strings.Builder
-	extended := false
-	for _, c := range opts {
-		switch c {
-		case 'i', 'm', 's':
-			flags.WriteRune(c)
-		case 'x':
-			extended = true
-		case 'u':
-		default:
-			return nil, errf(mongoerr.RegexInvalidFlag, "%s invalid flag in regex options: %c", name, c)
-		}
+	re, err := pcre.Compile(pattern, opts)
+	if err == nil {
+		return re, nil
 	}
-	if len(pattern) > maxRegexLength {
-		return nil, errf(mongoerr.RegexExprInvalid, "Invalid Regex in %s: pattern string is longer than the limit set by the application", name)
-	}
-	tr, err := translatePCRE(name, pattern, extended)
-	if err != nil {
+	var e *pcre.Error
+	if !errors.As(err, &e) {
 		return nil, err
 	}
-	if flags.Len() > 0 {
-		tr = "(?" + flags.String() + ")" + tr
+	switch e.Kind {
+	case pcre.BadFlag:
+		return nil, errf(51108, "%s invalid flag in regex options: %c", name, e.Flag)
+	case pcre.NullByte:
+		return nil, errf(51109, "%s: regular expression cannot contain an embedded null byte", name)
+	case pcre.Unsupported:
+		return nil, errf(mongoerr.NotImplemented, "%s: %s", name, e.Msg)
 	}
-	re, cerr := regexp.Compile(tr)
-	if cerr != nil {
-		return nil, errf(mongoerr.RegexExprInvalid, "Invalid Regex in %s: %s", name, cerr.Error())
-	}
-	return re, nil
-}
-
-// translatePCRE rewrites the PCRE constructs RE2 spells differently and
-// rejects the ones it cannot run.
-func translatePCRE(name, p string, extended bool) (string, error) {
-	var b strings.Builder
-	inClass := false
-	for i := 0; i < len(p); i++ {
-		c := p[i]
-		switch {
-		case c == '\\' && i+1 < len(p):
-			d := p[i+1]
-			if !inClass && d >= '1' && d <= '9' {
-				return "", unsupportedRegex(name, "back-references")
-			}
-			if d == 'Z' && !inClass {
-				b.WriteString(`(?:\n?\z)`)
-				i++
-				continue
-			}
-			b.WriteByte(c)
-			b.WriteByte(d)
-			i++
-		case inClass:
-			if c == ']' {
-				inClass = false
-			}
-			b.WriteByte(c)
-		case c == '[':
-			inClass = true
-			b.WriteByte(c)
-			if i+1 < len(p) && p[i+1] == '^' {
-				b.WriteByte('^')
-				i++
-			}
-			if i+1 < len(p) && p[i+1] == ']' {
-				b.WriteString(`\]`)
-				i++
-			}
-		case c == '(' && i+2 < len(p) && p[i+1] == '?':
-			switch p[i+2] {
-			case '=', '!':
-				return "", unsupportedRegex(name, "look-ahead")
-			case '<':
-				if i+3 < len(p) && (p[i+3] == '=' || p[i+3] == '!') {
-					return "", unsupportedRegex(name, "look-behind")
-				}
-				b.WriteString("(?P<")
-				i += 2
-				continue
-			case '>':
-				return "", unsupportedRegex(name, "atomic groups")
-			case '#':
-				j := strings.IndexByte(p[i:], ')')
-				if j < 0 {
-					return "", errf(mongoerr.RegexExprInvalid, "Invalid Regex in %s: missing ) after comment", name)
-				}
-				i += j
-				continue
-			}
-			b.WriteByte(c)
-		case (c == '+') && i > 0 && (p[i-1] == '+' || p[i-1] == '*' || p[i-1] == '?' || p[i-1] == '}') && (i < 2 || p[i-2] != '\\'):
-			return "", unsupportedRegex(name, "possessive quantifiers")
-		case extended && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'):
-		case extended && c == '#':
-			for i < len(p) && p[i] != '\n' {
-				i++
-			}
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), nil
-}
-
-func unsupportedRegex(name, what string) error {
-	return errf(mongoerr.NotImplemented, "%s: regular expression %s are not supported by Cairn", name, what)
+	return nil, errf(51111, "Invalid Regex in %s: %s", name, e.Msg)
 }
 
 func (n *regexNode) eval(e *Env) (bson.Value, error) {

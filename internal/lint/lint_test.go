@@ -111,6 +111,16 @@ var importRules = []struct {
 		},
 	},
 	{
+		"the shared mechanisms (extsort, pcre) are leaves: they import only the standard library, so every layer may use them",
+		func(pkg string) bool { return under(pkg, "internal/extsort") || under(pkg, "internal/pcre") },
+		func(pkg, imp string) string {
+			if isStd(imp) || under(imp, "internal/pcre") {
+				return ""
+			}
+			return "extsort and pcre import only the standard library (pcretest: pcre)"
+		},
+	},
+	{
 		"only the server, metrics and the binaries import internal/command",
 		func(pkg string) bool { return true },
 		func(pkg, imp string) string {
