@@ -40,6 +40,7 @@ package extsort
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 )
 
@@ -64,7 +65,7 @@ type Options struct {
 	// error is returned.
 	AllowDisk bool
 	// OverBudget returns the error for a sort over Budget without
-	// AllowDisk.
+	// AllowDisk (nil: a plain error naming the budget).
 	OverBudget func() error
 	// TempDir receives the runs ("" is os.TempDir()).
 	TempDir string
@@ -106,6 +107,12 @@ type topItem struct {
 func New(o Options) *Sorter {
 	if o.Stats == nil {
 		o.Stats = &Stats{}
+	}
+	if o.OverBudget == nil {
+		budget := o.Budget
+		o.OverBudget = func() error {
+			return fmt.Errorf("extsort: the sort passed its memory budget of %d bytes and may not use the disk", budget)
+		}
 	}
 	return &Sorter{o: o}
 }

@@ -42,7 +42,8 @@ func (s *Stats) Spilled() bool { return s.Runs() > 0 }
 // Close removes them. A run's file is unlinked as soon as it is created
 // (its space returns when it is closed), so that neither an error, a
 // cancellation nor a crash leaves a file behind; where the system refuses
-// to unlink an open file, Close removes it. Safe for concurrent use.
+// to unlink an open file, closing the run removes it. Safe for concurrent
+// use.
 type Spill struct {
 	dir   string
 	stats *Stats
@@ -50,7 +51,6 @@ type Spill struct {
 	mu     sync.Mutex
 	mkdir  bool
 	runs   []*Run
-	names  []string // files that could not be unlinked at once
 	closed bool
 }
 
@@ -86,10 +86,10 @@ func (s *Spill) Create() (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("extsort: creating a run: %w", err)
 	}
-	if os.Remove(f.Name()) != nil {
-		s.names = append(s.names, f.Name())
-	}
 	r := &Run{f: f}
+	if os.Remove(f.Name()) != nil {
+		r.name = f.Name() // removed when the run is closed
+	}
 	s.runs = append(s.runs, r)
 	return &Writer{s: s, run: r, w: bufio.NewWriterSize(f, writeBuffer)}, nil
 }
@@ -101,10 +101,7 @@ func (s *Spill) Close() {
 	for _, r := range s.runs {
 		r.Close()
 	}
-	for _, n := range s.names {
-		os.Remove(n)
-	}
-	s.runs, s.names, s.closed = nil, nil, true
+	s.runs, s.closed = nil, true
 }
 
 // OpenRuns is how many runs are open (tests check Close releases them).
@@ -178,6 +175,7 @@ func (w *Writer) Finish() (*Run, error) {
 // Run is a sorted run on disk.
 type Run struct {
 	f    *os.File
+	name string // set when the file could not be unlinked at once
 	size int64
 	n    int64
 }
@@ -191,6 +189,10 @@ func (r *Run) Close() {
 	if r.f != nil {
 		r.f.Close()
 		r.f = nil
+	}
+	if r.name != "" {
+		os.Remove(r.name)
+		r.name = ""
 	}
 }
 
