@@ -30,7 +30,7 @@ func (s *sorter) sort() *extsort.Sorter {
 	if s.s == nil {
 		s.s = extsort.New(extsort.Options{Budget: sortMemoryBudget, AllowDisk: s.allowDisk, TempDir: s.parent, Keep: s.keep,
 			OverBudget: func() error {
-				return mongoerr.New(292, "Executor error during find command :: caused by :: Sort exceeded memory limit of %d bytes, but did not opt in to external sorting.", sortMemoryBudget)
+				return mongoerr.New(mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed, "Executor error during find command :: caused by :: Sort exceeded memory limit of %d bytes, but did not opt in to external sorting.", sortMemoryBudget)
 			}})
 	}
 	return s.s

@@ -129,13 +129,13 @@ func compileRegex(name, pattern, opts string) (*regexp.Regexp, error) {
 	}
 	switch e.Kind {
 	case pcre.BadFlag:
-		return nil, errf(51108, "%s invalid flag in regex options: %c", name, e.Flag)
+		return nil, errf(mongoerr.RegexInvalidFlag, "%s invalid flag in regex options: %c", name, e.Flag)
 	case pcre.NullByte:
-		return nil, errf(51109, "%s: regular expression cannot contain an embedded null byte", name)
+		return nil, errf(mongoerr.RegexExprEmbeddedNull, "%s: regular expression cannot contain an embedded null byte", name)
 	case pcre.Unsupported:
 		return nil, errf(mongoerr.NotImplemented, "%s: %s", name, e.Msg)
 	}
-	return nil, errf(51111, "Invalid Regex in %s: %s", name, e.Msg)
+	return nil, errf(mongoerr.RegexExprInvalid, "Invalid Regex in %s: %s", name, e.Msg)
 }
 
 func (n *regexNode) eval(e *Env) (bson.Value, error) {

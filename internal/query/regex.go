@@ -46,11 +46,11 @@ func regexError(err error) error {
 	}
 	switch e.Kind {
 	case pcre.BadFlag:
-		return mongoerr.New(51108, "invalid flag in regex options: %c", e.Flag)
+		return mongoerr.New(mongoerr.RegexInvalidFlag, "invalid flag in regex options: %c", e.Flag)
 	case pcre.NullByte:
 		return badValue("Regular expression cannot contain an embedded null byte")
 	case pcre.Unsupported:
 		return mongoerr.New(mongoerr.NotImplemented, "%s", e.Msg)
 	}
-	return mongoerr.New(51091, "Regular expression is invalid: %s", e.Msg)
+	return mongoerr.New(mongoerr.RegexInvalid, "Regular expression is invalid: %s", e.Msg)
 }
