@@ -92,6 +92,9 @@ type journal struct {
 	reserved int64  // bytes reserved by records not yet written (upper bound)
 	base     int64  // LSN of file offset 0 in the current cycle
 	aerr     error  // sticky write error: later records are not written
+	// turn holds, by sequence number, the channel of a committer waiting
+	// for its record's turn to be written (writeCodec).
+	turn map[uint64]chan struct{}
 
 	mu          sync.Mutex
 	cond        sync.Cond
@@ -205,11 +208,29 @@ func (j *journal) writeCodec(s slot, codec int, parts ...[]byte) (int64, error) 
 	binary.LittleEndian.PutUint32(rec[0:], recordCRC(s.salt, rec))
 
 	j.amu.Lock()
-	defer j.amu.Unlock()
 	for j.seq != s.seq {
-		j.acond.Wait()
+		// Wait for this record's turn on a channel of its own, so that an
+		// append wakes only the next record's committer. (A broadcast to
+		// every committer queued behind it made each append cost as much
+		// as the queue was long: with 1,000 connections writing, commits
+		// spent most of their time waking each other.)
+		ch := make(chan struct{})
+		if j.turn == nil {
+			j.turn = map[uint64]chan struct{}{}
+		}
+		j.turn[s.seq] = ch
+		j.amu.Unlock()
+		<-ch
+		j.amu.Lock()
 	}
-	defer j.acond.Broadcast()
+	defer func() {
+		if ch, ok := j.turn[j.seq]; ok {
+			delete(j.turn, j.seq)
+			close(ch)
+		}
+		j.acond.Broadcast() // drain and waitWritten
+		j.amu.Unlock()
+	}()
 	j.seq++
 	j.reserved -= s.need
 	if j.aerr != nil {
