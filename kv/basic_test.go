@@ -12,8 +12,11 @@ import (
 	"github.com/cairndb/cairn/kv/vfs"
 )
 
+// memOpts are small-file options for tests; every checkpoint re-checks
+// the file it made durable.
 func memOpts(fs vfs.FS) *Options {
-	return &Options{FS: fs, PageSize: 4096, JournalSize: 256 << 10, CheckpointInterval: -1}
+	return &Options{FS: fs, PageSize: 4096, JournalSize: 256 << 10, CheckpointInterval: -1,
+		testing: &testingKnobs{verifyCheckpoints: true}}
 }
 
 func mustOpen(t testing.TB, fs vfs.FS, opts *Options) *DB {

@@ -16,12 +16,11 @@ import (
 // cpuClock reports the CPU time (user+system, all threads) the process
 // spends during a benchmark as cpu-ns/op: on a shared machine it is far
 // steadier than the wall time, which includes the time other processes
-// hold the cores.
-// The test build's consistency checks (debugPrefixes) are off while it
-// runs.
+// hold the cores. (Under -race or -tags invariants the engine's
+// self-checks run too and are measured with the rest: benchmark without
+// them.)
 type cpuClock struct {
 	start time.Duration
-	debug bool
 }
 
 func processCPU() time.Duration {
@@ -31,8 +30,7 @@ func processCPU() time.Duration {
 }
 
 func startCPU(b *testing.B) cpuClock {
-	c := cpuClock{debug: debugPrefixes}
-	debugPrefixes = false
+	var c cpuClock
 	b.ResetTimer()
 	c.start = processCPU()
 	return c
@@ -41,7 +39,6 @@ func startCPU(b *testing.B) cpuClock {
 func (c cpuClock) stop(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(processCPU()-c.start)/float64(b.N), "cpu-ns/op")
-	debugPrefixes = c.debug
 }
 
 // The "shape" benchmarks reproduce the state in which bench/cmd/kvbench
@@ -280,7 +277,6 @@ func BenchmarkShapeLoad(b *testing.B) {
 		}
 		b.StopTimer()
 		b.ReportMetric(float64(processCPU()-clk.start)/1e6, "cpu-ms/load")
-		debugPrefixes = clk.debug
 		db.Close()
 	}
 }

@@ -152,7 +152,8 @@ func TestLargeKeys(t *testing.T) {
 	}{{"puts", false}, {"bulk", true}} {
 		t.Run(tc.name, func(t *testing.T) {
 			mem := vfs.NewMem()
-			opts := &Options{FS: mem, PageSize: 4096, JournalSize: 8 << 20, CheckpointInterval: -1}
+			opts := &Options{FS: mem, PageSize: 4096, JournalSize: 8 << 20, CheckpointInterval: -1,
+				testing: &testingKnobs{verifyCheckpoints: true}}
 			db := mustOpen(t, mem, opts)
 			defer func() { db.Close() }()
 			// Everything but the 16 MiB key fits the journal: commit it

@@ -66,6 +66,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/cairndb/cairn/kv/internal/invariants"
 )
 
 // Checkpoint writes the current state to the data file and recycles the
@@ -131,8 +133,8 @@ func (db *DB) checkpoint(unlock bool) error {
 		}
 	}
 	db.freedAt = keep
-	if debugRelease != nil {
-		debugRelease(db, release, oldest)
+	if invariants.Enabled {
+		db.checkRelease(release, oldest)
 	}
 	db.alloc.release(release)
 	// Reserve the disk space of the pages before anything changes
@@ -196,8 +198,8 @@ func (db *DB) checkpoint(unlock bool) error {
 		db.cache.add(h.ref, h.n, max(int64(h.n.npages.Load())*int64(db.pageSize), int64(h.n.size)))
 	}
 	w.rehome = nil
-	if debugCheckpointUnlocked != nil {
-		debugCheckpointUnlocked(db)
+	if f := db.opts.testing.checkpointUnlocked; f != nil {
+		f(db)
 	}
 	w.pacedWriteback()
 
@@ -280,22 +282,17 @@ func (db *DB) checkpoint(unlock bool) error {
 	db.st.lastCkptDur.Store(int64(time.Since(start)))
 	db.st.ckptNanos.Add(uint64(time.Since(start)))
 	db.updateSpaceStats()
-	if debugCheckpoint != nil {
-		debugCheckpoint(db)
+	if db.opts.testing.verifyCheckpoints {
+		db.verifyCheckpoint()
+	}
+	if invariants.Enabled {
+		db.checkAccounting()
+	}
+	if f := db.opts.testing.afterCheckpoint; f != nil {
+		f(db)
 	}
 	return nil
 }
-
-// debugRelease, if set (by tests), checks extents about to be released.
-var debugRelease func(db *DB, exts []extent, oldest uint64)
-
-// debugCheckpointUnlocked, if set (by tests), runs when a background
-// checkpoint has written its pages (without the writer lock), before its
-// fdatasyncs and meta.
-var debugCheckpointUnlocked func(db *DB)
-
-// debugCheckpoint, if set (by tests), runs after every checkpoint.
-var debugCheckpoint func(db *DB)
 
 // writeNode writes the node behind r and its dirty descendants and returns
 // the pages written. The pages are encoded into the page writer's slabs;
@@ -327,8 +324,8 @@ func (db *DB) writeNode(w *pageWriter, r *childRef) (int, error) {
 			written += c
 		}
 	}
-	if debugBeforeNodeWrite != nil {
-		debugBeforeNodeWrite(db, n)
+	if f := db.opts.testing.beforeNodeWrite; f != nil {
+		f(db, n)
 	}
 	var nn *node
 	var np uint32
@@ -403,18 +400,10 @@ func (db *DB) markWritten(n *node, pg uint64, np uint32) {
 	db.freeMu.Lock()
 	db.pendingFree = append(db.pendingFree, txFree{txid: n.fate.Load(), pages: []extent{{pg, np}}})
 	db.freeMu.Unlock()
-	if debugFreedForCommit != nil {
-		debugFreedForCommit()
+	if f := db.opts.testing.freedForCommit; f != nil {
+		f()
 	}
 }
-
-// debugFreedForCommit, if set (by tests), runs when a checkpoint frees the
-// extent of a version a commit replaced while it was being written.
-var debugFreedForCommit func()
-
-// debugBeforeNodeWrite, if set (by tests), runs before the checkpoint
-// writes dirty node n.
-var debugBeforeNodeWrite func(db *DB, n *node)
 
 // compressLeaf returns the uncompressed image of leaf n and its compressed
 // payload when n spans more than one page and compression makes its extent

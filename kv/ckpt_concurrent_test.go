@@ -35,7 +35,7 @@ func TestCommitsDuringCheckpointSurviveCrash(t *testing.T) {
 				}
 			}
 			during := 0
-			debugCheckpointUnlocked = func(db *DB) {
+			db.opts.testing.checkpointUnlocked = func(db *DB) {
 				// The writer lock is free: these commit into the other file.
 				for i := 50; i < 80; i++ {
 					if err := put(db, i); err != nil {
@@ -49,7 +49,7 @@ func TestCommitsDuringCheckpointSurviveCrash(t *testing.T) {
 				}
 			}
 			err := db.Checkpoint(ctx)
-			debugCheckpointUnlocked = nil
+			db.opts.testing.checkpointUnlocked = nil
 			if finish {
 				if err != nil {
 					t.Fatal(err)
@@ -106,7 +106,7 @@ func TestCheckpointRacesCommitsReplacingDirtyNodes(t *testing.T) {
 	}
 	put(1, 0, 1) // every leaf dirty again
 	calls, freedForCommit := 0, 0
-	debugBeforeNodeWrite = func(db *DB, _ *node) {
+	db.opts.testing.beforeNodeWrite = func(db *DB, _ *node) {
 		calls++
 		switch calls {
 		case 1:
@@ -115,9 +115,9 @@ func TestCheckpointRacesCommitsReplacingDirtyNodes(t *testing.T) {
 			put(3, 3, 5)
 		}
 	}
-	debugFreedForCommit = func() { freedForCommit++ }
+	db.opts.testing.freedForCommit = func() { freedForCommit++ }
 	err := db.Checkpoint(ctx)
-	debugBeforeNodeWrite, debugFreedForCommit = nil, nil
+	db.opts.testing.beforeNodeWrite, db.opts.testing.freedForCommit = nil, nil
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairndb/cairn/kv/internal/invariants"
 	"github.com/cairndb/cairn/kv/vfs"
 )
 
@@ -237,8 +238,8 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 func (db *DB) publish(snap *snapshot, freed []extent) {
 	for _, tr := range snap.trees {
 		if tr.txid == snap.txid {
-			if n := tr.root.ptr.Load(); n != nil && debugPrefixes {
-				n.checkSealed(snap.txid)
+			if n := tr.root.ptr.Load(); n != nil && invariants.Enabled {
+				n.checkSealed(snap.txid, tr.height, nil, nil)
 			}
 			if tr.ver == 0 || tr.mod != tr.baseMod {
 				tr.ver = snap.txid // created or changed by this commit

@@ -504,7 +504,8 @@ func runModel(t *testing.T, seed uint64, steps int, cacheSize int64) {
 	mem := vfs.NewMem()
 	fault := vfs.NewFault(mem)
 	r := &modelRun{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), mem: mem, fault: fault, ctx: context.Background()}
-	r.opts = &Options{FS: fault, PageSize: 4096, JournalSize: 128 << 10, CheckpointInterval: -1, CommitInterval: time.Millisecond, CacheSize: cacheSize}
+	r.opts = &Options{FS: fault, PageSize: 4096, JournalSize: 128 << 10, CheckpointInterval: -1, CommitInterval: time.Millisecond, CacheSize: cacheSize,
+		testing: &testingKnobs{verifyCheckpoints: true}}
 	r.open()
 	r.model = state{}
 	r.hist = []state{r.model}

@@ -3,7 +3,6 @@ package kv
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"math"
 	"sync/atomic"
 )
@@ -479,22 +478,8 @@ func searchPfx(pfx []uint64, lo int, kp uint64, s span, plen int) int {
 // commit would add a copy of every dirtied leaf to the latency of every
 // commit.
 //
-// checkSealed (when debugPrefixes is set, before publishing) verifies
-// this for every node created by txid below n.
-func (n *node) checkSealed(txid uint64) {
-	if n.txid != txid {
-		return
-	}
-	if n.pfx == nil {
-		panic(fmt.Sprintf("kv: node of tx %d published without search prefixes (leaf %v, %d keys)", txid, n.leaf, n.count()))
-	}
-	n.checkPrefixes()
-	for _, k := range n.kids {
-		if c := k.ptr.Load(); c != nil {
-			c.checkSealed(txid)
-		}
-	}
-}
+// Builds with invariants enabled (-race, -tags invariants) check this, and
+// more, for every node a commit publishes (invariants.go, checkSealed).
 
 // childRef points from a branch (or a tree root record) to a child. ptr is
 // nil until the child has been loaded from disk; childRefs are shared
@@ -809,27 +794,4 @@ func parseLeaf(n *node, count int, p []byte, pgid uint64, file string) (*node, e
 	n.packed, n.page, n.offs = true, p, offs
 	n.buildPrefixes()
 	return n, nil
-}
-
-// debugPrefixes (set by tests) makes publishing verify that the write path
-// kept every node's prefix array in step with its keys.
-var debugPrefixes bool
-
-func (n *node) checkPrefixes() {
-	if len(n.pfx) != n.count() {
-		panic(fmt.Sprintf("kv: node has %d prefixes for %d keys", len(n.pfx), n.count()))
-	}
-	ref := n.refKey() // nil: no key searched, nothing to check
-	if ref != nil && len(ref) < n.plen {
-		panic(fmt.Sprintf("kv: node strips %d bytes but its reference key is %s", n.plen, keyString(ref)))
-	}
-	for i := n.firstSep(); i < len(n.pfx); i++ {
-		k := n.key(i)
-		if !bytes.HasPrefix(k, ref[:n.plen]) {
-			panic(fmt.Sprintf("kv: entry %d of %d does not share the stripped prefix (%d bytes, leaf %v)", i, n.count(), n.plen, n.leaf))
-		}
-		if n.pfx[i] != prefix64(k[n.plen:]) {
-			panic(fmt.Sprintf("kv: stale prefix at entry %d of %d (leaf %v)", i, n.count(), n.leaf))
-		}
-	}
 }

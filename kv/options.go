@@ -80,6 +80,9 @@ type Options struct {
 	// ReadOnly opens the database for reading only: the journal is
 	// replayed in memory and nothing is written.
 	ReadOnly bool
+
+	// testing holds hooks for kv's own tests (testing.go).
+	testing *testingKnobs
 }
 
 const (
@@ -135,5 +138,10 @@ func (o *Options) withDefaults() (Options, error) {
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
+	knobs := testingKnobs{}
+	if r.testing != nil {
+		knobs = *r.testing
+	}
+	r.testing = &knobs
 	return r, nil
 }

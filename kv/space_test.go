@@ -196,7 +196,7 @@ func TestDiskFullOpenAfterCrashInCheckpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	debugCheckpointUnlocked = func(db *DB) {
+	db.opts.testing.checkpointUnlocked = func(db *DB) {
 		for i := 200; i < 230; i++ {
 			if err := put(db, i); err != nil {
 				t.Error(err)
@@ -205,7 +205,7 @@ func TestDiskFullOpenAfterCrashInCheckpoint(t *testing.T) {
 		mem.Crash(vfs.CrashOptions{})
 	}
 	db.Checkpoint(ctx)
-	debugCheckpointUnlocked = nil
+	db.opts.testing.checkpointUnlocked = nil
 	db.Close()
 	mem.SetCapacity(mem.Used())
 	before := fileSizes(t, mem)

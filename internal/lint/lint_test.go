@@ -81,13 +81,13 @@ var importRules = []struct {
 	bad func(pkg, imp string) string
 }{
 	{
-		"kv is a storage engine that knows nothing of documents: it imports only the standard library, kv/vfs and compression",
+		"kv is a storage engine that knows nothing of documents: it imports only the standard library, kv/vfs, its own internal packages and compression",
 		func(pkg string) bool { return under(pkg, "kv") },
 		func(pkg, imp string) string {
-			if isStd(imp) || (pkg == "kv" && imp == "kv/vfs") || under(imp, "github.com/klauspost/compress") {
+			if isStd(imp) || (pkg == "kv" && (imp == "kv/vfs" || under(imp, "kv/internal"))) || under(imp, "github.com/klauspost/compress") {
 				return ""
 			}
-			return "kv may import only the standard library, kv/vfs and github.com/klauspost/compress"
+			return "kv may import only the standard library, kv/vfs, kv/internal/... and github.com/klauspost/compress"
 		},
 	},
 	{
