@@ -3,21 +3,30 @@ package kv
 // Compaction.
 //
 // Compact returns free space at the end of the data file to the file system
-// while readers keep reading:
+// while readers keep reading (all of it holds the writer lock, so commits
+// wait):
 //
 //  1. Checkpoint, so every node is on disk and old frees are released.
-//  2. Compute the number of live pages L. Every node whose extent ends
-//     beyond page 2+L (plus the pages still pinned by readers) is copied by
-//     an internal write transaction — path copying its ancestors — and the
-//     following checkpoint writes the copies into the lowest free pages
-//     (the allocator always hands out the lowest free page first).
-//  3. A second checkpoint rotates the meta so that neither meta slot
+//  2. Repack (repack): an internal write transaction rebuilds every tree
+//     bottom-up with pages filled to Options.FillFactor, as BulkLoad does,
+//     merging the half-empty pages random inserts and deletes leave, and
+//     frees the old nodes; two checkpoints make those pages free.
+//  3. Compute the number of live pages L. Every node whose extent ends
+//     beyond page 2+L (plus the pages still pinned by readers and the
+//     catalog) is copied by a second internal write transaction — path
+//     copying its ancestors — and the following checkpoint writes the
+//     copies into the lowest free pages (the allocator always hands out
+//     the lowest free page first).
+//  4. A second checkpoint rotates the meta so that neither meta slot
 //     references the old locations; the old extents become reusable if no
 //     reader still needs them, are trimmed off the end of the file and the
 //     file is truncated.
+//  5. Shrink the (now empty) journal's two files to 1 MiB each; the
+//     checkpoint after the next journal-filling commit grows the free one
+//     back to Options.JournalSize.
 //
-//  4. Shrink the (now empty) journal to 1 MiB; the checkpoint after the
-//     next journal-filling commit grows it back to Options.JournalSize.
+// Neither internal transaction changes any tree's entries, so
+// Tree.Version stays as it was.
 //
 // Readers that began before compaction keep their snapshot: the extents
 // they can reach stay pinned (not reused, not truncated) until they finish;

@@ -19,9 +19,22 @@ package kv
 // BeginWrite honours its context). The write transaction copies every node
 // it changes, and its parents up to the root (path copying), stamping the
 // copies with its txid so that later changes in the same transaction modify
-// them in place. Commit appends the journal record, publishes a new
-// snapshot, releases the writer lock and only then waits for durability
-// (journal.go).
+// them in place.
+//
+// Commit (DB.commit), in this order: under the writer lock it reserves the
+// record's place in the journal (a sequence number and an upper bound of
+// its size: journal.reserve), publishes the new snapshot (from then on new
+// readers see the commit) and releases the writer lock. Outside the lock it
+// compresses and writes the record, in reservation order (journal.write),
+// and then, for a Sync commit, waits until the journal is durable up to
+// the record's end, sharing the fdatasync with concurrent committers
+// (journal.waitDurable); a Lazy commit only nudges the flusher. A
+// transaction too big for the journal (or committed while the disk is
+// full, or one that bulk loaded) reserves the disk space of a checkpoint
+// instead, publishes, and commits by checkpointing with the writer lock
+// held. So a commit is visible before it is durable; if its write or flush
+// fails, the DB enters the failed state and reopening shows what is
+// durable.
 //
 // Reclaiming pages: when a write transaction replaces a node version that
 // lives on disk, the extent is "freed by tx F". A reader whose snapshot is
@@ -276,7 +289,10 @@ func (db *DB) pruneSnapshots() uint64 {
 	return oldest
 }
 
-// commit finishes write transaction tx.
+// commit finishes write transaction tx, which holds the writer lock: it
+// publishes the transaction and releases the lock, then makes the commit
+// durable as d asks (see the top of this file for the order of the
+// steps).
 func (db *DB) commit(tx *Tx, d Durability) error {
 	tx.closed = true
 	if err := db.failedErr(); err != nil {
@@ -386,7 +402,7 @@ func (db *DB) Sync(ctx context.Context) error {
 	}
 }
 
-// background runs timed and size-triggered checkpoints.
+// checkpointer runs timed and size-triggered checkpoints.
 func (db *DB) checkpointer() {
 	defer db.wg.Done()
 	var tick <-chan time.Time

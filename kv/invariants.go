@@ -24,6 +24,7 @@ package kv
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -223,9 +224,12 @@ func (db *DB) checkAccounting() {
 }
 
 // verifyCheckpoint re-reads and checks every page the checkpoint just
-// made durable (testingKnobs.verifyCheckpoints).
+// made durable (testingKnobs.verifyCheckpoints). Only damage counts: a
+// read that fails (a test's simulated crash invalidates the file handles
+// under a background checkpoint) says nothing about what was written.
 func (db *DB) verifyCheckpoint() {
-	if err := checkFile(context.Background(), &pager{f: db.pager.f, pageSize: db.pageSize}); err != nil {
+	err := checkFile(context.Background(), &pager{f: db.pager.f, pageSize: db.pageSize})
+	if ce := (*CorruptionError)(nil); errors.As(err, &ce) {
 		panic(fmt.Sprintf("kv: checkpoint %d produced a bad file: %v", db.meta.ckptID, err))
 	}
 }

@@ -2,11 +2,15 @@ package kv
 
 // Journal and group commit.
 //
-// The journal is one preallocated file (written with zeros and fsync'd once
-// when the database is created) that is reused from offset 0 after every
-// checkpoint. Because its size never changes and its blocks are already
-// allocated, a commit's fdatasync flushes only data: no file-size or
-// extent metadata (SERVER-9754).
+// The journal is two preallocated files, "journal" and "journal.1"
+// (written with zeros and fsync'd once when the database is created), used
+// in turn: each checkpoint ends the current file with a switch record and
+// moves new commits to offset 0 of the other (switchFiles), which the
+// previous checkpoint freed. Because a file's size never changes while
+// commits use it and its blocks are already allocated, a commit's
+// fdatasync flushes only data: no file-size or extent metadata
+// (SERVER-9754). Compact shrinks both files, and a later checkpoint grows
+// the free one back (db.resizeJournalFile) outside any commit.
 //
 // A record is
 //

@@ -71,9 +71,12 @@ type Options struct {
 	// FillFactor is the default page fill factor of BulkLoad; default 1.0,
 	// clamped to 0.5..1.0.
 	FillFactor float64
-	// CacheSize is the page cache budget in bytes; default 1 GiB. The
-	// current engine keeps every loaded node resident and only reports the
-	// budget (see docs/architecture.md, known limitations).
+	// CacheSize is the budget, in bytes, of clean leaves kept in memory;
+	// default 1 GiB. Beyond it leaves not used recently are evicted
+	// (clock algorithm, cache.go) and read again from the data file when
+	// needed. Branches and leaves changed since the last checkpoint are
+	// always resident and not counted (docs/architecture.md, known
+	// limitations).
 	CacheSize int64
 	// Logger receives diagnostics; default a logger that discards.
 	Logger *slog.Logger

@@ -5,8 +5,8 @@ package kv
 // Open takes the directory lock, then:
 //
 //  1. Creates a new database if the data file is empty: two meta slots
-//     (checkpoint 1 in slot 1, slot 0 left invalid) and a journal
-//     preallocated with zeros, both fsync'd, then the directory.
+//     (checkpoint 1 in slot 1, slot 0 left invalid) and the journal's two
+//     files preallocated with zeros, all fsync'd, then the directory.
 //  2. Otherwise reads both meta slots and picks the valid one with the
 //     highest checkpoint id. A torn meta write leaves the other slot, whose
 //     pages and journal cycle are intact (see checkpoint.go).
@@ -20,7 +20,8 @@ package kv
 //     an unexpected txid ends the replay: that is the torn tail of the
 //     crash, and everything after it is discarded.
 //  5. If anything was replayed, checkpoints at once, so the state is in the
-//     data file and a fresh journal cycle (new salt) starts at offset 0.
+//     data file and a fresh journal cycle (new salt) starts at offset 0 of
+//     the other journal file.
 //
 // ReadOnly databases replay into memory only and write nothing.
 
@@ -170,7 +171,7 @@ func (db *DB) open() error {
 	return db.openJournal()
 }
 
-// create initialises an empty data file and journal.
+// create initialises an empty data file and the journal's two files.
 func (db *DB) create() error {
 	ps := db.opts.PageSize
 	m := meta{pageSize: ps, ckptID: 1, journalSeq: 1, journalSalt: randomSalt(), filePages: 2, journalSize: uint64(db.opts.JournalSize)}
