@@ -189,12 +189,17 @@ func (tx *Tx) ForEachTree(fn func(name string) error) error {
 func (tx *Tx) Commit() error { return tx.CommitWith(tx.db.opts.Durability) }
 
 // CommitWith commits with durability d. A read transaction is simply ended.
+// A d that is none of Sync, Lazy and NoSync is refused with an error and
+// the transaction stays open, unchanged.
 func (tx *Tx) CommitWith(d Durability) error {
 	if tx.closed {
 		return ErrTxClosed
 	}
 	if tx.managed {
 		return ErrTxManaged
+	}
+	if d < Sync || d > NoSync {
+		return fmt.Errorf("kv: commit: invalid durability %d: want Sync, Lazy or NoSync", int(d))
 	}
 	if !tx.writable {
 		tx.endRead()
