@@ -32,6 +32,8 @@ const (
 	codecZstd   = 2
 )
 
+// String returns the name ParseCompression accepts ("none", "snappy",
+// "zstd").
 func (c Compression) String() string {
 	switch c {
 	case DefaultCompression, Snappy:

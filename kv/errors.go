@@ -58,9 +58,10 @@ const (
 type CorruptionError struct {
 	File    string // file name within the database directory
 	Page    uint64 // page number (0 when not page related)
-	Problem string
+	Problem string // what is wrong
 }
 
+// Error names the file, the page and the problem.
 func (e *CorruptionError) Error() string {
 	return fmt.Sprintf("kv: corruption in %s page %d: %s", e.File, e.Page, e.Problem)
 }

@@ -25,6 +25,7 @@ const (
 	NoSync
 )
 
+// String returns "sync", "lazy" or "nosync".
 func (d Durability) String() string {
 	switch d {
 	case Sync:

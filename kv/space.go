@@ -156,11 +156,13 @@ type NoSpaceError struct {
 	Err   error  // the file system's error (ENOSPC)
 }
 
+// Error says which file needs how much more space.
 func (e *NoSpaceError) Error() string {
 	return fmt.Sprintf("%v: the %s file needs %s more disk space (%d pages to write); writes are refused until it is available: %v",
 		ErrNoSpace, e.File, formatBytes(e.Need), e.Pages, e.Err)
 }
 
+// Unwrap returns ErrNoSpace and the file system's error, for errors.Is.
 func (e *NoSpaceError) Unwrap() []error { return []error{ErrNoSpace, e.Err} }
 
 // formatBytes prints n in the largest binary unit that keeps it >= 1.

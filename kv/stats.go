@@ -25,22 +25,23 @@ type stats struct {
 
 // TreeStats describes one tree.
 type TreeStats struct {
-	Name   string
-	Len    int64
-	Height int
+	Name   string // the tree's name
+	Len    int64  // number of keys
+	Height int    // levels (1 = a single leaf)
 }
 
-// Stats is a point-in-time report of the engine.
+// Stats is a point-in-time report of the engine. Counters count since
+// Open.
 type Stats struct {
-	PageSize         int
+	PageSize         int    // page size of the data file
 	DataFileBytes    int64  // size of the data file
-	JournalFileBytes int64  // size of the preallocated journal
+	JournalFileBytes int64  // size of the journal file in use (there are two, used in turn)
 	JournalBytes     int64  // journal bytes used in the current cycle
 	FilePages        uint64 // pages in use by the data file (including free ones)
 	FreePages        uint64 // pages reusable now
 	PendingFreePages uint64 // freed pages still reachable by a reader or meta
 
-	Commits            uint64
+	Commits            uint64        // write transactions committed with changes
 	JournalFsyncs      uint64        // journal fdatasyncs
 	JournalWritten     uint64        // journal bytes written (records, compressed, headers included)
 	JournalPayload     uint64        // uncompressed payload bytes of those records
@@ -49,21 +50,21 @@ type Stats struct {
 	GroupCommitMax     uint64        // largest number of commits made durable by one fsync
 	GroupCommitHist    [8]uint64     // fsyncs by group size: 1, 2-3, 4-7, ..., >=128
 	AvgCommit          time.Duration // mean commit latency
-	Checkpoints        uint64
-	CheckpointPages    uint64 // pages written by checkpoints
-	CompressedLeaves   uint64 // leaves written compressed by checkpoints
-	LastCheckpoint     time.Time
-	LastCheckpointTook time.Duration
+	Checkpoints        uint64        // checkpoints completed
+	CheckpointPages    uint64        // pages written by checkpoints
+	CompressedLeaves   uint64        // leaves written compressed by checkpoints
+	LastCheckpoint     time.Time     // when the last checkpoint ended (zero if none)
+	LastCheckpointTook time.Duration // how long it took
 	CheckpointTime     time.Duration // total time spent in checkpoints
-	Compactions        uint64
-	ReplayedRecords    uint64 // journal records replayed at open
-	CacheBudget        int64  // Options.CacheSize
-	CacheBytes         int64  // clean leaves resident and accounted
-	CacheLeaves        int    // number of such leaves
-	CacheEvictions     uint64 // leaves evicted so far
-	Failed             error  // non-nil once the DB refuses writes
-	NoSpace            error  // non-nil while writes are refused for lack of disk space (ErrNoSpace)
-	Trees              []TreeStats
+	Compactions        uint64        // Compact calls completed
+	ReplayedRecords    uint64        // journal records replayed at open
+	CacheBudget        int64         // Options.CacheSize
+	CacheBytes         int64         // clean leaves resident and accounted
+	CacheLeaves        int           // number of such leaves
+	CacheEvictions     uint64        // leaves evicted so far
+	Failed             error         // non-nil once the DB refuses writes
+	NoSpace            error         // non-nil while writes are refused for lack of disk space (ErrNoSpace)
+	Trees              []TreeStats   // every tree of the current snapshot, by name
 }
 
 // Stats returns current statistics. It does not block.

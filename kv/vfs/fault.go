@@ -11,7 +11,7 @@ import (
 // Fault wraps an FS and injects errors. The zero hooks inject nothing; set
 // them with the Set methods at any time (they are safe for concurrent use).
 type Fault struct {
-	FS FS
+	FS FS // the wrapped file system
 
 	mu        sync.Mutex
 	syncErr   func(name string) error
