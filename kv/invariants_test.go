@@ -40,10 +40,10 @@ func mustPanic(t *testing.T, fn func()) (msg string) {
 func TestInvariantsCatchBrokenNodes(t *testing.T) {
 	requireInvariants(t)
 	cases := []struct {
-		name   string
-		want   string
-		leaf   bool // break the first leaf (else the root branch)
-		break_ func(n *node)
+		name    string
+		want    string
+		leaf    bool // break the first leaf (else the root branch)
+		corrupt func(n *node)
 	}{
 		{"no prefixes", "without search prefixes", true, func(n *node) { n.pfx = nil }},
 		{"stale prefix", "stale prefix", true, func(n *node) { n.pfx[1]++ }},
@@ -106,7 +106,7 @@ func TestInvariantsCatchBrokenNodes(t *testing.T) {
 					t.Fatal("first leaf not copied by the put")
 				}
 			}
-			c.break_(n)
+			c.corrupt(n)
 			msg := mustPanic(t, func() { tx.Commit() })
 			if !strings.Contains(msg, "invariant") || !strings.Contains(msg, c.want) {
 				t.Fatalf("panic %q, want one naming the %q invariant", msg, c.want)
@@ -188,7 +188,9 @@ func TestInvariantsCatchBadAccounting(t *testing.T) {
 			if pg == 0 {
 				t.Fatal("root not on disk")
 			}
-			db.acquireWriter(ctx)
+			if err := db.acquireWriter(ctx); err != nil {
+				t.Fatal(err)
+			}
 			db.ckptMu.Lock()
 			free, freedAt := append([]uint64(nil), db.alloc.free...), db.freedAt
 			msg := mustPanic(t, func() { c.check(db, extent{pg, np}) })
