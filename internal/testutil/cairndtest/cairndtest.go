@@ -31,8 +31,10 @@ func RepoRoot() string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", "..", ".."))
 }
 
-// Binary builds cmd/cairnd (once per process) and returns its path. Set
-// CAIRND_BIN to use a prebuilt binary instead.
+// Binary builds cmd/cairnd (once per process) and returns its path. The
+// binary is built with the invariants tag, so the storage engine's
+// self-checks (kv/internal/invariants) run under every end-to-end test.
+// Set CAIRND_BIN to use a prebuilt binary instead.
 func Binary() (string, error) {
 	buildOnce.Do(func() {
 		if p := os.Getenv("CAIRND_BIN"); p != "" {
@@ -45,7 +47,7 @@ func Binary() (string, error) {
 			return
 		}
 		binPath = filepath.Join(dir, "cairnd")
-		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/cairnd")
+		cmd := exec.Command("go", "build", "-tags", "invariants", "-o", binPath, "./cmd/cairnd")
 		cmd.Dir = RepoRoot()
 		out, err := cmd.CombinedOutput()
 		if err != nil {
