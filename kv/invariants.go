@@ -11,8 +11,8 @@ package kv
 // and no page of the current tree (checkAccounting). A violation is a bug in
 // kv, not damage on disk, so they panic.
 //
-// They run only when invariants.Enabled (builds with the invariants tag or
-// the race detector: go test -race, as the end-to-end tests run), behind
+// They run only when invariants.Enabled (builds with the invariants tag, as
+// the end-to-end tests build cairnd, or with the race detector), behind
 // `if invariants.Enabled`, which the compiler removes from other builds.
 //
 // Re-reading the whole data file after each checkpoint (verifyCheckpoint)

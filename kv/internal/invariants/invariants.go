@@ -7,8 +7,8 @@
 // list holds no page twice and no page of the current tree. Those checks
 // walk trees and free lists on every commit or checkpoint, too slow for a
 // production build, so they run only when Enabled is true: in builds with
-// the invariants build tag (go test -tags invariants) and in race-enabled
-// builds (go test -race), which is how the end-to-end tests run. Enabled
+// the invariants build tag (go test -tags invariants; the end-to-end tests
+// build cairnd so) and in race-enabled builds (go test -race). Enabled
 // is a constant, so in any other build the compiler removes the checks
 // and they cost nothing.
 //
