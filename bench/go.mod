@@ -10,7 +10,7 @@ require (
 	github.com/dgraph-io/badger/v4 v4.9.6
 	go.etcd.io/bbolt v1.4.3
 	go.mongodb.org/mongo-driver/v2 v2.10.0
-	golang.org/x/sys v0.47.0
+	golang.org/x/sys v0.49.0
 	gonum.org/v1/plot v0.17.0
 )
 
