@@ -41,16 +41,7 @@ func (s *spiller) writeSorted(items []extsort.Item) error {
 	if s.sp == nil {
 		s.sp = extsort.NewSpill(s.dir, s.stats)
 	}
-	w, err := s.sp.Create()
-	if err != nil {
-		return err
-	}
-	for _, it := range items {
-		if err := w.Add(it.Key, it.Val); err != nil {
-			break
-		}
-	}
-	r, err := w.Finish()
+	r, err := s.sp.WriteRun(items)
 	if err != nil {
 		return err
 	}

@@ -156,16 +156,7 @@ func (s *Sorter) spillItems() error {
 	if s.spill == nil {
 		s.spill = NewSpill(s.o.TempDir, s.o.Stats)
 	}
-	w, err := s.spill.Create()
-	if err != nil {
-		return err
-	}
-	for _, it := range s.items {
-		if err := w.Add(it.Key, it.Val); err != nil {
-			break
-		}
-	}
-	r, err := w.Finish()
+	r, err := s.spill.WriteRun(s.items)
 	if err != nil {
 		return err
 	}

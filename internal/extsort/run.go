@@ -135,6 +135,20 @@ type Writer struct {
 	err error
 }
 
+// WriteRun writes items, already in key order, as one run of sp.
+func (sp *Spill) WriteRun(items []Item) (*Run, error) {
+	w, err := sp.Create()
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range items {
+		if err := w.Add(it.Key, it.Val); err != nil {
+			break // Finish reports it
+		}
+	}
+	return w.Finish()
+}
+
 // Add appends a record.
 func (w *Writer) Add(key, val []byte) error {
 	if w.err != nil {
