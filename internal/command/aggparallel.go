@@ -7,6 +7,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
@@ -96,15 +97,15 @@ func (k *aggCatalog) sortedRun(db, name string, p *agg.Pipeline, hint bson.Value
 	if err != nil {
 		return nil, false, nil // the $sort stage reports it
 	}
-	spec := &findSpec{filterDoc: p.LeadingFilter(), filter: p.Filter, sortDoc: sortDoc, sort: sort, opts: opts}
-	var base *plan
-	if len(spec.filterDoc) > 5 {
-		if base, _, err = k.env.planQuery(k.ctx, k.tx, coll, spec.filterDoc, p.Filter, opts, bson.Value{}); err != nil {
+	spec := &exec.FindSpec{FilterDoc: p.LeadingFilter(), Filter: p.Filter, SortDoc: sortDoc, Sort: sort, Opts: opts}
+	var base *exec.Plan
+	if len(spec.FilterDoc) > 5 {
+		if base, _, err = k.env.planQuery(k.ctx, k.tx, coll, spec.FilterDoc, p.Filter, opts, bson.Value{}); err != nil {
 			return nil, false, err
 		}
 	}
-	pl := choosePlanFind(coll, spec, base)
-	if pl == nil || !pl.sorted {
+	pl := exec.ChoosePlanFind(coll, spec, base)
+	if pl == nil || !pl.Sorted {
 		return nil, false, nil
 	}
 	sc := k.scan(db, name, p.Filter)
@@ -132,7 +133,7 @@ func (e *Env) parallelPipeline(ctx context.Context, tx *kv.Tx, db, name string, 
 		return nil, false, nil
 	}
 	hinted := hinted(hint)
-	var pl *plan
+	var pl *exec.Plan
 	if len(planFilter) > 5 || hinted {
 		if pl, _, err = e.planQuery(ctx, tx, coll, planFilter, filter, p.QueryOptions(), hint); err != nil {
 			return nil, false, err
@@ -182,8 +183,8 @@ type indexScan struct {
 	ctx   context.Context
 	tx    *kv.Tx
 	coll  *catalog.Collection
-	plan  *plan
-	walk  walkState
+	plan  *exec.Plan
+	walk  exec.WalkState
 	ended bool
 	// done, if set, is called with the index entries and documents the
 	// scan examined when it ends.
@@ -204,7 +205,7 @@ func (s *indexScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	done, err := walkIndex(ctx, s.tx, s.coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
+	done, err := exec.WalkIndex(ctx, s.tx, s.coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
 		if len(dst) >= max {
 			return false, nil
 		}
@@ -213,7 +214,7 @@ func (s *indexScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	})
 	s.ended = done
 	if done && err == nil && s.done != nil {
-		s.done(s.walk.keys, s.walk.docs)
+		s.done(s.walk.Keys, s.walk.Docs)
 	}
 	return dst, err
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
@@ -15,7 +16,7 @@ type aggPlanning struct {
 	hint bson.Value
 	// text is the leading $match's $text query (nil: none), read through
 	// the text index; the pipeline's $match then holds the rest.
-	text *findSpec
+	text *exec.FindSpec
 	// geoNear is the leading $geoNear (nil: none), which reads the
 	// collection through its 2dsphere index; the stages are the rest.
 	geoNear *geoNearSpec
@@ -30,7 +31,7 @@ func hinted(hint bson.Value) bool {
 // it is a $match on collection db.coll, as MongoDB allows $text only
 // there: the returned stages hold the rest of that $match, and the text
 // query reads the collection. $text in a later $match is refused (17313).
-func splitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]bson.Doc, *findSpec, error) {
+func splitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]bson.Doc, *exec.FindSpec, error) {
 	for i, st := range stages {
 		m, ok := matchStage(st)
 		if !ok || i == 0 {
@@ -61,11 +62,11 @@ func splitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]b
 			return stages, nil, err
 		}
 	}
-	spec := &findSpec{db: db, coll: coll, opts: opts}
+	spec := &exec.FindSpec{Db: db, Coll: coll, Opts: opts}
 	if err := parseFilterText(spec, m, opts); err != nil {
 		return nil, nil, err
 	}
-	rest := spec.filterDoc
+	rest := spec.FilterDoc
 	var b bson.Builder
 	b.AppendDocument("$match", rest)
 	out := append([]bson.Doc{b.Finish()}, stages[1:]...)

@@ -9,6 +9,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/expr"
 	"github.com/cairndb/cairn/internal/extsort"
 	"github.com/cairndb/cairn/internal/index"
@@ -273,7 +274,7 @@ func newAggContext(c *Ctx, name string, qopts *query.Options, allowDisk bool) (*
 // explainAggregate answers explain: true with the plan: the collection
 // scan (with the leading $match as its filter) and the stages after it.
 func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggPlanning) error {
-	var chosen *plan
+	var chosen *exec.Plan
 	var coll *catalog.Collection
 	if f := p.LeadingFilter(); (f != nil || hinted(planning.hint) || planning.text != nil) && source != "" {
 		tx, err := c.readTx()
@@ -307,7 +308,7 @@ func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggP
 			filter = bson.EmptyDoc
 		}
 		if planning.text != nil {
-			filter = planning.text.textFilterDoc
+			filter = planning.text.TextFilterDoc
 		}
 		appendCursorStage(r, i, "$cursor", ns, filter, func() {
 			if planning.text != nil {
@@ -519,8 +520,8 @@ type scanIter struct {
 	filterDoc bson.Doc
 	hint      bson.Value
 	planned   bool
-	plan      *plan
-	walk      walkState
+	plan      *exec.Plan
+	walk      exec.WalkState
 	walked    bool // the index walk is finished
 	buf       []bson.Doc
 	bufPos    int
@@ -561,7 +562,7 @@ func (s *scanIter) nextIndexed(coll *catalog.Collection) (bson.Doc, error) {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		done, err := walkIndex(ctx, s.cat.tx, coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
+		done, err := exec.WalkIndex(ctx, s.cat.tx, coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
 			if len(s.buf) >= indexBatch {
 				return false, nil
 			}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -34,7 +35,7 @@ func count(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	spec := &findSpec{db: c.DB, coll: name, opts: opts, countOnly: true}
+	spec := &exec.FindSpec{Db: c.DB, Coll: name, Opts: opts, CountOnly: true}
 	if err := parseFilterText(spec, orEmptyDoc(q), opts); err != nil {
 		return err
 	}
@@ -56,10 +57,10 @@ func count(c *Ctx) error {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
-		spec.hint = v
+		spec.Hint = v
 	}
-	spec.skip = skip
-	spec.limit = limit
+	spec.Skip = skip
+	spec.Limit = limit
 	if c.explain != nil {
 		return explainFind(c, spec)
 	}
@@ -73,9 +74,9 @@ func count(c *Ctx) error {
 
 // countMatches counts the matching documents after skip, up to limit (0 =
 // all). An empty filter is answered from the tree's O(1) length.
-func countMatches(c *Ctx, spec *findSpec, limit int64) (int64, error) {
-	var src Source = &scanSource{env: c.Env, spec: spec, skip: spec.skip, raw: true}
-	if spec.text != nil {
+func countMatches(c *Ctx, spec *exec.FindSpec, limit int64) (int64, error) {
+	var src Source = &scanSource{env: c.Env, spec: spec, skip: spec.Skip, raw: true}
+	if spec.Text != nil {
 		src = newTextSource(c.Env, spec, true)
 	}
 	var n int64
@@ -125,7 +126,7 @@ func distinct(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	spec := &findSpec{db: c.DB, coll: name, opts: opts}
+	spec := &exec.FindSpec{Db: c.DB, Coll: name, Opts: opts}
 	if err := parseFilterText(spec, orEmptyDoc(q), opts); err != nil {
 		return err
 	}
@@ -178,7 +179,7 @@ func distinct(c *Ctx) error {
 		}
 	} else {
 		var src Source = &scanSource{env: c.Env, spec: spec, raw: true}
-		if spec.text != nil {
+		if spec.Text != nil {
 			src = newTextSource(c.Env, spec, true)
 		}
 		_, err := src.Fill(c, feed)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
@@ -73,48 +74,48 @@ func explain(c *Ctx) error {
 // planFor chooses the plan find would use for spec.
 // rejected lists the candidates the trial (or the plan cache's choice)
 // set aside.
-func planFor(c *Ctx, spec *findSpec) (coll *catalog.Collection, p *plan, byID bool, rejected []*plan, err error) {
+func planFor(c *Ctx, spec *exec.FindSpec) (coll *catalog.Collection, p *exec.Plan, byID bool, rejected []*exec.Plan, err error) {
 	tx, err := c.readTx()
 	if err != nil {
 		return nil, nil, false, nil, err
 	}
 	defer tx.Rollback()
-	coll, err = catalog.Get(tx, spec.db, spec.coll)
+	coll, err = catalog.Get(tx, spec.Db, spec.Coll)
 	if err != nil {
 		return nil, nil, false, nil, err
 	}
-	if spec.text != nil {
+	if spec.Text != nil {
 		_, err := planText(coll, spec)
 		return coll, nil, false, nil, err
 	}
-	if spec.near != nil {
+	if spec.Near != nil {
 		if coll != nil {
-			_, _, err = nearIndex(coll, spec.near)
+			_, _, err = nearIndex(coll, spec.Near)
 		}
 		return coll, nil, false, nil, err
 	}
-	if _, byID := spec.filter.IDEquality(); byID {
+	if _, byID := spec.Filter.IDEquality(); byID {
 		return coll, nil, true, nil, nil
 	}
-	if spec.sort != nil && spec.sort.Natural() < 0 {
+	if spec.Sort != nil && spec.Sort.Natural() < 0 {
 		return coll, nil, false, nil, nil
 	}
-	base, rejected, err := c.Env.planExplain(c, tx, coll, spec.filterDoc, spec.filter, spec.opts, spec.hint)
+	base, rejected, err := c.Env.planExplain(c, tx, coll, spec.FilterDoc, spec.Filter, spec.Opts, spec.Hint)
 	if err != nil {
 		return nil, nil, false, nil, err
 	}
-	p = coverPlan(coll, spec, choosePlanFind(coll, spec, base))
-	if p != base && base != nil && (p == nil || p.index != base.index || p.or != nil) {
-		rejected = append([]*plan{base}, rejected...) // a sort rule overrode the trial
+	p = exec.CoverPlan(coll, spec, exec.ChoosePlanFind(coll, spec, base))
+	if p != base && base != nil && (p == nil || p.Index != base.Index || p.Or != nil) {
+		rejected = append([]*exec.Plan{base}, rejected...) // a sort rule overrode the trial
 	}
 	for i, r := range rejected {
-		rejected[i] = coverPlan(coll, spec, r)
+		rejected[i] = exec.CoverPlan(coll, spec, r)
 	}
 	return coll, p, false, rejected, nil
 }
 
 // appendRejected writes explain's rejectedPlans.
-func appendRejected(r *bson.Builder, spec *findSpec, coll *catalog.Collection, rejected []*plan) {
+func appendRejected(r *bson.Builder, spec *exec.FindSpec, coll *catalog.Collection, rejected []*exec.Plan) {
 	r.StartArray("rejectedPlans")
 	for i, p := range rejected {
 		r.StartDocument(bson.Index(i))
@@ -125,28 +126,28 @@ func appendRejected(r *bson.Builder, spec *findSpec, coll *catalog.Collection, r
 }
 
 // appendPlanStages writes the winning plan as MongoDB's stage tree.
-func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection, p *plan, byID bool) {
+func appendPlanStages(r *bson.Builder, spec *exec.FindSpec, coll *catalog.Collection, p *exec.Plan, byID bool) {
 	type stage func(inner func())
 	var wrappers []stage
-	if spec.proj != nil {
+	if spec.Proj != nil {
 		wrappers = append(wrappers, func(inner func()) {
-			if p != nil && p.covered != nil {
+			if p != nil && p.Covered != nil {
 				r.AppendString("stage", "PROJECTION_COVERED")
 			} else {
 				r.AppendString("stage", "PROJECTION_DEFAULT")
 			}
-			r.AppendDocument("transformBy", orEmptyDoc(spec.projDoc))
+			r.AppendDocument("transformBy", orEmptyDoc(spec.ProjDoc))
 			r.StartDocument("inputStage")
 			inner()
 			r.End()
 		})
 	}
-	if spec.sort != nil && spec.sort.Natural() == 0 && (p == nil || !p.sorted) {
+	if spec.Sort != nil && spec.Sort.Natural() == 0 && (p == nil || !p.Sorted) {
 		wrappers = append(wrappers, func(inner func()) {
 			r.AppendString("stage", "SORT")
 			r.AppendInt64("memLimit", sortMemoryBudget)
-			if spec.limit > 0 {
-				r.AppendInt64("limitAmount", spec.skip+spec.limit)
+			if spec.Limit > 0 {
+				r.AppendInt64("limitAmount", spec.Skip+spec.Limit)
 			}
 			r.AppendString("type", "simple")
 			r.StartDocument("inputStage")
@@ -158,21 +159,21 @@ func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection,
 		switch {
 		case coll == nil:
 			r.AppendString("stage", "EOF")
-		case spec.text != nil:
+		case spec.Text != nil:
 			appendTextStages(r, spec, coll)
-		case spec.near != nil:
+		case spec.Near != nil:
 			appendNearStages(r, spec, coll)
 		case byID:
 			r.AppendString("stage", "IDHACK")
 		case p != nil:
-			appendIndexStages(r, p, spec.filterDoc)
+			appendIndexStages(r, p, spec.FilterDoc)
 		default:
 			r.AppendString("stage", "COLLSCAN")
-			if spec.filterDoc.Len() > 0 {
-				r.AppendDocument("filter", spec.filterDoc)
+			if spec.FilterDoc.Len() > 0 {
+				r.AppendDocument("filter", spec.FilterDoc)
 			}
 			dir := "forward"
-			if spec.sort != nil && spec.sort.Natural() < 0 {
+			if spec.Sort != nil && spec.Sort.Natural() < 0 {
 				dir = "backward"
 			}
 			r.AppendString("direction", dir)
@@ -192,17 +193,17 @@ func appendPlanStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection,
 // appendIndexStages writes an index plan's stages: FETCH (with the
 // filter) over its IXSCAN, or over an OR of one IXSCAN per branch; a
 // covered plan has no FETCH and its IXSCAN carries the filter.
-func appendIndexStages(r *bson.Builder, p *plan, filter bson.Doc) {
-	if p.covered == nil {
+func appendIndexStages(r *bson.Builder, p *exec.Plan, filter bson.Doc) {
+	if p.Covered == nil {
 		r.AppendString("stage", "FETCH")
 		r.AppendDocument("filter", filter)
 		r.StartDocument("inputStage")
 		defer r.End()
 	}
-	if p.or != nil {
+	if p.Or != nil {
 		r.AppendString("stage", "OR")
 		r.StartArray("inputStages")
-		for i, b := range p.or {
+		for i, b := range p.Or {
 			r.StartDocument(bson.Index(i))
 			appendIXSCAN(r, b)
 			r.End()
@@ -211,24 +212,24 @@ func appendIndexStages(r *bson.Builder, p *plan, filter bson.Doc) {
 		return
 	}
 	appendIXSCAN(r, p)
-	if p.covered != nil && filter.Len() > 0 {
+	if p.Covered != nil && filter.Len() > 0 {
 		r.AppendDocument("filter", filter)
 	}
 }
 
 // appendIXSCAN writes one index scan.
-func appendIXSCAN(r *bson.Builder, p *plan) {
+func appendIXSCAN(r *bson.Builder, p *exec.Plan) {
 	r.AppendString("stage", "IXSCAN")
-	r.AppendDocument("keyPattern", p.spec.Key)
-	r.AppendString("indexName", p.index)
-	r.AppendBool("isMultiKey", p.dedupe)
-	r.AppendBool("isUnique", p.spec.Unique)
-	if p.reverse {
+	r.AppendDocument("keyPattern", p.Spec.Key)
+	r.AppendString("indexName", p.Index)
+	r.AppendBool("isMultiKey", p.Dedupe)
+	r.AppendBool("isUnique", p.Spec.Unique)
+	if p.Reverse {
 		r.AppendString("direction", "backward")
 	} else {
 		r.AppendString("direction", "forward")
 	}
-	r.AppendInt32("keyRanges", int32(len(p.ranges)))
+	r.AppendInt32("keyRanges", int32(len(p.Ranges)))
 }
 
 // appendServerInfo writes explain's serverInfo.
@@ -242,7 +243,7 @@ func appendServerInfo(r *bson.Builder) {
 }
 
 // explainFind answers explain for find and count.
-func explainFind(c *Ctx, spec *findSpec) error {
+func explainFind(c *Ctx, spec *exec.FindSpec) error {
 	coll, p, byID, rejected, err := planFor(c, spec)
 	if err != nil {
 		return err
@@ -250,7 +251,7 @@ func explainFind(c *Ctx, spec *findSpec) error {
 	r := c.Reply
 	r.AppendString("explainVersion", "1")
 	r.StartDocument("queryPlanner")
-	r.AppendString("namespace", spec.db+"."+spec.coll)
+	r.AppendString("namespace", spec.Db+"."+spec.Coll)
 	appendParsedQuery(r, spec)
 	r.StartDocument("winningPlan")
 	appendPlanStages(r, spec, coll, p, byID)
@@ -259,22 +260,22 @@ func explainFind(c *Ctx, spec *findSpec) error {
 	r.End()
 	if c.explain.verbosity != "queryPlanner" {
 		start := time.Now()
-		scan := &scanSource{env: c.Env, spec: spec, skip: spec.skip, raw: true}
+		scan := &scanSource{env: c.Env, spec: spec, skip: spec.Skip, raw: true}
 		var src Source = scan
 		var text *textSource
 		var near *nearSource
 		switch {
-		case spec.text != nil:
+		case spec.Text != nil:
 			text = newTextSource(c.Env, spec, true)
 			src = text
-		case spec.near != nil:
+		case spec.Near != nil:
 			near = newNearSource(c.Env, spec)
 			src = near
 		default:
 			if p != nil {
 				scan.plan, scan.planned = p, true // the plan explained, not the cached one
 			}
-			if (p == nil || !p.sorted) && spec.sort != nil && spec.sort.Natural() == 0 {
+			if (p == nil || !p.Sorted) && spec.Sort != nil && spec.Sort.Natural() == 0 {
 				if src, err = newSortedSource(c, scan, spec); err != nil {
 					return err
 				}
@@ -283,26 +284,26 @@ func explainFind(c *Ctx, spec *findSpec) error {
 		var n int64
 		_, err := src.Fill(c, func(bson.Doc) bool {
 			n++
-			return spec.limit <= 0 || n < spec.limit
+			return spec.Limit <= 0 || n < spec.Limit
 		})
 		src.Close()
 		if err != nil {
 			return err
 		}
-		if spec.limit > 0 && n > spec.limit {
-			n = spec.limit
+		if spec.Limit > 0 && n > spec.Limit {
+			n = spec.Limit
 		}
 		r.StartDocument("executionStats")
 		r.AppendBool("executionSuccess", true)
 		r.AppendInt64("nReturned", n)
 		r.AppendInt64("executionTimeMillis", time.Since(start).Milliseconds())
-		keys := scan.walk.keys
-		docs := scan.docsExamined + scan.walk.docs
+		keys := scan.walk.Keys
+		docs := scan.docsExamined + scan.walk.Docs
 		switch {
 		case text != nil:
-			keys, docs = text.walk.keys, text.walk.docs
+			keys, docs = text.walk.Keys, text.walk.Docs
 		case near != nil:
-			keys, docs = near.walk.keys, near.walk.docs
+			keys, docs = near.walk.Keys, near.walk.Docs
 		}
 		if byID && docs > 0 {
 			keys = 1
@@ -345,7 +346,7 @@ func explainWrite(c *Ctx, name string) error {
 	if err != nil {
 		return err
 	}
-	spec := &findSpec{db: c.DB, coll: coll}
+	spec := &exec.FindSpec{Db: c.DB, Coll: coll}
 	if err := parseFilterText(spec, orEmptyDoc(filter), &query.Options{}); err != nil {
 		return err
 	}
@@ -374,10 +375,10 @@ func explainWrite(c *Ctx, name string) error {
 
 // appendParsedQuery writes explain's parsedQuery: the filter as given,
 // $text clause included.
-func appendParsedQuery(r *bson.Builder, spec *findSpec) {
-	if spec.text != nil {
-		r.AppendDocument("parsedQuery", spec.textFilterDoc)
+func appendParsedQuery(r *bson.Builder, spec *exec.FindSpec) {
+	if spec.Text != nil {
+		r.AppendDocument("parsedQuery", spec.TextFilterDoc)
 	} else {
-		r.AppendDocument("parsedQuery", spec.filterDoc)
+		r.AppendDocument("parsedQuery", spec.FilterDoc)
 	}
 }

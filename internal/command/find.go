@@ -6,46 +6,12 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
-
-// findSpec is a parsed find (also used by count, distinct and the write
-// commands to select documents).
-type findSpec struct {
-	db, coll string
-	// filterDoc is the filter as given (without its $text clause), which
-	// the planner reads.
-	filterDoc bson.Doc
-	// text is the filter's $text clause (nil: none); textFilterDoc is
-	// then the whole filter, as explain shows it.
-	text          *textClause
-	textFilterDoc bson.Doc
-	// textOr is set when the $text sits in one branch of a top-level $or.
-	textOr *textOr
-	// near is the filter's $near or $nearSphere (nil: none), read
-	// through a 2dsphere index; filterDoc then holds the rest.
-	near   *nearClause
-	filter *query.Filter
-	// hint is the command's hint (zero: none).
-	hint bson.Value
-	// sortDoc is the sort as given (to recognise a sort on _id, which the
-	// data tree's order satisfies).
-	sortDoc bson.Doc
-	proj    *query.Projection
-	// projDoc is the projection as given (nil: none), which the planner
-	// reads to cover the query from an index.
-	projDoc bson.Doc
-	// countOnly: the documents are only counted (count), so a plan may
-	// be covered without a projection.
-	countOnly bool
-	sort      *query.Sort
-	skip      int64
-	limit     int64 // 0 = none
-	opts      *query.Options
-}
 
 // parseQueryOptions reads collation and let, shared by the CRUD commands.
 func parseQueryOptions(a args, collation bson.Value) (*query.Options, error) {
@@ -124,7 +90,7 @@ func find(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	spec := &findSpec{db: c.DB, coll: name, opts: opts}
+	spec := &exec.FindSpec{Db: c.DB, Coll: name, Opts: opts}
 	filter, _, err := a.doc("filter")
 	if err != nil {
 		return err
@@ -136,42 +102,42 @@ func find(c *Ctx) error {
 	if err := parseFilterText(spec, rest, opts); err != nil {
 		return err
 	}
-	if near != nil && spec.text != nil {
+	if near != nil && spec.Text != nil {
 		return mongoerr.New(mongoerr.BadValue, "text and geoNear not allowed in same query")
 	}
-	spec.near = near
+	spec.Near = near
 	if p, ok, err := a.doc("projection"); err != nil {
 		return err
 	} else if ok && p.Len() > 0 {
-		if spec.proj, err = query.ParseProjection(p, opts); err != nil {
+		if spec.Proj, err = query.ParseProjection(p, opts); err != nil {
 			return err
 		}
-		spec.projDoc = p
+		spec.ProjDoc = p
 	}
 	if s, ok, err := a.doc("sort"); err != nil {
 		return err
 	} else if ok && s.Len() > 0 {
-		if spec.sort, err = query.ParseSort(s, opts); err != nil {
+		if spec.Sort, err = query.ParseSort(s, opts); err != nil {
 			return err
 		}
-		spec.sortDoc = s
-		if spec.sort.HasMeta() && spec.text == nil {
+		spec.SortDoc = s
+		if spec.Sort.HasMeta() && spec.Text == nil {
 			return mongoerr.New(mongoerr.TextScoreUnavailable, "query requires text score metadata, but it is not available")
 		}
 	}
-	if spec.skip, _, err = a.integer("skip"); err != nil {
+	if spec.Skip, _, err = a.integer("skip"); err != nil {
 		return err
-	} else if spec.skip < 0 {
-		return mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'skip' value must be >= 0, actual value '%d'", spec.skip)
+	} else if spec.Skip < 0 {
+		return mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'skip' value must be >= 0, actual value '%d'", spec.Skip)
 	}
 	singleBatch, _, err := a.boolean("singleBatch")
 	if err != nil {
 		return err
 	}
-	if spec.limit, _, err = a.integer("limit"); err != nil {
+	if spec.Limit, _, err = a.integer("limit"); err != nil {
 		return err
-	} else if spec.limit < 0 {
-		return mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'limit' value must be >= 0, actual value '%d'", spec.limit)
+	} else if spec.Limit < 0 {
+		return mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'limit' value must be >= 0, actual value '%d'", spec.Limit)
 	}
 	batchSize, batchSet, err := a.integer("batchSize")
 	if err != nil {
@@ -184,7 +150,7 @@ func find(c *Ctx) error {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
-		spec.hint = v
+		spec.Hint = v
 	}
 	if v, ok, _ := a.boolean("tailable"); ok && v {
 		return mongoerr.New(mongoerr.BadValue, "error processing query: tailable cursor requested on non capped collection")
@@ -203,18 +169,18 @@ func find(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return writeBatch(c, nil, src, c.DB+"."+name, spec.limit, batchOptions{batchSize: batchSize, firstBatch: true, empty: batchSet && batchSize == 0}, singleBatch)
+	return writeBatch(c, nil, src, c.DB+"."+name, spec.Limit, batchOptions{batchSize: batchSize, firstBatch: true, empty: batchSet && batchSize == 0}, singleBatch)
 }
 
 // refuseUnsupportedFindOptions answers the find options Cairn does not
 // run with an error rather than a different answer: min and max (index
 // bounds; mongod needs a hint with them, 51173), returnKey and
 // showRecordId (Cairn has no record ids).
-func refuseUnsupportedFindOptions(a args, spec *findSpec) error {
+func refuseUnsupportedFindOptions(a args, spec *exec.FindSpec) error {
 	_, hasMin := a.lookup("min")
 	_, hasMax := a.lookup("max")
 	if hasMin || hasMax {
-		if spec.hint.Type == 0 {
+		if spec.Hint.Type == 0 {
 			return mongoerr.New(mongoerr.MinMaxRequireHint, "When using min()/max() a hint of which index to use must be provided")
 		}
 		return mongoerr.New(mongoerr.NotImplemented, "find's min and max are not supported by Cairn: use a filter on the index's fields")
@@ -277,26 +243,26 @@ func checkHint(c *Ctx, name string, hint bson.Value) error {
 // openFind plans a find: a point lookup when the filter pins _id, otherwise
 // a scan of the collection in _id order; a sort collects the matches and
 // sorts them (a top-k when there is a limit).
-func openFind(c *Ctx, spec *findSpec) (Source, error) {
-	if spec.text != nil {
+func openFind(c *Ctx, spec *exec.FindSpec) (Source, error) {
+	if spec.Text != nil {
 		return newTextSource(c.Env, spec, false), nil
 	}
-	if spec.near != nil {
+	if spec.Near != nil {
 		return newNearSource(c.Env, spec), nil
 	}
-	scan := &scanSource{env: c.Env, spec: spec, skip: spec.skip}
+	scan := &scanSource{env: c.Env, spec: spec, skip: spec.Skip}
 	// A sort on _id alone is the data tree's order: scan it (within the
 	// filter's _id bounds) instead of sorting, unless another index would
 	// select the documents.
-	if dir := idSortDirection(spec.sortDoc); dir != 0 && spec.hint.Type == 0 {
+	if dir := idSortDirection(spec.SortDoc); dir != 0 && spec.Hint.Type == 0 {
 		_, bounded := idRange(spec)
-		if bounded || spec.filterDoc.Len() == 0 {
+		if bounded || spec.FilterDoc.Len() == 0 {
 			scan.reverse = dir < 0
 			scan.collScanOnly = true
 			return scan, nil
 		}
 	}
-	if spec.sort != nil && spec.sort.Natural() == 0 {
+	if spec.Sort != nil && spec.Sort.Natural() == 0 {
 		p, err := sortedPlan(c, spec)
 		if err != nil {
 			return nil, err
@@ -307,7 +273,7 @@ func openFind(c *Ctx, spec *findSpec) (Source, error) {
 		}
 		return newSortedSource(c, scan, spec)
 	}
-	if spec.sort != nil && spec.sort.Natural() < 0 {
+	if spec.Sort != nil && spec.Sort.Natural() < 0 {
 		scan.reverse = true
 	}
 	return scan, nil
@@ -315,21 +281,21 @@ func openFind(c *Ctx, spec *findSpec) (Source, error) {
 
 // sortedPlan is the index plan that returns spec's documents in its sort
 // order, if the planner picks one (nil: sort after reading).
-func sortedPlan(c *Ctx, spec *findSpec) (*plan, error) {
-	if _, byID := spec.filter.IDEquality(); byID || spec.hint.Type != 0 {
+func sortedPlan(c *Ctx, spec *exec.FindSpec) (*exec.Plan, error) {
+	if _, byID := spec.Filter.IDEquality(); byID || spec.Hint.Type != 0 {
 		return nil, nil
 	}
-	tx, coll, err := c.snapshotCollection(spec.coll)
+	tx, coll, err := c.snapshotCollection(spec.Coll)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	base, _, err := c.Env.planQuery(c, tx, coll, spec.filterDoc, spec.filter, spec.opts, spec.hint)
+	base, _, err := c.Env.planQuery(c, tx, coll, spec.FilterDoc, spec.Filter, spec.Opts, spec.Hint)
 	if err != nil {
 		return nil, err
 	}
-	if p := choosePlanFind(coll, spec, base); p != nil && p.sorted {
-		return coverPlan(coll, spec, p), nil
+	if p := exec.ChoosePlanFind(coll, spec, base); p != nil && p.Sorted {
+		return exec.CoverPlan(coll, spec, p), nil
 	}
 	return nil, nil
 }
@@ -340,7 +306,7 @@ func sortedPlan(c *Ctx, spec *findSpec) (*plan, error) {
 // a fresh snapshot, as MongoDB's cursors resume after yielding.
 type scanSource struct {
 	env     *Env
-	spec    *findSpec
+	spec    *exec.FindSpec
 	skip    int64
 	reverse bool
 	lastKey []byte
@@ -349,9 +315,9 @@ type scanSource struct {
 	buf     []byte
 	// plan is the index plan chosen at the first batch (nil: collection
 	// scan); walk is where it stopped.
-	plan    *plan
+	plan    *exec.Plan
 	planned bool
-	walk    walkState
+	walk    exec.WalkState
 	// collScanOnly keeps the scan in _id order (it serves a sort on _id).
 	collScanOnly bool
 	// idr bounds a forward scan by the filter's _id range.
@@ -369,8 +335,8 @@ type scanSource struct {
 // reportExamined adds what this Fill examined to the operation's figures
 // for the slow-operation log.
 func (s *scanSource) reportExamined(ctx context.Context) {
-	_, byID := s.spec.filter.IDEquality()
-	keys, docs := s.walk.keys, s.docsExamined+s.walk.docs
+	_, byID := s.spec.Filter.IDEquality()
+	keys, docs := s.walk.Keys, s.docsExamined+s.walk.Docs
 	if byID && docs > 0 {
 		keys = 1
 	}
@@ -392,7 +358,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		return false, err
 	}
 	defer tx.Rollback()
-	coll, err := catalog.Get(tx, s.spec.db, s.spec.coll)
+	coll, err := catalog.Get(tx, s.spec.Db, s.spec.Coll)
 	if err != nil {
 		return false, err
 	}
@@ -406,13 +372,13 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	}
 	if !s.planned {
 		s.planned = true
-		if _, byID := s.spec.filter.IDEquality(); !byID && !s.reverse {
+		if _, byID := s.spec.Filter.IDEquality(); !byID && !s.reverse {
 			if !s.collScanOnly {
-				p, _, err := s.env.planQuery(ctx, tx, coll, s.spec.filterDoc, s.spec.filter, s.spec.opts, s.spec.hint)
+				p, _, err := s.env.planQuery(ctx, tx, coll, s.spec.FilterDoc, s.spec.Filter, s.spec.Opts, s.spec.Hint)
 				if err != nil {
 					return false, err
 				}
-				s.plan = coverPlan(coll, s.spec, p)
+				s.plan = exec.CoverPlan(coll, s.spec, p)
 			}
 			if r, ok := idRange(s.spec); ok && s.plan == nil {
 				s.idr = &r
@@ -425,7 +391,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	cur := t.Cursor()
 	var k, v []byte
 	// Point lookup on _id.
-	if id, ok := s.spec.filter.IDEquality(); ok && !s.started {
+	if id, ok := s.spec.Filter.IDEquality(); ok && !s.started {
 		s.started = true
 		s.done = true
 		key := docKey(nil, id)
@@ -437,7 +403,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		if val != nil {
 			s.docsExamined++
 			var md query.MatchDetails
-			if ok, err = matches(s.spec.filter, bson.Doc(val), &md); err != nil {
+			if ok, err = matches(s.spec.Filter, bson.Doc(val), &md); err != nil {
 				return false, err
 			}
 		}
@@ -486,7 +452,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		}
 		md = query.MatchDetails{}
 		s.docsExamined++
-		if ok, err := matches(s.spec.filter, bson.Doc(v), &md); err != nil {
+		if ok, err := matches(s.spec.Filter, bson.Doc(v), &md); err != nil {
 			return false, err
 		} else if !ok {
 			s.lastKey = append(s.lastKey[:0], k...)
@@ -516,9 +482,9 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 // fillFromIndex serves the next documents of an index plan.
 func (s *scanSource) fillFromIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, emit func(bson.Doc) bool) (bool, error) {
 	var md query.MatchDetails
-	done, err := walkIndex(ctx, tx, coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
+	done, err := exec.WalkIndex(ctx, tx, coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
 		md = query.MatchDetails{}
-		if ok, err := matches(s.spec.filter, d, &md); !ok || err != nil {
+		if ok, err := matches(s.spec.Filter, d, &md); !ok || err != nil {
 			return err == nil, err
 		}
 		if s.skip > 0 {
@@ -550,15 +516,15 @@ func (s *scanSource) step(cur interface {
 
 func (s *scanSource) project(d bson.Doc) (bson.Doc, error) {
 	var md query.MatchDetails
-	s.spec.filter.MatchDetails(d, &md)
+	s.spec.Filter.MatchDetails(d, &md)
 	return s.projectDetails(d, &md)
 }
 
 func (s *scanSource) projectDetails(d bson.Doc, md *query.MatchDetails) (bson.Doc, error) {
-	if s.spec.proj == nil || s.raw {
+	if s.spec.Proj == nil || s.raw {
 		return d, nil
 	}
-	out, err := s.spec.proj.Apply(s.buf[:0], d, md)
+	out, err := s.spec.Proj.Apply(s.buf[:0], d, md)
 	if err != nil {
 		return nil, err
 	}
@@ -588,22 +554,22 @@ func (s *sliceSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool,
 // newSortedSource runs the scan to the end, sorting the matching documents
 // (an external sort beyond the memory budget, a top-k with a limit), and
 // serves them with skip, limit and projection applied.
-func newSortedSource(c *Ctx, scan *scanSource, spec *findSpec) (Source, error) {
+func newSortedSource(c *Ctx, scan *scanSource, spec *exec.FindSpec) (Source, error) {
 	scan.skip = 0
 	scan.raw = true
 	st := &sorter{allowDisk: true, parent: c.Env.tempDir()}
 	if v, ok := c.Body.Lookup("allowDiskUse"); ok && v.Type == bson.TypeBoolean {
 		st.allowDisk = v.Boolean() // MongoDB 7.0 allows disk use unless told not to
 	}
-	if spec.limit > 0 {
-		st.keep = spec.skip + spec.limit
+	if spec.Limit > 0 {
+		st.keep = spec.Skip + spec.Limit
 	}
 	var addErr error
 	_, err := scan.Fill(c, func(d bson.Doc) bool {
-		if addErr = spec.sort.Check(d); addErr != nil {
+		if addErr = spec.Sort.Check(d); addErr != nil {
 			return false
 		}
-		addErr = st.add(spec.sort.Key(nil, d), d)
+		addErr = st.add(spec.Sort.Key(nil, d), d)
 		return addErr == nil
 	})
 	if err == nil {
@@ -618,7 +584,7 @@ func newSortedSource(c *Ctx, scan *scanSource, spec *findSpec) (Source, error) {
 		return nil, err
 	}
 	noteSorted(c, st.spilled())
-	return &sortedSource{stream: stream, spec: spec, skip: spec.skip}, nil
+	return &sortedSource{stream: stream, spec: spec, skip: spec.Skip}, nil
 }
 
 // idSortDirection is 1 or -1 for a sort on _id alone, else 0.
@@ -642,11 +608,11 @@ func idSortDirection(sortDoc bson.Doc) int {
 // idRange is the filter's _id bounds as one range of data tree keys, when
 // the filter restricts _id to a single interval (and no collation changes
 // string order).
-func idRange(spec *findSpec) (index.KeyRange, bool) {
-	if spec.filterDoc.Len() == 0 || (spec.opts != nil && spec.opts.Collation != nil) {
+func idRange(spec *exec.FindSpec) (index.KeyRange, bool) {
+	if spec.FilterDoc.Len() == 0 || (spec.Opts != nil && spec.Opts.Collation != nil) {
 		return index.KeyRange{}, false
 	}
-	ivs, ok := index.FieldBounds(spec.filterDoc, "_id", false)
+	ivs, ok := index.FieldBounds(spec.FilterDoc, "_id", false)
 	if !ok || len(ivs) != 1 {
 		return index.KeyRange{}, false
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
@@ -18,7 +19,7 @@ import (
 // of its geometries.
 type geoNearSpec struct {
 	db, coll      string
-	near          *nearClause
+	near          *exec.NearClause
 	distanceField []string
 	includeLocs   []string
 	multiplier    float64
@@ -68,7 +69,7 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 	if v.Type != bson.TypeDocument {
 		return nil, mongoerr.New(mongoerr.GeoNearNotObject, "invalid parameter: expected an object ($geoNear)")
 	}
-	g := &geoNearSpec{multiplier: 1, near: &nearClause{maxDist: -1}}
+	g := &geoNearSpec{multiplier: 1, near: &exec.NearClause{MaxDist: -1}}
 	var near, maxV, minV bson.Value
 	spherical := false
 	it := v.Document().Iter()
@@ -120,7 +121,7 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 			if e.Value.Type != bson.TypeString || e.Value.StringValue() == "" {
 				return nil, mongoerr.New(mongoerr.TypeMismatch, "$geoNear parameter 'key' must be of type string but found type: %s", e.Value.Type)
 			}
-			g.near.key = e.Value.StringValue()
+			g.near.Key = e.Value.StringValue()
 		case "num", "limit":
 			return nil, mongoerr.New(mongoerr.GeoNearNumRemoved, "$geoNear no longer supports the 'num' parameter. Use a $limit stage instead.")
 		case "start":
@@ -136,7 +137,7 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 		return nil, mongoerr.New(mongoerr.GeoNearDistanceFieldNotString, "$geoNear requires a 'distanceField' option as a String")
 	}
 	if t, ok := near.Document().Lookup("type"); near.Type == bson.TypeDocument && ok && t.Type == bson.TypeString {
-		if err := g.near.setGeoJSONCenter("$geoNear", near); err != nil {
+		if err := g.near.SetGeoJSONCenter("$geoNear", near); err != nil {
 			return nil, err
 		}
 	} else {
@@ -144,11 +145,11 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 		if spherical {
 			op = "$nearSphere"
 		}
-		if err := g.near.setLegacyCenter(op, near); err != nil {
+		if err := g.near.SetLegacyCenter(op, near); err != nil {
 			return nil, err
 		}
 	}
-	if err := g.near.setBounds(maxV, minV); err != nil {
+	if err := g.near.SetBounds(maxV, minV); err != nil {
 		return nil, err
 	}
 	if g.query == nil {
@@ -173,7 +174,7 @@ type geoNearIter struct {
 	heldHits[nearHit]
 	ctx  context.Context
 	g    *geoNearSpec
-	walk walkState
+	walk exec.WalkState
 }
 
 func newGeoNearIter(ctx context.Context, env *Env, g *geoNearSpec) *geoNearIter {
@@ -188,7 +189,7 @@ func (t *geoNearIter) Next() (bson.Doc, error) {
 		return nil, err
 	}
 	var b bson.Builder
-	b.AppendDouble("d", t.g.near.distance(h.dist)*t.g.multiplier)
+	b.AppendDouble("d", t.g.near.Distance(h.dist)*t.g.multiplier)
 	dist, _ := b.Finish().Lookup("d")
 	out := bson.WithPath(h.doc, t.g.distanceField, dist)
 	if t.g.includeLocs != nil {
@@ -219,5 +220,5 @@ func appendGeoNearStage(c *Ctx, g *geoNearSpec, source string) {
 		r.AppendString("stage", "EOF")
 		return
 	}
-	appendNearStages(r, &findSpec{near: g.near, filterDoc: g.query}, coll)
+	appendNearStages(r, &exec.FindSpec{Near: g.near, FilterDoc: g.query}, coll)
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
@@ -66,15 +67,15 @@ func (s *heldHits[H]) next(ctx context.Context) (*H, error) {
 // an answer's document and match details, which spec's projection
 // applies to unless raw. An answer emit refuses is offered again by the
 // next fill.
-func (s *heldHits[H]) fill(ctx context.Context, spec *findSpec, raw bool, doc func(*H) (bson.Doc, *query.MatchDetails), emit func(bson.Doc) bool) (bool, error) {
+func (s *heldHits[H]) fill(ctx context.Context, spec *exec.FindSpec, raw bool, doc func(*H) (bson.Doc, *query.MatchDetails), emit func(bson.Doc) bool) (bool, error) {
 	if err := s.ensure(ctx); err != nil {
 		return false, err
 	}
 	for s.pos < len(s.hits) {
 		out, md := doc(&s.hits[s.pos])
-		if spec.proj != nil && !raw {
+		if spec.Proj != nil && !raw {
 			var err error
-			if out, err = spec.proj.Apply(s.buf[:0], out, md); err != nil {
+			if out, err = spec.Proj.Apply(s.buf[:0], out, md); err != nil {
 				return false, err
 			}
 			s.buf = out

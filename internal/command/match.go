@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
@@ -24,7 +25,7 @@ type writeFilter struct {
 	doc    bson.Doc
 	filter *query.Filter
 	opts   *query.Options
-	text   *textClause
+	text   *exec.TextClause
 }
 
 // compileWriteFilter parses the q (or query) of an update, delete or
@@ -77,8 +78,8 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *wri
 		return nil, err
 	}
 	if p != nil {
-		var st walkState
-		_, err := walkIndex(c, tx, coll, t, p, &st, func(idKey []byte, d bson.Doc) (bool, error) {
+		var st exec.WalkState
+		_, err := exec.WalkIndex(c, tx, coll, t, p, &st, func(idKey []byte, d bson.Doc) (bool, error) {
 			var md query.MatchDetails
 			if ok, err := matches(filter, d, &md); !ok || err != nil {
 				return err == nil, err
@@ -86,7 +87,7 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *wri
 			out = append(out, match{key: append([]byte(nil), idKey...), doc: bson.Doc(append([]byte(nil), d...)), md: md})
 			return s != nil || limit <= 0 || len(out) < limit, nil
 		})
-		c.examined(planSummary(p, false), st.keys, st.docs)
+		c.examined(planSummary(p, false), st.Keys, st.Docs)
 		if err != nil {
 			return nil, err
 		}
@@ -122,13 +123,13 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *wri
 // index gives the candidates and their scores, as for find (TEXT_MATCH),
 // and a {$meta: "textScore"} sort orders by the score.
 func selectText(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *writeFilter, s *query.Sort, limit int) ([]match, error) {
-	tp, err := planText(coll, &findSpec{text: wf.text, filterDoc: wf.doc})
+	tp, err := planText(coll, &exec.FindSpec{Text: wf.text, FilterDoc: wf.doc})
 	if err != nil || tp == nil {
 		return nil, err
 	}
-	var st walkState
+	var st exec.WalkState
 	hits, err := runText(c, tx, coll, t, tp, wf.filter, &st)
-	c.examined("TEXT_MATCH", st.keys, st.docs)
+	c.examined("TEXT_MATCH", st.Keys, st.Docs)
 	if err != nil {
 		return nil, err
 	}

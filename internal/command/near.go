@@ -26,11 +26,11 @@ import (
 
 	"github.com/golang/geo/r2"
 	"github.com/golang/geo/s1"
-	"github.com/golang/geo/s2"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/geo"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -38,45 +38,14 @@ import (
 	"github.com/cairndb/cairn/kv"
 )
 
-// nearClause is a parsed $near, $nearSphere or $geoNear.
-type nearClause struct {
-	path   string
-	center s2.Point
-	// flat: distances are planar, in the units of legacy coordinates,
-	// from flatCenter ($near or non-spherical $geoNear on a legacy pair,
-	// which need a 2d index). Otherwise they are angles on the sphere,
-	// in radians.
-	flat       bool
-	flatCenter r2.Point
-	// legacy: the center is a legacy pair (a 2d index may serve a
-	// spherical query then; a GeoJSON center needs a 2dsphere index).
-	legacy bool
-	// meters: distances are reported and bounded in meters (a GeoJSON
-	// point); otherwise in radians or coordinate units.
-	meters bool
-	// minDist and maxDist bound the distance (radians or units; maxDist
-	// < 0: none).
-	minDist, maxDist float64
-	// key names the index field for $geoNear's key option ("" = any).
-	key string
-}
-
-// distance converts a distance to the clause's unit.
-func (n *nearClause) distance(d float64) float64 {
-	if n.meters {
-		return d * geo.EarthRadiusMeters
-	}
-	return d
-}
-
 func noGeoIndex() error {
 	return mongoerr.New(mongoerr.NoQueryExecutionPlans, "error processing query: planner returned error :: caused by :: unable to find index for $geoNear query")
 }
 
 // splitNear takes a $near or $nearSphere out of a filter (at the top level
 // or in a top-level $and): the rest is the filter the matcher applies.
-func splitNear(filter bson.Doc) (bson.Doc, *nearClause, error) {
-	var clause *nearClause
+func splitNear(filter bson.Doc) (bson.Doc, *exec.NearClause, error) {
+	var clause *exec.NearClause
 	var b bson.Builder
 	changed := false
 	it := filter.Iter()
@@ -147,8 +116,8 @@ func nearOperator(ops bson.Doc) (string, bool) {
 
 // parseNearOps reads {$near|$nearSphere: point, $maxDistance, $minDistance}
 // on path and returns the operators left for the matcher.
-func parseNearOps(path string, ops bson.Doc) (*nearClause, bson.Doc, error) {
-	c := &nearClause{path: path, maxDist: -1}
+func parseNearOps(path string, ops bson.Doc) (*exec.NearClause, bson.Doc, error) {
+	c := &exec.NearClause{Path: path, MaxDist: -1}
 	var point bson.Value
 	var op string
 	var maxV, minV bson.Value
@@ -170,7 +139,7 @@ func parseNearOps(path string, ops bson.Doc) (*nearClause, bson.Doc, error) {
 	if point.Type == bson.TypeDocument {
 		d := point.Document()
 		if g, ok := d.Lookup("$geometry"); ok {
-			if err := c.setGeoJSONCenter(op, g); err != nil {
+			if err := c.SetGeoJSONCenter(op, g); err != nil {
 				return nil, nil, err
 			}
 			// {$near: {$geometry, $maxDistance, $minDistance}}
@@ -181,75 +150,19 @@ func parseNearOps(path string, ops bson.Doc) (*nearClause, bson.Doc, error) {
 				minV = v
 			}
 		} else if t, ok := d.Lookup("type"); ok && t.Type == bson.TypeString {
-			if err := c.setGeoJSONCenter(op, point); err != nil {
+			if err := c.SetGeoJSONCenter(op, point); err != nil {
 				return nil, nil, err
 			}
-		} else if err := c.setLegacyCenter(op, point); err != nil {
+		} else if err := c.SetLegacyCenter(op, point); err != nil {
 			return nil, nil, err
 		}
-	} else if err := c.setLegacyCenter(op, point); err != nil {
+	} else if err := c.SetLegacyCenter(op, point); err != nil {
 		return nil, nil, err
 	}
-	if err := c.setBounds(maxV, minV); err != nil {
+	if err := c.SetBounds(maxV, minV); err != nil {
 		return nil, nil, err
 	}
 	return c, rest.Finish(), nil
-}
-
-func (c *nearClause) setGeoJSONCenter(op string, g bson.Value) error {
-	if g.Type != bson.TypeDocument {
-		return mongoerr.New(mongoerr.BadValue, "%s requires a point, given %s", op, g.String())
-	}
-	sh, err := geo.ParseGeoJSON(g.Document())
-	if err != nil || len(sh.Points) != 1 || len(sh.Lines)+len(sh.Polygons) > 0 {
-		return mongoerr.New(mongoerr.BadValue, "invalid point in geo near query $geometry argument: %s", g.String())
-	}
-	c.center, c.meters = sh.Points[0], true
-	return nil
-}
-
-// setLegacyCenter reads a legacy pair: planar distances with $near (a 2d
-// index), spherical ones in radians with $nearSphere.
-func (c *nearClause) setLegacyCenter(op string, v bson.Value) error {
-	p, err := geo.LegacyPoint(v)
-	if err != nil {
-		return mongoerr.New(mongoerr.BadValue, "%s requires a point, given %s", op, v.String())
-	}
-	c.legacy, c.flatCenter = true, p
-	if op == "$near" {
-		c.flat = true
-		return nil
-	}
-	if p.X < -180 || p.X > 180 || p.Y < -90 || p.Y > 90 {
-		return mongoerr.New(mongoerr.BadValue, "longitude/latitude is out of bounds, lng: %g lat: %g", p.X, p.Y)
-	}
-	c.center = s2.PointFromLatLng(s2.LatLngFromDegrees(p.Y, p.X))
-	return nil
-}
-
-func (c *nearClause) setBounds(maxV, minV bson.Value) error {
-	toAngle := func(name string, v bson.Value) (float64, error) {
-		f, ok := v.AsFloat64()
-		if !v.IsNumber() || !ok || !(f >= 0) {
-			return 0, mongoerr.New(mongoerr.BadValue, "%s must be a non-negative number", name)
-		}
-		if c.meters {
-			return f / geo.EarthRadiusMeters, nil
-		}
-		return f, nil
-	}
-	var err error
-	if maxV.Type != 0 {
-		if c.maxDist, err = toAngle("$maxDistance", maxV); err != nil {
-			return err
-		}
-	}
-	if minV.Type != 0 {
-		if c.minDist, err = toAngle("$minDistance", minV); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // nearHit is one answer with its distance.
@@ -265,7 +178,7 @@ type nearHit struct {
 // otherwise).
 //
 // st counts the index entries and documents examined.
-func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *nearClause, filter *query.Filter, want int64, st *walkState) ([]nearHit, error) {
+func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *exec.NearClause, filter *query.Filter, want int64, st *exec.WalkState) ([]nearHit, error) {
 	if coll == nil {
 		return nil, nil
 	}
@@ -286,7 +199,7 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 			return nil
 		}
 		seen[string(key)] = true
-		st.docs++
+		st.Docs++
 		h, ok := nearDistance(raw, gf.Parts, nc)
 		if !ok {
 			return nil
@@ -324,7 +237,7 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 	// start and whole: the first radius of a growing search, and one
 	// that reaches everything.
 	start, whole := 1000/geo.EarthRadiusMeters, math.Pi
-	if nc.flat {
+	if nc.Flat {
 		side := spec.Flat.Grid.Max - spec.Flat.Grid.Min
 		start, whole = side/4096, 2*side
 	}
@@ -333,8 +246,8 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 		// The geo field is not the index's first: its entries are not in
 		// cell order. Every document is a candidate.
 		err = fullScan()
-	case nc.maxDist >= 0:
-		err = coverCap(ctx, tx, coll, ix, data, nearRanges(spec, nc, nc.maxDist), st, examine)
+	case nc.MaxDist >= 0:
+		err = coverCap(ctx, tx, coll, ix, data, nearRanges(spec, nc, nc.MaxDist), st, examine)
 	case want > 0:
 		err = nil
 		for r := start; ; r *= 4 {
@@ -373,7 +286,7 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ne
 // nearIndex finds the geo index on the clause's field: a 2dsphere index
 // for a GeoJSON center, a 2d index for planar distances, either for a
 // spherical query on a legacy pair.
-func nearIndex(coll *catalog.Collection, nc *nearClause) (string, *index.Spec, error) {
+func nearIndex(coll *catalog.Collection, nc *exec.NearClause) (string, *index.Spec, error) {
 	var found []catalog.Index
 	var specs []*index.Spec
 	for _, ix := range coll.Indexes {
@@ -381,11 +294,11 @@ func nearIndex(coll *catalog.Collection, nc *nearClause) (string, *index.Spec, e
 			continue
 		}
 		s, err := index.ParseCached(ix.Spec)
-		if err != nil || !s.IsGeo() || (s.Geo == nil && !nc.legacy) || (s.Flat == nil && nc.flat) {
+		if err != nil || !s.IsGeo() || (s.Geo == nil && !nc.Legacy) || (s.Flat == nil && nc.Flat) {
 			continue
 		}
 		path := s.Fields[geoFieldOf(s)].Path
-		if (nc.path != "" && path != nc.path) || (nc.key != "" && path != nc.key) {
+		if (nc.Path != "" && path != nc.Path) || (nc.Key != "" && path != nc.Key) {
 			continue
 		}
 		found, specs = append(found, ix), append(specs, s)
@@ -393,11 +306,11 @@ func nearIndex(coll *catalog.Collection, nc *nearClause) (string, *index.Spec, e
 	switch {
 	case len(found) == 0:
 		return "", nil, noGeoIndex()
-	case len(found) > 1 && nc.path == "" && nc.key == "":
+	case len(found) > 1 && nc.Path == "" && nc.Key == "":
 		return "", nil, mongoerr.New(mongoerr.IndexNotFound, "There is more than one geo index on %s; unsure which to use for $geoNear", coll.Namespace())
 	}
-	if nc.path == "" {
-		nc.path = specs[0].Fields[geoFieldOf(specs[0])].Path
+	if nc.Path == "" {
+		nc.Path = specs[0].Fields[geoFieldOf(specs[0])].Path
 	}
 	return found[0].Name, specs[0], nil
 }
@@ -414,27 +327,27 @@ func geoFieldOf(s *index.Spec) int {
 // center: the cells covering the cap (2dsphere), or the grid cells of the
 // box around it (2d: the square of side 2r, or the cap's longitude and
 // latitude box).
-func nearRanges(spec *index.Spec, nc *nearClause, r float64) []index.KeyRange {
+func nearRanges(spec *index.Spec, nc *exec.NearClause, r float64) []index.KeyRange {
 	if spec.Geo != nil {
-		ranges, _ := index.GeoKeyRanges(geo.CapRegion(nc.center, s1.Angle(r)))
+		ranges, _ := index.GeoKeyRanges(geo.CapRegion(nc.Center, s1.Angle(r)))
 		return ranges
 	}
-	if nc.flat {
-		c := nc.flatCenter
+	if nc.Flat {
+		c := nc.FlatCenter
 		return spec.FlatKeyRanges(r2.Point{X: c.X - r, Y: c.Y - r}, r2.Point{X: c.X + r, Y: c.Y + r})
 	}
-	lo, hi, _ := geo.CapRegion(nc.center, s1.Angle(r)).Bounds()
+	lo, hi, _ := geo.CapRegion(nc.Center, s1.Angle(r)).Bounds()
 	return spec.FlatKeyRanges(lo, hi)
 }
 
 // nearDistance measures a document: the smallest distance from the
 // center to its geometries at the field, within the clause's bounds.
-func nearDistance(raw []byte, parts []string, nc *nearClause) (nearHit, bool) {
+func nearDistance(raw []byte, parts []string, nc *exec.NearClause) (nearHit, bool) {
 	h := nearHit{dist: math.Inf(1)}
 	for _, v := range index.GeoValues(bson.Doc(raw), parts) {
-		if nc.flat {
+		if nc.Flat {
 			if p, err := geo.LegacyPoint(v); err == nil {
-				if d := p.Sub(nc.flatCenter).Norm(); d < h.dist {
+				if d := p.Sub(nc.FlatCenter).Norm(); d < h.dist {
 					h.dist, h.loc = d, v
 				}
 			}
@@ -444,11 +357,11 @@ func nearDistance(raw []byte, parts []string, nc *nearClause) (nearHit, bool) {
 		if err != nil || !sh.Spherical() {
 			continue
 		}
-		if d := sh.MinDistance(nc.center).Radians(); d < h.dist {
+		if d := sh.MinDistance(nc.Center).Radians(); d < h.dist {
 			h.dist, h.loc = d, v
 		}
 	}
-	if h.loc.Type == 0 || h.dist < nc.minDist || (nc.maxDist >= 0 && h.dist > nc.maxDist) {
+	if h.loc.Type == 0 || h.dist < nc.MinDist || (nc.MaxDist >= 0 && h.dist > nc.MaxDist) {
 		return h, false
 	}
 	return h, true
@@ -456,7 +369,7 @@ func nearDistance(raw []byte, parts []string, nc *nearClause) (nearHit, bool) {
 
 // coverCap reads the index entries in ranges and examines their
 // documents.
-func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix string, data *kv.Tree, ranges []index.KeyRange, st *walkState, examine func(key, raw []byte) error) error {
+func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix string, data *kv.Tree, ranges []index.KeyRange, st *exec.WalkState, examine func(key, raw []byte) error) error {
 	t, err := tx.Tree(coll.IndexTree(ix))
 	if err != nil {
 		return mongoerr.New(mongoerr.QueryPlanKilled, "query plan killed :: caused by :: index '%s' dropped", ix)
@@ -470,7 +383,7 @@ func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix strin
 					return ctxErr(err)
 				}
 			}
-			st.keys++
+			st.Keys++
 			raw, err := data.Get(v)
 			if err != nil {
 				return err
@@ -494,13 +407,13 @@ func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix strin
 // them.
 type nearSource struct {
 	heldHits[nearHit]
-	spec *findSpec
-	walk walkState
+	spec *exec.FindSpec
+	walk exec.WalkState
 }
 
-func newNearSource(env *Env, spec *findSpec) *nearSource {
+func newNearSource(env *Env, spec *exec.FindSpec) *nearSource {
 	s := &nearSource{spec: spec}
-	s.env, s.db, s.coll, s.load = env, spec.db, spec.coll, s.run
+	s.env, s.db, s.coll, s.load = env, spec.Db, spec.Coll, s.run
 	return s
 }
 
@@ -511,30 +424,30 @@ func (s *nearSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 
 func (s *nearSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]nearHit, error) {
 	want := int64(0)
-	if s.spec.limit > 0 && s.spec.sort == nil {
-		want = s.spec.skip + s.spec.limit
+	if s.spec.Limit > 0 && s.spec.Sort == nil {
+		want = s.spec.Skip + s.spec.Limit
 	}
-	hits, err := nearSearch(ctx, tx, coll, s.spec.near, s.spec.filter, want, &s.walk)
+	hits, err := nearSearch(ctx, tx, coll, s.spec.Near, s.spec.Filter, want, &s.walk)
 	if err != nil {
 		return nil, err
 	}
-	if srt := s.spec.sort; srt != nil && srt.Natural() == 0 {
+	if srt := s.spec.Sort; srt != nil && srt.Natural() == 0 {
 		// A sort re-orders the answers, as in mongod.
 		sort.SliceStable(hits, func(i, j int) bool {
 			return bytes.Compare(srt.Key(nil, hits[i].doc), srt.Key(nil, hits[j].doc)) < 0
 		})
 	}
-	skip := min(s.spec.skip, int64(len(hits)))
+	skip := min(s.spec.Skip, int64(len(hits)))
 	hits = hits[skip:]
-	if s.spec.limit > 0 && int64(len(hits)) > s.spec.limit {
-		hits = hits[:s.spec.limit]
+	if s.spec.Limit > 0 && int64(len(hits)) > s.spec.Limit {
+		hits = hits[:s.spec.Limit]
 	}
 	return hits, nil
 }
 
 // appendNearStages writes a near plan as MongoDB explains it.
-func appendNearStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection) {
-	name, ixSpec, err := nearIndex(coll, spec.near)
+func appendNearStages(r *bson.Builder, spec *exec.FindSpec, coll *catalog.Collection) {
+	name, ixSpec, err := nearIndex(coll, spec.Near)
 	if err != nil {
 		r.AppendString("stage", "EOF")
 		return
@@ -547,7 +460,7 @@ func appendNearStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection)
 	r.AppendDocument("keyPattern", ixSpec.Key)
 	r.AppendString("indexName", name)
 	r.AppendInt64("indexVersion", 2)
-	if spec.filterDoc.Len() > 0 {
-		r.AppendDocument("filter", spec.filterDoc)
+	if spec.FilterDoc.Len() > 0 {
+		r.AppendDocument("filter", spec.FilterDoc)
 	}
 }

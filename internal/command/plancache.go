@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 )
 
@@ -54,7 +55,7 @@ type planCache struct {
 func planCacheKey(filter bson.Doc, opts *query.Options) string {
 	var sb strings.Builder
 	appendShape(&sb, filter, false, 0)
-	if c := queryCollation(opts); c != nil {
+	if c := exec.QueryCollation(opts); c != nil {
 		var b bson.Builder
 		c.AppendSpec(&b, "collation")
 		sb.WriteString(" collation:")

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
@@ -31,7 +32,7 @@ const (
 // trial is one candidate's run: the works after which it returned each
 // document, and the works at which it reached its end (0: not reached).
 type trial struct {
-	p          *plan
+	p          *exec.Plan
 	advancedAt []int64
 	works      int64
 	eofAt      int64
@@ -62,26 +63,26 @@ func (t *trial) productivity(budget int64) float64 {
 // for filter, the cached winner for the query's shape or the winner of a
 // trial (which is then cached); nil for a collection scan. rejected lists
 // the losers (when a trial ran).
-func (e *Env) planQuery(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value) (winner *plan, rejected []*plan, err error) {
+func (e *Env) planQuery(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value) (winner *exec.Plan, rejected []*exec.Plan, err error) {
 	return e.plan(ctx, tx, coll, filterDoc, filter, opts, hint, false)
 }
 
 // planExplain is planQuery for explain: the trial always runs (as
 // MongoDB's explain plans afresh) and its winner is not cached.
-func (e *Env) planExplain(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value) (winner *plan, rejected []*plan, err error) {
+func (e *Env) planExplain(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value) (winner *exec.Plan, rejected []*exec.Plan, err error) {
 	return e.plan(ctx, tx, coll, filterDoc, filter, opts, hint, true)
 }
 
-func (e *Env) plan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value, explain bool) (winner *plan, rejected []*plan, err error) {
+func (e *Env) plan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value, explain bool) (winner *exec.Plan, rejected []*exec.Plan, err error) {
 	if coll == nil {
 		return nil, nil, nil
 	}
 	if hinted(hint) || len(filterDoc) == 0 {
-		return choosePlanHint(coll, filterDoc, opts, hint), nil, nil
+		return exec.ChoosePlanHint(coll, filterDoc, opts, hint), nil, nil
 	}
-	cands := indexCandidates(coll, filterDoc, opts)
+	cands := exec.IndexCandidates(coll, filterDoc, opts)
 	if len(cands) == 0 {
-		if p := orPlan(coll, filterDoc, opts); p != nil {
+		if p := exec.OrPlan(coll, filterDoc, opts); p != nil {
 			cands = append(cands, p)
 		}
 	}
@@ -92,7 +93,7 @@ func (e *Env) plan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, fil
 		return cands[0], nil, nil
 	}
 	for _, c := range cands {
-		if c.score == 4 {
+		if c.Score == 4 {
 			return c, nil, nil // a unique point: at most one document
 		}
 	}
@@ -104,7 +105,7 @@ func (e *Env) plan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, fil
 	if w := e.plans.lookup(coll, key, data.Len()); w != "" && !explain {
 		for i, c := range cands {
 			if planID(c) == w {
-				rest := append(append([]*plan(nil), cands[:i]...), cands[i+1:]...)
+				rest := append(append([]*exec.Plan(nil), cands[:i]...), cands[i+1:]...)
 				return c, rest, nil
 			}
 		}
@@ -134,26 +135,26 @@ func (e *Env) plan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, fil
 // needed (a sequential equivalent of MongoDB's round-robin trial), then
 // ranks them by productivity at that budget; ties keep the rule order
 // (higher rule score, then index order).
-func runTrials(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, filter *query.Filter, cands []*plan) ([]trial, int, error) {
+func runTrials(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, filter *query.Filter, cands []*exec.Plan) ([]trial, int, error) {
 	budget := max(int64(trialWorks), int64(trialCollFraction*float64(data.Len())))
 	trials := make([]trial, len(cands))
 	for i, p := range cands {
 		t := &trials[i]
 		t.p = p
-		var st walkState
-		done, err := walkIndex(ctx, tx, coll, data, p, &st, func(_ []byte, d bson.Doc) (bool, error) {
-			if st.keys+st.docs > budget || len(t.advancedAt) >= trialResults {
+		var st exec.WalkState
+		done, err := exec.WalkIndex(ctx, tx, coll, data, p, &st, func(_ []byte, d bson.Doc) (bool, error) {
+			if st.Keys+st.Docs > budget || len(t.advancedAt) >= trialResults {
 				return false, nil
 			}
 			if filter == nil || filter.Match(d) {
-				t.advancedAt = append(t.advancedAt, st.keys+st.docs)
+				t.advancedAt = append(t.advancedAt, st.Keys+st.Docs)
 			}
 			return true, nil
 		})
 		if err != nil {
 			return nil, 0, err
 		}
-		t.works = st.keys + st.docs
+		t.works = st.Keys + st.Docs
 		if done {
 			t.eofAt = max(t.works, 1)
 		}
@@ -164,7 +165,7 @@ func runTrials(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 	best := 0
 	for i := range trials {
 		a, b := trials[i].productivity(budget), trials[best].productivity(budget)
-		if a > b || (a == b && trials[i].p.score > trials[best].p.score) {
+		if a > b || (a == b && trials[i].p.Score > trials[best].p.Score) {
 			best = i
 		}
 	}
@@ -172,16 +173,16 @@ func runTrials(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 }
 
 // planID names a plan's choice of indexes (what the plan cache keeps).
-func planID(p *plan) string {
+func planID(p *exec.Plan) string {
 	if p == nil {
 		return "COLLSCAN"
 	}
-	if p.or != nil {
-		parts := make([]string, len(p.or))
-		for i, b := range p.or {
+	if p.Or != nil {
+		parts := make([]string, len(p.Or))
+		for i, b := range p.Or {
 			parts[i] = planID(b)
 		}
 		return "OR(" + strings.Join(parts, ",") + ")"
 	}
-	return p.index
+	return p.Index
 }

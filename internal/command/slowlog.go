@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -95,20 +96,20 @@ func noteSorted(c *Ctx, spilled bool) {
 
 // planSummary names a plan as mongod's planSummary does: COLLSCAN, IDHACK,
 // or IXSCAN with the index's key pattern.
-func planSummary(p *plan, byID bool) string {
+func planSummary(p *exec.Plan, byID bool) string {
 	switch {
 	case byID:
 		return "IDHACK"
-	case p == nil || (p.spec == nil && p.or == nil):
+	case p == nil || (p.Spec == nil && p.Or == nil):
 		return "COLLSCAN"
-	case p.or != nil:
-		parts := make([]string, len(p.or))
-		for i, b := range p.or {
+	case p.Or != nil:
+		parts := make([]string, len(p.Or))
+		for i, b := range p.Or {
 			parts[i] = planSummary(b, false)
 		}
 		return strings.Join(parts, ", ")
 	}
-	return "IXSCAN " + keyPatternText(p.spec.Key)
+	return "IXSCAN " + keyPatternText(p.Spec.Key)
 }
 
 // keyPatternText writes a key pattern as mongod does in plan summaries:

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/extsort"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
@@ -83,7 +84,7 @@ func (m *sortStream) close() { m.s.Close() }
 // sortedSource serves a finished sort to a cursor: skip, limit, projection.
 type sortedSource struct {
 	stream  sortedStream
-	spec    *findSpec
+	spec    *exec.FindSpec
 	skip    int64
 	pending bson.Doc // a document the last batch could not take
 	buf     []byte
@@ -107,10 +108,10 @@ func (s *sortedSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool
 				s.skip--
 				continue
 			}
-			if s.spec.proj != nil {
+			if s.spec.Proj != nil {
 				var md query.MatchDetails
-				s.spec.filter.MatchDetails(d, &md)
-				out, err := s.spec.proj.Apply(s.buf[:0], d, &md)
+				s.spec.Filter.MatchDetails(d, &md)
+				out, err := s.spec.Proj.Apply(s.buf[:0], d, &md)
 				if err != nil {
 					return false, err
 				}

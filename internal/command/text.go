@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/index/fts"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -16,58 +17,39 @@ import (
 	"github.com/cairndb/cairn/kv"
 )
 
-// textClause is a query's parsed {$text: {$search, $language,
-// $caseSensitive, $diacriticSensitive}}.
-type textClause struct {
-	search                            string
-	language                          string // "": the index's default_language
-	caseSensitive, diacriticSensitive bool
-}
-
 // parseFilterText compiles a find or count filter into spec: a $text
 // clause (at the top level or in a top-level $and) is taken out and kept
 // in spec.text; the rest is the filter the planner and the matcher see.
-func parseFilterText(spec *findSpec, filter bson.Doc, opts *query.Options) error {
+func parseFilterText(spec *exec.FindSpec, filter bson.Doc, opts *query.Options) error {
 	rest, clause, err := splitText(filter)
 	if err != nil {
 		return err
 	}
 	if clause == nil {
-		var or *textOr
+		var or *exec.TextOr
 		if rest, clause, or, err = splitTextOr(filter, opts); err != nil {
 			return err
 		}
-		spec.textOr = or
+		spec.TextOr = or
 	}
-	spec.text = clause
-	spec.filterDoc = rest
+	spec.Text = clause
+	spec.FilterDoc = rest
 	if clause != nil {
-		spec.textFilterDoc = filter
+		spec.TextFilterDoc = filter
 		opts.TextScore = true
 	}
-	spec.filter, err = query.ParseFilter(rest, opts)
+	spec.Filter, err = query.ParseFilter(rest, opts)
 	return err
-}
-
-// textOr is a $text inside a top-level $or: the documents the text search
-// finds, with the other conditions of its branch, and those the $or's
-// other branches match, each read through an index (as mongod requires).
-type textOr struct {
-	// branch holds the text branch's other conditions (with the rest of
-	// the filter); others matches the other branches (with the rest).
-	branch, others *query.Filter
-	// othersDoc is {$or: [the other branches]}, which the planner reads.
-	othersDoc bson.Doc
 }
 
 // splitTextOr takes a $text out of one branch of a top-level $or (no
 // other $text anywhere). The returned rest is the filter without the $or.
-func splitTextOr(filter bson.Doc, opts *query.Options) (bson.Doc, *textClause, *textOr, error) {
+func splitTextOr(filter bson.Doc, opts *query.Options) (bson.Doc, *exec.TextClause, *exec.TextOr, error) {
 	orV, ok := filter.Lookup("$or")
 	if !ok || orV.Type != bson.TypeArray {
 		return filter, nil, nil, nil
 	}
-	var clause *textClause
+	var clause *exec.TextClause
 	var branchRest bson.Doc
 	var others bson.Builder
 	others.StartArray("$or")
@@ -100,12 +82,12 @@ func splitTextOr(filter bson.Doc, opts *query.Options) (bson.Doc, *textClause, *
 		return withoutKey(filter, "$or"), clause, nil, nil
 	}
 	rest := withoutKey(filter, "$or")
-	to := &textOr{othersDoc: others.Finish()}
+	to := &exec.TextOr{OthersDoc: others.Finish()}
 	var err error
-	if to.branch, err = query.ParseFilter(andOf(rest, branchRest), opts); err != nil {
+	if to.Branch, err = query.ParseFilter(andOf(rest, branchRest), opts); err != nil {
 		return nil, nil, nil, err
 	}
-	if to.others, err = query.ParseFilter(andOf(rest, to.othersDoc), opts); err != nil {
+	if to.Others, err = query.ParseFilter(andOf(rest, to.OthersDoc), opts); err != nil {
 		return nil, nil, nil, err
 	}
 	return rest, clause, to, nil
@@ -140,8 +122,8 @@ func andOf(a, b bson.Doc) bson.Doc {
 }
 
 // splitText removes the $text clause from filter.
-func splitText(filter bson.Doc) (bson.Doc, *textClause, error) {
-	var clause *textClause
+func splitText(filter bson.Doc) (bson.Doc, *exec.TextClause, error) {
+	var clause *exec.TextClause
 	found := false
 	var walk func(d bson.Doc) (bson.Doc, error)
 	walk = func(d bson.Doc) (bson.Doc, error) {
@@ -194,11 +176,11 @@ func splitText(filter bson.Doc) (bson.Doc, *textClause, error) {
 	return rest, clause, nil
 }
 
-func parseTextClause(v bson.Value) (*textClause, error) {
+func parseTextClause(v bson.Value) (*exec.TextClause, error) {
 	if v.Type != bson.TypeDocument {
 		return nil, mongoerr.New(mongoerr.BadValue, "$text expects an object")
 	}
-	c := &textClause{}
+	c := &exec.TextClause{}
 	n := 0
 	it := v.Document().Iter()
 	for it.Next() {
@@ -208,22 +190,22 @@ func parseTextClause(v bson.Value) (*textClause, error) {
 			if e.Value.Type != bson.TypeString {
 				return nil, mongoerr.New(mongoerr.BadValue, "$search needs a String")
 			}
-			c.search = e.Value.StringValue()
+			c.Search = e.Value.StringValue()
 		case "$language":
 			if e.Value.Type != bson.TypeString {
 				return nil, mongoerr.New(mongoerr.BadValue, "$language needs a String")
 			}
-			c.language = e.Value.StringValue()
+			c.Language = e.Value.StringValue()
 		case "$caseSensitive":
 			if e.Value.Type != bson.TypeBoolean {
 				return nil, mongoerr.New(mongoerr.BadValue, "$caseSensitive needs a Boolean")
 			}
-			c.caseSensitive = e.Value.Boolean()
+			c.CaseSensitive = e.Value.Boolean()
 		case "$diacriticSensitive":
 			if e.Value.Type != bson.TypeBoolean {
 				return nil, mongoerr.New(mongoerr.BadValue, "$diacriticSensitive needs a Boolean")
 			}
-			c.diacriticSensitive = e.Value.Boolean()
+			c.DiacriticSensitive = e.Value.Boolean()
 		default:
 			return nil, mongoerr.New(mongoerr.BadValue, "extra fields in $text")
 		}
@@ -246,7 +228,7 @@ type textPlan struct {
 
 // planText finds the collection's text index and parses the search in the
 // query's language.
-func planText(coll *catalog.Collection, spec *findSpec) (*textPlan, error) {
+func planText(coll *catalog.Collection, spec *exec.FindSpec) (*textPlan, error) {
 	if coll == nil {
 		return nil, nil
 	}
@@ -259,16 +241,16 @@ func planText(coll *catalog.Collection, spec *findSpec) (*textPlan, error) {
 			continue
 		}
 		lang := s.Text.DefaultLanguage
-		if spec.text.language != "" {
-			l, ok := fts.LookupLanguage(spec.text.language)
+		if spec.Text.Language != "" {
+			l, ok := fts.LookupLanguage(spec.Text.Language)
 			if !ok {
-				return nil, mongoerr.New(mongoerr.BadValue, "unsupported language: \"%s\" for text index version 3", spec.text.language)
+				return nil, mongoerr.New(mongoerr.BadValue, "unsupported language: \"%s\" for text index version 3", spec.Text.Language)
 			}
 			lang = l
 		}
-		tp := &textPlan{index: ix.Name, spec: s, q: fts.ParseQuery(spec.text.search, lang, spec.text.caseSensitive, spec.text.diacriticSensitive)}
+		tp := &textPlan{index: ix.Name, spec: s, q: fts.ParseQuery(spec.Text.Search, lang, spec.Text.CaseSensitive, spec.Text.DiacriticSensitive)}
 		for _, f := range s.TextPrefixFields() {
-			ivs, ok := index.FieldBounds(spec.filterDoc, f.Path, false)
+			ivs, ok := index.FieldBounds(spec.FilterDoc, f.Path, false)
 			if !ok || len(ivs) != 1 || !ivs[0].Point() {
 				return nil, mongoerr.New(mongoerr.NoQueryExecutionPlans, "error processing query: planner returned error :: caused by :: failed to use text index to satisfy $text query (if text index is compound, are equality predicates given for all prefix fields?)")
 			}
@@ -291,7 +273,7 @@ type textHit struct {
 // stages do: it looks every term up in the index, adding up each
 // document's entry scores, fetches each document once, checks phrases,
 // negations and sensitivity, then the rest of the filter.
-func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, tp *textPlan, filter *query.Filter, st *walkState) ([]textHit, error) {
+func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, tp *textPlan, filter *query.Filter, st *exec.WalkState) ([]textHit, error) {
 	it, err := tx.Tree(coll.IndexTree(tp.index))
 	if err != nil {
 		return nil, mongoerr.New(mongoerr.QueryPlanKilled, "query plan killed :: caused by :: index '%s' dropped", tp.index)
@@ -307,7 +289,7 @@ func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.
 					return nil, ctxErr(err)
 				}
 			}
-			st.keys++
+			st.Keys++
 			sc, err := index.TextEntryScore(k, tk)
 			if err != nil {
 				return nil, err
@@ -337,7 +319,7 @@ func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.
 		if raw == nil {
 			continue
 		}
-		st.docs++
+		st.Docs++
 		doc := bson.Doc(raw)
 		if ok, err := tp.spec.Text.Matches(tp.q, doc); err != nil || !ok {
 			if err != nil {
@@ -364,14 +346,14 @@ func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.
 // sorts, by {$meta: "textScore"} or fields), later Fills serve them.
 type textSource struct {
 	heldHits[textHit]
-	spec *findSpec
+	spec *exec.FindSpec
 	raw  bool
-	walk walkState
+	walk exec.WalkState
 }
 
-func newTextSource(env *Env, spec *findSpec, raw bool) *textSource {
+func newTextSource(env *Env, spec *exec.FindSpec, raw bool) *textSource {
 	s := &textSource{spec: spec, raw: raw}
-	s.env, s.db, s.coll, s.load = env, spec.db, spec.coll, s.run
+	s.env, s.db, s.coll, s.load = env, spec.Db, spec.Coll, s.run
 	return s
 }
 
@@ -388,20 +370,20 @@ func (s *textSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 	if err != nil {
 		return nil, err
 	}
-	filter := s.spec.filter
-	if s.spec.textOr != nil {
-		filter = s.spec.textOr.branch
+	filter := s.spec.Filter
+	if s.spec.TextOr != nil {
+		filter = s.spec.TextOr.Branch
 	}
 	hits, err := runText(ctx, tx, coll, data, tp, filter, &s.walk)
 	if err != nil {
 		return nil, err
 	}
-	if to := s.spec.textOr; to != nil {
+	if to := s.spec.TextOr; to != nil {
 		if hits, err = s.addOrBranches(ctx, tx, coll, data, to, hits); err != nil {
 			return nil, err
 		}
 	}
-	if srt := s.spec.sort; srt != nil && srt.Natural() == 0 {
+	if srt := s.spec.Sort; srt != nil && srt.Natural() == 0 {
 		keys := make([][]byte, len(hits))
 		for i := range hits {
 			if err := srt.Check(hits[i].doc); err != nil {
@@ -420,16 +402,16 @@ func (s *textSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 		}
 		hits = sorted
 	}
-	skip := min(s.spec.skip, int64(len(hits)))
+	skip := min(s.spec.Skip, int64(len(hits)))
 	return hits[skip:], nil
 }
 
 // addOrBranches adds to hits the documents the $or's other branches match
 // (with no text score), read through their indexes.
-func (s *textSource) addOrBranches(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, to *textOr, hits []textHit) ([]textHit, error) {
-	p := orPlan(coll, to.othersDoc, s.spec.opts)
+func (s *textSource) addOrBranches(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, to *exec.TextOr, hits []textHit) ([]textHit, error) {
+	p := exec.OrPlan(coll, to.OthersDoc, s.spec.Opts)
 	if p == nil {
-		if one := chooseIndex(coll, orBranchesFilter(to.othersDoc), s.spec.opts); one != nil {
+		if one := exec.ChooseIndex(coll, orBranchesFilter(to.OthersDoc), s.spec.Opts); one != nil {
 			p = one
 		}
 	}
@@ -440,13 +422,13 @@ func (s *textSource) addOrBranches(ctx context.Context, tx *kv.Tx, coll *catalog
 	for _, h := range hits {
 		seen[string(h.key)] = true
 	}
-	_, err := walkIndex(ctx, tx, coll, data, p, &s.walk, func(idKey []byte, d bson.Doc) (bool, error) {
+	_, err := exec.WalkIndex(ctx, tx, coll, data, p, &s.walk, func(idKey []byte, d bson.Doc) (bool, error) {
 		if seen[string(idKey)] {
 			return true, nil
 		}
 		seen[string(idKey)] = true
 		h := textHit{key: slices.Clone(idKey)}
-		if ok, err := matches(to.others, d, &h.md); err != nil || !ok {
+		if ok, err := matches(to.Others, d, &h.md); err != nil || !ok {
 			return err == nil, err
 		}
 		h.doc = slices.Clone(d)
@@ -467,7 +449,7 @@ func orBranchesFilter(or bson.Doc) bson.Doc {
 
 // appendTextStages writes a text plan's stages as MongoDB explains them:
 // TEXT_MATCH over FETCH over TEXT_OR over one IXSCAN per term.
-func appendTextStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection) {
+func appendTextStages(r *bson.Builder, spec *exec.FindSpec, coll *catalog.Collection) {
 	tp, err := planText(coll, spec)
 	if err != nil || tp == nil {
 		r.AppendString("stage", "EOF")
@@ -486,8 +468,8 @@ func appendTextStages(r *bson.Builder, spec *findSpec, coll *catalog.Collection)
 	r.AppendInt32("textIndexVersion", 3)
 	r.StartDocument("inputStage")
 	r.AppendString("stage", "FETCH")
-	if spec.filterDoc.Len() > 0 {
-		r.AppendDocument("filter", spec.filterDoc)
+	if spec.FilterDoc.Len() > 0 {
+		r.AppendDocument("filter", spec.FilterDoc)
 	}
 	r.StartDocument("inputStage")
 	r.AppendString("stage", "TEXT_OR")

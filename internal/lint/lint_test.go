@@ -121,6 +121,16 @@ var importRules = []struct {
 		},
 	},
 	{
+		"the execution layer (internal/exec: planner, executors, storage adapter) is below the handlers: it never imports internal/command or internal/server",
+		func(pkg string) bool { return under(pkg, "internal/exec") },
+		func(pkg, imp string) string {
+			if under(imp, "internal/command") || under(imp, "internal/server") {
+				return "dependencies point one way: command → exec → kv"
+			}
+			return ""
+		},
+	},
+	{
 		"only the server, metrics and the binaries import internal/command",
 		func(pkg string) bool { return true },
 		func(pkg, imp string) string {

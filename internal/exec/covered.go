@@ -1,4 +1,4 @@
-package command
+package exec
 
 import (
 	"strings"
@@ -40,20 +40,20 @@ type coverage struct {
 	last int
 }
 
-// coverPlan marks p covered when spec's filter, projection and sort need
+// CoverPlan marks p covered when spec's filter, projection and sort need
 // only fields of p's index; it returns p.
-func coverPlan(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
-	if p == nil || p.spec == nil || coll == nil || spec.text != nil {
+func CoverPlan(coll *catalog.Collection, spec *FindSpec, p *Plan) *Plan {
+	if p == nil || p.Spec == nil || coll == nil || spec.Text != nil {
 		return p
 	}
-	if spec.projDoc == nil && !spec.countOnly {
+	if spec.ProjDoc == nil && !spec.CountOnly {
 		return p
 	}
-	s := p.spec
+	s := p.Spec
 	if s.Text != nil || s.IsGeo() || s.Wildcard != nil || len(s.Fields) == 0 {
 		return p
 	}
-	if ix := indexNamed(coll, p.index); ix == nil || ix.Multikey || !ix.Ready {
+	if ix := indexNamed(coll, p.Index); ix == nil || ix.Multikey || !ix.Ready {
 		return p
 	}
 	paths := map[string]int{}
@@ -85,7 +85,7 @@ func coverPlan(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
 		return true
 	}
 	var filterPaths []string
-	if !coverableFilter(spec.filterDoc, &filterPaths) {
+	if !coverableFilter(spec.FilterDoc, &filterPaths) {
 		return p
 	}
 	for _, f := range filterPaths {
@@ -93,8 +93,8 @@ func coverPlan(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
 			return p
 		}
 	}
-	if spec.sortDoc.Len() > 0 {
-		keys, ok := plainSortKeys(spec.sortDoc)
+	if spec.SortDoc.Len() > 0 {
+		keys, ok := plainSortKeys(spec.SortDoc)
 		if !ok {
 			return p
 		}
@@ -104,8 +104,8 @@ func coverPlan(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
 			}
 		}
 	}
-	if spec.projDoc != nil {
-		out, ok := coverableProjection(spec.projDoc)
+	if spec.ProjDoc != nil {
+		out, ok := coverableProjection(spec.ProjDoc)
 		if !ok {
 			return p
 		}
@@ -116,7 +116,7 @@ func coverPlan(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
 		}
 	}
 	c := *p
-	c.covered = cv
+	c.Covered = cv
 	return &c
 }
 

@@ -1,4 +1,4 @@
-package command
+package exec
 
 import (
 	"bytes"
@@ -13,30 +13,30 @@ import (
 	"github.com/cairndb/cairn/kv"
 )
 
-// plan is how a query reads a collection: a scan of the data tree in _id
+// Plan is how a query reads a collection: a scan of the data tree in _id
 // order (index nil), or a scan of ranges of one secondary index, fetching
 // each document by its _id.
-type plan struct {
-	index  string // index name; "" for a collection scan
-	spec   *index.Spec
-	ranges []index.KeyRange
+type Plan struct {
+	Index  string // index name; "" for a collection scan
+	Spec   *index.Spec
+	Ranges []index.KeyRange
 	// dedupe is set when one document may be reached twice (multikey
 	// index, or several ranges).
-	dedupe bool
+	Dedupe bool
 	// score ranks filter plans (see choosePlanHint).
-	score int
+	Score int
 	// sorted: the scan returns documents in the query's sort order (no
 	// SORT stage); reverse walks the index backward.
-	sorted, reverse bool
+	Sorted, Reverse bool
 	// covered rebuilds documents from the index keys (nil: fetch each).
-	covered *coverage
+	Covered *coverage
 	// or, when set, makes this a union of index plans (MongoDB's OR
 	// stage), one per branch of the filter's $or, walked in turn and
 	// deduplicated by record; the other fields are then unset.
-	or []*plan
+	Or []*Plan
 }
 
-// choosePlanHint picks an index whose leading field the filter restricts:
+// ChoosePlanHint picks an index whose leading field the filter restricts:
 // equality (a point, best when unique) over ranges. Only indexes of the
 // query's collation are candidates (bounds in another string order would
 // not be a superset); hidden, sparse and partial indexes are not. The chosen
@@ -45,39 +45,39 @@ type plan struct {
 // (by name or key pattern) forces a scan of that index (bounded by the
 // filter where it restricts the leading field, else the whole index); the
 // _id index and $natural force a collection scan.
-func choosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Options, hint bson.Value) *plan {
+func ChoosePlanHint(coll *catalog.Collection, filter bson.Doc, opts *query.Options, hint bson.Value) *Plan {
 	if coll == nil {
 		return nil
 	}
 	if hint.Type == bson.TypeString || (hint.Type == bson.TypeDocument && hint.Document().Len() > 0) {
-		return hintedPlan(coll, filter, hint, queryCollation(opts))
+		return hintedPlan(coll, filter, hint, QueryCollation(opts))
 	}
 	if len(filter) == 0 {
 		return nil
 	}
-	if best := chooseIndex(coll, filter, opts); best != nil {
+	if best := ChooseIndex(coll, filter, opts); best != nil {
 		return best
 	}
-	return orPlan(coll, filter, opts)
+	return OrPlan(coll, filter, opts)
 }
 
-// chooseIndex is choosePlan's choice among the indexes the filter's
+// ChooseIndex is choosePlan's choice among the indexes the filter's
 // top-level fields (not its $or) restrict: the first of the best score.
-func chooseIndex(coll *catalog.Collection, filter bson.Doc, opts *query.Options) *plan {
-	var best *plan
-	for _, p := range indexCandidates(coll, filter, opts) {
-		if best == nil || p.score > best.score {
+func ChooseIndex(coll *catalog.Collection, filter bson.Doc, opts *query.Options) *Plan {
+	var best *Plan
+	for _, p := range IndexCandidates(coll, filter, opts) {
+		if best == nil || p.Score > best.Score {
 			best = p
 		}
 	}
 	return best
 }
 
-// indexCandidates lists one plan per index the filter's top-level fields
+// IndexCandidates lists one plan per index the filter's top-level fields
 // (not its $or) restrict, in index order, each with its rule score.
-func indexCandidates(coll *catalog.Collection, filter bson.Doc, opts *query.Options) []*plan {
-	qc := queryCollation(opts)
-	var out []*plan
+func IndexCandidates(coll *catalog.Collection, filter bson.Doc, opts *query.Options) []*Plan {
+	qc := QueryCollation(opts)
+	var out []*Plan
 	for _, ix := range coll.Indexes {
 		if ix.Name == "_id_" || !ix.Ready {
 			continue
@@ -127,7 +127,7 @@ func indexCandidates(coll *catalog.Collection, filter bson.Doc, opts *query.Opti
 		case points:
 			score = 2
 		}
-		out = append(out, &plan{index: ix.Name, spec: spec, ranges: ranges, dedupe: ix.Multikey || len(ranges) > 1 || spec.Wildcard != nil, score: score})
+		out = append(out, &Plan{Index: ix.Name, Spec: spec, Ranges: ranges, Dedupe: ix.Multikey || len(ranges) > 1 || spec.Wildcard != nil, Score: score})
 	}
 	return out
 }
@@ -136,7 +136,7 @@ func indexCandidates(coll *catalog.Collection, filter bson.Doc, opts *query.Opti
 // $geoIntersects on its field: the ranges of the cells covering the
 // region (2dsphere) or of the grid cells of its box (2d). The index holds
 // every document with a geometry there, and no other document can match.
-func geoPlan(ix catalog.Index, spec *index.Spec, filter bson.Doc, qc *query.Collation) *plan {
+func geoPlan(ix catalog.Index, spec *index.Spec, filter bson.Doc, qc *query.Collation) *Plan {
 	if (spec.Geo != nil && spec.Geo.Field != 0) || spec.Hidden || spec.Partial != nil || !index.SameCollation(spec.Collation, qc) {
 		return nil
 	}
@@ -156,7 +156,7 @@ func geoPlan(ix catalog.Index, spec *index.Spec, filter bson.Doc, qc *query.Coll
 	} else if ranges, ok = index.GeoKeyRanges(region); !ok {
 		return nil
 	}
-	return &plan{index: ix.Name, spec: spec, ranges: ranges, dedupe: true, score: 1}
+	return &Plan{Index: ix.Name, Spec: spec, Ranges: ranges, Dedupe: true, Score: 1}
 }
 
 func allPoints(ivs []index.Interval) bool {
@@ -191,8 +191,8 @@ func wildcardBounds(spec *index.Spec, filter bson.Doc) (string, []index.Interval
 	return "", nil, false
 }
 
-// walkState is where an index walk stopped, so a cursor can resume.
-type walkState struct {
+// WalkState is where an index walk stopped, so a cursor can resume.
+type WalkState struct {
 	rng     int
 	branch  int // the branch of a union plan
 	lastKey []byte
@@ -202,20 +202,20 @@ type walkState struct {
 	cover    bson.Builder
 	coverBuf []byte
 	// keys and docs count index entries and documents examined.
-	keys, docs int64
+	Keys, Docs int64
 }
 
-// walkIndex visits, from st onwards, the documents an index plan reaches,
+// WalkIndex visits, from st onwards, the documents an index plan reaches,
 // calling fn with each (its _id key and document). fn returns false to stop
 // before the document is consumed; walkIndex then returns done=false and st
 // still points before that document. A union plan walks its branches in
 // turn.
-func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, p *plan, st *walkState, fn func(idKey []byte, doc bson.Doc) (bool, error)) (done bool, err error) {
-	if p.or == nil {
+func WalkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, p *Plan, st *WalkState, fn func(idKey []byte, doc bson.Doc) (bool, error)) (done bool, err error) {
+	if p.Or == nil {
 		return walkBranch(ctx, tx, coll, data, p, st, fn)
 	}
-	for ; st.branch < len(p.or); st.branch, st.rng, st.started = st.branch+1, 0, false {
-		if done, err := walkBranch(ctx, tx, coll, data, p.or[st.branch], st, fn); err != nil || !done {
+	for ; st.branch < len(p.Or); st.branch, st.rng, st.started = st.branch+1, 0, false {
+		if done, err := walkBranch(ctx, tx, coll, data, p.Or[st.branch], st, fn); err != nil || !done {
 			return false, err
 		}
 	}
@@ -223,40 +223,40 @@ func walkIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 }
 
 // walkBranch is walkIndex for a plan over one index.
-func walkBranch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, p *plan, st *walkState, fn func(idKey []byte, doc bson.Doc) (bool, error)) (done bool, err error) {
-	it, err := tx.Tree(coll.IndexTree(p.index))
+func walkBranch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, p *Plan, st *WalkState, fn func(idKey []byte, doc bson.Doc) (bool, error)) (done bool, err error) {
+	it, err := tx.Tree(coll.IndexTree(p.Index))
 	if err != nil {
-		return false, mongoerr.New(mongoerr.QueryPlanKilled, "query plan killed :: caused by :: index '%s' dropped", p.index)
+		return false, mongoerr.New(mongoerr.QueryPlanKilled, "query plan killed :: caused by :: index '%s' dropped", p.Index)
 	}
 	cur := it.Cursor()
-	cv := p.covered
+	cv := p.Covered
 	if cv != nil {
-		if ix := indexNamed(coll, p.index); ix == nil || ix.Multikey {
+		if ix := indexNamed(coll, p.Index); ix == nil || ix.Multikey {
 			cv = nil // an array arrived between batches
 		}
 	}
 	n := 0
-	for ; st.rng < len(p.ranges); st.rng, st.started = st.rng+1, false {
+	for ; st.rng < len(p.Ranges); st.rng, st.started = st.rng+1, false {
 		var k, v []byte
 		var r index.KeyRange
-		if p.reverse {
-			r = p.ranges[len(p.ranges)-1-st.rng]
+		if p.Reverse {
+			r = p.Ranges[len(p.Ranges)-1-st.rng]
 			k, v = seekRangeBackward(cur, r, st)
 		} else {
-			r = p.ranges[st.rng]
+			r = p.Ranges[st.rng]
 			k, v = seekRangeForward(cur, r, st)
 		}
 		for k != nil && r.BeforeEnd(k) && r.PastStart(k) {
 			if n++; n&255 == 0 {
 				if err := ctx.Err(); err != nil {
-					return false, ctxErr(err)
+					return false, mongoerr.FromContext(err)
 				}
 			}
-			st.keys++
-			if p.dedupe {
+			st.Keys++
+			if p.Dedupe {
 				if _, dup := st.seen[string(v)]; dup {
 					st.lastKey, st.started = append(st.lastKey[:0], k...), true
-					k, v = step(cur, p.reverse)
+					k, v = step(cur, p.Reverse)
 					continue
 				}
 			}
@@ -273,23 +273,23 @@ func walkBranch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *
 					return false, fmt.Errorf("fetching from %s: %w", coll.Namespace(), err)
 				}
 				if d == nil {
-					return false, fmt.Errorf("index %s of %s has an entry for a missing document", p.index, coll.Namespace())
+					return false, fmt.Errorf("index %s of %s has an entry for a missing document", p.Index, coll.Namespace())
 				}
 				doc = bson.Doc(d)
-				st.docs++
+				st.Docs++
 			}
 			ok, err := fn(v, doc)
 			if err != nil || !ok {
 				return false, err
 			}
-			if p.dedupe {
+			if p.Dedupe {
 				if st.seen == nil {
 					st.seen = make(map[string]struct{})
 				}
 				st.seen[string(v)] = struct{}{}
 			}
 			st.lastKey, st.started = append(st.lastKey[:0], k...), true
-			k, v = step(cur, p.reverse)
+			k, v = step(cur, p.Reverse)
 		}
 		if err := cur.Err(); err != nil {
 			return false, err
@@ -307,7 +307,7 @@ func step(cur *kv.Cursor, reverse bool) ([]byte, []byte) {
 
 // seekRangeForward positions at the first key of r (or after the last key
 // returned).
-func seekRangeForward(cur *kv.Cursor, r index.KeyRange, st *walkState) ([]byte, []byte) {
+func seekRangeForward(cur *kv.Cursor, r index.KeyRange, st *WalkState) ([]byte, []byte) {
 	if st.started {
 		k, v := cur.Seek(st.lastKey)
 		if k != nil && bytes.Equal(k, st.lastKey) {
@@ -327,7 +327,7 @@ func seekRangeForward(cur *kv.Cursor, r index.KeyRange, st *walkState) ([]byte, 
 
 // seekRangeBackward positions at the last key of r (or before the last key
 // returned).
-func seekRangeBackward(cur *kv.Cursor, r index.KeyRange, st *walkState) ([]byte, []byte) {
+func seekRangeBackward(cur *kv.Cursor, r index.KeyRange, st *WalkState) ([]byte, []byte) {
 	if st.started {
 		k, v := cur.SeekLE(st.lastKey)
 		if k != nil && bytes.Equal(k, st.lastKey) {
@@ -355,7 +355,7 @@ func seekRangeBackward(cur *kv.Cursor, r index.KeyRange, st *walkState) ([]byte,
 }
 
 // hintedPlan resolves a hint to a plan (nil: collection scan).
-func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value, qc *query.Collation) *plan {
+func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value, qc *query.Collation) *Plan {
 	for _, ix := range coll.Indexes {
 		match := false
 		switch hint.Type {
@@ -375,7 +375,7 @@ func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value, qc *
 		if err != nil {
 			return nil
 		}
-		p := &plan{index: ix.Name, spec: spec, dedupe: ix.Multikey}
+		p := &Plan{Index: ix.Name, Spec: spec, Dedupe: ix.Multikey}
 		if spec.Text != nil || spec.IsGeo() {
 			return nil // a text index serves $text only, a 2dsphere index geo queries
 		}
@@ -384,20 +384,20 @@ func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value, qc *
 			if !ok {
 				return nil // nothing to look up: a collection scan
 			}
-			p.ranges, p.dedupe = spec.WildcardRanges(field, ivs), true
+			p.Ranges, p.Dedupe = spec.WildcardRanges(field, ivs), true
 			return p
 		}
 		if !index.SameCollation(spec.Collation, qc) {
 			// Bounds in the index's string order would not be a
 			// superset of the query's matches: scan it all.
-			p.ranges = []index.KeyRange{{All: true}}
+			p.Ranges = []index.KeyRange{{All: true}}
 			return p
 		}
 		if ivs, ok := index.FieldBounds(filter, spec.Fields[0].Path, ix.Multikey || qc != nil); ok && !spec.Fields[0].Hashed {
-			p.ranges = spec.KeyRanges(ivs)
-			p.dedupe = p.dedupe || len(ivs) > 1
+			p.Ranges = spec.KeyRanges(ivs)
+			p.Dedupe = p.Dedupe || len(ivs) > 1
 		} else {
-			p.ranges = []index.KeyRange{{All: true}}
+			p.Ranges = []index.KeyRange{{All: true}}
 		}
 		return p
 	}
@@ -420,23 +420,23 @@ func plainSortKeys(sortDoc bson.Doc) ([]index.SortKey, bool) {
 	return keys, len(keys) > 0
 }
 
-// choosePlanFind is the planner for find: the filter's plan p, or, when
+// ChoosePlanFind is the planner for find: the filter's plan p, or, when
 // the query sorts on plain fields, an index scan that returns the
 // documents in sort order (no SORT stage), forward or backward. The rule,
 // in place of MongoDB's trial race: an index that both bounds the filter
 // and provides the sort wins; else an equality plan (points) with a SORT;
 // else an index scan in sort order (bounded by the filter when it can be);
 // else the filter's range plan or a collection scan with a SORT.
-func choosePlanFind(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
-	if coll == nil || spec.sort == nil || spec.sort.Natural() != 0 || spec.hint.Type != 0 {
+func ChoosePlanFind(coll *catalog.Collection, spec *FindSpec, p *Plan) *Plan {
+	if coll == nil || spec.Sort == nil || spec.Sort.Natural() != 0 || spec.Hint.Type != 0 {
 		return p
 	}
-	keys, ok := plainSortKeys(spec.sortDoc)
+	keys, ok := plainSortKeys(spec.SortDoc)
 	if !ok {
 		return p
 	}
-	qc := queryCollation(spec.opts)
-	var bounded, full *plan
+	qc := QueryCollation(spec.Opts)
+	var bounded, full *Plan
 	for _, ix := range coll.Indexes {
 		if ix.Name == "_id_" || !ix.Ready || ix.Multikey {
 			continue
@@ -447,8 +447,8 @@ func choosePlanFind(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
 		}
 		var ivs []index.Interval
 		bounds := false
-		if len(spec.filterDoc) > 0 {
-			ivs, bounds = index.FieldBounds(spec.filterDoc, s.Fields[0].Path, qc != nil)
+		if len(spec.FilterDoc) > 0 {
+			ivs, bounds = index.FieldBounds(spec.FilterDoc, s.Fields[0].Path, qc != nil)
 		}
 		pinned := 0
 		if bounds && len(ivs) == 1 && ivs[0].Point() {
@@ -461,25 +461,25 @@ func choosePlanFind(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
 		if !ok {
 			continue
 		}
-		c := &plan{index: ix.Name, spec: s, sorted: true, reverse: reverse}
+		c := &Plan{Index: ix.Name, Spec: s, Sorted: true, Reverse: reverse}
 		if bounds {
 			points := true
 			for _, iv := range ivs {
 				points = points && iv.Point()
 			}
-			c.ranges = s.KeyRanges(ivs)
+			c.Ranges = s.KeyRanges(ivs)
 			if points {
-				c.ranges, _ = s.CompoundRanges(ivs, spec.filterDoc, false)
+				c.Ranges, _ = s.CompoundRanges(ivs, spec.FilterDoc, false)
 			}
-			c.dedupe = len(c.ranges) > 1
+			c.Dedupe = len(c.Ranges) > 1
 			if bounded == nil {
 				bounded = c
 			}
 		} else {
-			c.ranges = []index.KeyRange{{All: true}}
-			if ne, ok := index.NeBounds(spec.filterDoc, s.Fields[0].Path); ok {
-				c.ranges = s.KeyRanges(ne) // still a full scan to the planner
-				c.dedupe = len(c.ranges) > 1
+			c.Ranges = []index.KeyRange{{All: true}}
+			if ne, ok := index.NeBounds(spec.FilterDoc, s.Fields[0].Path); ok {
+				c.Ranges = s.KeyRanges(ne) // still a full scan to the planner
+				c.Dedupe = len(c.Ranges) > 1
 			}
 			if full == nil {
 				full = c
@@ -489,7 +489,7 @@ func choosePlanFind(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
 	switch {
 	case bounded != nil:
 		return bounded
-	case p != nil && p.score >= 2:
+	case p != nil && p.Score >= 2:
 		return p
 	case full != nil:
 		return full
@@ -497,8 +497,8 @@ func choosePlanFind(coll *catalog.Collection, spec *findSpec, p *plan) *plan {
 	return p
 }
 
-// queryCollation is the query's collation (nil: binary).
-func queryCollation(opts *query.Options) *query.Collation {
+// QueryCollation is the query's collation (nil: binary).
+func QueryCollation(opts *query.Options) *query.Collation {
 	if opts == nil {
 		return nil
 	}

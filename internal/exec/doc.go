@@ -1,0 +1,12 @@
+// Package exec is Cairn's execution layer: what runs a query once a
+// command has parsed it. It holds the parsed query (FindSpec, with its
+// $text and $near clauses), the planner's plan choice (plan.go: the
+// _id point, _id-range and index plans, the sort given by an index
+// walk; planor.go: the union of a $or's branches; covered.go: plans
+// answered from index keys alone) and the walk that executes a plan over
+// a *kv.Tx (WalkState).
+//
+// internal/command keeps the handlers: it parses requests into these
+// types and calls the planner and executors; exec never imports command
+// (internal/lint checks the import graph).
+package exec
