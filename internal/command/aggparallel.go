@@ -38,7 +38,7 @@ func (s *rawScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	var val []byte
 	if !s.started {
 		s.started = true
-		t, err := dataTree(s.tx, s.coll)
+		t, err := exec.DataTree(s.tx, s.coll)
 		if err != nil {
 			return dst, err
 		}
@@ -197,7 +197,7 @@ func (s *indexScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	if s.ended {
 		return dst, nil
 	}
-	data, err := dataTree(s.tx, s.coll)
+	data, err := exec.DataTree(s.tx, s.coll)
 	if err != nil {
 		return dst, err
 	}
@@ -228,11 +228,11 @@ func fetchByID(tx *kv.Tx, coll *catalog.Collection) func(cut bson.Doc) (bson.Doc
 		if !ok {
 			return nil, nil
 		}
-		data, err := dataTree(tx, coll)
+		data, err := exec.DataTree(tx, coll)
 		if err != nil {
 			return nil, err
 		}
-		v, err := data.Get(docKey(nil, id))
+		v, err := data.Get(exec.DocKey(nil, id))
 		if err != nil || v == nil {
 			return nil, err
 		}

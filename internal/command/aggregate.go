@@ -553,7 +553,7 @@ func (s *scanIter) nextIndexed(coll *catalog.Collection) (bson.Doc, error) {
 				return nil, nil
 			}
 		}
-		data, err := dataTree(s.cat.tx, coll)
+		data, err := exec.DataTree(s.cat.tx, coll)
 		if err != nil {
 			return nil, err
 		}
@@ -615,7 +615,7 @@ func (s *scanIter) Next() (bson.Doc, error) {
 		if s.plan != nil {
 			return s.nextIndexed(coll)
 		}
-		t, err := dataTree(s.cat.tx, coll)
+		t, err := exec.DataTree(s.cat.tx, coll)
 		if err != nil {
 			return nil, err
 		}
@@ -843,7 +843,7 @@ func (m *merger) merge(d bson.Doc) error {
 		if d, id, err = prepareInsert(d); err != nil {
 			return err
 		}
-		m.key = docKey(m.key[:0], id)
+		m.key = exec.DocKey(m.key[:0], id)
 		storageKey = m.key
 	} else {
 		var err error
@@ -877,7 +877,7 @@ func (m *merger) merge(d bson.Doc) error {
 			return err
 		}
 		if m.byOn != nil {
-			m.byOn[string(onKey)] = docKey(nil, id)
+			m.byOn[string(onKey)] = exec.DocKey(nil, id)
 		}
 	case agg.MergeReplace:
 		oldID, _ := existing.Lookup("_id")

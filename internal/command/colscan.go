@@ -7,6 +7,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/colcache"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
@@ -37,7 +38,7 @@ func (e *Env) columnScan(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 	if !e.ColumnCache.Enabled() {
 		return nil, nil
 	}
-	t, err := dataTree(tx, coll)
+	t, err := exec.DataTree(tx, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func (e *Env) wantColumns(tx *kv.Tx, coll *catalog.Collection, fields []string, 
 	if !e.ColumnCache.Enabled() {
 		return
 	}
-	t, err := dataTree(tx, coll)
+	t, err := exec.DataTree(tx, coll)
 	if err != nil || t.Len() < columnMinRows || (docs+keys/4)*wantColumnsShare <= t.Len() {
 		return
 	}

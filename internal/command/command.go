@@ -8,21 +8,22 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
-	"github.com/cairndb/cairn/internal/colcache"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
 )
 
 // Env is the server state commands share. It is created once per server.
 type Env struct {
-	KV      *kv.DB
+	// Engine is what the executors share: the store, the spill
+	// directory and the column cache.
+	exec.Engine
 	Cursors *Cursors
 	Log     *slog.Logger
 	Started time.Time
@@ -50,9 +51,6 @@ type Env struct {
 	Top Top
 	// rw holds the default read and write concerns (rwconcern.go).
 	rw rwDefaultsState
-	// TempDir receives sorts' and aggregations' spill files (the data
-	// directory's _tmp, emptied at startup); "" means os.TempDir().
-	TempDir string
 	// Auth is access control: users, roles and whether commands are
 	// checked (nil: no checks, no user commands).
 	Auth *auth.Manager
@@ -67,9 +65,6 @@ type Env struct {
 	collations defaultsState
 	// profiler holds the databases' profiling levels (profiler.go).
 	profiler profilerState
-	// ColumnCache serves parallel aggregations' scans from in-memory
-	// columns (colscan.go); nil: off.
-	ColumnCache *colcache.Cache
 	// PreAuthMaxMessageSize is the largest message a connection may send
 	// before it authenticates when access control is on (mongod's
 	// preAuthMaximumMessageSizeBytes; 0 means the default, 16 KiB).
@@ -90,12 +85,7 @@ func (e *Env) PreAuthMaxMessageSizeBytes() int {
 }
 
 // tempDir is where spill files go.
-func (e *Env) tempDir() string {
-	if e.TempDir != "" {
-		return e.TempDir
-	}
-	return os.TempDir()
-}
+func (e *Env) tempDir() string { return e.SpillDir() }
 
 // Stats are the server-wide counters serverStatus reports.
 type Stats struct {

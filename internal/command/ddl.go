@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
@@ -163,7 +164,7 @@ func collSizes(c *Ctx, tx *kv.Tx, coll *catalog.Collection) (count, size int64, 
 	if _, _, isView := coll.View(); isView {
 		return 0, 0, errOnView(coll.Namespace()) // collStats on a view, as mongod answers
 	}
-	t, err := dataTree(tx, coll)
+	t, err := exec.DataTree(tx, coll)
 	if err != nil {
 		return 0, 0, err
 	}

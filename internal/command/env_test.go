@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/kv"
 	"github.com/cairndb/cairn/kv/vfs"
 )
@@ -20,5 +21,5 @@ func memEnv(t *testing.T) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return &Env{KV: db, Cursors: NewCursors(0), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Started: time.Now()}
+	return &Env{Engine: exec.Engine{KV: db}, Cursors: NewCursors(0), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Started: time.Now()}
 }

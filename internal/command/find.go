@@ -366,7 +366,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		s.done = true
 		return true, nil
 	}
-	t, err := dataTree(tx, coll)
+	t, err := exec.DataTree(tx, coll)
 	if err != nil {
 		return false, err
 	}
@@ -394,7 +394,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	if id, ok := s.spec.Filter.IDEquality(); ok && !s.started {
 		s.started = true
 		s.done = true
-		key := docKey(nil, id)
+		key := exec.DocKey(nil, id)
 		val, err := t.Get(key)
 		if err != nil {
 			return false, err
@@ -618,8 +618,8 @@ func idRange(spec *exec.FindSpec) (index.KeyRange, bool) {
 	}
 	iv := ivs[0]
 	return index.KeyRange{
-		Start: docKey(nil, iv.Lo), StartExclusivePrefix: !iv.LoInc,
-		End: docKey(nil, iv.Hi), EndInclusivePrefix: iv.HiInc,
+		Start: exec.DocKey(nil, iv.Lo), StartExclusivePrefix: !iv.LoInc,
+		End: exec.DocKey(nil, iv.Hi), EndInclusivePrefix: iv.HiInc,
 	}, true
 }
 

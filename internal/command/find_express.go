@@ -3,6 +3,7 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 )
 
 // The express path of find: a find whose filter is only {_id: <scalar>}
@@ -91,12 +92,12 @@ func expressFind(c *Ctx) (bool, error) {
 	r.StartDocument("cursor")
 	r.StartArray("firstBatch")
 	if coll != nil {
-		t, err := dataTree(tx, coll)
+		t, err := exec.DataTree(tx, coll)
 		if err != nil {
 			return true, err
 		}
 		var kb [64]byte
-		val, err := t.Get(docKey(kb[:0], id))
+		val, err := t.Get(exec.DocKey(kb[:0], id))
 		if err != nil {
 			return true, err
 		}

@@ -66,6 +66,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
@@ -140,7 +141,7 @@ func (b *indexBuild) build(c *Ctx) error {
 	if err := b.check(coll); err != nil {
 		return err
 	}
-	data, err := dataTree(rtx, coll)
+	data, err := exec.DataTree(rtx, coll)
 	if err != nil {
 		return err
 	}

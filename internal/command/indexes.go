@@ -3,6 +3,7 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
@@ -183,7 +184,7 @@ func startIndexBuild(c *Ctx, durability kv.Durability, name string, specs []*ind
 			st.note = "all indexes already exist"
 			return nil
 		}
-		data, err := dataTree(tx, coll)
+		data, err := exec.DataTree(tx, coll)
 		if err != nil {
 			return err
 		}

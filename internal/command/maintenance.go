@@ -8,6 +8,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -81,7 +82,7 @@ func dbHash(c *Ctx) error {
 		if _, _, view := coll.View(); view || (len(want) > 0 && !want[coll.Name]) {
 			continue
 		}
-		t, err := dataTree(tx, coll)
+		t, err := exec.DataTree(tx, coll)
 		if err != nil {
 			return err
 		}

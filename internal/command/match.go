@@ -56,7 +56,7 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *wri
 	}
 	filterDoc, filter := wf.doc, wf.filter
 	if id, ok := filter.IDEquality(); ok {
-		key := docKey(nil, id)
+		key := exec.DocKey(nil, id)
 		v, err := t.Get(key)
 		if err != nil {
 			return nil, err

@@ -186,7 +186,7 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ex
 	if err != nil {
 		return nil, err
 	}
-	data, err := dataTree(tx, coll)
+	data, err := exec.DataTree(tx, coll)
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func (e *Env) plan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, fil
 			return c, nil, nil // a unique point: at most one document
 		}
 	}
-	data, err := dataTree(tx, coll)
+	data, err := exec.DataTree(tx, coll)
 	if err != nil {
 		return nil, nil, err
 	}

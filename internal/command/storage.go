@@ -8,23 +8,10 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
 )
-
-// docKey is the storage key of a document: the order-preserving encoding of
-// its _id, so that a scan of the data tree returns documents in _id order and
-// an _id lookup is one tree descent.
-func docKey(dst []byte, id bson.Value) []byte { return bson.AppendKey(dst, id, false) }
-
-// dataTree opens the collection's document tree in tx.
-func dataTree(tx *kv.Tx, coll *catalog.Collection) (*kv.Tree, error) {
-	t, err := tx.Tree(coll.DataTree())
-	if err != nil {
-		return nil, fmt.Errorf("opening %s: %w", coll.Namespace(), err)
-	}
-	return t, nil
-}
 
 // writeTx runs fn in a write transaction and commits it with the given
 // durability; if fn fails (or panics) the transaction is rolled back, so a
@@ -113,11 +100,11 @@ func (c *Ctx) releaseSnapshot() {
 // command (sources read through it in every batch), else of the current
 // data.
 func snapshotOf(ctx context.Context, env *Env) (*kv.Tx, error) {
-	if c, ok := ctx.(*Ctx); ok {
-		return c.readTx()
-	}
-	return env.KV.BeginRead()
+	return exec.SnapshotOf(ctx, &env.Engine)
 }
+
+// ReadSnapshot is the command's read snapshot (exec.Snapshotter).
+func (c *Ctx) ReadSnapshot() (*kv.Tx, error) { return c.readTx() }
 
 // ctxErr maps a context error to MongoDB's error for the reason.
 func ctxErr(err error) error { return mongoerr.FromContext(err) }

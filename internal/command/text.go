@@ -366,7 +366,7 @@ func (s *textSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 	if err != nil || tp == nil {
 		return nil, err
 	}
-	data, err := dataTree(tx, coll)
+	data, err := exec.DataTree(tx, coll)
 	if err != nil {
 		return nil, err
 	}

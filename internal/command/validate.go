@@ -7,6 +7,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
@@ -46,7 +47,7 @@ func validate(c *Ctx) error {
 			indexes = append(indexes, ix)
 		}
 	}
-	data, err := dataTree(tx, coll)
+	data, err := exec.DataTree(tx, coll)
 	if err != nil {
 		return err
 	}
@@ -78,7 +79,7 @@ func validate(c *Ctx) error {
 			continue
 		}
 		id, ok := bson.Doc(v).Lookup("_id")
-		if !ok || !bytes.Equal(docKey(nil, id), k) {
+		if !ok || !bytes.Equal(exec.DocKey(nil, id), k) {
 			invalidDocs++
 			errs = append(errs, fmt.Sprintf("document under key %x does not have that _id", k))
 		}

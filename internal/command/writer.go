@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/kv"
 )
@@ -54,7 +55,7 @@ func openWriter(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
 	if _, _, isView := coll.View(); isView {
 		return nil, errOnView(coll.Namespace())
 	}
-	t, err := dataTree(tx, coll)
+	t, err := exec.DataTree(tx, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +126,7 @@ func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 	if err != nil {
 		return nil, bson.Value{}, err
 	}
-	w.key = docKey(w.key[:0], id)
+	w.key = exec.DocKey(w.key[:0], id)
 	old, err := w.data.Get(w.key)
 	if err != nil {
 		return nil, bson.Value{}, fmt.Errorf("insert into %s: %w", w.coll.Namespace(), err)

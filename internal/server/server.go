@@ -21,6 +21,7 @@ import (
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/colcache"
 	"github.com/cairndb/cairn/internal/command"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
 )
@@ -173,7 +174,7 @@ func New(opts Options) (*Server, error) {
 		opts.Logger.Warn("removed indexes whose build did not finish before the server stopped", "indexes", n)
 	}
 	s.env = &command.Env{
-		KV:             db,
+		Engine:         exec.Engine{KV: db, TempDir: tmp, ColumnCache: colcache.New(opts.ColumnCache)},
 		Cursors:        command.NewCursors(0),
 		Log:            opts.Logger,
 		Started:        time.Now(),
@@ -181,10 +182,8 @@ func New(opts Options) (*Server, error) {
 		Parsed:         opts.Parsed,
 		CommitInterval: opts.JournalCommitInterval,
 		MaxConns:       opts.MaxConns,
-		TempDir:        tmp,
 		LogLevel:       opts.LogLevel,
 		RotateLog:      opts.RotateLog,
-		ColumnCache:    colcache.New(opts.ColumnCache),
 	}
 	am, err := auth.NewManager(db, auth.Options{Enabled: opts.Auth, FailureDelay: opts.AuthFailureDelay, Logger: opts.Logger,
 		FailuresPerMinute: opts.AuthFailuresPerMinute, FailureBurst: opts.AuthFailureBurst})
