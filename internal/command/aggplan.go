@@ -37,7 +37,7 @@ func splitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]b
 		if !ok || i == 0 {
 			continue
 		}
-		if _, clause, err := splitText(m); err == nil && clause != nil {
+		if _, clause, err := exec.SplitText(m); err == nil && clause != nil {
 			return nil, nil, mongoerr.New(mongoerr.TextMatchNotFirstStage, "$match with $text is only allowed as the first pipeline stage")
 		}
 	}
@@ -54,16 +54,16 @@ func splitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]b
 	}
 	// Only a $match with a $text (at the top level, in a top-level $and,
 	// or in a branch of a top-level $or) is read through the text index.
-	if _, clause, err := splitText(m); err != nil || clause == nil {
+	if _, clause, err := exec.SplitText(m); err != nil || clause == nil {
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, clause, _, err := splitTextOr(m, opts); err != nil || clause == nil {
+		if _, clause, _, err := exec.SplitTextOr(m, opts); err != nil || clause == nil {
 			return stages, nil, err
 		}
 	}
 	spec := &exec.FindSpec{Db: db, Coll: coll, Opts: opts}
-	if err := parseFilterText(spec, m, opts); err != nil {
+	if err := exec.ParseFilterText(spec, m, opts); err != nil {
 		return nil, nil, err
 	}
 	rest := spec.FilterDoc
@@ -86,19 +86,19 @@ func matchStage(st bson.Doc) (bson.Doc, bool) {
 // textIter serves a text query's documents to a pipeline.
 type textIter struct {
 	ctx context.Context
-	src *textSource
+	src *exec.TextSource
 	// score receives the score of each document Next returns, for
 	// {$meta: "textScore"} in the pipeline (nil: not wanted).
 	score *float64
 }
 
 func (t *textIter) Next() (bson.Doc, error) {
-	h, err := t.src.next(t.ctx)
+	h, err := t.src.NextHit(t.ctx)
 	if h == nil || err != nil {
 		return nil, err
 	}
 	if t.score != nil {
-		*t.score = h.score
+		*t.score = h.Score
 	}
-	return h.doc, nil
+	return h.Doc, nil
 }

@@ -312,7 +312,7 @@ func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggP
 		}
 		appendCursorStage(r, i, "$cursor", ns, filter, func() {
 			if planning.text != nil {
-				appendTextStages(r, planning.text, coll)
+				exec.AppendTextStages(r, planning.text, coll)
 			} else if chosen != nil {
 				appendIndexStages(r, chosen, filter)
 			} else {
@@ -445,7 +445,7 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		case s.planning.geoNear != nil:
 			in = newGeoNearIter(ctx, s.env, s.planning.geoNear)
 		case s.planning.text != nil:
-			in = &textIter{ctx: ctx, src: newTextSource(s.env, s.planning.text, true), score: s.cat.actx.Expr.TextScore}
+			in = &textIter{ctx: ctx, src: exec.NewTextSource(&s.env.Engine, s.planning.text, true), score: s.cat.actx.Expr.TextScore}
 		case s.coll != "" && !s.p.StartsWithSource():
 			sc := s.cat.scan(s.db, s.coll, s.p.Filter)
 			sc.filterDoc = s.p.LeadingFilter()

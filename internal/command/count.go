@@ -36,7 +36,7 @@ func count(c *Ctx) error {
 		return err
 	}
 	spec := &exec.FindSpec{Db: c.DB, Coll: name, Opts: opts, CountOnly: true}
-	if err := parseFilterText(spec, orEmptyDoc(q), opts); err != nil {
+	if err := exec.ParseFilterText(spec, orEmptyDoc(q), opts); err != nil {
 		return err
 	}
 	skip, _, err := a.integer("skip")
@@ -77,7 +77,7 @@ func count(c *Ctx) error {
 func countMatches(c *Ctx, spec *exec.FindSpec, limit int64) (int64, error) {
 	var src Source = &scanSource{env: c.Env, spec: spec, skip: spec.Skip, raw: true}
 	if spec.Text != nil {
-		src = newTextSource(c.Env, spec, true)
+		src = exec.NewTextSource(&c.Env.Engine, spec, true)
 	}
 	var n int64
 	_, err := src.Fill(c, func(bson.Doc) bool {
@@ -127,7 +127,7 @@ func distinct(c *Ctx) error {
 		return err
 	}
 	spec := &exec.FindSpec{Db: c.DB, Coll: name, Opts: opts}
-	if err := parseFilterText(spec, orEmptyDoc(q), opts); err != nil {
+	if err := exec.ParseFilterText(spec, orEmptyDoc(q), opts); err != nil {
 		return err
 	}
 	if v, ok := a.lookup("hint"); ok {
@@ -180,7 +180,7 @@ func distinct(c *Ctx) error {
 	} else {
 		var src Source = &scanSource{env: c.Env, spec: spec, raw: true}
 		if spec.Text != nil {
-			src = newTextSource(c.Env, spec, true)
+			src = exec.NewTextSource(&c.Env.Engine, spec, true)
 		}
 		_, err := src.Fill(c, feed)
 		src.Close()

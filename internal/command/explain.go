@@ -85,12 +85,12 @@ func planFor(c *Ctx, spec *exec.FindSpec) (coll *catalog.Collection, p *exec.Pla
 		return nil, nil, false, nil, err
 	}
 	if spec.Text != nil {
-		_, err := planText(coll, spec)
+		_, err := exec.PlanText(coll, spec)
 		return coll, nil, false, nil, err
 	}
 	if spec.Near != nil {
 		if coll != nil {
-			_, _, err = nearIndex(coll, spec.Near)
+			_, _, err = exec.NearIndex(coll, spec.Near)
 		}
 		return coll, nil, false, nil, err
 	}
@@ -145,7 +145,7 @@ func appendPlanStages(r *bson.Builder, spec *exec.FindSpec, coll *catalog.Collec
 	if spec.Sort != nil && spec.Sort.Natural() == 0 && (p == nil || !p.Sorted) {
 		wrappers = append(wrappers, func(inner func()) {
 			r.AppendString("stage", "SORT")
-			r.AppendInt64("memLimit", sortMemoryBudget)
+			r.AppendInt64("memLimit", exec.SortMemoryBudget)
 			if spec.Limit > 0 {
 				r.AppendInt64("limitAmount", spec.Skip+spec.Limit)
 			}
@@ -160,9 +160,9 @@ func appendPlanStages(r *bson.Builder, spec *exec.FindSpec, coll *catalog.Collec
 		case coll == nil:
 			r.AppendString("stage", "EOF")
 		case spec.Text != nil:
-			appendTextStages(r, spec, coll)
+			exec.AppendTextStages(r, spec, coll)
 		case spec.Near != nil:
-			appendNearStages(r, spec, coll)
+			exec.AppendNearStages(r, spec, coll)
 		case byID:
 			r.AppendString("stage", "IDHACK")
 		case p != nil:
@@ -262,14 +262,14 @@ func explainFind(c *Ctx, spec *exec.FindSpec) error {
 		start := time.Now()
 		scan := &scanSource{env: c.Env, spec: spec, skip: spec.Skip, raw: true}
 		var src Source = scan
-		var text *textSource
-		var near *nearSource
+		var text *exec.TextSource
+		var near *exec.NearSource
 		switch {
 		case spec.Text != nil:
-			text = newTextSource(c.Env, spec, true)
+			text = exec.NewTextSource(&c.Env.Engine, spec, true)
 			src = text
 		case spec.Near != nil:
-			near = newNearSource(c.Env, spec)
+			near = exec.NewNearSource(&c.Env.Engine, spec)
 			src = near
 		default:
 			if p != nil {
@@ -301,9 +301,9 @@ func explainFind(c *Ctx, spec *exec.FindSpec) error {
 		docs := scan.docsExamined + scan.walk.Docs
 		switch {
 		case text != nil:
-			keys, docs = text.walk.Keys, text.walk.Docs
+			keys, docs = text.Walk.Keys, text.Walk.Docs
 		case near != nil:
-			keys, docs = near.walk.Keys, near.walk.Docs
+			keys, docs = near.Walk.Keys, near.Walk.Docs
 		}
 		if byID && docs > 0 {
 			keys = 1
@@ -347,7 +347,7 @@ func explainWrite(c *Ctx, name string) error {
 		return err
 	}
 	spec := &exec.FindSpec{Db: c.DB, Coll: coll}
-	if err := parseFilterText(spec, orEmptyDoc(filter), &query.Options{}); err != nil {
+	if err := exec.ParseFilterText(spec, orEmptyDoc(filter), &query.Options{}); err != nil {
 		return err
 	}
 	cl, p, byID, rejected, err := planFor(c, spec)

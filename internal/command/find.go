@@ -95,11 +95,11 @@ func find(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	rest, near, err := splitNear(orEmptyDoc(filter))
+	rest, near, err := exec.SplitNear(orEmptyDoc(filter))
 	if err != nil {
 		return err
 	}
-	if err := parseFilterText(spec, rest, opts); err != nil {
+	if err := exec.ParseFilterText(spec, rest, opts); err != nil {
 		return err
 	}
 	if near != nil && spec.Text != nil {
@@ -245,10 +245,10 @@ func checkHint(c *Ctx, name string, hint bson.Value) error {
 // sorts them (a top-k when there is a limit).
 func openFind(c *Ctx, spec *exec.FindSpec) (Source, error) {
 	if spec.Text != nil {
-		return newTextSource(c.Env, spec, false), nil
+		return exec.NewTextSource(&c.Env.Engine, spec, false), nil
 	}
 	if spec.Near != nil {
-		return newNearSource(c.Env, spec), nil
+		return exec.NewNearSource(&c.Env.Engine, spec), nil
 	}
 	scan := &scanSource{env: c.Env, spec: spec, skip: spec.Skip}
 	// A sort on _id alone is the data tree's order: scan it (within the
@@ -403,7 +403,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		if val != nil {
 			s.docsExamined++
 			var md query.MatchDetails
-			if ok, err = matches(s.spec.Filter, bson.Doc(val), &md); err != nil {
+			if ok, err = exec.Matches(s.spec.Filter, bson.Doc(val), &md); err != nil {
 				return false, err
 			}
 		}
@@ -452,7 +452,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		}
 		md = query.MatchDetails{}
 		s.docsExamined++
-		if ok, err := matches(s.spec.Filter, bson.Doc(v), &md); err != nil {
+		if ok, err := exec.Matches(s.spec.Filter, bson.Doc(v), &md); err != nil {
 			return false, err
 		} else if !ok {
 			s.lastKey = append(s.lastKey[:0], k...)
@@ -484,7 +484,7 @@ func (s *scanSource) fillFromIndex(ctx context.Context, tx *kv.Tx, coll *catalog
 	var md query.MatchDetails
 	done, err := exec.WalkIndex(ctx, tx, coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
 		md = query.MatchDetails{}
-		if ok, err := matches(s.spec.Filter, d, &md); !ok || err != nil {
+		if ok, err := exec.Matches(s.spec.Filter, d, &md); !ok || err != nil {
 			return err == nil, err
 		}
 		if s.skip > 0 {
@@ -557,34 +557,34 @@ func (s *sliceSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool,
 func newSortedSource(c *Ctx, scan *scanSource, spec *exec.FindSpec) (Source, error) {
 	scan.skip = 0
 	scan.raw = true
-	st := &sorter{allowDisk: true, parent: c.Env.tempDir()}
+	st := &exec.Sorter{AllowDisk: true, Parent: c.Env.tempDir()}
 	if v, ok := c.Body.Lookup("allowDiskUse"); ok && v.Type == bson.TypeBoolean {
-		st.allowDisk = v.Boolean() // MongoDB 7.0 allows disk use unless told not to
+		st.AllowDisk = v.Boolean() // MongoDB 7.0 allows disk use unless told not to
 	}
 	if spec.Limit > 0 {
-		st.keep = spec.Skip + spec.Limit
+		st.Keep = spec.Skip + spec.Limit
 	}
 	var addErr error
 	_, err := scan.Fill(c, func(d bson.Doc) bool {
 		if addErr = spec.Sort.Check(d); addErr != nil {
 			return false
 		}
-		addErr = st.add(spec.Sort.Key(nil, d), d)
+		addErr = st.Add(spec.Sort.Key(nil, d), d)
 		return addErr == nil
 	})
 	if err == nil {
 		err = addErr
 	}
-	var stream sortedStream
+	var stream exec.SortedStream
 	if err == nil {
-		stream, err = st.finish()
+		stream, err = st.Finish()
 	}
 	if err != nil {
-		st.close()
+		st.Close()
 		return nil, err
 	}
-	noteSorted(c, st.spilled())
-	return &sortedSource{stream: stream, spec: spec, skip: spec.Skip}, nil
+	noteSorted(c, st.Spilled())
+	return &exec.SortedSource{Stream: stream, Spec: spec, Skip: spec.Skip}, nil
 }
 
 // idSortDirection is 1 or -1 for a sort on _id alone, else 0.

@@ -155,7 +155,7 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 	if g.query == nil {
 		g.query = bson.EmptyDoc
 	}
-	if _, inner, err := splitNear(g.query); err != nil {
+	if _, inner, err := exec.SplitNear(g.query); err != nil {
 		return nil, err
 	} else if inner != nil {
 		return nil, mongoerr.New(mongoerr.BadValue, "$geoNear may not contain a $near or $nearSphere in its query")
@@ -171,7 +171,7 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 // geoNearIter feeds a pipeline the documents of a $geoNear, computed in
 // one snapshot on the first Next.
 type geoNearIter struct {
-	heldHits[nearHit]
+	exec.HeldHits[exec.NearHit]
 	ctx  context.Context
 	g    *geoNearSpec
 	walk exec.WalkState
@@ -179,31 +179,31 @@ type geoNearIter struct {
 
 func newGeoNearIter(ctx context.Context, env *Env, g *geoNearSpec) *geoNearIter {
 	t := &geoNearIter{ctx: ctx, g: g}
-	t.env, t.db, t.coll, t.load = env, g.db, g.coll, t.run
+	t.Env, t.Db, t.Coll, t.Load = &env.Engine, g.db, g.coll, t.run
 	return t
 }
 
 func (t *geoNearIter) Next() (bson.Doc, error) {
-	h, err := t.next(t.ctx)
+	h, err := t.NextHit(t.ctx)
 	if h == nil || err != nil {
 		return nil, err
 	}
 	var b bson.Builder
-	b.AppendDouble("d", t.g.near.Distance(h.dist)*t.g.multiplier)
+	b.AppendDouble("d", t.g.near.Distance(h.Dist)*t.g.multiplier)
 	dist, _ := b.Finish().Lookup("d")
-	out := bson.WithPath(h.doc, t.g.distanceField, dist)
+	out := bson.WithPath(h.Doc, t.g.distanceField, dist)
 	if t.g.includeLocs != nil {
-		out = bson.WithPath(out, t.g.includeLocs, h.loc)
+		out = bson.WithPath(out, t.g.includeLocs, h.Loc)
 	}
 	return out, nil
 }
 
-func (t *geoNearIter) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]nearHit, error) {
+func (t *geoNearIter) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]exec.NearHit, error) {
 	if coll == nil {
 		return nil, nil // no collection: no documents
 	}
 	nc := *t.g.near
-	return nearSearch(ctx, tx, coll, &nc, t.g.filter, t.g.limit, &t.walk)
+	return exec.NearSearch(ctx, tx, coll, &nc, t.g.filter, t.g.limit, &t.walk)
 }
 
 // appendGeoNearStage writes explain's plan for a $geoNear.
@@ -220,5 +220,5 @@ func appendGeoNearStage(c *Ctx, g *geoNearSpec, source string) {
 		r.AppendString("stage", "EOF")
 		return
 	}
-	appendNearStages(r, &exec.FindSpec{Near: g.near, FilterDoc: g.query}, coll)
+	exec.AppendNearStages(r, &exec.FindSpec{Near: g.near, FilterDoc: g.query}, coll)
 }

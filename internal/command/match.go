@@ -33,7 +33,7 @@ type writeFilter struct {
 // top-level $and, is taken out and makes {$meta: "textScore"} available
 // to the statement's sort and projection.
 func compileWriteFilter(q bson.Doc, opts *query.Options) (writeFilter, error) {
-	rest, clause, err := splitText(q)
+	rest, clause, err := exec.SplitText(q)
 	if err != nil {
 		return writeFilter{}, err
 	}
@@ -67,7 +67,7 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *wri
 		}
 		c.examined("IDHACK", 1, 1)
 		m := match{key: key, doc: bson.Doc(append([]byte(nil), v...))}
-		if ok, err := matches(filter, m.doc, &m.md); !ok || err != nil {
+		if ok, err := exec.Matches(filter, m.doc, &m.md); !ok || err != nil {
 			return nil, err
 		}
 		return []match{m}, nil
@@ -81,7 +81,7 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *wri
 		var st exec.WalkState
 		_, err := exec.WalkIndex(c, tx, coll, t, p, &st, func(idKey []byte, d bson.Doc) (bool, error) {
 			var md query.MatchDetails
-			if ok, err := matches(filter, d, &md); !ok || err != nil {
+			if ok, err := exec.Matches(filter, d, &md); !ok || err != nil {
 				return err == nil, err
 			}
 			out = append(out, match{key: append([]byte(nil), idKey...), doc: bson.Doc(append([]byte(nil), d...)), md: md})
@@ -103,7 +103,7 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *wri
 			}
 		}
 		var md query.MatchDetails
-		if ok, err := matches(filter, bson.Doc(v), &md); err != nil {
+		if ok, err := exec.Matches(filter, bson.Doc(v), &md); err != nil {
 			return nil, err
 		} else if !ok {
 			continue
@@ -123,19 +123,19 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *wri
 // index gives the candidates and their scores, as for find (TEXT_MATCH),
 // and a {$meta: "textScore"} sort orders by the score.
 func selectText(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *writeFilter, s *query.Sort, limit int) ([]match, error) {
-	tp, err := planText(coll, &exec.FindSpec{Text: wf.text, FilterDoc: wf.doc})
+	tp, err := exec.PlanText(coll, &exec.FindSpec{Text: wf.text, FilterDoc: wf.doc})
 	if err != nil || tp == nil {
 		return nil, err
 	}
 	var st exec.WalkState
-	hits, err := runText(c, tx, coll, t, tp, wf.filter, &st)
+	hits, err := exec.RunText(c, tx, coll, t, tp, wf.filter, &st)
 	c.examined("TEXT_MATCH", st.Keys, st.Docs)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]match, len(hits))
 	for i, h := range hits {
-		out[i] = match{key: h.key, doc: h.doc, md: h.md}
+		out[i] = match{key: h.Key, doc: h.Doc, md: h.Md}
 	}
 	return orderMatches(c, out, s, limit)
 }
@@ -146,16 +146,6 @@ func (c *Ctx) examined(plan string, keys, docs int64) {
 	noteExamined(c, plan, keys, docs)
 	c.Env.Stats.KeysExamined.Add(keys)
 	c.Env.Stats.DocsExamined.Add(docs)
-}
-
-// matches applies filter to d, turning an expression that failed while
-// evaluating ($expr) into the operation's error, as MongoDB fails the
-// whole operation.
-func matches(filter *query.Filter, d bson.Doc, md *query.MatchDetails) (bool, error) {
-	if filter.MatchDetails(d, md) {
-		return true, nil
-	}
-	return false, md.Err
 }
 
 // orderMatches sorts matches by s (if any) and keeps the first limit.

@@ -7,6 +7,7 @@ import (
 	dbson "go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 )
 
@@ -31,25 +32,25 @@ func BenchmarkFindSort(b *testing.B) {
 		budget int64
 	}{{"memory", 100 << 20}, {"spill", 1 << 20}} {
 		b.Run(c.name, func(b *testing.B) {
-			old := sortMemoryBudget
-			sortMemoryBudget = c.budget
-			defer func() { sortMemoryBudget = old }()
+			old := exec.SortMemoryBudget
+			exec.SortMemoryBudget = c.budget
+			defer func() { exec.SortMemoryBudget = old }()
 			dir := b.TempDir()
 			b.ReportAllocs()
 			for b.Loop() {
-				st := &sorter{allowDisk: true, parent: dir}
+				st := &exec.Sorter{AllowDisk: true, Parent: dir}
 				for i, d := range docs {
-					if err := st.add(keys[i], d); err != nil {
+					if err := st.Add(keys[i], d); err != nil {
 						b.Fatal(err)
 					}
 				}
-				stream, err := st.finish()
+				stream, err := st.Finish()
 				if err != nil {
 					b.Fatal(err)
 				}
 				n := 0
 				for {
-					d, err := stream.next()
+					d, err := stream.Next()
 					if err != nil {
 						b.Fatal(err)
 					}
@@ -58,7 +59,7 @@ func BenchmarkFindSort(b *testing.B) {
 					}
 					n++
 				}
-				stream.close()
+				stream.Close()
 				if n != len(docs) {
 					b.Fatalf("%d documents, want %d", n, len(docs))
 				}

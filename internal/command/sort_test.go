@@ -9,6 +9,7 @@ import (
 	dbson "go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
@@ -17,9 +18,9 @@ import (
 // spill runs, merge them in order (ties in input order), and remove its
 // files; without allowDiskUse it must refuse with 292.
 func TestExternalSort(t *testing.T) {
-	old := sortMemoryBudget
-	sortMemoryBudget = 4096
-	defer func() { sortMemoryBudget = old }()
+	old := exec.SortMemoryBudget
+	exec.SortMemoryBudget = 4096
+	defer func() { exec.SortMemoryBudget = old }()
 	raw, _ := dbson.Marshal(dbson.D{{Key: "k", Value: 1}})
 	srt, err := query.ParseSort(bson.Doc(raw), &query.Options{})
 	if err != nil {
@@ -27,24 +28,24 @@ func TestExternalSort(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	tmp := t.TempDir()
-	st := &sorter{allowDisk: true, parent: tmp}
+	st := &exec.Sorter{AllowDisk: true, Parent: tmp}
 	const n = 2000
 	for i := 0; i < n; i++ {
 		d, _ := dbson.Marshal(dbson.D{{Key: "k", Value: rng.IntN(50)}, {Key: "seq", Value: i}})
-		if err := st.add(srt.Key(nil, bson.Doc(d)), bson.Doc(d)); err != nil {
+		if err := st.Add(srt.Key(nil, bson.Doc(d)), bson.Doc(d)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if runs := st.s.Stats().Runs(); runs < 2 || !st.spilled() {
+	if runs := st.S.Stats().Runs(); runs < 2 || !st.Spilled() {
 		t.Fatalf("%d runs: the sort did not spill", runs)
 	}
-	stream, err := st.finish()
+	stream, err := st.Finish()
 	if err != nil {
 		t.Fatal(err)
 	}
 	prevK, prevSeq, count := -1, -1, 0
 	for {
-		d, err := stream.next()
+		d, err := stream.Next()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,15 +65,15 @@ func TestExternalSort(t *testing.T) {
 	if count != n {
 		t.Fatalf("merged %d documents, want %d", count, n)
 	}
-	stream.close()
+	stream.Close()
 	if ents, err := os.ReadDir(tmp); err != nil || len(ents) != 0 {
 		t.Fatalf("%d files left behind (%v)", len(ents), err)
 	}
 	// Without disk use, the budget is a hard limit.
-	st = &sorter{}
+	st = &exec.Sorter{}
 	for i := 0; ; i++ {
 		d, _ := dbson.Marshal(dbson.D{{Key: "k", Value: i}, {Key: "pad", Value: fmt.Sprint(i)}})
-		if err = st.add(srt.Key(nil, bson.Doc(d)), bson.Doc(d)); err != nil {
+		if err = st.Add(srt.Key(nil, bson.Doc(d)), bson.Doc(d)); err != nil {
 			break
 		}
 	}

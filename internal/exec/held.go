@@ -1,55 +1,54 @@
-package command
+package exec
 
 import (
 	"context"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
 
-// heldHits holds the answers of a query computed at once, in one read
+// HeldHits holds the answers of a query computed at once, in one read
 // snapshot, on first use ($text, $near, $geoNear): they are kept in
 // memory and handed on in order, by Fills or to a pipeline.
-type heldHits[H any] struct {
-	env      *Env
-	db, coll string
-	// load computes the answers in tx; coll is nil when the collection
+type HeldHits[H any] struct {
+	Env      *Engine
+	Db, Coll string
+	// Load computes the answers in tx; coll is nil when the collection
 	// does not exist.
-	load func(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]H, error)
+	Load func(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]H, error)
 	ran  bool
 	hits []H
 	pos  int
 	buf  []byte
 }
 
-func (s *heldHits[H]) Close() { s.hits = nil }
+func (s *HeldHits[H]) Close() { s.hits = nil }
 
 // ensure computes the answers once.
-func (s *heldHits[H]) ensure(ctx context.Context) error {
+func (s *HeldHits[H]) ensure(ctx context.Context) error {
 	if s.ran {
 		return nil
 	}
-	tx, err := snapshotOf(ctx, s.env)
+	tx, err := SnapshotOf(ctx, s.Env)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	coll, err := catalog.Get(tx, s.db, s.coll)
+	coll, err := catalog.Get(tx, s.Db, s.Coll)
 	if err != nil {
 		return err
 	}
-	if s.hits, err = s.load(ctx, tx, coll); err != nil {
+	if s.hits, err = s.Load(ctx, tx, coll); err != nil {
 		return err
 	}
 	s.ran = true
 	return nil
 }
 
-// next returns the next answer, or nil after the last.
-func (s *heldHits[H]) next(ctx context.Context) (*H, error) {
+// NextHit returns the next answer, or nil after the last.
+func (s *HeldHits[H]) NextHit(ctx context.Context) (*H, error) {
 	if err := s.ensure(ctx); err != nil {
 		return nil, err
 	}
@@ -67,7 +66,7 @@ func (s *heldHits[H]) next(ctx context.Context) (*H, error) {
 // an answer's document and match details, which spec's projection
 // applies to unless raw. An answer emit refuses is offered again by the
 // next fill.
-func (s *heldHits[H]) fill(ctx context.Context, spec *exec.FindSpec, raw bool, doc func(*H) (bson.Doc, *query.MatchDetails), emit func(bson.Doc) bool) (bool, error) {
+func (s *HeldHits[H]) fill(ctx context.Context, spec *FindSpec, raw bool, doc func(*H) (bson.Doc, *query.MatchDetails), emit func(bson.Doc) bool) (bool, error) {
 	if err := s.ensure(ctx); err != nil {
 		return false, err
 	}
@@ -88,4 +87,14 @@ func (s *heldHits[H]) fill(ctx context.Context, spec *exec.FindSpec, raw bool, d
 		s.pos++
 	}
 	return true, nil
+}
+
+// Matches applies filter to d, turning an expression that failed while
+// evaluating ($expr) into the operation's error, as MongoDB fails the
+// whole operation.
+func Matches(filter *query.Filter, d bson.Doc, md *query.MatchDetails) (bool, error) {
+	if filter.MatchDetails(d, md) {
+		return true, nil
+	}
+	return false, md.Err
 }

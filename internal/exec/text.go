@@ -1,4 +1,4 @@
-package command
+package exec
 
 import (
 	"bytes"
@@ -9,7 +9,6 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/index/fts"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -17,17 +16,17 @@ import (
 	"github.com/cairndb/cairn/kv"
 )
 
-// parseFilterText compiles a find or count filter into spec: a $text
+// ParseFilterText compiles a find or count filter into spec: a $text
 // clause (at the top level or in a top-level $and) is taken out and kept
 // in spec.text; the rest is the filter the planner and the matcher see.
-func parseFilterText(spec *exec.FindSpec, filter bson.Doc, opts *query.Options) error {
-	rest, clause, err := splitText(filter)
+func ParseFilterText(spec *FindSpec, filter bson.Doc, opts *query.Options) error {
+	rest, clause, err := SplitText(filter)
 	if err != nil {
 		return err
 	}
 	if clause == nil {
-		var or *exec.TextOr
-		if rest, clause, or, err = splitTextOr(filter, opts); err != nil {
+		var or *TextOr
+		if rest, clause, or, err = SplitTextOr(filter, opts); err != nil {
 			return err
 		}
 		spec.TextOr = or
@@ -42,14 +41,14 @@ func parseFilterText(spec *exec.FindSpec, filter bson.Doc, opts *query.Options) 
 	return err
 }
 
-// splitTextOr takes a $text out of one branch of a top-level $or (no
+// SplitTextOr takes a $text out of one branch of a top-level $or (no
 // other $text anywhere). The returned rest is the filter without the $or.
-func splitTextOr(filter bson.Doc, opts *query.Options) (bson.Doc, *exec.TextClause, *exec.TextOr, error) {
+func SplitTextOr(filter bson.Doc, opts *query.Options) (bson.Doc, *TextClause, *TextOr, error) {
 	orV, ok := filter.Lookup("$or")
 	if !ok || orV.Type != bson.TypeArray {
 		return filter, nil, nil, nil
 	}
-	var clause *exec.TextClause
+	var clause *TextClause
 	var branchRest bson.Doc
 	var others bson.Builder
 	others.StartArray("$or")
@@ -58,7 +57,7 @@ func splitTextOr(filter bson.Doc, opts *query.Options) (bson.Doc, *exec.TextClau
 	for it.Next() {
 		b := it.Element().Value
 		if b.Type == bson.TypeDocument {
-			rest, c, err := splitText(b.Document())
+			rest, c, err := SplitText(b.Document())
 			if err != nil {
 				return nil, nil, nil, err
 			}
@@ -82,7 +81,7 @@ func splitTextOr(filter bson.Doc, opts *query.Options) (bson.Doc, *exec.TextClau
 		return withoutKey(filter, "$or"), clause, nil, nil
 	}
 	rest := withoutKey(filter, "$or")
-	to := &exec.TextOr{OthersDoc: others.Finish()}
+	to := &TextOr{OthersDoc: others.Finish()}
 	var err error
 	if to.Branch, err = query.ParseFilter(andOf(rest, branchRest), opts); err != nil {
 		return nil, nil, nil, err
@@ -121,9 +120,9 @@ func andOf(a, b bson.Doc) bson.Doc {
 	return x.Finish()
 }
 
-// splitText removes the $text clause from filter.
-func splitText(filter bson.Doc) (bson.Doc, *exec.TextClause, error) {
-	var clause *exec.TextClause
+// SplitText removes the $text clause from filter.
+func SplitText(filter bson.Doc) (bson.Doc, *TextClause, error) {
+	var clause *TextClause
 	found := false
 	var walk func(d bson.Doc) (bson.Doc, error)
 	walk = func(d bson.Doc) (bson.Doc, error) {
@@ -176,11 +175,11 @@ func splitText(filter bson.Doc) (bson.Doc, *exec.TextClause, error) {
 	return rest, clause, nil
 }
 
-func parseTextClause(v bson.Value) (*exec.TextClause, error) {
+func parseTextClause(v bson.Value) (*TextClause, error) {
 	if v.Type != bson.TypeDocument {
 		return nil, mongoerr.New(mongoerr.BadValue, "$text expects an object")
 	}
-	c := &exec.TextClause{}
+	c := &TextClause{}
 	n := 0
 	it := v.Document().Iter()
 	for it.Next() {
@@ -226,9 +225,9 @@ type textPlan struct {
 	prefix []bson.Value
 }
 
-// planText finds the collection's text index and parses the search in the
+// PlanText finds the collection's text index and parses the search in the
 // query's language.
-func planText(coll *catalog.Collection, spec *exec.FindSpec) (*textPlan, error) {
+func PlanText(coll *catalog.Collection, spec *FindSpec) (*textPlan, error) {
 	if coll == nil {
 		return nil, nil
 	}
@@ -263,17 +262,17 @@ func planText(coll *catalog.Collection, spec *exec.FindSpec) (*textPlan, error) 
 
 // textHit is one document a text query returns, with its score.
 type textHit struct {
-	key   []byte // the document's key in the data tree
-	doc   bson.Doc
-	score float64
-	md    query.MatchDetails
+	Key   []byte // the document's key in the data tree
+	Doc   bson.Doc
+	Score float64
+	Md    query.MatchDetails
 }
 
-// runText executes a text plan as MongoDB's TEXT_OR, FETCH and TEXT_MATCH
+// RunText executes a text plan as MongoDB's TEXT_OR, FETCH and TEXT_MATCH
 // stages do: it looks every term up in the index, adding up each
 // document's entry scores, fetches each document once, checks phrases,
 // negations and sensitivity, then the rest of the filter.
-func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, tp *textPlan, filter *query.Filter, st *exec.WalkState) ([]textHit, error) {
+func RunText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, tp *textPlan, filter *query.Filter, st *WalkState) ([]textHit, error) {
 	it, err := tx.Tree(coll.IndexTree(tp.index))
 	if err != nil {
 		return nil, mongoerr.New(mongoerr.QueryPlanKilled, "query plan killed :: caused by :: index '%s' dropped", tp.index)
@@ -286,7 +285,7 @@ func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.
 		for k, v := cur.Seek(tk); k != nil && bytes.HasPrefix(k, tk); k, v = cur.Next() {
 			if n++; n&255 == 0 {
 				if err := ctx.Err(); err != nil {
-					return nil, ctxErr(err)
+					return nil, mongoerr.FromContext(err)
 				}
 			}
 			st.Keys++
@@ -309,7 +308,7 @@ func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.
 	for _, id := range ids {
 		if n++; n&255 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, ctxErr(err)
+				return nil, mongoerr.FromContext(err)
 			}
 		}
 		raw, err := data.Get([]byte(id))
@@ -327,46 +326,46 @@ func runText(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.
 			}
 			continue
 		}
-		h := textHit{key: []byte(id), score: scores[id]}
-		if ok, err := matches(filter, doc, &h.md); err != nil || !ok {
+		h := textHit{Key: []byte(id), Score: scores[id]}
+		if ok, err := Matches(filter, doc, &h.Md); err != nil || !ok {
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
-		h.md.TextScore = h.score
-		h.doc = slices.Clone(doc)
+		h.Md.TextScore = h.Score
+		h.Doc = slices.Clone(doc)
 		hits = append(hits, h)
 	}
 	return hits, nil
 }
 
-// textSource serves a $text query: the first Fill runs the plan in one
+// TextSource serves a $text query: the first Fill runs the plan in one
 // snapshot and keeps the matching documents (sorted when the query
 // sorts, by {$meta: "textScore"} or fields), later Fills serve them.
-type textSource struct {
-	heldHits[textHit]
-	spec *exec.FindSpec
+type TextSource struct {
+	HeldHits[textHit]
+	spec *FindSpec
 	raw  bool
-	walk exec.WalkState
+	Walk WalkState
 }
 
-func newTextSource(env *Env, spec *exec.FindSpec, raw bool) *textSource {
-	s := &textSource{spec: spec, raw: raw}
-	s.env, s.db, s.coll, s.load = env, spec.Db, spec.Coll, s.run
+func NewTextSource(env *Engine, spec *FindSpec, raw bool) *TextSource {
+	s := &TextSource{spec: spec, raw: raw}
+	s.Env, s.Db, s.Coll, s.Load = env, spec.Db, spec.Coll, s.run
 	return s
 }
 
-func (s *textSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
-	return s.fill(ctx, s.spec, s.raw, func(h *textHit) (bson.Doc, *query.MatchDetails) { return h.doc, &h.md }, emit)
+func (s *TextSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
+	return s.fill(ctx, s.spec, s.raw, func(h *textHit) (bson.Doc, *query.MatchDetails) { return h.Doc, &h.Md }, emit)
 }
 
-func (s *textSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]textHit, error) {
-	tp, err := planText(coll, s.spec)
+func (s *TextSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]textHit, error) {
+	tp, err := PlanText(coll, s.spec)
 	if err != nil || tp == nil {
 		return nil, err
 	}
-	data, err := exec.DataTree(tx, coll)
+	data, err := DataTree(tx, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -374,7 +373,7 @@ func (s *textSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 	if s.spec.TextOr != nil {
 		filter = s.spec.TextOr.Branch
 	}
-	hits, err := runText(ctx, tx, coll, data, tp, filter, &s.walk)
+	hits, err := RunText(ctx, tx, coll, data, tp, filter, &s.Walk)
 	if err != nil {
 		return nil, err
 	}
@@ -386,10 +385,10 @@ func (s *textSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 	if srt := s.spec.Sort; srt != nil && srt.Natural() == 0 {
 		keys := make([][]byte, len(hits))
 		for i := range hits {
-			if err := srt.Check(hits[i].doc); err != nil {
+			if err := srt.Check(hits[i].Doc); err != nil {
 				return nil, err
 			}
-			keys[i] = srt.KeyScore(nil, hits[i].doc, hits[i].score)
+			keys[i] = srt.KeyScore(nil, hits[i].Doc, hits[i].Score)
 		}
 		idx := make([]int, len(hits))
 		for i := range idx {
@@ -408,10 +407,10 @@ func (s *textSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 
 // addOrBranches adds to hits the documents the $or's other branches match
 // (with no text score), read through their indexes.
-func (s *textSource) addOrBranches(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, to *exec.TextOr, hits []textHit) ([]textHit, error) {
-	p := exec.OrPlan(coll, to.OthersDoc, s.spec.Opts)
+func (s *TextSource) addOrBranches(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, to *TextOr, hits []textHit) ([]textHit, error) {
+	p := OrPlan(coll, to.OthersDoc, s.spec.Opts)
 	if p == nil {
-		if one := exec.ChooseIndex(coll, orBranchesFilter(to.OthersDoc), s.spec.Opts); one != nil {
+		if one := ChooseIndex(coll, orBranchesFilter(to.OthersDoc), s.spec.Opts); one != nil {
 			p = one
 		}
 	}
@@ -420,18 +419,18 @@ func (s *textSource) addOrBranches(ctx context.Context, tx *kv.Tx, coll *catalog
 	}
 	seen := make(map[string]bool, len(hits))
 	for _, h := range hits {
-		seen[string(h.key)] = true
+		seen[string(h.Key)] = true
 	}
-	_, err := exec.WalkIndex(ctx, tx, coll, data, p, &s.walk, func(idKey []byte, d bson.Doc) (bool, error) {
+	_, err := WalkIndex(ctx, tx, coll, data, p, &s.Walk, func(idKey []byte, d bson.Doc) (bool, error) {
 		if seen[string(idKey)] {
 			return true, nil
 		}
 		seen[string(idKey)] = true
-		h := textHit{key: slices.Clone(idKey)}
-		if ok, err := matches(to.Others, d, &h.md); err != nil || !ok {
+		h := textHit{Key: slices.Clone(idKey)}
+		if ok, err := Matches(to.Others, d, &h.Md); err != nil || !ok {
 			return err == nil, err
 		}
-		h.doc = slices.Clone(d)
+		h.Doc = slices.Clone(d)
 		hits = append(hits, h)
 		return true, nil
 	})
@@ -447,10 +446,10 @@ func orBranchesFilter(or bson.Doc) bson.Doc {
 	return bson.EmptyDoc
 }
 
-// appendTextStages writes a text plan's stages as MongoDB explains them:
+// AppendTextStages writes a text plan's stages as MongoDB explains them:
 // TEXT_MATCH over FETCH over TEXT_OR over one IXSCAN per term.
-func appendTextStages(r *bson.Builder, spec *exec.FindSpec, coll *catalog.Collection) {
-	tp, err := planText(coll, spec)
+func AppendTextStages(r *bson.Builder, spec *FindSpec, coll *catalog.Collection) {
+	tp, err := PlanText(coll, spec)
 	if err != nil || tp == nil {
 		r.AppendString("stage", "EOF")
 		return

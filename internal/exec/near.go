@@ -1,4 +1,4 @@
-package command
+package exec
 
 // $near, $nearSphere and $geoNear: documents in order of distance from a
 // point, read through a geo index.
@@ -30,7 +30,6 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/catalog"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/geo"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -42,10 +41,10 @@ func noGeoIndex() error {
 	return mongoerr.New(mongoerr.NoQueryExecutionPlans, "error processing query: planner returned error :: caused by :: unable to find index for $geoNear query")
 }
 
-// splitNear takes a $near or $nearSphere out of a filter (at the top level
+// SplitNear takes a $near or $nearSphere out of a filter (at the top level
 // or in a top-level $and): the rest is the filter the matcher applies.
-func splitNear(filter bson.Doc) (bson.Doc, *exec.NearClause, error) {
-	var clause *exec.NearClause
+func SplitNear(filter bson.Doc) (bson.Doc, *NearClause, error) {
+	var clause *NearClause
 	var b bson.Builder
 	changed := false
 	it := filter.Iter()
@@ -60,7 +59,7 @@ func splitNear(filter bson.Doc) (bson.Doc, *exec.NearClause, error) {
 			for ai.Next() {
 				sub := ai.Element().Value
 				if sub.Type == bson.TypeDocument {
-					rest, c, err := splitNear(sub.Document())
+					rest, c, err := SplitNear(sub.Document())
 					if err != nil {
 						return nil, nil, err
 					}
@@ -116,8 +115,8 @@ func nearOperator(ops bson.Doc) (string, bool) {
 
 // parseNearOps reads {$near|$nearSphere: point, $maxDistance, $minDistance}
 // on path and returns the operators left for the matcher.
-func parseNearOps(path string, ops bson.Doc) (*exec.NearClause, bson.Doc, error) {
-	c := &exec.NearClause{Path: path, MaxDist: -1}
+func parseNearOps(path string, ops bson.Doc) (*NearClause, bson.Doc, error) {
+	c := &NearClause{Path: path, MaxDist: -1}
 	var point bson.Value
 	var op string
 	var maxV, minV bson.Value
@@ -165,34 +164,34 @@ func parseNearOps(path string, ops bson.Doc) (*exec.NearClause, bson.Doc, error)
 	return c, rest.Finish(), nil
 }
 
-// nearHit is one answer with its distance.
-type nearHit struct {
+// NearHit is one answer with its distance.
+type NearHit struct {
 	key  []byte
-	doc  bson.Doc
-	dist float64    // radians or coordinate units (see nearClause)
-	loc  bson.Value // the nearest geometry ($geoNear's includeLocs)
+	Doc  bson.Doc
+	Dist float64    // radians or coordinate units (see nearClause)
+	Loc  bson.Value // the nearest geometry ($geoNear's includeLocs)
 }
 
-// nearSearch runs a near query in tx: the documents of coll matching
+// NearSearch runs a near query in tx: the documents of coll matching
 // filter, nearest first, at least want of them when want > 0 (all
 // otherwise).
 //
 // st counts the index entries and documents examined.
-func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *exec.NearClause, filter *query.Filter, want int64, st *exec.WalkState) ([]nearHit, error) {
+func NearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *NearClause, filter *query.Filter, want int64, st *WalkState) ([]NearHit, error) {
 	if coll == nil {
 		return nil, nil
 	}
-	ix, spec, err := nearIndex(coll, nc)
+	ix, spec, err := NearIndex(coll, nc)
 	if err != nil {
 		return nil, err
 	}
-	data, err := exec.DataTree(tx, coll)
+	data, err := DataTree(tx, coll)
 	if err != nil {
 		return nil, err
 	}
 	gf := spec.Fields[geoFieldOf(spec)]
 	seen := map[string]bool{}
-	var hits []nearHit
+	var hits []NearHit
 	var mem int64
 	examine := func(key, raw []byte) error {
 		if seen[string(key)] {
@@ -205,10 +204,10 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ex
 			return nil
 		}
 		var md query.MatchDetails
-		if ok, err := matches(filter, bson.Doc(raw), &md); err != nil || !ok {
+		if ok, err := Matches(filter, bson.Doc(raw), &md); err != nil || !ok {
 			return err
 		}
-		h.key, h.doc = slices.Clone(key), slices.Clone(bson.Doc(raw))
+		h.key, h.Doc = slices.Clone(key), slices.Clone(bson.Doc(raw))
 		if mem += int64(len(key) + len(raw) + 64); mem > agg.DefaultMemoryLimit {
 			// The answers are sorted in memory: bound them as a blocking
 			// sort is bounded.
@@ -225,7 +224,7 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ex
 		for k, v := cur.First(); k != nil; k, v = cur.Next() {
 			if n++; n&255 == 0 {
 				if err := ctx.Err(); err != nil {
-					return ctxErr(err)
+					return mongoerr.FromContext(err)
 				}
 			}
 			if err := examine(k, v); err != nil {
@@ -260,7 +259,7 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ex
 			}
 			within := 0
 			for _, h := range hits {
-				if h.dist <= r {
+				if h.Dist <= r {
 					within++
 				}
 			}
@@ -275,18 +274,18 @@ func nearSearch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, nc *ex
 		return nil, err
 	}
 	sort.SliceStable(hits, func(i, j int) bool {
-		if hits[i].dist != hits[j].dist {
-			return hits[i].dist < hits[j].dist
+		if hits[i].Dist != hits[j].Dist {
+			return hits[i].Dist < hits[j].Dist
 		}
 		return bytes.Compare(hits[i].key, hits[j].key) < 0
 	})
 	return hits, nil
 }
 
-// nearIndex finds the geo index on the clause's field: a 2dsphere index
+// NearIndex finds the geo index on the clause's field: a 2dsphere index
 // for a GeoJSON center, a 2d index for planar distances, either for a
 // spherical query on a legacy pair.
-func nearIndex(coll *catalog.Collection, nc *exec.NearClause) (string, *index.Spec, error) {
+func NearIndex(coll *catalog.Collection, nc *NearClause) (string, *index.Spec, error) {
 	var found []catalog.Index
 	var specs []*index.Spec
 	for _, ix := range coll.Indexes {
@@ -327,7 +326,7 @@ func geoFieldOf(s *index.Spec) int {
 // center: the cells covering the cap (2dsphere), or the grid cells of the
 // box around it (2d: the square of side 2r, or the cap's longitude and
 // latitude box).
-func nearRanges(spec *index.Spec, nc *exec.NearClause, r float64) []index.KeyRange {
+func nearRanges(spec *index.Spec, nc *NearClause, r float64) []index.KeyRange {
 	if spec.Geo != nil {
 		ranges, _ := index.GeoKeyRanges(geo.CapRegion(nc.Center, s1.Angle(r)))
 		return ranges
@@ -342,13 +341,13 @@ func nearRanges(spec *index.Spec, nc *exec.NearClause, r float64) []index.KeyRan
 
 // nearDistance measures a document: the smallest distance from the
 // center to its geometries at the field, within the clause's bounds.
-func nearDistance(raw []byte, parts []string, nc *exec.NearClause) (nearHit, bool) {
-	h := nearHit{dist: math.Inf(1)}
+func nearDistance(raw []byte, parts []string, nc *NearClause) (NearHit, bool) {
+	h := NearHit{Dist: math.Inf(1)}
 	for _, v := range index.GeoValues(bson.Doc(raw), parts) {
 		if nc.Flat {
 			if p, err := geo.LegacyPoint(v); err == nil {
-				if d := p.Sub(nc.FlatCenter).Norm(); d < h.dist {
-					h.dist, h.loc = d, v
+				if d := p.Sub(nc.FlatCenter).Norm(); d < h.Dist {
+					h.Dist, h.Loc = d, v
 				}
 			}
 			continue
@@ -357,11 +356,11 @@ func nearDistance(raw []byte, parts []string, nc *exec.NearClause) (nearHit, boo
 		if err != nil || !sh.Spherical() {
 			continue
 		}
-		if d := sh.MinDistance(nc.Center).Radians(); d < h.dist {
-			h.dist, h.loc = d, v
+		if d := sh.MinDistance(nc.Center).Radians(); d < h.Dist {
+			h.Dist, h.Loc = d, v
 		}
 	}
-	if h.loc.Type == 0 || h.dist < nc.MinDist || (nc.MaxDist >= 0 && h.dist > nc.MaxDist) {
+	if h.Loc.Type == 0 || h.Dist < nc.MinDist || (nc.MaxDist >= 0 && h.Dist > nc.MaxDist) {
 		return h, false
 	}
 	return h, true
@@ -369,7 +368,7 @@ func nearDistance(raw []byte, parts []string, nc *exec.NearClause) (nearHit, boo
 
 // coverCap reads the index entries in ranges and examines their
 // documents.
-func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix string, data *kv.Tree, ranges []index.KeyRange, st *exec.WalkState, examine func(key, raw []byte) error) error {
+func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix string, data *kv.Tree, ranges []index.KeyRange, st *WalkState, examine func(key, raw []byte) error) error {
 	t, err := tx.Tree(coll.IndexTree(ix))
 	if err != nil {
 		return mongoerr.New(mongoerr.QueryPlanKilled, "query plan killed :: caused by :: index '%s' dropped", ix)
@@ -380,7 +379,7 @@ func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix strin
 		for k, v := cur.Seek(r.Start); k != nil && r.BeforeEnd(k); k, v = cur.Next() {
 			if n++; n&255 == 0 {
 				if err := ctx.Err(); err != nil {
-					return ctxErr(err)
+					return mongoerr.FromContext(err)
 				}
 			}
 			st.Keys++
@@ -402,39 +401,39 @@ func coverCap(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, ix strin
 	return nil
 }
 
-// nearSource serves a find with $near or $nearSphere: the first Fill runs
+// NearSource serves a find with $near or $nearSphere: the first Fill runs
 // the search in one snapshot and keeps the answers; later Fills serve
 // them.
-type nearSource struct {
-	heldHits[nearHit]
-	spec *exec.FindSpec
-	walk exec.WalkState
+type NearSource struct {
+	HeldHits[NearHit]
+	spec *FindSpec
+	Walk WalkState
 }
 
-func newNearSource(env *Env, spec *exec.FindSpec) *nearSource {
-	s := &nearSource{spec: spec}
-	s.env, s.db, s.coll, s.load = env, spec.Db, spec.Coll, s.run
+func NewNearSource(env *Engine, spec *FindSpec) *NearSource {
+	s := &NearSource{spec: spec}
+	s.Env, s.Db, s.Coll, s.Load = env, spec.Db, spec.Coll, s.run
 	return s
 }
 
-func (s *nearSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
+func (s *NearSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
 	var md query.MatchDetails
-	return s.fill(ctx, s.spec, false, func(h *nearHit) (bson.Doc, *query.MatchDetails) { return h.doc, &md }, emit)
+	return s.fill(ctx, s.spec, false, func(h *NearHit) (bson.Doc, *query.MatchDetails) { return h.Doc, &md }, emit)
 }
 
-func (s *nearSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]nearHit, error) {
+func (s *NearSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]NearHit, error) {
 	want := int64(0)
 	if s.spec.Limit > 0 && s.spec.Sort == nil {
 		want = s.spec.Skip + s.spec.Limit
 	}
-	hits, err := nearSearch(ctx, tx, coll, s.spec.Near, s.spec.Filter, want, &s.walk)
+	hits, err := NearSearch(ctx, tx, coll, s.spec.Near, s.spec.Filter, want, &s.Walk)
 	if err != nil {
 		return nil, err
 	}
 	if srt := s.spec.Sort; srt != nil && srt.Natural() == 0 {
 		// A sort re-orders the answers, as in mongod.
 		sort.SliceStable(hits, func(i, j int) bool {
-			return bytes.Compare(srt.Key(nil, hits[i].doc), srt.Key(nil, hits[j].doc)) < 0
+			return bytes.Compare(srt.Key(nil, hits[i].Doc), srt.Key(nil, hits[j].Doc)) < 0
 		})
 	}
 	skip := min(s.spec.Skip, int64(len(hits)))
@@ -445,9 +444,9 @@ func (s *nearSource) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 	return hits, nil
 }
 
-// appendNearStages writes a near plan as MongoDB explains it.
-func appendNearStages(r *bson.Builder, spec *exec.FindSpec, coll *catalog.Collection) {
-	name, ixSpec, err := nearIndex(coll, spec.Near)
+// AppendNearStages writes a near plan as MongoDB explains it.
+func AppendNearStages(r *bson.Builder, spec *FindSpec, coll *catalog.Collection) {
+	name, ixSpec, err := NearIndex(coll, spec.Near)
 	if err != nil {
 		r.AppendString("stage", "EOF")
 		return
