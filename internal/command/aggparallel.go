@@ -82,7 +82,7 @@ func (k *aggCatalog) RunPipeline(db, coll string, p *agg.Pipeline) (agg.Iterator
 // the leading $match where it can be), reporting false otherwise.
 func (k *aggCatalog) sortedRun(db, name string, p *agg.Pipeline, hint bson.Value) (agg.Iterator, bool, error) {
 	sortDoc, ok := p.LeadingSort()
-	if !ok || hinted(hint) || k.tx == nil {
+	if !ok || exec.Hinted(hint) || k.tx == nil {
 		return nil, false, nil
 	}
 	coll, err := catalog.Get(k.tx, db, name)
@@ -100,7 +100,7 @@ func (k *aggCatalog) sortedRun(db, name string, p *agg.Pipeline, hint bson.Value
 	spec := &exec.FindSpec{FilterDoc: p.LeadingFilter(), Filter: p.Filter, SortDoc: sortDoc, Sort: sort, Opts: opts}
 	var base *exec.Plan
 	if len(spec.FilterDoc) > 5 {
-		if base, _, err = k.env.planQuery(k.ctx, k.tx, coll, spec.FilterDoc, p.Filter, opts, bson.Value{}); err != nil {
+		if base, _, err = k.env.PlanQuery(k.ctx, k.tx, coll, spec.FilterDoc, p.Filter, opts, bson.Value{}); err != nil {
 			return nil, false, err
 		}
 	}
@@ -132,10 +132,10 @@ func (e *Env) parallelPipeline(ctx context.Context, tx *kv.Tx, db, name string, 
 	if _, _, isView := coll.View(); isView {
 		return nil, false, nil
 	}
-	hinted := hinted(hint)
+	hinted := exec.Hinted(hint)
 	var pl *exec.Plan
 	if len(planFilter) > 5 || hinted {
-		if pl, _, err = e.planQuery(ctx, tx, coll, planFilter, filter, p.QueryOptions(), hint); err != nil {
+		if pl, _, err = e.PlanQuery(ctx, tx, coll, planFilter, filter, p.QueryOptions(), hint); err != nil {
 			return nil, false, err
 		}
 	}

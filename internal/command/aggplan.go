@@ -22,11 +22,6 @@ type aggPlanning struct {
 	geoNear *geoNearSpec
 }
 
-// hinted reports whether a hint names an index or $natural.
-func hinted(hint bson.Value) bool {
-	return hint.Type == bson.TypeString || (hint.Type == bson.TypeDocument && hint.Document().Len() > 0)
-}
-
 // splitAggText takes a $text query out of the pipeline's first stage when
 // it is a $match on collection db.coll, as MongoDB allows $text only
 // there: the returned stages hold the rest of that $match, and the text

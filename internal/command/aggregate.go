@@ -276,14 +276,14 @@ func newAggContext(c *Ctx, name string, qopts *query.Options, allowDisk bool) (*
 func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggPlanning) error {
 	var chosen *exec.Plan
 	var coll *catalog.Collection
-	if f := p.LeadingFilter(); (f != nil || hinted(planning.hint) || planning.text != nil) && source != "" {
+	if f := p.LeadingFilter(); (f != nil || exec.Hinted(planning.hint) || planning.text != nil) && source != "" {
 		tx, err := c.readTx()
 		if err != nil {
 			return err
 		}
 		coll, err = catalog.Get(tx, c.DB, source)
-		if err == nil && (len(f) > 5 || hinted(planning.hint)) {
-			chosen, _, err = c.Env.planExplain(c, tx, coll, f, p.Filter, p.QueryOptions(), planning.hint)
+		if err == nil && (len(f) > 5 || exec.Hinted(planning.hint)) {
+			chosen, _, err = c.Env.PlanExplain(c, tx, coll, f, p.Filter, p.QueryOptions(), planning.hint)
 		}
 		tx.Rollback()
 		if err != nil {
@@ -606,8 +606,8 @@ func (s *scanIter) Next() (bson.Doc, error) {
 		}
 		if !s.planned {
 			s.planned = true
-			if (len(s.filterDoc) > 5 || hinted(s.hint)) && s.cat.actx != nil {
-				if s.plan, _, err = s.cat.env.planQuery(s.cat.ctx, s.cat.tx, coll, s.filterDoc, s.filter, s.cat.actx.Query, s.hint); err != nil {
+			if (len(s.filterDoc) > 5 || exec.Hinted(s.hint)) && s.cat.actx != nil {
+				if s.plan, _, err = s.cat.env.PlanQuery(s.cat.ctx, s.cat.tx, coll, s.filterDoc, s.filter, s.cat.actx.Query, s.hint); err != nil {
 					return nil, err
 				}
 			}

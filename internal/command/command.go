@@ -58,8 +58,6 @@ type Env struct {
 	// (mongod's slowms; the profile command changes it). Commands that run
 	// at least this long are logged; the server sets it, 0 logs every one.
 	SlowMS atomic.Int64
-	// plans is the plan cache (plancache.go).
-	plans planCache
 	// collations tells whether collections with default collations exist
 	// (collation.go).
 	collations defaultsState
@@ -235,7 +233,7 @@ var caseInsensitive = map[string]bool{"ismaster": true}
 func Dispatch(c *Ctx) (reply bson.Doc) {
 	defer func() {
 		if r := recover(); r != nil {
-			c.Env.Log.Error("command panicked", "cmd", c.Name, "panic", fmt.Sprint(r), "request", requestShape(c.Body))
+			c.Env.Log.Error("command panicked", "cmd", c.Name, "panic", fmt.Sprint(r), "request", exec.RequestShape(c.Body))
 			c.Env.Stats.RegularAsserts.Add(1)
 			reply = errorReply(c.Reply, mongoerr.New(mongoerr.InternalError, "internal error running %s: %v", c.Name, r))
 		} else if isErrorReply(reply) {

@@ -100,7 +100,7 @@ func planFor(c *Ctx, spec *exec.FindSpec) (coll *catalog.Collection, p *exec.Pla
 	if spec.Sort != nil && spec.Sort.Natural() < 0 {
 		return coll, nil, false, nil, nil
 	}
-	base, rejected, err := c.Env.planExplain(c, tx, coll, spec.FilterDoc, spec.Filter, spec.Opts, spec.Hint)
+	base, rejected, err := c.Env.PlanExplain(c, tx, coll, spec.FilterDoc, spec.Filter, spec.Opts, spec.Hint)
 	if err != nil {
 		return nil, nil, false, nil, err
 	}

@@ -290,7 +290,7 @@ func sortedPlan(c *Ctx, spec *exec.FindSpec) (*exec.Plan, error) {
 		return nil, err
 	}
 	defer tx.Rollback()
-	base, _, err := c.Env.planQuery(c, tx, coll, spec.FilterDoc, spec.Filter, spec.Opts, spec.Hint)
+	base, _, err := c.Env.PlanQuery(c, tx, coll, spec.FilterDoc, spec.Filter, spec.Opts, spec.Hint)
 	if err != nil {
 		return nil, err
 	}
@@ -340,7 +340,7 @@ func (s *scanSource) reportExamined(ctx context.Context) {
 	if byID && docs > 0 {
 		keys = 1
 	}
-	noteExamined(ctx, planSummary(s.plan, byID && s.plan == nil), keys-s.reportedKeys, docs-s.reportedDocs)
+	noteExamined(ctx, exec.PlanSummary(s.plan, byID && s.plan == nil), keys-s.reportedKeys, docs-s.reportedDocs)
 	s.env.Stats.KeysExamined.Add(keys - s.reportedKeys)
 	s.env.Stats.DocsExamined.Add(docs - s.reportedDocs)
 	s.reportedKeys, s.reportedDocs = keys, docs
@@ -374,7 +374,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		s.planned = true
 		if _, byID := s.spec.Filter.IDEquality(); !byID && !s.reverse {
 			if !s.collScanOnly {
-				p, _, err := s.env.planQuery(ctx, tx, coll, s.spec.FilterDoc, s.spec.Filter, s.spec.Opts, s.spec.Hint)
+				p, _, err := s.env.PlanQuery(ctx, tx, coll, s.spec.FilterDoc, s.spec.Filter, s.spec.Opts, s.spec.Hint)
 				if err != nil {
 					return false, err
 				}

@@ -73,7 +73,7 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *wri
 		return []match{m}, nil
 	}
 	var out []match
-	p, _, err := c.Env.planQuery(c, tx, coll, filterDoc, filter, wf.opts, hint)
+	p, _, err := c.Env.PlanQuery(c, tx, coll, filterDoc, filter, wf.opts, hint)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,7 @@ func selectDocs(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *wri
 			out = append(out, match{key: append([]byte(nil), idKey...), doc: bson.Doc(append([]byte(nil), d...)), md: md})
 			return s != nil || limit <= 0 || len(out) < limit, nil
 		})
-		c.examined(planSummary(p, false), st.Keys, st.Docs)
+		c.examined(exec.PlanSummary(p, false), st.Keys, st.Docs)
 		if err != nil {
 			return nil, err
 		}

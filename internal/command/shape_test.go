@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 )
 
 func TestRequestShape(t *testing.T) {
@@ -19,7 +20,7 @@ func TestRequestShape(t *testing.T) {
 	b.AppendInt32("1", 2)
 	b.End()
 	b.AppendString("$db", "t")
-	got := requestShape(b.Finish())
+	got := exec.RequestShape(b.Finish())
 	want := "{ find: string, filter: { ssn: { $eq: string } }, a: [ int x2 ], $db: string }"
 	if got != want {
 		t.Errorf("shape = %s\nwant    %s", got, want)

@@ -5,12 +5,10 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strconv"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -92,52 +90,6 @@ func noteSorted(c *Ctx, spilled bool) {
 			s.usedDisk.Store(true)
 		}
 	}
-}
-
-// planSummary names a plan as mongod's planSummary does: COLLSCAN, IDHACK,
-// or IXSCAN with the index's key pattern.
-func planSummary(p *exec.Plan, byID bool) string {
-	switch {
-	case byID:
-		return "IDHACK"
-	case p == nil || (p.Spec == nil && p.Or == nil):
-		return "COLLSCAN"
-	case p.Or != nil:
-		parts := make([]string, len(p.Or))
-		for i, b := range p.Or {
-			parts[i] = planSummary(b, false)
-		}
-		return strings.Join(parts, ", ")
-	}
-	return "IXSCAN " + keyPatternText(p.Spec.Key)
-}
-
-// keyPatternText writes a key pattern as mongod does in plan summaries:
-// { a: 1, b: -1 }.
-func keyPatternText(key bson.Doc) string {
-	var b strings.Builder
-	b.WriteString("{ ")
-	it := key.Iter()
-	first := true
-	for it.Next() {
-		if !first {
-			b.WriteString(", ")
-		}
-		first = false
-		e := it.Element()
-		b.WriteString(e.Key)
-		b.WriteString(": ")
-		switch e.Value.Type {
-		case bson.TypeString:
-			b.WriteString(strconv.Quote(e.Value.StringValue()))
-		default:
-			if f, ok := e.Value.AsFloat64(); ok {
-				b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
-			}
-		}
-	}
-	b.WriteString(" }")
-	return b.String()
 }
 
 // logSlowOp writes the slow-operation line of a command that took d, if d

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 )
 
 func TestLoggedCommand(t *testing.T) {
@@ -61,10 +62,10 @@ func TestPlanSummary(t *testing.T) {
 	key.AppendInt32("a", 1)
 	key.AppendInt32("b", -1)
 	key.AppendString("t", "text")
-	if got := keyPatternText(key.Finish()); got != `{ a: 1, b: -1, t: "text" }` {
+	if got := exec.KeyPatternText(key.Finish()); got != `{ a: 1, b: -1, t: "text" }` {
 		t.Errorf("key pattern %s", got)
 	}
-	if planSummary(nil, true) != "IDHACK" || planSummary(nil, false) != "COLLSCAN" {
+	if exec.PlanSummary(nil, true) != "IDHACK" || exec.PlanSummary(nil, false) != "COLLSCAN" {
 		t.Error("IDHACK / COLLSCAN")
 	}
 }

@@ -3,8 +3,14 @@
 // $text and $near clauses), the planner's plan choice (plan.go: the
 // _id point, _id-range and index plans, the sort given by an index
 // walk; planor.go: the union of a $or's branches; covered.go: plans
-// answered from index keys alone) and the walk that executes a plan over
-// a *kv.Tx (WalkState).
+// answered from index keys alone), MongoDB's plan race among candidate
+// plans (planrace.go: Planner, which Engine embeds) with its plan cache
+// (plancache.go), the walk that executes a plan over a *kv.Tx
+// (WalkState), and executors: the spilling sort (sort.go), answers held
+// in one snapshot (held.go), $text (text.go) and $near (near.go).
+//
+// Engine is the state executors share: the store, the spill directory,
+// the column cache and the planner.
 //
 // internal/command keeps the handlers: it parses requests into these
 // types and calls the planner and executors; exec never imports command

@@ -21,6 +21,8 @@ type Engine struct {
 	// ColumnCache serves parallel aggregations' scans from in-memory
 	// columns (colscan.go); nil: off.
 	ColumnCache *colcache.Cache
+	// Planner chooses plans and holds the plan cache (planrace.go).
+	Planner
 }
 
 // SpillDir is where spill files go.

@@ -1,4 +1,4 @@
-package command
+package exec
 
 import (
 	"strconv"
@@ -7,10 +7,10 @@ import (
 	"github.com/cairndb/cairn/bson"
 )
 
-// requestShape describes a command body by its field names and value
+// RequestShape describes a command body by its field names and value
 // types, never its values: what a panic's log line may show without
 // leaking data (as MongoDB logs a query's shape).
-func requestShape(d bson.Doc) string {
+func RequestShape(d bson.Doc) string {
 	var sb strings.Builder
 	appendShape(&sb, d, false, 0)
 	return sb.String()

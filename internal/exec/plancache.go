@@ -1,9 +1,8 @@
-package command
+package exec
 
 import (
 	"fmt"
 	"hash/fnv"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 )
 
@@ -51,11 +49,11 @@ type planCache struct {
 	colls map[[16]byte]*collPlans
 }
 
-// planCacheKey is a query's shape.
-func planCacheKey(filter bson.Doc, opts *query.Options) string {
+// PlanCacheKey is a query's shape.
+func PlanCacheKey(filter bson.Doc, opts *query.Options) string {
 	var sb strings.Builder
 	appendShape(&sb, filter, false, 0)
-	if c := exec.QueryCollation(opts); c != nil {
+	if c := QueryCollation(opts); c != nil {
 		var b bson.Builder
 		c.AppendSpec(&b, "collation")
 		sb.WriteString(" collation:")
@@ -125,8 +123,8 @@ func (c *planCache) store(coll *catalog.Collection, key string, docs int64, e pl
 	cp.entries[key] = &e
 }
 
-// clear drops coll's entries (of one shape when key is not "").
-func (c *planCache) clear(coll *catalog.Collection, key string) {
+// Clear drops coll's entries (of one shape when key is not "").
+func (c *planCache) Clear(coll *catalog.Collection, key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cp := c.colls[coll.UUID]
@@ -140,8 +138,8 @@ func (c *planCache) clear(coll *catalog.Collection, key string) {
 	delete(cp.entries, key)
 }
 
-// stats describes coll's current entries as $planCacheStats documents.
-func (c *planCache) stats(coll *catalog.Collection, host string) []bson.Doc {
+// Stats describes coll's current entries as $planCacheStats documents.
+func (c *planCache) Stats(coll *catalog.Collection, host string) []bson.Doc {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	cp := c.current(coll, false)
@@ -179,54 +177,4 @@ func (c *planCache) stats(coll *catalog.Collection, host string) []bson.Doc {
 		out = append(out, b.Finish())
 	}
 	return out
-}
-
-// planCacheClear drops a collection's cached plans, or with query (and
-// collation) those of one query shape. sort and projection are accepted:
-// Cairn's cache keys on the filter's shape alone.
-func planCacheClear(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("query", "sort", "projection", "collation"); err != nil {
-		return err
-	}
-	name, err := c.collectionArg()
-	if err != nil {
-		return err
-	}
-	q, hasQuery, err := a.doc("query")
-	if err != nil {
-		return err
-	}
-	collation, _ := c.Body.Lookup("collation")
-	opts, err := parseQueryOptions(a, collation)
-	if err != nil {
-		return err
-	}
-	if _, err := query.ParseFilter(orEmptyDoc(q), opts); err != nil {
-		return err
-	}
-	tx, coll, err := c.snapshotCollection(name)
-	if err != nil {
-		return err
-	}
-	tx.Rollback()
-	if coll == nil {
-		return nil // MongoDB answers ok for a missing collection
-	}
-	key := ""
-	if hasQuery {
-		key = planCacheKey(q, opts)
-	}
-	c.Env.plans.clear(coll, key)
-	return nil
-}
-
-// PlanCacheStats implements $planCacheStats.
-func (k *aggCatalog) PlanCacheStats(db, name string) ([]bson.Doc, error) {
-	coll, err := catalog.Get(k.tx, db, name)
-	if err != nil || coll == nil {
-		return nil, err
-	}
-	host, _ := os.Hostname()
-	return k.env.plans.stats(coll, host), nil
 }

@@ -1,12 +1,12 @@
-package command
+package exec
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
@@ -16,6 +16,13 @@ import (
 // the union of a $or's branches), each runs a short trial and the most
 // productive wins; the winner is cached per query shape (plancache.go), so
 // later queries of the same shape skip the trial.
+
+// Planner chooses plans: it runs the candidates' trials and keeps the
+// winners in the plan cache.
+type Planner struct {
+	// plans is the plan cache (plancache.go).
+	Plans planCache
+}
 
 const (
 	// trialResults ends a trial once a plan has returned this many
@@ -32,7 +39,7 @@ const (
 // trial is one candidate's run: the works after which it returned each
 // document, and the works at which it reached its end (0: not reached).
 type trial struct {
-	p          *exec.Plan
+	p          *Plan
 	advancedAt []int64
 	works      int64
 	eofAt      int64
@@ -59,30 +66,30 @@ func (t *trial) productivity(budget int64) float64 {
 	return score
 }
 
-// planQuery is the planner: a hinted plan; else, among the candidate plans
+// PlanQuery is the planner: a hinted plan; else, among the candidate plans
 // for filter, the cached winner for the query's shape or the winner of a
 // trial (which is then cached); nil for a collection scan. rejected lists
 // the losers (when a trial ran).
-func (e *Env) planQuery(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value) (winner *exec.Plan, rejected []*exec.Plan, err error) {
+func (e *Planner) PlanQuery(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value) (winner *Plan, rejected []*Plan, err error) {
 	return e.plan(ctx, tx, coll, filterDoc, filter, opts, hint, false)
 }
 
-// planExplain is planQuery for explain: the trial always runs (as
+// PlanExplain is planQuery for explain: the trial always runs (as
 // MongoDB's explain plans afresh) and its winner is not cached.
-func (e *Env) planExplain(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value) (winner *exec.Plan, rejected []*exec.Plan, err error) {
+func (e *Planner) PlanExplain(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value) (winner *Plan, rejected []*Plan, err error) {
 	return e.plan(ctx, tx, coll, filterDoc, filter, opts, hint, true)
 }
 
-func (e *Env) plan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value, explain bool) (winner *exec.Plan, rejected []*exec.Plan, err error) {
+func (e *Planner) plan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, filterDoc bson.Doc, filter *query.Filter, opts *query.Options, hint bson.Value, explain bool) (winner *Plan, rejected []*Plan, err error) {
 	if coll == nil {
 		return nil, nil, nil
 	}
-	if hinted(hint) || len(filterDoc) == 0 {
-		return exec.ChoosePlanHint(coll, filterDoc, opts, hint), nil, nil
+	if Hinted(hint) || len(filterDoc) == 0 {
+		return ChoosePlanHint(coll, filterDoc, opts, hint), nil, nil
 	}
-	cands := exec.IndexCandidates(coll, filterDoc, opts)
+	cands := IndexCandidates(coll, filterDoc, opts)
 	if len(cands) == 0 {
-		if p := exec.OrPlan(coll, filterDoc, opts); p != nil {
+		if p := OrPlan(coll, filterDoc, opts); p != nil {
 			cands = append(cands, p)
 		}
 	}
@@ -97,15 +104,15 @@ func (e *Env) plan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, fil
 			return c, nil, nil // a unique point: at most one document
 		}
 	}
-	data, err := exec.DataTree(tx, coll)
+	data, err := DataTree(tx, coll)
 	if err != nil {
 		return nil, nil, err
 	}
-	key := planCacheKey(filterDoc, opts)
-	if w := e.plans.lookup(coll, key, data.Len()); w != "" && !explain {
+	key := PlanCacheKey(filterDoc, opts)
+	if w := e.Plans.lookup(coll, key, data.Len()); w != "" && !explain {
 		for i, c := range cands {
 			if planID(c) == w {
-				rest := append(append([]*exec.Plan(nil), cands[:i]...), cands[i+1:]...)
+				rest := append(append([]*Plan(nil), cands[:i]...), cands[i+1:]...)
 				return c, rest, nil
 			}
 		}
@@ -126,7 +133,7 @@ func (e *Env) plan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, fil
 	if explain {
 		return winner, rejected, nil
 	}
-	e.plans.store(coll, key, data.Len(), planCacheEntry{plan: planID(winner), works: trials[best].works, query: filterDoc, summary: planSummary(winner, false)})
+	e.Plans.store(coll, key, data.Len(), planCacheEntry{plan: planID(winner), works: trials[best].works, query: filterDoc, summary: PlanSummary(winner, false)})
 	return winner, rejected, nil
 }
 
@@ -135,14 +142,14 @@ func (e *Env) plan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, fil
 // needed (a sequential equivalent of MongoDB's round-robin trial), then
 // ranks them by productivity at that budget; ties keep the rule order
 // (higher rule score, then index order).
-func runTrials(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, filter *query.Filter, cands []*exec.Plan) ([]trial, int, error) {
+func runTrials(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, filter *query.Filter, cands []*Plan) ([]trial, int, error) {
 	budget := max(int64(trialWorks), int64(trialCollFraction*float64(data.Len())))
 	trials := make([]trial, len(cands))
 	for i, p := range cands {
 		t := &trials[i]
 		t.p = p
-		var st exec.WalkState
-		done, err := exec.WalkIndex(ctx, tx, coll, data, p, &st, func(_ []byte, d bson.Doc) (bool, error) {
+		var st WalkState
+		done, err := WalkIndex(ctx, tx, coll, data, p, &st, func(_ []byte, d bson.Doc) (bool, error) {
 			if st.Keys+st.Docs > budget || len(t.advancedAt) >= trialResults {
 				return false, nil
 			}
@@ -173,7 +180,7 @@ func runTrials(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *k
 }
 
 // planID names a plan's choice of indexes (what the plan cache keeps).
-func planID(p *exec.Plan) string {
+func planID(p *Plan) string {
 	if p == nil {
 		return "COLLSCAN"
 	}
@@ -185,4 +192,55 @@ func planID(p *exec.Plan) string {
 		return "OR(" + strings.Join(parts, ",") + ")"
 	}
 	return p.Index
+}
+
+// Hinted reports whether a hint names an index or $natural.
+func Hinted(hint bson.Value) bool {
+	return hint.Type == bson.TypeString || (hint.Type == bson.TypeDocument && hint.Document().Len() > 0)
+}
+
+// PlanSummary names a plan as mongod's planSummary does: COLLSCAN, IDHACK,
+// or IXSCAN with the index's key pattern.
+func PlanSummary(p *Plan, byID bool) string {
+	switch {
+	case byID:
+		return "IDHACK"
+	case p == nil || (p.Spec == nil && p.Or == nil):
+		return "COLLSCAN"
+	case p.Or != nil:
+		parts := make([]string, len(p.Or))
+		for i, b := range p.Or {
+			parts[i] = PlanSummary(b, false)
+		}
+		return strings.Join(parts, ", ")
+	}
+	return "IXSCAN " + KeyPatternText(p.Spec.Key)
+}
+
+// KeyPatternText writes a key pattern as mongod does in plan summaries:
+// { a: 1, b: -1 }.
+func KeyPatternText(key bson.Doc) string {
+	var b strings.Builder
+	b.WriteString("{ ")
+	it := key.Iter()
+	first := true
+	for it.Next() {
+		if !first {
+			b.WriteString(", ")
+		}
+		first = false
+		e := it.Element()
+		b.WriteString(e.Key)
+		b.WriteString(": ")
+		switch e.Value.Type {
+		case bson.TypeString:
+			b.WriteString(strconv.Quote(e.Value.StringValue()))
+		default:
+			if f, ok := e.Value.AsFloat64(); ok {
+				b.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+			}
+		}
+	}
+	b.WriteString(" }")
+	return b.String()
 }
