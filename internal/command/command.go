@@ -95,12 +95,6 @@ type Stats struct {
 	// Documents returned by queries, matched by updates and deleted
 	// (metrics.document; opcounters count statements, these documents).
 	DocsReturned, DocsUpdated, DocsDeleted atomic.Int64
-	// Index keys and documents examined by queries
-	// (metrics.queryExecutor.scanned and scannedObjects).
-	KeysExamined, DocsExamined atomic.Int64
-	// ScanAndOrder counts queries and writes that sorted their documents
-	// in memory (metrics.operation.scanAndOrder).
-	ScanAndOrder atomic.Int64
 	// ConnsRejected counts connections refused at the MaxConns limit.
 	ConnsRejected atomic.Int64
 	// RegularAsserts counts commands that failed on an internal error (a

@@ -75,7 +75,7 @@ func count(c *Ctx) error {
 // countMatches counts the matching documents after skip, up to limit (0 =
 // all). An empty filter is answered from the tree's O(1) length.
 func countMatches(c *Ctx, spec *exec.FindSpec, limit int64) (int64, error) {
-	var src Source = &scanSource{env: c.Env, spec: spec, skip: spec.Skip, raw: true}
+	var src Source = &scanSource{env: &c.Env.Engine, spec: spec, skip: spec.Skip, raw: true}
 	if spec.Text != nil {
 		src = exec.NewTextSource(&c.Env.Engine, spec, true)
 	}
@@ -178,7 +178,7 @@ func distinct(c *Ctx) error {
 			feed(d)
 		}
 	} else {
-		var src Source = &scanSource{env: c.Env, spec: spec, raw: true}
+		var src Source = &scanSource{env: &c.Env.Engine, spec: spec, raw: true}
 		if spec.Text != nil {
 			src = exec.NewTextSource(&c.Env.Engine, spec, true)
 		}

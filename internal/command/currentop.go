@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
@@ -60,7 +61,7 @@ func (op *opInfo) Value(key any) any {
 	switch key {
 	case opKey{}:
 		return op
-	case statsKey{}:
+	case exec.StatsKey{}:
 		return &op.stats
 	}
 	return op.parent.Value(key)

@@ -260,7 +260,7 @@ func explainFind(c *Ctx, spec *exec.FindSpec) error {
 	r.End()
 	if c.explain.verbosity != "queryPlanner" {
 		start := time.Now()
-		scan := &scanSource{env: c.Env, spec: spec, skip: spec.Skip, raw: true}
+		scan := &scanSource{env: &c.Env.Engine, spec: spec, skip: spec.Skip, raw: true}
 		var src Source = scan
 		var text *exec.TextSource
 		var near *exec.NearSource

@@ -250,7 +250,7 @@ func openFind(c *Ctx, spec *exec.FindSpec) (Source, error) {
 	if spec.Near != nil {
 		return exec.NewNearSource(&c.Env.Engine, spec), nil
 	}
-	scan := &scanSource{env: c.Env, spec: spec, skip: spec.Skip}
+	scan := &scanSource{env: &c.Env.Engine, spec: spec, skip: spec.Skip}
 	// A sort on _id alone is the data tree's order: scan it (within the
 	// filter's _id bounds) instead of sorting, unless another index would
 	// select the documents.
@@ -305,7 +305,7 @@ func sortedPlan(c *Ctx, spec *exec.FindSpec) (*exec.Plan, error) {
 // keeps only the key of the last document it returned and resumes after it in
 // a fresh snapshot, as MongoDB's cursors resume after yielding.
 type scanSource struct {
-	env     *Env
+	env     *exec.Engine
 	spec    *exec.FindSpec
 	skip    int64
 	reverse bool
@@ -340,9 +340,9 @@ func (s *scanSource) reportExamined(ctx context.Context) {
 	if byID && docs > 0 {
 		keys = 1
 	}
-	noteExamined(ctx, exec.PlanSummary(s.plan, byID && s.plan == nil), keys-s.reportedKeys, docs-s.reportedDocs)
-	s.env.Stats.KeysExamined.Add(keys - s.reportedKeys)
-	s.env.Stats.DocsExamined.Add(docs - s.reportedDocs)
+	exec.NoteExamined(ctx, exec.PlanSummary(s.plan, byID && s.plan == nil), keys-s.reportedKeys, docs-s.reportedDocs)
+	s.env.Counters.KeysExamined.Add(keys - s.reportedKeys)
+	s.env.Counters.DocsExamined.Add(docs - s.reportedDocs)
 	s.reportedKeys, s.reportedDocs = keys, docs
 }
 
@@ -353,7 +353,7 @@ func (s *scanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		return true, nil
 	}
 	defer s.reportExamined(ctx)
-	tx, err := snapshotOf(ctx, s.env)
+	tx, err := exec.SnapshotOf(ctx, s.env)
 	if err != nil {
 		return false, err
 	}

@@ -144,8 +144,8 @@ func selectText(c *Ctx, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *wri
 // slow-operation figures and to metrics.queryExecutor.
 func (c *Ctx) examined(plan string, keys, docs int64) {
 	noteExamined(c, plan, keys, docs)
-	c.Env.Stats.KeysExamined.Add(keys)
-	c.Env.Stats.DocsExamined.Add(docs)
+	c.Env.Counters.KeysExamined.Add(keys)
+	c.Env.Counters.DocsExamined.Add(docs)
 }
 
 // orderMatches sorts matches by s (if any) and keeps the first limit.

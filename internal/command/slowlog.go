@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -45,10 +46,6 @@ type opStats struct {
 // command wrapped its context (maxTimeMS adds a deadline, for one).
 type opKey struct{}
 
-// statsKey finds the figures a query or write stage adds to: the
-// operation's, or a write statement's (withStats).
-type statsKey struct{}
-
 // opOf returns the operation ctx belongs to, or nil outside a command.
 func opOf(ctx context.Context) *opInfo {
 	op, _ := ctx.Value(opKey{}).(*opInfo)
@@ -58,18 +55,23 @@ func opOf(ctx context.Context) *opInfo {
 // statsOf returns the figures ctx's stages add to, or nil outside a
 // command.
 func statsOf(ctx context.Context) *opStats {
-	s, _ := ctx.Value(statsKey{}).(*opStats)
+	s, _ := ctx.Value(exec.StatsKey{}).(*opStats)
 	return s
 }
 
 // noteExamined adds index keys and documents a query stage examined, and
 // the plan it used, to the operation's slow-operation figures.
 func noteExamined(ctx context.Context, plan string, keys, docs int64) {
-	if s := statsOf(ctx); s != nil {
-		s.planSummary.CompareAndSwap(nil, &plan)
-		s.keysExamined.Add(keys)
-		s.docsExamined.Add(docs)
-	}
+	exec.NoteExamined(ctx, plan, keys, docs)
+}
+
+// Examined implements exec.Observer: the figures of the operation (or of
+// a write statement, withStats) that a stage's context finds under
+// exec.StatsKey.
+func (s *opStats) Examined(plan string, keys, docs int64) {
+	s.planSummary.CompareAndSwap(nil, &plan)
+	s.keysExamined.Add(keys)
+	s.docsExamined.Add(docs)
 }
 
 // noteReturned counts documents a command returned to the client.
@@ -83,7 +85,7 @@ func noteReturned(ctx context.Context, n int64) {
 // hasSortStage and usedDisk, and counts it in
 // metrics.operation.scanAndOrder.
 func noteSorted(c *Ctx, spilled bool) {
-	c.Env.Stats.ScanAndOrder.Add(1)
+	c.Env.Counters.ScanAndOrder.Add(1)
 	if s := statsOf(c); s != nil {
 		s.hasSortStage.Store(true)
 		if spilled {

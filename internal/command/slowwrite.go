@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 )
 
 // Slow-operation figures of writes. mongod's slow write lines carry what
@@ -94,7 +95,7 @@ type statement struct {
 func beginStatement(c *Ctx) *statement {
 	s := &statement{start: time.Now()}
 	sc := *c
-	sc.Context = context.WithValue(c.Context, statsKey{}, &s.stats)
+	sc.Context = context.WithValue(c.Context, exec.StatsKey{}, &s.stats)
 	s.c = &sc
 	return s
 }

@@ -118,12 +118,12 @@ func appendMetrics(c *Ctx) {
 	// Beyond mongod: the longest an operation ran on after its client's
 	// disconnect was noticed.
 	r.AppendInt64("disconnectKillMaxMicros", s.DisconnectKillMaxMicros.Load())
-	r.AppendInt64("scanAndOrder", s.ScanAndOrder.Load())
+	r.AppendInt64("scanAndOrder", c.Env.Counters.ScanAndOrder.Load())
 	r.AppendInt64("writeConflicts", 0) // one writer at a time: writes never conflict
 	r.End()
 	r.StartDocument("queryExecutor")
-	r.AppendInt64("scanned", s.KeysExamined.Load())
-	r.AppendInt64("scannedObjects", s.DocsExamined.Load())
+	r.AppendInt64("scanned", c.Env.Counters.KeysExamined.Load())
+	r.AppendInt64("scannedObjects", c.Env.Counters.DocsExamined.Load())
 	r.End()
 	r.End()
 }

@@ -23,6 +23,8 @@ type Engine struct {
 	ColumnCache *colcache.Cache
 	// Planner chooses plans and holds the plan cache (planrace.go).
 	Planner
+	// Counters are the execution figures serverStatus reports.
+	Counters Counters
 }
 
 // SpillDir is where spill files go.

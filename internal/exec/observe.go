@@ -1,0 +1,37 @@
+package exec
+
+import (
+	"context"
+	"sync/atomic"
+)
+
+// Counters are the server-wide figures executors add to (serverStatus's
+// metrics.queryExecutor and metrics.operation.scanAndOrder).
+type Counters struct {
+	// Index keys and documents examined by queries
+	// (metrics.queryExecutor.scanned and scannedObjects).
+	KeysExamined, DocsExamined atomic.Int64
+	// ScanAndOrder counts queries and writes that sorted their documents
+	// in memory (metrics.operation.scanAndOrder).
+	ScanAndOrder atomic.Int64
+}
+
+// StatsKey finds, among a context's values, the Observer of the
+// operation (or write statement) the context runs.
+type StatsKey struct{}
+
+// Observer receives an operation's execution figures: the command layer's
+// slow-operation and profiler statistics implement it.
+type Observer interface {
+	// Examined adds index keys and documents a stage examined, and the
+	// plan it used.
+	Examined(plan string, keys, docs int64)
+}
+
+// NoteExamined reports what a query stage examined to ctx's Observer, if
+// any.
+func NoteExamined(ctx context.Context, plan string, keys, docs int64) {
+	if o, ok := ctx.Value(StatsKey{}).(Observer); ok {
+		o.Examined(plan, keys, docs)
+	}
+}
