@@ -57,7 +57,7 @@ func splitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]b
 			return stages, nil, err
 		}
 	}
-	spec := &exec.FindSpec{Db: db, Coll: coll, Opts: opts}
+	spec := &exec.FindSpec{DB: db, Coll: coll, Opts: opts}
 	if err := exec.ParseFilterText(spec, m, opts); err != nil {
 		return nil, nil, err
 	}

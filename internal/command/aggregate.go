@@ -145,7 +145,7 @@ func aggregate(c *Ctx) error {
 		if _, err := src.Fill(c, func(bson.Doc) bool { return true }); err != nil {
 			return err
 		}
-		return writeBatch(c, nil, &sliceSource{}, ns, 0, batchOptions{firstBatch: true}, false)
+		return writeBatch(c, nil, &exec.SliceSource{}, ns, 0, batchOptions{firstBatch: true}, false)
 	}
 	var s Source = src
 	if explicitBatch && batchSize == 0 {

@@ -35,7 +35,7 @@ func count(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	spec := &exec.FindSpec{Db: c.DB, Coll: name, Opts: opts, CountOnly: true}
+	spec := &exec.FindSpec{DB: c.DB, Coll: name, Opts: opts, CountOnly: true}
 	if err := exec.ParseFilterText(spec, orEmptyDoc(q), opts); err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func count(c *Ctx) error {
 // countMatches counts the matching documents after skip, up to limit (0 =
 // all). An empty filter is answered from the tree's O(1) length.
 func countMatches(c *Ctx, spec *exec.FindSpec, limit int64) (int64, error) {
-	var src Source = &scanSource{env: &c.Env.Engine, spec: spec, skip: spec.Skip, raw: true}
+	var src Source = &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Skip: spec.Skip, Raw: true}
 	if spec.Text != nil {
 		src = exec.NewTextSource(&c.Env.Engine, spec, true)
 	}
@@ -126,7 +126,7 @@ func distinct(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	spec := &exec.FindSpec{Db: c.DB, Coll: name, Opts: opts}
+	spec := &exec.FindSpec{DB: c.DB, Coll: name, Opts: opts}
 	if err := exec.ParseFilterText(spec, orEmptyDoc(q), opts); err != nil {
 		return err
 	}
@@ -178,7 +178,7 @@ func distinct(c *Ctx) error {
 			feed(d)
 		}
 	} else {
-		var src Source = &scanSource{env: &c.Env.Engine, spec: spec, raw: true}
+		var src Source = &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Raw: true}
 		if spec.Text != nil {
 			src = exec.NewTextSource(&c.Env.Engine, spec, true)
 		}

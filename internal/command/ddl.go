@@ -340,7 +340,7 @@ func listCollections(c *Ctx) error {
 		}
 		docs = append(docs, d)
 	}
-	return writeBatch(c, nil, &sliceSource{docs: docs}, c.DB+".$cmd.listCollections", 0, batchOptions{batchSize: batchSize, firstBatch: true}, false)
+	return writeBatch(c, nil, &exec.SliceSource{Docs: docs}, c.DB+".$cmd.listCollections", 0, batchOptions{batchSize: batchSize, firstBatch: true}, false)
 }
 
 // cursorBatchSize reads cursor: {batchSize} of commands that return cursors.
@@ -394,7 +394,7 @@ func listIndexes(c *Ctx) error {
 			docs = append(docs, ix.Spec)
 		}
 	}
-	return writeBatch(c, nil, &sliceSource{docs: docs}, c.DB+"."+name, 0, batchOptions{batchSize: batchSize, firstBatch: true}, false)
+	return writeBatch(c, nil, &exec.SliceSource{Docs: docs}, c.DB+"."+name, 0, batchOptions{batchSize: batchSize, firstBatch: true}, false)
 }
 
 func renameCollection(c *Ctx) error {

@@ -80,7 +80,7 @@ func planFor(c *Ctx, spec *exec.FindSpec) (coll *catalog.Collection, p *exec.Pla
 		return nil, nil, false, nil, err
 	}
 	defer tx.Rollback()
-	coll, err = catalog.Get(tx, spec.Db, spec.Coll)
+	coll, err = catalog.Get(tx, spec.DB, spec.Coll)
 	if err != nil {
 		return nil, nil, false, nil, err
 	}
@@ -251,7 +251,7 @@ func explainFind(c *Ctx, spec *exec.FindSpec) error {
 	r := c.Reply
 	r.AppendString("explainVersion", "1")
 	r.StartDocument("queryPlanner")
-	r.AppendString("namespace", spec.Db+"."+spec.Coll)
+	r.AppendString("namespace", spec.DB+"."+spec.Coll)
 	appendParsedQuery(r, spec)
 	r.StartDocument("winningPlan")
 	appendPlanStages(r, spec, coll, p, byID)
@@ -260,7 +260,7 @@ func explainFind(c *Ctx, spec *exec.FindSpec) error {
 	r.End()
 	if c.explain.verbosity != "queryPlanner" {
 		start := time.Now()
-		scan := &scanSource{env: &c.Env.Engine, spec: spec, skip: spec.Skip, raw: true}
+		scan := &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Skip: spec.Skip, Raw: true}
 		var src Source = scan
 		var text *exec.TextSource
 		var near *exec.NearSource
@@ -273,7 +273,7 @@ func explainFind(c *Ctx, spec *exec.FindSpec) error {
 			src = near
 		default:
 			if p != nil {
-				scan.plan, scan.planned = p, true // the plan explained, not the cached one
+				scan.Plan, scan.Planned = p, true // the plan explained, not the cached one
 			}
 			if (p == nil || !p.Sorted) && spec.Sort != nil && spec.Sort.Natural() == 0 {
 				if src, err = newSortedSource(c, scan, spec); err != nil {
@@ -297,8 +297,8 @@ func explainFind(c *Ctx, spec *exec.FindSpec) error {
 		r.AppendBool("executionSuccess", true)
 		r.AppendInt64("nReturned", n)
 		r.AppendInt64("executionTimeMillis", time.Since(start).Milliseconds())
-		keys := scan.walk.Keys
-		docs := scan.docsExamined + scan.walk.Docs
+		keys := scan.Walk.Keys
+		docs := scan.DocsExamined + scan.Walk.Docs
 		switch {
 		case text != nil:
 			keys, docs = text.Walk.Keys, text.Walk.Docs
@@ -346,7 +346,7 @@ func explainWrite(c *Ctx, name string) error {
 	if err != nil {
 		return err
 	}
-	spec := &exec.FindSpec{Db: c.DB, Coll: coll}
+	spec := &exec.FindSpec{DB: c.DB, Coll: coll}
 	if err := exec.ParseFilterText(spec, orEmptyDoc(filter), &query.Options{}); err != nil {
 		return err
 	}

@@ -179,7 +179,7 @@ type geoNearIter struct {
 
 func newGeoNearIter(ctx context.Context, env *Env, g *geoNearSpec) *geoNearIter {
 	t := &geoNearIter{ctx: ctx, g: g}
-	t.Env, t.Db, t.Coll, t.Load = &env.Engine, g.db, g.coll, t.run
+	t.Env, t.DB, t.Coll, t.Load = &env.Engine, g.db, g.coll, t.run
 	return t
 }
 

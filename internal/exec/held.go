@@ -14,7 +14,7 @@ import (
 // memory and handed on in order, by Fills or to a pipeline.
 type HeldHits[H any] struct {
 	Env      *Engine
-	Db, Coll string
+	DB, Coll string
 	// Load computes the answers in tx; coll is nil when the collection
 	// does not exist.
 	Load func(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]H, error)
@@ -36,7 +36,7 @@ func (s *HeldHits[H]) ensure(ctx context.Context) error {
 		return err
 	}
 	defer tx.Rollback()
-	coll, err := catalog.Get(tx, s.Db, s.Coll)
+	coll, err := catalog.Get(tx, s.DB, s.Coll)
 	if err != nil {
 		return err
 	}

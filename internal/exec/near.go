@@ -412,7 +412,7 @@ type NearSource struct {
 
 func NewNearSource(env *Engine, spec *FindSpec) *NearSource {
 	s := &NearSource{spec: spec}
-	s.Env, s.Db, s.Coll, s.Load = env, spec.Db, spec.Coll, s.run
+	s.Env, s.DB, s.Coll, s.Load = env, spec.DB, spec.Coll, s.run
 	return s
 }
 

@@ -13,7 +13,7 @@ import (
 // FindSpec is a parsed find (also used by count, distinct and the write
 // commands to select documents).
 type FindSpec struct {
-	Db, Coll string
+	DB, Coll string
 	// filterDoc is the filter as given (without its $text clause), which
 	// the planner reads.
 	FilterDoc bson.Doc

@@ -352,7 +352,7 @@ type TextSource struct {
 
 func NewTextSource(env *Engine, spec *FindSpec, raw bool) *TextSource {
 	s := &TextSource{spec: spec, raw: raw}
-	s.Env, s.Db, s.Coll, s.Load = env, spec.Db, spec.Coll, s.run
+	s.Env, s.DB, s.Coll, s.Load = env, spec.DB, spec.Coll, s.run
 	return s
 }
 
