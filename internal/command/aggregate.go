@@ -687,7 +687,7 @@ func (k *aggCatalog) ScanFiltered(db, coll string, filter bson.Doc) (agg.Iterato
 // checkNotView refuses $out/$merge into a view.
 func checkNotView(coll *catalog.Collection) error {
 	if _, _, ok := coll.View(); ok {
-		return errOnView(coll.Namespace())
+		return exec.ErrOnView(coll.Namespace())
 	}
 	return nil
 }
@@ -722,7 +722,7 @@ func (k *aggCatalog) Out(spec *agg.OutSpec, in agg.Iterator) error {
 			if d == nil {
 				return nil
 			}
-			if _, _, err := w.insert(d); err != nil {
+			if _, _, err := w.Insert(d); err != nil {
 				return err
 			}
 		}
@@ -731,10 +731,10 @@ func (k *aggCatalog) Out(spec *agg.OutSpec, in agg.Iterator) error {
 
 // clearCollection removes every document of w's collection through the
 // writer (so indexes follow).
-func clearCollection(w *collWriter) error {
+func clearCollection(w *exec.CollWriter) error {
 	type kvPair struct{ k, v []byte }
 	var all []kvPair
-	cur := w.data.Cursor()
+	cur := w.Data.Cursor()
 	for key, val := cur.First(); key != nil; key, val = cur.Next() {
 		all = append(all, kvPair{append([]byte(nil), key...), append([]byte(nil), val...)})
 	}
@@ -742,7 +742,7 @@ func clearCollection(w *collWriter) error {
 		return err
 	}
 	for _, p := range all {
-		if err := w.remove(p.k, bson.Doc(p.v)); err != nil {
+		if err := w.Remove(p.k, bson.Doc(p.v)); err != nil {
 			return err
 		}
 	}
@@ -813,7 +813,7 @@ func hasUniqueIndexOn(coll *catalog.Collection, fields []string) bool {
 // merger applies $merge documents to the target.
 type merger struct {
 	spec *agg.MergeSpec
-	w    *collWriter
+	w    *exec.CollWriter
 	ns   string
 	// byOn maps the 'on' key of target documents to their storage keys
 	// (only when matching on fields other than _id).
@@ -823,7 +823,7 @@ type merger struct {
 
 func (m *merger) indexTarget() error {
 	m.byOn = map[string][]byte{}
-	cur := m.w.data.Cursor()
+	cur := m.w.Data.Cursor()
 	for key, val := cur.First(); key != nil; key, val = cur.Next() {
 		on, err := m.spec.OnKey(nil, bson.Doc(val))
 		if err != nil {
@@ -840,7 +840,7 @@ func (m *merger) merge(d bson.Doc) error {
 	if m.spec.OnID() {
 		var id bson.Value
 		var err error
-		if d, id, err = prepareInsert(d); err != nil {
+		if d, id, err = exec.PrepareInsert(d); err != nil {
 			return err
 		}
 		m.key = exec.DocKey(m.key[:0], id)
@@ -854,7 +854,7 @@ func (m *merger) merge(d bson.Doc) error {
 	}
 	var existing bson.Doc
 	if storageKey != nil {
-		old, err := m.w.data.Get(storageKey)
+		old, err := m.w.Data.Get(storageKey)
 		if err != nil {
 			return err
 		}
@@ -870,9 +870,9 @@ func (m *merger) merge(d bson.Doc) error {
 	case agg.MergeInsert:
 		if existing != nil {
 			id, _ := existing.Lookup("_id")
-			return duplicateKey(m.ns, id)
+			return exec.DuplicateKey(m.ns, id)
 		}
-		_, id, err := m.w.insert(out)
+		_, id, err := m.w.Insert(out)
 		if err != nil {
 			return err
 		}
@@ -890,14 +890,14 @@ func (m *merger) merge(d bson.Doc) error {
 			}
 			out = b.Finish()
 		}
-		out, newID, err := prepareInsert(out)
+		out, newID, err := exec.PrepareInsert(out)
 		if err != nil {
 			return err
 		}
 		if !bson.Equal(newID, oldID) {
 			return mongoerr.New(mongoerr.ImmutableField, "$merge failed to update the matching document, did you attempt to modify the _id or the shard key?")
 		}
-		if err := m.w.replace(append([]byte(nil), storageKey...), existing, out); err != nil {
+		if err := m.w.Replace(append([]byte(nil), storageKey...), existing, out); err != nil {
 			return err
 		}
 	}

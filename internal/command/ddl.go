@@ -71,7 +71,7 @@ func create(c *Ctx) error {
 		return mongoerr.New(mongoerr.IDLUnknownField, "BSON field 'create.%s' is an unknown field.", k)
 	}
 	options := opts.Finish()
-	if _, err := parseValidator(options); err != nil {
+	if _, err := exec.ParseValidator(options); err != nil {
 		return err
 	}
 	if options.Len() == 0 {
@@ -162,7 +162,7 @@ func dropDatabase(c *Ctx) error {
 // collSizes returns a collection's document count and total document bytes.
 func collSizes(c *Ctx, tx *kv.Tx, coll *catalog.Collection) (count, size int64, err error) {
 	if _, _, isView := coll.View(); isView {
-		return 0, 0, errOnView(coll.Namespace()) // collStats on a view, as mongod answers
+		return 0, 0, exec.ErrOnView(coll.Namespace()) // collStats on a view, as mongod answers
 	}
 	t, err := exec.DataTree(tx, coll)
 	if err != nil {
@@ -648,7 +648,7 @@ func collMod(c *Ctx) error {
 				b.AppendElement(ch)
 			}
 			next.Options = b.Finish()
-			if _, err := parseValidator(next.Options); err != nil {
+			if _, err := exec.ParseValidator(next.Options); err != nil {
 				return err
 			}
 		}

@@ -25,7 +25,7 @@ func deleteCmd(c *Ctx) error {
 			stmts++
 			sc := beginStatement(c)
 			k, err := deleteOne(sc.c, a, tx, coll, st)
-			sc.stats.write.ndeleted.add(int64(k))
+			sc.stats.write.Ndeleted.Add(int64(k))
 			sc.end("remove", w.name, st, err)
 			n += k
 			return err
@@ -91,13 +91,13 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 	if err != nil {
 		return 0, err
 	}
-	ms, err := selectDocs(c, tx, coll, w.data, &where, hint, nil, int(limit))
+	ms, err := selectDocs(c, tx, coll, w.Data, &where, hint, nil, int(limit))
 	if err != nil {
 		return 0, err
 	}
 	for _, m := range ms {
 		// w.remove checks for killOp and maxTimeMS before each document.
-		if err := w.remove(m.key, m.doc); err != nil {
+		if err := w.Remove(m.key, m.doc); err != nil {
 			return 0, err
 		}
 	}

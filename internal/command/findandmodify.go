@@ -127,15 +127,15 @@ func findAndModify(c *Ctx) error {
 			if err != nil {
 				return err
 			}
-			ms, err := selectDocs(c, tx, coll, w.data, &st.where, st.hint, st.sort, 1)
+			ms, err := selectDocs(c, tx, coll, w.Data, &st.where, st.hint, st.sort, 1)
 			if err != nil || len(ms) == 0 {
 				return err
 			}
-			if err := w.remove(ms[0].key, ms[0].doc); err != nil {
+			if err := w.Remove(ms[0].key, ms[0].doc); err != nil {
 				return err
 			}
 			if f := writeFiguresOf(c); f != nil {
-				f.ndeleted.add(1)
+				f.Ndeleted.Add(1)
 			}
 			res.matched = 1
 			value, res.score = ms[0].doc, ms[0].md.TextScore

@@ -5,12 +5,13 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 // Wire-protocol facts Cairn announces as a MongoDB 7.0 standalone.
 const (
-	MaxBSONObjectSize   = 16 * 1024 * 1024
+	MaxBSONObjectSize   = exec.MaxBSONObjectSize
 	MaxMessageSizeBytes = 48000000
 	MaxWriteBatchSize   = 100000
 	MinWireVersion      = 0
@@ -23,7 +24,7 @@ const (
 var Version = "0.1.0-dev"
 
 // processID identifies this server process in topologyVersion.
-var processID = newObjectID()
+var processID = exec.NewObjectID()
 
 // ProcessID is the processId this server reports in topologyVersion.
 func ProcessID() [12]byte { return processID }

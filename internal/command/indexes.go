@@ -144,7 +144,7 @@ func startIndexBuild(c *Ctx, durability kv.Durability, name string, specs []*ind
 			st.created = true
 		}
 		if _, _, view := coll.View(); view {
-			return errOnView(coll.Namespace())
+			return exec.ErrOnView(coll.Namespace())
 		}
 		st.before = len(coll.Indexes)
 		next := *coll

@@ -59,7 +59,7 @@ func insert(c *Ctx) error {
 			return err
 		}
 		errs, err = w.run(func(_ int, d bson.Doc) error {
-			if _, _, err := cw.insert(d); err != nil {
+			if _, _, err := cw.Insert(d); err != nil {
 				return err
 			}
 			n++
@@ -72,7 +72,7 @@ func insert(c *Ctx) error {
 	}
 	c.Env.Stats.Insert.Add(int64(n))
 	if f := writeFiguresOf(c); f != nil {
-		f.ninserted.add(int64(n))
+		f.Ninserted.Add(int64(n))
 	}
 	c.Unacknowledged = w.wc.unacknowledged()
 	c.Reply.AppendInt32("n", int32(n))

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
 )
@@ -188,12 +189,12 @@ func profileDoc(c *Ctx, op, ns string, command bson.Doc, s *opStats, d time.Dura
 		if s.usedDisk.Load() {
 			b.AppendBool("usedDisk", true)
 		}
-		for _, f := range s.write.fields() {
-			if f.c.set.Load() {
-				b.AppendInt32(f.name, int32Of(f.c.n.Load()))
+		for _, f := range s.write.Fields() {
+			if f.C.Set.Load() {
+				b.AppendInt32(f.Name, int32Of(f.C.N.Load()))
 			}
 		}
-		if n := s.nreturned.Load(); n > 0 || op == "query" || op == "getmore" || (plan != nil && !s.write.any()) {
+		if n := s.nreturned.Load(); n > 0 || op == "query" || op == "getmore" || (plan != nil && !s.write.Any()) {
 			b.AppendInt32("nreturned", int32Of(n))
 		}
 		if plan != nil {
@@ -244,7 +245,7 @@ func (e *Env) writeProfile(db string, doc bson.Doc) error {
 	if err != nil {
 		return err
 	}
-	w, err := openWriter(tx, coll)
+	w, err := exec.OpenWriter(tx, coll)
 	if err != nil {
 		return err
 	}
@@ -253,7 +254,7 @@ func (e *Env) writeProfile(db string, doc bson.Doc) error {
 	}
 	size, counted := p.sizes[db]
 	if !counted {
-		cur := w.data.Cursor()
+		cur := w.Data.Cursor()
 		for k, v := cur.First(); k != nil; k, v = cur.Next() {
 			size += int64(len(v))
 		}
@@ -261,20 +262,20 @@ func (e *Env) writeProfile(db string, doc bson.Doc) error {
 			return err
 		}
 	}
-	stored, _, err := w.insert(doc)
+	stored, _, err := w.Insert(doc)
 	if err != nil {
 		return err
 	}
 	size += int64(len(stored))
 	for size > profileMaxBytes {
-		cur := w.data.Cursor()
+		cur := w.Data.Cursor()
 		k, v := cur.First()
 		if k == nil {
 			break
 		}
 		size -= int64(len(v))
 		old := bson.Doc(append([]byte(nil), v...))
-		if err := w.remove(append([]byte(nil), k...), old); err != nil {
+		if err := w.Remove(append([]byte(nil), k...), old); err != nil {
 			return err
 		}
 	}

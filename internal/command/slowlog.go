@@ -39,7 +39,7 @@ type opStats struct {
 	// hasSortStage and usedDisk: the query sorted in memory (spilling to
 	// disk).
 	hasSortStage, usedDisk atomic.Bool
-	write                  writeFigures // slowwrite.go
+	write                  exec.WriteFigures // slowwrite.go
 }
 
 // opKey finds the running operation among a context's values, however the
@@ -160,8 +160,8 @@ func slowAttrs(c *Ctx, component, typ, ns string, command json.RawMessage, s *op
 	if s.usedDisk.Load() {
 		attrs = append(attrs, "usedDisk", true)
 	}
-	attrs = s.write.appendAttrs(attrs)
-	if n := s.nreturned.Load(); plan != nil && !s.write.any() || n > 0 {
+	attrs = s.write.AppendAttrs(attrs)
+	if n := s.nreturned.Load(); plan != nil && !s.write.Any() || n > 0 {
 		attrs = append(attrs, "nreturned", n)
 	}
 	return attrs

@@ -2,7 +2,6 @@ package command
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
@@ -18,58 +17,8 @@ import (
 // ndeleted, and keysInserted and keysDeleted; findAndModify's command line
 // has the same figures as the statement it runs.
 
-// optCount is a figure logged only once set, even to zero.
-type optCount struct {
-	n   atomic.Int64
-	set atomic.Bool
-}
-
-func (o *optCount) add(n int64) {
-	o.n.Add(n)
-	o.set.Store(true)
-}
-
-// writeFigures are a write's figures, in the order mongod logs them.
-type writeFigures struct {
-	nMatched, nModified, ninserted, ndeleted, nUpserted optCount
-	keysInserted, keysDeleted                           optCount
-}
-
-// fields lists the figures with their names, in mongod's order.
-func (w *writeFigures) fields() [7]struct {
-	name string
-	c    *optCount
-} {
-	return [7]struct {
-		name string
-		c    *optCount
-	}{{"nMatched", &w.nMatched}, {"nModified", &w.nModified}, {"ninserted", &w.ninserted},
-		{"ndeleted", &w.ndeleted}, {"nUpserted", &w.nUpserted}, {"keysInserted", &w.keysInserted},
-		{"keysDeleted", &w.keysDeleted}}
-}
-
-// appendAttrs adds the figures that were set to a slow-operation line.
-func (w *writeFigures) appendAttrs(attrs []any) []any {
-	for _, f := range w.fields() {
-		if f.c.set.Load() {
-			attrs = append(attrs, f.name, f.c.n.Load())
-		}
-	}
-	return attrs
-}
-
-// any reports whether any write figure was set.
-func (w *writeFigures) any() bool {
-	for _, f := range w.fields() {
-		if f.c.set.Load() {
-			return true
-		}
-	}
-	return false
-}
-
 // writeFiguresOf returns the write figures ctx's writes add to, or nil.
-func writeFiguresOf(ctx context.Context) *writeFigures {
+func writeFiguresOf(ctx context.Context) *exec.WriteFigures {
 	if s := statsOf(ctx); s != nil {
 		return &s.write
 	}

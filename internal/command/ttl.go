@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/kv"
 )
@@ -76,7 +77,7 @@ func expire(ctx context.Context, env *Env, c *catalog.Collection, spec *index.Sp
 		if err != nil || coll == nil || coll.UUID != c.UUID {
 			return err
 		}
-		w, err := openWriter(tx, coll)
+		w, err := exec.OpenWriter(tx, coll)
 		if err != nil {
 			return err
 		}
@@ -85,7 +86,7 @@ func expire(ctx context.Context, env *Env, c *catalog.Collection, spec *index.Sp
 			doc bson.Doc
 		}
 		var victims []victim
-		cur := w.data.Cursor()
+		cur := w.Data.Cursor()
 		for k, v := cur.First(); k != nil; k, v = cur.Next() {
 			if expired(bson.Doc(v), spec.Fields[0].Parts, cutoff) {
 				victims = append(victims, victim{append([]byte(nil), k...), bson.Doc(append([]byte(nil), v...))})
@@ -95,7 +96,7 @@ func expire(ctx context.Context, env *Env, c *catalog.Collection, spec *index.Sp
 			return err
 		}
 		for _, vic := range victims {
-			if err := w.remove(vic.key, vic.doc); err != nil {
+			if err := w.Remove(vic.key, vic.doc); err != nil {
 				return err
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/kv"
 )
@@ -41,13 +42,13 @@ func TestTTLPass(t *testing.T) {
 		if err := catalog.Put(tx, coll); err != nil {
 			return err
 		}
-		w, err := openWriter(tx, coll)
+		w, err := exec.OpenWriter(tx, coll)
 		if err != nil {
 			return err
 		}
 		for _, d := range docs {
 			b, _ := dbson.Marshal(d)
-			if _, _, err := w.insert(bson.Doc(b)); err != nil {
+			if _, _, err := w.Insert(bson.Doc(b)); err != nil {
 				return err
 			}
 		}

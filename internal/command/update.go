@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
@@ -117,7 +118,7 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Collection) (updateResult, *catalog.Collection, error) {
 	var res updateResult
 	var ms []match
-	var w *collWriter
+	var w *exec.CollWriter
 	var err error
 	if coll != nil {
 		if w, err = c.writer(tx, coll); err != nil {
@@ -127,7 +128,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		if s.multi {
 			limit = 0
 		}
-		if ms, err = selectDocs(c, tx, coll, w.data, &s.where, s.hint, s.sort, limit); err != nil {
+		if ms, err = selectDocs(c, tx, coll, w.Data, &s.where, s.hint, s.sort, limit); err != nil {
 			return res, coll, err
 		}
 	}
@@ -157,17 +158,17 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		if err := checkStored(out); err != nil {
 			return res, coll, err
 		}
-		if err := w.replace(m.key, m.doc, out); err != nil {
+		if err := w.Replace(m.key, m.doc, out); err != nil {
 			return res, coll, err
 		}
 		res.modified++
 	}
 	if w != nil {
-		coll = w.coll // indexes may have become multikey
+		coll = w.Coll // indexes may have become multikey
 	}
 	if f := writeFiguresOf(c); f != nil {
-		f.nMatched.add(int64(res.matched))
-		f.nModified.add(int64(res.modified))
+		f.NMatched.Add(int64(res.matched))
+		f.NModified.Add(int64(res.modified))
 	}
 	if res.matched > 0 || !s.upsert {
 		return res, coll, nil
@@ -184,15 +185,15 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 			return res, coll, err
 		}
 	}
-	doc, id, err := w.insert(doc)
+	doc, id, err := w.Insert(doc)
 	if err != nil {
 		return res, coll, err
 	}
-	coll = w.coll
+	coll = w.Coll
 	res.upserted = id
 	res.after = doc
 	if f := writeFiguresOf(c); f != nil {
-		f.nUpserted.add(1)
+		f.NUpserted.Add(1)
 	}
 	return res, coll, nil
 }

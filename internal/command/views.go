@@ -15,11 +15,6 @@ import (
 // aggregate.go expands. Writes and index builds on a view answer
 // CommandNotSupportedOnView (166).
 
-// errOnView is MongoDB's error for a write or DDL aimed at a view.
-func errOnView(ns string) error {
-	return mongoerr.New(mongoerr.CommandNotSupportedOnView, "Namespace %s is a view, not a collection", ns)
-}
-
 // isView reports whether db.name is a view.
 func isView(c *Ctx, name string) (bool, error) {
 	coll, err := c.collectionMeta(name)

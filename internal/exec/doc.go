@@ -9,6 +9,12 @@
 // (WalkState), and executors: the spilling sort (sort.go), answers held
 // in one snapshot (held.go), $text (text.go) and $near (near.go).
 //
+// The storage adapter is here too: the collection writer every write path
+// goes through (writer.go: CollWriter, which keeps the indexes in step and
+// validates documents, validation.go), the preparation of inserted
+// documents (docs.go), the write figures it counts (figures.go), and the
+// execution counters and Observer hooks (observe.go).
+//
 // Engine is the state executors share: the store, the spill directory,
 // the column cache and the planner.
 //

@@ -1,4 +1,4 @@
-package command
+package exec
 
 import (
 	"strings"
@@ -18,7 +18,8 @@ import (
 // documents that do not match fail with DocumentValidationFailure (121),
 // unless the command sets bypassDocumentValidation.
 
-type validator struct {
+// Validator is a collection's compiled validator with its level and action.
+type Validator struct {
 	filter *query.Filter
 	level  string
 	action string
@@ -29,11 +30,11 @@ type validator struct {
 
 var validators = struct {
 	sync.RWMutex
-	m map[string]*validator
-}{m: make(map[string]*validator)}
+	m map[string]*Validator
+}{m: make(map[string]*Validator)}
 
 // collValidator returns the collection's validator, or nil.
-func collValidator(coll *catalog.Collection) (*validator, error) {
+func collValidator(coll *catalog.Collection) (*Validator, error) {
 	if len(coll.Options) == 0 {
 		return nil, nil
 	}
@@ -44,7 +45,7 @@ func collValidator(coll *catalog.Collection) (*validator, error) {
 	if ok {
 		return v, nil
 	}
-	v, err := parseValidator(coll.Options)
+	v, err := ParseValidator(coll.Options)
 	if err != nil {
 		return nil, err
 	}
@@ -57,10 +58,10 @@ func collValidator(coll *catalog.Collection) (*validator, error) {
 	return v, nil
 }
 
-// parseValidator reads validator, validationLevel and validationAction
+// ParseValidator reads validator, validationLevel and validationAction
 // from collection options (nil if there is no validator).
-func parseValidator(opts bson.Doc) (*validator, error) {
-	v := &validator{level: "strict", action: "error"}
+func ParseValidator(opts bson.Doc) (*Validator, error) {
+	v := &Validator{level: "strict", action: "error"}
 	it := opts.Iter()
 	var vd bson.Doc
 	for it.Next() {
@@ -110,11 +111,11 @@ func parseValidator(opts bson.Doc) (*validator, error) {
 
 // validate checks doc (replacing old, nil for an insert) against the
 // collection's validator.
-func (w *collWriter) validate(old, doc bson.Doc) error {
-	if w.bypass {
+func (w *CollWriter) validate(old, doc bson.Doc) error {
+	if w.Bypass {
 		return nil
 	}
-	v, err := collValidator(w.coll)
+	v, err := collValidator(w.Coll)
 	if err != nil || v == nil || v.level == "off" {
 		return err
 	}
@@ -135,22 +136,10 @@ func (w *collWriter) validate(old, doc bson.Doc) error {
 	b.End()
 	extra := b.Finish()
 	if v.action == "warn" {
-		if w.c != nil {
-			w.c.warnInvalid(w.coll.Namespace(), doc, extra)
+		if w.C != nil {
+			w.C.WarnInvalid(w.Coll.Namespace(), doc, extra)
 		}
 		return nil
 	}
 	return &mongoerr.Error{Code: mongoerr.DocumentValidationFailure, Message: "Document failed validation", Extra: extra}
-}
-
-// warnInvalid logs a document that fails a validator whose
-// validationAction is "warn", as mongod does (STORAGE, id 20294); extra
-// holds the errInfo the write would have failed with.
-func (c *Ctx) warnInvalid(ns string, doc, extra bson.Doc) {
-	if c.Env.Log == nil {
-		return
-	}
-	errInfo, _ := extra.Lookup("errInfo")
-	c.Env.Log.Warn("Document would fail validation", "c", "STORAGE", "id", 20294, "ctx", connCtxName(c),
-		"namespace", ns, "document", loggedDoc(doc), "errInfo", loggedDoc(errInfo.Document()))
 }

@@ -1,4 +1,4 @@
-package command
+package exec
 
 import (
 	"crypto/rand"
@@ -19,9 +19,9 @@ func init() {
 	oidCounter.Store(binary.BigEndian.Uint32(b[:]))
 }
 
-// newObjectID returns a new ObjectId: 4-byte seconds, 5 random bytes per
+// NewObjectID returns a new ObjectId: 4-byte seconds, 5 random bytes per
 // process, 3-byte counter, as MongoDB generates them.
-func newObjectID() (id [12]byte) {
+func NewObjectID() (id [12]byte) {
 	binary.BigEndian.PutUint32(id[:4], uint32(time.Now().Unix()))
 	copy(id[4:9], oidProcess[:])
 	n := oidCounter.Add(1)

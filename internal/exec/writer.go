@@ -1,65 +1,54 @@
-package command
+package exec
 
 import (
 	"fmt"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
+	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
 )
 
-// collWriter applies document writes to one collection inside a write
+// CollWriter applies document writes to one collection inside a write
 // transaction. Every write path (insert, update, delete, findAndModify,
 // upserts, $out and $merge) goes through it, so that secondary indexes stay
 // in step with the documents.
-type collWriter struct {
+type CollWriter struct {
 	tx      *kv.Tx
-	coll    *catalog.Collection
-	data    *kv.Tree
-	indexes []*index.Tree
+	Coll    *catalog.Collection
+	Data    *kv.Tree
+	Indexes []*index.Tree
 	// pos maps indexes[i] to its position in coll.Indexes.
 	pos []int
 	key []byte
 	// bypass skips document validation (bypassDocumentValidation).
-	bypass bool
+	Bypass bool
 	// figs receives the index keys written and removed (slow-operation
 	// lines); nil when no command is listening.
-	figs *writeFigures
-	// c, if set, is the command writing, whose log receives the warning
-	// of a document failing a validator whose validationAction is "warn".
-	c *Ctx
+	Figs *WriteFigures
+	// c, if set, is the command writing: its context interrupts the
+	// write, and its log receives the warning of a document failing a
+	// validator whose validationAction is "warn".
+	C WriteOwner
 }
 
-// writer opens a collection writer for this command, honouring its
-// bypassDocumentValidation.
-func (c *Ctx) writer(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
-	w, err := openWriter(tx, coll)
-	if err != nil {
-		return nil, err
-	}
-	if v, ok := c.Body.Lookup("bypassDocumentValidation"); ok && v.Truthy() {
-		w.bypass = true
-	}
-	w.figs = writeFiguresOf(c)
-	w.c = c
-	for _, x := range w.indexes {
-		x.SetContext(c) // killOp and maxTimeMS interrupt index key generation
-	}
-	return w, nil
+// WriteOwner is the command a writer writes for (the command layer's Ctx).
+type WriteOwner interface {
+	Err() error
+	WarnInvalid(ns string, doc, extra bson.Doc)
 }
 
-// openWriter prepares writes to coll in tx.
-func openWriter(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
+// OpenWriter prepares writes to coll in tx.
+func OpenWriter(tx *kv.Tx, coll *catalog.Collection) (*CollWriter, error) {
 	if _, _, isView := coll.View(); isView {
-		return nil, errOnView(coll.Namespace())
+		return nil, ErrOnView(coll.Namespace())
 	}
-	t, err := exec.DataTree(tx, coll)
+	t, err := DataTree(tx, coll)
 	if err != nil {
 		return nil, err
 	}
-	w := &collWriter{tx: tx, coll: coll, data: t}
+	w := &CollWriter{tx: tx, Coll: coll, Data: t}
 	for i, ix := range coll.Indexes {
 		if ix.Name == "_id_" {
 			continue // the data tree is the _id index
@@ -78,7 +67,7 @@ func openWriter(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.indexes = append(w.indexes, x)
+		w.Indexes = append(w.Indexes, x)
 		w.pos = append(w.pos, i)
 	}
 	return w, nil
@@ -89,50 +78,50 @@ func openWriter(tx *kv.Tx, coll *catalog.Collection) (*collWriter, error) {
 // check it before each document and before writing its index entries, so
 // that a long multi-document write stops (and, failing its command, is
 // rolled back). Writers without a command (TTL) are not interrupted.
-func (w *collWriter) interrupted() error {
-	if w.c == nil {
+func (w *CollWriter) interrupted() error {
+	if w.C == nil {
 		return nil
 	}
-	if err := w.c.Err(); err != nil {
-		return ctxErr(err)
+	if err := w.C.Err(); err != nil {
+		return mongoerr.FromContext(err)
 	}
 	return nil
 }
 
 // markMultikey records in the catalog that index i became multikey.
-func (w *collWriter) markMultikey(i int, multikey bool) error {
+func (w *CollWriter) markMultikey(i int, multikey bool) error {
 	p := w.pos[i]
-	if !multikey || w.coll.Indexes[p].Multikey {
+	if !multikey || w.Coll.Indexes[p].Multikey {
 		return nil
 	}
-	c := *w.coll
-	c.Indexes = append([]catalog.Index(nil), w.coll.Indexes...)
+	c := *w.Coll
+	c.Indexes = append([]catalog.Index(nil), w.Coll.Indexes...)
 	c.Indexes[p].Multikey = true
 	if err := catalog.Put(w.tx, &c); err != nil {
 		return err
 	}
-	w.coll = &c
+	w.Coll = &c
 	return nil
 }
 
-// insert validates doc as an insert does (size, nesting, _id rules; _id
+// Insert validates doc as an insert does (size, nesting, _id rules; _id
 // generated and moved first), stores it and returns the stored document
 // and its _id. A duplicate _id is DuplicateKey.
-func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
+func (w *CollWriter) Insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 	if err := w.interrupted(); err != nil {
 		return nil, bson.Value{}, err
 	}
-	doc, id, err := prepareInsert(doc)
+	doc, id, err := PrepareInsert(doc)
 	if err != nil {
 		return nil, bson.Value{}, err
 	}
-	w.key = exec.DocKey(w.key[:0], id)
-	old, err := w.data.Get(w.key)
+	w.key = DocKey(w.key[:0], id)
+	old, err := w.Data.Get(w.key)
 	if err != nil {
-		return nil, bson.Value{}, fmt.Errorf("insert into %s: %w", w.coll.Namespace(), err)
+		return nil, bson.Value{}, fmt.Errorf("insert into %s: %w", w.Coll.Namespace(), err)
 	}
 	if old != nil {
-		return nil, bson.Value{}, duplicateKey(w.coll.Namespace(), id)
+		return nil, bson.Value{}, DuplicateKey(w.Coll.Namespace(), id)
 	}
 	if err := w.validate(nil, doc); err != nil {
 		return nil, bson.Value{}, err
@@ -141,17 +130,17 @@ func (w *collWriter) insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 	if err != nil {
 		return nil, bson.Value{}, err
 	}
-	if err := w.data.Put(w.key, doc); err != nil {
-		return nil, bson.Value{}, fmt.Errorf("insert into %s: %w", w.coll.Namespace(), err)
+	if err := w.Data.Put(w.key, doc); err != nil {
+		return nil, bson.Value{}, fmt.Errorf("insert into %s: %w", w.Coll.Namespace(), err)
 	}
-	if w.figs != nil {
-		w.figs.keysInserted.add(int64(added) + 1) // and the _id index's key
+	if w.Figs != nil {
+		w.Figs.keysInserted.Add(int64(added) + 1) // and the _id index's key
 	}
 	return doc, id, nil
 }
 
-// replace stores updated (same _id) in place of old under key.
-func (w *collWriter) replace(key []byte, old, updated bson.Doc) error {
+// Replace stores updated (same _id) in place of old under key.
+func (w *CollWriter) Replace(key []byte, old, updated bson.Doc) error {
 	if err := w.interrupted(); err != nil {
 		return err
 	}
@@ -162,18 +151,18 @@ func (w *collWriter) replace(key []byte, old, updated bson.Doc) error {
 	if err != nil {
 		return err
 	}
-	if err := w.data.Put(key, updated); err != nil {
-		return fmt.Errorf("update in %s: %w", w.coll.Namespace(), err)
+	if err := w.Data.Put(key, updated); err != nil {
+		return fmt.Errorf("update in %s: %w", w.Coll.Namespace(), err)
 	}
-	if w.figs != nil {
-		w.figs.keysInserted.add(int64(added))
-		w.figs.keysDeleted.add(int64(removed))
+	if w.Figs != nil {
+		w.Figs.keysInserted.Add(int64(added))
+		w.Figs.keysDeleted.Add(int64(removed))
 	}
 	return nil
 }
 
-// remove deletes the document old stored under key.
-func (w *collWriter) remove(key []byte, old bson.Doc) error {
+// Remove deletes the document old stored under key.
+func (w *CollWriter) Remove(key []byte, old bson.Doc) error {
 	if err := w.interrupted(); err != nil {
 		return err
 	}
@@ -181,11 +170,11 @@ func (w *collWriter) remove(key []byte, old bson.Doc) error {
 	if err != nil {
 		return err
 	}
-	if _, err := w.data.Delete(key); err != nil {
-		return fmt.Errorf("delete from %s: %w", w.coll.Namespace(), err)
+	if _, err := w.Data.Delete(key); err != nil {
+		return fmt.Errorf("delete from %s: %w", w.Coll.Namespace(), err)
 	}
-	if w.figs != nil {
-		w.figs.keysDeleted.add(int64(removed) + 1) // and the _id index's key
+	if w.Figs != nil {
+		w.Figs.keysDeleted.Add(int64(removed) + 1) // and the _id index's key
 	}
 	return nil
 }
@@ -194,12 +183,12 @@ func (w *collWriter) remove(key []byte, old bson.Doc) error {
 // a delete) and returns the number of entries added and removed. All
 // changes are computed and checked first, so a write refused by one index
 // (duplicate key, parallel arrays) changes none.
-func (w *collWriter) applyIndexes(old, updated bson.Doc, key []byte) (added, removed int, err error) {
-	if len(w.indexes) == 0 {
+func (w *CollWriter) applyIndexes(old, updated bson.Doc, key []byte) (added, removed int, err error) {
+	if len(w.Indexes) == 0 {
 		return 0, 0, nil
 	}
-	changes := make([]*index.Change, len(w.indexes))
-	for i, x := range w.indexes {
+	changes := make([]*index.Change, len(w.Indexes))
+	for i, x := range w.Indexes {
 		ch, err := x.Prepare(old, updated, key)
 		if err != nil {
 			return 0, 0, err

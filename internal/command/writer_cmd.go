@@ -1,0 +1,38 @@
+package command
+
+import (
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/kv"
+)
+
+// writer opens a collection writer for this command, honouring its
+// bypassDocumentValidation.
+func (c *Ctx) writer(tx *kv.Tx, coll *catalog.Collection) (*exec.CollWriter, error) {
+	w, err := exec.OpenWriter(tx, coll)
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := c.Body.Lookup("bypassDocumentValidation"); ok && v.Truthy() {
+		w.Bypass = true
+	}
+	w.Figs = writeFiguresOf(c)
+	w.C = c
+	for _, x := range w.Indexes {
+		x.SetContext(c) // killOp and maxTimeMS interrupt index key generation
+	}
+	return w, nil
+}
+
+// WarnInvalid logs a document that fails a validator whose
+// validationAction is "warn", as mongod does (STORAGE, id 20294); extra
+// holds the errInfo the write would have failed with.
+func (c *Ctx) WarnInvalid(ns string, doc, extra bson.Doc) {
+	if c.Env.Log == nil {
+		return
+	}
+	errInfo, _ := extra.Lookup("errInfo")
+	c.Env.Log.Warn("Document would fail validation", "c", "STORAGE", "id", 20294, "ctx", connCtxName(c),
+		"namespace", ns, "document", loggedDoc(doc), "errInfo", loggedDoc(errInfo.Document()))
+}
