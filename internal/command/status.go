@@ -150,3 +150,23 @@ func processMemory() (virtual, resident uint64) {
 	page := uint64(os.Getpagesize())
 	return size * page, rss * page
 }
+
+// appendColumnCache adds serverStatus's columnCache section (a Cairn
+// extension): the column cache's budget, contents and counters.
+func appendColumnCache(c *Ctx) {
+	cc := c.Env.ColumnCache
+	st := cc.Stats() // zero when the cache is off
+	r := c.Reply
+	r.StartDocument("columnCache")
+	r.AppendBool("enabled", cc.Enabled())
+	r.AppendInt64("budgetBytes", st.Budget)
+	r.AppendInt64("bytes", st.Bytes)
+	r.AppendInt64("fields", st.Fields)
+	r.AppendInt64("hits", st.Hits)
+	r.AppendInt64("misses", st.Misses)
+	r.AppendInt64("builds", st.Builds)
+	r.AppendInt64("fieldsBuilt", st.Built)
+	r.AppendInt64("evictions", st.Evictions)
+	r.AppendInt64("invalidations", st.Dropped)
+	r.End()
+}

@@ -7,7 +7,9 @@
 // plans (planrace.go: Planner, which Engine embeds) with its plan cache
 // (plancache.go), the walk that executes a plan over a *kv.Tx
 // (WalkState), and executors: the spilling sort (sort.go), answers held
-// in one snapshot (held.go), $text (text.go) and $near (near.go).
+// in one snapshot (held.go), $text (text.go), $near (near.go), the find
+// scans (scan.go: ScanSource) and the parallel aggregation scans
+// (parallel.go: ParallelPipeline, over the column cache, colscan.go).
 //
 // The storage adapter is here too: the collection writer every write path
 // goes through (writer.go: CollWriter, which keeps the indexes in step and

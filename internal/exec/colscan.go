@@ -1,4 +1,4 @@
-package command
+package exec
 
 import (
 	"context"
@@ -7,12 +7,12 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/colcache"
-	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
 
-// Parallel aggregations read the column cache (Env.ColumnCache) when it
+// Parallel aggregations read the column cache (Engine.ColumnCache) when it
 // holds, or may build, the top-level fields they read: narrow documents
 // of those fields instead of the collection's documents. A scan with no
 // index plan builds the missing columns; one with an index plan uses
@@ -34,11 +34,11 @@ const wantColumnsShare = 16
 // the column cache, or nil when the cache does not serve it (disabled,
 // small collection, columns that do not fit, a newer version held). With
 // planned set it builds only fields an earlier index scan asked for.
-func (e *Env) columnScan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, fields []string, planned bool) (*colScan, error) {
+func (e *Engine) columnScan(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, fields []string, planned bool) (*colScan, error) {
 	if !e.ColumnCache.Enabled() {
 		return nil, nil
 	}
-	t, err := exec.DataTree(tx, coll)
+	t, err := DataTree(tx, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -47,7 +47,7 @@ func (e *Env) columnScan(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 	}
 	set, err := e.ColumnCache.Get(ctx, t, fields, planned)
 	if err != nil || set == nil {
-		return nil, ctxErr(err)
+		return nil, mongoerr.FromContext(err)
 	}
 	return &colScan{ctx: ctx, Scan: set.Scan()}, nil
 }
@@ -55,11 +55,11 @@ func (e *Env) columnScan(ctx context.Context, tx *kv.Tx, coll *catalog.Collectio
 // wantColumns notes that an index scan of coll for fields examined keys
 // index entries and docs documents: more than a wantColumnsShare of the
 // collection asks the cache to serve the fields from then on.
-func (e *Env) wantColumns(tx *kv.Tx, coll *catalog.Collection, fields []string, keys, docs int64) {
+func (e *Engine) wantColumns(tx *kv.Tx, coll *catalog.Collection, fields []string, keys, docs int64) {
 	if !e.ColumnCache.Enabled() {
 		return
 	}
-	t, err := exec.DataTree(tx, coll)
+	t, err := DataTree(tx, coll)
 	if err != nil || t.Len() < columnMinRows || (docs+keys/4)*wantColumnsShare <= t.Len() {
 		return
 	}
@@ -77,30 +77,10 @@ type colScan struct {
 func (s *colScan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	if s.ctx != nil {
 		if err := s.ctx.Err(); err != nil {
-			return dst[:0], ctxErr(err)
+			return dst[:0], mongoerr.FromContext(err)
 		}
 	}
 	return s.Scan.NextBatch(dst, max)
-}
-
-// appendColumnCache adds serverStatus's columnCache section (a Cairn
-// extension): the column cache's budget, contents and counters.
-func appendColumnCache(c *Ctx) {
-	cc := c.Env.ColumnCache
-	st := cc.Stats() // zero when the cache is off
-	r := c.Reply
-	r.StartDocument("columnCache")
-	r.AppendBool("enabled", cc.Enabled())
-	r.AppendInt64("budgetBytes", st.Budget)
-	r.AppendInt64("bytes", st.Bytes)
-	r.AppendInt64("fields", st.Fields)
-	r.AppendInt64("hits", st.Hits)
-	r.AppendInt64("misses", st.Misses)
-	r.AppendInt64("builds", st.Builds)
-	r.AppendInt64("fieldsBuilt", st.Built)
-	r.AppendInt64("evictions", st.Evictions)
-	r.AppendInt64("invalidations", st.Dropped)
-	r.End()
 }
 
 // narrowByEqualities lets the column scan skip the rows that cannot pass
