@@ -19,7 +19,7 @@ type aggPlanning struct {
 	text *exec.FindSpec
 	// geoNear is the leading $geoNear (nil: none), which reads the
 	// collection through its 2dsphere index; the stages are the rest.
-	geoNear *geoNearSpec
+	geoNear *exec.GeoNearSpec
 }
 
 // splitAggText takes a $text query out of the pipeline's first stage when

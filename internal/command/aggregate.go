@@ -95,7 +95,7 @@ func aggregate(c *Ctx) error {
 	if source == name {
 		textColl = name // $text does not apply to views
 	}
-	if stages, planning.geoNear, err = splitGeoNear(c.DB, textColl, stages, qopts); err != nil {
+	if stages, planning.geoNear, err = exec.SplitGeoNear(c.DB, textColl, stages, qopts); err != nil {
 		return err
 	}
 	if planning.geoNear != nil {
@@ -300,7 +300,7 @@ func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggP
 	leading := p.LeadingFilter() != nil
 	if g := planning.geoNear; g != nil {
 		leading = false // the $match after $geoNear stays a stage
-		appendCursorStage(r, i, "$geoNearCursor", ns, g.query, func() { appendGeoNearStage(c, g, source) })
+		appendCursorStage(r, i, "$geoNearCursor", ns, g.Query, func() { appendGeoNearStage(c, g, source) })
 		i++
 	} else if !p.StartsWithSource() {
 		filter := p.LeadingFilter()
@@ -443,7 +443,7 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		run := s.p.Run
 		switch {
 		case s.planning.geoNear != nil:
-			in = newGeoNearIter(ctx, s.env, s.planning.geoNear)
+			in = exec.NewGeoNearIter(ctx, &s.env.Engine, s.planning.geoNear)
 		case s.planning.text != nil:
 			in = &textIter{ctx: ctx, src: exec.NewTextSource(&s.env.Engine, s.planning.text, true), score: s.cat.actx.Expr.TextScore}
 		case s.coll != "" && !s.p.StartsWithSource():

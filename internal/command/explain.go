@@ -382,3 +382,20 @@ func appendParsedQuery(r *bson.Builder, spec *exec.FindSpec) {
 		r.AppendDocument("parsedQuery", spec.FilterDoc)
 	}
 }
+
+// appendGeoNearStage writes explain's plan for a $geoNear.
+func appendGeoNearStage(c *Ctx, g *exec.GeoNearSpec, source string) {
+	r := c.Reply
+	tx, err := c.readTx()
+	if err != nil {
+		r.AppendString("stage", "EOF")
+		return
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, c.DB, source)
+	if err != nil || coll == nil {
+		r.AppendString("stage", "EOF")
+		return
+	}
+	exec.AppendNearStages(r, &exec.FindSpec{Near: g.Near, FilterDoc: g.Query}, coll)
+}

@@ -1,4 +1,4 @@
-package command
+package exec
 
 import (
 	"context"
@@ -7,33 +7,32 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
 )
 
-// geoNearSpec is a parsed $geoNear stage: the documents of the collection
+// GeoNearSpec is a parsed $geoNear stage: the documents of the collection
 // matching query, nearest first, each with its distance (times
 // distanceMultiplier) at distanceField and, with includeLocs, the nearest
 // of its geometries.
-type geoNearSpec struct {
+type GeoNearSpec struct {
 	db, coll      string
-	near          *exec.NearClause
+	Near          *NearClause
 	distanceField []string
 	includeLocs   []string
 	multiplier    float64
-	query         bson.Doc
+	Query         bson.Doc
 	filter        *query.Filter
 	// limit is the $limit right after the stage (0: none), which bounds
 	// the search.
 	limit int64
 }
 
-// splitGeoNear takes a leading $geoNear out of a pipeline on collection
+// SplitGeoNear takes a leading $geoNear out of a pipeline on collection
 // coll ("" for a view or {aggregate: 1}); the returned stages are the
 // rest. $geoNear anywhere else is refused (40602), as in mongod.
-func splitGeoNear(db, coll string, stages []bson.Doc, qopts *query.Options) ([]bson.Doc, *geoNearSpec, error) {
+func SplitGeoNear(db, coll string, stages []bson.Doc, qopts *query.Options) ([]bson.Doc, *GeoNearSpec, error) {
 	for i, st := range stages {
 		if firstKeyOf(st) == "$geoNear" && (i > 0 || coll == "") {
 			return nil, nil, mongoerr.New(mongoerr.StageMustBeFirst, "$geoNear is only valid as the first stage in a pipeline")
@@ -65,11 +64,11 @@ func firstKeyOf(d bson.Doc) string {
 	return ""
 }
 
-func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
+func parseGeoNear(v bson.Value, qopts *query.Options) (*GeoNearSpec, error) {
 	if v.Type != bson.TypeDocument {
 		return nil, mongoerr.New(mongoerr.GeoNearNotObject, "invalid parameter: expected an object ($geoNear)")
 	}
-	g := &geoNearSpec{multiplier: 1, near: &exec.NearClause{MaxDist: -1}}
+	g := &GeoNearSpec{multiplier: 1, Near: &NearClause{MaxDist: -1}}
 	var near, maxV, minV bson.Value
 	spherical := false
 	it := v.Document().Iter()
@@ -116,12 +115,12 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 			if e.Value.Type != bson.TypeDocument {
 				return nil, mongoerr.New(mongoerr.TypeMismatch, "query must be an object")
 			}
-			g.query = e.Value.Document()
+			g.Query = e.Value.Document()
 		case "key":
 			if e.Value.Type != bson.TypeString || e.Value.StringValue() == "" {
 				return nil, mongoerr.New(mongoerr.TypeMismatch, "$geoNear parameter 'key' must be of type string but found type: %s", e.Value.Type)
 			}
-			g.near.Key = e.Value.StringValue()
+			g.Near.Key = e.Value.StringValue()
 		case "num", "limit":
 			return nil, mongoerr.New(mongoerr.GeoNearNumRemoved, "$geoNear no longer supports the 'num' parameter. Use a $limit stage instead.")
 		case "start":
@@ -137,7 +136,7 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 		return nil, mongoerr.New(mongoerr.GeoNearDistanceFieldNotString, "$geoNear requires a 'distanceField' option as a String")
 	}
 	if t, ok := near.Document().Lookup("type"); near.Type == bson.TypeDocument && ok && t.Type == bson.TypeString {
-		if err := g.near.SetGeoJSONCenter("$geoNear", near); err != nil {
+		if err := g.Near.SetGeoJSONCenter("$geoNear", near); err != nil {
 			return nil, err
 		}
 	} else {
@@ -145,22 +144,22 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 		if spherical {
 			op = "$nearSphere"
 		}
-		if err := g.near.SetLegacyCenter(op, near); err != nil {
+		if err := g.Near.SetLegacyCenter(op, near); err != nil {
 			return nil, err
 		}
 	}
-	if err := g.near.SetBounds(maxV, minV); err != nil {
+	if err := g.Near.SetBounds(maxV, minV); err != nil {
 		return nil, err
 	}
-	if g.query == nil {
-		g.query = bson.EmptyDoc
+	if g.Query == nil {
+		g.Query = bson.EmptyDoc
 	}
-	if _, inner, err := exec.SplitNear(g.query); err != nil {
+	if _, inner, err := SplitNear(g.Query); err != nil {
 		return nil, err
 	} else if inner != nil {
 		return nil, mongoerr.New(mongoerr.BadValue, "$geoNear may not contain a $near or $nearSphere in its query")
 	}
-	f, err := query.ParseFilter(g.query, qopts)
+	f, err := query.ParseFilter(g.Query, qopts)
 	if err != nil {
 		return nil, err
 	}
@@ -168,28 +167,28 @@ func parseGeoNear(v bson.Value, qopts *query.Options) (*geoNearSpec, error) {
 	return g, nil
 }
 
-// geoNearIter feeds a pipeline the documents of a $geoNear, computed in
+// GeoNearIter feeds a pipeline the documents of a $geoNear, computed in
 // one snapshot on the first Next.
-type geoNearIter struct {
-	exec.HeldHits[exec.NearHit]
+type GeoNearIter struct {
+	HeldHits[NearHit]
 	ctx  context.Context
-	g    *geoNearSpec
-	walk exec.WalkState
+	g    *GeoNearSpec
+	walk WalkState
 }
 
-func newGeoNearIter(ctx context.Context, env *Env, g *geoNearSpec) *geoNearIter {
-	t := &geoNearIter{ctx: ctx, g: g}
-	t.Env, t.DB, t.Coll, t.Load = &env.Engine, g.db, g.coll, t.run
+func NewGeoNearIter(ctx context.Context, env *Engine, g *GeoNearSpec) *GeoNearIter {
+	t := &GeoNearIter{ctx: ctx, g: g}
+	t.Env, t.DB, t.Coll, t.Load = env, g.db, g.coll, t.run
 	return t
 }
 
-func (t *geoNearIter) Next() (bson.Doc, error) {
+func (t *GeoNearIter) Next() (bson.Doc, error) {
 	h, err := t.NextHit(t.ctx)
 	if h == nil || err != nil {
 		return nil, err
 	}
 	var b bson.Builder
-	b.AppendDouble("d", t.g.near.Distance(h.Dist)*t.g.multiplier)
+	b.AppendDouble("d", t.g.Near.Distance(h.Dist)*t.g.multiplier)
 	dist, _ := b.Finish().Lookup("d")
 	out := bson.WithPath(h.Doc, t.g.distanceField, dist)
 	if t.g.includeLocs != nil {
@@ -198,27 +197,10 @@ func (t *geoNearIter) Next() (bson.Doc, error) {
 	return out, nil
 }
 
-func (t *geoNearIter) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]exec.NearHit, error) {
+func (t *GeoNearIter) run(ctx context.Context, tx *kv.Tx, coll *catalog.Collection) ([]NearHit, error) {
 	if coll == nil {
 		return nil, nil // no collection: no documents
 	}
-	nc := *t.g.near
-	return exec.NearSearch(ctx, tx, coll, &nc, t.g.filter, t.g.limit, &t.walk)
-}
-
-// appendGeoNearStage writes explain's plan for a $geoNear.
-func appendGeoNearStage(c *Ctx, g *geoNearSpec, source string) {
-	r := c.Reply
-	tx, err := c.readTx()
-	if err != nil {
-		r.AppendString("stage", "EOF")
-		return
-	}
-	defer tx.Rollback()
-	coll, err := catalog.Get(tx, c.DB, source)
-	if err != nil || coll == nil {
-		r.AppendString("stage", "EOF")
-		return
-	}
-	exec.AppendNearStages(r, &exec.FindSpec{Near: g.near, FilterDoc: g.query}, coll)
+	nc := *t.g.Near
+	return NearSearch(ctx, tx, coll, &nc, t.g.filter, t.g.limit, &t.walk)
 }
