@@ -3,6 +3,7 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
 )
@@ -80,7 +81,7 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 			return 0, err
 		}
 	}
-	where, err := compileWriteFilter(q, opts)
+	where, err := exec.CompileWriteFilter(q, opts)
 	if err != nil {
 		return 0, err
 	}
@@ -91,13 +92,13 @@ func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc)
 	if err != nil {
 		return 0, err
 	}
-	ms, err := selectDocs(c, tx, coll, w.Data, &where, hint, nil, int(limit))
+	ms, err := c.Env.SelectDocs(c, tx, coll, w.Data, &where, hint, nil, int(limit))
 	if err != nil {
 		return 0, err
 	}
 	for _, m := range ms {
 		// w.remove checks for killOp and maxTimeMS before each document.
-		if err := w.Remove(m.key, m.doc); err != nil {
+		if err := w.Remove(m.Key, m.Doc); err != nil {
 			return 0, err
 		}
 	}

@@ -3,6 +3,7 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
@@ -68,7 +69,7 @@ func findAndModify(c *Ctx) error {
 		return err
 	}
 	st := &updateStmt{upsert: upsert}
-	if st.where, err = compileWriteFilter(orEmptyDoc(q), opts); err != nil {
+	if st.where, err = exec.CompileWriteFilter(orEmptyDoc(q), opts); err != nil {
 		return err
 	}
 	if s, ok, err := a.doc("sort"); err != nil {
@@ -77,7 +78,7 @@ func findAndModify(c *Ctx) error {
 		if st.sort, err = query.ParseSort(s, opts); err != nil {
 			return err
 		}
-		if st.sort.HasMeta() && st.where.text == nil {
+		if st.sort.HasMeta() && st.where.Text == nil {
 			return mongoerr.New(mongoerr.TextScoreUnavailable, "query requires text score metadata, but it is not available")
 		}
 	}
@@ -127,18 +128,18 @@ func findAndModify(c *Ctx) error {
 			if err != nil {
 				return err
 			}
-			ms, err := selectDocs(c, tx, coll, w.Data, &st.where, st.hint, st.sort, 1)
+			ms, err := c.Env.SelectDocs(c, tx, coll, w.Data, &st.where, st.hint, st.sort, 1)
 			if err != nil || len(ms) == 0 {
 				return err
 			}
-			if err := w.Remove(ms[0].key, ms[0].doc); err != nil {
+			if err := w.Remove(ms[0].Key, ms[0].Doc); err != nil {
 				return err
 			}
 			if f := writeFiguresOf(c); f != nil {
 				f.Ndeleted.Add(1)
 			}
 			res.matched = 1
-			value, res.score = ms[0].doc, ms[0].md.TextScore
+			value, res.score = ms[0].Doc, ms[0].Md.TextScore
 			return nil
 		}
 		res, _, err = st.apply(c, tx, c.DB, name, coll)
@@ -181,7 +182,7 @@ func findAndModify(c *Ctx) error {
 	} else {
 		if proj != nil {
 			var md query.MatchDetails
-			st.where.filter.MatchDetails(value, &md)
+			st.where.Filter.MatchDetails(value, &md)
 			md.TextScore = res.score
 			if value, err = proj.Apply(nil, value, &md); err != nil {
 				return err

@@ -84,13 +84,13 @@ func noteReturned(ctx context.Context, n int64) {
 // noteSorted records a blocking (in-memory) sort, as mongod's
 // hasSortStage and usedDisk, and counts it in
 // metrics.operation.scanAndOrder.
-func noteSorted(c *Ctx, spilled bool) {
-	c.Env.Counters.ScanAndOrder.Add(1)
-	if s := statsOf(c); s != nil {
-		s.hasSortStage.Store(true)
-		if spilled {
-			s.usedDisk.Store(true)
-		}
+func noteSorted(c *Ctx, spilled bool) { c.Env.NoteSorted(c, spilled) }
+
+// Sorted implements exec.Observer.
+func (s *opStats) Sorted(spilled bool) {
+	s.hasSortStage.Store(true)
+	if spilled {
+		s.usedDisk.Store(true)
 	}
 }
 

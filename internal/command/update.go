@@ -13,7 +13,7 @@ import (
 
 // updateStmt is one parsed update statement.
 type updateStmt struct {
-	where  writeFilter
+	where  exec.WriteFilter
 	hint   bson.Value
 	upd    *query.Update
 	sort   *query.Sort
@@ -95,7 +95,7 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 		}
 		opts.Let = b.Finish()
 	}
-	if s.where, err = compileWriteFilter(q, opts); err != nil {
+	if s.where, err = exec.CompileWriteFilter(q, opts); err != nil {
 		return err
 	}
 	if s.upd, err = query.ParseUpdate(u, arrayFilters, opts); err != nil {
@@ -117,7 +117,7 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 // apply runs the statement in tx against coll (created on upsert if nil).
 func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Collection) (updateResult, *catalog.Collection, error) {
 	var res updateResult
-	var ms []match
+	var ms []exec.Match
 	var w *exec.CollWriter
 	var err error
 	if coll != nil {
@@ -128,7 +128,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		if s.multi {
 			limit = 0
 		}
-		if ms, err = selectDocs(c, tx, coll, w.Data, &s.where, s.hint, s.sort, limit); err != nil {
+		if ms, err = c.Env.SelectDocs(c, tx, coll, w.Data, &s.where, s.hint, s.sort, limit); err != nil {
 			return res, coll, err
 		}
 	}
@@ -143,12 +143,12 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		if updateHook != nil {
 			updateHook(c)
 		}
-		out, changed, err := s.upd.ApplyContext(c, nil, m.doc, &m.md, false)
+		out, changed, err := s.upd.ApplyContext(c, nil, m.Doc, &m.Md, false)
 		if err != nil {
 			return res, coll, err
 		}
 		res.matched++
-		res.before, res.after, res.score = m.doc, out, m.md.TextScore
+		res.before, res.after, res.score = m.Doc, out, m.Md.TextScore
 		if !changed {
 			continue
 		}
@@ -158,7 +158,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		if err := checkStored(out); err != nil {
 			return res, coll, err
 		}
-		if err := w.Replace(m.key, m.doc, out); err != nil {
+		if err := w.Replace(m.Key, m.Doc, out); err != nil {
 			return res, coll, err
 		}
 		res.modified++
@@ -203,7 +203,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 // the filter's _id).
 func (s *updateStmt) upsertDoc(ctx context.Context) (bson.Doc, error) {
 	var b bson.Builder
-	if err := s.where.filter.UpsertSeed(&b); err != nil {
+	if err := s.where.Filter.UpsertSeed(&b); err != nil {
 		return nil, err
 	}
 	seed := b.Finish()

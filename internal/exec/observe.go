@@ -26,6 +26,9 @@ type Observer interface {
 	// Examined adds index keys and documents a stage examined, and the
 	// plan it used.
 	Examined(plan string, keys, docs int64)
+	// Sorted records a blocking (in-memory) sort, which spilled to disk
+	// or not (mongod's hasSortStage and usedDisk).
+	Sorted(spilled bool)
 }
 
 // NoteExamined reports what a query stage examined to ctx's Observer, if
@@ -33,5 +36,22 @@ type Observer interface {
 func NoteExamined(ctx context.Context, plan string, keys, docs int64) {
 	if o, ok := ctx.Value(StatsKey{}).(Observer); ok {
 		o.Examined(plan, keys, docs)
+	}
+}
+
+// Examined reports what a stage examined to ctx's Observer and adds it to
+// the server's counters.
+func (e *Engine) Examined(ctx context.Context, plan string, keys, docs int64) {
+	NoteExamined(ctx, plan, keys, docs)
+	e.Counters.KeysExamined.Add(keys)
+	e.Counters.DocsExamined.Add(docs)
+}
+
+// NoteSorted records a blocking (in-memory) sort: in ctx's Observer, and
+// in metrics.operation.scanAndOrder.
+func (e *Engine) NoteSorted(ctx context.Context, spilled bool) {
+	e.Counters.ScanAndOrder.Add(1)
+	if o, ok := ctx.Value(StatsKey{}).(Observer); ok {
+		o.Sorted(spilled)
 	}
 }
