@@ -28,7 +28,7 @@ func (k *aggCatalog) RunPipeline(db, coll string, p *agg.Pipeline) (agg.Iterator
 	if it, ok, err := k.sortedRun(db, coll, p, bson.Value{}); err != nil || ok {
 		return it, ok, err
 	}
-	return k.env.ParallelPipeline(k.ctx, k.tx, db, coll, p, p.IndexFilter(), nil, bson.Value{})
+	return k.env.ParallelPipeline(k.Ctx, k.Tx, db, coll, p, p.IndexFilter(), nil, bson.Value{})
 }
 
 // sortedRun runs p over an index walk in the order of its leading $sort
@@ -36,10 +36,10 @@ func (k *aggCatalog) RunPipeline(db, coll string, p *agg.Pipeline) (agg.Iterator
 // the leading $match where it can be), reporting false otherwise.
 func (k *aggCatalog) sortedRun(db, name string, p *agg.Pipeline, hint bson.Value) (agg.Iterator, bool, error) {
 	sortDoc, ok := p.LeadingSort()
-	if !ok || exec.Hinted(hint) || k.tx == nil {
+	if !ok || exec.Hinted(hint) || k.Tx == nil {
 		return nil, false, nil
 	}
-	coll, err := catalog.Get(k.tx, db, name)
+	coll, err := catalog.Get(k.Tx, db, name)
 	if err != nil || coll == nil {
 		return nil, false, err
 	}
@@ -54,7 +54,7 @@ func (k *aggCatalog) sortedRun(db, name string, p *agg.Pipeline, hint bson.Value
 	spec := &exec.FindSpec{FilterDoc: p.LeadingFilter(), Filter: p.Filter, SortDoc: sortDoc, Sort: sort, Opts: opts}
 	var base *exec.Plan
 	if len(spec.FilterDoc) > 5 {
-		if base, _, err = k.env.PlanQuery(k.ctx, k.tx, coll, spec.FilterDoc, p.Filter, opts, bson.Value{}); err != nil {
+		if base, _, err = k.env.PlanQuery(k.Ctx, k.Tx, coll, spec.FilterDoc, p.Filter, opts, bson.Value{}); err != nil {
 			return nil, false, err
 		}
 	}
@@ -62,8 +62,8 @@ func (k *aggCatalog) sortedRun(db, name string, p *agg.Pipeline, hint bson.Value
 	if pl == nil || !pl.Sorted {
 		return nil, false, nil
 	}
-	sc := k.scan(db, name, p.Filter)
-	sc.plan, sc.planned = pl, true
+	sc := k.ScanCollection(db, name, p.Filter)
+	sc.Plan, sc.Planned = pl, true
 	it, err := p.RunSorted(sc)
 	return it, err == nil, err
 }

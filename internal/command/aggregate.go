@@ -382,12 +382,12 @@ type aggSource struct {
 
 func newAggSource(c *Ctx, actx *agg.Context, p *agg.Pipeline, name string) *aggSource {
 	s := &aggSource{env: c.Env, db: c.DB, coll: name, p: p}
-	s.cat = &aggCatalog{env: c.Env, c: c, durability: kv.Durability(0)}
+	s.cat = &aggCatalog{AggSnapshot: exec.AggSnapshot{Eng: &c.Env.Engine}, env: c.Env, c: c, durability: kv.Durability(0)}
 	actx.Catalog = s.cat
-	s.cat.actx = actx
+	s.cat.Actx = actx
 	actx.Check = func() error {
-		if s.cat.ctx != nil {
-			if err := s.cat.ctx.Err(); err != nil {
+		if s.cat.Ctx != nil {
+			if err := s.cat.Ctx.Err(); err != nil {
 				return ctxErr(err)
 			}
 		}
@@ -409,12 +409,12 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 	if err != nil {
 		return false, err
 	}
-	s.cat.tx, s.cat.ctx = tx, ctx
-	s.cat.gen++
+	s.cat.Tx, s.cat.Ctx = tx, ctx
+	s.cat.Gen++
 	defer func() {
-		s.cat.tx = nil
+		s.cat.Tx = nil
 		tx.Rollback()
-		if st := statsOf(ctx); st != nil && s.cat.actx.Spill.Spilled() {
+		if st := statsOf(ctx); st != nil && s.cat.Actx.Spill.Spilled() {
 			st.usedDisk.Store(true) // a stage spilled: the slow log's and profiler's usedDisk
 		}
 	}()
@@ -445,11 +445,11 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		case s.planning.geoNear != nil:
 			in = exec.NewGeoNearIter(ctx, &s.env.Engine, s.planning.geoNear)
 		case s.planning.text != nil:
-			in = &textIter{ctx: ctx, src: exec.NewTextSource(&s.env.Engine, s.planning.text, true), score: s.cat.actx.Expr.TextScore}
+			in = &textIter{ctx: ctx, src: exec.NewTextSource(&s.env.Engine, s.planning.text, true), score: s.cat.Actx.Expr.TextScore}
 		case s.coll != "" && !s.p.StartsWithSource():
-			sc := s.cat.scan(s.db, s.coll, s.p.Filter)
-			sc.filterDoc = s.p.LeadingFilter()
-			sc.hint = s.planning.hint
+			sc := s.cat.ScanCollection(s.db, s.coll, s.p.Filter)
+			sc.FilterDoc = s.p.LeadingFilter()
+			sc.Hint = s.planning.hint
 			in = sc
 			run = s.p.RunFiltered
 		}
@@ -489,198 +489,47 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 // aggCatalog serves the pipeline's reads from the current Fill's snapshot
 // and its writes ($out, $merge) through collWriter.
 type aggCatalog struct {
-	env  *Env
-	actx *agg.Context
+	// aggSnapshot is what the collection scans read (aggscan.go).
+	exec.AggSnapshot
+	env *Env
 	// c is the aggregate command's context, used only while the command
 	// runs ($out and $merge complete within it).
 	c          *Ctx
 	lsid       bson.Doc
-	tx         *kv.Tx
-	ctx        context.Context
-	gen        int // incremented for every snapshot
 	durability kv.Durability
-}
-
-// scanIter reads a collection in _id order across snapshots: when the
-// snapshot changes it reopens the collection and resumes after the last
-// key it returned.
-type scanIter struct {
-	cat      *aggCatalog
-	db, coll string
-	filter   *query.Filter
-	gen      int
-	cur      *kv.Cursor
-	lastKey  []byte
-	started  bool
-	done     bool
-	n        int
-
-	// With a filter that an index serves (the leading $match), the scan
-	// walks the index instead, buffering copies of the fetched documents.
-	filterDoc bson.Doc
-	hint      bson.Value
-	planned   bool
-	plan      *exec.Plan
-	walk      exec.WalkState
-	walked    bool // the index walk is finished
-	buf       []bson.Doc
-	bufPos    int
-}
-
-// indexBatch is how many documents an index walk fetches per step.
-const indexBatch = 256
-
-// nextIndexed serves the next document of an index plan.
-func (s *scanIter) nextIndexed(coll *catalog.Collection) (bson.Doc, error) {
-	for {
-		if s.bufPos < len(s.buf) {
-			d := s.buf[s.bufPos]
-			s.buf[s.bufPos] = nil
-			s.bufPos++
-			return d, nil
-		}
-		if s.walked {
-			s.done = true
-			return nil, nil
-		}
-		if coll == nil {
-			var err error
-			if coll, err = catalog.Get(s.cat.tx, s.db, s.coll); err != nil {
-				return nil, err
-			}
-			if coll == nil {
-				s.done = true
-				return nil, nil
-			}
-		}
-		data, err := exec.DataTree(s.cat.tx, coll)
-		if err != nil {
-			return nil, err
-		}
-		s.buf, s.bufPos = s.buf[:0], 0
-		ctx := s.cat.ctx
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		done, err := exec.WalkIndex(ctx, s.cat.tx, coll, data, s.plan, &s.walk, func(_ []byte, d bson.Doc) (bool, error) {
-			if len(s.buf) >= indexBatch {
-				return false, nil
-			}
-			if s.filter == nil || s.filter.Match(d) {
-				s.buf = append(s.buf, append(bson.Doc(nil), d...))
-			}
-			return true, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		s.walked = done
-		coll = nil
-	}
-}
-
-func (k *aggCatalog) scan(db, coll string, filter *query.Filter) *scanIter {
-	return &scanIter{cat: k, db: db, coll: coll, filter: filter}
-}
-
-func (s *scanIter) Next() (bson.Doc, error) {
-	if s.done {
-		return nil, nil
-	}
-	if s.plan != nil && s.gen == s.cat.gen {
-		return s.nextIndexed(nil)
-	}
-	var key, val []byte
-	if s.cur == nil || s.gen != s.cat.gen {
-		if s.cat.tx == nil {
-			return nil, mongoerr.New(mongoerr.InternalError, "aggregate: collection read outside a snapshot")
-		}
-		s.gen = s.cat.gen
-		coll, err := catalog.Get(s.cat.tx, s.db, s.coll)
-		if err != nil {
-			return nil, err
-		}
-		if coll == nil {
-			s.done = true
-			return nil, nil
-		}
-		if !s.planned {
-			s.planned = true
-			if (len(s.filterDoc) > 5 || exec.Hinted(s.hint)) && s.cat.actx != nil {
-				if s.plan, _, err = s.cat.env.PlanQuery(s.cat.ctx, s.cat.tx, coll, s.filterDoc, s.filter, s.cat.actx.Query, s.hint); err != nil {
-					return nil, err
-				}
-			}
-		}
-		if s.plan != nil {
-			return s.nextIndexed(coll)
-		}
-		t, err := exec.DataTree(s.cat.tx, coll)
-		if err != nil {
-			return nil, err
-		}
-		s.cur = t.Cursor()
-		if !s.started {
-			key, val = s.cur.First()
-			s.started = true
-		} else {
-			key, val = s.cur.Seek(s.lastKey)
-			if key != nil && string(key) == string(s.lastKey) {
-				key, val = s.cur.Next()
-			}
-		}
-	} else {
-		key, val = s.cur.Next()
-	}
-	for ; key != nil; key, val = s.cur.Next() {
-		if s.n++; s.n&255 == 0 && s.cat.ctx != nil {
-			if err := s.cat.ctx.Err(); err != nil {
-				return nil, ctxErr(err)
-			}
-		}
-		s.lastKey = append(s.lastKey[:0], key...)
-		if s.filter == nil || s.filter.Match(bson.Doc(val)) {
-			return bson.Doc(val), nil
-		}
-	}
-	if err := s.cur.Err(); err != nil {
-		return nil, err
-	}
-	s.done = true
-	return nil, nil
 }
 
 // Scan implements agg.Catalog; a view is read through its pipeline.
 func (k *aggCatalog) Scan(db, coll string) (agg.Iterator, error) {
-	source, stages, isView, err := resolveView(k.tx, db, coll)
+	source, stages, isView, err := resolveView(k.Tx, db, coll)
 	if err != nil {
 		return nil, err
 	}
 	if !isView {
-		return k.scan(db, coll, nil), nil
+		return k.ScanCollection(db, coll, nil), nil
 	}
-	vctx := *k.actx
+	vctx := *k.Actx
 	vctx.DB, vctx.Coll = db, source
 	p, err := agg.Parse(&vctx, stages)
 	if err != nil {
 		return nil, err
 	}
-	return p.Run(k.scan(db, source, nil))
+	return p.Run(k.ScanCollection(db, source, nil))
 }
 
 // ScanFiltered implements agg.FilteredScanner: a collection (not a view)
 // is read through the index plan filter selects, if any; the documents
 // are a superset of filter's matches.
 func (k *aggCatalog) ScanFiltered(db, coll string, filter bson.Doc) (agg.Iterator, error) {
-	_, _, isView, err := resolveView(k.tx, db, coll)
+	_, _, isView, err := resolveView(k.Tx, db, coll)
 	if err != nil {
 		return nil, err
 	}
 	if isView {
 		return k.Scan(db, coll)
 	}
-	s := k.scan(db, coll, nil)
-	s.filterDoc = filter
+	s := k.ScanCollection(db, coll, nil)
+	s.FilterDoc = filter
 	return s, nil
 }
 
@@ -906,14 +755,14 @@ func (m *merger) merge(d bson.Doc) error {
 
 // CollStats implements $collStats.
 func (k *aggCatalog) CollStats(db, name string, spec bson.Doc) (bson.Doc, error) {
-	coll, err := catalog.Get(k.tx, db, name)
+	coll, err := catalog.Get(k.Tx, db, name)
 	if err != nil {
 		return nil, err
 	}
 	if coll == nil {
 		return nil, mongoerr.New(mongoerr.NamespaceNotFound, "Unable to retrieve storageStats in $collStats stage :: caused by :: Collection [%s.%s] not found.", db, name)
 	}
-	count, size, err := collSizes(&Ctx{Context: k.ctx, Env: k.env}, k.tx, coll)
+	count, size, err := collSizes(&Ctx{Context: k.Ctx, Env: k.env}, k.Tx, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -957,7 +806,7 @@ func (k *aggCatalog) CollStats(db, name string, spec bson.Doc) (bson.Doc, error)
 			b.AppendInt64("storageSize", size/scale)
 			b.AppendInt64("freeStorageSize", 0)
 			b.AppendBool("capped", false)
-			ixSizes, ixTotal, err := indexSizes(k.tx, coll)
+			ixSizes, ixTotal, err := indexSizes(k.Tx, coll)
 			if err != nil {
 				return nil, err
 			}
@@ -988,7 +837,7 @@ func (k *aggCatalog) CollStats(db, name string, spec bson.Doc) (bson.Doc, error)
 // IndexStats implements $indexStats (Cairn keeps no per-index access
 // counters yet: ops is 0 since the server started).
 func (k *aggCatalog) IndexStats(db, name string) ([]bson.Doc, error) {
-	coll, err := catalog.Get(k.tx, db, name)
+	coll, err := catalog.Get(k.Tx, db, name)
 	if err != nil || coll == nil {
 		return nil, err
 	}

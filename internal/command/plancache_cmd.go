@@ -51,7 +51,7 @@ func planCacheClear(c *Ctx) error {
 
 // PlanCacheStats implements $planCacheStats.
 func (k *aggCatalog) PlanCacheStats(db, name string) ([]bson.Doc, error) {
-	coll, err := catalog.Get(k.tx, db, name)
+	coll, err := catalog.Get(k.Tx, db, name)
 	if err != nil || coll == nil {
 		return nil, err
 	}
