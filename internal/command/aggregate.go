@@ -3,7 +3,6 @@ package command
 import (
 	"context"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
@@ -12,7 +11,6 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/expr"
 	"github.com/cairndb/cairn/internal/extsort"
-	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/kv"
@@ -533,14 +531,6 @@ func (k *aggCatalog) ScanFiltered(db, coll string, filter bson.Doc) (agg.Iterato
 	return s, nil
 }
 
-// checkNotView refuses $out/$merge into a view.
-func checkNotView(coll *catalog.Collection) error {
-	if _, _, ok := coll.View(); ok {
-		return exec.ErrOnView(coll.Namespace())
-	}
-	return nil
-}
-
 // Out implements $out: the target's documents are replaced by the
 // pipeline's in one transaction (the target keeps its indexes; a duplicate
 // _id fails the whole $out and leaves the target unchanged).
@@ -549,18 +539,18 @@ func (k *aggCatalog) Out(spec *agg.OutSpec, in agg.Iterator) error {
 		return err
 	}
 	return k.c.writeTx(k.durability, func(tx *kv.Tx) error {
-		coll, err := collectionForWrite(tx, spec.DB, spec.Coll, true)
+		coll, err := exec.CollectionForWrite(tx, spec.DB, spec.Coll, true)
 		if err != nil {
 			return err
 		}
-		if err := checkNotView(coll); err != nil {
+		if err := exec.CheckNotView(coll); err != nil {
 			return err
 		}
 		w, err := k.c.writer(tx, coll)
 		if err != nil {
 			return err
 		}
-		if err := clearCollection(w); err != nil {
+		if err := exec.ClearCollection(w); err != nil {
 			return err
 		}
 		for {
@@ -578,26 +568,6 @@ func (k *aggCatalog) Out(spec *agg.OutSpec, in agg.Iterator) error {
 	})
 }
 
-// clearCollection removes every document of w's collection through the
-// writer (so indexes follow).
-func clearCollection(w *exec.CollWriter) error {
-	type kvPair struct{ k, v []byte }
-	var all []kvPair
-	cur := w.Data.Cursor()
-	for key, val := cur.First(); key != nil; key, val = cur.Next() {
-		all = append(all, kvPair{append([]byte(nil), key...), append([]byte(nil), val...)})
-	}
-	if err := cur.Err(); err != nil {
-		return err
-	}
-	for _, p := range all {
-		if err := w.Remove(p.k, bson.Doc(p.v)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // Merge implements $merge: each document is inserted, replaces or is
 // merged into the target document with the same 'on' fields (_id, or the
 // fields of a unique index), as spec says.
@@ -606,23 +576,23 @@ func (k *aggCatalog) Merge(spec *agg.MergeSpec, in agg.Iterator) error {
 		return err
 	}
 	return k.c.writeTx(k.durability, func(tx *kv.Tx) error {
-		coll, err := collectionForWrite(tx, spec.DB, spec.Coll, spec.OnID())
+		coll, err := exec.CollectionForWrite(tx, spec.DB, spec.Coll, spec.OnID())
 		if err != nil {
 			return err
 		}
-		if coll == nil || (!spec.OnID() && !hasUniqueIndexOn(coll, spec.On)) {
+		if coll == nil || (!spec.OnID() && !exec.HasUniqueIndexOn(coll, spec.On)) {
 			return mongoerr.New(mongoerr.MergeOnNoUniqueIndex, "Cannot find index to verify that join fields will be unique")
 		}
-		if err := checkNotView(coll); err != nil {
+		if err := exec.CheckNotView(coll); err != nil {
 			return err
 		}
 		w, err := k.c.writer(tx, coll)
 		if err != nil {
 			return err
 		}
-		m := &merger{spec: spec, w: w, ns: coll.Namespace()}
+		m := &exec.Merger{Spec: spec, W: w, NS: coll.Namespace()}
 		if !spec.OnID() {
-			if err := m.indexTarget(); err != nil {
+			if err := m.IndexTarget(); err != nil {
 				return err
 			}
 		}
@@ -631,126 +601,11 @@ func (k *aggCatalog) Merge(spec *agg.MergeSpec, in agg.Iterator) error {
 			if err != nil || d == nil {
 				return err
 			}
-			if err := m.merge(d); err != nil {
+			if err := m.Merge(d); err != nil {
 				return err
 			}
 		}
 	})
-}
-
-// hasUniqueIndexOn reports whether coll has a unique, non-partial index
-// whose key fields are exactly fields (in any order).
-func hasUniqueIndexOn(coll *catalog.Collection, fields []string) bool {
-	for _, ix := range coll.Indexes {
-		spec, err := index.ParseCached(ix.Spec)
-		if err != nil || !spec.Unique || spec.Partial != nil || !ix.Ready || len(spec.Fields) != len(fields) {
-			continue
-		}
-		all := true
-		for _, f := range spec.Fields {
-			if f.Hashed || !slices.Contains(fields, f.Path) {
-				all = false
-			}
-		}
-		if all {
-			return true
-		}
-	}
-	return false
-}
-
-// merger applies $merge documents to the target.
-type merger struct {
-	spec *agg.MergeSpec
-	w    *exec.CollWriter
-	ns   string
-	// byOn maps the 'on' key of target documents to their storage keys
-	// (only when matching on fields other than _id).
-	byOn map[string][]byte
-	key  []byte
-}
-
-func (m *merger) indexTarget() error {
-	m.byOn = map[string][]byte{}
-	cur := m.w.Data.Cursor()
-	for key, val := cur.First(); key != nil; key, val = cur.Next() {
-		on, err := m.spec.OnKey(nil, bson.Doc(val))
-		if err != nil {
-			continue // documents without the fields match nothing
-		}
-		m.byOn[string(on)] = append([]byte(nil), key...)
-	}
-	return cur.Err()
-}
-
-func (m *merger) merge(d bson.Doc) error {
-	var storageKey []byte
-	var onKey []byte
-	if m.spec.OnID() {
-		var id bson.Value
-		var err error
-		if d, id, err = exec.PrepareInsert(d); err != nil {
-			return err
-		}
-		m.key = exec.DocKey(m.key[:0], id)
-		storageKey = m.key
-	} else {
-		var err error
-		if onKey, err = m.spec.OnKey(nil, d); err != nil {
-			return err
-		}
-		storageKey = m.byOn[string(onKey)]
-	}
-	var existing bson.Doc
-	if storageKey != nil {
-		old, err := m.w.Data.Get(storageKey)
-		if err != nil {
-			return err
-		}
-		if old != nil {
-			existing = append(bson.Doc(nil), old...)
-		}
-	}
-	out, action, err := m.spec.Resolve(existing, d)
-	if err != nil {
-		return err
-	}
-	switch action {
-	case agg.MergeInsert:
-		if existing != nil {
-			id, _ := existing.Lookup("_id")
-			return exec.DuplicateKey(m.ns, id)
-		}
-		_, id, err := m.w.Insert(out)
-		if err != nil {
-			return err
-		}
-		if m.byOn != nil {
-			m.byOn[string(onKey)] = exec.DocKey(nil, id)
-		}
-	case agg.MergeReplace:
-		oldID, _ := existing.Lookup("_id")
-		if _, ok := out.Lookup("_id"); !ok {
-			var b bson.Builder
-			b.AppendValue("_id", oldID)
-			it := out.Iter()
-			for it.Next() {
-				b.AppendElement(it.Element())
-			}
-			out = b.Finish()
-		}
-		out, newID, err := exec.PrepareInsert(out)
-		if err != nil {
-			return err
-		}
-		if !bson.Equal(newID, oldID) {
-			return mongoerr.New(mongoerr.ImmutableField, "$merge failed to update the matching document, did you attempt to modify the _id or the shard key?")
-		}
-		if err := m.w.Replace(append([]byte(nil), storageKey...), existing, out); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // CollStats implements $collStats.

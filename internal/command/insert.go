@@ -2,6 +2,7 @@ package command
 
 import (
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/kv"
 )
@@ -50,7 +51,7 @@ func insert(c *Ctx) error {
 	var errs []writeError
 	n := 0
 	err = c.writeTx(w.wc.durability(), func(tx *kv.Tx) error {
-		coll, err := collectionForWrite(tx, c.DB, w.name, true)
+		coll, err := exec.CollectionForWrite(tx, c.DB, w.name, true)
 		if err != nil {
 			return err
 		}

@@ -241,7 +241,7 @@ func (e *Env) writeProfile(db string, doc bson.Doc) error {
 		return err
 	}
 	defer tx.Rollback()
-	coll, err := collectionForWrite(tx, db, profileCollection, true)
+	coll, err := exec.CollectionForWrite(tx, db, profileCollection, true)
 	if err != nil {
 		return err
 	}

@@ -107,16 +107,6 @@ func (c *Ctx) ReadSnapshot() (*kv.Tx, error) { return c.readTx() }
 // ctxErr maps a context error to MongoDB's error for the reason.
 func ctxErr(err error) error { return mongoerr.FromContext(err) }
 
-// collectionForWrite returns db.name, creating it (implicitly, as an insert
-// or upsert does) when create is set.
-func collectionForWrite(tx *kv.Tx, db, name string, create bool) (*catalog.Collection, error) {
-	coll, err := catalog.Get(tx, db, name)
-	if err != nil || coll != nil || !create {
-		return coll, err
-	}
-	return catalog.Create(tx, db, name, nil)
-}
-
 // snapshotCollection begins a snapshot read and looks up c.DB.name in it
 // (nil if it does not exist). The caller must roll the transaction back.
 func (c *Ctx) snapshotCollection(name string) (*kv.Tx, *catalog.Collection, error) {

@@ -178,7 +178,7 @@ func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Col
 		return res, coll, err
 	}
 	if coll == nil {
-		if coll, err = collectionForWrite(tx, db, name, true); err != nil {
+		if coll, err = exec.CollectionForWrite(tx, db, name, true); err != nil {
 			return res, coll, err
 		}
 		if w, err = c.writer(tx, coll); err != nil {
