@@ -17,7 +17,7 @@ func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, b
 	if s.coll == "" {
 		return nil, false, nil
 	}
-	return s.env.ParallelPipeline(ctx, tx, s.db, s.coll, s.p, s.p.LeadingFilter(), s.p.Filter, s.planning.hint)
+	return s.env.ParallelPipeline(ctx, tx, s.db, s.coll, s.p, s.p.LeadingFilter(), s.p.Filter, s.planning.Hint)
 }
 
 // RunPipeline implements agg.PipelineRunner for the sub-pipelines of

@@ -88,25 +88,25 @@ func aggregate(c *Ctx) error {
 			return err
 		}
 	}
-	var planning aggPlanning
+	var planning exec.AggPlanning
 	textColl := ""
 	if source == name {
 		textColl = name // $text does not apply to views
 	}
-	if stages, planning.geoNear, err = exec.SplitGeoNear(c.DB, textColl, stages, qopts); err != nil {
+	if stages, planning.GeoNear, err = exec.SplitGeoNear(c.DB, textColl, stages, qopts); err != nil {
 		return err
 	}
-	if planning.geoNear != nil {
+	if planning.GeoNear != nil {
 		textColl = "" // $text cannot follow $geoNear
 	}
-	if stages, planning.text, err = splitAggText(c.DB, textColl, stages, qopts); err != nil {
+	if stages, planning.Text, err = exec.SplitAggText(c.DB, textColl, stages, qopts); err != nil {
 		return err
 	}
 	actx, err := newAggContext(c, source, qopts, allowDisk)
 	if err != nil {
 		return err
 	}
-	if planning.text != nil {
+	if planning.Text != nil {
 		actx.Expr.TextScore = new(float64) // set by textIter, read by {$meta: "textScore"}
 	}
 	p, err := agg.Parse(actx, stages)
@@ -118,7 +118,7 @@ func aggregate(c *Ctx) error {
 			return err
 		}
 		if source == name {
-			planning.hint = v
+			planning.Hint = v
 		}
 	}
 	ns := c.DB + "." + name
@@ -271,17 +271,17 @@ func newAggContext(c *Ctx, name string, qopts *query.Options, allowDisk bool) (*
 
 // explainAggregate answers explain: true with the plan: the collection
 // scan (with the leading $match as its filter) and the stages after it.
-func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggPlanning) error {
+func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *exec.AggPlanning) error {
 	var chosen *exec.Plan
 	var coll *catalog.Collection
-	if f := p.LeadingFilter(); (f != nil || exec.Hinted(planning.hint) || planning.text != nil) && source != "" {
+	if f := p.LeadingFilter(); (f != nil || exec.Hinted(planning.Hint) || planning.Text != nil) && source != "" {
 		tx, err := c.readTx()
 		if err != nil {
 			return err
 		}
 		coll, err = catalog.Get(tx, c.DB, source)
-		if err == nil && (len(f) > 5 || exec.Hinted(planning.hint)) {
-			chosen, _, err = c.Env.PlanExplain(c, tx, coll, f, p.Filter, p.QueryOptions(), planning.hint)
+		if err == nil && (len(f) > 5 || exec.Hinted(planning.Hint)) {
+			chosen, _, err = c.Env.PlanExplain(c, tx, coll, f, p.Filter, p.QueryOptions(), planning.Hint)
 		}
 		tx.Rollback()
 		if err != nil {
@@ -296,7 +296,7 @@ func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggP
 	r.StartArray("stages")
 	i := 0
 	leading := p.LeadingFilter() != nil
-	if g := planning.geoNear; g != nil {
+	if g := planning.GeoNear; g != nil {
 		leading = false // the $match after $geoNear stays a stage
 		appendCursorStage(r, i, "$geoNearCursor", ns, g.Query, func() { appendGeoNearStage(c, g, source) })
 		i++
@@ -305,12 +305,12 @@ func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *aggP
 		if filter == nil {
 			filter = bson.EmptyDoc
 		}
-		if planning.text != nil {
-			filter = planning.text.TextFilterDoc
+		if planning.Text != nil {
+			filter = planning.Text.TextFilterDoc
 		}
 		appendCursorStage(r, i, "$cursor", ns, filter, func() {
-			if planning.text != nil {
-				exec.AppendTextStages(r, planning.text, coll)
+			if planning.Text != nil {
+				exec.AppendTextStages(r, planning.Text, coll)
 			} else if chosen != nil {
 				appendIndexStages(r, chosen, filter)
 			} else {
@@ -375,7 +375,7 @@ type aggSource struct {
 	done    bool
 	err     error
 	// planning holds the hint and $text query of the leading $match.
-	planning aggPlanning
+	planning exec.AggPlanning
 }
 
 func newAggSource(c *Ctx, actx *agg.Context, p *agg.Pipeline, name string) *aggSource {
@@ -416,8 +416,8 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 			st.usedDisk.Store(true) // a stage spilled: the slow log's and profiler's usedDisk
 		}
 	}()
-	if s.it == nil && s.planning.text == nil && s.planning.geoNear == nil && s.coll != "" && !s.p.StartsWithSource() {
-		it, ok, err := s.cat.sortedRun(s.db, s.coll, s.p, s.planning.hint)
+	if s.it == nil && s.planning.Text == nil && s.planning.GeoNear == nil && s.coll != "" && !s.p.StartsWithSource() {
+		it, ok, err := s.cat.sortedRun(s.db, s.coll, s.p, s.planning.Hint)
 		if err != nil {
 			s.done = true
 			return false, err
@@ -426,7 +426,7 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 			s.it = it
 		}
 	}
-	if s.it == nil && s.planning.text == nil && s.planning.geoNear == nil {
+	if s.it == nil && s.planning.Text == nil && s.planning.GeoNear == nil {
 		it, ok, err := s.parallelRun(tx, ctx)
 		if err != nil {
 			s.done = true
@@ -440,14 +440,14 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		var in agg.Iterator = agg.FuncIterator(func() (bson.Doc, error) { return nil, nil })
 		run := s.p.Run
 		switch {
-		case s.planning.geoNear != nil:
-			in = exec.NewGeoNearIter(ctx, &s.env.Engine, s.planning.geoNear)
-		case s.planning.text != nil:
-			in = &textIter{ctx: ctx, src: exec.NewTextSource(&s.env.Engine, s.planning.text, true), score: s.cat.Actx.Expr.TextScore}
+		case s.planning.GeoNear != nil:
+			in = exec.NewGeoNearIter(ctx, &s.env.Engine, s.planning.GeoNear)
+		case s.planning.Text != nil:
+			in = &exec.TextIter{Ctx: ctx, Src: exec.NewTextSource(&s.env.Engine, s.planning.Text, true), Score: s.cat.Actx.Expr.TextScore}
 		case s.coll != "" && !s.p.StartsWithSource():
 			sc := s.cat.ScanCollection(s.db, s.coll, s.p.Filter)
 			sc.FilterDoc = s.p.LeadingFilter()
-			sc.Hint = s.planning.hint
+			sc.Hint = s.planning.Hint
 			in = sc
 			run = s.p.RunFiltered
 		}

@@ -9,12 +9,17 @@
 // (WalkState), and executors: the spilling sort (sort.go), answers held
 // in one snapshot (held.go), $text (text.go), $near (near.go), the find
 // scans (scan.go: ScanSource) and the parallel aggregation scans
-// (parallel.go: ParallelPipeline, over the column cache, colscan.go).
+// (parallel.go: ParallelPipeline, over the column cache, colscan.go),
+// an aggregation's lead $text and $geoNear stages (aggplan.go,
+// geonear.go) and its collection scans across snapshots (aggscan.go:
+// AggSnapshot, which the command's agg.Catalog embeds).
 //
 // The storage adapter is here too: the collection writer every write path
 // goes through (writer.go: CollWriter, which keeps the indexes in step and
 // validates documents, validation.go), the preparation of inserted
-// documents (docs.go), the write figures it counts (figures.go), and the
+// documents (docs.go), the write figures it counts (figures.go), the
+// selection of the documents an update or delete writes (match.go:
+// Engine.SelectDocs), $out and $merge's writes (aggwrite.go), and the
 // execution counters and Observer hooks (observe.go).
 //
 // Engine is the state executors share: the store, the spill directory,

@@ -1,38 +1,37 @@
-package command
+package exec
 
 import (
 	"context"
 
 	"github.com/cairndb/cairn/bson"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
 
-// aggPlanning is what aggregate's planner reads besides the pipeline: the
+// AggPlanning is what aggregate's planner reads besides the pipeline: the
 // command's hint and the leading $match's $text query.
-type aggPlanning struct {
+type AggPlanning struct {
 	// hint forces the index of the leading $match's scan (zero: none).
-	hint bson.Value
+	Hint bson.Value
 	// text is the leading $match's $text query (nil: none), read through
 	// the text index; the pipeline's $match then holds the rest.
-	text *exec.FindSpec
+	Text *FindSpec
 	// geoNear is the leading $geoNear (nil: none), which reads the
 	// collection through its 2dsphere index; the stages are the rest.
-	geoNear *exec.GeoNearSpec
+	GeoNear *GeoNearSpec
 }
 
-// splitAggText takes a $text query out of the pipeline's first stage when
+// SplitAggText takes a $text query out of the pipeline's first stage when
 // it is a $match on collection db.coll, as MongoDB allows $text only
 // there: the returned stages hold the rest of that $match, and the text
 // query reads the collection. $text in a later $match is refused (17313).
-func splitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]bson.Doc, *exec.FindSpec, error) {
+func SplitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]bson.Doc, *FindSpec, error) {
 	for i, st := range stages {
 		m, ok := matchStage(st)
 		if !ok || i == 0 {
 			continue
 		}
-		if _, clause, err := exec.SplitText(m); err == nil && clause != nil {
+		if _, clause, err := SplitText(m); err == nil && clause != nil {
 			return nil, nil, mongoerr.New(mongoerr.TextMatchNotFirstStage, "$match with $text is only allowed as the first pipeline stage")
 		}
 	}
@@ -49,16 +48,16 @@ func splitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]b
 	}
 	// Only a $match with a $text (at the top level, in a top-level $and,
 	// or in a branch of a top-level $or) is read through the text index.
-	if _, clause, err := exec.SplitText(m); err != nil || clause == nil {
+	if _, clause, err := SplitText(m); err != nil || clause == nil {
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, clause, _, err := exec.SplitTextOr(m, opts); err != nil || clause == nil {
+		if _, clause, _, err := SplitTextOr(m, opts); err != nil || clause == nil {
 			return stages, nil, err
 		}
 	}
-	spec := &exec.FindSpec{DB: db, Coll: coll, Opts: opts}
-	if err := exec.ParseFilterText(spec, m, opts); err != nil {
+	spec := &FindSpec{DB: db, Coll: coll, Opts: opts}
+	if err := ParseFilterText(spec, m, opts); err != nil {
 		return nil, nil, err
 	}
 	rest := spec.FilterDoc
@@ -78,22 +77,22 @@ func matchStage(st bson.Doc) (bson.Doc, bool) {
 	return v.Document(), true
 }
 
-// textIter serves a text query's documents to a pipeline.
-type textIter struct {
-	ctx context.Context
-	src *exec.TextSource
+// TextIter serves a text query's documents to a pipeline.
+type TextIter struct {
+	Ctx context.Context
+	Src *TextSource
 	// score receives the score of each document Next returns, for
 	// {$meta: "textScore"} in the pipeline (nil: not wanted).
-	score *float64
+	Score *float64
 }
 
-func (t *textIter) Next() (bson.Doc, error) {
-	h, err := t.src.NextHit(t.ctx)
+func (t *TextIter) Next() (bson.Doc, error) {
+	h, err := t.Src.NextHit(t.Ctx)
 	if h == nil || err != nil {
 		return nil, err
 	}
-	if t.score != nil {
-		*t.score = h.Score
+	if t.Score != nil {
+		*t.Score = h.Score
 	}
 	return h.Doc, nil
 }
