@@ -276,8 +276,8 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	collName := commandCollection(c)
 	defer func() {
 		c.Env.Ops.end(op)
-		if at := op.killAt.Load(); at != 0 && op.cause.Load() == mongoerr.ErrClientDisconnect {
-			c.Env.Stats.noteDisconnectKill(time.Duration(time.Now().UnixNano() - at))
+		if at, ok := op.disconnectKill(); ok {
+			c.Env.Stats.noteDisconnectKill(time.Since(at))
 		}
 		d := time.Since(start)
 		logSlowOp(c, op, collName, d, reply)

@@ -39,11 +39,9 @@ type opInfo struct {
 	body   bson.Doc
 	start  time.Time
 
-	killed atomic.Bool
-	// cause is why the operation was killed when not by killOp: its
-	// client disconnected, or the server shuts down (Err returns it).
-	cause  atomic.Pointer[mongoerr.Interruption]
-	killAt atomic.Int64 // UnixNano of a kill for its cause (disconnect)
+	// killed is set once the operation is killed (one pointer, so that
+	// opInfo stays within its allocation size class on every request).
+	killed atomic.Pointer[killNote]
 	mu     sync.Mutex
 	done   chan struct{} // made on the first Done call
 
@@ -51,6 +49,14 @@ type opInfo struct {
 	// build is the progress of the index build the operation runs, if
 	// any (indexbuild.go).
 	build atomic.Pointer[index.Progress]
+}
+
+// killNote is how an operation was killed.
+type killNote struct {
+	// cause is why, when not by killOp: its client disconnected, or the
+	// server shuts down (Err returns it).
+	cause *mongoerr.Interruption
+	at    time.Time
 }
 
 var _ context.Context = (*opInfo)(nil)
@@ -76,7 +82,7 @@ func (op *opInfo) Done() <-chan struct{} {
 	defer op.mu.Unlock()
 	if op.done == nil {
 		op.done = make(chan struct{})
-		if op.killed.Load() {
+		if op.killed.Load() != nil {
 			close(op.done)
 		}
 	}
@@ -87,18 +93,19 @@ func (op *opInfo) Done() <-chan struct{} {
 // the *mongoerr.Interruption it was killed for, which is a
 // context.Canceled too.
 func (op *opInfo) Err() error {
+	k := op.killed.Load()
 	if op.cancelParent != nil {
 		if err := op.parent.Err(); err != nil {
-			if c := op.cause.Load(); c != nil {
-				return c
+			if k != nil && k.cause != nil {
+				return k.cause
 			}
 			return err
 		}
 		return nil
 	}
-	if op.killed.Load() {
-		if c := op.cause.Load(); c != nil {
-			return c
+	if k != nil {
+		if k.cause != nil {
+			return k.cause
 		}
 		return context.Canceled
 	}
@@ -110,20 +117,26 @@ func (op *opInfo) kill() { op.killFor(nil) }
 
 // killFor cancels the operation's context for cause (nil: killOp).
 func (op *opInfo) killFor(cause *mongoerr.Interruption) {
-	if cause != nil {
-		op.cause.CompareAndSwap(nil, cause)
-		op.killAt.CompareAndSwap(0, time.Now().UnixNano())
-	}
+	first := op.killed.CompareAndSwap(nil, &killNote{cause: cause, at: time.Now()})
 	if op.cancelParent != nil {
-		op.killed.Store(true)
 		op.cancelParent()
 		return
 	}
 	op.mu.Lock()
-	if !op.killed.Swap(true) && op.done != nil {
+	if first && op.done != nil {
 		close(op.done)
 	}
 	op.mu.Unlock()
+}
+
+// disconnectKill reports when the operation was killed because its client
+// disconnected.
+func (op *opInfo) disconnectKill() (time.Time, bool) {
+	k := op.killed.Load()
+	if k == nil || k.cause != mongoerr.ErrClientDisconnect {
+		return time.Time{}, false
+	}
+	return k.at, true
 }
 
 // opShards is the number of shards of the operation table.
@@ -168,7 +181,7 @@ func (o *Ops) begin(c *Ctx, name string, start time.Time) *opInfo {
 func (o *Ops) KillConn(conn int64, cause *mongoerr.Interruption) int {
 	n := 0
 	o.each(func(op *opInfo) {
-		if op.conn == conn && !op.killed.Load() {
+		if op.conn == conn && op.killed.Load() == nil {
 			op.killFor(cause)
 			n++
 		}
@@ -180,7 +193,7 @@ func (o *Ops) KillConn(conn int64, cause *mongoerr.Interruption) int {
 func (o *Ops) KillAll(cause *mongoerr.Interruption) int {
 	n := 0
 	o.each(func(op *opInfo) {
-		if !op.killed.Load() {
+		if op.killed.Load() == nil {
 			op.killFor(cause)
 			n++
 		}

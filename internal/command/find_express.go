@@ -70,11 +70,10 @@ func expressFind(c *Ctx) (bool, error) {
 	if id.Type == 0 {
 		return false, nil
 	}
-	tx, err := c.readTx()
+	tx, err := c.snapshot() // ended by Dispatch
 	if err != nil {
 		return false, err
 	}
-	defer tx.Rollback()
 	coll, err := catalog.Get(tx, c.DB, name)
 	if err != nil {
 		return false, err

@@ -76,6 +76,20 @@ func (c *Ctx) readTx() (*kv.Tx, error) {
 	return c.snap.Clone()
 }
 
+// snapshot is the command's snapshot itself, for a read that ends with
+// the command (the caller must not end it): the request path's _id finds
+// read through it without a clone.
+func (c *Ctx) snapshot() (*kv.Tx, error) {
+	if c.snap == nil {
+		tx, err := c.Env.KV.BeginRead()
+		if err != nil {
+			return nil, fmt.Errorf("begin read: %w", err)
+		}
+		c.snap = tx
+	}
+	return c.snap, nil
+}
+
 // currentTx begins a read of the data as it is now, not of the command's
 // snapshot: for loops that wait for another command's commit.
 func (c *Ctx) currentTx() (*kv.Tx, error) {
