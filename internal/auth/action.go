@@ -7,6 +7,14 @@ import "strings"
 // cluster actions apply to the server as a whole.
 type Action uint64
 
+// Need is a set of actions on one database: what an operation requires
+// (the command layer checks it before the operation and again on every
+// getMore of the cursor the operation opened).
+type Need struct {
+	DB      string
+	Actions Action
+}
+
 // Database actions.
 const (
 	Find Action = 1 << iota

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -68,9 +69,11 @@ func parameters() map[string]func(b *bson.Builder, key string) {
 			b.AppendString("1", "SCRAM-SHA-256")
 			b.End()
 		},
-		"maxBSONDepth":        func(b *bson.Builder, key string) { b.AppendInt32(key, bson.MaxDepth) },
-		"logLevel":            func(b *bson.Builder, key string) { b.AppendInt32(key, logLevel.Load()) },
-		"cursorTimeoutMillis": func(b *bson.Builder, key string) { b.AppendInt64(key, int64(defaultCursorTimeout/time.Millisecond)) },
+		"maxBSONDepth": func(b *bson.Builder, key string) { b.AppendInt32(key, bson.MaxDepth) },
+		"logLevel":     func(b *bson.Builder, key string) { b.AppendInt32(key, logLevel.Load()) },
+		"cursorTimeoutMillis": func(b *bson.Builder, key string) {
+			b.AppendInt64(key, int64(exec.DefaultCursorTimeout/time.Millisecond))
+		},
 		"internalQueryMaxBlockingSortMemoryUsageBytes": func(b *bson.Builder, key string) { b.AppendInt32(key, 100*1024*1024) },
 		"transactionLifetimeLimitSeconds":              func(b *bson.Builder, key string) { b.AppendInt32(key, 60) },
 	}

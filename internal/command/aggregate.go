@@ -144,7 +144,7 @@ func aggregate(c *Ctx) error {
 		}
 		return writeBatch(c, nil, &exec.SliceSource{}, ns, 0, batchOptions{firstBatch: true}, false)
 	}
-	var s Source = src
+	var s exec.Source = src
 	if explicitBatch && batchSize == 0 {
 		s = &deferFirst{Source: src}
 	}
@@ -208,7 +208,7 @@ func lookupBatchSize(a args) (bson.Value, bool) {
 // deferFirst answers an empty first batch (cursor.batchSize: 0) and runs
 // the pipeline on the first getMore.
 type deferFirst struct {
-	Source
+	exec.Source
 	started bool
 }
 

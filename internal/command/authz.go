@@ -18,10 +18,7 @@ import (
 // grant themselves (mayGrant).
 
 // need is a set of actions on one database.
-type need struct {
-	db      string
-	actions auth.Action
-}
+type need = auth.Need
 
 // session returns the connection's authentication state, filling in the
 // client's address on first use.
@@ -64,8 +61,8 @@ func authorize(c *Ctx, cmd *Command) error {
 		return err
 	}
 	for _, n := range requirements(c, cmd) {
-		if !privs.Allows(n.db, n.actions) {
-			return notAuthorized(c, n.db)
+		if !privs.Allows(n.DB, n.Actions) {
+			return notAuthorized(c, n.DB)
 		}
 	}
 	return nil
@@ -124,9 +121,9 @@ func requirements(c *Ctx, cmd *Command) []need {
 	case "renameCollection":
 		return renameNeeds(c)
 	case "create", "collMod":
-		return viewNeeds(c, []need{{db, actions}})
+		return viewNeeds(c, []need{{DB: db, Actions: actions}})
 	}
-	return []need{{db, actions}}
+	return []need{{DB: db, Actions: actions}}
 }
 
 // hasUpsert reports whether any statement of a write command upserts.
@@ -146,7 +143,7 @@ func hasUpsert(c *Ctx, field string) bool {
 // aggregateNeeds: find on the database, and everything the pipeline
 // involves at any depth (authz_pipeline.go).
 func aggregateNeeds(c *Ctx) []need {
-	out := []need{{c.DB, auth.Find}}
+	out := []need{{DB: c.DB, Actions: auth.Find}}
 	p, _ := c.Body.Lookup("pipeline")
 	return append(out, pipelineNeeds(c.DB, p)...)
 }
@@ -158,14 +155,14 @@ func renameNeeds(c *Ctx) []need {
 	from, _ := c.Body.Lookup("renameCollection")
 	to, _ := c.Body.Lookup("to")
 	if from.Type != bson.TypeString || to.Type != bson.TypeString {
-		return []need{{c.DB, auth.RenameCollectionSameDB}}
+		return []need{{DB: c.DB, Actions: auth.RenameCollectionSameDB}}
 	}
 	fdb, _, _ := strings.Cut(from.StringValue(), ".")
 	tdb, _, _ := strings.Cut(to.StringValue(), ".")
 	if fdb == tdb {
-		return []need{{fdb, auth.RenameCollectionSameDB}}
+		return []need{{DB: fdb, Actions: auth.RenameCollectionSameDB}}
 	}
-	return []need{{fdb, auth.Find | auth.DropCollection}, {tdb, auth.Insert | auth.CreateCollection | auth.CreateIndex}}
+	return []need{{DB: fdb, Actions: auth.Find | auth.DropCollection}, {DB: tdb, Actions: auth.Insert | auth.CreateCollection | auth.CreateIndex}}
 }
 
 // allowed reports whether the connection holds actions on db (always true

@@ -35,7 +35,7 @@ import (
 func pipelineNeeds(db string, pipeline bson.Value) []need {
 	var out []need
 	for _, r := range pipelineRefs(db, pipeline) {
-		out = append(out, need{r.db, r.actions})
+		out = append(out, need{DB: r.db, Actions: r.actions})
 	}
 	return out
 }
@@ -235,6 +235,6 @@ func viewNeeds(c *Ctx, base []need) []need {
 	if !hasViewOn && !hasPipeline {
 		return base
 	}
-	out := append(base, need{c.DB, auth.Find})
+	out := append(base, need{DB: c.DB, Actions: auth.Find})
 	return append(out, pipelineNeeds(c.DB, pipeline)...)
 }

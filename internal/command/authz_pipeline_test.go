@@ -63,7 +63,7 @@ func TestPipelineNeeds(t *testing.T) {
 			p, _ := doc.Lookup("p")
 			var got []string
 			for _, n := range pipelineNeeds("app", p) {
-				got = append(got, fmt.Sprintf("%s:%s", n.db, n.actions))
+				got = append(got, fmt.Sprintf("%s:%s", n.DB, n.Actions))
 			}
 			slices.Sort(got)
 			got = slices.Compact(got)
@@ -90,7 +90,7 @@ func TestPipelineNeedsDeepNesting(t *testing.T) {
 	}
 	v, _ := doc.Lookup("p")
 	needs := pipelineNeeds("app", v)
-	if !slices.Contains(needs, need{"bottom", auth.Find}) {
+	if !slices.Contains(needs, need{DB: "bottom", Actions: auth.Find}) {
 		t.Errorf("needs = %v, want bottom:find", needs)
 	}
 }

@@ -24,7 +24,7 @@ type Env struct {
 	// Engine is what the executors share: the store, the spill
 	// directory and the column cache.
 	exec.Engine
-	Cursors *Cursors
+	Cursors *exec.Cursors
 	Log     *slog.Logger
 	Started time.Time
 	// Argv and Parsed are what getCmdLineOpts reports.

@@ -75,7 +75,7 @@ func count(c *Ctx) error {
 // countMatches counts the matching documents after skip, up to limit (0 =
 // all). An empty filter is answered from the tree's O(1) length.
 func countMatches(c *Ctx, spec *exec.FindSpec, limit int64) (int64, error) {
-	var src Source = &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Skip: spec.Skip, Raw: true}
+	var src exec.Source = &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Skip: spec.Skip, Raw: true}
 	if spec.Text != nil {
 		src = exec.NewTextSource(&c.Env.Engine, spec, true)
 	}
@@ -178,7 +178,7 @@ func distinct(c *Ctx) error {
 			feed(d)
 		}
 	} else {
-		var src Source = &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Raw: true}
+		var src exec.Source = &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Raw: true}
 		if spec.Text != nil {
 			src = exec.NewTextSource(&c.Env.Engine, spec, true)
 		}

@@ -2,6 +2,7 @@ package command
 
 import (
 	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -26,7 +27,7 @@ func cursorOwner(c *Ctx) *auth.UserName {
 // ownsCursor reports whether the user authenticated on cn is the one that
 // opened cur (both none counts: a cursor opened without a user, under the
 // localhost exception, stays usable without one).
-func ownsCursor(env *Env, cn *Conn, cur *Cursor) bool {
+func ownsCursor(env *Env, cn *Conn, cur *exec.Cursor) bool {
 	if !env.Auth.Enabled() || cn == nil {
 		return true
 	}
@@ -49,19 +50,19 @@ func cursorOrigin(c *Ctx) []need {
 // mayContinueCursor checks a getMore as mongod does: the cursor must be
 // the caller's, and the caller must still hold the privileges of the
 // command that opened it (a role revoked meanwhile stops the cursor).
-func mayContinueCursor(c *Ctx, cur *Cursor) error {
+func mayContinueCursor(c *Ctx, cur *exec.Cursor) error {
 	if !ownsCursor(c.Env, c.Conn, cur) {
 		return mongoerr.New(mongoerr.Unauthorized, "cursor id %d was not created by the authenticated user", cur.ID)
 	}
-	if len(cur.origin) == 0 {
+	if len(cur.Origin) == 0 {
 		return nil
 	}
 	privs, _, err := c.Conn.session().Privileges(c.Env.Auth)
 	if err != nil {
 		return err
 	}
-	for _, n := range cur.origin {
-		if !privs.Allows(n.db, n.actions) {
+	for _, n := range cur.Origin {
+		if !privs.Allows(n.DB, n.Actions) {
 			return mongoerr.New(mongoerr.Unauthorized, "not authorized for getMore with cursor id %d", cur.ID)
 		}
 	}
@@ -70,7 +71,7 @@ func mayContinueCursor(c *Ctx, cur *Cursor) error {
 
 // mayKillCursor reports whether cn may kill cur: its owner, or a user
 // with killAnyCursor on the cluster.
-func mayKillCursor(env *Env, cn *Conn, cur *Cursor) bool {
+func mayKillCursor(env *Env, cn *Conn, cur *exec.Cursor) bool {
 	if ownsCursor(env, cn, cur) {
 		return true
 	}
@@ -82,7 +83,7 @@ func mayKillCursor(env *Env, cn *Conn, cur *Cursor) bool {
 // may (mongod skips the others silently: the legacy message has no
 // reply); it reports whether the cursor was killed.
 func (env *Env) KillCursorFor(cn *Conn, id int64) bool {
-	if cur := env.Cursors.get(id); cur == nil || !mayKillCursor(env, cn, cur) {
+	if cur := env.Cursors.Get(id); cur == nil || !mayKillCursor(env, cn, cur) {
 		return false
 	}
 	return env.Cursors.Kill(id)

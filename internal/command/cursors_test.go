@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 )
 
 type countingSource struct{ closed int }
@@ -14,27 +15,27 @@ func (s *countingSource) Fill(context.Context, func(bson.Doc) bool) (bool, error
 func (s *countingSource) Close()                                                  { s.closed++ }
 
 func TestCursorReaper(t *testing.T) {
-	cs := NewCursors(10 * time.Minute)
+	cs := exec.NewCursors(10 * time.Minute)
 	idle, busy, pinned := &countingSource{}, &countingSource{}, &countingSource{}
-	ci := &Cursor{NS: "db.c", src: idle}
-	cb := &Cursor{NS: "db.c", src: busy}
-	cp := &Cursor{NS: "db.c", src: pinned, noTimeout: true}
-	for _, c := range []*Cursor{ci, cb, cp} {
-		cs.add(c)
+	ci := &exec.Cursor{NS: "db.c", Src: idle}
+	cb := &exec.Cursor{NS: "db.c", Src: busy}
+	cp := &exec.Cursor{NS: "db.c", Src: pinned, NoTimeout: true}
+	for _, c := range []*exec.Cursor{ci, cb, cp} {
+		cs.Add(c)
 	}
 	now := time.Now()
 	if n := cs.Reap(now.Add(9 * time.Minute)); n != 0 {
 		t.Fatalf("reaped %d cursors before the timeout", n)
 	}
-	cb.mu.Lock() // a getMore is running on it
+	cb.Mu.Lock() // a getMore is running on it
 	if n := cs.Reap(now.Add(11 * time.Minute)); n != 1 {
 		t.Fatalf("reaped %d cursors, want 1 (idle only)", n)
 	}
-	cb.mu.Unlock()
+	cb.Mu.Unlock()
 	if idle.closed != 1 || busy.closed != 0 || pinned.closed != 0 {
 		t.Fatalf("closed: idle %d busy %d pinned %d", idle.closed, busy.closed, pinned.closed)
 	}
-	if cs.get(ci.ID) != nil || cs.get(cb.ID) == nil || cs.get(cp.ID) == nil {
+	if cs.Get(ci.ID) != nil || cs.Get(cb.ID) == nil || cs.Get(cp.ID) == nil {
 		t.Fatal("wrong cursors left in the table")
 	}
 	if n := cs.Reap(now.Add(12 * time.Minute)); n != 1 || busy.closed != 1 {
@@ -47,11 +48,11 @@ func TestCursorReaper(t *testing.T) {
 }
 
 func TestCursorIDsAreUniqueAndPositive(t *testing.T) {
-	cs := NewCursors(0)
+	cs := exec.NewCursors(0)
 	seen := map[int64]bool{}
 	for i := 0; i < 1000; i++ {
-		c := &Cursor{src: &countingSource{}}
-		cs.add(c)
+		c := &exec.Cursor{Src: &countingSource{}}
+		cs.Add(c)
 		if c.ID <= 0 || seen[c.ID] {
 			t.Fatalf("cursor id %d (seen %v)", c.ID, seen[c.ID])
 		}

@@ -21,5 +21,5 @@ func memEnv(t *testing.T) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return &Env{Engine: exec.Engine{KV: db}, Cursors: NewCursors(0), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Started: time.Now()}
+	return &Env{Engine: exec.Engine{KV: db}, Cursors: exec.NewCursors(0), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Started: time.Now()}
 }

@@ -261,7 +261,7 @@ func explainFind(c *Ctx, spec *exec.FindSpec) error {
 	if c.explain.verbosity != "queryPlanner" {
 		start := time.Now()
 		scan := &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Skip: spec.Skip, Raw: true}
-		var src Source = scan
+		var src exec.Source = scan
 		var text *exec.TextSource
 		var near *exec.NearSource
 		switch {

@@ -240,7 +240,7 @@ func checkHint(c *Ctx, name string, hint bson.Value) error {
 // openFind plans a find: a point lookup when the filter pins _id, otherwise
 // a scan of the collection in _id order; a sort collects the matches and
 // sorts them (a top-k when there is a limit).
-func openFind(c *Ctx, spec *exec.FindSpec) (Source, error) {
+func openFind(c *Ctx, spec *exec.FindSpec) (exec.Source, error) {
 	if spec.Text != nil {
 		return exec.NewTextSource(&c.Env.Engine, spec, false), nil
 	}
@@ -300,7 +300,7 @@ func sortedPlan(c *Ctx, spec *exec.FindSpec) (*exec.Plan, error) {
 // newSortedSource runs the scan to the end, sorting the matching documents
 // (an external sort beyond the memory budget, a top-k with a limit), and
 // serves them with skip, limit and projection applied.
-func newSortedSource(c *Ctx, scan *exec.ScanSource, spec *exec.FindSpec) (Source, error) {
+func newSortedSource(c *Ctx, scan *exec.ScanSource, spec *exec.FindSpec) (exec.Source, error) {
 	scan.Skip = 0
 	scan.Raw = true
 	st := &exec.Sorter{AllowDisk: true, Parent: c.Env.tempDir()}

@@ -236,12 +236,12 @@ func runAggregate(c *Ctx) ([]bson.Doc, error) {
 	if id, ok := cur.Document().Lookup("id"); ok && id.Type == bson.TypeInt64 && id.Int64() != 0 {
 		// More than one batch: count results are a single document, so
 		// this only happens for large distinct inputs.
-		if cursor := c.Env.Cursors.remove(id.Int64()); cursor != nil {
-			_, err := cursor.src.Fill(c, func(d bson.Doc) bool {
+		if cursor := c.Env.Cursors.Remove(id.Int64()); cursor != nil {
+			_, err := cursor.Src.Fill(c, func(d bson.Doc) bool {
 				docs = append(docs, bson.Doc(append([]byte(nil), d...)))
 				return true
 			})
-			cursor.src.Close()
+			cursor.Src.Close()
 			if err != nil {
 				return nil, err
 			}

@@ -175,7 +175,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.env = &command.Env{
 		Engine:         exec.Engine{KV: db, TempDir: tmp, ColumnCache: colcache.New(opts.ColumnCache)},
-		Cursors:        command.NewCursors(0),
+		Cursors:        exec.NewCursors(0),
 		Log:            opts.Logger,
 		Started:        time.Now(),
 		Argv:           opts.Argv,
