@@ -57,7 +57,7 @@ func TestTTLPass(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n, err := TTLPass(context.Background(), env, now)
+	n, err := exec.TTLPass(context.Background(), &env.Engine, now)
 	if err != nil || n != 2 {
 		t.Fatalf("TTLPass deleted %d, %v; want 2", n, err)
 	}

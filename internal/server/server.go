@@ -201,7 +201,7 @@ func New(opts Options) (*Server, error) {
 	s.stopBg = cancel
 	s.bg.Add(3)
 	go func() { defer s.bg.Done(); s.env.Cursors.RunReaper(ctx, time.Minute) }()
-	go func() { defer s.bg.Done(); command.RunTTLMonitor(ctx, s.env, opts.TTLMonitorInterval) }()
+	go func() { defer s.bg.Done(); exec.RunTTLMonitor(ctx, &s.env.Engine, s.env.Log, opts.TTLMonitorInterval) }()
 	go func() { defer s.bg.Done(); s.watchDisconnects(ctx) }()
 	return s, nil
 }

@@ -1,12 +1,12 @@
-package command
+package exec
 
 import (
 	"context"
+	"log/slog"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/kv"
 )
@@ -17,8 +17,9 @@ import (
 // an array expires with its earliest date; documents without a date in the
 // field never expire.
 
-// RunTTLMonitor runs passes until ctx ends.
-func RunTTLMonitor(ctx context.Context, env *Env, interval time.Duration) {
+// RunTTLMonitor runs passes until ctx ends, logging failed passes and
+// deletions to log.
+func RunTTLMonitor(ctx context.Context, e *Engine, log *slog.Logger, interval time.Duration) {
 	if interval <= 0 {
 		interval = 60 * time.Second
 	}
@@ -29,20 +30,20 @@ func RunTTLMonitor(ctx context.Context, env *Env, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			n, err := TTLPass(ctx, env, now)
+			n, err := TTLPass(ctx, e, now)
 			if err != nil {
-				env.Log.Warn("TTL pass failed", "c", "INDEX", "ctx", "TTLMonitor", "error", err.Error())
+				log.Warn("TTL pass failed", "c", "INDEX", "ctx", "TTLMonitor", "error", err.Error())
 			} else if n > 0 {
-				env.Log.Info("Deleted expired documents", "c", "INDEX", "id", 5479200, "ctx", "TTLMonitor", "numDeleted", n)
+				log.Info("Deleted expired documents", "c", "INDEX", "id", 5479200, "ctx", "TTLMonitor", "numDeleted", n)
 			}
 		}
 	}
 }
 
 // TTLPass deletes every expired document once and returns how many.
-func TTLPass(ctx context.Context, env *Env, now time.Time) (int64, error) {
+func TTLPass(ctx context.Context, e *Engine, now time.Time) (int64, error) {
 	var colls []*catalog.Collection
-	if err := env.KV.View(func(tx *kv.Tx) error {
+	if err := e.KV.View(func(tx *kv.Tx) error {
 		var err error
 		colls, err = catalog.List(tx, "")
 		return err
@@ -59,7 +60,7 @@ func TTLPass(ctx context.Context, env *Env, now time.Time) (int64, error) {
 			if err != nil || spec.ExpireAfterSeconds < 0 || len(spec.Fields) != 1 || spec.Fields[0].Hashed {
 				continue
 			}
-			n, err := expire(ctx, env, c, spec, now)
+			n, err := expire(ctx, e, c, spec, now)
 			total += n
 			if err != nil {
 				return total, err
@@ -69,15 +70,15 @@ func TTLPass(ctx context.Context, env *Env, now time.Time) (int64, error) {
 	return total, nil
 }
 
-func expire(ctx context.Context, env *Env, c *catalog.Collection, spec *index.Spec, now time.Time) (int64, error) {
+func expire(ctx context.Context, e *Engine, c *catalog.Collection, spec *index.Spec, now time.Time) (int64, error) {
 	cutoff := now.Add(-time.Duration(spec.ExpireAfterSeconds) * time.Second).UnixMilli()
 	var n int64
-	err := env.KV.Update(ctx, func(tx *kv.Tx) error {
+	err := e.KV.Update(ctx, func(tx *kv.Tx) error {
 		coll, err := catalog.Get(tx, c.DB, c.Name)
 		if err != nil || coll == nil || coll.UUID != c.UUID {
 			return err
 		}
-		w, err := exec.OpenWriter(tx, coll)
+		w, err := OpenWriter(tx, coll)
 		if err != nil {
 			return err
 		}
@@ -109,7 +110,7 @@ func expire(ctx context.Context, env *Env, c *catalog.Collection, spec *index.Sp
 // expired reports whether the earliest date at path is before cutoff.
 func expired(d bson.Doc, path []string, cutoff int64) bool {
 	found, earliest := false, int64(0)
-	pathValues(d, path, func(v bson.Value) {
+	PathValues(d, path, func(v bson.Value) {
 		check := func(x bson.Value) {
 			if x.Type == bson.TypeDateTime && (!found || x.DateTime() < earliest) {
 				found, earliest = true, x.DateTime()
