@@ -40,7 +40,7 @@ func listDatabases(c *Ctx) error {
 			sizes[coll.DB] = 0
 		}
 		if _, _, isView := coll.View(); !nameOnly && !isView {
-			_, size, err := collSizes(c, tx, coll)
+			_, size, err := exec.CollSizes(tx, coll)
 			if err != nil {
 				return err
 			}

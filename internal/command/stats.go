@@ -4,59 +4,7 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
-
-// collSizes returns a collection's document count and total document bytes.
-func collSizes(c *Ctx, tx *kv.Tx, coll *catalog.Collection) (count, size int64, err error) {
-	if _, _, isView := coll.View(); isView {
-		return 0, 0, exec.ErrOnView(coll.Namespace()) // collStats on a view, as mongod answers
-	}
-	t, err := exec.DataTree(tx, coll)
-	if err != nil {
-		return 0, 0, err
-	}
-	cur := t.Cursor()
-	for k, v := cur.First(); k != nil; k, v = cur.Next() {
-		size += int64(len(v))
-	}
-	if err := cur.Err(); err != nil {
-		return 0, 0, err
-	}
-	return t.Len(), size, nil
-}
-
-// indexSizes returns the bytes of each index's entries (keys and values;
-// for _id_, the encoded _id keys of the data tree) and their total.
-func indexSizes(tx *kv.Tx, coll *catalog.Collection) (map[string]int64, int64, error) {
-	sizes := make(map[string]int64, len(coll.Indexes))
-	var total int64
-	for _, ix := range coll.Indexes {
-		name := coll.IndexTree(ix.Name)
-		idOnly := ix.Name == "_id_"
-		if idOnly {
-			name = coll.DataTree()
-		}
-		t, err := tx.Tree(name)
-		if err != nil {
-			return nil, 0, err
-		}
-		var n int64
-		cur := t.Cursor()
-		for k, v := cur.First(); k != nil; k, v = cur.Next() {
-			n += int64(len(k))
-			if !idOnly {
-				n += int64(len(v))
-			}
-		}
-		if err := cur.Err(); err != nil {
-			return nil, 0, err
-		}
-		sizes[ix.Name] = n
-		total += n
-	}
-	return sizes, total, nil
-}
 
 // scaleArg reads collStats/dbStats' scale (default 1).
 func scaleArg(a args) (int64, error) {
@@ -94,11 +42,11 @@ func collStats(c *Ctx) error {
 	if coll == nil {
 		return mongoerr.New(mongoerr.NamespaceNotFound, "Collection [%s.%s] not found.", c.DB, name)
 	}
-	count, size, err := collSizes(c, tx, coll)
+	count, size, err := exec.CollSizes(tx, coll)
 	if err != nil {
 		return err
 	}
-	ixSizes, ixTotal, err := indexSizes(tx, coll)
+	ixSizes, ixTotal, err := exec.IndexSizes(tx, coll)
 	if err != nil {
 		return err
 	}
@@ -153,11 +101,11 @@ func dbStats(c *Ctx) error {
 			views++ // a view has no storage of its own
 			continue
 		}
-		n, s, err := collSizes(c, tx, coll)
+		n, s, err := exec.CollSizes(tx, coll)
 		if err != nil {
 			return err
 		}
-		_, ixs, err := indexSizes(tx, coll)
+		_, ixs, err := exec.IndexSizes(tx, coll)
 		if err != nil {
 			return err
 		}
