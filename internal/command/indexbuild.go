@@ -51,7 +51,7 @@ package command
 // aborted build) rolls the commit back and runs a cleanup transaction that
 // removes the build's catalog entries and trees: nothing is left behind.
 // A server stopped in the middle of a build removes the unfinished
-// indexes when it starts again (AbortUnfinishedBuilds); MongoDB would
+// indexes when it starts again (exec.AbortUnfinishedBuilds); MongoDB would
 // restart the build instead (docs/compatibility.md).
 //
 // A second createIndexes asking for an index that is being built waits
@@ -280,68 +280,11 @@ func (b *indexBuild) abort(c *Ctx) error {
 		}
 		for _, coll := range colls {
 			if coll.UUID == b.uuid {
-				return removeBuilds(tx, coll, func(ix catalog.Index) bool { return ix.Build == b.id })
+				return exec.RemoveBuilds(tx, coll, func(ix catalog.Index) bool { return ix.Build == b.id })
 			}
 		}
 		return nil
 	})
-}
-
-// removeBuilds removes the indexes of coll that are being built and
-// match, with their trees.
-func removeBuilds(tx *kv.Tx, coll *catalog.Collection, match func(catalog.Index) bool) error {
-	next := *coll
-	next.Indexes = nil
-	removed := false
-	for _, ix := range coll.Indexes {
-		if !ix.Ready && match(ix) {
-			if err := coll.DropIndexTrees(tx, ix); err != nil {
-				return err
-			}
-			removed = true
-			continue
-		}
-		next.Indexes = append(next.Indexes, ix)
-	}
-	if !removed {
-		return nil
-	}
-	return catalog.Put(tx, &next)
-}
-
-// AbortUnfinishedBuilds removes the indexes whose build a previous run of
-// the server did not finish, returning how many; the server calls it at
-// startup, before it accepts connections.
-func AbortUnfinishedBuilds(ctx context.Context, db *kv.DB) (int, error) {
-	// Look first in a snapshot: usually there is nothing to remove.
-	n := 0
-	err := db.View(func(tx *kv.Tx) error {
-		colls, err := catalog.List(tx, "")
-		for _, coll := range colls {
-			for _, ix := range coll.Indexes {
-				if !ix.Ready {
-					n++
-				}
-			}
-		}
-		return err
-	})
-	if err != nil || n == 0 {
-		return 0, err
-	}
-	err = db.Update(ctx, func(tx *kv.Tx) error {
-		colls, err := catalog.List(tx, "")
-		if err != nil {
-			return err
-		}
-		for _, coll := range colls {
-			if err := removeBuilds(tx, coll, func(catalog.Index) bool { return true }); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	return n, err
 }
 
 // waitForBuild waits until index ixName of db.coll is no longer being

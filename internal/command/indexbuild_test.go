@@ -16,6 +16,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/kv"
 )
@@ -508,7 +509,7 @@ func TestAbortUnfinishedBuilds(t *testing.T) {
 	if left := e.treesLeft("a_1"); len(left) != 2 {
 		t.Fatalf("registered build's trees: %v", left)
 	}
-	if n, err := AbortUnfinishedBuilds(context.Background(), e.env.KV); n != 1 || err != nil {
+	if n, err := exec.AbortUnfinishedBuilds(context.Background(), e.env.KV); n != 1 || err != nil {
 		t.Fatalf("AbortUnfinishedBuilds = %d, %v", n, err)
 	}
 	if left := e.treesLeft("a_1"); len(left) != 0 {

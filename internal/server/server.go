@@ -167,7 +167,7 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("creating %s: %w", tmp, err)
 		}
 	}
-	if n, err := command.AbortUnfinishedBuilds(context.Background(), db); err != nil {
+	if n, err := exec.AbortUnfinishedBuilds(context.Background(), db); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("removing unfinished index builds: %w", err)
 	} else if n > 0 {
