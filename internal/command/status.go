@@ -84,7 +84,7 @@ func serverStatus(c *Ctx) error {
 	r.AppendBool("supportsCommittedReads", true)
 	r.AppendBool("persistent", true)
 	r.End()
-	appendEngineStats(c)
+	c.Env.AppendEngineStats(c.Reply, c.Env.CommitInterval)
 	appendColumnCache(c)
 	return nil
 }

@@ -1,12 +1,16 @@
-package command
+package exec
 
-import "github.com/cairndb/cairn/bson"
+import (
+	"time"
 
-// appendEngineStats adds the "cairn" section of serverStatus: the storage
-// engine's figures (files, pages, journal, group commit, checkpoints).
-func appendEngineStats(c *Ctx) {
-	st := c.Env.KV.Stats()
-	r := c.Reply
+	"github.com/cairndb/cairn/bson"
+)
+
+// AppendEngineStats adds the "cairn" section of serverStatus to r: the
+// storage engine's figures (files, pages, journal, group commit,
+// checkpoints); commitInterval is the journal's configured interval.
+func (e *Engine) AppendEngineStats(r *bson.Builder, commitInterval time.Duration) {
+	st := e.KV.Stats()
 	r.StartDocument("cairn")
 	r.StartDocument("files")
 	r.AppendInt64("dataFileBytes", st.DataFileBytes)
@@ -30,7 +34,7 @@ func appendEngineStats(c *Ctx) {
 	}
 	r.End()
 	r.AppendInt64("avgCommitMicros", st.AvgCommit.Microseconds())
-	r.AppendInt64("commitIntervalMillis", c.Env.CommitInterval.Milliseconds())
+	r.AppendInt64("commitIntervalMillis", commitInterval.Milliseconds())
 	r.End()
 	r.StartDocument("checkpoints")
 	r.AppendInt64("count", int64(st.Checkpoints))
