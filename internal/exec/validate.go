@@ -1,0 +1,135 @@
+package exec
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/index"
+	"github.com/cairndb/cairn/kv"
+)
+
+// Validation is what ValidateCollection found in one collection.
+type Validation struct {
+	// Indexes are the ready indexes: the ones validated (an index being
+	// built is not complete yet).
+	Indexes               []catalog.Index
+	NRecords, InvalidDocs int64
+	KeysPerIndex          map[string]int64 // entries found, by index name
+	IndexValid            map[string]bool
+	Errors, Warnings      []string
+}
+
+// ValidateCollection checks coll, read in tx, against its indexes (the
+// validate command): every document is well-formed BSON under its _id key,
+// and every index holds exactly the entries its documents produce. full
+// also runs the storage engine's page checker over the whole file.
+// Inconsistencies are reported in the Validation; the error is the
+// failure to read the collection at all.
+func (e *Engine) ValidateCollection(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, full bool) (*Validation, error) {
+	// An index being built is not complete yet: it is not validated.
+	var indexes []catalog.Index
+	for _, ix := range coll.Indexes {
+		if ix.Ready {
+			indexes = append(indexes, ix)
+		}
+	}
+	data, err := DataTree(tx, coll)
+	if err != nil {
+		return nil, err
+	}
+	var errs, warnings []string
+	// Expected entries per index, from the documents.
+	type want struct {
+		spec    *index.Spec
+		entries [][]byte
+	}
+	wants := map[string]*want{}
+	for _, ix := range indexes {
+		if ix.Name == "_id_" {
+			continue
+		}
+		spec, err := index.ParseCached(ix.Spec)
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("index %s has an invalid specification: %v", ix.Name, err))
+			continue
+		}
+		wants[ix.Name] = &want{spec: spec}
+	}
+	var nrecords, invalidDocs int64
+	cur := data.Cursor()
+	for k, v := cur.First(); k != nil; k, v = cur.Next() {
+		nrecords++
+		if err := bson.Validate(v, bson.MaxDepth); err != nil {
+			invalidDocs++
+			errs = append(errs, fmt.Sprintf("document under key %x is not valid BSON: %v", k, err))
+			continue
+		}
+		id, ok := bson.Doc(v).Lookup("_id")
+		if !ok || !bytes.Equal(DocKey(nil, id), k) {
+			invalidDocs++
+			errs = append(errs, fmt.Sprintf("document under key %x does not have that _id", k))
+		}
+		for _, w := range wants {
+			if !w.spec.Applies(v) {
+				continue
+			}
+			keys, _, err := w.spec.Keys(v)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("index %s cannot index document %s: %v", w.spec.Name, id.String(), err))
+				continue
+			}
+			for _, key := range keys {
+				e := append([]byte(nil), key...)
+				if !w.spec.Unique {
+					e = append(e, k...)
+				}
+				w.entries = append(w.entries, e)
+			}
+		}
+	}
+	if err := cur.Err(); err != nil {
+		errs = append(errs, fmt.Sprintf("reading the collection: %v", err))
+	}
+	keysPerIndex := map[string]int64{"_id_": nrecords}
+	indexValid := map[string]bool{"_id_": true}
+	for name, w := range wants {
+		t, err := tx.Tree(coll.IndexTree(name))
+		if err != nil {
+			errs = append(errs, fmt.Sprintf("index %s has no storage: %v", name, err))
+			indexValid[name] = false
+			continue
+		}
+		sort.Slice(w.entries, func(i, j int) bool { return bytes.Compare(w.entries[i], w.entries[j]) < 0 })
+		ok := true
+		i := 0
+		ic := t.Cursor()
+		var have int64
+		for k, _ := ic.First(); k != nil; k, _ = ic.Next() {
+			have++
+			if i < len(w.entries) && bytes.Equal(w.entries[i], k) {
+				i++
+				continue
+			}
+			ok = false
+		}
+		if i != len(w.entries) || int64(len(w.entries)) != have {
+			ok = false
+		}
+		if !ok {
+			errs = append(errs, fmt.Sprintf("index %s is inconsistent with the collection: %d entries, %d expected", name, have, len(w.entries)))
+		}
+		keysPerIndex[name] = have
+		indexValid[name] = ok
+	}
+	if full {
+		if err := e.KV.Check(ctx); err != nil {
+			errs = append(errs, fmt.Sprintf("storage engine check: %v", err))
+		}
+	}
+	return &Validation{Indexes: indexes, NRecords: nrecords, InvalidDocs: invalidDocs, KeysPerIndex: keysPerIndex,
+		IndexValid: indexValid, Errors: errs, Warnings: warnings}, nil
+}
