@@ -196,9 +196,16 @@ func (cs *Cursors) Reap(now time.Time) int {
 	cs.mu.Lock()
 	var victims []*Cursor
 	for k, c := range cs.m {
-		if !c.NoTimeout && now.Sub(c.LastUsed) > cs.timeout && c.Mu.TryLock() {
+		// LastUsed is written under the cursor's lock (getMore): read it
+		// only once holding that lock; a cursor in use is not idle.
+		if c.NoTimeout || !c.Mu.TryLock() {
+			continue
+		}
+		if now.Sub(c.LastUsed) > cs.timeout {
 			victims = append(victims, c)
 			delete(cs.m, k)
+		} else {
+			c.Mu.Unlock()
 		}
 	}
 	cs.mu.Unlock()
