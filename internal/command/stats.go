@@ -46,32 +46,9 @@ func collStats(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	ixSizes, ixTotal, err := exec.IndexSizes(tx, coll)
-	if err != nil {
-		return err
-	}
 	r := c.Reply
 	r.AppendString("ns", coll.Namespace())
-	r.AppendInt64("size", size/scale)
-	r.AppendInt64("count", count)
-	if count > 0 {
-		r.AppendInt64("avgObjSize", size/count)
-	} else {
-		r.AppendInt64("avgObjSize", 0)
-	}
-	r.AppendInt64("storageSize", size/scale)
-	r.AppendInt64("freeStorageSize", 0)
-	r.AppendBool("capped", false)
-	r.AppendInt32("nindexes", int32(len(coll.Indexes)))
-	r.AppendInt64("totalIndexSize", ixTotal/scale)
-	r.AppendInt64("totalSize", (size+ixTotal)/scale)
-	r.StartDocument("indexSizes")
-	for _, ix := range coll.Indexes {
-		r.AppendInt64(ix.Name, ixSizes[ix.Name]/scale)
-	}
-	r.End()
-	r.AppendInt64("scaleFactor", scale)
-	return nil
+	return exec.AppendStorageStats(r, tx, coll, count, size, scale)
 }
 
 func dbStats(c *Ctx) error {

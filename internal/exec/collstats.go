@@ -111,29 +111,9 @@ func CollStatsDoc(tx *kv.Tx, db, name string, spec bson.Doc, latency func() [4][
 				scale = n
 			}
 			b.StartDocument("storageStats")
-			b.AppendInt64("size", size/scale)
-			b.AppendInt64("count", count)
-			if count > 0 {
-				b.AppendInt64("avgObjSize", size/count)
-			} else {
-				b.AppendInt64("avgObjSize", 0)
-			}
-			b.AppendInt64("storageSize", size/scale)
-			b.AppendInt64("freeStorageSize", 0)
-			b.AppendBool("capped", false)
-			ixSizes, ixTotal, err := IndexSizes(tx, coll)
-			if err != nil {
+			if err := AppendStorageStats(&b, tx, coll, count, size, scale); err != nil {
 				return nil, err
 			}
-			b.AppendInt32("nindexes", int32(len(coll.Indexes)))
-			b.AppendInt64("totalIndexSize", ixTotal/scale)
-			b.AppendInt64("totalSize", (size+ixTotal)/scale)
-			b.StartDocument("indexSizes")
-			for _, ix := range coll.Indexes {
-				b.AppendInt64(ix.Name, ixSizes[ix.Name]/scale)
-			}
-			b.End()
-			b.AppendInt64("scaleFactor", scale)
 			b.End()
 		case "count":
 			b.AppendInt64("count", count)
@@ -197,3 +177,33 @@ func LocalSessionDocs(lsid bson.Doc) []bson.Doc {
 // an unauthenticated client, as MongoDB reports it.
 var emptyUserDigest = [32]byte{0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24,
 	0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55}
+
+// AppendStorageStats appends collStats' figures (and $collStats's
+// storageStats) for coll, which holds count documents of size bytes,
+// divided by scale: sizes, counts, and each index's size.
+func AppendStorageStats(b *bson.Builder, tx *kv.Tx, coll *catalog.Collection, count, size, scale int64) error {
+	ixSizes, ixTotal, err := IndexSizes(tx, coll)
+	if err != nil {
+		return err
+	}
+	b.AppendInt64("size", size/scale)
+	b.AppendInt64("count", count)
+	if count > 0 {
+		b.AppendInt64("avgObjSize", size/count)
+	} else {
+		b.AppendInt64("avgObjSize", 0)
+	}
+	b.AppendInt64("storageSize", size/scale)
+	b.AppendInt64("freeStorageSize", 0)
+	b.AppendBool("capped", false)
+	b.AppendInt32("nindexes", int32(len(coll.Indexes)))
+	b.AppendInt64("totalIndexSize", ixTotal/scale)
+	b.AppendInt64("totalSize", (size+ixTotal)/scale)
+	b.StartDocument("indexSizes")
+	for _, ix := range coll.Indexes {
+		b.AppendInt64(ix.Name, ixSizes[ix.Name]/scale)
+	}
+	b.End()
+	b.AppendInt64("scaleFactor", scale)
+	return nil
+}
