@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,40 +98,20 @@ func benchData(b *testing.B) *kv.DB {
 	return benchDB.db
 }
 
-func BenchmarkBuild(b *testing.B) {
-	db := benchData(b)
-	for _, k := range benchKinds {
-		raw, _ := dbson.Marshal(k.spec)
-		spec, err := Parse(bson.Doc(raw))
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.Run(k.name, func(b *testing.B) {
-			for b.Loop() {
-				tx, err := db.BeginWrite(context.Background())
-				if err != nil {
-					b.Fatal(err)
-				}
-				data, err := tx.Tree("data")
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := BuildAll(context.Background(), tx, data, "bench.docs", []*BuildTarget{{Spec: spec, TreeName: "ix"}}, 0); err != nil {
-					b.Fatal(err)
-				}
-				tx.Rollback()
-			}
-		})
-	}
-}
+func BenchmarkBuild(b *testing.B) { benchBuild(b, nil, BuildOptions{}) }
 
 // BenchmarkBuildSpill builds the random and string indexes with a 4 MB
 // memory budget, so that the runs spill to files and the load merges them.
 func BenchmarkBuildSpill(b *testing.B) {
+	benchBuild(b, []string{"random", "string"}, BuildOptions{MemoryBudget: 4 << 20, TempDir: b.TempDir()})
+}
+
+// benchBuild builds each of benchKinds (those named in only, if any) with
+// opts, in a transaction it rolls back.
+func benchBuild(b *testing.B, only []string, opts BuildOptions) {
 	db := benchData(b)
-	dir := b.TempDir()
 	for _, k := range benchKinds {
-		if k.name != "random" && k.name != "string" {
+		if only != nil && !slices.Contains(only, k.name) {
 			continue
 		}
 		raw, _ := dbson.Marshal(k.spec)
@@ -149,7 +130,7 @@ func BenchmarkBuildSpill(b *testing.B) {
 					b.Fatal(err)
 				}
 				t := []*BuildTarget{{Spec: spec, TreeName: "ix"}}
-				if err := BuildAllWith(context.Background(), tx, data, "bench.docs", t, BuildOptions{MemoryBudget: 4 << 20, TempDir: dir}); err != nil {
+				if err := BuildAllWith(context.Background(), tx, data, "bench.docs", t, opts); err != nil {
 					b.Fatal(err)
 				}
 				tx.Rollback()
