@@ -189,6 +189,8 @@ func namespaces(spec bson.Doc, field, def string) [][2]string {
 				}
 				switch d.Key {
 				case "db":
+					// Every db a duplicated key names is checked (the
+					// parser takes the last; the check must not guess).
 					db = d.Value.StringValue()
 					out = append(out, [2]string{db, coll})
 				case "coll":
