@@ -59,3 +59,28 @@ func TestCursorIDsAreUniqueAndPositive(t *testing.T) {
 		seen[c.ID] = true
 	}
 }
+
+// TestCursorReapWhileInUse: the reaper reads a cursor's LastUsed only under
+// the cursor's lock, which a getMore holds while it writes it (-race
+// reports the old unlocked read).
+func TestCursorReapWhileInUse(t *testing.T) {
+	cs := exec.NewCursors(time.Hour)
+	c := &exec.Cursor{NS: "db.c", Src: &countingSource{}}
+	cs.Add(c)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 2000 {
+			c.Mu.Lock()
+			c.LastUsed = time.Now()
+			c.Mu.Unlock()
+		}
+	}()
+	for range 2000 {
+		cs.Reap(time.Now())
+	}
+	<-done
+	if cs.Get(c.ID) == nil {
+		t.Fatal("a cursor in use within its timeout was reaped")
+	}
+}
