@@ -25,9 +25,10 @@ import (
 // insert with a 1 GiB budget). Waiters are served in order, and the
 // budget breaks that cycle itself: when every request holding bytes is
 // waiting for more, nothing will ever be released, so the oldest waiting
-// holder is let through over the limit. Only one request at a time can
-// be over the limit that way (the next one would need every holder
-// waiting again), so the budget can be exceeded by at most one message
+// holder becomes the breaker: it is let through over the limit, and every
+// later step of its message too, before anyone else, until it releases
+// what it holds. Only the breaker may go over the limit (a stall while it
+// reads waits for it), so the budget is exceeded by at most one message
 // (48 MB, or its inflated size).
 //
 // A request that holds bytes and stops sending is cut by the message
@@ -46,6 +47,9 @@ type memBudget struct {
 	holders int // requests holding part of the budget
 	stalled int // holders waiting in queue for more
 	queue   []*budgetWaiter
+	// breaker is the one request allowed over the limit to break a wait
+	// cycle (nil: none), until it releases its bytes.
+	breaker any
 	// overLimit counts the grants that broke a wait cycle by going over
 	// the limit (for tests and diagnostics).
 	overLimit int64
@@ -53,6 +57,7 @@ type memBudget struct {
 
 type budgetWaiter struct {
 	n       int64
+	owner   any  // the request (its connection's limits)
 	holder  bool // the request already holds part of the budget
 	ready   chan struct{}
 	granted bool
@@ -62,19 +67,24 @@ func newMemBudget(limit int64) *memBudget {
 	return &memBudget{limit: limit}
 }
 
-// acquire adds n bytes (at most the whole budget) to what a request holds,
-// waiting until they are free or ctx ends; holding says whether the
-// request already holds some. It returns what was added and whether it
-// had to wait. On error nothing was added.
-func (m *memBudget) acquire(ctx context.Context, n int64, holding bool) (int64, bool, error) {
+// acquire adds n bytes (at most the whole budget) to what the request
+// owner holds, waiting until they are free or ctx ends; holding says
+// whether the request already holds some. It returns what was added and
+// whether it had to wait. On error nothing was added.
+func (m *memBudget) acquire(ctx context.Context, owner any, n int64, holding bool) (int64, bool, error) {
 	n = min(n, m.limit)
 	m.mu.Lock()
+	if holding && m.breaker == owner {
+		m.take(n, holding) // the breaker finishes its message
+		m.mu.Unlock()
+		return n, false, nil
+	}
 	if len(m.queue) == 0 && m.used+n <= m.limit {
 		m.take(n, holding)
 		m.mu.Unlock()
 		return n, false, nil
 	}
-	w := &budgetWaiter{n: n, holder: holding, ready: make(chan struct{})}
+	w := &budgetWaiter{n: n, owner: owner, holder: holding, ready: make(chan struct{})}
 	m.queue = append(m.queue, w)
 	if holding {
 		m.stalled++
@@ -99,8 +109,9 @@ func (m *memBudget) acquire(ctx context.Context, n int64, holding bool) (int64, 
 	return 0, true, ctx.Err()
 }
 
-// release gives n bytes back; last says the request holds nothing more.
-func (m *memBudget) release(n int64, last bool) {
+// release gives n bytes back; last says the request owner holds nothing
+// more.
+func (m *memBudget) release(owner any, n int64, last bool) {
 	if n <= 0 {
 		return
 	}
@@ -108,6 +119,9 @@ func (m *memBudget) release(n int64, last bool) {
 	m.used -= n
 	if last {
 		m.holders--
+		if m.breaker == owner {
+			m.breaker = nil
+		}
 	}
 	m.grantLocked()
 	m.mu.Unlock()
@@ -121,14 +135,16 @@ func (m *memBudget) take(n int64, holding bool) {
 }
 
 // grantLocked serves the queue in order while its head fits, then breaks
-// a wait cycle if every holder is waiting.
+// a wait cycle if every holder is waiting and no breaker is reading: the
+// oldest waiting holder becomes the breaker.
 func (m *memBudget) grantLocked() {
 	for len(m.queue) > 0 && m.used+m.queue[0].n <= m.limit {
 		m.grant(0)
 	}
-	if m.holders > 0 && m.stalled == m.holders {
+	if m.breaker == nil && m.holders > 0 && m.stalled == m.holders {
 		if i := slices.IndexFunc(m.queue, func(w *budgetWaiter) bool { return w.holder }); i >= 0 {
 			m.overLimit++
+			m.breaker = m.queue[i].owner
 			m.grant(i)
 		}
 	}

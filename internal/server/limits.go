@@ -105,7 +105,7 @@ func (l *connLimits) admit(n int) error {
 	if charge == 0 {
 		return nil
 	}
-	got, waited, err := l.s.mem.acquire(l.s.stopping, charge, l.held > 0)
+	got, waited, err := l.s.mem.acquire(l.s.stopping, l, charge, l.held > 0)
 	l.held += got
 	if err != nil {
 		return fmt.Errorf("server: waiting for request memory: %w", err)
@@ -126,7 +126,7 @@ func (l *connLimits) messageRead() {
 // requestDone gives the request's bytes back to the budget.
 func (l *connLimits) requestDone() {
 	if l.s != nil && l.held > 0 {
-		l.s.mem.release(l.held, true)
+		l.s.mem.release(l, l.held, true)
 	}
 	l.held, l.recv = 0, 0
 }

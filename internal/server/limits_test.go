@@ -263,13 +263,13 @@ func TestBudgetBreaksWaitCycle(t *testing.T) {
 
 func TestBudgetWaitEndsWithContext(t *testing.T) {
 	m := newMemBudget(100)
-	if _, _, err := m.acquire(context.Background(), 80, false); err != nil {
+	if _, _, err := m.acquire(context.Background(), "a", 80, false); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() {
-		_, _, err := m.acquire(ctx, 50, false)
+		_, _, err := m.acquire(ctx, "b", 50, false)
 		done <- err
 	}()
 	for m.state().Waiting != 1 {
@@ -283,7 +283,51 @@ func TestBudgetWaitEndsWithContext(t *testing.T) {
 		t.Fatalf("budget %+v after the cancelled wait", st)
 	}
 	// The queue is free again: a request that fits is served at once.
-	if _, waited, err := m.acquire(context.Background(), 20, false); err != nil || waited {
+	if _, waited, err := m.acquire(context.Background(), "c", 20, false); err != nil || waited {
 		t.Fatalf("acquire after the cancelled wait: waited %v, %v", waited, err)
+	}
+}
+
+// TestBudgetOverLimitByOneMessage: requests that hold part of the budget
+// and keep asking for more (doubling, as the reader does) stall together
+// again and again; only one of them at a time may go over the limit, so
+// the budget is never exceeded by more than one message. (Letting a
+// different holder over at each stall let the total climb to 47 times
+// the limit with ten holders.)
+func TestBudgetOverLimitByOneMessage(t *testing.T) {
+	const limit, message, holders = 100, 480, 10
+	m := newMemBudget(limit)
+	var mu sync.Mutex
+	peak := int64(0)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for h := range holders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			held, step := int64(0), int64(5)
+			for held < message {
+				got, _, err := m.acquire(context.Background(), h, min(step, message-held), held > 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				held += got
+				step *= 2
+				mu.Lock()
+				peak = max(peak, m.state().Used)
+				mu.Unlock()
+			}
+			m.release(h, held, true)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if st := m.state(); st.Used != 0 || st.Holders != 0 {
+		t.Fatalf("after every request: %+v", st)
+	}
+	if peak > limit+message {
+		t.Fatalf("the budget held %d at its peak, over limit+one message (%d)", peak, limit+message)
 	}
 }
