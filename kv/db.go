@@ -164,6 +164,9 @@ func (tx *Tx) Clone() (*Tx, error) {
 	if tx.closed {
 		return nil, ErrTxClosed
 	}
+	if tx.db.closed.Load() {
+		return nil, ErrClosed
+	}
 	if tx.writable {
 		return nil, fmt.Errorf("kv: Clone of a write transaction")
 	}
@@ -338,6 +341,15 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 		tx.settleRetired()
 		db.publish(snap, tx.freed)
 		err = db.checkpointLocked()
+		if err != nil && errors.Is(err, ErrNoSpace) {
+			// The transaction is published and its space was reserved;
+			// should the checkpoint still find none (its own plan, after
+			// releasing extents, differs), the commit is neither refused
+			// without trace nor durable: fail the database rather than
+			// answer an error for a write a later checkpoint could make
+			// durable.
+			db.fail(fmt.Errorf("checkpoint of a reserved commit: %w", err))
+		}
 		db.releaseWriter()
 		if err != nil {
 			return fmt.Errorf("kv: commit %d: %w", tx.id, err)

@@ -88,7 +88,8 @@ type journal struct {
 	reservedSeq atomic.Uint64
 
 	// amu orders the appends: a record is written only after every record
-	// reserved before it (acond waits for the turn).
+	// reserved before it (a committer waits for its turn on its channel in
+	// turn; acond serves drain and waitWritten).
 	amu      sync.Mutex
 	acond    sync.Cond
 	off      int64  // next write offset in the file

@@ -87,3 +87,76 @@ func TestManagedTxCannotBeEndedByFn(t *testing.T) {
 		})
 	}
 }
+
+// TestCloneReadsItsSnapshot: a clone reads the snapshot of the transaction
+// it was made from, whatever commits later, and ends on its own.
+func TestCloneReadsItsSnapshot(t *testing.T) {
+	db := mustOpen(t, vfs.NewMem(), nil)
+	ctx := context.Background()
+	put := func(v string) {
+		t.Helper()
+		if err := db.Update(ctx, func(tx *Tx) error {
+			tr, err := tx.Tree("t")
+			if errors.Is(err, ErrTreeNotFound) {
+				tr, err = tx.CreateTree("t")
+			}
+			if err != nil {
+				return err
+			}
+			return tr.Put([]byte("k"), []byte(v))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(tx *Tx) string {
+		t.Helper()
+		tr, err := tx.Tree("t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := tr.Get([]byte("k"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(v)
+	}
+	put("old")
+	rtx, err := db.BeginRead()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clone, err := rtx.Clone()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rtx.Rollback() // the clone lives on
+	put("new")
+	if v := get(clone); v != "old" {
+		t.Errorf("clone read %q, want its snapshot's %q", v, "old")
+	}
+	if cc, err := clone.Clone(); err != nil {
+		t.Errorf("clone of a clone: %v", err)
+	} else {
+		cc.Rollback()
+	}
+	clone.Rollback()
+	if _, err := clone.Clone(); !errors.Is(err, ErrTxClosed) {
+		t.Errorf("Clone of an ended transaction: %v, want ErrTxClosed", err)
+	}
+	wtx, err := db.BeginWrite(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := wtx.Clone(); err == nil {
+		t.Error("Clone of a write transaction succeeded")
+	}
+	wtx.Rollback()
+	last, err := db.BeginRead()
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := last.Clone(); !errors.Is(err, ErrClosed) {
+		t.Errorf("Clone after Close: %v, want ErrClosed", err)
+	}
+}

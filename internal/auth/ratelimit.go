@@ -83,8 +83,11 @@ func clientAddr(remote string) string {
 		host = h
 	}
 	ip := net.ParseIP(host)
-	if ip == nil || ip.To4() != nil {
+	if ip == nil {
 		return host
+	}
+	if v4 := ip.To4(); v4 != nil {
+		return v4.String() // ::ffff:a.b.c.d is a.b.c.d
 	}
 	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
 }

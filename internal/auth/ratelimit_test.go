@@ -93,7 +93,7 @@ func TestClientAddr(t *testing.T) {
 		{"[::1]:5000", "::/64"},
 		{"[2001:db8:1:2:3:4:5:6]:27017", "2001:db8:1:2::/64"},
 		{"[2001:db8:1:2:ffff::1]:1", "2001:db8:1:2::/64"},
-		{"[::ffff:10.0.0.1]:1", "::ffff:10.0.0.1"},
+		{"[::ffff:10.0.0.1]:1", "10.0.0.1"}, // one bucket with 10.0.0.1
 		{"/tmp/mongodb-27017.sock", "/tmp/mongodb-27017.sock"},
 	} {
 		if got := clientAddr(tc.remote); got != tc.want {

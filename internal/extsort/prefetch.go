@@ -125,6 +125,9 @@ func (s *prefetched) Head() ([]byte, []byte, bool) {
 
 // Advance moves to the next record.
 func (s *prefetched) Advance() error {
+	if s.cur == nil {
+		return nil // past the end
+	}
 	if s.i++; s.i < len(s.cur.es) {
 		return nil
 	}

@@ -15,8 +15,10 @@ import (
 // disconnectPollInterval, at the connections whose command has run at
 // least that long and peeks at their sockets without consuming anything
 // (peerClosed: recv with MSG_PEEK|MSG_DONTWAIT, which neither blocks nor
-// takes the connection's read lock). A socket at end of stream or reset
-// means the client is gone: the connection's operations are killed with
+// takes the connection's read lock). A socket at end of stream or reset,
+// or holding unread bytes (a pipelined request, TLS's close_notify) while
+// the peer's FIN has arrived (TCP_INFO state CLOSE_WAIT), means the client
+// is gone: the connection's operations are killed with
 // ClientDisconnect (279), which their scans notice at their next check,
 // as mongod's operations notice a disconnected client. Short commands
 // never cost a system call.
