@@ -4,6 +4,8 @@ import (
 	"context"
 	"slices"
 	"sync"
+
+	"github.com/cairndb/cairn/internal/wire"
 )
 
 // The in-flight request memory budget.
@@ -36,7 +38,7 @@ import (
 
 // freeRequestBytes is the part of every message that is not charged to
 // the budget: the reader's first step (internal/wire's read buffer size).
-const freeRequestBytes = 16 << 10
+const freeRequestBytes = wire.ReadBufferSize
 
 // memBudget is the server-wide budget of bytes held by requests in flight.
 type memBudget struct {

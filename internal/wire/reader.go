@@ -26,8 +26,10 @@ type Message struct {
 }
 
 const (
-	// readBufferSize is the size of the Reader's bufio buffer.
-	readBufferSize = 16 << 10
+	// ReadBufferSize is the size of the Reader's bufio buffer, and the first
+	// step in which a message body is admitted (the server charges nothing
+	// for it).
+	ReadBufferSize = 16 << 10
 	// minBufferSize is the smallest message buffer a Reader allocates.
 	minBufferSize = 4 << 10
 	// maxRetainedBufferSize is the largest buffer a Reader keeps between
@@ -52,7 +54,7 @@ type Reader struct {
 	// Admit, if set, is called with n more bytes before the Reader reads
 	// or inflates them into memory for the current message: as the body
 	// arrives, in steps that double what has been received (the first
-	// step is readBufferSize), so that what a message has been admitted
+	// step is ReadBufferSize), so that what a message has been admitted
 	// is at most about twice what its sender actually sent, whatever its
 	// length prefix announces; and with the inflated size of an
 	// OP_COMPRESSED message before it is inflated. An error ends the
@@ -83,7 +85,7 @@ func NewReader(r io.Reader, maxMessageSize int) *Reader {
 	if maxMessageSize <= 0 {
 		maxMessageSize = MaxMessageSize
 	}
-	return &Reader{r: bufio.NewReaderSize(r, readBufferSize), maxSize: maxMessageSize}
+	return &Reader{r: bufio.NewReaderSize(r, ReadBufferSize), maxSize: maxMessageSize}
 }
 
 // ReadMessage reads and decodes the next message. The returned Message and
@@ -198,7 +200,7 @@ func (r *Reader) readFrame() ([]byte, error) {
 		// received rather than trusting the length prefix, so that a peer
 		// cannot make us allocate, or hold in the server's budget, maxSize
 		// bytes by sending only a header.
-		step := min(n, max(readBufferSize, 2*have))
+		step := min(n, max(ReadBufferSize, 2*have))
 		if r.Admit != nil && step > admitted {
 			if err := r.Admit(step - admitted); err != nil {
 				return nil, r.fail(err)

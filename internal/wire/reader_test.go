@@ -288,7 +288,7 @@ func TestReadMessageNoAllocs(t *testing.T) {
 }
 
 // TestReaderAdmitsReceivedBytes: the Admit hook is asked for what has
-// arrived (in steps at most twice that, the first readBufferSize), not
+// arrived (in steps at most twice that, the first ReadBufferSize), not
 // for what the length prefix announces; a whole message is admitted
 // exactly.
 func TestReaderAdmitsReceivedBytes(t *testing.T) {
@@ -315,7 +315,7 @@ func TestReaderAdmitsReceivedBytes(t *testing.T) {
 				}
 				return
 			}
-			if bound := max(readBufferSize, 2*len(tc.stream)); total > bound {
+			if bound := max(ReadBufferSize, 2*len(tc.stream)); total > bound {
 				t.Fatalf("admitted %d bytes for a %d-byte stream, want at most %d", total, len(tc.stream), bound)
 			}
 		})
