@@ -27,7 +27,10 @@ const defaultDBPath = "data/db"
 // config is cairnd's configuration: mongod's option names, from the command
 // line and/or a YAML file in mongod.conf's layout.
 type config struct {
-	DBPath                string
+	DBPath string
+	// ReplSet is the replica set's name (--replSet, replication.replSetName);
+	// empty: standalone.
+	ReplSet               string
 	Port                  int
 	BindIP                string
 	BindIPAll             bool
@@ -102,6 +105,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.SlowMS, "slowms", cfg.SlowMS, "log operations that take at least this many milliseconds (0: every operation)")
 	cfg.profiling.register(fs)
 	cfg.tls.register(fs)
+	fs.StringVar(&cfg.ReplSet, "replSet", "", "run as a member of the replica set of this name (replication.replSetName)")
 	fs.BoolVar(&cfg.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and check their roles")
 	verbose := fs.Bool("v", false, "verbose logging")
 	var params []string
@@ -194,6 +198,9 @@ type fileConfig struct {
 	Security struct {
 		Authorization *string `yaml:"authorization"`
 	} `yaml:"security"`
+	Replication struct {
+		ReplSetName *string `yaml:"replSetName"`
+	} `yaml:"replication"`
 	OperationProfiling struct {
 		Mode              *string `yaml:"mode"`
 		SlowOpThresholdMs *int64  `yaml:"slowOpThresholdMs"`
@@ -259,6 +266,9 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 	}
 	if v := fc.SystemLog.Verbosity; v != nil {
 		cfg.Verbosity = *v
+	}
+	if v := fc.Replication.ReplSetName; v != nil && !set["replSet"] {
+		cfg.ReplSet = *v
 	}
 	if v := fc.Security.Authorization; v != nil && !set["auth"] {
 		switch *v {

@@ -79,6 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Logger: log, Argv: append([]string{"cairnd"}, args...), Parsed: cfg.parsedDoc(), MaxConns: cfg.MaxConns,
 		TTLMonitorInterval:    cfg.TTLMonitorSleep,
 		Auth:                  cfg.Auth,
+		ReplSet:               cfg.ReplSet,
 		PreAuthMaxMessageSize: cfg.PreAuthMaxMessageSize,
 		AuthFailuresPerMinute: cfg.authFailuresPerMinute(),
 		AuthFailureBurst:      cfg.AuthFailureBurst,

@@ -16,6 +16,7 @@ import (
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -63,6 +64,9 @@ type Env struct {
 	collations defaultsState
 	// profiler holds the databases' profiling levels (profiler.go).
 	profiler profilerState
+	// Repl is the replica-set state in replica-set mode; nil on a
+	// standalone server.
+	Repl *repl.Set
 	// PreAuthMaxMessageSize is the largest message a connection may send
 	// before it authenticates when access control is on (mongod's
 	// preAuthMaximumMessageSizeBytes; 0 means the default, 16 KiB).

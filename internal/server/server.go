@@ -23,6 +23,7 @@ import (
 	"github.com/cairndb/cairn/internal/command"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -46,6 +47,9 @@ type Options struct {
 	// MaxConns limits concurrent connections (default 1,000,000, as mongod's
 	// maxIncomingConnections).
 	MaxConns int
+	// ReplSet is the replica set's name; empty (the default) runs a
+	// standalone server.
+	ReplSet string
 	// TTLMonitorInterval is how often expired documents are deleted
 	// (default 60 s, as mongod's ttlMonitorSleepSecs).
 	TTLMonitorInterval time.Duration
@@ -184,6 +188,9 @@ func New(opts Options) (*Server, error) {
 		MaxConns:       opts.MaxConns,
 		LogLevel:       opts.LogLevel,
 		RotateLog:      opts.RotateLog,
+	}
+	if opts.ReplSet != "" {
+		s.env.Repl = repl.NewSet(opts.ReplSet, nil)
 	}
 	am, err := auth.NewManager(db, auth.Options{Enabled: opts.Auth, FailureDelay: opts.AuthFailureDelay, Logger: opts.Logger,
 		FailuresPerMinute: opts.AuthFailuresPerMinute, FailureBurst: opts.AuthFailureBurst})
