@@ -54,6 +54,9 @@ type config struct {
 	ShowVersion       bool
 	// TTLMonitorSleep is mongod's ttlMonitorSleepSecs server parameter.
 	TTLMonitorSleep time.Duration
+	// SessionTimeout and SessionRefresh are mongod's
+	// localLogicalSessionTimeoutMinutes and logicalSessionRefreshMillis.
+	SessionTimeout, SessionRefresh time.Duration
 	// PreAuthMaxMessageSize, AuthFailuresPerMinute and AuthFailureBurst
 	// are the server parameters preAuthMaximumMessageSizeBytes (mongod
 	// 8.0's), authFailuresPerMinute and authFailureBurst (Cairn's, 0
@@ -109,7 +112,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and check their roles")
 	verbose := fs.Bool("v", false, "verbose logging")
 	var params []string
-	fs.Func("setParameter", "server parameter name=value (ttlMonitorSleepSecs, preAuthMaximumMessageSizeBytes, authFailuresPerMinute, authFailureBurst); repeatable", func(v string) error {
+	fs.Func("setParameter", "server parameter name=value (ttlMonitorSleepSecs, preAuthMaximumMessageSizeBytes, authFailuresPerMinute, authFailureBurst, localLogicalSessionTimeoutMinutes, logicalSessionRefreshMillis); repeatable", func(v string) error {
 		params = append(params, v)
 		return nil
 	})
@@ -316,6 +319,20 @@ func (cfg *config) setParameter(name, value string) error {
 			return fmt.Errorf("setParameter authFailuresPerMinute: %q is not a number of at least 0 (0: no limit)", value)
 		}
 		cfg.AuthFailuresPerMinute = n
+		return nil
+	case "localLogicalSessionTimeoutMinutes":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			return fmt.Errorf("setParameter localLogicalSessionTimeoutMinutes: %q is not a positive number of minutes", value)
+		}
+		cfg.SessionTimeout = time.Duration(n) * time.Minute
+		return nil
+	case "logicalSessionRefreshMillis":
+		n, err := strconv.Atoi(value)
+		if err != nil || n < 1 {
+			return fmt.Errorf("setParameter logicalSessionRefreshMillis: %q is not a positive number of milliseconds", value)
+		}
+		cfg.SessionRefresh = time.Duration(n) * time.Millisecond
 		return nil
 	case "authFailureBurst":
 		n, err := strconv.ParseInt(value, 10, 64)

@@ -135,7 +135,7 @@ func register(name string, info stageInfo) {
 // unsupportedStages are MongoDB stages Cairn does not run: they answer
 // NotImplemented naming the stage rather than "unrecognized".
 var unsupportedStages = map[string]bool{
-	"$geoNear": true, "$currentOp": true, "$listSessions": true,
+	"$geoNear": true, "$currentOp": true,
 	"$changeStream": true, "$changeStreamSplitLargeEvent": true,
 	"$search": true, "$searchMeta": true, "$vectorSearch": true, "$listSearchIndexes": true,
 	"$listSampledQueries": true, "$shardedDataDistribution": true, "$queryStats": true,

@@ -12,6 +12,12 @@ func init() {
 	register("$indexStats", stageInfo{parse: parseIndexStats, source: true})
 	register("$planCacheStats", stageInfo{parse: parsePlanCacheStats, source: true})
 	register("$listLocalSessions", stageInfo{parse: parseListLocalSessions, source: true, collectionless: true})
+	register("$listSessions", stageInfo{parse: parseListSessions, source: true})
+}
+
+// SessionLister answers $listSessions from config.system.sessions.
+type SessionLister interface {
+	ListSessions(spec bson.Doc) ([]bson.Doc, error)
 }
 
 // documentsStage is $documents: the documents of a constant array
@@ -133,9 +139,40 @@ func parsePlanCacheStats(c *Context, v bson.Value) (stage, error) {
 	}}, nil
 }
 
+// parseListSessions reads $listSessions, which lists the records of
+// config.system.sessions and runs only there.
+func parseListSessions(c *Context, v bson.Value) (stage, error) {
+	if c.DB != "config" || c.Coll != "system.sessions" {
+		return nil, mongoerr.New(mongoerr.InvalidNamespace, "$listSessions may only be run against config.system.sessions")
+	}
+	if err := checkSessionsSpec("$listSessions", v); err != nil {
+		return nil, err
+	}
+	spec := v.Document()
+	return &catalogStage{name: "$listSessions", ctx: c, fn: func(cat Catalog) ([]bson.Doc, error) {
+		sl, ok := cat.(SessionLister)
+		if !ok {
+			return nil, mongoerr.New(mongoerr.NotImplemented, "$listSessions is not supported here")
+		}
+		return sl.ListSessions(spec)
+	}}, nil
+}
+
 func parseListLocalSessions(c *Context, v bson.Value) (stage, error) {
+	if err := checkSessionsSpec("$listLocalSessions", v); err != nil {
+		return nil, err
+	}
+	spec := v.Document()
+	return &catalogStage{name: "$listLocalSessions", ctx: c, fn: func(cat Catalog) ([]bson.Doc, error) {
+		return cat.LocalSessions(spec)
+	}}, nil
+}
+
+// checkSessionsSpec checks the options of $listLocalSessions and
+// $listSessions: {allUsers: bool, users: [{user, db}]}.
+func checkSessionsSpec(name string, v bson.Value) error {
 	if v.Type != bson.TypeDocument {
-		return nil, mongoerr.New(mongoerr.TypeMismatch, "$listLocalSessions options must be specified in an object, but found: %s", v.Type)
+		return mongoerr.New(mongoerr.TypeMismatch, "%s options must be specified in an object, but found: %s", name, v.Type)
 	}
 	it := v.Document().Iter()
 	for it.Next() {
@@ -143,18 +180,15 @@ func parseListLocalSessions(c *Context, v bson.Value) (stage, error) {
 		switch e.Key {
 		case "allUsers":
 			if e.Value.Type != bson.TypeBoolean {
-				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '$listLocalSessions.allUsers' is the wrong type '%s', expected type 'bool'", e.Value.Type)
+				return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.allUsers' is the wrong type '%s', expected type 'bool'", name, e.Value.Type)
 			}
 		case "users":
 			if e.Value.Type != bson.TypeArray {
-				return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '$listLocalSessions.users' is the wrong type '%s', expected type 'array'", e.Value.Type)
+				return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.users' is the wrong type '%s', expected type 'array'", name, e.Value.Type)
 			}
 		default:
-			return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field '$listLocalSessions.%s' is an unknown field.", e.Key)
+			return mongoerr.New(mongoerr.IDLUnknownField, "BSON field '%s.%s' is an unknown field.", name, e.Key)
 		}
 	}
-	spec := v.Document()
-	return &catalogStage{name: "$listLocalSessions", ctx: c, fn: func(cat Catalog) ([]bson.Doc, error) {
-		return cat.LocalSessions(spec)
-	}}, nil
+	return nil
 }

@@ -39,7 +39,7 @@ func ValidateCollectionName(db, coll string) error {
 	if strings.ContainsAny(coll, "$\x00") || strings.HasPrefix(coll, ".") {
 		return mongoerr.New(mongoerr.InvalidNamespace, "Invalid collection name: %s", coll)
 	}
-	if strings.HasPrefix(coll, "system.") && !allowedSystem[coll] {
+	if strings.HasPrefix(coll, "system.") && !allowedSystem[coll] && !(db == "config" && coll == "system.sessions") {
 		return mongoerr.New(mongoerr.InvalidNamespace, "Invalid system namespace: %s.%s", db, coll)
 	}
 	if len(db)+1+len(coll) > MaxNamespaceLength {

@@ -204,37 +204,6 @@ func getLog(c *Ctx) error {
 // written in all; the server replaces it with its log ring.
 var RecentLog = func() ([]string, int) { return nil, 0 }
 
-// endSessions: Cairn keeps no server-side session state beyond cursors, so
-// ending a session means killing its cursors.
-func endSessions(c *Ctx) error {
-	return killSessionCursors(c)
-}
-
-func killSessionCursors(c *Ctx) error {
-	first := newArgs(c).first()
-	if first.Type != bson.TypeArray {
-		return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type 'array'", c.Name, c.Name, first.Type)
-	}
-	it := first.Document().Iter()
-	for it.Next() {
-		v := it.Element().Value
-		if v.Type != bson.TypeDocument {
-			return mongoerr.New(mongoerr.TypeMismatch, "session ids must be documents")
-		}
-		id, ok := v.Document().Lookup("id")
-		if !ok {
-			continue // killSessions with a pattern by user: Cairn has no users yet
-		}
-		c.Env.Cursors.KillSession(id)
-	}
-	return nil
-}
-
-func killAllSessions(c *Ctx) error {
-	c.Env.Cursors.KillAll()
-	return nil
-}
-
 // dropConnections drops outgoing connection pools to the given hosts; a
 // standalone Cairn keeps none, so there is nothing to drop.
 func dropConnections(c *Ctx) error {

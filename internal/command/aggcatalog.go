@@ -143,7 +143,3 @@ func (k *aggCatalog) IndexStats(db, name string) ([]bson.Doc, error) {
 	return exec.IndexStatsDocs(k.Tx, db, name, k.env.Started)
 }
 
-// LocalSessions implements $listLocalSessions.
-func (k *aggCatalog) LocalSessions(spec bson.Doc) ([]bson.Doc, error) {
-	return exec.LocalSessionDocs(k.lsid), nil
-}

@@ -156,7 +156,7 @@ func walkStage(db string, e bson.Element, depth int, out *[]nsRef) {
 		add(db, "", auth.IndexStats)
 	case "$planCacheStats":
 		add(db, "", auth.PlanCacheRead)
-	case "$listLocalSessions":
+	case "$listLocalSessions", "$listSessions":
 		// Another user's sessions need listSessions on the cluster.
 		if isDoc {
 			if v, ok := spec.Lookup("allUsers"); ok && v.Truthy() {

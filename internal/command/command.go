@@ -17,6 +17,7 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/repl"
+	"github.com/cairndb/cairn/internal/session"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -67,6 +68,10 @@ type Env struct {
 	// Repl is the replica-set state in replica-set mode; nil on a
 	// standalone server.
 	Repl *repl.Set
+	// Sessions are the logical sessions (nil: lsids are not tracked).
+	Sessions *session.Registry
+	// sessOps are the running operations of each session (sessions.go).
+	sessOps sessionOps
 	// PreAuthMaxMessageSize is the largest message a connection may send
 	// before it authenticates when access control is on (mongod's
 	// preAuthMaximumMessageSizeBytes; 0 means the default, 16 KiB).
@@ -186,6 +191,10 @@ type Ctx struct {
 	// snap is the command's read snapshot, opened by its first read and
 	// ended by Dispatch (storage.go).
 	snap *kv.Tx
+	// sess is the request's session (nil: none), stmt the retryable
+	// statement being written (retry.go).
+	sess *sessionInfo
+	stmt *repl.Stmt
 }
 
 // Handler runs a command.
@@ -244,12 +253,8 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.FailedToParse, "no command name found in request"))
 	}
 	c.Name = it.Element().Key
-	if _, ok := c.Body.Lookup("txnNumber"); ok {
-		// Transactions and retryable writes need a replica set: a
-		// standalone mongod refuses their transaction numbers before
-		// running anything, so that no write of a transaction lands
-		// outside one.
-		return errorReply(c.Reply, mongoerr.New(mongoerr.IllegalOperation, "Transaction numbers are only allowed on a replica set member or mongos"))
+	if err := checkTxnFields(c); err != nil {
+		return errorReply(c.Reply, err)
 	}
 	if rc, ok := c.Body.Lookup("readConcern"); ok && rc.Type == bson.TypeDocument {
 		// A standalone has no replica set to read a snapshot across
@@ -274,9 +279,16 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if cmd.AdminOnly && c.DB != "admin" {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))
 	}
+	if err := beginSession(c, cmd); err != nil {
+		return errorReply(c.Reply, err)
+	}
 	defer c.releaseSnapshot()
 	start := time.Now()
 	op := c.Env.Ops.begin(c, cmd.Name, start)
+	if c.sess != nil {
+		c.Env.sessOps.add(c.sess.key, op)
+		defer c.Env.sessOps.remove(c.sess.key, op)
+	}
 	collName := commandCollection(c)
 	defer func() {
 		c.Env.Ops.end(op)

@@ -5,33 +5,57 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/session"
 	"github.com/cairndb/cairn/kv"
 )
 
 func deleteCmd(c *Ctx) error {
-	w, err := parseWriteCmd(c, "deletes", deleteStmtFields, "let")
+	w, err := parseWriteCmd(c, "deletes", deleteStmtFields, "let", "stmtIds")
 	if err != nil {
 		return err
 	}
 	defer w.cancel()
 	a := newArgs(c)
 	var errs []writeError
+	var rs *retryState
 	n, stmts := 0, 0
 	err = c.writeTx(w.wc.durability(), func(tx *kv.Tx) error {
+		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
+			return err
+		}
 		coll, err := catalog.Get(tx, c.DB, w.name)
 		if err != nil {
 			return err
 		}
-		errs, err = w.run(func(_ int, st bson.Doc) error {
+		errs, err = w.run(func(i int, st bson.Doc) error {
 			stmts++
+			if res, ok, err := rs.executed(i); err != nil {
+				return fatal(err)
+			} else if ok {
+				n += int(res.N)
+				return nil
+			}
+			if rs != nil {
+				if l, _ := st.Lookup("limit"); !l.Truthy() {
+					return mongoerr.New(mongoerr.InvalidOptions, "Cannot use (or request) retryable writes with limit=0")
+				}
+			}
 			sc := beginStatement(c)
+			rs.start(i)
 			k, err := deleteOne(sc.c, a, tx, coll, st)
 			sc.stats.write.Ndeleted.Add(int64(k))
 			sc.end("remove", w.name, st, err)
 			n += k
-			return err
+			if err != nil || k == 0 {
+				rs.abandon()
+				return err
+			}
+			return fatal(rs.done(i, session.StmtResult{N: int32(k)}))
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		return rs.finish()
 	})
 	if err != nil {
 		return err
@@ -40,6 +64,7 @@ func deleteCmd(c *Ctx) error {
 	c.Env.Stats.DocsDeleted.Add(int64(n))
 	c.Unacknowledged = w.wc.unacknowledged()
 	c.Reply.AppendInt32("n", int32(n))
+	rs.appendRetried(c.Reply)
 	appendWriteErrors(c, errs)
 	return nil
 }

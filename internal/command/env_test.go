@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/internal/session"
 	"github.com/cairndb/cairn/kv"
 	"github.com/cairndb/cairn/kv/vfs"
 )
@@ -21,5 +22,5 @@ func memEnv(t *testing.T) *Env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	return &Env{Engine: exec.Engine{KV: db}, Cursors: exec.NewCursors(0), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Started: time.Now()}
+	return &Env{Engine: exec.Engine{KV: db}, Cursors: exec.NewCursors(0), Sessions: session.New(session.Options{}), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), Started: time.Now()}
 }

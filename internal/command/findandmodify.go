@@ -6,6 +6,7 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/internal/session"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -115,47 +116,80 @@ func findAndModify(c *Ctx) error {
 	}
 	var res updateResult
 	var value bson.Doc
+	var rs *retryState
+	retried := false
 	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
-		coll, err := catalog.Get(tx, c.DB, name)
-		if err != nil {
+		if rs, err = c.beginRetryable(tx, 1); err != nil {
 			return err
 		}
-		if remove {
-			if coll == nil {
-				return nil
-			}
-			w, err := c.writer(tx, coll)
-			if err != nil {
-				return err
-			}
-			ms, err := c.Env.SelectDocs(c, tx, coll, w.Data, &st.where, st.hint, st.sort, 1)
-			if err != nil || len(ms) == 0 {
-				return err
-			}
-			if err := w.Remove(ms[0].Key, ms[0].Doc); err != nil {
-				return err
-			}
-			if f := writeFiguresOf(c); f != nil {
-				f.Ndeleted.Add(1)
-			}
-			res.matched = 1
-			value, res.score = ms[0].Doc, ms[0].Md.TextScore
-			return nil
-		}
-		res, _, err = st.apply(c, tx, c.DB, name, coll)
-		if err != nil {
+		if rec, ok, err := rs.executed(0); err != nil {
+			return err
+		} else if ok {
+			retried = true
+			res, value, err = retriedFindAndModify(rs, rec)
 			return err
 		}
-		if returnNew {
-			value = res.after
-		} else {
-			value = res.before
+		rs.start(0)
+		if err := findAndModifyTx(c, tx, name, remove, returnNew, st, &res, &value); err != nil {
+			rs.abandon()
+			return err
 		}
-		return nil
+		return finishFindAndModify(rs, remove, returnNew, res, value)
 	})
 	if err != nil {
 		return err
 	}
+	return findAndModifyReply(c, wc, remove, proj, st, res, value, rs, retried)
+}
+
+// findAndModifyTx runs a findAndModify in tx, leaving its outcome in res
+// and the document it answers in value.
+func findAndModifyTx(c *Ctx, tx *kv.Tx, name string, remove, returnNew bool, st *updateStmt, resp *updateResult, valuep *bson.Doc) error {
+	var res updateResult
+	var value bson.Doc
+	defer func() { *resp, *valuep = res, value }()
+	coll, err := catalog.Get(tx, c.DB, name)
+	if err != nil {
+		return err
+	}
+	if remove {
+		if coll == nil {
+			return nil
+		}
+		w, err := c.writer(tx, coll)
+		if err != nil {
+			return err
+		}
+		ms, err := c.Env.SelectDocs(c, tx, coll, w.Data, &st.where, st.hint, st.sort, 1)
+		if err != nil || len(ms) == 0 {
+			return err
+		}
+		if err := w.Remove(ms[0].Key, ms[0].Doc); err != nil {
+			return err
+		}
+		if f := writeFiguresOf(c); f != nil {
+			f.Ndeleted.Add(1)
+		}
+		res.matched = 1
+		value, res.score = ms[0].Doc, ms[0].Md.TextScore
+		return nil
+	}
+	res, _, err = st.apply(c, tx, c.DB, name, coll)
+	if err != nil {
+		return err
+	}
+	if returnNew {
+		value = res.after
+	} else {
+		value = res.before
+	}
+	return nil
+}
+
+// findAndModifyReply answers a findAndModify (retried: from its
+// recorded result).
+func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projection, st *updateStmt, res updateResult, value bson.Doc, rs *retryState, retried bool) error {
+	var err error
 	if remove {
 		c.Env.Stats.Delete.Add(1)
 		c.Env.Stats.DocsDeleted.Add(int64(res.matched))
@@ -190,6 +224,57 @@ func findAndModify(c *Ctx) error {
 		}
 		r.AppendDocument("value", value)
 	}
+	if retried {
+		r.AppendInt32("retriedStmtId", rs.retried[0])
+	}
 	c.Unacknowledged = wc.unacknowledged()
 	return nil
+}
+
+// finishFindAndModify records a retryable findAndModify that wrote, with
+// the image its value is, in config.image_collection.
+func finishFindAndModify(rs *retryState, remove, returnNew bool, res updateResult, value bson.Doc) error {
+	if rs == nil {
+		return nil
+	}
+	if !remove && res.modified == 0 && res.upserted.Type == 0 || remove && res.matched == 0 {
+		rs.abandon() // wrote nothing: a retry runs it again, as mongod's
+		return nil
+	}
+	rec := session.StmtResult{N: int32(res.matched), UpdatedExisting: !remove && res.matched > 0}
+	if res.upserted.Type != 0 {
+		rec.N = 1
+		rec.Upserted = copyValue(res.upserted)
+	}
+	switch {
+	case value == nil:
+	case remove || !returnNew:
+		rec.Image = session.PreImage
+	default:
+		rec.Image = session.PostImage
+	}
+	if err := rs.done(0, rec); err != nil {
+		return err
+	}
+	if rec.Image != "" {
+		if err := rs.txn.PutImage(rec.Image, value, rs.txn.LastOpTime); err != nil {
+			return err
+		}
+	}
+	return rs.finish()
+}
+
+// retriedFindAndModify rebuilds the outcome of an executed findAndModify
+// from its record and image.
+func retriedFindAndModify(rs *retryState, rec session.StmtResult) (updateResult, bson.Doc, error) {
+	res := updateResult{matched: int(rec.N)}
+	if rec.Upserted.Type != 0 {
+		res.matched = 0
+		res.upserted = rec.Upserted
+	}
+	if rec.Image == "" {
+		return res, nil, nil
+	}
+	img, err := rs.txn.Image(rec.Image)
+	return res, img, err
 }

@@ -72,7 +72,7 @@ func hello(c *Ctx) error {
 	r.AppendInt32("maxMessageSizeBytes", MaxMessageSizeBytes)
 	r.AppendInt32("maxWriteBatchSize", MaxWriteBatchSize)
 	r.AppendDateTime("localTime", time.Now().UnixMilli())
-	r.AppendInt32("logicalSessionTimeoutMinutes", 30)
+	r.AppendInt32("logicalSessionTimeoutMinutes", c.Env.sessionTimeoutMinutes())
 	r.AppendInt64("connectionId", c.Conn.ID)
 	r.AppendInt32("minWireVersion", MinWireVersion)
 	r.AppendInt32("maxWireVersion", MaxWireVersion)

@@ -4,6 +4,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/session"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -43,14 +44,18 @@ func isFatal(err error) bool {
 }
 
 func insert(c *Ctx) error {
-	w, err := parseWriteCmd(c, "documents", nil, "bypassDocumentValidation")
+	w, err := parseWriteCmd(c, "documents", nil, "bypassDocumentValidation", "stmtIds")
 	if err != nil {
 		return err
 	}
 	defer w.cancel()
 	var errs []writeError
+	var rs *retryState
 	n := 0
 	err = c.writeTx(w.wc.durability(), func(tx *kv.Tx) error {
+		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
+			return err
+		}
 		coll, err := exec.CollectionForWrite(tx, c.DB, w.name, true)
 		if err != nil {
 			return err
@@ -59,14 +64,25 @@ func insert(c *Ctx) error {
 		if err != nil {
 			return err
 		}
-		errs, err = w.run(func(_ int, d bson.Doc) error {
+		errs, err = w.run(func(i int, d bson.Doc) error {
+			if res, ok, err := rs.executed(i); err != nil {
+				return fatal(err)
+			} else if ok {
+				n += int(res.N)
+				return nil
+			}
+			rs.start(i)
 			if _, _, err := cw.Insert(d); err != nil {
+				rs.abandon()
 				return err
 			}
 			n++
-			return nil
+			return fatal(rs.done(i, session.StmtResult{N: 1}))
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		return rs.finish()
 	})
 	if err != nil {
 		return err
@@ -77,6 +93,7 @@ func insert(c *Ctx) error {
 	}
 	c.Unacknowledged = w.wc.unacknowledged()
 	c.Reply.AppendInt32("n", int32(n))
+	rs.appendRetried(c.Reply)
 	appendWriteErrors(c, errs)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/internal/session"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -243,7 +244,7 @@ func checkStored(d bson.Doc) error {
 }
 
 func update(c *Ctx) error {
-	w, err := parseWriteCmd(c, "updates", updateStmtFields, "bypassDocumentValidation", "let")
+	w, err := parseWriteCmd(c, "updates", updateStmtFields, "bypassDocumentValidation", "let", "stmtIds")
 	if err != nil {
 		return err
 	}
@@ -256,32 +257,61 @@ func update(c *Ctx) error {
 	}
 	var ups []upserted
 	var errs []writeError
+	var rs *retryState
 	n, nModified := 0, 0
 	err = c.writeTx(w.wc.durability(), func(tx *kv.Tx) error {
+		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
+			return err
+		}
 		coll, err := catalog.Get(tx, c.DB, w.name)
 		if err != nil {
 			return err
 		}
 		errs, err = w.run(func(i int, raw bson.Doc) (err error) {
+			if res, ok, err := rs.executed(i); err != nil {
+				return fatal(err)
+			} else if ok {
+				n += int(res.N)
+				nModified += int(res.NModified)
+				if res.Upserted.Type != 0 {
+					ups = append(ups, upserted{i, copyValue(res.Upserted)})
+				}
+				return nil
+			}
 			sc := beginStatement(c)
 			defer func() { sc.end("update", w.name, raw, err) }()
 			st, err := parseUpdateStmt(c, a, raw)
 			if err != nil {
 				return err
 			}
+			if rs != nil && st.multi {
+				return mongoerr.New(mongoerr.InvalidOptions, "Cannot use (or request) retryable writes with multi=true")
+			}
+			rs.start(i)
 			var res updateResult
 			if res, coll, err = st.apply(sc.c, tx, c.DB, w.name, coll); err != nil {
+				rs.abandon()
 				return err
 			}
 			n += res.matched
 			nModified += res.modified
+			rec := session.StmtResult{N: int32(res.matched), NModified: int32(res.modified)}
 			if res.upserted.Type != 0 {
 				n++
-				ups = append(ups, upserted{i, bson.Value{Type: res.upserted.Type, Data: append([]byte(nil), res.upserted.Data...)}})
+				rec.N++
+				rec.Upserted = copyValue(res.upserted)
+				ups = append(ups, upserted{i, rec.Upserted})
 			}
-			return nil
+			if res.modified == 0 && res.upserted.Type == 0 {
+				rs.abandon() // wrote nothing: a retry runs it again, as mongod's
+				return nil
+			}
+			return fatal(rs.done(i, rec))
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		return rs.finish()
 	})
 	if err != nil {
 		return err
@@ -302,6 +332,7 @@ func update(c *Ctx) error {
 		}
 		r.End()
 	}
+	rs.appendRetried(r)
 	appendWriteErrors(c, errs)
 	return nil
 }

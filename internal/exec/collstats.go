@@ -156,28 +156,6 @@ func IndexStatsDocs(tx *kv.Tx, db, name string, since time.Time) ([]bson.Doc, er
 	return out, nil
 }
 
-// LocalSessionDocs answers $listLocalSessions for the requesting session
-// lsid (nil: none). Cairn keeps no session cache: the requesting session
-// is the one it knows.
-func LocalSessionDocs(lsid bson.Doc) []bson.Doc {
-	id, ok := lsid.Lookup("id")
-	if !ok {
-		return nil
-	}
-	var b bson.Builder
-	b.StartDocument("_id")
-	b.AppendValue("id", id)
-	b.AppendBinary("uid", 0, emptyUserDigest[:])
-	b.End()
-	b.AppendDateTime("lastUse", time.Now().UnixMilli())
-	return []bson.Doc{b.Finish()}
-}
-
-// emptyUserDigest is SHA-256 of the empty string: the uid of sessions of
-// an unauthenticated client, as MongoDB reports it.
-var emptyUserDigest = [32]byte{0xe3, 0xb0, 0xc4, 0x42, 0x98, 0xfc, 0x1c, 0x14, 0x9a, 0xfb, 0xf4, 0xc8, 0x99, 0x6f, 0xb9, 0x24,
-	0x27, 0xae, 0x41, 0xe4, 0x64, 0x9b, 0x93, 0x4c, 0xa4, 0x95, 0x99, 0x1b, 0x78, 0x52, 0xb8, 0x55}
-
 // AppendStorageStats appends collStats' figures (and $collStats's
 // storageStats) for coll, which holds count documents of size bytes,
 // divided by scale: sizes, counts, and each index's size.

@@ -180,6 +180,26 @@ func (cs *Cursors) KillSession(id bson.Value) {
 	}
 }
 
+// KillWhere closes the cursors opened under a session whose id (the raw
+// value of lsid.id) match accepts, and returns how many.
+func (cs *Cursors) KillWhere(match func(lsid []byte) bool) int {
+	cs.mu.Lock()
+	var victims []*Cursor
+	for k, c := range cs.m {
+		if c.Lsid != nil && match(c.Lsid) {
+			victims = append(victims, c)
+			delete(cs.m, k)
+		}
+	}
+	cs.mu.Unlock()
+	for _, c := range victims {
+		c.Mu.Lock()
+		c.Close()
+		c.Mu.Unlock()
+	}
+	return len(victims)
+}
+
 // KillAll closes every cursor.
 func (cs *Cursors) KillAll() {
 	cs.mu.Lock()

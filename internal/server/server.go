@@ -24,6 +24,7 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/repl"
+	"github.com/cairndb/cairn/internal/session"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -50,6 +51,12 @@ type Options struct {
 	// ReplSet is the replica set's name; empty (the default) runs a
 	// standalone server.
 	ReplSet string
+	// SessionTimeout is how long an idle logical session lives (default
+	// 30 minutes, mongod's localLogicalSessionTimeoutMinutes), and
+	// SessionRefreshInterval how often sessions are written to
+	// config.system.sessions and expired (default 5 minutes, mongod's
+	// logicalSessionRefreshMillis).
+	SessionTimeout, SessionRefreshInterval time.Duration
 	// TTLMonitorInterval is how often expired documents are deleted
 	// (default 60 s, as mongod's ttlMonitorSleepSecs).
 	TTLMonitorInterval time.Duration
@@ -192,6 +199,7 @@ func New(opts Options) (*Server, error) {
 	if opts.ReplSet != "" {
 		s.env.Repl = repl.NewSet(opts.ReplSet, nil)
 	}
+	s.env.Sessions = session.New(session.Options{Timeout: opts.SessionTimeout})
 	am, err := auth.NewManager(db, auth.Options{Enabled: opts.Auth, FailureDelay: opts.AuthFailureDelay, Logger: opts.Logger,
 		FailuresPerMinute: opts.AuthFailuresPerMinute, FailureBurst: opts.AuthFailureBurst})
 	if err != nil {
@@ -206,7 +214,13 @@ func New(opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBg = cancel
-	s.bg.Add(3)
+	s.bg.Add(4)
+	go func() {
+		defer s.bg.Done()
+		s.env.Sessions.Run(ctx, db, opts.SessionRefreshInterval, s.env.KillSessions, func(err error) {
+			s.log.Warn("Failed to refresh the logical sessions", "c", "CONTROL", "error", err.Error())
+		})
+	}()
 	go func() { defer s.bg.Done(); s.env.Cursors.RunReaper(ctx, time.Minute) }()
 	go func() { defer s.bg.Done(); exec.RunTTLMonitor(ctx, &s.env.Engine, s.env.Log, opts.TTLMonitorInterval) }()
 	go func() { defer s.bg.Done(); s.watchDisconnects(ctx) }()
