@@ -142,4 +142,3 @@ func (k *aggCatalog) CollStats(db, name string, spec bson.Doc) (bson.Doc, error)
 func (k *aggCatalog) IndexStats(db, name string) ([]bson.Doc, error) {
 	return exec.IndexStatsDocs(k.Tx, db, name, k.env.Started)
 }
-
