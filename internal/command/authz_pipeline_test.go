@@ -17,7 +17,7 @@ import (
 // Cairn runs must be in one of the two, so that a stage added later is
 // classified by whoever adds it.
 var (
-	namespaceStages = []string{"$collStats", "$facet", "$graphLookup", "$indexStats", "$listLocalSessions",
+	namespaceStages = []string{"$collStats", "$facet", "$graphLookup", "$indexStats", "$listLocalSessions", "$listSessions",
 		"$lookup", "$merge", "$out", "$planCacheStats", "$unionWith"}
 	plainStages = []string{"$addFields", "$bucket", "$bucketAuto", "$count", "$densify", "$documents", "$fill",
 		"$group", "$limit", "$match", "$project", "$redact", "$replaceRoot", "$replaceWith", "$sample", "$set",
@@ -53,6 +53,7 @@ func TestPipelineNeeds(t *testing.T) {
 		{"stats", `[{"$collStats": {}}, {"$indexStats": {}}, {"$planCacheStats": {}}]`, "app:collStats app:indexStats app:planCacheRead"},
 		{"sessionsOfOthers", `[{"$listLocalSessions": {"allUsers": true}}]`, ":listSessions"},
 		{"ownSessions", `[{"$listLocalSessions": {}}]`, ""},
+		{"persistedSessionsOfOthers", `[{"$listSessions": {"users": []}}]`, ":listSessions"},
 		{"notAnArray", `{"$lookup": 1}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
