@@ -59,9 +59,9 @@ func TestSessionCommands(t *testing.T) {
 	if err := admin.RunCommand(ctx(t), bson.D{{Key: "hello", Value: 1}}).Decode(&hello); err != nil || intOf(hello["logicalSessionTimeoutMinutes"]) != 7 {
 		t.Fatalf("hello logicalSessionTimeoutMinutes: %v %v", hello["logicalSessionTimeoutMinutes"], err)
 	}
-	id := string(started.ID.ID.Data)
+	idBytes := started.ID.ID.Data
 	lsid := bson.D{{Key: "id", Value: started.ID.ID}}
-	if !listSessions(t, admin, bson.D{{Key: "$listLocalSessions", Value: bson.D{}}})[id] {
+	if !listSessions(t, admin, bson.D{{Key: "$listLocalSessions", Value: bson.D{}}})[string(idBytes)] {
 		t.Fatal("$listLocalSessions does not list the started session")
 	}
 	if err := admin.RunCommand(ctx(t), bson.D{{Key: "refreshSessions", Value: bson.A{lsid}}}).Err(); err != nil {
@@ -70,7 +70,7 @@ func TestSessionCommands(t *testing.T) {
 	// The flush writes it to config.system.sessions.
 	cfg := client.Database("config")
 	deadline := time.Now().Add(10 * time.Second)
-	for !listSessions(t, cfg, bson.D{{Key: "$listSessions", Value: bson.D{{Key: "allUsers", Value: true}}}})[id] {
+	for !listSessions(t, cfg, bson.D{{Key: "$listSessions", Value: bson.D{{Key: "allUsers", Value: true}}}})[string(idBytes)] {
 		if time.Now().After(deadline) {
 			t.Fatal("$listSessions never listed the session")
 		}
@@ -103,11 +103,11 @@ func TestSessionCommands(t *testing.T) {
 	if err := admin.RunCommand(ctx(t), bson.D{{Key: "endSessions", Value: bson.A{lsid}}}).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if listSessions(t, admin, bson.D{{Key: "$listLocalSessions", Value: bson.D{{Key: "allUsers", Value: true}}}})[id] {
+	if listSessions(t, admin, bson.D{{Key: "$listLocalSessions", Value: bson.D{{Key: "allUsers", Value: true}}}})[string(idBytes)] {
 		t.Fatal("$listLocalSessions lists the ended session")
 	}
 	deadline = time.Now().Add(10 * time.Second)
-	for listSessions(t, cfg, bson.D{{Key: "$listSessions", Value: bson.D{{Key: "allUsers", Value: true}}}})[id] {
+	for listSessions(t, cfg, bson.D{{Key: "$listSessions", Value: bson.D{{Key: "allUsers", Value: true}}}})[string(idBytes)] {
 		if time.Now().After(deadline) {
 			t.Fatal("the ended session's record stayed in config.system.sessions")
 		}
