@@ -64,6 +64,11 @@ type config struct {
 	PreAuthMaxMessageSize int64
 	AuthFailuresPerMinute int64
 	AuthFailureBurst      int64
+	// TestCommands is mongod's enableTestCommands server parameter.
+	TestCommands bool
+	// params are the server parameters given at startup, as given
+	// (getCmdLineOpts' parsed.setParameter).
+	params map[string]string
 	// MetricsAddr serves Prometheus metrics when set (e.g. 127.0.0.1:9216).
 	MetricsAddr string
 	// SlowMS is the slow-operation log's threshold (mongod's --slowms).
@@ -112,7 +117,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.BoolVar(&cfg.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and check their roles")
 	verbose := fs.Bool("v", false, "verbose logging")
 	var params []string
-	fs.Func("setParameter", "server parameter name=value (ttlMonitorSleepSecs, preAuthMaximumMessageSizeBytes, authFailuresPerMinute, authFailureBurst, localLogicalSessionTimeoutMinutes, logicalSessionRefreshMillis); repeatable", func(v string) error {
+	fs.Func("setParameter", "server parameter name=value (ttlMonitorSleepSecs, preAuthMaximumMessageSizeBytes, authFailuresPerMinute, authFailureBurst, localLogicalSessionTimeoutMinutes, logicalSessionRefreshMillis, enableTestCommands); repeatable", func(v string) error {
 		params = append(params, v)
 		return nil
 	})
@@ -298,7 +303,28 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 
 // setParameter applies one server parameter given at startup.
 func (cfg *config) setParameter(name, value string) error {
+	if err := cfg.applyParameter(name, value); err != nil {
+		return err
+	}
+	if cfg.params == nil {
+		cfg.params = map[string]string{}
+	}
+	cfg.params[name] = value
+	return nil
+}
+
+func (cfg *config) applyParameter(name, value string) error {
 	switch name {
+	case "enableTestCommands":
+		switch value {
+		case "1", "true":
+			cfg.TestCommands = true
+		case "0", "false":
+			cfg.TestCommands = false
+		default:
+			return fmt.Errorf("setParameter enableTestCommands: %q is not a boolean (1, 0, true or false)", value)
+		}
+		return nil
 	case "ttlMonitorSleepSecs":
 		n, err := strconv.Atoi(value)
 		if err != nil || n < 1 {
@@ -382,6 +408,18 @@ func (cfg config) parsedDoc() bson.Doc {
 	if cfg.Auth {
 		b.StartDocument("security")
 		b.AppendString("authorization", "enabled")
+		b.End()
+	}
+	if len(cfg.params) > 0 {
+		names := make([]string, 0, len(cfg.params))
+		for n := range cfg.params {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		b.StartDocument("setParameter")
+		for _, n := range names {
+			b.AppendString(n, cfg.params[n])
+		}
 		b.End()
 	}
 	if cfg.LogPath != "" {

@@ -81,6 +81,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		SessionTimeout:         cfg.SessionTimeout,
 		SessionRefreshInterval: cfg.SessionRefresh,
 		Auth:                   cfg.Auth,
+		TestCommands:           cfg.TestCommands,
 		ReplSet:                cfg.ReplSet,
 		PreAuthMaxMessageSize:  cfg.PreAuthMaxMessageSize,
 		AuthFailuresPerMinute:  cfg.authFailuresPerMinute(),

@@ -82,6 +82,14 @@ func parameters() map[string]func(b *bson.Builder, key string) {
 // envParameters are the server parameters that depend on the environment.
 func envParameters(e *Env) map[string]func(b *bson.Builder, key string) {
 	p := parameters()
+	p["enableTestCommands"] = func(b *bson.Builder, key string) { b.AppendBool(key, e.TestCommands) }
+	p["ttlMonitorSleepSecs"] = func(b *bson.Builder, key string) {
+		d := e.TTLMonitorSleep
+		if d <= 0 {
+			d = 60 * time.Second // the TTL monitor's default, as mongod's
+		}
+		b.AppendInt32(key, int32(d/time.Second))
+	}
 	p["preAuthMaximumMessageSizeBytes"] = func(b *bson.Builder, key string) { b.AppendInt64(key, int64(e.PreAuthMaxMessageSizeBytes())) }
 	if e.Auth != nil {
 		p["authFailuresPerMinute"] = func(b *bson.Builder, key string) { n, _ := e.Auth.FailureLimit(); b.AppendInt64(key, n) }
@@ -147,7 +155,7 @@ func getCmdLineOpts(c *Ctx) error {
 func listCommands(c *Ctx) error {
 	names := make([]string, 0, len(byName))
 	for n, cmd := range byName {
-		if n == cmd.Name {
+		if n == cmd.Name && (!cmd.TestOnly || c.Env.TestCommands) {
 			names = append(names, n)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/internal/failpoint"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/internal/session"
@@ -76,6 +77,15 @@ type Env struct {
 	// before it authenticates when access control is on (mongod's
 	// preAuthMaximumMessageSizeBytes; 0 means the default, 16 KiB).
 	PreAuthMaxMessageSize atomic.Int64
+	// TestCommands is enableTestCommands: test-only commands
+	// (configureFailPoint) exist only when it is set.
+	TestCommands bool
+	// FailPoints are the fail points configureFailPoint sets (failpoint.go);
+	// nil: none.
+	FailPoints *failpoint.Registry
+	// TTLMonitorSleep is the TTL monitor's interval (getParameter
+	// ttlMonitorSleepSecs; 0: the default, 60 s).
+	TTLMonitorSleep time.Duration
 }
 
 // DefaultPreAuthMaxMessageSize is preAuthMaximumMessageSizeBytes' default,
@@ -188,6 +198,9 @@ type Ctx struct {
 	explain *explainState
 	// cmd is the command being run (set by Dispatch).
 	cmd *Command
+	// CloseConnection is set by a failCommand fail point with
+	// closeConnection: the server drops the connection instead of replying.
+	CloseConnection bool
 	// snap is the command's read snapshot, opened by its first read and
 	// ended by Dispatch (storage.go).
 	snap *kv.Tx
@@ -216,6 +229,8 @@ type Command struct {
 	// auth.Open or auth.Authenticated. Zero means root only, so a command
 	// added without a declaration fails closed.
 	Needs auth.Action
+	// TestOnly commands exist only with enableTestCommands.
+	TestOnly bool
 }
 
 // Lookup finds a command by the name a client used.
@@ -269,7 +284,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 		}
 	}
 	cmd, ok := Lookup(c.Name)
-	if !ok {
+	if !ok || cmd.TestOnly && !c.Env.TestCommands {
 		return errorReply(c.Reply, mongoerr.New(mongoerr.CommandNotFound, "no such command: '%s'", c.Name))
 	}
 	if err := authorize(c, cmd); err != nil {
@@ -318,6 +333,12 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 			c.Env.Stats.CmdOps.Add(1)
 		}
 	}()
+	if fp := c.Env.FailPoints; fp != nil && fp.Active() {
+		if err := c.failCommandBefore(cmd); err != nil {
+			return errorReply(c.Reply, err)
+		}
+		defer func() { reply = c.failCommandAfter(cmd, reply) }()
+	}
 	if err := cmd.Run(c); err != nil {
 		e := asMongoErr(err)
 		if e.Code == mongoerr.MaxTimeMSExpired {

@@ -152,6 +152,14 @@ func getMore(c *Ctx) error {
 		return mongoerr.New(mongoerr.CursorInUse, "cursor id %d is already in use", id)
 	}
 	defer cur.Mu.Unlock()
+	if err := c.failGetMore(cur.NS); err != nil {
+		// As mongod, a getMore that fails after checking its cursor out
+		// destroys the cursor.
+		if c.Env.Cursors.Remove(id) != nil {
+			cur.Close()
+		}
+		return err
+	}
 	c.Env.Stats.GetMore.Add(1)
 	// The batch reads the snapshot the cursor was opened on.
 	if cur.Snap != nil {

@@ -11,6 +11,7 @@ var table = []*Command{
 	{Name: "buildInfo", Aliases: []string{"buildinfo"}, Run: buildInfo, Needs: auth.Open, Help: "version and build information"},
 	{Name: "hostInfo", Run: hostInfo, Needs: auth.HostInfo, Help: "the host's hardware and OS"},
 	{Name: "whatsmyuri", Run: whatsmyuri, Needs: auth.Open, Help: "the client's address as the server sees it"},
+	{Name: "configureFailPoint", Run: configureFailPoint, AdminOnly: true, TestOnly: true, Needs: auth.Authenticated, Help: "test only: configure a fail point (enableTestCommands)"},
 	{Name: "getParameter", Run: getParameter, AdminOnly: true, Needs: auth.GetParameter, Help: "server parameters"},
 	{Name: "setParameter", Run: setParameter, AdminOnly: true, Needs: auth.SetParameter, Help: "change server parameters (logLevel)"},
 	{Name: "logRotate", Run: logRotate, AdminOnly: true, Needs: auth.LogRotate, Help: "rotate the log file"},

@@ -330,6 +330,7 @@ const (
 	SubstrBytesStartNegative          int32 = 50752   // $substrBytes:  starting index must be non-negative (got: %d)
 	GeoNearStartRemoved               int32 = 50856   // $geoNear no longer supports the 'start' argument.
 	GeoNearNumRemoved                 int32 = 50857   // $geoNear no longer supports the 'num' parameter. Use a $limit stage instead.
+	FailCommandCloseConnection        int32 = 50985   // Failing command via 'failCommand' failpoint (the connection closed, never sent)
 	TrigonometricOutOfRange           int32 = 50989   // cannot apply %s to %s, value must be in %s
 	UserAlreadyExists                 int32 = 51003   // User "%s@%s" already exists
 	BatchOptionNegative               int32 = 51024   // BSON field 'skip' value must be >= 0, actual value '%d'

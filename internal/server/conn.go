@@ -50,6 +50,9 @@ type conn struct {
 	// legacyPos tracks cursors opened by legacy OP_QUERY (legacy.go).
 	legacyPos legacyPositions
 	limits    connLimits
+	// drop is set when a command asked for the connection to be closed
+	// without a reply (a failCommand fail point's closeConnection).
+	drop bool
 }
 
 func (s *Server) newConn(nc net.Conn) *conn {
@@ -185,6 +188,9 @@ func (c *conn) handleMsg(msg *wire.Message) bool {
 		return c.streamHello(msg, wait)
 	}
 	reply, _ := c.run(m.Body, m.Sequences)
+	if c.drop {
+		return false
+	}
 	if m.Flags&wire.FlagMoreToCome != 0 {
 		return true // unacknowledged: the client wants no reply
 	}
@@ -226,6 +232,7 @@ func (c *conn) run(rawBody []byte, seqs []wire.Sequence) (bson.Doc, bool) {
 		}
 	}
 	reply := command.Dispatch(ctx)
+	c.drop = ctx.CloseConnection
 	c.replyBuf = reply[:0]
 	if cap(c.replyBuf) > 1<<20 {
 		c.replyBuf = nil // do not keep a large reply's buffer on the connection

@@ -73,6 +73,9 @@ func (c *conn) streamHello(msg *wire.Message, wait time.Duration) bool {
 			c.busy.Store(true)
 		}
 		reply, _ := c.run(body, nil)
+		if c.drop {
+			return false
+		}
 		var flags uint32
 		if exhaust {
 			flags = wire.FlagMoreToCome

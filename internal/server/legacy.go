@@ -98,6 +98,9 @@ func (c *conn) legacyCommand(msg *wire.Message, db string, body bson.Doc) bool {
 	}
 	b.AppendString("$db", db)
 	reply, _ := c.run(b.Finish(), nil)
+	if c.drop {
+		return false
+	}
 	return c.writeReply(msg.Header.RequestID, msg.Compressor, reply, true)
 }
 
@@ -170,6 +173,9 @@ func (c *conn) legacyFind(msg *wire.Message, db, coll string, body bson.Doc) boo
 	}
 	b.AppendString("$db", db)
 	reply, _ := c.run(b.Finish(), nil)
+	if c.drop {
+		return false
+	}
 	return c.cursorReply(msg, reply, "firstBatch", 0)
 }
 
@@ -185,6 +191,9 @@ func (c *conn) handleGetMore(msg *wire.Message) bool {
 	}
 	b.AppendString("$db", db)
 	reply, _ := c.run(b.Finish(), nil)
+	if c.drop {
+		return false
+	}
 	if code, ok := reply.Lookup("code"); ok {
 		if n, _ := code.AsInt64(); n == int64(mongoerr.CursorNotFound) {
 			delete(c.legacyPos, g.CursorID)

@@ -22,6 +22,7 @@ import (
 	"github.com/cairndb/cairn/internal/colcache"
 	"github.com/cairndb/cairn/internal/command"
 	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/internal/failpoint"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/internal/session"
@@ -60,6 +61,9 @@ type Options struct {
 	// TTLMonitorInterval is how often expired documents are deleted
 	// (default 60 s, as mongod's ttlMonitorSleepSecs).
 	TTLMonitorInterval time.Duration
+	// TestCommands is enableTestCommands: configureFailPoint and the fail
+	// points exist (test only: a client can make the server fail).
+	TestCommands bool
 	// LogLevel, if set, is changed by setParameter logLevel.
 	LogLevel *slog.LevelVar
 	// RotateLog, if set, serves the logRotate command.
@@ -185,16 +189,22 @@ func New(opts Options) (*Server, error) {
 		opts.Logger.Warn("removed indexes whose build did not finish before the server stopped", "indexes", n)
 	}
 	s.env = &command.Env{
-		Engine:         exec.Engine{KV: db, TempDir: tmp, ColumnCache: colcache.New(opts.ColumnCache)},
-		Cursors:        exec.NewCursors(0),
-		Log:            opts.Logger,
-		Started:        time.Now(),
-		Argv:           opts.Argv,
-		Parsed:         opts.Parsed,
-		CommitInterval: opts.JournalCommitInterval,
-		MaxConns:       opts.MaxConns,
-		LogLevel:       opts.LogLevel,
-		RotateLog:      opts.RotateLog,
+		Engine:          exec.Engine{KV: db, TempDir: tmp, ColumnCache: colcache.New(opts.ColumnCache)},
+		Cursors:         exec.NewCursors(0),
+		Log:             opts.Logger,
+		Started:         time.Now(),
+		Argv:            opts.Argv,
+		Parsed:          opts.Parsed,
+		CommitInterval:  opts.JournalCommitInterval,
+		MaxConns:        opts.MaxConns,
+		LogLevel:        opts.LogLevel,
+		RotateLog:       opts.RotateLog,
+		TestCommands:    opts.TestCommands,
+		FailPoints:      failpoint.NewRegistry(failpoint.Defs()...),
+		TTLMonitorSleep: opts.TTLMonitorInterval,
+	}
+	if opts.TestCommands {
+		opts.Logger.Warn("Test commands are enabled (enableTestCommands): configureFailPoint lets any client make this server fail commands, stall and drop connections; for tests only", "c", "CONTROL")
 	}
 	if opts.ReplSet != "" {
 		s.env.Repl = repl.NewSet(opts.ReplSet, nil)
