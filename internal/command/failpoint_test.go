@@ -1,0 +1,171 @@
+package command
+
+import (
+	"context"
+	"testing"
+
+	dbson "go.mongodb.org/mongo-driver/v2/bson"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/failpoint"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+func fpEnv(t *testing.T, testCommands bool) (*Env, func(db string, body dbson.D) bson.Doc) {
+	t.Helper()
+	env := memEnv(t)
+	env.TestCommands = testCommands
+	env.FailPoints = failpoint.NewRegistry(failpoint.Defs()...)
+	run := func(db string, body dbson.D) bson.Doc {
+		t.Helper()
+		raw, err := dbson.Marshal(append(body, dbson.E{Key: "$db", Value: db}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &Ctx{Context: context.Background(), Env: env, Conn: &Conn{ID: 3}, DB: db, Body: bson.Doc(raw), Reply: &bson.Builder{}}
+		return bson.Doc(append([]byte(nil), Dispatch(c)...))
+	}
+	return env, run
+}
+
+// labelList joins an errorLabels array with commas.
+func labelList(a bson.Doc) string {
+	s := ""
+	it := a.Iter()
+	for it.Next() {
+		if s != "" {
+			s += ","
+		}
+		s += it.Element().Value.StringValue()
+	}
+	return s
+}
+
+func replyCode(r bson.Doc) int64 {
+	v, _ := r.Lookup("code")
+	n, _ := v.AsInt64()
+	return n
+}
+
+// TestConfigureFailPointIsTestOnly: without enableTestCommands the command
+// does not exist, whatever database it is sent to.
+func TestConfigureFailPointIsTestOnly(t *testing.T) {
+	_, run := fpEnv(t, false)
+	for _, db := range []string{"admin", "test"} {
+		r := run(db, dbson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: "alwaysOn"}})
+		if replyCode(r) != int64(mongoerr.CommandNotFound) {
+			t.Errorf("on %s: %s, want CommandNotFound", db, r.String())
+		}
+	}
+}
+
+// TestFailCommandReplies: the replies failCommand makes, through Dispatch.
+func TestFailCommandReplies(t *testing.T) {
+	env, run := fpEnv(t, true)
+	set := func(mode any, data dbson.D) {
+		t.Helper()
+		r := run("admin", dbson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: mode}, {Key: "data", Value: data}})
+		if !ok(r) {
+			t.Fatalf("configureFailPoint: %s", r.String())
+		}
+	}
+	// An empty errorLabels array means no labels at all.
+	set("alwaysOn", dbson.D{{Key: "failCommands", Value: dbson.A{"ping"}}, {Key: "errorCode", Value: 91}, {Key: "errorLabels", Value: dbson.A{}}})
+	r := run("t", dbson.D{{Key: "ping", Value: 1}})
+	if replyCode(r) != 91 {
+		t.Fatalf("ping: %s", r.String())
+	}
+	if _, has := r.Lookup("errorLabels"); has {
+		t.Errorf("empty errorLabels gave labels: %s", r.String())
+	}
+	// The namespace filter uses db.collection.
+	set("alwaysOn", dbson.D{{Key: "failCommands", Value: dbson.A{"insert"}}, {Key: "errorCode", Value: 2}, {Key: "namespace", Value: "t.a"}})
+	if r := run("t", dbson.D{{Key: "insert", Value: "b"}, {Key: "documents", Value: dbson.A{dbson.D{}}}}); !ok(r) {
+		t.Errorf("insert into t.b: %s", r.String())
+	}
+	if r := run("t", dbson.D{{Key: "insert", Value: "a"}, {Key: "documents", Value: dbson.A{dbson.D{}}}}); replyCode(r) != 2 {
+		t.Errorf("insert into t.a: %s", r.String())
+	}
+	// The threadName filter is the connection's currentOp desc.
+	set("alwaysOn", dbson.D{{Key: "failCommands", Value: dbson.A{"ping"}}, {Key: "errorCode", Value: 2}, {Key: "threadName", Value: "conn3"}})
+	if r := run("t", dbson.D{{Key: "ping", Value: 1}}); replyCode(r) != 2 {
+		t.Errorf("ping on conn3: %s", r.String())
+	}
+	// closeConnection: the reply is never sent, and the server is told.
+	set("alwaysOn", dbson.D{{Key: "failCommands", Value: dbson.A{"ping"}}, {Key: "closeConnection", Value: true}})
+	raw, _ := dbson.Marshal(dbson.D{{Key: "ping", Value: 1}, {Key: "$db", Value: "t"}})
+	c := &Ctx{Context: context.Background(), Env: env, Conn: &Conn{ID: 3}, DB: "t", Body: bson.Doc(raw), Reply: &bson.Builder{}}
+	if r := Dispatch(c); !c.CloseConnection || replyCode(r) != int64(mongoerr.FailCommandCloseConnection) {
+		t.Errorf("closeConnection: CloseConnection %v, reply %s", c.CloseConnection, r.String())
+	}
+	// writeConcernError with labels on a write that runs.
+	set("alwaysOn", dbson.D{{Key: "failCommands", Value: dbson.A{"insert"}},
+		{Key: "writeConcernError", Value: dbson.D{{Key: "code", Value: 91}, {Key: "errmsg", Value: "shutting down"}}},
+		{Key: "errorLabels", Value: dbson.A{"RetryableWriteError"}}})
+	r = run("t", dbson.D{{Key: "insert", Value: "w"}, {Key: "documents", Value: dbson.A{dbson.D{{Key: "_id", Value: 1}}}}})
+	if !ok(r) {
+		t.Fatalf("insert: %s", r.String())
+	}
+	if n, _ := r.Lookup("n"); n.Int32() != 1 {
+		t.Errorf("insert with writeConcernError: %s", r.String())
+	}
+	if wce, has := r.Lookup("writeConcernError"); !has || replyCode(wce.Document()) != 91 {
+		t.Errorf("no writeConcernError: %s", r.String())
+	}
+	if l, has := r.Lookup("errorLabels"); !has || labelList(l.Document()) != "RetryableWriteError" {
+		t.Errorf("labels: %s", r.String())
+	}
+	run("admin", dbson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: "off"}})
+	if env.FailPoints.Active() {
+		t.Fatal("still active after off")
+	}
+}
+
+// TestFailCommandLabels: the labels of a failCommand error without its own
+// errorLabels follow mongod's rule (RetryableWriteError for a retriable
+// code on a retryable write).
+func TestFailCommandLabels(t *testing.T) {
+	tests := []struct {
+		name       string
+		body       dbson.D
+		data       dbson.D
+		code, wc   int32
+		have       dbson.A
+		wantLabels string // "" for none
+	}{
+		{"retryable write, retriable code", dbson.D{{Key: "insert", Value: "c"}, {Key: "txnNumber", Value: int64(1)}}, nil, 91, 0, nil, "RetryableWriteError"},
+		{"retryable write, other code", dbson.D{{Key: "insert", Value: "c"}, {Key: "txnNumber", Value: int64(1)}}, nil, 2, 0, nil, ""},
+		{"no txnNumber", dbson.D{{Key: "insert", Value: "c"}}, nil, 91, 0, nil, ""},
+		{"transaction statement", dbson.D{{Key: "insert", Value: "c"}, {Key: "txnNumber", Value: int64(1)}, {Key: "autocommit", Value: false}}, nil, 91, 0, nil, ""},
+		{"write concern error code", dbson.D{{Key: "insert", Value: "c"}, {Key: "txnNumber", Value: int64(1)}}, nil, 0, 189, nil, "RetryableWriteError"},
+		{"labels kept, label added once", dbson.D{{Key: "insert", Value: "c"}, {Key: "txnNumber", Value: int64(1)}}, nil, 0, 189, dbson.A{"X", "RetryableWriteError"}, "X,RetryableWriteError"},
+		{"data labels replace the rule", dbson.D{{Key: "insert", Value: "c"}, {Key: "txnNumber", Value: int64(1)}}, dbson.D{{Key: "errorLabels", Value: dbson.A{"Mine"}}}, 91, 0, nil, "Mine"},
+		{"empty data labels: none", dbson.D{{Key: "insert", Value: "c"}, {Key: "txnNumber", Value: int64(1)}}, dbson.D{{Key: "errorLabels", Value: dbson.A{}}}, 91, 0, nil, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			raw, _ := dbson.Marshal(tc.body)
+			c := &Ctx{Body: bson.Doc(raw), Name: tc.body[0].Key}
+			data := tc.data
+			if data == nil {
+				data = dbson.D{}
+			}
+			cfgRaw, _ := dbson.Marshal(dbson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: "alwaysOn"}, {Key: "data", Value: data}})
+			r := failpoint.NewRegistry(failpoint.Defs()...)
+			if _, err := r.Configure(bson.Doc(cfgRaw)); err != nil {
+				t.Fatal(err)
+			}
+			cfg, _ := r.Point(failpoint.FailCommand).Eval(nil)
+			var have bson.Doc
+			if tc.have != nil {
+				_, b, _ := dbson.MarshalValue(tc.have)
+				have = bson.Doc(b)
+			}
+			got := c.errorLabels(cfg.Parsed.(*failpoint.CommandData), tc.code, tc.wc, have)
+			s := labelList(got)
+			if s != tc.wantLabels {
+				t.Errorf("labels %q, want %q", s, tc.wantLabels)
+			}
+		})
+	}
+}
