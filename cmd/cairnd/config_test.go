@@ -34,6 +34,8 @@ systemLog:
 	os.WriteFile(badAuth, []byte("security:\n  authorization: yes\n"), 0o644)
 	tlsConf := filepath.Join(dir, "tls.yaml")
 	os.WriteFile(tlsConf, []byte("net:\n  tls:\n    mode: requireTLS\n    certificateKeyFile: /nonexistent.pem\n    CAFile: /ca.pem\n    allowConnectionsWithoutCertificates: true\n"), 0o644)
+	testCmds := filepath.Join(dir, "testcmds.yaml")
+	os.WriteFile(testCmds, []byte("setParameter:\n  enableTestCommands: 1\n"), 0o644)
 	bad := filepath.Join(dir, "bad.yaml")
 	os.WriteFile(bad, []byte("storage:\n  dbPathh: /x\n"), 0o644)
 
@@ -143,6 +145,28 @@ systemLog:
 		{"negative failure rate", []string{"--setParameter", "authFailuresPerMinute=-1"}, nil, "at least 0"},
 		{"zero burst", []string{"--setParameter", "authFailureBurst=0"}, nil, "at least 1"},
 		{"unknown parameter", []string{"--setParameter", "noSuch=1"}, nil, "unknown server parameter"},
+		{"test commands off by default", nil, func(t *testing.T, c config) {
+			if c.TestCommands {
+				t.Error("enableTestCommands on by default")
+			}
+			if _, ok := c.parsedDoc().Lookup("setParameter"); ok {
+				t.Error("parsed.setParameter without any --setParameter")
+			}
+		}, ""},
+		{"enableTestCommands flag", []string{"--setParameter", "enableTestCommands=1"}, func(t *testing.T, c config) {
+			if !c.TestCommands {
+				t.Error("enableTestCommands=1 left test commands off")
+			}
+			if v, ok := c.parsedDoc().LookupPath("setParameter", "enableTestCommands"); !ok || v.StringValue() != "1" {
+				t.Errorf("parsed.setParameter.enableTestCommands = %v", v)
+			}
+		}, ""},
+		{"enableTestCommands in the file", []string{"-f", testCmds}, func(t *testing.T, c config) {
+			if !c.TestCommands {
+				t.Error("setParameter.enableTestCommands: 1 left test commands off")
+			}
+		}, ""},
+		{"enableTestCommands not a boolean", []string{"--setParameter", "enableTestCommands=yes"}, nil, "not a boolean"},
 		{"bad parameter value", []string{"--setParameter", "ttlMonitorSleepSecs=0"}, nil, "positive number"},
 	}
 	for _, tc := range cases {

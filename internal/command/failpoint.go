@@ -216,6 +216,9 @@ var userWriteCommands = map[string]bool{
 // (mongod's supportsWriteConcern): the writes and DDL, user and role
 // management, and an aggregate ending in $out or $merge.
 func takesWriteConcern(cmd *Command, body bson.Doc) bool {
+	if cmd.Name == "compact" {
+		return false // a Write command that takes no write concern in mongod
+	}
 	if cmd.Write || userWriteCommands[cmd.Name] {
 		return true
 	}
