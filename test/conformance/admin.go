@@ -2,8 +2,8 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"time"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
@@ -66,8 +66,40 @@ func createCollection(ctx context.Context, em *entityMap, obj string, a *args) (
 	if a.has("size") {
 		opts.SetSizeInBytes(a.int("size"))
 	}
+	if a.has("max") {
+		opts.SetMaxDocuments(a.int("max"))
+	}
 	if v, ok := a.doc("validator"); ok {
 		opts.SetValidator(v)
+	}
+	if v, ok := a.doc("changeStreamPreAndPostImages"); ok {
+		opts.SetChangeStreamPreAndPostImages(v)
+	}
+	if v, ok := a.doc("clusteredIndex"); ok {
+		opts.SetClusteredIndex(v)
+	}
+	if a.has("expireAfterSeconds") {
+		opts.SetExpireAfterSeconds(a.int("expireAfterSeconds"))
+	}
+	if v, ok := a.doc("timeseries"); ok {
+		ts := newArgs(v)
+		to := options.TimeSeries().SetTimeField(ts.str("timeField"))
+		if ts.has("metaField") {
+			to.SetMetaField(ts.str("metaField"))
+		}
+		if ts.has("granularity") {
+			to.SetGranularity(ts.str("granularity"))
+		}
+		if ts.has("bucketMaxSpanSeconds") {
+			to.SetBucketMaxSpan(time.Duration(ts.int("bucketMaxSpanSeconds")) * time.Second)
+		}
+		if ts.has("bucketRoundingSeconds") {
+			to.SetBucketRounding(time.Duration(ts.int("bucketRoundingSeconds")) * time.Second)
+		}
+		if err := ts.done(); err != nil {
+			return opResult{}, skipf("timeseries option: %v", err)
+		}
+		opts.SetTimeSeriesOptions(to)
 	}
 	return opResult{err: db.CreateCollection(ctx, name, opts)}, nil
 }
@@ -78,7 +110,8 @@ func modifyCollection(ctx context.Context, em *entityMap, obj string, a *args) (
 		return opResult{}, err
 	}
 	cmd := bson.D{{Key: "collMod", Value: a.str("collection")}}
-	for _, k := range []string{"validator", "validationLevel", "validationAction", "index", "expireAfterSeconds"} {
+	for _, k := range []string{"validator", "validationLevel", "validationAction", "index", "expireAfterSeconds",
+		"changeStreamPreAndPostImages"} {
 		if v := a.raw(k); !isMissing(v) {
 			cmd = append(cmd, bson.E{Key: k, Value: v})
 		}
@@ -96,12 +129,15 @@ func runCommand(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 		return opResult{}, fmt.Errorf("runCommand without a command")
 	}
 	a.str("commandName")
-	if rp, ok := a.doc("readPreference"); ok {
-		if _, err := parseReadPref(rp); err != nil {
+	opts := options.RunCmd()
+	if d, ok := a.doc("readPreference"); ok {
+		rp, err := parseReadPref(d)
+		if err != nil {
 			return opResult{}, err
 		}
+		opts.SetReadPreference(rp)
 	}
-	raw, err := db.RunCommand(ctx, cmd).Raw()
+	raw, err := db.RunCommand(ctx, cmd, opts).Raw()
 	if err != nil {
 		return opResult{err: err}, nil
 	}
@@ -166,27 +202,153 @@ func closeCursor(ctx context.Context, em *entityMap, obj string, _ *args) (opRes
 	return opResult{}, nil
 }
 
-// failPoint configures a server fail point through a client entity; it is
-// turned off when the test ends. A server without configureFailPoint makes
-// the test skip.
-func failPoint(ctx context.Context, em *entityMap, _ string, a *args) (opResult, error) {
-	c, err := em.client(a.str("client"))
+// createCommandCursor runs a cursor-returning command and keeps the cursor;
+// runCursorCommand iterates it to the end.
+func createCommandCursor(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
+	cur, err := commandCursor(ctx, em, obj, a)
+	return opResult{cursor: cur, err: err}, nil
+}
+
+func runCursorCommand(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
+	cur, err := commandCursor(ctx, em, obj, a)
+	return iterate(ctx, cur, err), nil
+}
+
+func commandCursor(ctx context.Context, em *entityMap, obj string, a *args) (*mongo.Cursor, error) {
+	db, err := em.database(obj)
+	if err != nil {
+		return nil, err
+	}
+	cmd, ok := a.doc("command")
+	if !ok {
+		return nil, fmt.Errorf("a cursor command without a command")
+	}
+	a.str("commandName")
+	if a.has("cursorType") {
+		return nil, skipf("cursorType %s (the Go driver's RunCommandCursor has no cursor type)", a.str("cursorType"))
+	}
+	opts := options.RunCmd()
+	if d, ok := a.doc("readPreference"); ok {
+		rp, err := parseReadPref(d)
+		if err != nil {
+			return nil, err
+		}
+		opts.SetReadPreference(rp)
+	}
+	cur, err := db.RunCommandCursor(ctx, cmd, opts)
+	if err != nil {
+		return nil, err
+	}
+	if a.has("batchSize") {
+		cur.SetBatchSize(int32(a.int("batchSize")))
+	}
+	if c, ok := commentArg(a); ok {
+		cur.SetComment(c)
+	}
+	return cur, nil
+}
+
+func dropIndex(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
+	coll, err := em.collection(obj)
 	if err != nil {
 		return opResult{}, err
 	}
-	fp, ok := a.doc("failPoint")
-	if !ok {
-		return opResult{}, fmt.Errorf("failPoint without a failPoint document")
-	}
-	name, _ := fp.Lookup("configureFailPoint").StringValueOK()
-	err = c.client.Database("admin").RunCommand(ctx, fp).Err()
-	var ce mongo.CommandError
-	if errors.As(err, &ce) && ce.Code == 59 { // CommandNotFound
-		return opResult{}, needsf("fail points (the server has no configureFailPoint)")
-	}
+	return opResult{err: coll.Indexes().DropOne(ctx, a.str("name"))}, nil
+}
+
+func dropIndexes(ctx context.Context, em *entityMap, obj string, _ *args) (opResult, error) {
+	coll, err := em.collection(obj)
 	if err != nil {
-		return opResult{}, fmt.Errorf("configureFailPoint %s: %w", name, err)
+		return opResult{}, err
 	}
-	em.failPoints = append(em.failPoints, failPointRef{client: c, name: name})
-	return opResult{}, nil
+	return opResult{err: coll.Indexes().DropAll(ctx)}, nil
+}
+
+func listIndexes(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
+	coll, err := em.collection(obj)
+	if err != nil {
+		return opResult{}, err
+	}
+	opts := options.ListIndexes()
+	if a.has("batchSize") {
+		opts.SetBatchSize(int32(a.int("batchSize")))
+	}
+	cur, err := coll.Indexes().List(ctx, opts)
+	return iterate(ctx, cur, err), nil
+}
+
+func listIndexNames(ctx context.Context, em *entityMap, obj string, _ *args) (opResult, error) {
+	coll, err := em.collection(obj)
+	if err != nil {
+		return opResult{}, err
+	}
+	specs, err := coll.Indexes().ListSpecifications(ctx)
+	if err != nil {
+		return opResult{err: err}, nil
+	}
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	return valueResult(names, nil), nil
+}
+
+// renameColl is Collection.rename: renameCollection on admin.
+func renameColl(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
+	coll, err := em.collection(obj)
+	if err != nil {
+		return opResult{}, err
+	}
+	db := coll.Database()
+	cmd := bson.D{{Key: "renameCollection", Value: db.Name() + "." + coll.Name()},
+		{Key: "to", Value: db.Name() + "." + a.str("to")}}
+	if a.has("dropTarget") {
+		cmd = append(cmd, bson.E{Key: "dropTarget", Value: a.bool("dropTarget")})
+	}
+	return opResult{err: db.Client().Database("admin").RunCommand(ctx, cmd).Err()}, nil
+}
+
+func listDatabases(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
+	c, err := em.client(obj)
+	if err != nil {
+		return opResult{}, err
+	}
+	res, err := c.client.ListDatabases(ctx, filterArg(a))
+	if err != nil {
+		return opResult{iter: true, err: err}, nil
+	}
+	docs := make([]bson.Raw, 0, len(res.Databases))
+	for _, d := range res.Databases {
+		docs = append(docs, mustDoc(bson.D{{Key: "name", Value: d.Name}, {Key: "sizeOnDisk", Value: d.SizeOnDisk},
+			{Key: "empty", Value: d.Empty}}))
+	}
+	return opResult{iter: true, docs: docs}, nil
+}
+
+func listDatabaseNames(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
+	c, err := em.client(obj)
+	if err != nil {
+		return opResult{}, err
+	}
+	names, err := c.client.ListDatabaseNames(ctx, filterArg(a))
+	if err != nil {
+		return opResult{err: err}, nil
+	}
+	return valueResult(names, nil), nil
+}
+
+func dropDatabase(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
+	c, err := em.client(obj)
+	if err != nil {
+		return opResult{}, err
+	}
+	return opResult{err: c.client.Database(a.str("database")).Drop(ctx)}, nil
+}
+
+func mustDoc(d bson.D) bson.Raw {
+	raw, err := bson.Marshal(d)
+	if err != nil {
+		panic(err)
+	}
+	return raw
 }

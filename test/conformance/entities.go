@@ -22,11 +22,17 @@ type entityMap struct {
 	clients  map[string]*clientEntity
 	dbs      map[string]*mongo.Database
 	colls    map[string]*mongo.Collection
-	sessions map[string]*mongo.Session
+	sessions map[string]*sessionEntity
 	cursors  map[string]*mongo.Cursor
+	streams  map[string]*mongo.ChangeStream
+	buckets  map[string]*mongo.GridFSBucket
 	values   map[string]bson.RawValue
 
 	failPoints []failPointRef // to turn off when the test ends
+
+	internal *mongo.Client // the runner's own client (assertions)
+	baseURI  string        // the server's URI, for clients created by operations
+	notes    *[]string     // the test's notes
 }
 
 type failPointRef struct {
@@ -40,8 +46,10 @@ func newEntityMap() *entityMap {
 		clients:  map[string]*clientEntity{},
 		dbs:      map[string]*mongo.Database{},
 		colls:    map[string]*mongo.Collection{},
-		sessions: map[string]*mongo.Session{},
+		sessions: map[string]*sessionEntity{},
 		cursors:  map[string]*mongo.Cursor{},
+		streams:  map[string]*mongo.ChangeStream{},
+		buckets:  map[string]*mongo.GridFSBucket{},
 		values:   map[string]bson.RawValue{},
 	}
 }
@@ -80,7 +88,7 @@ func (em *entityMap) collection(name string) (*mongo.Collection, error) {
 	return nil, fmt.Errorf("no collection entity %q", name)
 }
 
-func (em *entityMap) session(name string) (*mongo.Session, error) {
+func (em *entityMap) session(name string) (*sessionEntity, error) {
 	if s, ok := em.sessions[name]; ok {
 		return s, nil
 	}
@@ -99,7 +107,7 @@ func (em *entityMap) sessionLsid(name string) (bson.Raw, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.ID(), nil
+	return s.lsid, nil
 }
 
 // close turns off fail points and releases every entity: cursors, sessions,
@@ -112,8 +120,11 @@ func (em *entityMap) close(ctx context.Context) {
 	for _, c := range em.cursors {
 		_ = c.Close(ctx)
 	}
+	for _, cs := range em.streams {
+		_ = cs.Close(ctx)
+	}
 	for _, s := range em.sessions {
-		s.EndSession(ctx)
+		s.end(ctx)
 	}
 	for _, c := range em.clients {
 		c.stopRecording()
@@ -191,36 +202,9 @@ func (em *entityMap) createEntity(ctx context.Context, baseURI string, spec bson
 		em.colls[id] = db.Collection(name, opts)
 		return nil
 	case "session":
-		c, err := em.client(a.str("client"))
-		if err != nil {
-			return err
-		}
-		opts := options.Session()
-		if o, ok := a.doc("sessionOptions"); ok {
-			so := newArgs(o)
-			if so.has("causalConsistency") {
-				opts.SetCausalConsistency(so.bool("causalConsistency"))
-			}
-			if so.has("snapshot") {
-				opts.SetSnapshot(so.bool("snapshot"))
-			}
-			if err := so.done(); err != nil {
-				return skipf("session option: %v", err)
-			}
-		}
-		if err := a.done(); err != nil {
-			return err
-		}
-		s, err := c.client.StartSession(opts)
-		if err != nil {
-			return err
-		}
-		if err := em.add(id, kind); err != nil {
-			s.EndSession(ctx)
-			return err
-		}
-		em.sessions[id] = s
-		return nil
+		return em.createSession(ctx, id, a)
+	case "bucket":
+		return em.createBucket(id, a)
 	}
 	return skipf("entity type %s", kind)
 }
@@ -337,7 +321,10 @@ func newClientEntity(ctx context.Context, baseURI, id string, a *args) (*clientE
 		case "commandStartedEvent", "commandSucceededEvent", "commandFailedEvent":
 			c.observe[v] = true
 		default:
-			return nil, skipf("observing %s (only command monitoring events are supported)", v)
+			if !isCMAPKind(v) {
+				return nil, skipf("observing %s (only command monitoring and CMAP events are supported)", v)
+			}
+			c.observe[v] = true
 		}
 	}
 	for _, v := range a.strings("ignoreCommandMonitoringEvents") {
@@ -353,10 +340,26 @@ func newClientEntity(ctx context.Context, baseURI, id string, a *args) (*clientE
 			return nil, err
 		}
 	}
-	a.raw("useMultipleMongoses") // one standalone server: nothing to do
-	for _, k := range []string{"storeEventsAsEntities", "observeLogMessages", "serverApi", "autoEncryptOpts"} {
+	// One server: a client with several mongoses is the same as one with a
+	// single mongos.
+	a.raw("useMultipleMongoses")
+	for _, k := range []string{"storeEventsAsEntities", "observeLogMessages", "autoEncryptOpts"} {
 		if a.has(k) {
 			return nil, skipf("client option %s", k)
+		}
+	}
+	var api *options.ServerAPIOptions
+	if d, ok := a.doc("serverApi"); ok {
+		sa := newArgs(d)
+		api = options.ServerAPI(options.ServerAPIVersion(sa.str("version")))
+		if sa.has("strict") {
+			api.SetStrict(sa.bool("strict"))
+		}
+		if sa.has("deprecationErrors") {
+			api.SetDeprecationErrors(sa.bool("deprecationErrors"))
+		}
+		if err := sa.done(); err != nil {
+			return nil, skipf("serverApi: %v", err)
 		}
 	}
 	if err := a.done(); err != nil {
@@ -364,8 +367,12 @@ func newClientEntity(ctx context.Context, baseURI, id string, a *args) (*clientE
 	}
 	opts := options.Client().ApplyURI(uri).
 		SetMonitor(c.monitor()).
+		SetPoolMonitor(c.poolMonitor()).
 		SetServerSelectionTimeout(10 * time.Second).
 		SetServerMonitoringMode(monitoringMode)
+	if api != nil {
+		opts.SetServerAPIOptions(api)
+	}
 	client, err := mongo.Connect(opts)
 	if err != nil {
 		return nil, err

@@ -23,6 +23,52 @@ type clientEntity struct {
 	mu      sync.Mutex
 	stopped bool
 	events  []cmdEvent
+	pool    []poolEvent // CMAP events, when observed
+}
+
+// poolEvent is one connection pool (CMAP) event.
+type poolEvent struct {
+	kind   string // the unified format's name: connectionCheckedOutEvent...
+	reason string
+}
+
+// cmapKinds maps the Go driver's pool event types to the unified format's
+// event names.
+var cmapKinds = map[string]string{
+	event.ConnectionPoolCreated:     "poolCreatedEvent",
+	event.ConnectionPoolReady:       "poolReadyEvent",
+	event.ConnectionPoolCleared:     "poolClearedEvent",
+	event.ConnectionPoolClosed:      "poolClosedEvent",
+	event.ConnectionCreated:         "connectionCreatedEvent",
+	event.ConnectionReady:           "connectionReadyEvent",
+	event.ConnectionClosed:          "connectionClosedEvent",
+	event.ConnectionCheckOutStarted: "connectionCheckOutStartedEvent",
+	event.ConnectionCheckOutFailed:  "connectionCheckOutFailedEvent",
+	event.ConnectionCheckedOut:      "connectionCheckedOutEvent",
+	event.ConnectionCheckedIn:       "connectionCheckedInEvent",
+}
+
+func isCMAPKind(k string) bool {
+	for _, v := range cmapKinds {
+		if v == k {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *clientEntity) poolMonitor() *event.PoolMonitor {
+	return &event.PoolMonitor{Event: func(e *event.PoolEvent) {
+		kind := cmapKinds[e.Type]
+		if !c.observe[kind] {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.stopped {
+			c.pool = append(c.pool, poolEvent{kind: kind, reason: e.Reason})
+		}
+	}}
 }
 
 type cmdEvent struct {
@@ -99,13 +145,18 @@ func checkExpectedEvents(em *entityMap, spec bson.Raw) error {
 	if err != nil {
 		return err
 	}
-	if t := a.str("eventType"); t != "" && t != "command" {
-		return skipf("expectEvents of type %s", t)
-	}
+	eventType := a.str("eventType")
 	expected := a.docs("events")
 	ignoreExtra := a.bool("ignoreExtraEvents")
 	if err := a.done(); err != nil {
 		return err
+	}
+	switch eventType {
+	case "", "command":
+	case "cmap":
+		return checkPoolEvents(c, expected, ignoreExtra)
+	default:
+		return skipf("expectEvents of type %s", eventType)
 	}
 	actual := c.observed()
 	m := matcher{entities: em}
@@ -162,6 +213,49 @@ func matchEvent(m matcher, exp bson.Raw, act cmdEvent) error {
 	a.raw("hasServerConnectionId")
 	if err := a.done(); err != nil {
 		return skipf("expected event field: %v", err)
+	}
+	return nil
+}
+
+// checkPoolEvents verifies expected CMAP events: their kinds, in order (the
+// fields they may assert — reason, hasServiceId — are checked where the Go
+// driver exposes them).
+func checkPoolEvents(c *clientEntity, expected []bson.Raw, ignoreExtra bool) error {
+	c.mu.Lock()
+	actual := append([]poolEvent(nil), c.pool...)
+	c.mu.Unlock()
+	list := func() string {
+		var b strings.Builder
+		for i, e := range actual {
+			fmt.Fprintf(&b, "\n  %d: %s %s", i, e.kind, e.reason)
+		}
+		return b.String()
+	}
+	for i, exp := range expected {
+		elems, err := exp.Elements()
+		if err != nil || len(elems) != 1 {
+			return fmt.Errorf("malformed expected CMAP event %s", exp)
+		}
+		if i >= len(actual) {
+			return fmt.Errorf("client %s: expected %d CMAP events, observed %d; missing %s\nobserved:%s",
+				c.id, len(expected), len(actual), exp, list())
+		}
+		if kind := elems[0].Key(); kind != actual[i].kind {
+			return fmt.Errorf("client %s: CMAP event %d: expected %s, observed %s\nobserved:%s", c.id, i, kind,
+				actual[i].kind, list())
+		}
+		a := newArgs(elems[0].Value().Document())
+		if r := a.str("reason"); r != "" && r != actual[i].reason {
+			return fmt.Errorf("client %s: CMAP event %d: expected reason %s, observed %s", c.id, i, r, actual[i].reason)
+		}
+		a.raw("hasServiceId") // no load balancer: nothing to check
+		a.raw("interruptInUseConnections")
+		if err := a.done(); err != nil {
+			return skipf("expected CMAP event field: %v", err)
+		}
+	}
+	if !ignoreExtra && len(actual) > len(expected) {
+		return fmt.Errorf("client %s: expected %d CMAP events, observed %d:%s", c.id, len(expected), len(actual), list())
 	}
 	return nil
 }

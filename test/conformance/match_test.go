@@ -220,17 +220,17 @@ func TestRequirements(t *testing.T) {
 }
 
 func TestKnownFailuresParse(t *testing.T) {
-	kf, err := parseKnownFailures(strings.NewReader("# comment\n\nfind/Find with filter # server: wrong\nupdateOne/x\n"))
+	kf, err := parseKnownFailures(strings.NewReader("# comment\n\ncrud-unified/find/Find with filter # server: wrong\ncrud-unified/updateOne/x/y\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if kf["find/Find with filter"] != "server: wrong" || len(kf) != 2 {
+	if kf["crud-unified/find/Find with filter"] != "server: wrong" || kf["crud-unified/updateOne/x/y"] != "" || len(kf) != 2 {
 		t.Errorf("got %v", kf)
 	}
-	if _, err := parseKnownFailures(strings.NewReader("nofile\n")); err == nil {
-		t.Error("a line without file/description should be an error")
+	if _, err := parseKnownFailures(strings.NewReader("find/Find with filter\n")); err == nil {
+		t.Error("a line without suite/file/description should be an error")
 	}
-	if _, err := parseKnownFailures(strings.NewReader("a/b\na/b # again\n")); err == nil {
+	if _, err := parseKnownFailures(strings.NewReader("s/a/b\ns/a/b # again\n")); err == nil {
 		t.Error("a duplicate line should be an error")
 	}
 }

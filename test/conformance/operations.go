@@ -22,7 +22,18 @@ var (
 		"count":                  count,
 		"countDocuments":         countDocuments,
 		"createFindCursor":       createFindCursor,
+		"createChangeStream":     createChangeStream,
 		"createIndex":            createIndex,
+		"createSearchIndex":      createSearchIndex,
+		"createSearchIndexes":    createSearchIndexes,
+		"dropIndex":              dropIndex,
+		"dropIndexes":            dropIndexes,
+		"dropSearchIndex":        dropSearchIndex,
+		"listIndexes":            listIndexes,
+		"listIndexNames":         listIndexNames,
+		"listSearchIndexes":      listSearchIndexes,
+		"rename":                 renameColl,
+		"updateSearchIndex":      updateSearchIndex,
 		"deleteMany":             deleteMany,
 		"deleteOne":              deleteOne,
 		"distinct":               distinct,
@@ -40,16 +51,25 @@ var (
 		"updateOne":              updateOne,
 	}
 	databaseOps = map[string]opFunc{
-		"aggregate":           dbAggregate,
-		"createCollection":    createCollection,
-		"dropCollection":      dropCollection,
-		"listCollections":     listCollections,
-		"listCollectionNames": listCollectionNames,
-		"modifyCollection":    modifyCollection,
-		"runCommand":          runCommand,
+		"aggregate":             dbAggregate,
+		"createChangeStream":    createChangeStream,
+		"createCollection":      createCollection,
+		"createCommandCursor":   createCommandCursor,
+		"listCollectionObjects": listCollections,
+		"runCursorCommand":      runCursorCommand,
+		"dropCollection":        dropCollection,
+		"listCollections":       listCollections,
+		"listCollectionNames":   listCollectionNames,
+		"modifyCollection":      modifyCollection,
+		"runCommand":            runCommand,
 	}
 	clientOps = map[string]opFunc{
-		"clientBulkWrite": clientBulkWrite,
+		"clientBulkWrite":     clientBulkWrite,
+		"createChangeStream":  createChangeStream,
+		"dropDatabase":        dropDatabase,
+		"listDatabases":       listDatabases,
+		"listDatabaseNames":   listDatabaseNames,
+		"listDatabaseObjects": listDatabases,
 	}
 	cursorOps = map[string]opFunc{
 		"iterateUntilDocumentOrError": iterateUntilDocumentOrError,
@@ -61,17 +81,14 @@ var (
 // lookupOp finds the function for an operation on the named object. Objects
 // the test has not created yet (saved cursors) are looked up by name.
 func lookupOp(em *entityMap, op operation) (opFunc, error) {
-	if op.Object == "testRunner" {
-		switch op.Name {
-		case "failPoint":
-			return failPoint, nil
-		case "targetedFailPoint":
-			return nil, needsf("fail points on a mongos (%s)", op.Name)
-		}
-		return nil, skipf("test runner operation %s", op.Name)
-	}
 	var table map[string]opFunc
-	switch em.kind(op.Object) {
+	kind := em.kind(op.Object)
+	if op.Object == "testRunner" {
+		kind = "testRunner"
+	}
+	switch kind {
+	case "testRunner":
+		table = testRunnerOps
 	case "collection":
 		table = collectionOps
 	case "database":
@@ -80,14 +97,21 @@ func lookupOp(em *entityMap, op operation) (opFunc, error) {
 		table = clientOps
 	case "cursor":
 		table = cursorOps
+	case "changeStream":
+		table = changeStreamOps
 	case "session":
-		return nil, skipf("session operation %s", op.Name)
+		table = sessionOps
+	case "bucket":
+		table = bucketOps
 	default:
 		return nil, fmt.Errorf("operation %s on unknown entity %q", op.Name, op.Object)
 	}
 	f, ok := table[op.Name]
 	if !ok {
-		return nil, skipf("operation %s on a %s", op.Name, em.kind(op.Object))
+		if kind == "testRunner" {
+			return nil, skipf("test runner operation %s", op.Name)
+		}
+		return nil, skipf("operation %s on a %s", op.Name, kind)
 	}
 	return f, nil
 }
@@ -99,12 +123,12 @@ func runOperation(ctx context.Context, em *entityMap, op operation) (opResult, e
 		return opResult{}, err
 	}
 	a := newArgs(op.Arguments)
-	if a.has("session") {
+	if a.has("session") && op.Object != "testRunner" {
 		s, err := em.session(a.str("session"))
 		if err != nil {
 			return opResult{}, err
 		}
-		ctx = mongo.NewSessionContext(ctx, s)
+		ctx = mongo.NewSessionContext(ctx, s.s)
 	}
 	for _, k := range []string{"timeoutMS", "maxTimeMS"} {
 		if a.has(k) {

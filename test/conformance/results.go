@@ -15,6 +15,7 @@ type opResult struct {
 	docs   []bson.Raw    // the documents of an iterated result
 	iter   bool          // docs (not value) is the result
 	cursor *mongo.Cursor // createFindCursor: saved as an entity
+	stream *mongo.ChangeStream
 	err    error
 }
 

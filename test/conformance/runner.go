@@ -128,6 +128,7 @@ func detectServer(ctx context.Context, c *mongo.Client) (serverInfo, error) {
 		}
 		s.Version = v
 	}
+	probeCapabilities(ctx, c, &s)
 	return s, nil
 }
 
@@ -148,7 +149,7 @@ func (r *Runner) Run(ctx context.Context, f *specFile, t *specTest) Result {
 	if t.SkipReason != "" {
 		return Result{Status: Skipped, Reason: "test file: " + t.SkipReason}
 	}
-	if why, ok := r.DriverSkips[f.Name+"/"+t.Description]; ok {
+	if why, ok := r.DriverSkips[f.Suite+"/"+f.Name+"/"+t.Description]; ok {
 		return Result{Status: Skipped, Reason: "Go driver: " + why}
 	}
 	// A deadline would make the driver add maxTimeMS to every command (which
@@ -163,17 +164,26 @@ func (r *Runner) Run(ctx context.Context, f *specFile, t *specTest) Result {
 		return Result{Status: Skipped, Reason: why}
 	}
 	if err != nil {
+		if why := r.Server.missingFeature(f.Suite, t); why != "" {
+			return Result{Status: Skipped, Reason: why, Notes: append(notes, "failure: "+err.Error())}
+		}
 		return Result{Status: Failed, Reason: err.Error(), Notes: notes}
 	}
 	return Result{Status: Passed, Notes: notes}
 }
 
 func (r *Runner) run(ctx context.Context, f *specFile, t *specTest, notes *[]string) error {
+	// Sessions (and their transactions) left by an earlier test must not
+	// block this one; servers without the command ignore it.
+	_ = r.Internal.Database("admin").RunCommand(ctx, bson.D{{Key: "killAllSessions", Value: bson.A{}}}).Err()
 	if err := r.setUp(ctx, f.InitialData); err != nil {
 		return fmt.Errorf("initialData: %w", err)
 	}
 	em := newEntityMap()
 	em.server = r.Server
+	em.internal = r.Internal
+	em.baseURI = r.URI
+	em.notes = notes
 	defer em.close(context.Background())
 	for _, e := range f.CreateEntities {
 		if err := em.createEntity(ctx, r.URI, e); err != nil {
@@ -213,6 +223,12 @@ func runAndCheck(ctx context.Context, em *entityMap, m matcher, op operation, no
 	if err != nil {
 		return err
 	}
+	return checkOperation(em, m, op, res, notes)
+}
+
+// checkOperation applies an operation's expectations to its result and
+// saves the result as an entity when asked.
+func checkOperation(em *entityMap, m matcher, op operation, res opResult, notes *[]string) error {
 	if op.IgnoreResultAndError {
 		return nil
 	}
@@ -237,6 +253,13 @@ func runAndCheck(ctx context.Context, em *entityMap, m matcher, op operation, no
 				return err
 			}
 			em.cursors[name] = res.cursor
+			return nil
+		}
+		if res.stream != nil {
+			if err := em.add(name, "changeStream"); err != nil {
+				return err
+			}
+			em.streams[name] = res.stream
 			return nil
 		}
 		if err := em.add(name, "value"); err != nil {

@@ -11,6 +11,7 @@ import (
 
 // specFile is one unified-format test file.
 type specFile struct {
+	Suite             string     `bson:"-"` // the folder: crud-unified...
 	Name              string     `bson:"-"` // file name without ".json"
 	Description       string     `bson:"description"`
 	SchemaVersion     string     `bson:"schemaVersion"`
@@ -77,6 +78,10 @@ func supportedSchema(v string) bool {
 type serverInfo struct {
 	Version  [3]int
 	Topology string // "single", "replicaset", "sharded", "load-balanced"
+	// Params is getParameter '*' (nil if the server refused it).
+	Params bson.Raw
+	// What the server lacks, with the probe's answer ("" = supported).
+	FailPoints, Transactions, ChangeStreams string
 }
 
 func (s serverInfo) String() string {
@@ -169,7 +174,9 @@ func (s serverInfo) unmetRequirement(req bson.Raw) string {
 				return "requires client-side field level encryption"
 			}
 		case "serverParameters":
-			return "requires server parameters check"
+			if why := s.unmetParameters(v.Document()); why != "" {
+				return why
+			}
 		default:
 			return "unknown runOnRequirement " + e.Key()
 		}
@@ -194,4 +201,23 @@ func (s serverInfo) unmetRequirements(reqs []bson.Raw) string {
 		}
 	}
 	return first
+}
+
+// unmetParameters checks a serverParameters requirement against
+// getParameter '*'.
+func (s serverInfo) unmetParameters(want bson.Raw) string {
+	if s.Params == nil {
+		return "requires server parameters " + want.String() + " (getParameter '*' failed)"
+	}
+	elems, _ := want.Elements()
+	for _, e := range elems {
+		got, err := s.Params.LookupErr(e.Key())
+		if err != nil {
+			return "requires server parameter " + e.Key() + " (the server has none)"
+		}
+		if (matcher{}).matchNested(e.Value(), got) != nil {
+			return fmt.Sprintf("requires server parameter %s: %s (the server has %s)", e.Key(), e.Value(), got)
+		}
+	}
+	return ""
 }
