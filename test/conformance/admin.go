@@ -8,6 +8,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/xoptions"
 )
 
 func createIndex(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
@@ -26,7 +27,9 @@ func createIndex(ctx context.Context, em *entityMap, obj string, a *args) (opRes
 	if a.has("sparse") {
 		io.SetSparse(a.bool("sparse"))
 	}
-	name, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys, Options: io})
+	cio := options.CreateIndexes()
+	rawData(a, cio, xoptions.SetInternalCreateIndexesOptions)
+	name, err := coll.Indexes().CreateOne(ctx, mongo.IndexModel{Keys: keys, Options: io}, cio)
 	if err != nil {
 		return opResult{err: err}, nil
 	}
@@ -156,6 +159,7 @@ func listCollections(ctx context.Context, em *entityMap, obj string, a *args) (o
 	if a.has("batchSize") {
 		opts.SetBatchSize(int32(a.int("batchSize")))
 	}
+	rawData(a, opts, xoptions.SetInternalListCollectionsOptions)
 	cur, err := db.ListCollections(ctx, filterArg(a), opts)
 	return iterate(ctx, cur, err), nil
 }
@@ -253,7 +257,9 @@ func dropIndex(ctx context.Context, em *entityMap, obj string, a *args) (opResul
 	if err != nil {
 		return opResult{}, err
 	}
-	return opResult{err: coll.Indexes().DropOne(ctx, a.str("name"))}, nil
+	opts := options.DropIndexes()
+	rawData(a, opts, xoptions.SetInternalDropIndexesOptions)
+	return opResult{err: coll.Indexes().DropOne(ctx, a.str("name"), opts)}, nil
 }
 
 func dropIndexes(ctx context.Context, em *entityMap, obj string, _ *args) (opResult, error) {
@@ -273,6 +279,7 @@ func listIndexes(ctx context.Context, em *entityMap, obj string, a *args) (opRes
 	if a.has("batchSize") {
 		opts.SetBatchSize(int32(a.int("batchSize")))
 	}
+	rawData(a, opts, xoptions.SetInternalListIndexesOptions)
 	cur, err := coll.Indexes().List(ctx, opts)
 	return iterate(ctx, cur, err), nil
 }

@@ -24,7 +24,7 @@ func probeCapabilities(ctx context.Context, c *mongo.Client, s *serverInfo) {
 	}
 	off := bson.D{{Key: "configureFailPoint", Value: "failCommand"}, {Key: "mode", Value: "off"}}
 	if err := admin.RunCommand(ctx, off).Err(); err != nil {
-		s.FailPoints = fmt.Sprintf("%s (%v)", noFailPoints, err)
+		s.FailPoints = fmt.Sprintf("%s: %v", noFailPoints, err)
 	}
 	if err := probeTransaction(ctx, c); err != nil {
 		s.Transactions = fmt.Sprintf("transactions (issue 22): a one-insert transaction fails: %v", err)

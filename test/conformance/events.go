@@ -204,7 +204,11 @@ func matchEvent(m matcher, exp bson.Raw, act cmdEvent) error {
 		docKey = "reply"
 	}
 	if d, ok := a.doc(docKey); ok {
-		if err := m.matchRoot(docValue(d), docValue(act.doc)); err != nil {
+		got := act.doc
+		if got == nil { // a failure, or a redacted command or reply
+			got = emptyDoc
+		}
+		if err := m.matchRoot(docValue(d), docValue(got)); err != nil {
 			return fmt.Errorf("%s %s %s: %v\nobserved: %s", kind, act.commandName, docKey, err, act.doc)
 		}
 	}

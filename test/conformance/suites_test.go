@@ -344,12 +344,14 @@ func TestCorpusLoads(t *testing.T) {
 		"session": sessionOps, "bucket": bucketOps, "testRunner": testRunnerOps}
 	tests := 0
 	names := map[string]bool{}
+	files := map[string]bool{}
 	unsupported := map[string]int{}
 	for _, s := range suites {
 		if _, err := os.Stat(suiteDir(s)); err != nil {
 			continue
 		}
 		for _, f := range loadCorpus(t, suiteDir(s)) {
+			files[s+"/"+f.Name] = true
 			kinds := map[string]string{"testRunner": "testRunner"}
 			for _, e := range f.CreateEntities {
 				elems, _ := e.Elements()
@@ -390,6 +392,11 @@ func TestCorpusLoads(t *testing.T) {
 	for k, n := range unsupported {
 		if !allowed[k] {
 			t.Errorf("no runner support for %s (%d uses)", k, n)
+		}
+	}
+	for k := range driverFileSkips {
+		if !files[k] {
+			t.Errorf("driverFileSkips lists %q, which is not a file in the corpus", k)
 		}
 	}
 	for k := range driverSkips {
