@@ -182,6 +182,13 @@ func (r *Runner) run(ctx context.Context, f *specFile, t *specTest, notes *[]str
 	if err := r.setUp(ctx, f.InitialData); err != nil {
 		return fmt.Errorf("initialData: %w", err)
 	}
+	if len(f.InitialData) == 0 {
+		// A file without initialData assumes its collections hold nothing
+		// an earlier file left (the files run in no fixed order per server).
+		if err := r.dropEntityCollections(ctx, f.CreateEntities); err != nil {
+			return err
+		}
+	}
 	em := newEntityMap()
 	em.server = r.Server
 	em.internal = r.Internal
@@ -331,6 +338,30 @@ func (r *Runner) setUp(ctx context.Context, data []collData) error {
 		if len(cd.Documents) > 0 {
 			if _, err := db.Collection(cd.CollectionName).InsertMany(ctx, cd.Documents); err != nil {
 				return fmt.Errorf("inserting into %s.%s: %w", cd.DatabaseName, cd.CollectionName, err)
+			}
+		}
+	}
+	return nil
+}
+
+// dropEntityCollections drops the collections named by collection entities.
+func (r *Runner) dropEntityCollections(ctx context.Context, entities []bson.Raw) error {
+	dbs := map[string]string{}
+	for _, e := range entities {
+		if d, err := e.LookupErr("database"); err == nil {
+			a := newArgs(d.Document())
+			dbs[a.str("id")] = a.str("databaseName")
+		}
+	}
+	for _, e := range entities {
+		if c, err := e.LookupErr("collection"); err == nil {
+			a := newArgs(c.Document())
+			db, coll := dbs[a.str("database")], a.str("collectionName")
+			if db == "" || coll == "" {
+				continue
+			}
+			if err := r.Internal.Database(db).Collection(coll).Drop(ctx); err != nil {
+				return fmt.Errorf("dropping %s.%s: %w", db, coll, err)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -173,20 +174,31 @@ func runSuites(t *testing.T, names []string) {
 		}
 	}
 
-	srv, mode := startServer(t)
+	// Tests that make the driver mark the server unknown (state-change
+	// errors from fail points) wait out its 500 ms minimum heartbeat, so the
+	// files of a suite run concurrently on several servers.
+	n := serverCount(t)
+	runners := make([]*Runner, n)
 	ctx := context.Background()
-	runner, err := NewRunner(ctx, srv.URI)
-	if err != nil {
-		t.Fatalf("connecting to cairnd: %v\nserver log:\n%s", err, srv.Logs())
-	}
-	defer runner.Close(ctx)
-	if os.Getenv("CAIRN_CONFORMANCE_NO_DRIVER_SKIPS") != "" {
-		runner.DriverSkips = nil // run them anyway, to recheck the list
-	}
-	t.Logf("cairnd %s; server reports %s", mode, runner.Server)
-	for _, why := range []string{runner.Server.FailPoints, runner.Server.Transactions, runner.Server.ChangeStreams} {
-		if why != "" {
-			t.Logf("server lacks %s", why)
+	for i := range runners {
+		srv, mode := startServer(t)
+		r, err := NewRunner(ctx, srv.URI)
+		if err != nil {
+			t.Fatalf("connecting to cairnd: %v\nserver log:\n%s", err, srv.Logs())
+		}
+		defer r.Close(ctx)
+		if os.Getenv("CAIRN_CONFORMANCE_NO_DRIVER_SKIPS") != "" {
+			r.DriverSkips = nil // run them anyway, to recheck the list
+		}
+		runners[i] = r
+		if i > 0 {
+			continue
+		}
+		t.Logf("%d × cairnd %s; server reports %s", n, mode, r.Server)
+		for _, why := range []string{r.Server.FailPoints, r.Server.Transactions, r.Server.ChangeStreams} {
+			if why != "" {
+				t.Logf("server lacks %s", why)
+			}
 		}
 	}
 
@@ -196,31 +208,44 @@ func runSuites(t *testing.T, names []string) {
 			t.Run(s, func(t *testing.T) { t.Skipf("%s is absent", suiteDir(s)) })
 			continue
 		}
-		t.Run(s, func(t *testing.T) { runSuite(t, runner, known, s, files) })
+		t.Run(s, func(t *testing.T) { runSuite(t, runners, known, s, files) })
 	}
 }
 
-func runSuite(t *testing.T, runner *Runner, known KnownFailures, suite string, files []*specFile) {
+// serverCount is CAIRN_CONFORMANCE_SERVERS, 4 by default.
+func serverCount(t *testing.T) int {
+	v := os.Getenv("CAIRN_CONFORMANCE_SERVERS")
+	if v == "" {
+		return 4
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("CAIRN_CONFORMANCE_SERVERS=%q: want a number of servers of at least 1", v)
+	}
+	return n
+}
+
+// runSuite runs a suite's files, each on one of the runners (one file at a
+// time per runner: fail points are server-wide).
+func runSuite(t *testing.T, runners []*Runner, known KnownFailures, suite string, files []*specFile) {
 	ctx := context.Background()
 	report := NewReport()
-	for _, f := range files {
-		t.Run(f.Name, func(t *testing.T) {
-			for i := range f.Tests {
-				tc := &f.Tests[i]
-				t.Run(tc.Description, func(t *testing.T) {
-					key := suite + "/" + f.Name + "/" + tc.Description
-					res := runner.Run(ctx, f, tc)
-					_, isKnown := known[key]
-					report.Add(f.Name, tc.Description, res, isKnown)
-					for _, n := range res.Notes {
-						t.Log("note: " + n)
-					}
-					checkOutcome(t, known, key, res)
-				})
+	work := make(chan *specFile)
+	var wg sync.WaitGroup
+	for _, runner := range runners {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for f := range work {
+				runFile(ctx, t, runner, known, report, suite, f)
 			}
-			t.Log(report.FileLine(f.Name))
-		})
+		}()
 	}
+	for _, f := range files {
+		work <- f
+	}
+	close(work)
+	wg.Wait()
 	var buf bytes.Buffer
 	report.WriteSummary(&buf, suite)
 	fmt.Print(buf.String())
@@ -234,6 +259,25 @@ func runSuite(t *testing.T, runner *Runner, known KnownFailures, suite string, f
 			t.Errorf("writing %s: %v", p, err)
 		}
 	}
+}
+
+func runFile(ctx context.Context, t *testing.T, runner *Runner, known KnownFailures, report *Report, suite string, f *specFile) {
+	t.Run(f.Name, func(t *testing.T) {
+		for i := range f.Tests {
+			tc := &f.Tests[i]
+			t.Run(tc.Description, func(t *testing.T) {
+				key := suite + "/" + f.Name + "/" + tc.Description
+				res := runner.Run(ctx, f, tc)
+				_, isKnown := known[key]
+				report.Add(f.Name, tc.Description, res, isKnown)
+				for _, n := range res.Notes {
+					t.Log("note: " + n)
+				}
+				checkOutcome(t, known, key, res)
+			})
+		}
+		t.Log(report.FileLine(f.Name))
+	})
 }
 
 // appendReport appends to a report file, truncating it at the first write
