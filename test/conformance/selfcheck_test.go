@@ -85,3 +85,57 @@ func TestRunnerSelfCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestRunnerSelfCheckGridFS makes sure a GridFS download's bytes are
+// compared: the corpus test passes, and fails once its expected bytes or its
+// outcome change.
+func TestRunnerSelfCheckGridFS(t *testing.T) {
+	path := filepath.Join(suiteDir("gridfs-unified"), "download.json")
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("MongoDB's GridFS spec tests are not available: %v", err)
+	}
+	f, err := loadSpecFile(path, "download")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Suite = "gridfs-unified"
+	const name = "download when there is one chunk"
+	var orig *specTest
+	for i := range f.Tests {
+		if f.Tests[i].Description == name {
+			orig = &f.Tests[i]
+		}
+	}
+	if orig == nil {
+		t.Skipf("download.json has no test %q", name)
+	}
+	srv := cairndtest.Start(t)
+	ctx := context.Background()
+	r, err := NewRunner(ctx, srv.URI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(ctx)
+	if res := r.Run(ctx, f, orig); res.Status != Passed {
+		t.Fatalf("the unmodified test: %v: %s", res.Status, res.Reason)
+	}
+	for what, mutate := range map[string]func(tc *specTest){
+		"other bytes": func(tc *specTest) {
+			tc.Operations[0].ExpectResult = ej(t, `{"$$matchesHexBytes": "1123"}`)
+		},
+		"fewer bytes": func(tc *specTest) {
+			tc.Operations[0].ExpectResult = ej(t, `{"$$matchesHexBytes": "11"}`)
+		},
+		"error expected": func(tc *specTest) {
+			tc.Operations[0].ExpectResult = missing
+			tc.Operations[0].ExpectError = ej(t, `{"isClientError": true}`).Document()
+		},
+	} {
+		tc := *orig
+		tc.Operations = append([]operation(nil), orig.Operations...)
+		mutate(&tc)
+		if res := r.Run(ctx, f, &tc); res.Status != Failed {
+			t.Errorf("%s: the runner reported %v (%s), want failed", what, res.Status, res.Reason)
+		}
+	}
+}

@@ -129,7 +129,11 @@ func startServer(t *testing.T) (*cairndtest.Server, string) {
 		for _, e := range errs {
 			t.Logf("cairnd refused %s", e)
 		}
-		return srv, strings.Join(modes[i], " ")
+		mode := strings.Join(modes[i], " ")
+		if mode == "" {
+			mode = "(no flags)"
+		}
+		return srv, mode
 	}
 	t.Fatalf("cairnd would not start:\n%s", strings.Join(errs, "\n"))
 	return nil, ""
