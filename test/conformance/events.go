@@ -24,6 +24,8 @@ type clientEntity struct {
 	stopped bool
 	events  []cmdEvent
 	pool    []poolEvent // CMAP events, when observed
+	// checkedOut counts the connections checked out of the pool now.
+	checkedOut int
 }
 
 // poolEvent is one connection pool (CMAP) event.
@@ -60,12 +62,15 @@ func isCMAPKind(k string) bool {
 func (c *clientEntity) poolMonitor() *event.PoolMonitor {
 	return &event.PoolMonitor{Event: func(e *event.PoolEvent) {
 		kind := cmapKinds[e.Type]
-		if !c.observe[kind] {
-			return
-		}
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		if !c.stopped {
+		switch e.Type {
+		case event.ConnectionCheckedOut:
+			c.checkedOut++
+		case event.ConnectionCheckedIn:
+			c.checkedOut--
+		}
+		if c.observe[kind] && !c.stopped {
 			c.pool = append(c.pool, poolEvent{kind: kind, reason: e.Reason})
 		}
 	}}

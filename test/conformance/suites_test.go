@@ -435,8 +435,7 @@ func TestCorpusLoads(t *testing.T) {
 	}
 	// Operations the runner deliberately skips, with the reason in lookupOp's
 	// skip message; anything else is a gap to fill.
-	allowed := map[string]bool{"testRunner.loop": true, "testRunner.assertNumberConnectionsCheckedOut": true,
-		"collection.mapReduce": true}
+	allowed := map[string]bool{"testRunner.loop": true, "collection.mapReduce": true}
 	for k, n := range unsupported {
 		if !allowed[k] {
 			t.Errorf("no runner support for %s (%d uses)", k, n)

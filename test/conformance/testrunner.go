@@ -29,6 +29,7 @@ func init() {
 		"assertCollectionNotExists":            assertCollectionExists(false),
 		"assertIndexExists":                    assertIndexExists(true),
 		"assertIndexNotExists":                 assertIndexExists(false),
+		"assertNumberConnectionsCheckedOut":    assertNumberConnectionsCheckedOut,
 	}
 }
 
@@ -134,4 +135,19 @@ func assertIndexExists(want bool) opFunc {
 		}
 		return opResult{}, nil
 	}
+}
+
+func assertNumberConnectionsCheckedOut(_ context.Context, em *entityMap, _ string, a *args) (opResult, error) {
+	c, err := em.client(a.str("client"))
+	if err != nil {
+		return opResult{}, err
+	}
+	want := int(a.int("connections"))
+	c.mu.Lock()
+	got := c.checkedOut
+	c.mu.Unlock()
+	if got != want {
+		return opResult{}, fmt.Errorf("client %s has %d connections checked out, want %d", c.id, got, want)
+	}
+	return opResult{}, nil
 }
