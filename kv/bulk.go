@@ -81,6 +81,11 @@ type bulkBuilder struct {
 	first  int
 	size   int
 	ahead  byte // see settleAhead
+	// sizeHint, when set, is about how many bytes the entries to come
+	// take (settle knows): the first chunk and offset arrays are sized to
+	// it instead of bulkChunk and bulkIndexChunk, so that settling the
+	// two puts of a small transaction does not allocate over a megabyte.
+	sizeHint, countHint int
 }
 
 // bulkChunk is the size of the chunks packed leaves' pages are carved
@@ -124,12 +129,20 @@ func (b *bulkBuilder) addPacked(k, v []byte) []byte {
 	if len(b.chunk)+es > cap(b.chunk) {
 		// Move the leaf begun so far to a fresh chunk (offsets are
 		// relative to the page, so they stay valid).
-		c := make([]byte, 0, max(bulkChunk, len(b.chunk)-b.start+es))
+		size := bulkChunk
+		if b.chunk == nil && b.sizeHint > 0 {
+			size = min(bulkChunk, b.sizeHint)
+		}
+		c := make([]byte, 0, max(size, len(b.chunk)-b.start+es))
 		b.chunk, b.start = append(c, b.chunk[b.start:]...), 0
 	}
 	if len(b.offs) == cap(b.offs) {
 		n := len(b.offs) - b.first
-		offs := make([]uint32, n, max(bulkIndexChunk, 2*n))
+		want := bulkIndexChunk
+		if b.offs == nil && b.countHint > 0 {
+			want = min(bulkIndexChunk, b.countHint)
+		}
+		offs := make([]uint32, n, max(want, 2*n))
 		pfx := make([]uint64, n, cap(offs))
 		copy(offs, b.offs[b.first:])
 		copy(pfx, b.pfx[b.first:])
@@ -334,7 +347,11 @@ func (tx *Tx) settle(tr *treeRoot) {
 	tr.pending = nil
 	p := sortPending(pp)
 	limit := max(int(float64(tx.pageSize())*tx.db.opts.FillFactor), pageHeaderSize+1)
-	b := bulkBuilder{txid: tx.id, limit: limit, packed: true}
+	b := bulkBuilder{txid: tx.id, limit: limit, packed: true, countHint: len(p)}
+	for _, d := range pp.data {
+		b.sizeHint += len(d)
+	}
+	b.sizeHint += 2*binary.MaxVarintLen32*len(p) + 64 // each entry's two lengths
 	n := 0
 	var ahead byte
 	for i := range p {

@@ -77,3 +77,17 @@ func BenchmarkPing1MiB(b *testing.B) {
 	b.SetBytes(int64(len(msg)))
 	roundTrips(b, newTestServer(b), [][]byte{msg})
 }
+
+// BenchmarkInsertOneRetryable: BenchmarkInsertOne as a driver sends it to
+// a replica set (retryWrites: lsid and a new txnNumber on every insert),
+// whose session-table record goes in the insert's transaction.
+func BenchmarkInsertOneRetryable(b *testing.B) {
+	s := newTestServerWith(b, func(o *Options) { o.ReplSet = "rs0" })
+	lsid := dbson.D{{Key: "id", Value: dbson.Binary{Subtype: 4, Data: make([]byte, 16)}}}
+	msgs := make([][]byte, 0, b.N+1)
+	for i := 0; i <= b.N; i++ {
+		msgs = append(msgs, cmdMsg(dbson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: dbson.A{dbson.D{{Key: "field0", Value: "0123456789012345678901234567890123456789"}}}},
+			{Key: "lsid", Value: lsid}, {Key: "txnNumber", Value: int64(i + 1)}, {Key: "$db", Value: "bench"}}))
+	}
+	roundTrips(b, s, msgs)
+}

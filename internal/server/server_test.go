@@ -21,10 +21,17 @@ import (
 )
 
 // newTestServer runs an in-process server on an in-memory file system.
-func newTestServer(t testing.TB) *Server {
+func newTestServer(t testing.TB) *Server { return newTestServerWith(t, nil) }
+
+// newTestServerWith is newTestServer with options changed by edit.
+func newTestServerWith(t testing.TB, edit func(*Options)) *Server {
 	t.Helper()
-	s, err := New(Options{DBPath: "/db", KV: &kv.Options{FS: vfs.NewMem(), Durability: kv.NoSync, JournalSize: 1 << 20},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opts := Options{DBPath: "/db", KV: &kv.Options{FS: vfs.NewMem(), Durability: kv.NoSync, JournalSize: 1 << 20},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	if edit != nil {
+		edit(&opts)
+	}
+	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
