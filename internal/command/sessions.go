@@ -105,7 +105,7 @@ func beginSession(c *Ctx, cmd *Command) error {
 		return nil
 	}
 	if hasTxn && cmd.Needs == auth.Open {
-		return mongoerr.New(50889, "It is illegal to provide a txnNumber for this command")
+		return mongoerr.New(mongoerr.TxnNumberNotAllowed, "It is illegal to provide a txnNumber for this command")
 	}
 	if c.Env.Auth.Enabled() && (c.Conn == nil || !c.Conn.session().Authenticated()) {
 		// No user, no uid: mongod ignores the session.

@@ -330,6 +330,7 @@ const (
 	SubstrBytesStartNegative          int32 = 50752   // $substrBytes:  starting index must be non-negative (got: %d)
 	GeoNearStartRemoved               int32 = 50856   // $geoNear no longer supports the 'start' argument.
 	GeoNearNumRemoved                 int32 = 50857   // $geoNear no longer supports the 'num' parameter. Use a $limit stage instead.
+	TxnNumberNotAllowed               int32 = 50889   // It is illegal to provide a txnNumber for this command
 	FailCommandCloseConnection        int32 = 50985   // Failing command via 'failCommand' failpoint (the connection closed, never sent)
 	TrigonometricOutOfRange           int32 = 50989   // cannot apply %s to %s, value must be in %s
 	UserAlreadyExists                 int32 = 51003   // User "%s@%s" already exists
@@ -444,6 +445,7 @@ const (
 	WindowSortByNotNumeric            int32 = 5624902 // %s requires the sortBy field to be numeric, found %s
 	AlreadyAuthenticated              int32 = 5626701 // Each client connection may only be authenticated once. Previously authenticated as: %s
 	AuthenticatedOnOtherDatabase      int32 = 5626702 // Client has attempted to authenticate on multiple databases.Already authenticated as: %s
+	RetryImageMissing                 int32 = 5637601 // image collection no longer contains the complete write history of this transaction
 	GetFieldFieldIsPath               int32 = 5654600 // '%s' is a field path reference which is not allowed in this context. Did you mean {$literal: '%s'}?
 	GetFieldFieldNotConstant          int32 = 5654601 // $getField requires 'field' to evaluate to a constant, but got a non-constant argument
 	GetFieldFieldNotString            int32 = 5654602 // $getField requires 'field' to evaluate to type String, but got %s

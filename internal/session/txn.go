@@ -261,7 +261,7 @@ func (t *Txn) Image(kind string) (bson.Doc, error) {
 		return nil, err
 	}
 	if d == nil {
-		return nil, mongoerr.New(5637601, "image collection no longer contains the complete write history of this transaction, record with sessionId: %s cannot be found", t.Key.BSONString())
+		return nil, mongoerr.New(mongoerr.RetryImageMissing, "image collection no longer contains the complete write history of this transaction, record with sessionId: %s cannot be found", t.Key.BSONString())
 	}
 	num, _ := d.Lookup("txnNum")
 	inv, _ := d.Lookup("invalidated")
