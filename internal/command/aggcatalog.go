@@ -6,7 +6,6 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
 
 // aggCatalog serves the pipeline's reads from the current Fill's snapshot
@@ -19,7 +18,7 @@ type aggCatalog struct {
 	// runs ($out and $merge complete within it).
 	c          *Ctx
 	lsid       bson.Doc
-	durability kv.Durability
+	durability exec.Durability
 }
 
 // Scan implements agg.Catalog; a view is read through its pipeline.
@@ -63,7 +62,7 @@ func (k *aggCatalog) Out(spec *agg.OutSpec, in agg.Iterator) error {
 	if err := catalog.ValidateCollectionName(spec.DB, spec.Coll); err != nil {
 		return err
 	}
-	return k.c.writeTx(k.durability, func(tx *kv.Tx) error {
+	return k.c.writeTx(k.durability, func(tx *exec.Tx) error {
 		coll, err := exec.CollectionForWrite(tx, spec.DB, spec.Coll, true)
 		if err != nil {
 			return err
@@ -100,7 +99,7 @@ func (k *aggCatalog) Merge(spec *agg.MergeSpec, in agg.Iterator) error {
 	if err := catalog.ValidateCollectionName(spec.DB, spec.Coll); err != nil {
 		return err
 	}
-	return k.c.writeTx(k.durability, func(tx *kv.Tx) error {
+	return k.c.writeTx(k.durability, func(tx *exec.Tx) error {
 		coll, err := exec.CollectionForWrite(tx, spec.DB, spec.Coll, spec.OnID())
 		if err != nil {
 			return err

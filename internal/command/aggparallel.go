@@ -8,12 +8,11 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
-	"github.com/cairndb/cairn/kv"
 )
 
 // parallelRun starts the pipeline over a parallel scan when it suits one
 // (see parallelPipeline).
-func (s *aggSource) parallelRun(tx *kv.Tx, ctx context.Context) (agg.Iterator, bool, error) {
+func (s *aggSource) parallelRun(tx *exec.Tx, ctx context.Context) (agg.Iterator, bool, error) {
 	if s.coll == "" {
 		return nil, false, nil
 	}

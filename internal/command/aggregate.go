@@ -12,7 +12,6 @@ import (
 	"github.com/cairndb/cairn/internal/extsort"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
-	"github.com/cairndb/cairn/kv"
 )
 
 // aggregate runs an aggregation pipeline. Results are served by a cursor
@@ -157,7 +156,7 @@ const maxViewDepth = 20
 
 // resolveView follows db.name through views down to a collection and
 // returns its name and the views' pipelines, innermost first.
-func resolveView(tx *kv.Tx, db, name string) (source string, stages []bson.Doc, isView bool, err error) {
+func resolveView(tx *exec.Tx, db, name string) (source string, stages []bson.Doc, isView bool, err error) {
 	source = name
 	for depth := 0; ; depth++ {
 		coll, err := catalog.Get(tx, db, source)
@@ -288,7 +287,7 @@ type aggSource struct {
 
 func newAggSource(c *Ctx, actx *agg.Context, p *agg.Pipeline, name string) *aggSource {
 	s := &aggSource{env: c.Env, db: c.DB, coll: name, p: p}
-	s.cat = &aggCatalog{AggSnapshot: exec.AggSnapshot{Eng: &c.Env.Engine}, env: c.Env, c: c, durability: kv.Durability(0)}
+	s.cat = &aggCatalog{AggSnapshot: exec.AggSnapshot{Eng: &c.Env.Engine}, env: c.Env, c: c, durability: exec.Durability(0)}
 	actx.Catalog = s.cat
 	s.cat.Actx = actx
 	actx.Check = func() error {

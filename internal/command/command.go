@@ -19,7 +19,6 @@ import (
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/internal/session"
-	"github.com/cairndb/cairn/kv"
 )
 
 // Env is the server state commands share. It is created once per server.
@@ -203,7 +202,7 @@ type Ctx struct {
 	CloseConnection bool
 	// snap is the command's read snapshot, opened by its first read and
 	// ended by Dispatch (storage.go).
-	snap *kv.Tx
+	snap exec.Snapshot
 	// sess is the request's session (nil: none), stmt the retryable
 	// statement being written (retry.go).
 	sess *sessionInfo

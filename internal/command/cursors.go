@@ -90,7 +90,7 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 		id = cur.ID
 	default:
 		nc := &exec.Cursor{NS: ns, Src: src, Limit: limit, Owner: cursorOwner(c), Origin: cursorOrigin(c)}
-		if c.snap != nil {
+		if c.snap.Open() {
 			if nc.Snap, err = c.snap.Clone(); err != nil {
 				src.Close()
 				return err
@@ -164,7 +164,7 @@ func getMore(c *Ctx) error {
 	// The batch reads the snapshot the cursor was opened on.
 	if cur.Snap != nil {
 		c.releaseSnapshot()
-		if c.snap, err = cur.Snap.Clone(); err != nil {
+		if err = c.snap.Resume(cur.Snap); err != nil {
 			return err
 		}
 	}

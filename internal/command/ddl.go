@@ -9,7 +9,6 @@ import (
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
-	"github.com/cairndb/cairn/kv"
 )
 
 // unsupportedCreateOptions are create options MongoDB has and Cairn does not
@@ -83,7 +82,7 @@ func create(c *Ctx) error {
 	if collated {
 		c.Env.noteDefaultCollation()
 	}
-	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+	return c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		_, err := catalog.Create(tx, c.DB, name, options)
 		return err
 	})
@@ -102,7 +101,7 @@ func drop(c *Ctx) error {
 		return err
 	}
 	nIndexes := 0
-	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		coll, err := catalog.Get(tx, c.DB, name)
 		if err != nil || coll == nil {
 			return err
@@ -135,7 +134,7 @@ func dropDatabase(c *Ctx) error {
 		return err
 	}
 	dropped := false
-	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		colls, err := catalog.List(tx, c.DB)
 		if err != nil {
 			return err
@@ -197,7 +196,7 @@ func renameCollection(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+	return c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		src, err := catalog.Get(tx, fdb, fcoll)
 		if err != nil {
 			return err
@@ -255,7 +254,7 @@ func collMod(c *Ctx) error {
 			return mongoerr.New(mongoerr.InvalidOptions, "collMod option '%s' is not supported by Cairn", e.Key)
 		}
 	}
-	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+	return c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		coll, err := catalog.Get(tx, c.DB, name)
 		if err != nil {
 			return err

@@ -6,7 +6,6 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/session"
-	"github.com/cairndb/cairn/kv"
 )
 
 func deleteCmd(c *Ctx) error {
@@ -19,7 +18,7 @@ func deleteCmd(c *Ctx) error {
 	var errs []writeError
 	var rs *retryState
 	n, stmts := 0, 0
-	err = c.writeTx(w.wc.durability(), func(tx *kv.Tx) error {
+	err = c.writeTx(w.wc.durability(), func(tx *exec.Tx) error {
 		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
 			return err
 		}
@@ -70,7 +69,7 @@ func deleteCmd(c *Ctx) error {
 }
 
 // deleteOne runs one delete statement {q, limit, collation, hint}.
-func deleteOne(c *Ctx, a args, tx *kv.Tx, coll *catalog.Collection, st bson.Doc) (int, error) {
+func deleteOne(c *Ctx, a args, tx *exec.Tx, coll *catalog.Collection, st bson.Doc) (int, error) {
 	var q bson.Doc
 	limit := int64(-1)
 	var collation, hint bson.Value

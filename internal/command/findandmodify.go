@@ -7,7 +7,6 @@ import (
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/internal/session"
-	"github.com/cairndb/cairn/kv"
 )
 
 func findAndModify(c *Ctx) error {
@@ -118,7 +117,7 @@ func findAndModify(c *Ctx) error {
 	var value bson.Doc
 	var rs *retryState
 	retried := false
-	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		if rs, err = c.beginRetryable(tx, 1); err != nil {
 			return err
 		}
@@ -144,7 +143,7 @@ func findAndModify(c *Ctx) error {
 
 // findAndModifyTx runs a findAndModify in tx, leaving its outcome in res
 // and the document it answers in value.
-func findAndModifyTx(c *Ctx, tx *kv.Tx, name string, remove, returnNew bool, st *updateStmt, resp *updateResult, valuep *bson.Doc) error {
+func findAndModifyTx(c *Ctx, tx *exec.Tx, name string, remove, returnNew bool, st *updateStmt, resp *updateResult, valuep *bson.Doc) error {
 	var res updateResult
 	var value bson.Doc
 	defer func() { *resp, *valuep = res, value }()

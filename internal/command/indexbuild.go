@@ -69,7 +69,6 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
 
 // indexBuildHook, when set (by tests), is called as a build enters each
@@ -83,7 +82,7 @@ type indexBuild struct {
 	uuid       [16]byte
 	id         string
 	targets    []*index.BuildTarget
-	durability kv.Durability
+	durability exec.Durability
 	progress   index.Progress
 }
 
@@ -98,7 +97,7 @@ func newBuildID() (string, error) {
 
 // register adds the build's indexes to next (not yet ready) and creates
 // their empty tree and side tree in tx (step 1).
-func (b *indexBuild) register(tx *kv.Tx, next *catalog.Collection) error {
+func (b *indexBuild) register(tx *exec.Tx, next *catalog.Collection) error {
 	for _, t := range b.targets {
 		next.Indexes = append(next.Indexes, catalog.Index{Name: t.Spec.Name, Spec: t.Spec.Raw, Build: b.id})
 		for _, tree := range []string{next.IndexTree(t.Spec.Name), next.SideTree(t.Spec.Name)} {
@@ -164,7 +163,7 @@ func (b *indexBuild) build(c *Ctx) error {
 		indexBuildHook(index.PhaseLoad)
 	}
 	var locked, loaded, drained time.Time
-	err = c.writeTx(b.durability, func(tx *kv.Tx) error {
+	err = c.writeTx(b.durability, func(tx *exec.Tx) error {
 		locked = time.Now()
 		coll, err := catalog.Get(tx, b.db, b.coll)
 		if err != nil {
@@ -177,7 +176,7 @@ func (b *indexBuild) build(c *Ctx) error {
 		next.Indexes = append([]catalog.Index(nil), coll.Indexes...)
 		ns := coll.Namespace()
 		viols := make([]index.Violations, len(b.targets))
-		sides := make([]*kv.Tree, len(b.targets))
+		sides := make([]*exec.Tree, len(b.targets))
 		for i, t := range b.targets {
 			name := t.Spec.Name
 			if sides[i], err = tx.Tree(coll.SideTree(name)); err != nil {
@@ -273,7 +272,7 @@ func (b *indexBuild) check(coll *catalog.Collection) error {
 // (wherever it is now — renamed, even to another database: it is found by
 // UUID), even when the command's context is cancelled.
 func (b *indexBuild) abort(c *Ctx) error {
-	return c.Env.KV.Update(context.WithoutCancel(c), func(tx *kv.Tx) error {
+	return c.Env.KV.Update(context.WithoutCancel(c), func(tx *exec.Tx) error {
 		colls, err := catalog.List(tx, "")
 		if err != nil {
 			return err

@@ -6,7 +6,6 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
 
 // maxIndexes is the most indexes a collection may have, as in MongoDB.
@@ -129,9 +128,9 @@ type buildStart struct {
 // startIndexBuild validates the requested indexes against the collection
 // (creating it if needed) and either builds them at once (an empty
 // collection) or registers a build (indexbuild.go), in one transaction.
-func startIndexBuild(c *Ctx, durability kv.Durability, name string, specs []*index.Spec) (*buildStart, error) {
+func startIndexBuild(c *Ctx, durability exec.Durability, name string, specs []*index.Spec) (*buildStart, error) {
 	st := &buildStart{}
-	err := c.writeTx(durability, func(tx *kv.Tx) error {
+	err := c.writeTx(durability, func(tx *exec.Tx) error {
 		*st = buildStart{}
 		coll, err := catalog.Get(tx, c.DB, name)
 		if err != nil {
@@ -272,7 +271,7 @@ func dropIndexes(c *Ctx) error {
 		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'dropIndexes.index' is missing but a required field")
 	}
 	was := 0
-	err = c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		coll, err := catalog.Get(tx, c.DB, name)
 		if err != nil {
 			return err

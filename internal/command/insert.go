@@ -5,7 +5,6 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/session"
-	"github.com/cairndb/cairn/kv"
 )
 
 // writeError is one entry of a write command's writeErrors.
@@ -52,7 +51,7 @@ func insert(c *Ctx) error {
 	var errs []writeError
 	var rs *retryState
 	n := 0
-	err = c.writeTx(w.wc.durability(), func(tx *kv.Tx) error {
+	err = c.writeTx(w.wc.durability(), func(tx *exec.Tx) error {
 		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
 			return err
 		}

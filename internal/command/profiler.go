@@ -22,7 +22,6 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
 
 const (
@@ -279,7 +278,7 @@ func (e *Env) writeProfile(db string, doc bson.Doc) error {
 			return err
 		}
 	}
-	if err := tx.CommitWith(kv.Lazy); err != nil {
+	if err := tx.CommitWith(exec.Lazy); err != nil {
 		return err
 	}
 	p.sizes[db] = size

@@ -25,10 +25,10 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/internal/session"
-	"github.com/cairndb/cairn/kv"
 )
 
 // replTerm is the term recorded in lastWriteOpTime: a one-member set's
@@ -82,7 +82,7 @@ func parseStmtIDs(c *Ctx, n int) (base int32, ids []int32, err error) {
 
 // beginRetryable opens the command's retryable state in tx; nil when the
 // command is not a retryable write. n is the number of statements.
-func (c *Ctx) beginRetryable(tx *kv.Tx, n int) (*retryState, error) {
+func (c *Ctx) beginRetryable(tx *exec.Tx, n int) (*retryState, error) {
 	if c.sess == nil || !c.sess.retryable {
 		return nil, nil
 	}

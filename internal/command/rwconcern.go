@@ -2,12 +2,12 @@ package command
 
 import (
 	"fmt"
+	"github.com/cairndb/cairn/internal/exec"
 	"sync"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
 
 // Default read and write concerns.
@@ -45,7 +45,7 @@ func (e *Env) rwDefaults() (RWDefaults, error) {
 	}
 	s := &e.rw
 	s.once.Do(func() {
-		s.err = e.KV.View(func(tx *kv.Tx) error {
+		s.err = e.KV.View(func(tx *exec.Tx) error {
 			tr, err := tx.Tree(rwDefaultsTree)
 			if err != nil {
 				return nil // never set
@@ -159,7 +159,7 @@ func setDefaultRWConcern(c *Ctx) error {
 	}
 	b.AppendDateTime("updated", next.Updated.UnixMilli())
 	doc := b.Finish()
-	if err := c.writeTx(kv.Sync, func(tx *kv.Tx) error {
+	if err := c.writeTx(exec.Sync, func(tx *exec.Tx) error {
 		tr, err := tx.CreateTreeIfNotExists(rwDefaultsTree)
 		if err != nil {
 			return err

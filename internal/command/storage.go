@@ -8,7 +8,6 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
 
 // writeTx runs fn in a write transaction and commits it with the given
@@ -16,7 +15,7 @@ import (
 // command's statements are applied together or not at all. After a commit
 // the command's read snapshot is dropped: what it reads next sees its own
 // writes.
-func (c *Ctx) writeTx(d kv.Durability, fn func(tx *kv.Tx) error) error {
+func (c *Ctx) writeTx(d exec.Durability, fn func(tx *exec.Tx) error) error {
 	tx, err := c.beginWrite()
 	if err != nil {
 		return ctxErr(err)
@@ -37,7 +36,7 @@ func (c *Ctx) writeTx(d kv.Durability, fn func(tx *kv.Tx) error) error {
 // wait for it and hold it for serverStatus's globalLock and locks. An
 // acquisition waited when another command held or awaited the lock as it
 // asked.
-func (c *Ctx) beginWrite() (*kv.Tx, error) {
+func (c *Ctx) beginWrite() (*exec.Tx, error) {
 	s := &c.Env.Stats
 	contended := s.WritersQueued.Add(1) > 1 || s.WritersActive.Load() > 0
 	start := time.Now()
@@ -55,75 +54,45 @@ func (c *Ctx) beginWrite() (*kv.Tx, error) {
 	return tx, nil
 }
 
-// The command's snapshot. A command reads one snapshot from its first read
-// to its reply: the catalog entry, the view, the default collation, the
-// hint check, the plan choice and the first batch all see the same data,
-// whatever commits meanwhile (a plan cannot be chosen in one snapshot and
-// run in another). readTx opens it on first use and hands out clones (each
-// ended by its own Rollback); Dispatch ends it. A cursor left open keeps a
-// clone, and its getMores read that snapshot (cursors.go). A write the
-// command commits drops the snapshot, so that its later reads see it.
+// The command's snapshot (exec.Snapshot): the catalog entry, the view,
+// the default collation, the hint check, the plan choice and the first
+// batch all read it; Dispatch releases it. A cursor left open keeps a
+// clone, and its getMores read that snapshot (cursors.go).
 
 // readTx begins a read of the command's snapshot.
-func (c *Ctx) readTx() (*kv.Tx, error) {
-	if c.snap == nil {
-		tx, err := c.Env.KV.BeginRead()
-		if err != nil {
-			return nil, fmt.Errorf("begin read: %w", err)
-		}
-		c.snap = tx
-	}
-	return c.snap.Clone()
-}
+func (c *Ctx) readTx() (*exec.Tx, error) { return c.snap.Read(&c.Env.Engine) }
 
 // snapshot is the command's snapshot itself, for a read that ends with
-// the command (the caller must not end it): the request path's _id finds
-// read through it without a clone.
-func (c *Ctx) snapshot() (*kv.Tx, error) {
-	if c.snap == nil {
-		tx, err := c.Env.KV.BeginRead()
-		if err != nil {
-			return nil, fmt.Errorf("begin read: %w", err)
-		}
-		c.snap = tx
-	}
-	return c.snap, nil
-}
+// the command (the caller must not end it).
+func (c *Ctx) snapshot() (*exec.Tx, error) { return c.snap.Shared(&c.Env.Engine) }
 
 // currentTx begins a read of the data as it is now, not of the command's
 // snapshot: for loops that wait for another command's commit.
-func (c *Ctx) currentTx() (*kv.Tx, error) {
-	tx, err := c.Env.KV.BeginRead()
-	if err != nil {
-		return nil, fmt.Errorf("begin read: %w", err)
-	}
-	return tx, nil
-}
+func (c *Ctx) currentTx() (*exec.Tx, error) { return c.Env.Current() }
 
 // releaseSnapshot ends the command's snapshot (clones live on).
-func (c *Ctx) releaseSnapshot() {
-	if c.snap != nil {
-		c.snap.Rollback()
-		c.snap = nil
-	}
-}
+func (c *Ctx) releaseSnapshot() { c.snap.Release() }
 
 // snapshotOf begins a read of ctx's command snapshot when ctx is a
 // command (sources read through it in every batch), else of the current
 // data.
-func snapshotOf(ctx context.Context, env *Env) (*kv.Tx, error) {
+func snapshotOf(ctx context.Context, env *Env) (*exec.Tx, error) {
 	return exec.SnapshotOf(ctx, &env.Engine)
 }
 
 // ReadSnapshot is the command's read snapshot (exec.Snapshotter).
-func (c *Ctx) ReadSnapshot() (*kv.Tx, error) { return c.readTx() }
+func (c *Ctx) ReadSnapshot() (*exec.Tx, error) { return c.readTx() }
 
 // ctxErr maps a context error to MongoDB's error for the reason.
 func ctxErr(err error) error { return mongoerr.FromContext(err) }
 
+// asMongoErr is the MongoDB error for err, storage-engine errors included
+// (exec.AsMongoErr).
+func asMongoErr(err error) *mongoerr.Error { return exec.AsMongoErr(err) }
+
 // snapshotCollection begins a snapshot read and looks up c.DB.name in it
 // (nil if it does not exist). The caller must roll the transaction back.
-func (c *Ctx) snapshotCollection(name string) (*kv.Tx, *catalog.Collection, error) {
+func (c *Ctx) snapshotCollection(name string) (*exec.Tx, *catalog.Collection, error) {
 	tx, err := c.readTx()
 	if err != nil {
 		return nil, nil, err

@@ -9,7 +9,6 @@ import (
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/internal/session"
-	"github.com/cairndb/cairn/kv"
 )
 
 // updateStmt is one parsed update statement.
@@ -116,7 +115,7 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 }
 
 // apply runs the statement in tx against coll (created on upsert if nil).
-func (s *updateStmt) apply(c *Ctx, tx *kv.Tx, db, name string, coll *catalog.Collection) (updateResult, *catalog.Collection, error) {
+func (s *updateStmt) apply(c *Ctx, tx *exec.Tx, db, name string, coll *catalog.Collection) (updateResult, *catalog.Collection, error) {
 	var res updateResult
 	var ms []exec.Match
 	var w *exec.CollWriter
@@ -259,7 +258,7 @@ func update(c *Ctx) error {
 	var errs []writeError
 	var rs *retryState
 	n, nModified := 0, 0
-	err = c.writeTx(w.wc.durability(), func(tx *kv.Tx) error {
+	err = c.writeTx(w.wc.durability(), func(tx *exec.Tx) error {
 		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
 			return err
 		}

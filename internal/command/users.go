@@ -1,12 +1,12 @@
 package command
 
 import (
+	"github.com/cairndb/cairn/internal/exec"
 	"slices"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
 
 // User management: createUser, updateUser, dropUser,
@@ -141,11 +141,11 @@ func credentials(m *auth.Manager, name, pwd string, mechs []string) (map[string]
 
 // userTx runs fn in a durable write transaction and tells the manager the
 // users changed.
-func userTx(c *Ctx, m *auth.Manager, fn func(tx *kv.Tx) error) error {
+func userTx(c *Ctx, m *auth.Manager, fn func(tx *exec.Tx) error) error {
 	if _, err := parseWriteConcern(c); err != nil {
 		return err
 	}
-	if err := c.writeTx(kv.Sync, fn); err != nil {
+	if err := c.writeTx(exec.Sync, fn); err != nil {
 		return err
 	}
 	return m.Changed()
@@ -227,7 +227,7 @@ func createUser(c *Ctx) error {
 	if u.Roles == nil {
 		u.Roles = []auth.RoleRef{}
 	}
-	return userTx(c, spec.m, func(tx *kv.Tx) error {
+	return userTx(c, spec.m, func(tx *exec.Tx) error {
 		old, err := auth.GetUser(tx, c.DB, spec.name)
 		if err != nil {
 			return err
@@ -263,7 +263,7 @@ func updateUser(c *Ctx) error {
 			return err
 		}
 	}
-	return userTx(c, spec.m, func(tx *kv.Tx) error {
+	return userTx(c, spec.m, func(tx *exec.Tx) error {
 		u, err := auth.GetUser(tx, c.DB, spec.name)
 		if err != nil {
 			return err
@@ -316,7 +316,7 @@ func dropUser(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return userTx(c, m, func(tx *kv.Tx) error {
+	return userTx(c, m, func(tx *exec.Tx) error {
 		ok, err := auth.DeleteUser(tx, c.DB, name)
 		if err != nil {
 			return err
@@ -337,7 +337,7 @@ func dropAllUsersFromDatabase(c *Ctx) error {
 		return err
 	}
 	n := 0
-	err = userTx(c, m, func(tx *kv.Tx) error {
+	err = userTx(c, m, func(tx *exec.Tx) error {
 		users, err := auth.ListUsers(tx, c.DB)
 		if err != nil {
 			return err
@@ -389,7 +389,7 @@ func changeRoles(c *Ctx, grant bool) error {
 	if err := mayGrant(c, roles, action); err != nil {
 		return err
 	}
-	return userTx(c, m, func(tx *kv.Tx) error {
+	return userTx(c, m, func(tx *exec.Tx) error {
 		u, err := auth.GetUser(tx, c.DB, name)
 		if err != nil {
 			return err

@@ -3,8 +3,8 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
 
 // usersInfo: {usersInfo: 1} (the database's users), a name, {user, db},
@@ -92,7 +92,7 @@ func r2v(roles []auth.RoleRef) bson.Value {
 	return bson.Value{Type: bson.TypeArray, Data: b.Finish()}
 }
 
-func getUsers(tx *kv.Tx, names []auth.UserName) ([]*auth.User, error) {
+func getUsers(tx *exec.Tx, names []auth.UserName) ([]*auth.User, error) {
 	var out []*auth.User
 	for _, n := range names {
 		u, err := auth.GetUser(tx, n.DB, n.User)

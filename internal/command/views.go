@@ -3,9 +3,9 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
-	"github.com/cairndb/cairn/kv"
 )
 
 // Views: a view is a catalog entry {viewOn, pipeline} with no storage.
@@ -84,7 +84,7 @@ func createView(c *Ctx, name string) error {
 	if collation != nil {
 		c.Env.noteDefaultCollation()
 	}
-	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+	return c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		// A view on a view shares its collation, as in mongod.
 		if base, err := catalog.Get(tx, c.DB, viewOn); err != nil {
 			return err

@@ -2,13 +2,13 @@ package command
 
 import (
 	"errors"
+	"github.com/cairndb/cairn/internal/exec"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
 
 // The view graph. A view depends on the namespace it is defined on and on
@@ -23,7 +23,7 @@ import (
 // viewGraph answers, within one transaction, what each namespace depends
 // on; proposed holds the view being created.
 type viewGraph struct {
-	tx       *kv.Tx
+	tx       *exec.Tx
 	proposed string   // "db.name" of the new view
 	refs     []string // what the new view depends on
 	height   map[string]int
@@ -44,7 +44,7 @@ func viewDeps(db, viewOn string, pipeline bson.Doc) []string {
 
 // checkViewGraph refuses the view db.name over viewOn with pipeline if it
 // would make a cycle or a chain too deep.
-func checkViewGraph(tx *kv.Tx, db, name, viewOn string, pipeline bson.Doc) error {
+func checkViewGraph(tx *exec.Tx, db, name, viewOn string, pipeline bson.Doc) error {
 	g := &viewGraph{tx: tx, proposed: db + "." + name, refs: viewDeps(db, viewOn, pipeline), height: map[string]int{}}
 	var cycle []string
 	h, err := g.childrenHeight(g.proposed, 0, &cycle)

@@ -2,8 +2,8 @@ package command
 
 import (
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
 
 // writeConcern is a parsed writeConcern document.
@@ -22,11 +22,11 @@ func (wc writeConcern) unacknowledged() bool { return wc.w == 0 && !wc.majority 
 // for the journal flush, shared with every writer committing at that moment;
 // everything else is acknowledged once applied and made durable within the
 // journal commit interval.
-func (wc writeConcern) durability() kv.Durability {
+func (wc writeConcern) durability() exec.Durability {
 	if wc.j || wc.majority {
-		return kv.Sync
+		return exec.Sync
 	}
-	return kv.Lazy
+	return exec.Lazy
 }
 
 // parseWriteConcern reads the command's writeConcern. Without one (or with

@@ -4,12 +4,11 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
-	"github.com/cairndb/cairn/kv"
 )
 
 // writer opens a collection writer for this command, honouring its
 // bypassDocumentValidation.
-func (c *Ctx) writer(tx *kv.Tx, coll *catalog.Collection) (*exec.CollWriter, error) {
+func (c *Ctx) writer(tx *exec.Tx, coll *catalog.Collection) (*exec.CollWriter, error) {
 	w, err := exec.OpenWriter(tx, coll)
 	if err != nil {
 		return nil, err

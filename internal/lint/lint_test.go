@@ -131,6 +131,16 @@ var importRules = []struct {
 		},
 	},
 	{
+		"the handlers (internal/command) reach storage only through the execution layer: they do not import kv",
+		func(pkg string) bool { return under(pkg, "internal/command") },
+		func(pkg, imp string) string {
+			if under(imp, "kv") {
+				return "a command holds the transaction and handles exec gives it (exec.Tx, exec.Snapshot, exec.CollWriter), so that its reads, writes and (next) its oplog entry go through one transaction the execution layer opened"
+			}
+			return ""
+		},
+	},
+	{
 		"only the server, metrics and the binaries import internal/command",
 		func(pkg string) bool { return true },
 		func(pkg, imp string) string {

@@ -1,4 +1,4 @@
-package command
+package exec
 
 import (
 	"errors"
@@ -23,7 +23,7 @@ func TestAsMongoErrMapsStorageErrors(t *testing.T) {
 		{"other", errors.New("boom"), mongoerr.InternalError},
 	}
 	for _, c := range cases {
-		e := asMongoErr(c.err)
+		e := AsMongoErr(c.err)
 		if e.Code != c.code || e.Message != c.err.Error() && c.code != mongoerr.DuplicateKey {
 			t.Errorf("%s: code %d (%s) message %q, want code %d", c.name, e.Code, e.CodeName(), e.Message, c.code)
 		}
