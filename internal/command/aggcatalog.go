@@ -134,7 +134,7 @@ func (k *aggCatalog) Merge(spec *agg.MergeSpec, in agg.Iterator) error {
 
 // CollStats implements $collStats.
 func (k *aggCatalog) CollStats(db, name string, spec bson.Doc) (bson.Doc, error) {
-	return exec.CollStatsDoc(k.Tx, db, name, spec, func() [4][2]int64 { return k.env.Top.latency(db, name) })
+	return exec.CollStatsDoc(k.Tx, db, name, spec, func() [4][2]int64 { return k.env.Top.Latency(db, name) })
 }
 
 // IndexStats implements $indexStats.

@@ -77,7 +77,7 @@ func aggregate(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if stages, err = expandCurrentOp(c, name, stages); err != nil {
+	if stages, err = c.Env.Ops.ExpandCurrentOp(c.DB, name, stages); err != nil {
 		return err
 	}
 	source := name
@@ -320,7 +320,7 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		s.cat.Tx = nil
 		tx.Rollback()
 		if st := statsOf(ctx); st != nil && s.cat.Actx.Spill.Spilled() {
-			st.usedDisk.Store(true) // a stage spilled: the slow log's and profiler's usedDisk
+			st.Spilled() // a stage spilled: the slow log's and profiler's usedDisk
 		}
 	}()
 	if s.it == nil && s.planning.Text == nil && s.planning.GeoNear == nil && s.coll != "" && !s.p.StartsWithSource() {

@@ -7,6 +7,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/opctx"
 )
 
 // Access control. With --auth every command is checked here, centrally,
@@ -75,7 +76,7 @@ func localhostException(c *Ctx, cmd *Command) bool {
 }
 
 func notAuthorized(c *Ctx, db string) error {
-	return mongoerr.New(mongoerr.Unauthorized, "not authorized on %s to execute command %s", db, redacted(c.Name, c.Body).String())
+	return mongoerr.New(mongoerr.Unauthorized, "not authorized on %s to execute command %s", db, opctx.Redacted(c.Name, c.Body).String())
 }
 
 // needsRefined lists the commands declared Authenticated whose real
@@ -223,34 +224,4 @@ func (c *Ctx) visibleDatabases() (func(string) bool, error) {
 		}
 	}
 	return func(db string) bool { return dbs[db] }, nil
-}
-
-// redacted returns body with secrets replaced by "xxx" (passwords of the
-// user commands, SASL payloads), as MongoDB redacts them in currentOp,
-// logs and error messages; other bodies are returned as they are.
-func redacted(name string, body bson.Doc) bson.Doc {
-	var secret string
-	switch name {
-	case "createUser", "updateUser":
-		secret = "pwd"
-	case "saslStart", "saslContinue":
-		secret = "payload"
-	case "hello", "isMaster", "ismaster":
-		secret = "speculativeAuthenticate"
-	default:
-		return body
-	}
-	if _, ok := body.Lookup(secret); !ok {
-		return body
-	}
-	var b bson.Builder
-	it := body.Iter()
-	for it.Next() {
-		if e := it.Element(); e.Key == secret {
-			b.AppendString(e.Key, "xxx")
-		} else {
-			b.AppendElement(e)
-		}
-	}
-	return b.Finish()
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/failpoint"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/opctx"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/internal/session"
 )
@@ -48,9 +49,9 @@ type Env struct {
 	// (0 reads, 1 writes, 2 other commands); the metrics endpoint sets it.
 	ObserveLatency func(class int, d time.Duration)
 	// Ops lists the operations in progress (currentOp, killOp).
-	Ops Ops
+	Ops opctx.Table
 	// Top accumulates per-namespace usage (top).
-	Top Top
+	Top opctx.Top
 	// rw holds the default read and write concerns (rwconcern.go).
 	rw rwDefaultsState
 	// Auth is access control: users, roles and whether commands are
@@ -63,8 +64,8 @@ type Env struct {
 	// collations tells whether collections with default collations exist
 	// (collation.go).
 	collations defaultsState
-	// profiler holds the databases' profiling levels (profiler.go).
-	profiler profilerState
+	// profiler holds the databases' profiling levels.
+	profiler opctx.Profiler
 	// Repl is the replica-set state in replica-set mode; nil on a
 	// standalone server.
 	Repl *repl.Set
@@ -149,17 +150,6 @@ func (s *Stats) noteDisconnectKill(d time.Duration) {
 			return
 		}
 	}
-}
-
-// latencyClass is the opLatencies bucket of a command.
-func latencyClass(name string) int {
-	switch name {
-	case "find", "getMore", "count", "distinct", "aggregate":
-		return 0
-	case "insert", "update", "delete", "findAndModify", "findandmodify":
-		return 1
-	}
-	return 2
 }
 
 // Conn describes the client connection a command arrived on.
@@ -298,25 +288,25 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	}
 	defer c.releaseSnapshot()
 	start := time.Now()
-	op := c.Env.Ops.begin(c, cmd.Name, start)
+	op := beginOp(c, cmd.Name, start)
 	if c.sess != nil {
 		c.Env.sessOps.add(c.sess.key, op)
 		defer c.Env.sessOps.remove(c.sess.key, op)
 	}
 	collName := commandCollection(c)
 	defer func() {
-		c.Env.Ops.end(op)
-		if at, ok := op.disconnectKill(); ok {
+		c.Env.Ops.End(op)
+		if at, ok := op.DisconnectKill(); ok {
 			c.Env.Stats.noteDisconnectKill(time.Since(at))
 		}
 		d := time.Since(start)
 		logSlowOp(c, op, collName, d, reply)
 		profileOp(c, op, collName, d, reply)
 		if collName != "" {
-			c.Env.Top.record(c.DB, collName, cmd.Name, d)
+			c.Env.Top.Record(c.DB, collName, cmd.Name, d)
 		}
 		us := d.Microseconds()
-		class := latencyClass(cmd.Name)
+		class := opctx.LatencyClass(cmd.Name)
 		if c.Env.ObserveLatency != nil {
 			c.Env.ObserveLatency(class, d)
 		}

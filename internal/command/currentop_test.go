@@ -9,6 +9,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/opctx"
 )
 
 // TestKillOp: a registered operation's context is cancelled by killOp, and
@@ -17,10 +18,10 @@ func TestKillOp(t *testing.T) {
 	env := &Env{}
 	running := ctxWith(t, dbson.D{{Key: "find", Value: "c"}})
 	running.Env = env
-	op := env.Ops.begin(running, "find", time.Now())
-	defer env.Ops.end(op)
+	op := beginOp(running, "find", time.Now())
+	defer env.Ops.End(op)
 	var id int64
-	env.Ops.each(func(op *opInfo) { id = op.id })
+	env.Ops.Each(func(op *opctx.Op) { id = op.ID() })
 	killer := ctxWith(t, dbson.D{{Key: "killOp", Value: 1}, {Key: "op", Value: id}})
 	killer.Env = env
 	killer.Reply = &bson.Builder{}

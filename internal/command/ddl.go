@@ -1,6 +1,7 @@
 package command
 
 import (
+	"github.com/cairndb/cairn/internal/opctx"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
@@ -112,8 +113,8 @@ func drop(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if name == profileCollection {
-		c.Env.forgetProfileSize(c.DB)
+	if name == opctx.ProfileCollection {
+		c.Env.profiler.ForgetSize(c.DB)
 	}
 	if nIndexes > 0 {
 		c.Reply.AppendInt32("nIndexesWas", int32(nIndexes))
@@ -150,7 +151,7 @@ func dropDatabase(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Env.forgetProfileSize(c.DB)
+	c.Env.profiler.ForgetSize(c.DB)
 	if dropped {
 		c.Reply.AppendString("dropped", c.DB)
 	}

@@ -42,7 +42,7 @@ func deleteCmd(c *Ctx) error {
 			sc := beginStatement(c)
 			rs.start(i)
 			k, err := deleteOne(sc.c, a, tx, coll, st)
-			sc.stats.write.Ndeleted.Add(int64(k))
+			sc.stats.Writes().Ndeleted.Add(int64(k))
 			sc.end("remove", w.name, st, err)
 			n += k
 			if err != nil || k == 0 {

@@ -63,6 +63,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"github.com/cairndb/cairn/internal/opctx"
 	"time"
 
 	"github.com/cairndb/cairn/internal/catalog"
@@ -112,9 +113,9 @@ func (b *indexBuild) register(tx *exec.Tx, next *catalog.Collection) error {
 // run scans, loads and commits the build (steps 2 and 3), showing its
 // progress in currentOp; on failure it removes what the build left.
 func (b *indexBuild) run(c *Ctx) error {
-	if op := opOf(c); op != nil {
-		op.build.Store(&b.progress)
-		defer op.build.Store(nil)
+	if op := opctx.Of(c); op != nil {
+		op.ShowBuild(&b.progress)
+		defer op.ShowBuild(nil)
 	}
 	err := b.build(c)
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/opctx"
 	"github.com/cairndb/cairn/internal/session"
 )
 
@@ -132,24 +133,24 @@ func beginSession(c *Ctx, cmd *Command) error {
 // killSessions.
 type sessionOps struct {
 	mu sync.Mutex
-	m  map[session.Key]map[*opInfo]struct{}
+	m  map[session.Key]map[*opctx.Op]struct{}
 }
 
-func (s *sessionOps) add(k session.Key, op *opInfo) {
+func (s *sessionOps) add(k session.Key, op *opctx.Op) {
 	s.mu.Lock()
 	if s.m == nil {
-		s.m = make(map[session.Key]map[*opInfo]struct{})
+		s.m = make(map[session.Key]map[*opctx.Op]struct{})
 	}
 	set := s.m[k]
 	if set == nil {
-		set = make(map[*opInfo]struct{})
+		set = make(map[*opctx.Op]struct{})
 		s.m[k] = set
 	}
 	set[op] = struct{}{}
 	s.mu.Unlock()
 }
 
-func (s *sessionOps) remove(k session.Key, op *opInfo) {
+func (s *sessionOps) remove(k session.Key, op *opctx.Op) {
 	s.mu.Lock()
 	if set := s.m[k]; set != nil {
 		delete(set, op)
@@ -164,7 +165,7 @@ func (s *sessionOps) remove(k session.Key, op *opInfo) {
 // returns how many.
 func (s *sessionOps) kill(keys map[session.Key]bool) int {
 	s.mu.Lock()
-	var victims []*opInfo
+	var victims []*opctx.Op
 	for k, set := range s.m {
 		if keys[k] {
 			for op := range set {
@@ -174,7 +175,7 @@ func (s *sessionOps) kill(keys map[session.Key]bool) int {
 	}
 	s.mu.Unlock()
 	for _, op := range victims {
-		op.kill()
+		op.Kill()
 	}
 	return len(victims)
 }

@@ -33,7 +33,7 @@ func serverStatus(c *Ctx) error {
 		r.AppendInt32(a.name, int32(a.n))
 	}
 	r.End()
-	active := c.Env.Ops.activity()
+	active := c.Env.Ops.Activity()
 	maxConns := int64(c.Env.MaxConns)
 	if maxConns <= 0 {
 		maxConns = 1000000
@@ -43,7 +43,7 @@ func serverStatus(c *Ctx) error {
 	r.AppendInt32("available", int32(max(maxConns-s.ConnsCurrent.Load(), 0)))
 	r.AppendInt32("totalCreated", int32(s.ConnsTotal.Load()))
 	r.AppendInt32("rejected", int32(s.ConnsRejected.Load()))
-	r.AppendInt32("active", int32(active.conns))
+	r.AppendInt32("active", int32(active.Conns))
 	r.End()
 	appendGlobalLock(c, up, active)
 	appendLocks(c)

@@ -1,6 +1,10 @@
 package command
 
-import "time"
+import (
+	"time"
+
+	"github.com/cairndb/cairn/internal/opctx"
+)
 
 // serverStatus's globalLock and locks sections. Cairn's engine has one
 // lock, the writer lock a write transaction holds from its first write to
@@ -14,32 +18,9 @@ import "time"
 //     intent-exclusive ("w") lock: acquisitions, acquisitions that waited
 //     behind another writer, and the microseconds spent waiting.
 
-// activity is what the running operations are doing.
-type activity struct {
-	readers int // read commands running
-	conns   int // connections with an operation running
-}
-
-// activity counts the running read commands and the connections with an
-// operation running.
-func (o *Ops) activity() activity {
-	var a activity
-	conns := map[int64]struct{}{}
-	o.each(func(op *opInfo) {
-		if latencyClass(op.name) == 0 {
-			a.readers++
-		}
-		if op.conn != 0 {
-			conns[op.conn] = struct{}{}
-		}
-	})
-	a.conns = len(conns)
-	return a
-}
-
 // appendGlobalLock adds the globalLock section: totalTime (microseconds
 // since start), the writer-lock queue and the active clients.
-func appendGlobalLock(c *Ctx, up time.Duration, a activity) {
+func appendGlobalLock(c *Ctx, up time.Duration, a opctx.Activity) {
 	s := &c.Env.Stats
 	r := c.Reply
 	queued := s.WritersQueued.Load()
@@ -52,8 +33,8 @@ func appendGlobalLock(c *Ctx, up time.Duration, a activity) {
 	r.AppendInt32("writers", int32(queued))
 	r.End()
 	r.StartDocument("activeClients")
-	r.AppendInt32("total", int32(int64(a.readers)+holding))
-	r.AppendInt32("readers", int32(a.readers))
+	r.AppendInt32("total", int32(int64(a.Readers)+holding))
+	r.AppendInt32("readers", int32(a.Readers))
 	r.AppendInt32("writers", int32(holding))
 	r.End()
 	r.End()

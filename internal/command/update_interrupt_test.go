@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"github.com/cairndb/cairn/internal/opctx"
 	"testing"
 	"time"
 
@@ -36,9 +37,9 @@ func TestUpdateInterruptedRollsBack(t *testing.T) {
 	}{
 		{"killOp", func(c *Ctx) {
 			// killOp of the running update, as another connection would.
-			c.Env.Ops.each(func(op *opInfo) {
-				if op.name == "update" {
-					op.kill()
+			c.Env.Ops.Each(func(op *opctx.Op) {
+				if op.Name() == "update" {
+					op.Kill()
 				}
 			})
 		}, nil, 11601},

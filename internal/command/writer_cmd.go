@@ -4,6 +4,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/internal/opctx"
 )
 
 // writer opens a collection writer for this command, honouring its
@@ -33,5 +34,5 @@ func (c *Ctx) WarnInvalid(ns string, doc, extra bson.Doc) {
 	}
 	errInfo, _ := extra.Lookup("errInfo")
 	c.Env.Log.Warn("Document would fail validation", "c", "STORAGE", "id", 20294, "ctx", connCtxName(c),
-		"namespace", ns, "document", loggedDoc(doc), "errInfo", loggedDoc(errInfo.Document()))
+		"namespace", ns, "document", opctx.LoggedDoc(doc), "errInfo", opctx.LoggedDoc(errInfo.Document()))
 }

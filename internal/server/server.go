@@ -9,6 +9,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/cairndb/cairn/internal/opctx"
 	"log/slog"
 	"net"
 	"os"
@@ -218,7 +219,7 @@ func New(opts Options) (*Server, error) {
 	}
 	s.env.Auth = am
 	s.env.PreAuthMaxMessageSize.Store(opts.PreAuthMaxMessageSize)
-	s.env.SlowMS.Store(command.DefaultSlowMS)
+	s.env.SlowMS.Store(opctx.DefaultSlowMS)
 	if opts.SlowMS != nil {
 		s.env.SlowMS.Store(*opts.SlowMS)
 	}

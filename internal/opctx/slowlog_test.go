@@ -1,4 +1,4 @@
-package command
+package opctx
 
 import (
 	"encoding/json"
@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/cairndb/cairn/bson"
-	"github.com/cairndb/cairn/internal/exec"
 )
 
 func TestLoggedCommand(t *testing.T) {
@@ -14,18 +13,18 @@ func TestLoggedCommand(t *testing.T) {
 	b.AppendString("createUser", "u")
 	b.AppendString("pwd", "hunter2")
 	b.AppendString("$db", "admin")
-	if got := string(loggedCommand(b.Finish())); got != `{"createUser":"u","pwd":"xxx","$db":"admin"}` {
+	if got := string(LoggedCommand(b.Finish())); got != `{"createUser":"u","pwd":"xxx","$db":"admin"}` {
 		t.Errorf("createUser logged as %s", got)
 	}
 	b.Reset(nil)
 	b.AppendInt32("saslStart", 1)
 	b.AppendBinary("payload", 0, []byte("n,,n=u,r=abc"))
-	if got := string(loggedCommand(b.Finish())); strings.Contains(got, "abc") || !strings.Contains(got, `"payload":"xxx"`) {
+	if got := string(LoggedCommand(b.Finish())); strings.Contains(got, "abc") || !strings.Contains(got, `"payload":"xxx"`) {
 		t.Errorf("saslStart logged as %s", got)
 	}
 	b.Reset(nil)
-	b.AppendString("find", strings.Repeat("c", 2*maxLoggedCommandBytes))
-	if got := string(loggedCommand(b.Finish())); len(got) > maxLoggedCommandBytes+100 || !strings.Contains(got, `"size":`) || !strings.Contains(got, `"truncated":`) {
+	b.AppendString("find", strings.Repeat("c", 2*MaxLoggedCommandBytes))
+	if got := string(LoggedCommand(b.Finish())); len(got) > MaxLoggedCommandBytes+100 || !strings.Contains(got, `"size":`) || !strings.Contains(got, `"truncated":`) {
 		t.Errorf("a long command is logged as %d bytes: %.100s", len(got), got)
 	}
 }
@@ -49,23 +48,21 @@ func TestLoggedCommandLargeInsert(t *testing.T) {
 		Truncated string
 		Size      int
 	}
-	if err := json.Unmarshal(loggedCommand(body), &got); err != nil {
+	if err := json.Unmarshal(LoggedCommand(body), &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Size != len(body) || len(got.Truncated) > maxLoggedCommandBytes || !strings.HasPrefix(got.Truncated, `{"insert":"c","documents":[{"_id":0,"s":"xxx`) {
+	if got.Size != len(body) || len(got.Truncated) > MaxLoggedCommandBytes || !strings.HasPrefix(got.Truncated, `{"insert":"c","documents":[{"_id":0,"s":"xxx`) {
 		t.Fatalf("size %d (want %d), %d bytes: %.80s", got.Size, len(body), len(got.Truncated), got.Truncated)
 	}
 }
 
-func TestPlanSummary(t *testing.T) {
-	var key bson.Builder
-	key.AppendInt32("a", 1)
-	key.AppendInt32("b", -1)
-	key.AppendString("t", "text")
-	if got := exec.KeyPatternText(key.Finish()); got != `{ a: 1, b: -1, t: "text" }` {
-		t.Errorf("key pattern %s", got)
-	}
-	if exec.PlanSummary(nil, true) != "IDHACK" || exec.PlanSummary(nil, false) != "COLLSCAN" {
-		t.Error("IDHACK / COLLSCAN")
+func TestRedacted(t *testing.T) {
+	var b bson.Builder
+	b.AppendString("createUser", "u")
+	b.AppendString("pwd", "hunter2")
+	b.AppendString("$db", "admin")
+	got := Redacted("createUser", b.Finish()).String()
+	if strings.Contains(got, "hunter2") || !strings.Contains(got, `pwd: "xxx"`) {
+		t.Errorf("Redacted = %s", got)
 	}
 }

@@ -1,4 +1,4 @@
-package command
+package opctx
 
 import (
 	"sort"
@@ -14,7 +14,7 @@ import (
 // (microseconds) and count by kind of operation. Recording is on every
 // command's path, so it takes no lock: the namespace map is copied on
 // write (a new namespace is rare) and read with one atomic load, and the
-// counters are atomic.
+// counters are atomic. The zero Top is ready.
 type Top struct {
 	mu sync.Mutex // serialises adding namespaces
 	m  atomic.Pointer[map[nsKey]*topEntry]
@@ -65,10 +65,10 @@ func (t *Top) entry(db, coll string) *topEntry {
 	return e
 }
 
-// latency returns a namespace's time (µs) and count of reads, writes,
+// Latency returns a namespace's time (µs) and count of reads, writes,
 // other commands and transactions (none: Cairn has no transactions), as
 // $collStats latencyStats reports them.
-func (t *Top) latency(db, coll string) (out [4][2]int64) {
+func (t *Top) Latency(db, coll string) (out [4][2]int64) {
 	m := t.m.Load()
 	if m == nil {
 		return out
@@ -83,15 +83,15 @@ func (t *Top) latency(db, coll string) (out [4][2]int64) {
 	return out
 }
 
-// record adds one command's duration to its namespace.
-func (t *Top) record(db, coll, name string, d time.Duration) {
+// Record adds one command's duration to its namespace.
+func (t *Top) Record(db, coll, name string, d time.Duration) {
 	us := d.Microseconds()
 	e := t.entry(db, coll)
 	e.total.add(us)
-	switch latencyClass(name) {
-	case 0:
+	switch LatencyClass(name) {
+	case Read:
 		e.readLock.add(us)
-	case 1:
+	case Write:
 		e.writeLock.add(us)
 	}
 	switch name {
@@ -110,9 +110,11 @@ func (t *Top) record(db, coll, name string, d time.Duration) {
 	}
 }
 
-func top(c *Ctx) error {
+// AppendTotals appends top's "totals" document: every namespace's
+// counters, in namespace order.
+func (t *Top) AppendTotals(r *bson.Builder) {
 	var entries map[nsKey]*topEntry
-	if m := c.Env.Top.m.Load(); m != nil {
+	if m := t.m.Load(); m != nil {
 		entries = *m
 	}
 	names := make([]string, 0, len(entries))
@@ -123,7 +125,6 @@ func top(c *Ctx) error {
 		byName[ns] = e
 	}
 	sort.Strings(names)
-	r := c.Reply
 	r.StartDocument("totals")
 	r.AppendString("note", "all times in microseconds")
 	for _, ns := range names {
@@ -142,15 +143,4 @@ func top(c *Ctx) error {
 		r.End()
 	}
 	r.End()
-	return nil
-}
-
-// commandCollection is the collection named by the command's first field,
-// or "".
-func commandCollection(c *Ctx) string {
-	it := c.Body.Iter()
-	if !it.Next() || it.Element().Value.Type != bson.TypeString {
-		return ""
-	}
-	return it.Element().Value.StringValue()
 }

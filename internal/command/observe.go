@@ -1,0 +1,132 @@
+package command
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/internal/opctx"
+)
+
+// The commands' side of the operation layer (internal/opctx): what
+// Dispatch and the handlers hand it of a command. The layer keeps no
+// reference to a Ctx; it is given the request's parts explicitly.
+
+// beginOp registers the command in the operation table; the operation is
+// its context from then on.
+func beginOp(c *Ctx, name string, start time.Time) *opctx.Op {
+	var conn int64
+	var client string
+	if c.Conn != nil {
+		conn, client = c.Conn.ID, c.Conn.Remote
+	}
+	op := c.Env.Ops.Begin(c.Context, conn, client, c.DB, name, c.Body, start)
+	c.Context = op
+	return op
+}
+
+// request is the command as the slow-operation log and the profiler
+// describe it.
+func (c *Ctx) request() *opctx.Request {
+	r := &opctx.Request{DB: c.DB, Name: c.Name, Body: c.Body}
+	if c.Conn != nil {
+		r.Origin = &opctx.Origin{ID: c.Conn.ID, Remote: c.Conn.Remote, Meta: c.Conn.ClientMeta}
+	}
+	return r
+}
+
+// connCtxName is the "ctx" of the connection's log lines ("conn" and its
+// number).
+func connCtxName(c *Ctx) string {
+	if c.Conn == nil {
+		return "conn"
+	}
+	return (&opctx.Origin{ID: c.Conn.ID}).CtxName()
+}
+
+// slowEnough reports whether a command (or statement) that took d is
+// logged.
+func slowEnough(c *Ctx, d time.Duration) bool {
+	return opctx.SlowEnough(c, c.Env.Log, c.Env.SlowMS.Load(), d)
+}
+
+// logSlowOp writes the slow-operation line of a command that took d, if d
+// reaches the threshold.
+func logSlowOp(c *Ctx, op *opctx.Op, coll string, d time.Duration, reply bson.Doc) {
+	if slowEnough(c, d) {
+		opctx.LogSlowOp(c.Env.Log, c.request(), op.Stats(), coll, d, reply)
+	}
+}
+
+// profileOp writes the command's profile document, if its database's
+// level asks for it.
+func profileOp(c *Ctx, op *opctx.Op, coll string, d time.Duration, reply bson.Doc) {
+	if !c.Env.profiler.Active() {
+		return
+	}
+	c.Env.profiler.Op(&c.Env.Engine, c.Env.Log, c.Env.SlowMS.Load(), c.request(), op, coll, d, reply)
+}
+
+// commandCollection is the collection named by the command's first field,
+// or "".
+func commandCollection(c *Ctx) string {
+	it := c.Body.Iter()
+	if !it.Next() || it.Element().Value.Type != bson.TypeString {
+		return ""
+	}
+	return it.Element().Value.StringValue()
+}
+
+// statsOf returns the figures ctx's stages add to, or nil outside a
+// command.
+func statsOf(ctx context.Context) *opctx.Stats { return opctx.StatsOf(ctx) }
+
+// writeFiguresOf returns the write figures ctx's writes add to, or nil.
+func writeFiguresOf(ctx context.Context) *exec.WriteFigures { return opctx.WriteFiguresOf(ctx) }
+
+// noteExamined adds index keys and documents a query stage examined, and
+// the plan it used, to the operation's figures.
+func noteExamined(ctx context.Context, plan string, keys, docs int64) {
+	exec.NoteExamined(ctx, plan, keys, docs)
+}
+
+// noteReturned counts documents a command returned to the client.
+func noteReturned(ctx context.Context, n int64) { opctx.NoteReturned(ctx, n) }
+
+// noteSorted records a blocking (in-memory) sort, as mongod's
+// hasSortStage and usedDisk, and counts it in
+// metrics.operation.scanAndOrder.
+func noteSorted(c *Ctx, spilled bool) { c.Env.NoteSorted(c, spilled) }
+
+// statement is one update or delete statement being run: its own context
+// for the figures its stages add, and its start.
+type statement struct {
+	c     *Ctx
+	stats opctx.Stats
+	start time.Time
+}
+
+// beginStatement returns a copy of c whose query and write stages add to
+// a fresh set of figures, the statement's.
+func beginStatement(c *Ctx) *statement {
+	s := &statement{start: time.Now()}
+	sc := *c
+	sc.Context = opctx.WithStats(c.Context, &s.stats)
+	s.c = &sc
+	return s
+}
+
+// end profiles the statement and logs its slow-operation line (typ
+// "update" or "remove") if it took at least slowms; err is the
+// statement's error, if it failed.
+func (s *statement) end(typ, coll string, stmt bson.Doc, err error) {
+	c := s.c
+	d := time.Since(s.start)
+	if c.Env.profiler.On() {
+		c.Env.profiler.Statement(c.Env.SlowMS.Load(), c.request(), opctx.Of(c), typ, coll, stmt, &s.stats, d, err)
+	}
+	if slowEnough(c, d) {
+		opctx.LogStatement(c.Env.Log, c.request(), typ, coll, stmt, &s.stats, d, err)
+	}
+}
