@@ -23,7 +23,7 @@ type aggCatalog struct {
 
 // Scan implements agg.Catalog; a view is read through its pipeline.
 func (k *aggCatalog) Scan(db, coll string) (agg.Iterator, error) {
-	source, stages, isView, err := resolveView(k.Tx, db, coll)
+	source, stages, isView, err := exec.ResolveView(k.Tx, db, coll)
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (k *aggCatalog) Scan(db, coll string) (agg.Iterator, error) {
 // is read through the index plan filter selects, if any; the documents
 // are a superset of filter's matches.
 func (k *aggCatalog) ScanFiltered(db, coll string, filter bson.Doc) (agg.Iterator, error) {
-	_, _, isView, err := resolveView(k.Tx, db, coll)
+	_, _, isView, err := exec.ResolveView(k.Tx, db, coll)
 	if err != nil {
 		return nil, err
 	}

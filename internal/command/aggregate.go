@@ -150,37 +150,6 @@ func aggregate(c *Ctx) error {
 	return writeBatch(c, nil, s, ns, 0, batchOptions{batchSize: batchSize, firstBatch: true}, false)
 }
 
-// maxViewDepth bounds chains of views, as MongoDB's ViewGraph::kMaxViewDepth
-// (checked at creation by checkViewGraph, and again when a view resolves).
-const maxViewDepth = 20
-
-// resolveView follows db.name through views down to a collection and
-// returns its name and the views' pipelines, innermost first.
-func resolveView(tx *exec.Tx, db, name string) (source string, stages []bson.Doc, isView bool, err error) {
-	source = name
-	for depth := 0; ; depth++ {
-		coll, err := catalog.Get(tx, db, source)
-		if err != nil || coll == nil {
-			return source, stages, isView, err
-		}
-		viewOn, pipeline, ok := coll.View()
-		if !ok {
-			return source, stages, isView, nil
-		}
-		if depth >= maxViewDepth {
-			return "", nil, false, mongoerr.New(mongoerr.ViewDepthLimitExceeded, "View depth too deep or view cycle detected; maximum depth is %d", maxViewDepth)
-		}
-		isView = true
-		var own []bson.Doc
-		it := pipeline.Iter()
-		for it.Next() {
-			own = append(own, append(bson.Doc(nil), it.Element().Value.Data...))
-		}
-		stages = append(own, stages...)
-		source = viewOn
-	}
-}
-
 // expandView resolves name; for a view it returns the underlying
 // collection and the views' pipelines followed by stages.
 func expandView(c *Ctx, name string, stages []bson.Doc) (string, []bson.Doc, error) {
@@ -189,7 +158,7 @@ func expandView(c *Ctx, name string, stages []bson.Doc) (string, []bson.Doc, err
 		return "", nil, err
 	}
 	defer tx.Rollback()
-	source, vstages, isView, err := resolveView(tx, c.DB, name)
+	source, vstages, isView, err := exec.ResolveView(tx, c.DB, name)
 	if err != nil || !isView {
 		return name, stages, err
 	}

@@ -146,7 +146,7 @@ func hasUpsert(c *Ctx, field string) bool {
 func aggregateNeeds(c *Ctx) []need {
 	out := []need{{DB: c.DB, Actions: auth.Find}}
 	p, _ := c.Body.Lookup("pipeline")
-	return append(out, pipelineNeeds(c.DB, p)...)
+	return append(out, auth.PipelineNeeds(c.DB, p)...)
 }
 
 // renameNeeds: within one database renameCollectionSameDB; across
@@ -224,4 +224,18 @@ func (c *Ctx) visibleDatabases() (func(string) bool, error) {
 		}
 	}
 	return func(db string) bool { return dbs[db] }, nil
+}
+
+// viewNeeds: creating or modifying a view reading viewOn through pipeline
+// needs find on its source and on every namespace its pipeline reads, as
+// mongod checks at create and collMod (a view could otherwise read what
+// its creator cannot).
+func viewNeeds(c *Ctx, base []need) []need {
+	_, hasViewOn := c.Body.Lookup("viewOn")
+	pipeline, hasPipeline := c.Body.Lookup("pipeline")
+	if !hasViewOn && !hasPipeline {
+		return base
+	}
+	out := append(base, need{DB: c.DB, Actions: auth.Find})
+	return append(out, auth.PipelineNeeds(c.DB, pipeline)...)
 }

@@ -96,7 +96,7 @@ func createView(c *Ctx, name string) error {
 				}
 			}
 		}
-		if err := checkViewGraph(tx, c.DB, name, viewOn, pipeline); err != nil {
+		if err := exec.CheckViewGraph(tx, c.DB, name, viewOn, pipeline); err != nil {
 			return err
 		}
 		_, err := catalog.CreateView(tx, c.DB, name, viewOn, pipeline, collation)

@@ -1,4 +1,4 @@
-package command
+package auth
 
 import (
 	"fmt"
@@ -8,7 +8,6 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
-	"github.com/cairndb/cairn/internal/auth"
 )
 
 // namespaceStages are the stages that read or write a namespace other than
@@ -63,7 +62,7 @@ func TestPipelineNeeds(t *testing.T) {
 			}
 			p, _ := doc.Lookup("p")
 			var got []string
-			for _, n := range pipelineNeeds("app", p) {
+			for _, n := range PipelineNeeds("app", p) {
 				got = append(got, fmt.Sprintf("%s:%s", n.DB, n.Actions))
 			}
 			slices.Sort(got)
@@ -90,8 +89,8 @@ func TestPipelineNeedsDeepNesting(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, _ := doc.Lookup("p")
-	needs := pipelineNeeds("app", v)
-	if !slices.Contains(needs, need{DB: "bottom", Actions: auth.Find}) {
+	needs := PipelineNeeds("app", v)
+	if !slices.Contains(needs, Need{DB: "bottom", Actions: Find}) {
 		t.Errorf("needs = %v, want bottom:find", needs)
 	}
 }

@@ -1,8 +1,7 @@
-package command
+package auth
 
 import (
 	"github.com/cairndb/cairn/bson"
-	"github.com/cairndb/cairn/internal/auth"
 )
 
 // Privileges of an aggregation pipeline.
@@ -13,7 +12,7 @@ import (
 // carry sub-pipelines that may do the same at any depth, $out and $merge
 // write, and a few stages need an action of their own ($collStats,
 // $indexStats, $planCacheStats, $listLocalSessions of other users). As
-// mongod's LiteParsedPipeline does, pipelineNeeds walks the pipeline's
+// mongod's LiteParsedPipeline does, PipelineNeeds walks the pipeline's
 // BSON before anything is parsed or run and lists every (database,
 // actions) pair it involves; the command is refused with Unauthorized
 // (13) unless the user holds all of them.
@@ -26,32 +25,32 @@ import (
 // BSON's own depth; the parser refuses such pipelines anyway.
 //
 // Views are checked as mongod checks them: creating or modifying a view
-// needs find on every namespace its definition reads (viewNeeds), and a
+// needs find on every namespace its definition reads (command's viewNeeds), and a
 // query on a view needs find on the view alone — the point of a view
 // being that it can expose part of collections its readers cannot read.
 
-// pipelineNeeds lists what running pipeline (an array of stages) on
+// PipelineNeeds lists what running pipeline (an array of stages) on
 // database db requires.
-func pipelineNeeds(db string, pipeline bson.Value) []need {
-	var out []need
-	for _, r := range pipelineRefs(db, pipeline) {
-		out = append(out, need{DB: r.db, Actions: r.actions})
+func PipelineNeeds(db string, pipeline bson.Value) []Need {
+	var out []Need
+	for _, r := range PipelineRefs(db, pipeline) {
+		out = append(out, Need{DB: r.DB, Actions: r.Actions})
 	}
 	return out
 }
 
-// nsRef is one use a pipeline makes of a namespace: the actions it needs
+// NsRef is one use a pipeline makes of a namespace: the actions it needs
 // on database db, and the collection it reads or writes ("" for a stage
 // that needs an action on its input's database, or a cluster action, db
 // "").
-type nsRef struct {
-	db, coll string
-	actions  auth.Action
+type NsRef struct {
+	DB, Coll string
+	Actions  Action
 }
 
-// pipelineRefs lists every namespace pipeline, run on database db, uses.
-func pipelineRefs(db string, pipeline bson.Value) []nsRef {
-	var out []nsRef
+// PipelineRefs lists every namespace pipeline, run on database db, uses.
+func PipelineRefs(db string, pipeline bson.Value) []NsRef {
+	var out []NsRef
 	walkPipeline(db, pipeline, 0, &out)
 	return out
 }
@@ -60,7 +59,7 @@ func pipelineRefs(db string, pipeline bson.Value) []nsRef {
 // (and BSON's nesting limit makes deeper input impossible anyway).
 const walkPipelineDepth = 200
 
-func walkPipeline(db string, pipeline bson.Value, depth int, out *[]nsRef) {
+func walkPipeline(db string, pipeline bson.Value, depth int, out *[]NsRef) {
 	if pipeline.Type != bson.TypeArray || depth > walkPipelineDepth {
 		return
 	}
@@ -78,8 +77,8 @@ func walkPipeline(db string, pipeline bson.Value, depth int, out *[]nsRef) {
 }
 
 // walkStage adds what one stage involves.
-func walkStage(db string, e bson.Element, depth int, out *[]nsRef) {
-	add := func(db, coll string, a auth.Action) { *out = append(*out, nsRef{db, coll, a}) }
+func walkStage(db string, e bson.Element, depth int, out *[]NsRef) {
+	add := func(db, coll string, a Action) { *out = append(*out, NsRef{db, coll, a}) }
 	spec, isDoc := bson.Doc(nil), e.Value.Type == bson.TypeDocument
 	if isDoc {
 		spec = e.Value.Document()
@@ -91,7 +90,7 @@ func walkStage(db string, e bson.Element, depth int, out *[]nsRef) {
 		var dbs []string
 		if isDoc {
 			for _, ns := range namespaces(spec, "from", db) {
-				add(ns[0], ns[1], auth.Find)
+				add(ns[0], ns[1], Find)
 				dbs = append(dbs, ns[0])
 			}
 			forEach(spec, "pipeline", func(p bson.Value) {
@@ -100,19 +99,19 @@ func walkStage(db string, e bson.Element, depth int, out *[]nsRef) {
 				}
 			})
 		} else {
-			add(db, "", auth.Find)
+			add(db, "", Find)
 		}
 	case "$unionWith":
 		switch {
 		case e.Value.Type == bson.TypeString:
-			add(db, e.Value.StringValue(), auth.Find)
+			add(db, e.Value.StringValue(), Find)
 		case isDoc:
 			for _, ns := range namespaces(spec, "coll", db) {
-				add(ns[0], ns[1], auth.Find)
+				add(ns[0], ns[1], Find)
 			}
 			forEach(spec, "pipeline", func(p bson.Value) { walkPipeline(db, p, depth+1, out) })
 		default:
-			add(db, "", auth.Find)
+			add(db, "", Find)
 		}
 	case "$facet":
 		if isDoc {
@@ -122,9 +121,9 @@ func walkStage(db string, e bson.Element, depth int, out *[]nsRef) {
 			}
 		}
 	case "$out", "$merge":
-		acts := auth.Insert | auth.Remove
+		acts := Insert | Remove
 		if e.Key == "$merge" {
-			acts |= auth.Update
+			acts |= Update
 		}
 		switch {
 		case e.Value.Type == bson.TypeString:
@@ -151,19 +150,19 @@ func walkStage(db string, e bson.Element, depth int, out *[]nsRef) {
 			add(db, "", acts)
 		}
 	case "$collStats":
-		add(db, "", auth.CollStats)
+		add(db, "", CollStats)
 	case "$indexStats":
-		add(db, "", auth.IndexStats)
+		add(db, "", IndexStats)
 	case "$planCacheStats":
-		add(db, "", auth.PlanCacheRead)
+		add(db, "", PlanCacheRead)
 	case "$listLocalSessions", "$listSessions":
 		// Another user's sessions need listSessions on the cluster.
 		if isDoc {
 			if v, ok := spec.Lookup("allUsers"); ok && v.Truthy() {
-				add("", "", auth.ListSessions)
+				add("", "", ListSessions)
 			}
 			if _, ok := spec.Lookup("users"); ok {
-				add("", "", auth.ListSessions)
+				add("", "", ListSessions)
 			}
 		}
 	}
@@ -225,18 +224,4 @@ func forEach(spec bson.Doc, field string, fn func(bson.Value)) {
 			fn(e.Value)
 		}
 	}
-}
-
-// viewNeeds: creating or modifying a view reading viewOn through pipeline
-// needs find on its source and on every namespace its pipeline reads, as
-// mongod checks at create and collMod (a view could otherwise read what
-// its creator cannot).
-func viewNeeds(c *Ctx, base []need) []need {
-	_, hasViewOn := c.Body.Lookup("viewOn")
-	pipeline, hasPipeline := c.Body.Lookup("pipeline")
-	if !hasViewOn && !hasPipeline {
-		return base
-	}
-	out := append(base, need{DB: c.DB, Actions: auth.Find})
-	return append(out, pipelineNeeds(c.DB, pipeline)...)
 }

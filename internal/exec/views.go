@@ -1,8 +1,7 @@
-package command
+package exec
 
 import (
 	"errors"
-	"github.com/cairndb/cairn/internal/exec"
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
@@ -13,9 +12,9 @@ import (
 
 // The view graph. A view depends on the namespace it is defined on and on
 // every namespace its pipeline reads ($lookup, $graphLookup, $unionWith,
-// at any depth: pipelineRefs). As mongod's ViewGraph does, a new view is
+// at any depth: auth.PipelineRefs). As mongod's ViewGraph does, a new view is
 // refused at creation when it would close a cycle (GraphContainsCycle, 5)
-// or make a chain of views longer than maxViewDepth
+// or make a chain of views longer than MaxViewDepth
 // (ViewDepthLimitExceeded, 165) — counting both the views it rests on and
 // the views already resting on it, since a view named before it existed
 // starts to resolve once it does.
@@ -23,7 +22,7 @@ import (
 // viewGraph answers, within one transaction, what each namespace depends
 // on; proposed holds the view being created.
 type viewGraph struct {
-	tx       *exec.Tx
+	tx       *Tx
 	proposed string   // "db.name" of the new view
 	refs     []string // what the new view depends on
 	height   map[string]int
@@ -34,17 +33,17 @@ type viewGraph struct {
 // depends on.
 func viewDeps(db, viewOn string, pipeline bson.Doc) []string {
 	deps := []string{db + "." + viewOn}
-	for _, r := range pipelineRefs(db, bson.Value{Type: bson.TypeArray, Data: pipeline}) {
-		if r.coll != "" && r.actions&auth.Find != 0 {
-			deps = append(deps, r.db+"."+r.coll)
+	for _, r := range auth.PipelineRefs(db, bson.Value{Type: bson.TypeArray, Data: pipeline}) {
+		if r.Coll != "" && r.Actions&auth.Find != 0 {
+			deps = append(deps, r.DB+"."+r.Coll)
 		}
 	}
 	return deps
 }
 
-// checkViewGraph refuses the view db.name over viewOn with pipeline if it
+// CheckViewGraph refuses the view db.name over viewOn with pipeline if it
 // would make a cycle or a chain too deep.
-func checkViewGraph(tx *exec.Tx, db, name, viewOn string, pipeline bson.Doc) error {
+func CheckViewGraph(tx *Tx, db, name, viewOn string, pipeline bson.Doc) error {
 	g := &viewGraph{tx: tx, proposed: db + "." + name, refs: viewDeps(db, viewOn, pipeline), height: map[string]int{}}
 	var cycle []string
 	h, err := g.childrenHeight(g.proposed, 0, &cycle)
@@ -65,7 +64,7 @@ func checkViewGraph(tx *exec.Tx, db, name, viewOn string, pipeline bson.Doc) err
 		return err
 	}
 	// h counts the collections at the bottom, ph the new view itself.
-	if ph+(h-1)-1 > maxViewDepth {
+	if ph+(h-1)-1 > MaxViewDepth {
 		return errViewDepth()
 	}
 	return nil
@@ -76,7 +75,7 @@ func checkViewGraph(tx *exec.Tx, db, name, viewOn string, pipeline bson.Doc) err
 var errViewCycle = errors.New("view cycle")
 
 func errViewDepth() error {
-	return mongoerr.New(mongoerr.ViewDepthLimitExceeded, "View depth limit exceeded; maximum depth is %d", maxViewDepth)
+	return mongoerr.New(mongoerr.ViewDepthLimitExceeded, "View depth limit exceeded; maximum depth is %d", MaxViewDepth)
 }
 
 // deps returns what ns depends on: the proposed view's references, a
@@ -105,7 +104,7 @@ func (g *viewGraph) childrenHeight(ns string, depth int, cycle *[]string) (int, 
 	if depth > 0 && ns == g.proposed {
 		return 0, errViewCycle
 	}
-	if depth > maxViewDepth {
+	if depth > MaxViewDepth {
 		return 0, errViewDepth()
 	}
 	if h, ok := g.height[ns]; ok {
@@ -132,7 +131,7 @@ func (g *viewGraph) childrenHeight(ns string, depth int, cycle *[]string) (int, 
 
 // parentsHeight is the height of the views resting on ns, ns included.
 func (g *viewGraph) parentsHeight(ns string, depth int, memo map[string]int) (int, error) {
-	if depth > maxViewDepth {
+	if depth > MaxViewDepth {
 		return 0, errViewDepth()
 	}
 	if h, ok := memo[ns]; ok {
@@ -172,4 +171,35 @@ func (g *viewGraph) loadParents() error {
 		}
 	}
 	return nil
+}
+
+// MaxViewDepth bounds chains of views, as MongoDB's ViewGraph::kMaxViewDepth
+// (checked at creation by CheckViewGraph, and again when a view resolves).
+const MaxViewDepth = 20
+
+// ResolveView follows db.name through views down to a collection and
+// returns its name and the views' pipelines, innermost first.
+func ResolveView(tx *Tx, db, name string) (source string, stages []bson.Doc, isView bool, err error) {
+	source = name
+	for depth := 0; ; depth++ {
+		coll, err := catalog.Get(tx, db, source)
+		if err != nil || coll == nil {
+			return source, stages, isView, err
+		}
+		viewOn, pipeline, ok := coll.View()
+		if !ok {
+			return source, stages, isView, nil
+		}
+		if depth >= MaxViewDepth {
+			return "", nil, false, mongoerr.New(mongoerr.ViewDepthLimitExceeded, "View depth too deep or view cycle detected; maximum depth is %d", MaxViewDepth)
+		}
+		isView = true
+		var own []bson.Doc
+		it := pipeline.Iter()
+		for it.Next() {
+			own = append(own, append(bson.Doc(nil), it.Element().Value.Data...))
+		}
+		stages = append(own, stages...)
+		source = viewOn
+	}
 }
