@@ -128,15 +128,12 @@ func aggregate(c *Ctx) error {
 	}
 	src := newAggSource(c, actx, p, source)
 	src.planning = planning
-	if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
-		src.cat.lsid = append(bson.Doc(nil), lsid.Document()...)
-	}
 	if p.Writes() {
 		var wc writeConcern
 		if wc, err = parseWriteConcern(c); err != nil {
 			return err
 		}
-		src.cat.durability = wc.durability()
+		src.cat.Durability = wc.durability()
 		// Run to completion now: $out/$merge produce no documents.
 		if _, err := src.Fill(c, func(bson.Doc) bool { return true }); err != nil {
 			return err
@@ -245,7 +242,7 @@ type aggSource struct {
 	db      string
 	coll    string
 	p       *agg.Pipeline
-	cat     *aggCatalog
+	cat     *exec.AggCatalog
 	it      agg.Iterator
 	pending bson.Doc
 	done    bool
@@ -256,7 +253,7 @@ type aggSource struct {
 
 func newAggSource(c *Ctx, actx *agg.Context, p *agg.Pipeline, name string) *aggSource {
 	s := &aggSource{env: c.Env, db: c.DB, coll: name, p: p}
-	s.cat = &aggCatalog{AggSnapshot: exec.AggSnapshot{Eng: &c.Env.Engine}, env: c.Env, c: c, durability: exec.Durability(0)}
+	s.cat = &exec.AggCatalog{AggSnapshot: exec.AggSnapshot{Eng: &c.Env.Engine}, Cmd: c, Latency: c.Env.Top.Latency, Started: c.Env.Started, Sessions: sessionLister{c}}
 	actx.Catalog = s.cat
 	s.cat.Actx = actx
 	actx.Check = func() error {
@@ -293,7 +290,7 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 		}
 	}()
 	if s.it == nil && s.planning.Text == nil && s.planning.GeoNear == nil && s.coll != "" && !s.p.StartsWithSource() {
-		it, ok, err := s.cat.sortedRun(s.db, s.coll, s.p, s.planning.Hint)
+		it, ok, err := s.cat.SortedRun(s.db, s.coll, s.p, s.planning.Hint)
 		if err != nil {
 			s.done = true
 			return false, err
@@ -358,4 +355,13 @@ func (s *aggSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, e
 			return false, nil
 		}
 	}
+}
+
+// parallelRun starts the pipeline over a parallel scan when it suits one
+// (see parallelPipeline).
+func (s *aggSource) parallelRun(tx *exec.Tx, ctx context.Context) (agg.Iterator, bool, error) {
+	if s.coll == "" {
+		return nil, false, nil
+	}
+	return s.env.ParallelPipeline(ctx, tx, s.db, s.coll, s.p, s.p.LeadingFilter(), s.p.Filter, s.planning.Hint)
 }

@@ -62,8 +62,8 @@ type Env struct {
 	// at least this long are logged; the server sets it, 0 logs every one.
 	SlowMS atomic.Int64
 	// collations tells whether collections with default collations exist
-	// (collation.go).
-	collations defaultsState
+	// (exec.DefaultCollations).
+	collations exec.DefaultCollations
 	// profiler holds the databases' profiling levels.
 	profiler opctx.Profiler
 	// Repl is the replica-set state in replica-set mode; nil on a

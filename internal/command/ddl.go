@@ -81,7 +81,7 @@ func create(c *Ctx) error {
 		return err
 	}
 	if collated {
-		c.Env.noteDefaultCollation()
+		c.Env.collations.Note(&c.Env.Engine)
 	}
 	return c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		_, err := catalog.Create(tx, c.DB, name, options)

@@ -101,7 +101,7 @@ func deleteOne(c *Ctx, a args, tx *exec.Tx, coll *catalog.Collection, st bson.Do
 		return 0, err
 	}
 	if coll != nil && !given(collation) {
-		if opts.Collation, err = collectionCollation(coll); err != nil {
+		if opts.Collation, err = exec.CollectionCollation(coll); err != nil {
 			return 0, err
 		}
 	}

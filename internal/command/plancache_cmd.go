@@ -1,10 +1,6 @@
 package command
 
 import (
-	"os"
-
-	"github.com/cairndb/cairn/bson"
-	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 )
@@ -47,14 +43,4 @@ func planCacheClear(c *Ctx) error {
 	}
 	c.Env.Plans.Clear(coll, key)
 	return nil
-}
-
-// PlanCacheStats implements $planCacheStats.
-func (k *aggCatalog) PlanCacheStats(db, name string) ([]bson.Doc, error) {
-	coll, err := catalog.Get(k.Tx, db, name)
-	if err != nil || coll == nil {
-		return nil, err
-	}
-	host, _ := os.Hostname()
-	return k.env.Plans.Stats(coll, host), nil
 }

@@ -2,6 +2,7 @@ package command
 
 import (
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/session"
 )
@@ -183,17 +184,21 @@ func listSessionsPattern(c *Ctx, stage string, spec bson.Doc) (sessionPattern, e
 	return p, nil
 }
 
+// sessionLister answers the session stages of a command's pipeline
+// (exec.SessionLister).
+type sessionLister struct{ c *Ctx }
+
 // LocalSessions implements $listLocalSessions: the sessions of the
 // registry.
-func (k *aggCatalog) LocalSessions(spec bson.Doc) ([]bson.Doc, error) {
-	if k.env.Sessions == nil {
+func (l sessionLister) LocalSessions(spec bson.Doc) ([]bson.Doc, error) {
+	if l.c.Env.Sessions == nil {
 		return nil, nil
 	}
-	p, err := listSessionsPattern(k.c, "$listLocalSessions", spec)
+	p, err := listSessionsPattern(l.c, "$listLocalSessions", spec)
 	if err != nil {
 		return nil, err
 	}
-	recs := k.env.Sessions.List(func(r *session.Record) bool { return p.match(r.Key) })
+	recs := l.c.Env.Sessions.List(func(r *session.Record) bool { return p.match(r.Key) })
 	out := make([]bson.Doc, len(recs))
 	for i := range recs {
 		out[i] = recs[i].Doc()
@@ -203,8 +208,8 @@ func (k *aggCatalog) LocalSessions(spec bson.Doc) ([]bson.Doc, error) {
 
 // ListSessions implements $listSessions: the records of
 // config.system.sessions in the pipeline's snapshot.
-func (k *aggCatalog) ListSessions(spec bson.Doc) ([]bson.Doc, error) {
-	p, err := listSessionsPattern(k.c, "$listSessions", spec)
+func (l sessionLister) ListSessions(k *exec.AggCatalog, spec bson.Doc) ([]bson.Doc, error) {
+	p, err := listSessionsPattern(l.c, "$listSessions", spec)
 	if err != nil {
 		return nil, err
 	}

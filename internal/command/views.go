@@ -82,7 +82,7 @@ func createView(c *Ctx, name string) error {
 		return err
 	}
 	if collation != nil {
-		c.Env.noteDefaultCollation()
+		c.Env.collations.Note(&c.Env.Engine)
 	}
 	return c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		// A view on a view shares its collation, as in mongod.

@@ -25,6 +25,14 @@ func (c *Ctx) writer(tx *exec.Tx, coll *catalog.Collection) (*exec.CollWriter, e
 	return w, nil
 }
 
+// Writer is writer, for the execution layer (exec.AggCommand).
+func (c *Ctx) Writer(tx *exec.Tx, coll *catalog.Collection) (*exec.CollWriter, error) {
+	return c.writer(tx, coll)
+}
+
+// WriteTx is writeTx, for the execution layer (exec.AggCommand).
+func (c *Ctx) WriteTx(d exec.Durability, fn func(tx *exec.Tx) error) error { return c.writeTx(d, fn) }
+
 // WarnInvalid logs a document that fails a validator whose
 // validationAction is "warn", as mongod does (STORAGE, id 20294); extra
 // holds the errInfo the write would have failed with.
