@@ -61,7 +61,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	handler := logging.NewHandler(logOut, level, ring)
 	log := slog.New(handler)
 	slog.SetDefault(log)
-	command.RecentLog = ring.Lines
 	log.Info("Cairn starting", "c", "CONTROL", "id", 4615611, "ctx", "initandlisten",
 		"pid", os.Getpid(), "port", cfg.Port, "dbPath", cfg.DBPath, "version", command.Version, "compatibleVersion", command.CompatibleVersion)
 
@@ -89,6 +88,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		TLS:                    cfg.tls.options(),
 		LogLevel:               level,
 		RotateLog:              func() error { return rotateLog(cfg, handler, log) },
+		RecentLog:              ring.Lines,
 		SlowMS:                 &cfg.SlowMS,
 		ColumnCache:            colcache.Options{Budget: cfg.columnCacheBytes()},
 	})

@@ -70,7 +70,6 @@ func parameters() map[string]func(b *bson.Builder, key string) {
 			b.End()
 		},
 		"maxBSONDepth": func(b *bson.Builder, key string) { b.AppendInt32(key, bson.MaxDepth) },
-		"logLevel":     func(b *bson.Builder, key string) { b.AppendInt32(key, logLevel.Load()) },
 		"cursorTimeoutMillis": func(b *bson.Builder, key string) {
 			b.AppendInt64(key, int64(exec.DefaultCursorTimeout/time.Millisecond))
 		},
@@ -82,6 +81,7 @@ func parameters() map[string]func(b *bson.Builder, key string) {
 // envParameters are the server parameters that depend on the environment.
 func envParameters(e *Env) map[string]func(b *bson.Builder, key string) {
 	p := parameters()
+	p["logLevel"] = func(b *bson.Builder, key string) { b.AppendInt32(key, e.state.logLevel.Load()) }
 	p["enableTestCommands"] = func(b *bson.Builder, key string) { b.AppendBool(key, e.TestCommands) }
 	p["ttlMonitorSleepSecs"] = func(b *bson.Builder, key string) {
 		d := e.TTLMonitorSleep
@@ -195,7 +195,11 @@ func getLog(c *Ctx) error {
 		}
 		r.End()
 	case "global":
-		lines, total := RecentLog()
+		var lines []string
+		var total int
+		if c.Env.RecentLog != nil {
+			lines, total = c.Env.RecentLog()
+		}
 		r.AppendInt32("totalLinesWritten", int32(total))
 		r.StartArray("log")
 		for i, l := range lines {
@@ -207,10 +211,6 @@ func getLog(c *Ctx) error {
 	}
 	return nil
 }
-
-// RecentLog returns the most recent global log lines and how many were
-// written in all; the server replaces it with its log ring.
-var RecentLog = func() ([]string, int) { return nil, 0 }
 
 // dropConnections drops outgoing connection pools to the given hosts; a
 // standalone Cairn keeps none, so there is nothing to drop.

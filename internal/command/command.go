@@ -45,6 +45,9 @@ type Env struct {
 	LogLevel *slog.LevelVar
 	// RotateLog rotates the log file (logRotate); may be nil.
 	RotateLog func() error
+	// RecentLog returns the most recent log lines and how many were
+	// written in all (getLog global); may be nil.
+	RecentLog func() ([]string, int)
 	// ObserveLatency, if set, receives every command's duration by class
 	// (0 reads, 1 writes, 2 other commands); the metrics endpoint sets it.
 	ObserveLatency func(class int, d time.Duration)
@@ -66,6 +69,8 @@ type Env struct {
 	collations exec.DefaultCollations
 	// profiler holds the databases' profiling levels.
 	profiler opctx.Profiler
+	// state is the commands' other mutable state (env.go).
+	state envState
 	// Repl is the replica-set state in replica-set mode; nil on a
 	// standalone server.
 	Repl *repl.Set

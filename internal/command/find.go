@@ -56,7 +56,7 @@ func withMaxTime(c *Ctx) (context.CancelFunc, error) {
 }
 
 func find(c *Ctx) error {
-	if !disableExpress {
+	if !c.Env.state.noExpress {
 		if done, err := expressFind(c); done || err != nil {
 			return err
 		}
@@ -160,8 +160,8 @@ func find(c *Ctx) error {
 	}
 	c.Env.Stats.Query.Add(1)
 	src, err := openFind(c, spec)
-	if findHook != nil {
-		findHook(c)
+	if c.Env.state.findHook != nil {
+		c.Env.state.findHook(c)
 	}
 	if err != nil {
 		return err
@@ -332,7 +332,3 @@ func newSortedSource(c *Ctx, scan *exec.ScanSource, spec *exec.FindSpec) (exec.S
 	noteSorted(c, st.Spilled())
 	return &exec.SortedSource{Stream: stream, Spec: spec, Skip: spec.Skip}, nil
 }
-
-// findHook, when set (by tests), runs between a find's planning and its
-// first batch.
-var findHook func(c *Ctx)

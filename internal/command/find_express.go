@@ -14,9 +14,6 @@ import (
 // view or a collection with a default collation, takes the general path,
 // which returns the same answer (TestFindExpressMatchesGeneral).
 
-// disableExpress turns the express path off (tests compare both paths).
-var disableExpress bool
-
 // expressFind answers the find if it has the express shape and reports
 // whether it did.
 func expressFind(c *Ctx) (bool, error) {

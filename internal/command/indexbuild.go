@@ -72,10 +72,6 @@ import (
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
-// indexBuildHook, when set (by tests), is called as a build enters each
-// phase, on the build's goroutine: a test can hold the build there.
-var indexBuildHook func(index.Phase)
-
 // indexBuild is one createIndexes call's build of one or more indexes on a
 // collection with documents (steps 2 and 3 above).
 type indexBuild struct {
@@ -146,8 +142,8 @@ func (b *indexBuild) build(c *Ctx) error {
 		return err
 	}
 	b.progress.Start(index.PhaseScan, data.Len())
-	if indexBuildHook != nil {
-		indexBuildHook(index.PhaseScan)
+	if h := c.Env.state.indexBuildHook; h != nil {
+		h(index.PhaseScan)
 	}
 	sorted, err := index.Extract(c, data, coll.Namespace(), b.targets, index.BuildOptions{TempDir: c.Env.tempDir(), Progress: &b.progress})
 	if err != nil {
@@ -160,8 +156,8 @@ func (b *indexBuild) build(c *Ctx) error {
 	}
 	scanned := time.Now()
 	b.progress.Start(index.PhaseLoad, sorted.Entries())
-	if indexBuildHook != nil {
-		indexBuildHook(index.PhaseLoad)
+	if h := c.Env.state.indexBuildHook; h != nil {
+		h(index.PhaseLoad)
 	}
 	var locked, loaded, drained time.Time
 	err = c.writeTx(b.durability, func(tx *exec.Tx) error {
@@ -202,8 +198,8 @@ func (b *indexBuild) build(c *Ctx) error {
 			}
 		}
 		loaded = time.Now()
-		if indexBuildHook != nil {
-			indexBuildHook(index.PhaseDrain)
+		if h := c.Env.state.indexBuildHook; h != nil {
+			h(index.PhaseDrain)
 		}
 		for i, t := range b.targets {
 			name := t.Spec.Name

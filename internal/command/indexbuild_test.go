@@ -112,10 +112,10 @@ func testDoc(id, u int64, rng *rand.Rand) dbson.D {
 		{Key: "arr", Value: dbson.A{rng.IntN(50), rng.IntN(50)}}, {Key: "s", Value: fmt.Sprintf("s%03d", rng.IntN(500))}}
 }
 
-// setHook installs indexBuildHook for the test.
-func setHook(t *testing.T, h func(index.Phase)) {
-	indexBuildHook = h
-	t.Cleanup(func() { indexBuildHook = nil })
+// setHook installs the index-build hook for the test.
+func setHook(t *testing.T, env *Env, h func(index.Phase)) {
+	env.state.indexBuildHook = h
+	t.Cleanup(func() { env.state.indexBuildHook = nil })
 }
 
 // treesLeft lists the kv trees of indexes being built or named name.
@@ -198,7 +198,7 @@ func TestIndexBuildConcurrentWrites(t *testing.T) {
 		}
 	}
 	var phases []index.Phase
-	setHook(t, func(ph index.Phase) {
+	setHook(t, e.env, func(ph index.Phase) {
 		phases = append(phases, ph)
 		if ph != index.PhaseDrain { // the drain holds the writer
 			waitWrites(200)
@@ -306,7 +306,7 @@ func TestIndexBuildUniqueConcurrentDuplicates(t *testing.T) {
 			if tc.before != nil {
 				tc.before(e)
 			}
-			setHook(t, func(ph index.Phase) {
+			setHook(t, e.env, func(ph index.Phase) {
 				if ph == tc.phase {
 					tc.during(e)
 				}
@@ -356,7 +356,7 @@ func TestIndexBuildCurrentOp(t *testing.T) {
 		dbson.D{{Key: "key", Value: dbson.D{{Key: "a", Value: 1}}}, {Key: "name", Value: "a_1"}}}}}
 	held := make(chan index.Phase)
 	release := make(chan struct{})
-	setHook(t, func(ph index.Phase) {
+	setHook(t, e.env, func(ph index.Phase) {
 		held <- ph
 		<-release
 	})

@@ -2,15 +2,10 @@ package command
 
 import (
 	"log/slog"
-	"sync/atomic"
 
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/wire"
 )
-
-// logLevel is mongod's logLevel (0 = informational, 1+ = debug), as
-// getParameter reports it.
-var logLevel atomic.Int32
 
 // MinPreAuthMaxMessageSize is the smallest preAuthMaximumMessageSizeBytes
 // accepted: below it a driver's first hello would not fit.
@@ -35,8 +30,8 @@ func setParameter(c *Ctx) error {
 			if !ok || n < 0 || n > 5 {
 				return mongoerr.New(mongoerr.BadValue, "logLevel must be a number from 0 to 5")
 			}
-			c.Reply.AppendInt32("was", logLevel.Load())
-			logLevel.Store(int32(n))
+			c.Reply.AppendInt32("was", c.Env.state.logLevel.Load())
+			c.Env.state.logLevel.Store(int32(n))
 			if c.Env.LogLevel != nil {
 				if n > 0 {
 					c.Env.LogLevel.Set(slog.LevelDebug)

@@ -6,10 +6,10 @@ import (
 	dbson "go.mongodb.org/mongo-driver/v2/bson"
 )
 
-func setFindHook(t *testing.T, h func(c *Ctx)) {
+func setFindHook(t *testing.T, env *Env, h func(c *Ctx)) {
 	t.Helper()
-	findHook = h
-	t.Cleanup(func() { findHook = nil })
+	env.state.findHook = h
+	t.Cleanup(func() { env.state.findHook = nil })
 }
 
 // values lists field a of a batch.
@@ -35,7 +35,7 @@ func TestFindReadsOneSnapshot(t *testing.T) {
 	e.must(dbson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: docs}})
 	e.must(dbson.D{{Key: "createIndexes", Value: "c"}, {Key: "indexes", Value: dbson.A{dbson.D{{Key: "key", Value: dbson.D{{Key: "a", Value: 1}}}, {Key: "name", Value: "a_1"}}}}})
 	fired := false
-	setFindHook(t, func(c *Ctx) {
+	setFindHook(t, e.env, func(c *Ctx) {
 		if fired {
 			return
 		}

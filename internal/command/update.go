@@ -140,8 +140,8 @@ func (s *updateStmt) apply(c *Ctx, tx *exec.Tx, db, name string, coll *catalog.C
 		if err := c.Err(); err != nil {
 			return res, coll, ctxErr(err)
 		}
-		if updateHook != nil {
-			updateHook(c)
+		if c.Env.state.updateHook != nil {
+			c.Env.state.updateHook(c)
 		}
 		out, changed, err := s.upd.ApplyContext(c, nil, m.Doc, &m.Md, false)
 		if err != nil {
@@ -228,10 +228,6 @@ func (s *updateStmt) upsertDoc(ctx context.Context) (bson.Doc, error) {
 	out, _, err := s.upd.ApplyContext(ctx, nil, seed, nil, true)
 	return out, err
 }
-
-// updateHook, when set (by tests), runs before each document of an update
-// statement is updated.
-var updateHook func(c *Ctx)
 
 // checkStored validates a document produced by an update before it is
 // stored (nesting depth).

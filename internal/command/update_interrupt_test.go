@@ -10,10 +10,10 @@ import (
 )
 
 // setUpdateHook installs h as updateHook for the test.
-func setUpdateHook(t *testing.T, h func(c *Ctx)) {
+func setUpdateHook(t *testing.T, env *Env, h func(c *Ctx)) {
 	t.Helper()
-	updateHook = h
-	t.Cleanup(func() { updateHook = nil })
+	env.state.updateHook = h
+	t.Cleanup(func() { env.state.updateHook = nil })
 }
 
 // TestUpdateInterruptedRollsBack: an update statement interrupted while it
@@ -58,7 +58,7 @@ func TestUpdateInterruptedRollsBack(t *testing.T) {
 				dbson.D{{Key: "_id", Value: 2}, {Key: "n", Value: 0}},
 			}}})
 			hooked := 0
-			setUpdateHook(t, func(c *Ctx) {
+			setUpdateHook(t, e.env, func(c *Ctx) {
 				// Interrupt the second statement only, the large one.
 				if hooked++; hooked == 2 {
 					tc.hook(c)
@@ -69,7 +69,7 @@ func TestUpdateInterruptedRollsBack(t *testing.T) {
 			if r["ok"] != 0.0 || code(r) != tc.code {
 				t.Fatalf("interrupted update answered %v, want code %d", r, tc.code)
 			}
-			setUpdateHook(t, nil)
+			setUpdateHook(t, e.env, nil)
 			got := e.must(dbson.D{{Key: "find", Value: "c"}, {Key: "sort", Value: dbson.D{{Key: "_id", Value: 1}}}})
 			docs := got["cursor"].(dbson.M)["firstBatch"].(dbson.A)
 			if a := docs[0].(dbson.M)["a"].(dbson.A); len(a) != 1 {

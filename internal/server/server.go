@@ -69,6 +69,9 @@ type Options struct {
 	LogLevel *slog.LevelVar
 	// RotateLog, if set, serves the logRotate command.
 	RotateLog func() error
+	// RecentLog, if set, serves getLog global: the most recent log lines
+	// and how many were written.
+	RecentLog func() ([]string, int)
 	// Auth turns access control on (--auth).
 	Auth bool
 	// MessageTimeout bounds how long the rest of a message may take to
@@ -200,6 +203,7 @@ func New(opts Options) (*Server, error) {
 		MaxConns:        opts.MaxConns,
 		LogLevel:        opts.LogLevel,
 		RotateLog:       opts.RotateLog,
+		RecentLog:       opts.RecentLog,
 		TestCommands:    opts.TestCommands,
 		FailPoints:      failpoint.NewRegistry(failpoint.Defs()...),
 		TTLMonitorSleep: opts.TTLMonitorInterval,

@@ -1,0 +1,25 @@
+package command
+
+import (
+	"sync/atomic"
+
+	"github.com/cairndb/cairn/internal/index"
+)
+
+// envState is the commands' mutable state that is neither configuration,
+// counters nor another layer's (opctx, exec): it lives in the server's
+// Env, so that two servers in one process (the tests start many) never
+// share it, and the package has no mutable variables.
+type envState struct {
+	// logLevel is mongod's logLevel (0 = informational, 1+ = debug), as
+	// setParameter set it.
+	logLevel atomic.Int32
+	// The tests' hooks: findHook runs between a find's planning and its
+	// first batch, updateHook before each document of an update,
+	// indexBuildHook as a build enters each phase; noExpress turns the
+	// _id express path off (tests compare both paths).
+	findHook       func(c *Ctx)
+	updateHook     func(c *Ctx)
+	indexBuildHook func(index.Phase)
+	noExpress      bool
+}
