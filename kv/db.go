@@ -76,6 +76,8 @@ type txFree struct {
 
 // DB is an open database.
 type DB struct {
+	// watches are the trees readers wait on (watch.go).
+	watches   watches
 	dir       string
 	opts      Options
 	fs        vfs.FS
@@ -265,6 +267,13 @@ func (db *DB) publish(snap *snapshot, freed []extent) {
 	db.pruneSnapshots()
 	db.snaps = append(db.snaps, snap)
 	db.current.Store(snap)
+	db.watches.notify(func(yield func(string)) {
+		for name, tr := range snap.trees {
+			if tr.ver == snap.txid {
+				yield(name)
+			}
+		}
+	})
 	if len(freed) > 0 {
 		db.freeMu.Lock()
 		db.pendingFree = append(db.pendingFree, txFree{txid: snap.txid, pages: freed})

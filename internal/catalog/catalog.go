@@ -36,6 +36,13 @@ type Collection struct {
 	Options bson.Doc
 	// Indexes lists the index specifications (the _id index first).
 	Indexes []Index
+	// Capped is set for a capped collection (Options {capped: true,
+	// size, max}): its data tree is keyed by an 8-byte big-endian record
+	// id in insertion order instead of by _id, and its _id index (when
+	// it has one) is an index tree of its own (capped.go). CappedSize is
+	// its size in bytes, CappedMax its maximum document count (0: none).
+	Capped                bool
+	CappedSize, CappedMax int64
 }
 
 // Index is one index's metadata: its specification as listIndexes returns it.
@@ -194,6 +201,7 @@ func decode(raw []byte) (*Collection, error) {
 	}
 	if v, ok := d.Lookup("options"); ok && v.Type == bson.TypeDocument {
 		c.Options = bson.Doc(append([]byte(nil), v.Data...))
+		c.setCapped()
 	}
 	if v, ok := d.Lookup("indexes"); ok && v.Type == bson.TypeArray {
 		it := v.Document().Iter()
@@ -339,8 +347,17 @@ func Create(tx *kv.Tx, db, name string, options bson.Doc) (*Collection, error) {
 	}
 	c.UUID[6] = c.UUID[6]&0x0f | 0x40 // version 4
 	c.UUID[8] = c.UUID[8]&0x3f | 0x80 // RFC 4122 variant
+	c.setCapped()
+	if v, ok := options.Lookup("autoIndexId"); ok && !v.Truthy() {
+		c.Indexes = nil // autoIndexId: false (local only, checked by create)
+	}
 	if _, err := tx.CreateTree(c.DataTree()); err != nil {
 		return nil, fmt.Errorf("catalog: creating data tree for %s: %w", c.Namespace(), err)
+	}
+	if c.Capped {
+		if err := c.createCappedTrees(tx); err != nil {
+			return nil, err
+		}
 	}
 	if err := Put(tx, c); err != nil {
 		return nil, err
@@ -361,11 +378,16 @@ func Drop(tx *kv.Tx, c *Collection) error {
 		return fmt.Errorf("catalog: dropping data of %s: %w", c.Namespace(), err)
 	}
 	for _, ix := range c.Indexes {
-		if ix.Name == "_id_" {
-			continue
+		if ix.Name == "_id_" && !c.Capped {
+			continue // the data tree is the _id index
 		}
 		if err := c.DropIndexTrees(tx, ix); err != nil {
 			return err
+		}
+	}
+	if c.Capped {
+		if err := tx.DropTree(c.MetaTree()); err != nil && !errors.Is(err, kv.ErrTreeNotFound) {
+			return fmt.Errorf("catalog: dropping capped figures of %s: %w", c.Namespace(), err)
 		}
 	}
 	return nil

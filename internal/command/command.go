@@ -114,6 +114,9 @@ type Stats struct {
 	ConnsCurrent, ConnsTotal                         atomic.Int64
 	Insert, Query, Update, Delete, GetMore, Commands atomic.Int64
 	BytesIn, BytesOut, Requests                      atomic.Int64
+	// AwaitWakeups counts the wakes of awaitData getMores by a commit to
+	// their collection (tailable.go).
+	AwaitWakeups atomic.Int64
 	// Latency sums (microseconds) and counts by class, as opLatencies.
 	ReadMicros, ReadOps, WriteMicros, WriteOps, CmdMicros, CmdOps atomic.Int64
 	// Documents returned by queries, matched by updates and deleted

@@ -17,6 +17,11 @@ type batchOptions struct {
 	// empty is an explicit batchSize of 0: the first batch holds nothing
 	// and the cursor is opened for getMore.
 	empty bool
+	// tailable and awaitData open a tailable cursor on the data tree
+	// watch (tailable.go); await is a getMore's wait for data.
+	tailable, awaitData bool
+	watch               string
+	await               time.Duration
 }
 
 // maxBatchBytes bounds the documents of one reply, leaving room for the
@@ -46,7 +51,7 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 	}
 	// emit refuses (and the source keeps for the next batch) a document
 	// that would overflow the batch.
-	exhausted, err := src.Fill(c, func(d bson.Doc) bool {
+	emit := func(d bson.Doc) bool {
 		if opt.empty || (maxDocs > 0 && n >= maxDocs) {
 			return false
 		}
@@ -57,7 +62,15 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 		n++
 		bytes += int64(len(d))
 		return true
-	})
+	}
+	fill := func() (bool, error) { return src.Fill(c, emit) }
+	var exhausted bool
+	var err error
+	if cur != nil && opt.await > 0 {
+		exhausted, err = awaitFill(c, cur, opt.await, fill, &n)
+	} else {
+		exhausted, err = fill()
+	}
 	if err != nil {
 		if cur != nil {
 			c.Env.Cursors.Remove(cur.ID)
@@ -89,8 +102,12 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 		cur.LastUsed = time.Now()
 		id = cur.ID
 	default:
-		nc := &exec.Cursor{NS: ns, Src: src, Limit: limit, Owner: cursorOwner(c), Origin: cursorOrigin(c)}
-		if c.snap.Open() {
+		nc := &exec.Cursor{NS: ns, Src: src, Limit: limit, Owner: cursorOwner(c), Origin: cursorOrigin(c),
+			Tailable: opt.tailable, AwaitData: opt.awaitData, Watch: opt.watch}
+		if opt.awaitData {
+			nc.NewKilled()
+		}
+		if c.snap.Open() && !opt.tailable { // a tailable cursor reads current data
 			if nc.Snap, err = c.snap.Clone(); err != nil {
 				src.Close()
 				return err
@@ -160,6 +177,10 @@ func getMore(c *Ctx) error {
 		}
 		return err
 	}
+	await, err := awaitTime(a, cur)
+	if err != nil {
+		return err
+	}
 	c.Env.Stats.GetMore.Add(1)
 	// The batch reads the snapshot the cursor was opened on.
 	if cur.Snap != nil {
@@ -168,7 +189,7 @@ func getMore(c *Ctx) error {
 			return err
 		}
 	}
-	return writeBatch(c, cur, cur.Src, cur.NS, cur.Limit, batchOptions{batchSize: batchSize}, false)
+	return writeBatch(c, cur, cur.Src, cur.NS, cur.Limit, batchOptions{batchSize: batchSize, await: await}, false)
 }
 
 func killCursors(c *Ctx) error {

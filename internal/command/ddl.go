@@ -15,7 +15,6 @@ import (
 // unsupportedCreateOptions are create options MongoDB has and Cairn does not
 // (yet); they are refused rather than ignored.
 var unsupportedCreateOptions = map[string]string{
-	"capped": "capped collections", "size": "capped collections", "max": "capped collections",
 	"timeseries": "time-series collections", "clustered": "clustered collections",
 	"clusteredIndex": "clustered collections", "expireAfterSeconds": "TTL collections",
 	"pipeline":                     "views (a pipeline without viewOn)",
@@ -34,13 +33,20 @@ func create(c *Ctx) error {
 	}
 	// The options kept with the collection (listCollections shows them).
 	var opts bson.Builder
+	var capped cappedCreateOptions
 	collated := false
 	it := c.Body.Iter()
 	it.Next()
 	for it.Next() {
 		e := it.Element()
 		k := e.Key
-		if genericFields[k] || k == "autoIndexId" || k == "flags" || k == "temp" {
+		if genericFields[k] || k == "flags" || k == "temp" {
+			continue
+		}
+		if ok, err := capped.take(e); ok || err != nil {
+			if err != nil {
+				return err
+			}
 			continue
 		}
 		switch k {
@@ -62,14 +68,14 @@ func create(c *Ctx) error {
 			continue
 		}
 		if what, ok := unsupportedCreateOptions[k]; ok {
-			if k == "capped" && !e.Value.Truthy() {
-				continue
-			}
 			return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support %s (create option '%s')", what, k)
 		}
 		return mongoerr.New(mongoerr.IDLUnknownField, "BSON field 'create.%s' is an unknown field.", k)
 	}
-	options := opts.Finish()
+	if err := capped.check(c.DB, name); err != nil {
+		return err
+	}
+	options := capped.storedOptions(opts.Finish())
 	if _, err := exec.ParseValidator(options); err != nil {
 		return err
 	}
@@ -83,10 +89,14 @@ func create(c *Ctx) error {
 	if collated {
 		c.Env.collations.Note(&c.Env.Engine)
 	}
-	return c.writeTx(wc.durability(), func(tx *exec.Tx) error {
+	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		_, err := catalog.Create(tx, c.DB, name, options)
 		return err
 	})
+	if err == nil && capped.autoIndexID {
+		c.Reply.AppendString("note", "The autoIndexId option is deprecated and will be removed in a future release")
+	}
+	return err
 }
 
 func drop(c *Ctx) error {

@@ -149,8 +149,9 @@ func find(c *Ctx) error {
 		}
 		spec.Hint = v
 	}
-	if v, ok, _ := a.boolean("tailable"); ok && v {
-		return mongoerr.New(mongoerr.BadValue, "error processing query: tailable cursor requested on non capped collection")
+	tail, err := parseTailable(c, a, spec, singleBatch)
+	if err != nil {
+		return err
 	}
 	if err := refuseUnsupportedFindOptions(a, spec); err != nil {
 		return err
@@ -159,6 +160,9 @@ func find(c *Ctx) error {
 		return explainFind(c, spec)
 	}
 	c.Env.Stats.Query.Add(1)
+	if tail.tailable {
+		return findTailable(c, spec, tail, batchSize, batchSet)
+	}
 	src, err := openFind(c, spec)
 	if c.Env.state.findHook != nil {
 		c.Env.state.findHook(c)
@@ -253,7 +257,7 @@ func openFind(c *Ctx, spec *exec.FindSpec) (exec.Source, error) {
 	// select the documents.
 	if dir := exec.IDSortDirection(spec.SortDoc); dir != 0 && spec.Hint.Type == 0 {
 		_, bounded := exec.IDRange(spec)
-		if bounded || spec.FilterDoc.Len() == 0 {
+		if (bounded || spec.FilterDoc.Len() == 0) && scansByID(c, spec.Coll) {
 			scan.Reverse = dir < 0
 			scan.CollScanOnly = true
 			return scan, nil
@@ -270,10 +274,17 @@ func openFind(c *Ctx, spec *exec.FindSpec) (exec.Source, error) {
 		}
 		return newSortedSource(c, scan, spec)
 	}
-	if spec.Sort != nil && spec.Sort.Natural() < 0 {
+	if exec.NaturalBackward(spec) {
 		scan.Reverse = true
 	}
 	return scan, nil
+}
+
+// scansByID reports whether the collection's data tree is in _id order
+// (not a capped collection's record order).
+func scansByID(c *Ctx, name string) bool {
+	coll, err := c.collectionMeta(name)
+	return err != nil || exec.ScansByID(coll)
 }
 
 // sortedPlan is the index plan that returns spec's documents in its sort

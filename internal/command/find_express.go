@@ -82,6 +82,9 @@ func expressFind(c *Ctx) (bool, error) {
 		if _, ok := coll.Options.Lookup("collation"); ok {
 			return false, nil
 		}
+		if coll.Capped {
+			return false, nil // found through its _id index (exec.LookupID)
+		}
 	}
 	c.Env.Stats.Query.Add(1)
 	r := c.Reply

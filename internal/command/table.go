@@ -33,6 +33,8 @@ var table = []*Command{
 	{Name: "connPoolStats", Run: connPoolStats, Needs: auth.ServerStatus, Help: "outgoing connection pools (a standalone has none: all zero)"},
 
 	{Name: "create", Run: create, Write: true, Needs: auth.CreateCollection, Help: "create a collection"},
+	{Name: "convertToCapped", Run: convertToCapped, Write: true, Needs: auth.Find | auth.Insert | auth.CreateCollection | auth.DropCollection, Help: "make a collection capped"},
+	{Name: "cloneCollectionAsCapped", Run: cloneCollectionAsCapped, Write: true, Needs: auth.Find | auth.Insert | auth.CreateCollection, Help: "copy a collection into a new capped collection"},
 	{Name: "drop", Run: drop, Write: true, Needs: auth.DropCollection, Help: "drop a collection"},
 	{Name: "dropDatabase", Run: dropDatabase, Write: true, Needs: auth.DropDatabase, Help: "drop a database"},
 	{Name: "listDatabases", Run: listDatabases, AdminOnly: true, Needs: auth.Authenticated, Help: "databases with sizes"},

@@ -95,8 +95,16 @@ func (m *Merger) Merge(d bson.Doc) error {
 		if d, id, err = PrepareInsert(d); err != nil {
 			return err
 		}
-		m.key = DocKey(m.key[:0], id)
-		storageKey = m.key
+		if m.W.Coll.Capped {
+			key, _, err := LookupID(m.W.tx, m.W.Coll, m.W.Data, m.key[:0], id)
+			if err != nil {
+				return err
+			}
+			m.key, storageKey = key, key
+		} else {
+			m.key = DocKey(m.key[:0], id)
+			storageKey = m.key
+		}
 	} else {
 		var err error
 		if onKey, err = m.Spec.OnKey(nil, d); err != nil {
@@ -124,12 +132,11 @@ func (m *Merger) Merge(d bson.Doc) error {
 			id, _ := existing.Lookup("_id")
 			return DuplicateKey(m.NS, id)
 		}
-		_, id, err := m.W.Insert(out)
-		if err != nil {
+		if _, _, err := m.W.Insert(out); err != nil {
 			return err
 		}
 		if m.byOn != nil {
-			m.byOn[string(onKey)] = DocKey(nil, id)
+			m.byOn[string(onKey)] = append([]byte(nil), m.W.key...) // its record key
 		}
 	case agg.MergeReplace:
 		oldID, _ := existing.Lookup("_id")

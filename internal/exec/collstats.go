@@ -40,7 +40,7 @@ func IndexSizes(tx *kv.Tx, coll *catalog.Collection) (map[string]int64, int64, e
 	var total int64
 	for _, ix := range coll.Indexes {
 		name := coll.IndexTree(ix.Name)
-		idOnly := ix.Name == "_id_"
+		idOnly := ix.Name == "_id_" && !coll.Capped
 		if idOnly {
 			name = coll.DataTree()
 		}
@@ -173,7 +173,12 @@ func AppendStorageStats(b *bson.Builder, tx *kv.Tx, coll *catalog.Collection, co
 	}
 	b.AppendInt64("storageSize", size/scale)
 	b.AppendInt64("freeStorageSize", 0)
-	b.AppendBool("capped", false)
+	b.AppendBool("capped", coll.Capped)
+	if coll.Capped {
+		// mongod's appendNumber: an int when it fits.
+		appendNumber(b, "max", coll.CappedMax)
+		appendNumber(b, "maxSize", coll.CappedSize/scale)
+	}
 	b.AppendInt32("nindexes", int32(len(coll.Indexes)))
 	b.AppendInt64("totalIndexSize", ixTotal/scale)
 	b.AppendInt64("totalSize", (size+ixTotal)/scale)
@@ -184,4 +189,14 @@ func AppendStorageStats(b *bson.Builder, tx *kv.Tx, coll *catalog.Collection, co
 	b.End()
 	b.AppendInt64("scaleFactor", scale)
 	return nil
+}
+
+// appendNumber appends n as an int32 when it fits, else an int64 (mongod's
+// BSONObjBuilder::appendNumber).
+func appendNumber(b *bson.Builder, key string, n int64) {
+	if n >= -1<<31 && n < 1<<31 {
+		b.AppendInt32(key, int32(n))
+		return
+	}
+	b.AppendInt64(key, n)
 }

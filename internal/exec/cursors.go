@@ -53,6 +53,14 @@ type Cursor struct {
 	Snap      *kv.Tx
 	Limit     int64 // 0 = none; documents still allowed
 	NoTimeout bool
+	// Tailable cursors (a capped collection's, tailable.go) have no Snap:
+	// each batch reads current data. AwaitData ones wait in getMore for a
+	// commit to Watch (their collection's data tree) when they have
+	// nothing to return; Killed wakes that wait when the cursor is killed.
+	Tailable, AwaitData bool
+	Watch               string
+	killed              chan struct{}
+	killOnce            sync.Once
 	// Mu serialises the batches of the cursor (one getMore at a time) with
 	// Close; LastUsed is when the last batch was served (the reaper's clock).
 	Mu       sync.Mutex
@@ -112,6 +120,20 @@ func (cs *Cursors) Remove(id int64) *Cursor {
 	return c
 }
 
+// NewKilled gives the cursor the channel Killed answers (before Add).
+func (cur *Cursor) NewKilled() { cur.killed = make(chan struct{}) }
+
+// Killed is closed once the cursor has been killed (nil: the cursor never
+// waits).
+func (cur *Cursor) Killed() <-chan struct{} { return cur.killed }
+
+// markKilled wakes a getMore waiting on the cursor.
+func (cur *Cursor) markKilled() {
+	if cur.killed != nil {
+		cur.killOnce.Do(func() { close(cur.killed) })
+	}
+}
+
 // Close closes the cursor's source and ends its snapshot.
 func (cur *Cursor) Close() {
 	cur.Src.Close()
@@ -128,6 +150,7 @@ func (cs *Cursors) Kill(id int64) bool {
 	if cur == nil {
 		return false
 	}
+	cur.markKilled() // a getMore awaiting data holds Mu: wake it
 	cur.Mu.Lock()
 	cur.Close()
 	cur.Mu.Unlock()
@@ -176,6 +199,7 @@ func (cs *Cursors) KillSession(id bson.Value) {
 	}
 	cs.mu.Unlock()
 	for _, c := range victims {
+		c.markKilled()
 		c.Close()
 	}
 }
@@ -207,6 +231,7 @@ func (cs *Cursors) KillAll() {
 	cs.m = make(map[int64]*Cursor)
 	cs.mu.Unlock()
 	for _, c := range all {
+		c.markKilled()
 		c.Close()
 	}
 }

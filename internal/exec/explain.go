@@ -41,11 +41,11 @@ func (e *Engine) Explain(ctx context.Context, tx *Tx, spec *FindSpec) (*Explaine
 		}
 		return x, err
 	}
-	if _, byID := spec.Filter.IDEquality(); byID {
+	if _, byID := spec.Filter.IDEquality(); byID && (ScansByID(coll) || coll.HasIDIndex()) {
 		x.ByID = true
 		return x, nil
 	}
-	if spec.Sort != nil && spec.Sort.Natural() < 0 {
+	if NaturalBackward(spec) {
 		return x, nil
 	}
 	base, rejected, err := e.PlanExplain(ctx, tx, coll, spec.FilterDoc, spec.Filter, spec.Opts, spec.Hint)
@@ -206,10 +206,18 @@ func appendPlanStages(r *bson.Builder, spec *FindSpec, coll *catalog.Collection,
 				r.AppendDocument("filter", spec.FilterDoc)
 			}
 			dir := "forward"
-			if spec.Sort != nil && spec.Sort.Natural() < 0 {
+			if NaturalBackward(spec) {
 				dir = "backward"
 			}
 			r.AppendString("direction", dir)
+			if coll.IsOplog() && dir == "forward" {
+				// A ts range on the oplog seeks its record ids.
+				if rr, ok := OplogRange(spec.FilterDoc); ok {
+					lo, hi := RecordRangeBounds(&rr)
+					r.AppendValue("minRecord", lo)
+					r.AppendValue("maxRecord", hi)
+				}
+			}
 		}
 	}
 	var run func(i int)
@@ -271,4 +279,26 @@ func orEmpty(d bson.Doc) bson.Doc {
 		return bson.EmptyDoc
 	}
 	return d
+}
+
+// NaturalBackward reports whether the find reads in reverse insertion
+// order: sort or (without a sort) hint {$natural: -1}.
+func NaturalBackward(spec *FindSpec) bool {
+	return (spec.Sort != nil && spec.Sort.Natural() < 0) || (spec.Sort == nil && NaturalHint(spec.Hint) < 0)
+}
+
+// NaturalHint returns the direction of a {$natural: ±1} hint, 0 when hint
+// is not one.
+func NaturalHint(hint bson.Value) int {
+	if hint.Type != bson.TypeDocument {
+		return 0
+	}
+	v, ok := hint.Document().Lookup("$natural")
+	if !ok {
+		return 0
+	}
+	if f, _ := v.AsFloat64(); f < 0 {
+		return -1
+	}
+	return 1
 }

@@ -56,9 +56,8 @@ func (e *Engine) SelectDocs(c context.Context, tx *kv.Tx, coll *catalog.Collecti
 		return e.selectText(c, tx, coll, t, wf, s, limit)
 	}
 	filterDoc, filter := wf.doc, wf.Filter
-	if id, ok := filter.IDEquality(); ok {
-		key := DocKey(nil, id)
-		v, err := t.Get(key)
+	if id, ok := filter.IDEquality(); ok && (ScansByID(coll) || coll.HasIDIndex()) {
+		key, v, err := LookupID(tx, coll, t, nil, id)
 		if err != nil {
 			return nil, err
 		}

@@ -175,7 +175,7 @@ func fetchByID(tx *kv.Tx, coll *catalog.Collection) func(cut bson.Doc) (bson.Doc
 		if err != nil {
 			return nil, err
 		}
-		v, err := data.Get(DocKey(nil, id))
+		_, v, err := LookupID(tx, coll, data, nil, id)
 		if err != nil || v == nil {
 			return nil, err
 		}

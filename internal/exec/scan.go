@@ -38,6 +38,14 @@ type ScanSource struct {
 	DocsExamined int64
 	// raw disables projection (internal users that need whole documents).
 	Raw bool
+	// Tailable makes this a tailable cursor's scan of a capped collection
+	// (tailable.go): forward in record order, never exhausted, resuming
+	// after its last record in current data, and ended with
+	// CappedPositionLost once that record has been removed.
+	Tailable bool
+	// RecordRange is set once planned for a scan bounded by record keys
+	// (a ts range on local.oplog.rs), for explain.
+	RecordRange *index.KeyRange
 	// reportedKeys and reportedDocs are what was already added to the
 	// operation's slow-log figures.
 	reportedKeys, reportedDocs int64
@@ -81,6 +89,9 @@ func (s *ScanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	if err != nil {
 		return false, err
 	}
+	if s.Tailable {
+		return s.fillTailable(ctx, coll, t, emit)
+	}
 	if !s.Planned {
 		s.Planned = true
 		if _, byID := s.Spec.Filter.IDEquality(); !byID && !s.Reverse {
@@ -91,8 +102,13 @@ func (s *ScanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 				}
 				s.Plan = CoverPlan(coll, s.Spec, p)
 			}
-			if r, ok := IDRange(s.Spec); ok && s.Plan == nil {
+			if r, ok := IDRange(s.Spec); ok && s.Plan == nil && ScansByID(coll) {
 				s.idr = &r
+			}
+			if s.Plan == nil && coll.IsOplog() {
+				if r, ok := OplogRange(s.Spec.FilterDoc); ok {
+					s.idr, s.RecordRange = &r, &r
+				}
 			}
 		}
 	}
@@ -102,11 +118,10 @@ func (s *ScanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	cur := t.Cursor()
 	var k, v []byte
 	// Point lookup on _id.
-	if id, ok := s.Spec.Filter.IDEquality(); ok && !s.started {
+	if id, ok := s.Spec.Filter.IDEquality(); ok && !s.started && (ScansByID(coll) || coll.HasIDIndex()) {
 		s.started = true
 		s.done = true
-		key := DocKey(nil, id)
-		val, err := t.Get(key)
+		_, val, err := LookupID(tx, coll, t, nil, id)
 		if err != nil {
 			return false, err
 		}

@@ -43,23 +43,30 @@ func (e *Engine) ValidateCollection(ctx context.Context, tx *kv.Tx, coll *catalo
 	}
 	var errs, warnings []string
 	// Expected entries per index, from the documents.
+	type entry struct{ key, val []byte }
 	type want struct {
 		spec    *index.Spec
-		entries [][]byte
+		entries []entry
 	}
 	wants := map[string]*want{}
 	for _, ix := range indexes {
-		if ix.Name == "_id_" {
-			continue
+		if ix.Name == "_id_" && !coll.Capped {
+			continue // the data tree
 		}
 		spec, err := index.ParseCached(ix.Spec)
 		if err != nil {
 			errs = append(errs, fmt.Sprintf("index %s has an invalid specification: %v", ix.Name, err))
 			continue
 		}
+		if spec.IsID() {
+			u := *spec
+			u.Unique = true
+			spec = &u
+		}
 		wants[ix.Name] = &want{spec: spec}
 	}
-	var nrecords, invalidDocs int64
+	var nrecords, invalidDocs, dataSize int64
+	var lastRID uint64
 	cur := data.Cursor()
 	for k, v := cur.First(); k != nil; k, v = cur.Next() {
 		nrecords++
@@ -69,7 +76,15 @@ func (e *Engine) ValidateCollection(ctx context.Context, tx *kv.Tx, coll *catalo
 			continue
 		}
 		id, ok := bson.Doc(v).Lookup("_id")
-		if !ok || !bytes.Equal(DocKey(nil, id), k) {
+		dataSize += int64(len(v))
+		if coll.Capped {
+			rid, isRID := catalog.RecordID(k)
+			if !isRID {
+				invalidDocs++
+				errs = append(errs, fmt.Sprintf("document under key %x of capped collection has no record id key", k))
+			}
+			lastRID = rid
+		} else if !ok || !bytes.Equal(DocKey(nil, id), k) {
 			invalidDocs++
 			errs = append(errs, fmt.Sprintf("document under key %x does not have that _id", k))
 		}
@@ -87,15 +102,22 @@ func (e *Engine) ValidateCollection(ctx context.Context, tx *kv.Tx, coll *catalo
 				if !w.spec.Unique {
 					e = append(e, k...)
 				}
-				w.entries = append(w.entries, e)
+				w.entries = append(w.entries, entry{e, append([]byte(nil), k...)})
 			}
 		}
 	}
 	if err := cur.Err(); err != nil {
 		errs = append(errs, fmt.Sprintf("reading the collection: %v", err))
 	}
-	keysPerIndex := map[string]int64{"_id_": nrecords}
-	indexValid := map[string]bool{"_id_": true}
+	keysPerIndex := map[string]int64{}
+	indexValid := map[string]bool{}
+	if !coll.Capped {
+		keysPerIndex["_id_"], indexValid["_id_"] = nrecords, true
+	} else if f, err := catalog.ReadCappedFigures(tx, coll); err != nil {
+		errs = append(errs, fmt.Sprintf("reading the capped figures: %v", err))
+	} else if f.Tracked() && (f.Size != dataSize || (nrecords > 0 && f.Next <= lastRID)) {
+		errs = append(errs, fmt.Sprintf("capped figures (size %d, next record id %d) disagree with the data (size %d, last record id %d)", f.Size, f.Next, dataSize, lastRID))
+	}
 	for name, w := range wants {
 		t, err := tx.Tree(coll.IndexTree(name))
 		if err != nil {
@@ -103,14 +125,14 @@ func (e *Engine) ValidateCollection(ctx context.Context, tx *kv.Tx, coll *catalo
 			indexValid[name] = false
 			continue
 		}
-		sort.Slice(w.entries, func(i, j int) bool { return bytes.Compare(w.entries[i], w.entries[j]) < 0 })
+		sort.Slice(w.entries, func(i, j int) bool { return bytes.Compare(w.entries[i].key, w.entries[j].key) < 0 })
 		ok := true
 		i := 0
 		ic := t.Cursor()
 		var have int64
-		for k, _ := ic.First(); k != nil; k, _ = ic.Next() {
+		for k, v := ic.First(); k != nil; k, v = ic.Next() {
 			have++
-			if i < len(w.entries) && bytes.Equal(w.entries[i], k) {
+			if i < len(w.entries) && bytes.Equal(w.entries[i].key, k) && bytes.Equal(w.entries[i].val, v) {
 				i++
 				continue
 			}

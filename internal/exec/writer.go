@@ -22,6 +22,8 @@ type CollWriter struct {
 	// pos maps indexes[i] to its position in coll.Indexes.
 	pos []int
 	key []byte
+	// capped holds a capped collection's figures once read (capped.go).
+	capped *catalog.CappedFigures
 	// bypass skips document validation (bypassDocumentValidation).
 	Bypass bool
 	// figs receives the index keys written and removed (slow-operation
@@ -50,12 +52,19 @@ func OpenWriter(tx *kv.Tx, coll *catalog.Collection) (*CollWriter, error) {
 	}
 	w := &CollWriter{tx: tx, Coll: coll, Data: t}
 	for i, ix := range coll.Indexes {
-		if ix.Name == "_id_" {
+		if ix.Name == "_id_" && !coll.Capped {
 			continue // the data tree is the _id index
 		}
 		spec, err := index.ParseCached(ix.Spec)
 		if err != nil {
 			return nil, fmt.Errorf("index %s of %s: %w", ix.Name, coll.Namespace(), err)
+		}
+		if spec.IsID() && !spec.Unique {
+			// A capped collection's _id index tree: unique, as every
+			// _id index (catalog/capped.go).
+			u := *spec
+			u.Unique = true
+			spec = &u
 		}
 		var x *index.Tree
 		if ix.Ready {
@@ -111,6 +120,9 @@ func (w *CollWriter) Insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 	if err := w.interrupted(); err != nil {
 		return nil, bson.Value{}, err
 	}
+	if w.Coll.Capped {
+		return w.insertCapped(doc)
+	}
 	doc, id, err := PrepareInsert(doc)
 	if err != nil {
 		return nil, bson.Value{}, err
@@ -154,6 +166,11 @@ func (w *CollWriter) Replace(key []byte, old, updated bson.Doc) error {
 	if err := w.Data.Put(key, updated); err != nil {
 		return fmt.Errorf("update in %s: %w", w.Coll.Namespace(), err)
 	}
+	if w.Coll.Capped {
+		if err := w.noteCappedSize(int64(len(updated)) - int64(len(old))); err != nil {
+			return err
+		}
+	}
 	if w.Figs != nil {
 		w.Figs.keysInserted.Add(int64(added))
 		w.Figs.keysDeleted.Add(int64(removed))
@@ -173,8 +190,16 @@ func (w *CollWriter) Remove(key []byte, old bson.Doc) error {
 	if _, err := w.Data.Delete(key); err != nil {
 		return fmt.Errorf("delete from %s: %w", w.Coll.Namespace(), err)
 	}
+	if w.Coll.Capped {
+		if err := w.noteCappedSize(-int64(len(old))); err != nil {
+			return err
+		}
+	}
 	if w.Figs != nil {
-		w.Figs.keysDeleted.Add(int64(removed) + 1) // and the _id index's key
+		if !w.Coll.Capped {
+			removed++ // and the _id index's key (the data tree's)
+		}
+		w.Figs.keysDeleted.Add(int64(removed))
 	}
 	return nil
 }

@@ -321,6 +321,7 @@ const (
 	StageMustBeLast                   int32 = 40601   // %s can only be the final stage in the pipeline
 	StageMustBeFirst                  int32 = 40602   // $geoNear is only valid as the first stage in a pipeline
 	DateFromStringFormatNotString     int32 = 40684   // $dateFromString requires that 'format' be a string, found: %s with value %s
+	AutoIndexIDReplicated             int32 = 50001   // autoIndexId:false is not allowed for collection %s because it can be replicated
 	TrimUnknownArgument               int32 = 50694   // %s found an unknown argument: %s
 	TrimMissingInput                  int32 = 50695   // %s requires an 'input' field
 	TrimNotObject                     int32 = 50696   // %s only supports an object as an argument, found %s
