@@ -165,6 +165,9 @@ func startIndexBuild(c *Ctx, durability exec.Durability, name string, specs []*i
 			if err := oneTextIndex(next.Indexes, s); err != nil {
 				return err
 			}
+			if coll.Capped && s.ExpireAfterSeconds >= 0 {
+				return mongoerr.New(mongoerr.CannotCreateIndex, "Cannot create TTL index on a capped collection")
+			}
 			for _, b := range build {
 				if b.Name == s.Name {
 					return mongoerr.New(mongoerr.IndexKeySpecsConflict, "Index with name: %s already exists with a different definition", s.Name)

@@ -125,6 +125,9 @@ func awaitFill(c *Ctx, cur *exec.Cursor, d time.Duration, first func() (bool, er
 	}
 	timer := time.NewTimer(d)
 	defer timer.Stop()
+	if awaitHook != nil {
+		awaitHook(cur)
+	}
 	for {
 		select {
 		case <-watch.C():
@@ -143,3 +146,6 @@ func awaitFill(c *Ctx, cur *exec.Cursor, d time.Duration, first func() (bool, er
 		}
 	}
 }
+
+// awaitHook, when set (by tests), runs as a getMore starts waiting.
+var awaitHook func(cur *exec.Cursor)
