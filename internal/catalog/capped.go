@@ -100,9 +100,9 @@ func (c *Collection) createCappedTrees(tx *kv.Tx) error {
 func CappedOptions(size, max int64, rest bson.Doc) bson.Doc {
 	var b bson.Builder
 	b.AppendBool("capped", true)
-	b.AppendInt64("size", size)
+	appendNumber(&b, "size", size)
 	if max > 0 {
-		b.AppendInt64("max", max)
+		appendNumber(&b, "max", max)
 	}
 	if len(rest) > 0 {
 		it := rest.Iter()
@@ -115,6 +115,16 @@ func CappedOptions(size, max int64, rest bson.Doc) bson.Doc {
 		}
 	}
 	return b.Finish()
+}
+
+// appendNumber appends n as an int32 when it fits, as mongod's
+// appendNumber stores collection options.
+func appendNumber(b *bson.Builder, key string, n int64) {
+	if n < 1<<31 {
+		b.AppendInt32(key, int32(n))
+		return
+	}
+	b.AppendInt64(key, n)
 }
 
 // Capped figures keys.

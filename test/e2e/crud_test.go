@@ -254,7 +254,7 @@ func TestCatalogCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmdErr(t, db.CreateCollection(ctx(t), "a"), 48)
-	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "create", Value: "capped"}, {Key: "capped", Value: true}, {Key: "size", Value: 1024}}).Err(), 115)
+	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "create", Value: "capped"}, {Key: "capped", Value: true}}).Err(), 72)
 	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "create", Value: "bad$name"}}).Err(), 73)
 	cmdErr(t, db.RunCommand(ctx(t), bson.D{{Key: "create", Value: "x"}, {Key: "bogus", Value: 1}}).Err(), 40415)
 	// Wrong types in command fields answer TypeMismatch (14).
