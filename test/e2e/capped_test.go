@@ -204,7 +204,9 @@ func TestConvertToCappedDriver(t *testing.T) {
 		t.Fatalf("collStats after convertToCapped: %+v", st)
 	}
 	// The newest documents are kept.
-	var last struct{ ID int `bson:"_id"` }
+	var last struct {
+		ID int `bson:"_id"`
+	}
 	if err := db.Collection("c").FindOne(ctx(t), bson.D{}, options.FindOne().SetSort(bson.D{{Key: "$natural", Value: -1}})).Decode(&last); err != nil || last.ID != 19 {
 		t.Fatalf("newest document %+v (%v)", last, err)
 	}
