@@ -181,6 +181,13 @@ func getMore(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	if !cur.AwaitData {
+		cancel, err := withMaxTime(c)
+		if err != nil {
+			return err
+		}
+		defer cancel()
+	}
 	c.Env.Stats.GetMore.Add(1)
 	// The batch reads the snapshot the cursor was opened on.
 	if cur.Snap != nil {

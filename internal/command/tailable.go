@@ -93,7 +93,10 @@ func findTailable(c *Ctx, spec *exec.FindSpec, t tailOptions, batchSize int64, b
 }
 
 // awaitTime is a getMore's wait for an awaitData cursor (0: it does not
-// wait), from its maxTimeMS; mongod refuses maxTimeMS for other cursors.
+// wait), from its maxTimeMS. For other cursors mongod refuses maxTimeMS on
+// getMore; Cairn applies it as the getMore's time limit (the Go driver's
+// RunCommand adds it to every command under a client timeout), which the
+// caller does.
 func awaitTime(a args, cur *exec.Cursor) (time.Duration, error) {
 	v, ok := a.lookup("maxTimeMS")
 	if !ok || v.Type == bson.TypeNull {
@@ -107,7 +110,7 @@ func awaitTime(a args, cur *exec.Cursor) (time.Duration, error) {
 		return 0, mongoerr.New(mongoerr.BadValue, "%s value for maxTimeMS is out of range [0, 2147483647]", v.String())
 	}
 	if !cur.AwaitData {
-		return 0, mongoerr.New(mongoerr.BadValue, "cannot set maxTimeMS on getMore command for a non-awaitData cursor")
+		return 0, nil
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
