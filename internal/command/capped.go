@@ -10,7 +10,6 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/kv"
 )
 
 // maxCappedSize is mongod's limit on a capped collection's size (1 PB).
@@ -124,7 +123,7 @@ func (o *cappedCreateOptions) storedOptions(rest bson.Doc) bson.Doc {
 // copyCapped creates the capped collection db.name of size bytes holding
 // src's documents in their order (the oldest removed if they do not fit),
 // with src's other options and an _id index, in tx.
-func copyCapped(tx *kv.Tx, src *catalog.Collection, db, name string, size int64) (*catalog.Collection, error) {
+func copyCapped(tx *exec.Tx, src *catalog.Collection, db, name string, size int64) (*catalog.Collection, error) {
 	dst, err := catalog.Create(tx, db, name, catalog.CappedOptions(cappedSize(size), 0, src.Options))
 	if err != nil {
 		return nil, err
@@ -191,7 +190,7 @@ func convertToCapped(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+	return c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		src, err := catalog.Get(tx, c.DB, name)
 		if err != nil {
 			return err
@@ -242,7 +241,7 @@ func cloneCollectionAsCapped(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.writeTx(wc.durability(), func(tx *kv.Tx) error {
+	return c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		src, err := catalog.Get(tx, c.DB, from)
 		if err != nil {
 			return err
