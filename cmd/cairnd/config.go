@@ -30,15 +30,21 @@ type config struct {
 	DBPath string
 	// ReplSet is the replica set's name (--replSet, replication.replSetName);
 	// empty: standalone.
-	ReplSet               string
-	Port                  int
-	BindIP                string
-	BindIPAll             bool
-	LogPath               string
-	LogAppend             bool
-	ConfigFile            string
-	JournalCommitInterval time.Duration
-	SyncDelay             time.Duration
+	ReplSet string
+	// OplogSizeMB is the oplog's size in MB (--oplogSize,
+	// replication.oplogSizeMB; 0: mongod's default), OplogMinRetentionHours
+	// its minimum retention (--oplogMinRetentionHours,
+	// storage.oplogMinRetentionHours).
+	OplogSizeMB            int64
+	OplogMinRetentionHours float64
+	Port                   int
+	BindIP                 string
+	BindIPAll              bool
+	LogPath                string
+	LogAppend              bool
+	ConfigFile             string
+	JournalCommitInterval  time.Duration
+	SyncDelay              time.Duration
 	// JournalCompressor is none, snappy (default) or zstd.
 	JournalCompressor string
 	// CacheSizeGB is the storage engine's cache budget for clean leaf
@@ -114,6 +120,8 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	cfg.profiling.register(fs)
 	cfg.tls.register(fs)
 	fs.StringVar(&cfg.ReplSet, "replSet", "", "run as a member of the replica set of this name (replication.replSetName)")
+	fs.Int64Var(&cfg.OplogSizeMB, "oplogSize", 0, "size of the oplog in MB (replication.oplogSizeMB; default: 5% of free disk space, 990 MB to 50 GB)")
+	fs.Float64Var(&cfg.OplogMinRetentionHours, "oplogMinRetentionHours", 0, "keep oplog entries at least this many hours even past the oplog's size (storage.oplogMinRetentionHours)")
 	fs.BoolVar(&cfg.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and check their roles")
 	verbose := fs.Bool("v", false, "verbose logging")
 	var params []string
@@ -171,6 +179,12 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	if cfg.SyncDelay <= 0 {
 		return cfg, errors.New("syncdelay must be a positive number of seconds")
 	}
+	if cfg.OplogSizeMB < 0 || cfg.OplogSizeMB > 1<<30 {
+		return cfg, errors.New("bad --oplogSize, arg must be greater than 0 and at most 1073741824 (1 PB)")
+	}
+	if cfg.OplogMinRetentionHours < 0 {
+		return cfg, errors.New("bad --oplogMinRetentionHours, argument must be greater or equal to 0")
+	}
 	if cfg.Port < 0 || cfg.Port > 65535 {
 		return cfg, fmt.Errorf("port number %d is out of range", cfg.Port)
 	}
@@ -188,8 +202,9 @@ type fileConfig struct {
 			Enabled          *bool `yaml:"enabled"`
 			CommitIntervalMs *int  `yaml:"commitIntervalMs"`
 		} `yaml:"journal"`
-		SyncPeriodSecs *float64 `yaml:"syncPeriodSecs"`
-		WiredTiger     struct {
+		SyncPeriodSecs         *float64 `yaml:"syncPeriodSecs"`
+		OplogMinRetentionHours *float64 `yaml:"oplogMinRetentionHours"`
+		WiredTiger             struct {
 			EngineConfig struct {
 				JournalCompressor *string  `yaml:"journalCompressor"`
 				CacheSizeGB       *float64 `yaml:"cacheSizeGB"`
@@ -208,6 +223,7 @@ type fileConfig struct {
 	} `yaml:"security"`
 	Replication struct {
 		ReplSetName *string `yaml:"replSetName"`
+		OplogSizeMB *int64  `yaml:"oplogSizeMB"`
 	} `yaml:"replication"`
 	OperationProfiling struct {
 		Mode              *string `yaml:"mode"`
@@ -277,6 +293,12 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 	}
 	if v := fc.Replication.ReplSetName; v != nil && !set["replSet"] {
 		cfg.ReplSet = *v
+	}
+	if v := fc.Replication.OplogSizeMB; v != nil && !set["oplogSize"] {
+		cfg.OplogSizeMB = *v
+	}
+	if v := fc.Storage.OplogMinRetentionHours; v != nil && !set["oplogMinRetentionHours"] {
+		cfg.OplogMinRetentionHours = *v
 	}
 	if v := fc.Security.Authorization; v != nil && !set["auth"] {
 		switch *v {

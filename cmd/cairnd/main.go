@@ -82,6 +82,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		Auth:                   cfg.Auth,
 		TestCommands:           cfg.TestCommands,
 		ReplSet:                cfg.ReplSet,
+		OplogSize:              cfg.OplogSizeMB << 20,
+		OplogMinRetention:      time.Duration(cfg.OplogMinRetentionHours * float64(time.Hour)),
 		PreAuthMaxMessageSize:  cfg.PreAuthMaxMessageSize,
 		AuthFailuresPerMinute:  cfg.authFailuresPerMinute(),
 		AuthFailureBurst:       cfg.AuthFailureBurst,

@@ -66,6 +66,7 @@ const (
 	KillAnySession
 	KillAnyCursor
 	ListSessions
+	ReplSetResizeOplog
 
 	lastAction
 )
@@ -85,7 +86,8 @@ const AllActions = lastAction - 1
 
 // ClusterActions are the actions that apply to the cluster resource.
 const ClusterActions = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | SetParameter | GetLog |
-	Top | InProg | KillOp | ListDatabases | Fsync | LogRotate | DropConnections | GetDefaultRWConcern | SetDefaultRWConcern | KillAnySession | KillAnyCursor | ListSessions
+	Top | InProg | KillOp | ListDatabases | Fsync | LogRotate | DropConnections | GetDefaultRWConcern | SetDefaultRWConcern | KillAnySession | KillAnyCursor | ListSessions |
+	ReplSetResizeOplog
 
 // DBActions are the actions that apply to a database.
 const DBActions = AllActions &^ ClusterActions
@@ -97,7 +99,7 @@ var actionNames = []string{
 	"viewUser", "changePassword", "changeCustomData", "planCacheRead", "planCacheWrite", "indexStats",
 	"serverStatus", "hostInfo", "getCmdLineOpts", "getParameter", "setParameter", "getLog", "top", "inprog",
 	"killop", "listDatabases", "fsync", "logRotate", "dropConnections", "getDefaultRWConcern", "setDefaultRWConcern", "killAnySession",
-	"killAnyCursor", "listSessions",
+	"killAnyCursor", "listSessions", "replSetResizeOplog",
 }
 
 // Names lists the actions of a as MongoDB spells them.

@@ -9,6 +9,7 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/oplog"
 	"github.com/cairndb/cairn/internal/query"
 )
 
@@ -90,8 +91,11 @@ func create(c *Ctx) error {
 		c.Env.collations.Note(&c.Env.Engine)
 	}
 	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {
-		_, err := catalog.Create(tx, c.DB, name, options)
-		return err
+		coll, err := catalog.Create(tx, c.DB, name, options)
+		if err != nil {
+			return err
+		}
+		return c.Env.Oplog.Create(tx, coll)
 	})
 	if err == nil && capped.autoIndexID {
 		c.Reply.AppendString("note", "The autoIndexId option is deprecated and will be removed in a future release")
@@ -111,6 +115,9 @@ func drop(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	if c.Env.Oplog != nil && c.DB == oplog.DB && name == oplog.Coll {
+		return mongoerr.New(mongoerr.IllegalOperation, "can't drop live oplog while replicating")
+	}
 	nIndexes := 0
 	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		coll, err := catalog.Get(tx, c.DB, name)
@@ -118,7 +125,10 @@ func drop(c *Ctx) error {
 			return err
 		}
 		nIndexes = len(coll.Indexes)
-		return catalog.Drop(tx, coll)
+		if err := catalog.Drop(tx, coll); err != nil {
+			return err
+		}
+		return c.Env.Oplog.Drop(tx, coll)
 	})
 	if err != nil {
 		return err
@@ -151,12 +161,21 @@ func dropDatabase(c *Ctx) error {
 			return err
 		}
 		for _, coll := range colls {
+			if c.Env.Oplog != nil && coll.Namespace() == oplog.NS {
+				continue // the live oplog stays, as mongod's
+			}
 			if err := catalog.Drop(tx, coll); err != nil {
+				return err
+			}
+			if err := c.Env.Oplog.Drop(tx, coll); err != nil {
 				return err
 			}
 			dropped = true
 		}
-		return nil
+		if !dropped {
+			return nil
+		}
+		return c.Env.Oplog.DropDatabase(tx, c.DB)
 	})
 	if err != nil {
 		return err
@@ -185,6 +204,10 @@ func renameCollection(c *Ctx) error {
 		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'renameCollection.to' is missing but a required field")
 	}
 	dropTarget, _, err := a.boolean("dropTarget")
+	if err != nil {
+		return err
+	}
+	stayTemp, _, err := a.boolean("stayTemp")
 	if err != nil {
 		return err
 	}
@@ -222,6 +245,7 @@ func renameCollection(c *Ctx) error {
 		if err != nil {
 			return err
 		}
+		var dropped *[16]byte
 		if dst != nil {
 			if !dropTarget {
 				return mongoerr.New(mongoerr.NamespaceExists, "target namespace exists")
@@ -229,9 +253,12 @@ func renameCollection(c *Ctx) error {
 			if err := catalog.Drop(tx, dst); err != nil {
 				return err
 			}
+			dropped = &dst.UUID
 		}
-		_, err = catalog.Rename(tx, src, tdb, tcoll)
-		return err
+		if _, err = catalog.Rename(tx, src, tdb, tcoll); err != nil {
+			return err
+		}
+		return c.Env.Oplog.Rename(tx, src, to, stayTemp, dropped)
 	})
 }
 
@@ -246,12 +273,15 @@ func collMod(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	var change []bson.Element
+	var change, logged []bson.Element
 	var indexChange bson.Doc
 	it := c.Body.Iter()
 	it.Next()
 	for it.Next() {
 		e := it.Element()
+		if !genericFields[e.Key] {
+			logged = append(logged, e)
+		}
 		switch {
 		case genericFields[e.Key]:
 		case e.Key == "validator" || e.Key == "validationLevel" || e.Key == "validationAction":
@@ -301,7 +331,10 @@ func collMod(c *Ctx) error {
 				return err
 			}
 		}
-		return catalog.Put(tx, &next)
+		if err := catalog.Put(tx, &next); err != nil {
+			return err
+		}
+		return c.Env.Oplog.CollMod(tx, &next, logged)
 	})
 }
 

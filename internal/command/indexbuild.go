@@ -66,6 +66,7 @@ import (
 	"github.com/cairndb/cairn/internal/opctx"
 	"time"
 
+	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
@@ -106,6 +107,23 @@ func (b *indexBuild) register(tx *exec.Tx, next *catalog.Collection) error {
 	return nil
 }
 
+// logStep logs a step of the build (mongod's two-phase build entries:
+// startIndexBuild, commitIndexBuild, abortIndexBuild) in tx.
+func (b *indexBuild) logStep(c *Ctx, tx *exec.Tx, what string, coll *catalog.Collection, cause bson.Doc) error {
+	if c.Env.Oplog == nil {
+		return nil
+	}
+	var id [16]byte
+	if _, err := hex.Decode(id[:], []byte(b.id)); err != nil {
+		return fmt.Errorf("index build id %q: %w", b.id, err)
+	}
+	specs := make([]bson.Doc, len(b.targets))
+	for i, t := range b.targets {
+		specs[i] = t.Spec.Raw
+	}
+	return c.Env.Oplog.IndexBuild(tx, what, coll, id, specs, cause)
+}
+
 // run scans, loads and commits the build (steps 2 and 3), showing its
 // progress in currentOp; on failure it removes what the build left.
 func (b *indexBuild) run(c *Ctx) error {
@@ -115,7 +133,7 @@ func (b *indexBuild) run(c *Ctx) error {
 	}
 	err := b.build(c)
 	if err != nil {
-		if cerr := b.abort(c); cerr != nil {
+		if cerr := b.abort(c, ctxErr(err)); cerr != nil {
 			c.Env.Log.Error("cleaning up a failed index build", "ns", b.db+"."+b.coll, "build", b.id, "error", cerr.Error())
 		}
 		return ctxErr(err)
@@ -221,7 +239,10 @@ func (b *indexBuild) build(c *Ctx) error {
 			}
 		}
 		drained = time.Now()
-		return catalog.Put(tx, &next)
+		if err := catalog.Put(tx, &next); err != nil {
+			return err
+		}
+		return b.logStep(c, tx, "commitIndexBuild", &next, nil)
 	})
 	if err != nil {
 		return err
@@ -268,7 +289,7 @@ func (b *indexBuild) check(coll *catalog.Collection) error {
 // abort removes the build's indexes and their trees from the collection
 // (wherever it is now — renamed, even to another database: it is found by
 // UUID), even when the command's context is cancelled.
-func (b *indexBuild) abort(c *Ctx) error {
+func (b *indexBuild) abort(c *Ctx, cause error) error {
 	return c.Env.KV.Update(context.WithoutCancel(c), func(tx *exec.Tx) error {
 		colls, err := catalog.List(tx, "")
 		if err != nil {
@@ -276,7 +297,16 @@ func (b *indexBuild) abort(c *Ctx) error {
 		}
 		for _, coll := range colls {
 			if coll.UUID == b.uuid {
-				return exec.RemoveBuilds(tx, coll, func(ix catalog.Index) bool { return ix.Build == b.id })
+				if err := exec.RemoveBuilds(tx, coll, func(ix catalog.Index) bool { return ix.Build == b.id }); err != nil {
+					return err
+				}
+				var why bson.Builder
+				e := mongoerr.As(cause)
+				why.AppendInt32("ok", 0)
+				why.AppendInt32("code", e.Code)
+				why.AppendString("codeName", e.CodeName())
+				why.AppendString("errmsg", e.Message)
+				return b.logStep(c, tx, "abortIndexBuild", coll, why.Finish())
 			}
 		}
 		return nil

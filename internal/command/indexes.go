@@ -140,6 +140,9 @@ func startIndexBuild(c *Ctx, durability exec.Durability, name string, specs []*i
 			if coll, err = catalog.Create(tx, c.DB, name, nil); err != nil {
 				return err
 			}
+			if err := c.Env.Oplog.Create(tx, coll); err != nil {
+				return err
+			}
 			st.created = true
 		}
 		if _, _, view := coll.View(); view {
@@ -203,7 +206,10 @@ func startIndexBuild(c *Ctx, durability exec.Durability, name string, specs []*i
 			if err := st.build.register(tx, &next); err != nil {
 				return err
 			}
-			return catalog.Put(tx, &next)
+			if err := catalog.Put(tx, &next); err != nil {
+				return err
+			}
+			return st.build.logStep(c, tx, "startIndexBuild", &next, nil)
 		}
 		// Nothing to scan: build (empty trees) and finish now.
 		if err := index.BuildAllWith(c, tx, data, next.Namespace(), targets, index.BuildOptions{TempDir: c.Env.tempDir()}); err != nil {
@@ -212,7 +218,15 @@ func startIndexBuild(c *Ctx, durability exec.Durability, name string, specs []*i
 		for _, s := range build {
 			next.Indexes = append(next.Indexes, catalog.Index{Name: s.Name, Spec: s.Raw, Ready: true})
 		}
-		return catalog.Put(tx, &next)
+		if err := catalog.Put(tx, &next); err != nil {
+			return err
+		}
+		for _, s := range build {
+			if err := c.Env.Oplog.CreateIndex(tx, &next, s.Raw); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 	return st, err
 }
@@ -292,6 +306,9 @@ func dropIndexes(c *Ctx) error {
 		for _, ix := range coll.Indexes {
 			if drop[ix.Name] {
 				if err := coll.DropIndexTrees(tx, ix); err != nil {
+					return err
+				}
+				if err := c.Env.Oplog.DropIndex(tx, coll, ix.Name, ix.Spec); err != nil {
 					return err
 				}
 				continue

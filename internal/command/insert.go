@@ -55,7 +55,7 @@ func insert(c *Ctx) error {
 		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
 			return err
 		}
-		coll, err := exec.CollectionForWrite(tx, c.DB, w.name, true)
+		coll, err := exec.CollectionForWrite(tx, c.DB, w.name, true, c.Env.Oplog)
 		if err != nil {
 			return err
 		}

@@ -42,6 +42,7 @@ var table = []*Command{
 	{Name: "listIndexes", Run: listIndexes, Needs: auth.ListIndexes, Help: "indexes of a collection"},
 	{Name: "createIndexes", Run: createIndexes, Write: true, Needs: auth.CreateIndex, Help: "build indexes (scan, sort, bulk load)"},
 	{Name: "dropIndexes", Aliases: []string{"deleteIndexes"}, Run: dropIndexes, Write: true, Needs: auth.DropIndex, Help: "drop indexes"},
+	{Name: "replSetResizeOplog", Run: replSetResizeOplog, AdminOnly: true, Write: true, Needs: auth.ReplSetResizeOplog, Help: "resize the oplog (size MB, minRetentionHours)"},
 	{Name: "renameCollection", Run: renameCollection, AdminOnly: true, Write: true, Needs: auth.RenameCollectionSameDB, Help: "rename a collection"},
 	{Name: "collStats", Run: collStats, Needs: auth.CollStats, Help: "collection statistics"},
 	{Name: "dbStats", Run: dbStats, Needs: auth.DBStats, Help: "database statistics"},

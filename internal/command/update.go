@@ -158,7 +158,11 @@ func (s *updateStmt) apply(c *Ctx, tx *exec.Tx, db, name string, coll *catalog.C
 		if err := checkStored(out); err != nil {
 			return res, coll, err
 		}
-		if err := w.Replace(m.Key, m.Doc, out); err != nil {
+		write := w.Update // operators and pipelines: a $v: 2 diff in the oplog
+		if s.upd.IsReplacement() {
+			write = w.Replace
+		}
+		if err := write(m.Key, m.Doc, out); err != nil {
 			return res, coll, err
 		}
 		res.modified++
@@ -178,7 +182,7 @@ func (s *updateStmt) apply(c *Ctx, tx *exec.Tx, db, name string, coll *catalog.C
 		return res, coll, err
 	}
 	if coll == nil {
-		if coll, err = exec.CollectionForWrite(tx, db, name, true); err != nil {
+		if coll, err = exec.CollectionForWrite(tx, db, name, true, c.Env.Oplog); err != nil {
 			return res, coll, err
 		}
 		if w, err = c.writer(tx, coll); err != nil {

@@ -99,8 +99,11 @@ func createView(c *Ctx, name string) error {
 		if err := exec.CheckViewGraph(tx, c.DB, name, viewOn, pipeline); err != nil {
 			return err
 		}
-		_, err := catalog.CreateView(tx, c.DB, name, viewOn, pipeline, collation)
-		return err
+		view, err := catalog.CreateView(tx, c.DB, name, viewOn, pipeline, collation)
+		if err != nil {
+			return err
+		}
+		return c.Env.Oplog.Create(tx, view)
 	})
 }
 

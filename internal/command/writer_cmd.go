@@ -4,12 +4,19 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/opctx"
 )
 
 // writer opens a collection writer for this command, honouring its
 // bypassDocumentValidation.
 func (c *Ctx) writer(tx *exec.Tx, coll *catalog.Collection) (*exec.CollWriter, error) {
+	if c.Env.Oplog != nil && coll.IsOplog() {
+		// In replica-set mode only the oplog's own writer appends to it; a
+		// standalone's local.oplog.rs is an ordinary capped collection
+		// whose inserts need a Timestamp ts.
+		return nil, mongoerr.New(mongoerr.InvalidNamespace, "cannot write to '%s'", coll.Namespace())
+	}
 	w, err := exec.OpenWriter(tx, coll)
 	if err != nil {
 		return nil, err
@@ -19,6 +26,7 @@ func (c *Ctx) writer(tx *exec.Tx, coll *catalog.Collection) (*exec.CollWriter, e
 	}
 	w.Figs = writeFiguresOf(c)
 	w.C = c
+	w.Oplog = c.Env.Oplog
 	for _, x := range w.Indexes {
 		x.SetContext(c) // killOp and maxTimeMS interrupt index key generation
 	}

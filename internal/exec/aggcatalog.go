@@ -84,7 +84,7 @@ func (k *AggCatalog) Out(spec *agg.OutSpec, in agg.Iterator) error {
 		return err
 	}
 	return k.Cmd.WriteTx(k.Durability, func(tx *Tx) error {
-		coll, err := CollectionForWrite(tx, spec.DB, spec.Coll, true)
+		coll, err := CollectionForWrite(tx, spec.DB, spec.Coll, true, k.Eng.Oplog)
 		if err != nil {
 			return err
 		}
@@ -121,7 +121,7 @@ func (k *AggCatalog) Merge(spec *agg.MergeSpec, in agg.Iterator) error {
 		return err
 	}
 	return k.Cmd.WriteTx(k.Durability, func(tx *Tx) error {
-		coll, err := CollectionForWrite(tx, spec.DB, spec.Coll, spec.OnID())
+		coll, err := CollectionForWrite(tx, spec.DB, spec.Coll, spec.OnID(), k.Eng.Oplog)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/oplog"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -156,7 +157,11 @@ func (m *Merger) Merge(d bson.Doc) error {
 		if !bson.Equal(newID, oldID) {
 			return mongoerr.New(mongoerr.ImmutableField, "$merge failed to update the matching document, did you attempt to modify the _id or the shard key?")
 		}
-		if err := m.W.Replace(append([]byte(nil), storageKey...), existing, out); err != nil {
+		write := m.W.Update // merge and pipelines update (a $v: 2 diff in the oplog)
+		if m.Spec.WhenMatched == "replace" {
+			write = m.W.Replace
+		}
+		if err := write(append([]byte(nil), storageKey...), existing, out); err != nil {
 			return err
 		}
 	}
@@ -164,11 +169,18 @@ func (m *Merger) Merge(d bson.Doc) error {
 }
 
 // CollectionForWrite returns db.name, creating it (implicitly, as an insert
-// or upsert does) when create is set.
-func CollectionForWrite(tx *kv.Tx, db, name string, create bool) (*catalog.Collection, error) {
+// or upsert does) when create is set; the creation is logged to log (nil:
+// none).
+func CollectionForWrite(tx *kv.Tx, db, name string, create bool, log *oplog.Log) (*catalog.Collection, error) {
 	coll, err := catalog.Get(tx, db, name)
 	if err != nil || coll != nil || !create {
 		return coll, err
 	}
-	return catalog.Create(tx, db, name, nil)
+	if coll, err = catalog.Create(tx, db, name, nil); err != nil {
+		return nil, err
+	}
+	if err := log.Create(tx, coll); err != nil {
+		return nil, err
+	}
+	return coll, nil
 }

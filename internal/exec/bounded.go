@@ -19,7 +19,7 @@ func (e *Engine) AppendBounded(db, coll string, doc bson.Doc, size, max int64) (
 		return 0, err
 	}
 	defer tx.Rollback()
-	c, err := CollectionForWrite(tx, db, coll, true)
+	c, err := CollectionForWrite(tx, db, coll, true, nil)
 	if err != nil {
 		return 0, err
 	}

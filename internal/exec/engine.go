@@ -8,6 +8,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/colcache"
+	"github.com/cairndb/cairn/internal/oplog"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -25,6 +26,10 @@ type Engine struct {
 	Planner
 	// Counters are the execution figures serverStatus reports.
 	Counters Counters
+	// Oplog is local.oplog.rs in replica-set mode (nil on a standalone):
+	// the collection writers and DDL log their changes to it in their
+	// own transactions.
+	Oplog *oplog.Log
 }
 
 // SpillDir is where spill files go.

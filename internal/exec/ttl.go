@@ -82,6 +82,7 @@ func expire(ctx context.Context, e *Engine, c *catalog.Collection, spec *index.S
 		if err != nil {
 			return err
 		}
+		w.Oplog = e.Oplog
 		type victim struct {
 			key []byte
 			doc bson.Doc

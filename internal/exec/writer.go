@@ -7,6 +7,8 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/oplog"
+	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/kv"
 )
 
@@ -33,6 +35,10 @@ type CollWriter struct {
 	// write, and its log receives the warning of a document failing a
 	// validator whose validationAction is "warn".
 	C WriteOwner
+	// Oplog, when set (replica-set mode), receives an entry for each
+	// write, in the write's transaction (nil: nothing is logged, at the
+	// cost of one comparison per write).
+	Oplog *oplog.Log
 }
 
 // WriteOwner is the command a writer writes for (the command layer's Ctx).
@@ -148,11 +154,37 @@ func (w *CollWriter) Insert(doc bson.Doc) (bson.Doc, bson.Value, error) {
 	if w.Figs != nil {
 		w.Figs.keysInserted.Add(int64(added) + 1) // and the _id index's key
 	}
+	if w.Oplog != nil {
+		if err := w.Oplog.Insert(w.tx, w.Coll, doc, id, w.stmt()); err != nil {
+			return nil, bson.Value{}, err
+		}
+	}
 	return doc, id, nil
 }
 
-// Replace stores updated (same _id) in place of old under key.
+// stmt returns the retryable statement the owner is writing, if any.
+func (w *CollWriter) stmt() *repl.Stmt {
+	if sw, ok := w.C.(repl.StmtWriter); ok {
+		return sw.WriteStmt()
+	}
+	return nil
+}
+
+// Replace stores updated (same _id) in place of old under key: a
+// replacement (a replacement-style update, $merge's replace), logged as
+// the whole new document.
 func (w *CollWriter) Replace(key []byte, old, updated bson.Doc) error {
+	return w.replace(key, old, updated, false)
+}
+
+// Update stores updated (same _id) in place of old under key: an update
+// with operators or a pipeline, logged as the $v: 2 diff of old into
+// updated.
+func (w *CollWriter) Update(key []byte, old, updated bson.Doc) error {
+	return w.replace(key, old, updated, true)
+}
+
+func (w *CollWriter) replace(key []byte, old, updated bson.Doc, diff bool) error {
 	if err := w.interrupted(); err != nil {
 		return err
 	}
@@ -162,6 +194,18 @@ func (w *CollWriter) Replace(key []byte, old, updated bson.Doc) error {
 	added, removed, err := w.applyIndexes(old, updated, key)
 	if err != nil {
 		return err
+	}
+	// Logged once every check has passed, and before the data tree
+	// changes: old may be a view of the page the Put rewrites.
+	if w.Oplog != nil {
+		if diff {
+			err = w.Oplog.Update(w.tx, w.Coll, old, updated, w.stmt())
+		} else {
+			err = w.Oplog.Replace(w.tx, w.Coll, updated, w.stmt())
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if err := w.Data.Put(key, updated); err != nil {
 		return fmt.Errorf("update in %s: %w", w.Coll.Namespace(), err)
@@ -186,6 +230,12 @@ func (w *CollWriter) Remove(key []byte, old bson.Doc) error {
 	_, removed, err := w.applyIndexes(old, nil, key)
 	if err != nil {
 		return err
+	}
+	if w.Oplog != nil { // before the delete: old may be a view of its page
+		id, _ := old.Lookup("_id")
+		if err := w.Oplog.Delete(w.tx, w.Coll, id, w.stmt()); err != nil {
+			return err
+		}
 	}
 	if _, err := w.Data.Delete(key); err != nil {
 		return fmt.Errorf("delete from %s: %w", w.Coll.Namespace(), err)

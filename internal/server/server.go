@@ -25,6 +25,7 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/failpoint"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/oplog"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/internal/session"
 	"github.com/cairndb/cairn/kv"
@@ -59,6 +60,11 @@ type Options struct {
 	// config.system.sessions and expired (default 5 minutes, mongod's
 	// logicalSessionRefreshMillis).
 	SessionTimeout, SessionRefreshInterval time.Duration
+	// OplogSize is the oplog's size in bytes when it is created (0:
+	// mongod's default, 5 % of the free disk space, 990 MB to 50 GB);
+	// OplogMinRetention keeps entries younger than it past the size.
+	OplogSize         int64
+	OplogMinRetention time.Duration
 	// TTLMonitorInterval is how often expired documents are deleted
 	// (default 60 s, as mongod's ttlMonitorSleepSecs).
 	TTLMonitorInterval time.Duration
@@ -213,6 +219,16 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.ReplSet != "" {
 		s.env.Repl = repl.NewSet(opts.ReplSet, nil)
+		// The oplog: created if missing; the clock continues after its
+		// last entry.
+		dir := opts.DBPath
+		l, err := oplog.Open(db, s.env.Repl.Clock, oplog.Config{MaxBytes: opts.OplogSize, MinRetention: opts.OplogMinRetention},
+			func() int64 { return oplog.DefaultSize(dir) })
+		if err != nil {
+			db.Close()
+			return nil, fmt.Errorf("opening the oplog: %w", err)
+		}
+		s.env.Oplog = l
 	}
 	s.env.Sessions = session.New(session.Options{Timeout: opts.SessionTimeout})
 	am, err := auth.NewManager(db, auth.Options{Enabled: opts.Auth, FailureDelay: opts.AuthFailureDelay, Logger: opts.Logger,

@@ -1,0 +1,188 @@
+package oplog
+
+import (
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/repl"
+	"github.com/cairndb/cairn/kv"
+)
+
+// Operations.
+const (
+	OpInsert  = 'i'
+	OpUpdate  = 'u'
+	OpDelete  = 'd'
+	OpCommand = 'c'
+	OpNoop    = 'n'
+)
+
+// term is the election term every entry carries: a one-member set holds
+// its first election's term for ever (replSetStepDown of a lone member
+// keeps it primary in the same term).
+const term = 1
+
+// Entry is the part of an entry its writer chooses; Append adds the
+// statement's session fields, ts, t, v and wall.
+type Entry struct {
+	Op byte
+	NS string
+	UI *[16]byte // the collection's UUID; nil: none
+	O  bson.Doc
+	O2 bson.Doc // nil: none
+	// ID, when set (and O2 nil), makes o2 the document key {_id: ID}.
+	ID *bson.Value
+}
+
+// Logged reports whether writes to db.coll are logged: not those of the
+// local database (as mongod), of system.profile (each node's own), nor of
+// the session machinery's records (config.transactions and
+// config.image_collection, which mongod writes unreplicated: a secondary
+// derives them from the entries' lsid).
+func Logged(db, coll string) bool {
+	switch {
+	case db == DB:
+		return false
+	case coll == "system.profile":
+		return false
+	case db == "config" && (coll == "transactions" || coll == "image_collection"):
+		return false
+	}
+	return true
+}
+
+// Append writes e, stamped with a new ts, in tx and returns the ts. A
+// retryable write's statement (stmt, nil when the write is not one) gives
+// the entry lsid, txnNumber, stmtId and prevOpTime, and its LastOpTime
+// moves to ts.
+func (l *Log) Append(tx *kv.Tx, e *Entry, stmt *repl.Stmt) (repl.Timestamp, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t, err := l.begin(tx)
+	if err != nil {
+		return 0, err
+	}
+	ts := l.clock.Next()
+	b := &l.b
+	b.Reset(l.buf)
+	if stmt != nil {
+		b.AppendDocument("lsid", stmt.LSID)
+		b.AppendInt64("txnNumber", stmt.TxnNumber)
+	}
+	b.AppendString("op", string(rune(e.Op)))
+	b.AppendString("ns", e.NS)
+	if e.UI != nil {
+		b.AppendBinary("ui", 4, e.UI[:])
+	}
+	b.AppendDocument("o", e.O)
+	switch {
+	case e.O2 != nil:
+		b.AppendDocument("o2", e.O2)
+	case e.ID != nil:
+		b.StartDocument("o2")
+		b.AppendValue("_id", *e.ID)
+		b.End()
+	}
+	if stmt != nil {
+		b.AppendInt32("stmtId", stmt.StmtID)
+	}
+	b.AppendTimestamp("ts", ts.T(), ts.I())
+	b.AppendInt64("t", term)
+	b.AppendInt64("v", 2)
+	b.AppendDateTime("wall", l.now().UnixMilli())
+	if stmt != nil {
+		b.StartDocument("prevOpTime")
+		b.AppendTimestamp("ts", stmt.LastOpTime.T(), stmt.LastOpTime.I())
+		if stmt.LastOpTime == 0 {
+			b.AppendInt64("t", -1)
+		} else {
+			b.AppendInt64("t", term)
+		}
+		b.End()
+	}
+	entry := b.Finish()
+	l.buf = entry[:0] // Put copies: the buffer serves the next entry
+	if err := l.put(tx, t, ts, entry); err != nil {
+		return 0, err
+	}
+	if stmt != nil {
+		stmt.LastOpTime = ts
+	}
+	return ts, nil
+}
+
+// idDoc returns {_id: id}.
+func idDoc(id bson.Value) bson.Doc {
+	var b bson.Builder
+	b.AppendValue("_id", id)
+	return b.Finish()
+}
+
+// Insert logs the insert of doc (as stored, _id first) into coll.
+func (l *Log) Insert(tx *kv.Tx, coll *catalog.Collection, doc bson.Doc, id bson.Value, stmt *repl.Stmt) error {
+	if l == nil || !CollectionLogged(coll) {
+		return nil
+	}
+	_, err := l.Append(tx, &Entry{Op: OpInsert, NS: coll.Namespace(), UI: &coll.UUID, O: doc, ID: &id}, stmt)
+	return err
+}
+
+// Update logs an update with operators (or a pipeline) of old into
+// updated, as mongod 5.0+ records it: o is {$v: 2, diff} (diff.go), or
+// the whole new document when the diff would be larger.
+func (l *Log) Update(tx *kv.Tx, coll *catalog.Collection, old, updated bson.Doc, stmt *repl.Stmt) error {
+	if l == nil || !CollectionLogged(coll) {
+		return nil
+	}
+	o := UpdateObject(old, updated)
+	if o == nil {
+		return nil // nothing changed: mongod logs nothing either
+	}
+	id, _ := updated.Lookup("_id")
+	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: o, ID: &id}, stmt)
+	return err
+}
+
+// Replace logs a replacement of a document by updated.
+func (l *Log) Replace(tx *kv.Tx, coll *catalog.Collection, updated bson.Doc, stmt *repl.Stmt) error {
+	if l == nil || !CollectionLogged(coll) {
+		return nil
+	}
+	id, _ := updated.Lookup("_id")
+	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: updated, ID: &id}, stmt)
+	return err
+}
+
+// Delete logs the delete of the document whose _id is id.
+func (l *Log) Delete(tx *kv.Tx, coll *catalog.Collection, id bson.Value, stmt *repl.Stmt) error {
+	if l == nil || !CollectionLogged(coll) {
+		return nil
+	}
+	_, err := l.Append(tx, &Entry{Op: OpDelete, NS: coll.Namespace(), UI: &coll.UUID, O: idDoc(id)}, stmt)
+	return err
+}
+
+// Command logs a command entry on db.$cmd: o describes it (its first
+// field names it), o2 (nil: none) holds what some commands record to be
+// undone; ui is the collection's UUID (nil for database commands).
+func (l *Log) Command(tx *kv.Tx, db string, ui *[16]byte, o, o2 bson.Doc) error {
+	_, err := l.Append(tx, &Entry{Op: OpCommand, NS: db + ".$cmd", UI: ui, O: o, O2: o2}, nil)
+	return err
+}
+
+// Noop logs a no-op entry {op: "n", ns: "", o}: Initiated's, or
+// appendOplogNote's.
+func (l *Log) Noop(tx *kv.Tx, o bson.Doc) (repl.Timestamp, error) {
+	return l.Append(tx, &Entry{Op: OpNoop, NS: "", O: o}, nil)
+}
+
+// Initiated logs the entry mongod writes when a replica set is initiated,
+// {op: "n", ns: "", o: {msg: "initiating set"}}; the replica-set part
+// calls it in replSetInitiate's transaction.
+func (l *Log) Initiated(tx *kv.Tx) (repl.Timestamp, error) {
+	var b bson.Builder
+	b.AppendString("msg", "initiating set")
+	return l.Noop(tx, b.Finish())
+}
+
+// CollectionLogged reports whether coll's changes are logged.
+func CollectionLogged(coll *catalog.Collection) bool { return Logged(coll.DB, coll.Name) }
