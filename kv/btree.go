@@ -64,7 +64,7 @@ func (db *DB) load(r *childRef) (*node, error) {
 // retire records that node version n is no longer part of the tree being
 // built, so its extent can be freed once no reader can reach it.
 func (tx *Tx) retire(n *node) {
-	if n.txid == tx.id {
+	if n.txid == tx.id || tx.conc != nil { // a concurrent tx frees nothing
 		return
 	}
 	if p := n.pgid.Load(); p != 0 {
@@ -94,6 +94,9 @@ func (tx *Tx) settleRetired() {
 }
 
 func (tx *Tx) retireRef(r *childRef) {
+	if tx.conc != nil {
+		return
+	}
 	if n := r.ptr.Load(); n != nil {
 		tx.retire(n)
 		return
@@ -109,7 +112,9 @@ func (tx *Tx) mutable(n *node) *node {
 		return n
 	}
 	tx.retire(n)
-	return n.clone(tx.id)
+	c := n.clone(tx.id)
+	tx.notePrivate(c)
+	return c
 }
 
 func (tx *Tx) pageSize() int { return tx.db.pageSize }
@@ -244,7 +249,13 @@ func (tx *Tx) maybeSplit(m *node, at int) []*node {
 	if at < len(m.keys)-1 && m.size <= 2*ps-pageHeaderSize {
 		limit = (m.size + pageHeaderSize + 1) / 2
 	}
-	return tx.splitGreedy(m, limit, ps, minE)
+	out := tx.splitGreedy(m, limit, ps, minE)
+	if tx.conc != nil {
+		for _, p := range out[1:] {
+			tx.notePrivate(p)
+		}
+	}
+	return out
 }
 
 // splitGreedy cuts m into pieces, each holding entries while its size stays

@@ -24,6 +24,14 @@ func (tx *Tx) BulkLoad(name string, next func() (key, value []byte, ok bool, err
 	if _, ok := tx.trees[name]; ok {
 		return nil, fmt.Errorf("%w: %q", ErrTreeExists, name)
 	}
+	if tx.conc != nil {
+		return nil, fmt.Errorf("kv: bulk load %q: not available in a concurrent transaction (use CreateTree and Put)", name)
+	}
+	if tx.coordinated() {
+		if err := tx.claimKeys(name); err != nil {
+			return nil, fmt.Errorf("kv: bulk load %q: %w", name, err)
+		}
+	}
 	if fillFactor == 0 {
 		fillFactor = tx.db.opts.FillFactor
 	}

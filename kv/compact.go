@@ -88,7 +88,7 @@ func (db *DB) Compact(ctx context.Context) error {
 		}
 		if tx.dirty {
 			tx.settleRetired()
-			db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
+			db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed, nil)
 			if err := db.checkpointLocked(); err != nil {
 				return err
 			}
@@ -158,7 +158,7 @@ func (db *DB) repack() error {
 		return db.checkpointLocked()
 	}
 	tx.settleRetired()
-	db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
+	db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed, nil)
 	if err := db.checkpointLocked(); err != nil {
 		return err
 	}

@@ -119,6 +119,7 @@ type DB struct {
 
 	st    stats
 	cache nodeCache
+	cc    coordinator // concurrent transactions (concurrent.go, conflict.go)
 }
 
 // ckptFree lists extents freed by tx txid and first unreferenced by
@@ -252,8 +253,14 @@ func (db *DB) Update(ctx context.Context, fn func(*Tx) error) error {
 	return tx.Commit()
 }
 
-// publish makes snap current. Called with the writer lock held.
-func (db *DB) publish(snap *snapshot, freed []extent) {
+// publish makes snap, the commit of tx (nil if it changed no entries),
+// current. Called with the writer lock held. While a concurrent
+// transaction is live it first records what tx wrote (conflict.go).
+func (db *DB) publish(snap *snapshot, freed []extent, tx *Tx) {
+	db.cc.publishing.Store(snap.txid)
+	if db.cc.live.Load() != 0 {
+		db.cc.recordCommit(tx, snap.txid)
+	}
 	for _, tr := range snap.trees {
 		if tr.txid == snap.txid {
 			if n := tr.root.ptr.Load(); n != nil && invariants.Enabled {
@@ -348,7 +355,7 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 			return fmt.Errorf("kv: commit %d: %w", tx.id, err)
 		}
 		tx.settleRetired()
-		db.publish(snap, tx.freed)
+		db.publish(snap, tx.freed, tx)
 		err = db.checkpointLocked()
 		if err != nil && errors.Is(err, ErrNoSpace) {
 			// The transaction is published and its space was reserved;
@@ -369,7 +376,7 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 	}
 	tx.settleRetired()
 	slot := db.journal.reserve(tx.id, tx.log.size())
-	db.publish(snap, tx.freed)
+	db.publish(snap, tx.freed, tx)
 	db.releaseWriter()
 	// Compress and write the record outside the writer lock, in commit
 	// order (journal.go).
@@ -486,6 +493,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	close(db.done)
+	db.cc.abortAll(fmt.Errorf("%w: %w", ErrTxAborted, ErrClosed))
 	db.wg.Wait()
 	db.writer <- struct{}{} // wait for the active writer
 	var err error

@@ -38,6 +38,18 @@ var (
 	ErrValueTooLarge = errors.New("kv: value too large")
 	// ErrEmptyKey is returned for zero-length keys.
 	ErrEmptyKey = errors.New("kv: empty key")
+	// ErrWriteConflict is wrapped (by a *WriteConflictError) by a write
+	// of a key that a live concurrent transaction owns, or, in a
+	// concurrent transaction, that a transaction committed after its
+	// snapshot wrote (concurrent.go). MongoDB's WriteConflict (112).
+	ErrWriteConflict = errors.New("kv: write conflict")
+	// ErrTxAborted is returned by the operations and Commit of a
+	// concurrent transaction that was aborted (Tx.Abort, its context).
+	ErrTxAborted = errors.New("kv: transaction aborted")
+	// ErrTxTooLarge is wrapped by a write that would take a concurrent
+	// transaction beyond Options.ConcurrentTxMemory (MongoDB's
+	// TransactionTooLargeForCache, 10334). The write had no effect.
+	ErrTxTooLarge = errors.New("kv: transaction too large for its memory limit")
 	// ErrUnsorted is returned by BulkLoad when keys are not strictly
 	// ascending.
 	ErrUnsorted = errors.New("kv: bulk load keys not strictly ascending")

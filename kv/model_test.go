@@ -102,6 +102,10 @@ type modelRun struct {
 	errMu  sync.Mutex
 	errs   []error
 	trace  []string
+	// conc runs half of the write transactions as concurrent ones
+	// (BeginConcurrent): the same operations, read back from their
+	// private trees, replayed at commit.
+	conc bool
 }
 
 func (r *modelRun) tracef(format string, args ...any) {
@@ -241,7 +245,13 @@ func (r *modelRun) cursorWalk(tr *Tree, m map[string]string) {
 // writeTx runs one random write transaction.
 func (r *modelRun) writeTx() {
 	r.t.Helper()
-	tx, err := r.db.BeginWrite(r.ctx)
+	var tx *Tx
+	var err error
+	if r.conc && r.rng.IntN(2) == 0 {
+		tx, err = r.db.BeginConcurrent(r.ctx)
+	} else {
+		tx, err = r.db.BeginWrite(r.ctx)
+	}
 	if err != nil {
 		r.fatalf("begin write: %v", err)
 	}
@@ -254,7 +264,7 @@ func (r *modelRun) writeTx() {
 		name := treeNames[r.rng.IntN(len(treeNames))]
 		m, exists := work[name]
 		switch op := r.rng.IntN(100); {
-		case !exists && op < 90:
+		case !exists && (op < 90 || tx.Concurrent()):
 			if _, err := tx.CreateTree(name); err != nil {
 				r.fatalf("create %q: %v", name, err)
 			}
@@ -500,10 +510,10 @@ func (r *modelRun) crash() {
 		len(r.hist), got, r.hist[0], r.hist[len(r.hist)-1])
 }
 
-func runModel(t *testing.T, seed uint64, steps int, cacheSize int64) {
+func runModel(t *testing.T, seed uint64, steps int, cacheSize int64, conc bool) {
 	mem := vfs.NewMem()
 	fault := vfs.NewFault(mem)
-	r := &modelRun{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), mem: mem, fault: fault, ctx: context.Background()}
+	r := &modelRun{t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), mem: mem, fault: fault, ctx: context.Background(), conc: conc}
 	r.opts = &Options{FS: fault, PageSize: 4096, JournalSize: 128 << 10, CheckpointInterval: -1, CommitInterval: time.Millisecond, CacheSize: cacheSize,
 		testing: &testingKnobs{verifyCheckpoints: true}}
 	r.open()
@@ -607,7 +617,19 @@ func TestModel(t *testing.T) {
 	if *flagLong {
 		steps = 30000
 	}
-	runModel(t, seed, steps, 0)
+	runModel(t, seed, steps, 0, false)
+}
+
+// TestModelConcurrent runs the model with half of the write transactions
+// concurrent ones: every operation read back from the private trees, the
+// commits replayed, crashes recovering them.
+func TestModelConcurrent(t *testing.T) {
+	seed := testSeed(t)
+	steps := 1500
+	if *flagLong {
+		steps = 30000
+	}
+	runModel(t, seed, steps, 0, true)
 }
 
 // TestModelTinyCache runs the model with a node cache of a few pages, so
@@ -619,5 +641,5 @@ func TestModelTinyCache(t *testing.T) {
 	if *flagLong {
 		steps = 20000
 	}
-	runModel(t, seed, steps, 16<<10)
+	runModel(t, seed, steps, 16<<10, false)
 }

@@ -143,83 +143,109 @@ func (o *journalOps) delRange(name string, start, end []byte) {
 
 var errBadOps = errors.New("malformed journal record payload")
 
-// replayOps applies an encoded op list to write transaction tx.
-func replayOps(tx *Tx, p []byte) error {
-	field := func() ([]byte, error) {
-		l, n := binary.Uvarint(p)
-		if n <= 0 || l > uint64(len(p)-n) {
-			return nil, errBadOps
+// walkOps calls fn with every operation of an encoded op list given in
+// consecutive chunks (journalOps.parts), with the tree it applies to:
+// opUse, opCreate and opDrop name the tree; opPut passes key and value,
+// opDel the key, opDelRange start and end (nil when unbounded). An op lies
+// within one chunk; the tree selected by opUse carries over.
+func walkOps(parts [][]byte, fn func(op byte, tree string, k, v []byte) error) error {
+	var cur string
+	haveCur := false
+	for _, p := range parts {
+		field := func() ([]byte, error) {
+			l, n := binary.Uvarint(p)
+			if n <= 0 || l > uint64(len(p)-n) {
+				return nil, errBadOps
+			}
+			b := p[n : n+int(l)]
+			p = p[n+int(l):]
+			return b, nil
 		}
-		b := p[n : n+int(l)]
-		p = p[n+int(l):]
-		return b, nil
-	}
-	var cur *Tree
-	for len(p) > 0 {
-		op := p[0]
-		p = p[1:]
-		switch op {
-		case opUse, opCreate, opDrop:
-			name, err := field()
-			if err != nil {
-				return err
-			}
-			switch op {
-			case opUse:
-				cur, err = tx.Tree(string(name))
-			case opCreate:
-				_, err = tx.CreateTree(string(name))
-			case opDrop:
-				err = tx.DropTree(string(name))
-			}
-			if err != nil {
-				return fmt.Errorf("replay: %w", err)
-			}
-		case opPut, opDel:
-			if cur == nil {
-				return errBadOps
-			}
-			k, err := field()
-			if err != nil {
-				return err
-			}
-			if op == opDel {
-				_, err = cur.Delete(k)
-			} else {
-				var v []byte
-				if v, err = field(); err == nil {
-					err = cur.Put(k, v)
-				}
-			}
-			if err != nil {
-				return fmt.Errorf("replay: %w", err)
-			}
-		case opDelRange:
-			if cur == nil || len(p) < 1 {
-				return errBadOps
-			}
-			flags := p[0]
+		for len(p) > 0 {
+			op := p[0]
 			p = p[1:]
-			s, err := field()
+			var err error
+			switch op {
+			case opUse, opCreate, opDrop:
+				var name []byte
+				if name, err = field(); err != nil {
+					return err
+				}
+				if op == opUse {
+					cur, haveCur = string(name), true
+				}
+				err = fn(op, string(name), nil, nil)
+			case opPut, opDel:
+				if !haveCur {
+					return errBadOps
+				}
+				var k, v []byte
+				if k, err = field(); err != nil {
+					return err
+				}
+				if op == opPut {
+					if v, err = field(); err != nil {
+						return err
+					}
+				}
+				err = fn(op, cur, k, v)
+			case opDelRange:
+				if !haveCur || len(p) < 1 {
+					return errBadOps
+				}
+				flags := p[0]
+				p = p[1:]
+				var s, e []byte
+				if s, err = field(); err != nil {
+					return err
+				}
+				if e, err = field(); err != nil {
+					return err
+				}
+				if flags&1 != 0 {
+					s = nil
+				}
+				if flags&2 != 0 {
+					e = nil
+				}
+				err = fn(op, cur, s, e)
+			default:
+				return errBadOps
+			}
 			if err != nil {
 				return err
 			}
-			e, err := field()
-			if err != nil {
-				return err
-			}
-			if flags&1 != 0 {
-				s = nil
-			}
-			if flags&2 != 0 {
-				e = nil
-			}
-			if _, err := cur.DeleteRange(s, e); err != nil {
-				return fmt.Errorf("replay: %w", err)
-			}
-		default:
-			return errBadOps
 		}
 	}
 	return nil
+}
+
+// replayOps applies an encoded op list to write transaction tx.
+func replayOps(tx *Tx, p []byte) error { return replayParts(tx, [][]byte{p}) }
+
+// replayParts applies an encoded op list, in consecutive chunks, to write
+// transaction tx.
+func replayParts(tx *Tx, parts [][]byte) error {
+	var cur *Tree
+	return walkOps(parts, func(op byte, name string, k, v []byte) error {
+		var err error
+		switch op {
+		case opUse:
+			cur, err = tx.Tree(name)
+		case opCreate:
+			_, err = tx.CreateTree(name)
+		case opDrop:
+			err = tx.DropTree(name)
+		case opPut:
+			err = cur.Put(k, v)
+		case opDel:
+			_, err = cur.Delete(k)
+		case opDelRange:
+			_, err = cur.DeleteRange(k, v)
+		}
+		if err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+		return nil
+	})
 }

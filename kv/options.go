@@ -79,6 +79,12 @@ type Options struct {
 	// always resident and not counted (docs/architecture.md, known
 	// limitations).
 	CacheSize int64
+	// ConcurrentTxMemory bounds the private memory of one concurrent
+	// transaction (DB.BeginConcurrent: its node copies, key and value
+	// copies and operation log); a write beyond it fails with an error
+	// wrapping ErrTxTooLarge. 0 means the default, a quarter of CacheSize
+	// but at least 64 MiB; a negative value means no limit.
+	ConcurrentTxMemory int64
 	// Logger receives diagnostics; default a logger that discards.
 	Logger *slog.Logger
 	// ReadOnly opens the database for reading only: the journal is
@@ -138,6 +144,9 @@ func (o *Options) withDefaults() (Options, error) {
 	r.FillFactor = min(max(r.FillFactor, 0.5), 1.0)
 	if r.CacheSize == 0 {
 		r.CacheSize = defaultCacheSize
+	}
+	if r.ConcurrentTxMemory == 0 {
+		r.ConcurrentTxMemory = max(r.CacheSize/4, 64<<20)
 	}
 	if r.Logger == nil {
 		r.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))

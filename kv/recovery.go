@@ -389,7 +389,7 @@ func (db *DB) openJournal() error {
 			}
 			tx.settleAll()
 			tx.settleRetired()
-			db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed)
+			db.publish(&snapshot{txid: tx.id, trees: tx.trees}, tx.freed, tx)
 			j.setSeq(r.seq + 1)
 			good += int64(journalHeaderSize + len(r.payload))
 			replayed++

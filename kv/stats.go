@@ -65,6 +65,7 @@ type Stats struct {
 	Failed             error         // non-nil once the DB refuses writes
 	NoSpace            error         // non-nil while writes are refused for lack of disk space (ErrNoSpace)
 	Trees              []TreeStats   // every tree of the current snapshot, by name
+	Concurrent         ConcurrentStats
 }
 
 // Stats returns current statistics. It does not block.
@@ -92,6 +93,7 @@ func (db *DB) Stats() Stats {
 		NoSpace:            db.noSpaceErr(),
 	}
 	s.CacheBytes, s.CacheLeaves, s.CacheEvictions = db.cache.stats()
+	s.Concurrent = db.cc.stats()
 	if size, err := db.pager.f.Size(); err == nil {
 		s.DataFileBytes = size
 	}

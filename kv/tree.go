@@ -30,6 +30,11 @@ func (t *Tree) check() error {
 	if t.tx.closed {
 		return ErrTxClosed
 	}
+	if t.tx.conc != nil {
+		if err := t.tx.concCheck(); err != nil {
+			return err
+		}
+	}
 	if t.tr.dropped {
 		return fmt.Errorf("%w: %q (dropped)", ErrTreeNotFound, t.tr.name)
 	}
@@ -96,6 +101,11 @@ func (t *Tree) Put(key, value []byte) error {
 	if len(value) > MaxValueSize {
 		return fmt.Errorf("%w: %d bytes (max %d)", ErrValueTooLarge, len(value), MaxValueSize)
 	}
+	if t.tx.coordinated() {
+		if err := t.claimPut(key, value); err != nil {
+			return err
+		}
+	}
 	if t.tr.pending != nil || (t.tr.count == 0 && t.tr.height == 1) {
 		if t.tr.pending == nil {
 			t.tr.pending = &pendingPuts{}
@@ -129,6 +139,11 @@ func (t *Tree) Delete(key []byte) (bool, error) {
 	if len(key) == 0 || len(key) > MaxKeySize {
 		return false, nil
 	}
+	if t.tx.coordinated() {
+		if found, err := t.claimDelete(key); err != nil || !found {
+			return false, err
+		}
+	}
 	found, err := t.tx.treeDelete(t.tr, key)
 	if err != nil {
 		return false, fmt.Errorf("kv: delete in %q: %w", t.tr.name, err)
@@ -154,6 +169,14 @@ func (t *Tree) DeleteRange(start, end []byte) (int64, error) {
 	}
 	if !validRange(start, end) {
 		return 0, nil
+	}
+	if t.tx.conc != nil {
+		return t.deleteRangeConcurrent(start, end)
+	}
+	if t.tx.coordinated() {
+		if err := t.tx.db.cc.checkOrdinaryRange(t.tr.name, start, end); err != nil {
+			return 0, fmt.Errorf("kv: delete range in %q: %w", t.tr.name, err)
+		}
 	}
 	n, err := t.tx.treeDeleteRange(t.tr, start, end)
 	if err != nil {

@@ -29,6 +29,9 @@ type Tx struct {
 	log          journalOps
 	forceCkpt    bool   // commit through a checkpoint (bulk load, huge tx)
 	chunk        []byte // arena for copies of small keys and values
+
+	conc     *concTx // a concurrent transaction (BeginConcurrent)
+	replayOf *concTx // the commit of this concurrent transaction's writes
 }
 
 // copyKV copies key and value for the tree, from a per-transaction arena
@@ -37,11 +40,17 @@ type Tx struct {
 func (tx *Tx) copyKV(key, val []byte) ([]byte, []byte) {
 	n := len(key) + len(val)
 	if n > 16<<10 {
+		if tx.conc != nil {
+			tx.conc.arena += int64(n)
+		}
 		return copyKV(key, val)
 	}
 	if len(tx.chunk)+n > cap(tx.chunk) {
 		size := min(max(2*cap(tx.chunk), 4<<10), 1<<20)
 		tx.chunk = make([]byte, 0, max(size, n))
+		if tx.conc != nil {
+			tx.conc.arena += int64(cap(tx.chunk))
+		}
 	}
 	off := len(tx.chunk)
 	tx.chunk = append(tx.chunk, key...)
@@ -52,10 +61,12 @@ func (tx *Tx) copyKV(key, val []byte) ([]byte, []byte) {
 // Writable reports whether tx is a write transaction.
 func (tx *Tx) Writable() bool { return tx.writable }
 
-// ID returns the transaction's snapshot id: for a read transaction the id of
-// the last commit it sees, for a write transaction the id it commits as.
+// ID returns the transaction's snapshot id: for a read transaction (and a
+// concurrent one, whose commit id is not known before it commits) the id
+// of the last commit it sees, for a write transaction the id it commits
+// as.
 func (tx *Tx) ID() uint64 {
-	if tx.writable {
+	if tx.writable && tx.conc == nil {
 		return tx.id
 	}
 	return tx.snap.txid
@@ -68,7 +79,7 @@ func (tx *Tx) checkWrite() error {
 	if !tx.writable {
 		return ErrReadOnlyTx
 	}
-	return nil
+	return tx.concCheck()
 }
 
 // writableRoot returns tx's private root record of an existing tree.
@@ -102,6 +113,9 @@ func (tx *Tx) Tree(name string) (*Tree, error) {
 	if tx.closed {
 		return nil, ErrTxClosed
 	}
+	if err := tx.concCheck(); err != nil {
+		return nil, err
+	}
 	if !tx.writable {
 		tr, ok := tx.trees[name]
 		if !ok {
@@ -127,6 +141,11 @@ func (tx *Tx) CreateTree(name string) (*Tree, error) {
 	if len(name) == 0 || len(name) > 4096 {
 		return nil, fmt.Errorf("kv: invalid tree name length %d", len(name))
 	}
+	if tx.coordinated() {
+		if err := tx.claimKeys(name); err != nil {
+			return nil, fmt.Errorf("kv: create tree %q: %w", name, err)
+		}
+	}
 	tx.ownMap()
 	tr := &treeRoot{name: name, root: newLeafRoot(tx.id), height: 1, txid: tx.id}
 	tx.trees[name] = tr
@@ -151,13 +170,20 @@ func (tx *Tx) DropTree(name string) error {
 	if err := tx.checkWrite(); err != nil {
 		return err
 	}
+	if _, ok := tx.trees[name]; ok && tx.coordinated() {
+		if err := tx.claimKeys(name); err != nil {
+			return fmt.Errorf("kv: drop tree %q: %w", name, err)
+		}
+	}
 	tr, err := tx.writableRoot(name)
 	if err != nil {
 		return err
 	}
 	tr.pending = nil
-	if err := tx.freeTree(tr.root, tr.height); err != nil {
-		return fmt.Errorf("kv: drop tree %q: %w", name, err)
+	if tx.conc == nil { // a concurrent transaction frees nothing
+		if err := tx.freeTree(tr.root, tr.height); err != nil {
+			return fmt.Errorf("kv: drop tree %q: %w", name, err)
+		}
 	}
 	tr.dropped = true
 	tr.mod++
@@ -189,6 +215,10 @@ func (tx *Tx) ForEachTree(fn func(name string) error) error {
 func (tx *Tx) Commit() error { return tx.CommitWith(tx.db.opts.Durability) }
 
 // CommitWith commits with durability d. A read transaction is simply ended.
+// A concurrent transaction (BeginConcurrent) is validated and its writes
+// replayed in the write transaction (concurrent.go): an error wrapping
+// ErrWriteConflict, ErrTxAborted or the commit's own failure means it
+// did not commit, and it is ended whatever the outcome.
 // A d that is none of Sync, Lazy and NoSync is refused with an error and
 // the transaction stays open, unchanged.
 func (tx *Tx) CommitWith(d Durability) error {
@@ -205,6 +235,9 @@ func (tx *Tx) CommitWith(d Durability) error {
 		tx.endRead()
 		return nil
 	}
+	if tx.conc != nil {
+		return tx.db.commitConcurrent(tx, d)
+	}
 	return tx.db.commit(tx, d)
 }
 
@@ -220,6 +253,10 @@ func (tx *Tx) Rollback() error {
 	}
 	if !tx.writable {
 		tx.endRead()
+		return nil
+	}
+	if tx.conc != nil {
+		tx.endConcurrent()
 		return nil
 	}
 	tx.closed = true
