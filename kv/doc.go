@@ -1,7 +1,7 @@
 // Package kv is an embedded, transactional, ordered key/value store: named
 // B+trees of byte-string keys and values in one directory, with ACID
-// transactions, one writer at a time and any number of concurrent
-// snapshot readers. It is Cairn's storage engine, but it knows nothing of
+// transactions, one committer at a time, concurrent write transactions
+// with snapshot isolation and any number of concurrent snapshot readers. It is Cairn's storage engine, but it knows nothing of
 // documents and can be used on its own, as bbolt or LMDB are. It imports
 // only the standard library, its file-system seam kv/vfs and
 // github.com/klauspost/compress.
@@ -18,6 +18,36 @@
 // for as long as it lives (MVCC by copy-on-write nodes); readers never
 // block the writer or each other and are never blocked by it. To act on
 // what you read, read it in the write transaction.
+//
+// Concurrent write transactions (DB.BeginConcurrent) run under snapshot
+// isolation without holding the writer lock until Commit: one reads the
+// snapshot current when it began plus its own writes; its writes are
+// invisible to others until it commits, and then all visible at once. Write
+// conflicts are detected eagerly, first writer wins (as in MongoDB's
+// WiredTiger): a Put or Delete of a key that another live concurrent
+// transaction has written, or that a transaction committed after this
+// one's snapshot has written, fails at once with an error wrapping
+// ErrWriteConflict (a *WriteConflictError) and changes nothing; the key
+// stays its first writer's until that one commits, rolls back or is
+// aborted. Creating or dropping a tree claims the whole tree. Commit takes
+// the writer lock, re-checks its keys and replays its operations onto the
+// latest state: no update is lost. Write skew is permitted (two
+// transactions that each read what the other writes may both commit), as
+// snapshot isolation permits it. Ordinary write transactions see the same
+// ownership: their write of a key (or tree) a live concurrent transaction
+// owns fails with ErrWriteConflict; roll back, WriteConflictError.Wait for
+// the owner to end, and retry. The one conflict not detected at the write
+// is with an ordinary transaction that was already running when the first
+// concurrent transaction began: the concurrent one is then refused at
+// Commit. Tx.Abort ends a concurrent transaction from any goroutine (its
+// next operation fails with ErrTxAborted; Rollback still unpins its
+// snapshot), as does the end of the context given to BeginConcurrent and
+// Close. A concurrent transaction's private memory is bounded by
+// Options.ConcurrentTxMemory (ErrTxTooLarge); BulkLoad and Clone are not
+// available in one. While any concurrent transaction is live, every commit
+// records the keys it wrote until no live snapshot is older (memory in
+// proportion to the writes committed meanwhile); with none live ordinary
+// writers pay one atomic load per write.
 //
 // Consistency: a commit is visible to new readers as soon as it is
 // published, which is before it is durable: a reader may see a commit that a
@@ -163,7 +193,8 @@
 // so large values need no overflow chains. Tree names are 1 to 4,096 bytes.
 // A transaction's size is bounded by memory: its changed pages stay in
 // memory until it commits. One process opens a directory at a time, and
-// one write transaction runs at a time.
+// one write transaction (or the commit of a concurrent one) runs at a
+// time.
 //
 // See docs/architecture.md, section "Storage engine (kv)", for the design:
 // the page and journal formats, group commit, checkpoints, free-space

@@ -198,6 +198,9 @@ func (tx *Tx) ForEachTree(fn func(name string) error) error {
 	if tx.closed {
 		return ErrTxClosed
 	}
+	if err := tx.concCheck(); err != nil {
+		return err
+	}
 	names := make([]string, 0, len(tx.trees))
 	for k := range tx.trees {
 		names = append(names, k)
