@@ -261,6 +261,9 @@ func (db *DB) publish(snap *snapshot, freed []extent, tx *Tx) {
 	if db.cc.live.Load() != 0 {
 		db.cc.recordCommit(tx, snap.txid)
 	}
+	if h := db.opts.testing.beforePublish; h != nil {
+		h(db)
+	}
 	for _, tr := range snap.trees {
 		if tr.txid == snap.txid {
 			if n := tr.root.ptr.Load(); n != nil && invariants.Enabled {

@@ -21,6 +21,10 @@ type testingKnobs struct {
 	// the extent of a version that the commit replaced while it was being
 	// written (markWritten).
 	freedForCommit func()
+	// beforePublish runs in every publish after the commit decided
+	// whether to record its keys for concurrent transactions, before the
+	// new snapshot is stored (conflict.go, exactness).
+	beforePublish func(db *DB)
 	// afterCheckpoint runs at the end of every successful checkpoint.
 	afterCheckpoint func(db *DB)
 }
