@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn/kv/vfs"
 )
@@ -17,20 +18,32 @@ import (
 // retrying on conflicts: through concurrent transactions and through
 // BeginWrite (serial), on disjoint keys (each goroutine its own 10,000) and
 // overlapping ones (64 hot keys shared by all). ns/op is per committed
-// transaction; conflicts/op counts the refused writes per commit.
+// transaction; conflicts/op counts the refused writes per commit. The
+// think=100µs cases wait 100 µs after each update inside the transaction,
+// as a client's round trips do: there a BeginWrite transaction holds the
+// writer lock while it waits, and concurrent ones overlap.
 func BenchmarkConcurrentTx(b *testing.B) {
-	for _, keys := range []string{"disjoint", "overlapping"} {
-		for _, mode := range []string{"concurrent", "beginwrite"} {
-			for _, workers := range []int{1, 8} {
-				b.Run(fmt.Sprintf("%s/%s/workers=%d", keys, mode, workers), func(b *testing.B) {
-					benchConcurrentTx(b, keys == "overlapping", mode == "concurrent", workers)
-				})
+	for _, think := range []time.Duration{0, 100 * time.Microsecond} {
+		for _, keys := range []string{"disjoint", "overlapping"} {
+			for _, mode := range []string{"concurrent", "beginwrite"} {
+				for _, workers := range []int{1, 8} {
+					if think > 0 && workers == 1 {
+						continue
+					}
+					name := fmt.Sprintf("%s/%s/workers=%d", keys, mode, workers)
+					if think > 0 {
+						name += "/think=100µs"
+					}
+					b.Run(name, func(b *testing.B) {
+						benchConcurrentTx(b, keys == "overlapping", mode == "concurrent", workers, think)
+					})
+				}
 			}
 		}
 	}
 }
 
-func benchConcurrentTx(b *testing.B, overlap, conc bool, workers int) {
+func benchConcurrentTx(b *testing.B, overlap, conc bool, workers int, think time.Duration) {
 	db, err := Open("/db", &Options{FS: vfs.NewMem(), Durability: NoSync, JournalSize: 64 << 20, CheckpointInterval: -1})
 	if err != nil {
 		b.Fatal(err)
@@ -69,7 +82,7 @@ func benchConcurrentTx(b *testing.B, overlap, conc bool, workers int) {
 					}
 				}
 				for {
-					err := updateKeys(begin, ks[:])
+					err := updateKeys(begin, ks[:], think)
 					if err == nil {
 						break
 					}
@@ -89,7 +102,7 @@ func benchConcurrentTx(b *testing.B, overlap, conc bool, workers int) {
 }
 
 // updateKeys increments keys in one transaction.
-func updateKeys(begin func() (*Tx, error), keys [][]byte) error {
+func updateKeys(begin func() (*Tx, error), keys [][]byte, think time.Duration) error {
 	tx, err := begin()
 	if err != nil {
 		return err
@@ -106,6 +119,9 @@ func updateKeys(begin func() (*Tx, error), keys [][]byte) error {
 		}
 		if err := tr.Put(k, be64(u64(v)+1)); err != nil {
 			return err
+		}
+		if think > 0 {
+			time.Sleep(think)
 		}
 	}
 	return tx.Commit()

@@ -476,3 +476,39 @@ func TestConcurrentLinearizable(t *testing.T) {
 	}
 	t.Logf("%d operations linearizable; %+v", len(hist), db.Stats().Concurrent)
 }
+
+// TestConcurrentBeginDuringPublish: a concurrent transaction that begins
+// while a commit that saw none live is publishing (it recorded no keys)
+// must not take the snapshot before that commit, or it could overwrite
+// the commit's keys without a conflict (a lost update).
+func TestConcurrentBeginDuringPublish(t *testing.T) {
+	db := openConcDB(t, &Options{testing: &testingKnobs{}})
+	seed(t, db, 4)
+	began := make(chan *Tx, 1)
+	var once sync.Once
+	db.opts.testing.beforePublish = func(db *DB) {
+		once.Do(func() {
+			go func() {
+				tx, err := db.BeginConcurrent(context.Background())
+				if err != nil {
+					t.Error(err)
+				}
+				began <- tx
+			}()
+			for db.cc.live.Load() == 0 { // it has registered: let the commit go on
+				runtime.Gosched()
+			}
+		})
+	}
+	w, _ := db.BeginWrite(context.Background())
+	mustPut(t, w, "t", "k1", "W")
+	wid := w.ID()
+	if err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	a := <-began
+	defer a.Rollback()
+	if a.ID() != wid || getStr(t, a, "t", "k1") != "W" {
+		t.Fatalf("began on snapshot %d (k1 = %s), before the commit %d it raced with", a.ID(), getStr(t, a, "t", "k1"), wid)
+	}
+}

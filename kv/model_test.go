@@ -105,7 +105,8 @@ type modelRun struct {
 	// conc runs half of the write transactions as concurrent ones
 	// (BeginConcurrent): the same operations, read back from their
 	// private trees, replayed at commit.
-	conc bool
+	conc        bool
+	concCommits int
 }
 
 func (r *modelRun) tracef(format string, args ...any) {
@@ -407,6 +408,9 @@ func (r *modelRun) writeTx() {
 		return // unacknowledged: may or may not survive
 	}
 	r.model = work
+	if tx.Concurrent() {
+		r.concCommits++
+	}
 	if d == Sync {
 		r.durable()
 	}
@@ -607,7 +611,11 @@ func runModel(t *testing.T, seed uint64, steps int, cacheSize int64, conc bool) 
 	if err := r.db.Check(r.ctx); err != nil {
 		r.fatalf("final check: %v", err)
 	}
+	if conc && r.concCommits == 0 {
+		t.Fatal("no concurrent transaction committed")
+	}
 	st := r.db.Stats()
+	t.Logf("concurrent commits %d", r.concCommits)
 	t.Logf("cache: budget %d, %d bytes in %d leaves, %d evictions", st.CacheBudget, st.CacheBytes, st.CacheLeaves, st.CacheEvictions)
 }
 
