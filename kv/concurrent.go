@@ -80,8 +80,7 @@ type concTx struct {
 	snap    uint64
 	done    chan struct{} // closed when the transaction ends
 	aborted atomic.Bool   // set when it ends (the owner's next operation fails)
-	ctx     context.Context
-	stop    func() bool // stops the abort on ctx
+	stop    func() bool   // stops the abort on the context of BeginConcurrent
 
 	// Guarded by coordinator.mu.
 	state      int
@@ -122,7 +121,7 @@ func (db *DB) BeginConcurrent(ctx context.Context) (*Tx, error) {
 		return nil, fmt.Errorf("kv: begin concurrent transaction: %w", err)
 	}
 	cc := &db.cc
-	c := &concTx{done: make(chan struct{}), ctx: ctx, limit: db.opts.ConcurrentTxMemory}
+	c := &concTx{done: make(chan struct{}), limit: db.opts.ConcurrentTxMemory}
 	cc.live.Add(1) // before loading the snapshot: see conflict.go
 	cc.mu.Lock()
 	var s *snapshot
