@@ -83,6 +83,7 @@ type config struct {
 	tls       tlsConfig
 	// Auth turns access control on (--auth, security.authorization).
 	Auth     bool
+	repl     replConfig
 	paramErr error
 }
 
@@ -119,6 +120,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Int64Var(&cfg.SlowMS, "slowms", cfg.SlowMS, "log operations that take at least this many milliseconds (0: every operation)")
 	cfg.profiling.register(fs)
 	cfg.tls.register(fs)
+	cfg.repl.register(fs)
 	fs.StringVar(&cfg.ReplSet, "replSet", "", "run as a member of the replica set of this name (replication.replSetName)")
 	fs.Int64Var(&cfg.OplogSizeMB, "oplogSize", 0, "size of the oplog in MB (replication.oplogSizeMB; default: 5% of free disk space, 990 MB to 50 GB)")
 	fs.Float64Var(&cfg.OplogMinRetentionHours, "oplogMinRetentionHours", 0, "keep oplog entries at least this many hours even past the oplog's size (storage.oplogMinRetentionHours)")
@@ -191,6 +193,9 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	if err := cfg.tls.check(); err != nil {
 		return cfg, err
 	}
+	if _, _, err := cfg.replMode(); err != nil {
+		return cfg, err
+	}
 	return cfg, nil
 }
 
@@ -224,6 +229,7 @@ type fileConfig struct {
 	Replication struct {
 		ReplSetName *string `yaml:"replSetName"`
 		OplogSizeMB *int64  `yaml:"oplogSizeMB"`
+		Standalone  *bool   `yaml:"standalone"`
 	} `yaml:"replication"`
 	OperationProfiling struct {
 		Mode              *string `yaml:"mode"`
@@ -299,6 +305,9 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 	}
 	if v := fc.Storage.OplogMinRetentionHours; v != nil && !set["oplogMinRetentionHours"] {
 		cfg.OplogMinRetentionHours = *v
+	}
+	if v := fc.Replication.Standalone; v != nil && !set["standalone"] {
+		cfg.repl.Standalone = *v
 	}
 	if v := fc.Security.Authorization; v != nil && !set["auth"] {
 		switch *v {
@@ -444,6 +453,7 @@ func (cfg config) parsedDoc() bson.Doc {
 		}
 		b.End()
 	}
+	cfg.appendReplParsed(&b)
 	if cfg.LogPath != "" {
 		b.StartDocument("systemLog")
 		b.AppendString("destination", "file")

@@ -72,6 +72,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	compressor, _ := kv.ParseCompression(cfg.JournalCompressor) // checked by parseArgs
+	replSet, replInitiate, _ := cfg.replMode()                  // checked by parseArgs
 	srv, err := server.New(server.Options{
 		KV:     &kv.Options{JournalCompression: compressor, CacheSize: int64(cfg.CacheSizeGB * (1 << 30))},
 		DBPath: cfg.DBPath, JournalCommitInterval: cfg.JournalCommitInterval, SyncDelay: cfg.SyncDelay,
@@ -81,7 +82,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		SessionRefreshInterval: cfg.SessionRefresh,
 		Auth:                   cfg.Auth,
 		TestCommands:           cfg.TestCommands,
-		ReplSet:                cfg.ReplSet,
+		ReplSet:                replSet,
+		ReplHost:               cfg.replHost(),
+		ReplInitiate:           replInitiate,
 		OplogSize:              cfg.OplogSizeMB << 20,
 		OplogMinRetention:      time.Duration(cfg.OplogMinRetentionHours * float64(time.Hour)),
 		PreAuthMaxMessageSize:  cfg.PreAuthMaxMessageSize,

@@ -67,6 +67,10 @@ const (
 	KillAnyCursor
 	ListSessions
 	ReplSetResizeOplog
+	ReplSetGetStatus
+	ReplSetGetConfig
+	ReplSetConfigure
+	ReplSetStateChange
 
 	lastAction
 )
@@ -87,7 +91,7 @@ const AllActions = lastAction - 1
 // ClusterActions are the actions that apply to the cluster resource.
 const ClusterActions = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | SetParameter | GetLog |
 	Top | InProg | KillOp | ListDatabases | Fsync | LogRotate | DropConnections | GetDefaultRWConcern | SetDefaultRWConcern | KillAnySession | KillAnyCursor | ListSessions |
-	ReplSetResizeOplog
+	ReplSetResizeOplog | ReplSetGetStatus | ReplSetGetConfig | ReplSetConfigure | ReplSetStateChange
 
 // DBActions are the actions that apply to a database.
 const DBActions = AllActions &^ ClusterActions
@@ -99,7 +103,7 @@ var actionNames = []string{
 	"viewUser", "changePassword", "changeCustomData", "planCacheRead", "planCacheWrite", "indexStats",
 	"serverStatus", "hostInfo", "getCmdLineOpts", "getParameter", "setParameter", "getLog", "top", "inprog",
 	"killop", "listDatabases", "fsync", "logRotate", "dropConnections", "getDefaultRWConcern", "setDefaultRWConcern", "killAnySession",
-	"killAnyCursor", "listSessions", "replSetResizeOplog",
+	"killAnyCursor", "listSessions", "replSetResizeOplog", "replSetGetStatus", "replSetGetConfig", "replSetConfigure", "replSetStateChange",
 }
 
 // Names lists the actions of a as MongoDB spells them.

@@ -37,7 +37,7 @@ const (
 		PlanCacheRead | PlanCacheWrite
 	userAdminActions = CreateUser | DropUser | GrantRole | RevokeRole | ViewUser | ChangePassword | ChangeCustomData
 	monitorActions   = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | GetLog | Top | InProg |
-		ListDatabases | GetDefaultRWConcern | ListSessions
+		ListDatabases | GetDefaultRWConcern | ListSessions | ReplSetGetStatus | ReplSetGetConfig
 )
 
 // builtinRoles are MongoDB's built-in roles that Cairn implements, with the

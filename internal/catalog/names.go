@@ -39,7 +39,7 @@ func ValidateCollectionName(db, coll string) error {
 	if strings.ContainsAny(coll, "$\x00") || strings.HasPrefix(coll, ".") {
 		return mongoerr.New(mongoerr.InvalidNamespace, "Invalid collection name: %s", coll)
 	}
-	if strings.HasPrefix(coll, "system.") && !allowedSystem[coll] && !(db == "config" && coll == "system.sessions") {
+	if strings.HasPrefix(coll, "system.") && !allowedSystem[coll] && !(db == "config" && coll == "system.sessions") && !(db == "local" && coll == "system.replset") {
 		return mongoerr.New(mongoerr.InvalidNamespace, "Invalid system namespace: %s.%s", db, coll)
 	}
 	if len(db)+1+len(coll) > MaxNamespaceLength {
@@ -48,4 +48,7 @@ func ValidateCollectionName(db, coll string) error {
 	return nil
 }
 
+// allowedSystem are the system collections any database may hold; the
+// local database also holds system.replset (the replica set's
+// configuration), as mongod's isLegalClientSystemNS.
 var allowedSystem = map[string]bool{"system.js": true, "system.profile": true}

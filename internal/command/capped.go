@@ -48,7 +48,7 @@ func (o *cappedCreateOptions) take(e bson.Element) (bool, error) {
 			return true, err
 		}
 		if o.size < 1 {
-			return true, mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'size' value must be >= 1, actual value '%d'", o.size)
+			return true, mongoerr.New(mongoerr.IDLValueOutOfRange, "BSON field 'size' value must be >= 1, actual value '%d'", o.size)
 		}
 		if o.size > maxCappedSize {
 			return true, mongoerr.New(mongoerr.BadValue, "size cannot exceed 1 PB")

@@ -205,6 +205,14 @@ type Ctx struct {
 	// statement being written (retry.go).
 	sess *sessionInfo
 	stmt *repl.Stmt
+	// Replica-set mode (replset_reply.go): the parsed write concern and
+	// the error a one-member set reports after the write (nil: met), the
+	// stamp of the write transaction in progress and of the last one
+	// committed, and whether the read is linearizable.
+	wc           writeConcern
+	wcPending    *mongoerr.Error
+	txTS, opTime repl.Timestamp
+	linearizable bool
 }
 
 // Handler runs a command.
@@ -254,7 +262,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 		if r := recover(); r != nil {
 			c.Env.Log.Error("command panicked", "cmd", c.Name, "panic", fmt.Sprint(r), "request", exec.RequestShape(c.Body))
 			c.Env.Stats.RegularAsserts.Add(1)
-			reply = errorReply(c.Reply, mongoerr.New(mongoerr.InternalError, "internal error running %s: %v", c.Name, r))
+			reply = c.fail(mongoerr.New(mongoerr.InternalError, "internal error running %s: %v", c.Name, r))
 		} else if isErrorReply(reply) {
 			c.Env.Stats.UserAsserts.Add(1)
 		}
@@ -262,39 +270,56 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	c.Env.Stats.Commands.Add(1)
 	it := c.Body.Iter()
 	if !it.Next() {
-		return errorReply(c.Reply, mongoerr.New(mongoerr.FailedToParse, "no command name found in request"))
+		return c.fail(mongoerr.New(mongoerr.FailedToParse, "no command name found in request"))
 	}
 	c.Name = it.Element().Key
-	if err := checkTxnFields(c); err != nil {
-		return errorReply(c.Reply, err)
+	if err := gossipIn(c); err != nil {
+		return c.fail(err)
 	}
-	if rc, ok := c.Body.Lookup("readConcern"); ok && rc.Type == bson.TypeDocument {
+	if err := checkTxnFields(c); err != nil {
+		return c.fail(err)
+	}
+	if rc, ok := c.Body.Lookup("readConcern"); ok && rc.Type == bson.TypeDocument && c.Env.Repl == nil {
 		// A standalone has no replica set to read a snapshot across
 		// batches or to confirm a linearizable read.
 		if l, _ := rc.Document().Lookup("level"); l.Type == bson.TypeString {
 			switch l.StringValue() {
 			case "snapshot":
-				return errorReply(c.Reply, mongoerr.New(mongoerr.NotAReplicaSet, "node needs to be a replica set member to use readConcern: snapshot"))
+				return c.fail(mongoerr.New(mongoerr.NotAReplicaSet, "node needs to be a replica set member to use readConcern: snapshot"))
 			case "linearizable":
-				return errorReply(c.Reply, mongoerr.New(mongoerr.NotAReplicaSet, "node needs to be a replica set member to use read concern"))
+				return c.fail(mongoerr.New(mongoerr.NotAReplicaSet, "node needs to be a replica set member to use read concern"))
 			}
+		}
+		// A standalone has no cluster time to wait for.
+		for _, name := range []string{"afterClusterTime", "atClusterTime"} {
+			if _, ok := rc.Document().Lookup(name); ok {
+				return c.fail(mongoerr.New(mongoerr.IllegalOperation, "Cannot specify %s readConcern without replication enabled", name))
+			}
+		}
+		if _, ok := rc.Document().Lookup("afterOpTime"); ok {
+			return c.fail(mongoerr.New(mongoerr.NotAReplicaSet, "node needs to be a replica set member to use read concern"))
 		}
 	}
 	cmd, ok := Lookup(c.Name)
 	if !ok || cmd.TestOnly && !c.Env.TestCommands {
-		return errorReply(c.Reply, mongoerr.New(mongoerr.CommandNotFound, "no such command: '%s'", c.Name))
+		return c.fail(mongoerr.New(mongoerr.CommandNotFound, "no such command: '%s'", c.Name))
 	}
 	if err := authorize(c, cmd); err != nil {
-		return errorReply(c.Reply, err)
+		return c.fail(err)
 	}
 	c.cmd = cmd
 	if cmd.AdminOnly && c.DB != "admin" {
-		return errorReply(c.Reply, mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))
+		return c.fail(mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))
 	}
 	if err := beginSession(c, cmd); err != nil {
-		return errorReply(c.Reply, err)
+		return c.fail(err)
 	}
 	defer c.releaseSnapshot()
+	if c.Env.Repl != nil {
+		if err := checkReplCommand(c, cmd); err != nil {
+			return c.fail(err)
+		}
+	}
 	start := time.Now()
 	op := beginOp(c, cmd.Name, start)
 	if c.sess != nil {
@@ -332,18 +357,25 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	}()
 	if fp := c.Env.FailPoints; fp != nil && fp.Active() {
 		if err := c.failCommandBefore(cmd); err != nil {
-			return errorReply(c.Reply, err)
+			return c.fail(err)
 		}
 		defer func() { reply = c.failCommandAfter(cmd, reply) }()
 	}
-	if err := cmd.Run(c); err != nil {
+	err := cmd.Run(c)
+	if err == nil && c.linearizable {
+		err = finishLinearizable(c)
+	}
+	if err != nil {
 		e := asMongoErr(err)
 		if e.Code == mongoerr.MaxTimeMSExpired {
 			c.Env.Stats.MaxTimeExpired.Add(1)
 		}
-		return errorReply(c.Reply, e)
+		return c.fail(e)
 	}
 	c.Reply.AppendDouble("ok", 1)
+	if c.Env.Repl != nil {
+		appendReplReply(c, true)
+	}
 	return c.Reply.Finish()
 }
 
@@ -357,6 +389,11 @@ func isErrorReply(reply bson.Doc) bool {
 // errorReply discards whatever the command appended and builds
 // {ok: 0, errmsg, code, codeName, ...extra}.
 func errorReply(b *bson.Builder, err error) bson.Doc {
+	startErrorReply(b, err)
+	return b.Finish()
+}
+
+func startErrorReply(b *bson.Builder, err error) {
 	e := asMongoErr(err)
 	b.Reset(nil)
 	b.AppendDouble("ok", 0)
@@ -364,7 +401,25 @@ func errorReply(b *bson.Builder, err error) bson.Doc {
 	b.AppendInt32("code", e.Code)
 	b.AppendString("codeName", e.CodeName())
 	appendExtra(b, e.Extra)
-	return b.Finish()
+}
+
+// fail is the command's error reply; a replica-set member adds
+// $clusterTime and operationTime.
+func (c *Ctx) fail(err error) bson.Doc {
+	startErrorReply(c.Reply, err)
+	if c.Env.Repl != nil {
+		if code := asMongoErr(err).Code; mongoerr.InCategory(code, mongoerr.CategoryNotPrimaryError) || mongoerr.InCategory(code, mongoerr.CategoryShutdownError) {
+			// As mongod: a driver compares it with the topologyVersion it
+			// has, and ignores a state change error it already knows of.
+			counter, _ := c.Env.Repl.Topology()
+			c.Reply.StartDocument("topologyVersion")
+			c.Reply.AppendObjectID("processId", processID)
+			c.Reply.AppendInt64("counter", counter)
+			c.Reply.End()
+		}
+		appendReplReply(c, false)
+	}
+	return c.Reply.Finish()
 }
 
 // appendExtra appends the elements of a raw document (an error's extra

@@ -125,7 +125,7 @@ func find(c *Ctx) error {
 	if spec.Skip, _, err = a.integer("skip"); err != nil {
 		return err
 	} else if spec.Skip < 0 {
-		return mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'skip' value must be >= 0, actual value '%d'", spec.Skip)
+		return mongoerr.New(mongoerr.IDLValueOutOfRange, "BSON field 'skip' value must be >= 0, actual value '%d'", spec.Skip)
 	}
 	singleBatch, _, err := a.boolean("singleBatch")
 	if err != nil {
@@ -134,14 +134,14 @@ func find(c *Ctx) error {
 	if spec.Limit, _, err = a.integer("limit"); err != nil {
 		return err
 	} else if spec.Limit < 0 {
-		return mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'limit' value must be >= 0, actual value '%d'", spec.Limit)
+		return mongoerr.New(mongoerr.IDLValueOutOfRange, "BSON field 'limit' value must be >= 0, actual value '%d'", spec.Limit)
 	}
 	batchSize, batchSet, err := a.integer("batchSize")
 	if err != nil {
 		return err
 	}
 	if batchSize < 0 {
-		return mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'batchSize' value must be >= 0, actual value '%d'", batchSize)
+		return mongoerr.New(mongoerr.IDLValueOutOfRange, "BSON field 'batchSize' value must be >= 0, actual value '%d'", batchSize)
 	}
 	if v, ok := a.lookup("hint"); ok {
 		if err := checkHint(c, name, v); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/repl"
 )
 
 // Wire-protocol facts Cairn announces as a MongoDB 7.0 standalone.
@@ -30,7 +31,8 @@ var processID = exec.NewObjectID()
 func ProcessID() [12]byte { return processID }
 
 // hello answers hello, isMaster and ismaster: the handshake every driver
-// sends first. It also negotiates wire compression.
+// sends first. It also negotiates wire compression. A replica-set member
+// answers as mongod's HelloResponse (appendReplHello).
 func hello(c *Ctx) error {
 	a := newArgs(c)
 	if v, ok := a.lookup("client"); ok && v.Type == bson.TypeDocument && c.Conn.ClientMeta == nil {
@@ -59,15 +61,19 @@ func hello(c *Ctx) error {
 	if helloOk, _, _ := a.boolean("helloOk"); helloOk {
 		r.AppendBool("helloOk", true)
 	}
-	if c.Name == "hello" {
-		r.AppendBool("isWritablePrimary", true)
+	if c.Env.Repl != nil {
+		appendReplHello(c)
 	} else {
-		r.AppendBool("ismaster", true)
+		if c.Name == "hello" {
+			r.AppendBool("isWritablePrimary", true)
+		} else {
+			r.AppendBool("ismaster", true)
+		}
+		r.StartDocument("topologyVersion")
+		r.AppendObjectID("processId", processID)
+		r.AppendInt64("counter", 0)
+		r.End()
 	}
-	r.StartDocument("topologyVersion")
-	r.AppendObjectID("processId", processID)
-	r.AppendInt64("counter", 0)
-	r.End()
 	r.AppendInt32("maxBsonObjectSize", MaxBSONObjectSize)
 	r.AppendInt32("maxMessageSizeBytes", MaxMessageSizeBytes)
 	r.AppendInt32("maxWriteBatchSize", MaxWriteBatchSize)
@@ -124,4 +130,63 @@ func buildInfo(c *Ctx) error {
 func whatsmyuri(c *Ctx) error {
 	c.Reply.AppendString("you", c.Conn.Remote)
 	return nil
+}
+
+// TopologyVersion is the counter of topologyVersion and a channel closed
+// at the next topology change (nil on a standalone, whose topology never
+// changes): the awaitable hello waits on it.
+func (e *Env) TopologyVersion() (int64, <-chan struct{}) {
+	if e.Repl == nil {
+		return 0, nil
+	}
+	return e.Repl.Topology()
+}
+
+// appendReplHello appends a replica-set member's fields in mongod's order
+// (HelloResponse::addToBSON): topologyVersion, hosts, setName, setVersion,
+// isWritablePrimary/ismaster, secondary, primary, me, electionId,
+// lastWrite; a member without a configuration says so instead.
+func appendReplHello(c *Ctx) {
+	r := c.Reply
+	st := c.Env.Repl.Status()
+	r.StartDocument("topologyVersion")
+	r.AppendObjectID("processId", processID)
+	r.AppendInt64("counter", st.Counter)
+	r.End()
+	primaryKey := "isWritablePrimary"
+	if c.Name != "hello" {
+		primaryKey = "ismaster"
+	}
+	if st.Config == nil {
+		r.AppendBool(primaryKey, false)
+		r.AppendBool("secondary", false)
+		r.AppendString("info", "Does not have a valid replica set config")
+		r.AppendBool("isreplicaset", true)
+		return
+	}
+	cfg := st.Config
+	r.StartArray("hosts")
+	for i, h := range cfg.Hosts() {
+		r.AppendString(bson.Index(i), h)
+	}
+	r.End()
+	r.AppendString("setName", cfg.Name)
+	r.AppendInt32("setVersion", int32(cfg.Version))
+	primary := st.State == repl.StatePrimary
+	r.AppendBool(primaryKey, primary)
+	r.AppendBool("secondary", st.State == repl.StateSecondary)
+	if primary {
+		r.AppendString("primary", cfg.Members[0].Host)
+	}
+	r.AppendString("me", cfg.Members[0].Host)
+	if primary {
+		r.AppendObjectID("electionId", repl.ElectionID(st.Term))
+	}
+	date := st.AppliedAt.Unix() * 1000 // mongod's lastWriteDate has whole seconds
+	r.StartDocument("lastWrite")
+	appendOpTime(r, "opTime", st.Applied, st.Term)
+	r.AppendDateTime("lastWriteDate", date)
+	appendOpTime(r, "majorityOpTime", st.Applied, st.Term)
+	r.AppendDateTime("majorityWriteDate", date)
+	r.End()
 }

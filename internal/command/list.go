@@ -158,7 +158,7 @@ func cursorBatchSize(a args) (int64, error) {
 		return 0, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'cursor.batchSize' is the wrong type '%s', expected types '[long, int, decimal, double]'", v.Type)
 	}
 	if n < 0 {
-		return 0, mongoerr.New(mongoerr.BatchOptionNegative, "BSON field 'batchSize' value must be >= 0, actual value '%d'", n)
+		return 0, mongoerr.New(mongoerr.IDLValueOutOfRange, "BSON field 'batchSize' value must be >= 0, actual value '%d'", n)
 	}
 	return n, nil
 }

@@ -39,13 +39,13 @@ func replSetResizeOplog(c *Ctx) error {
 	}
 	// The IDL validators' errors (Location51024).
 	if hasSize && sizeMB < oplog.MinResizeMB {
-		return mongoerr.New(51024, "BSON field 'size' value must be >= %d, actual value '%s'", oplog.MinResizeMB, formatNumber(sizeMB))
+		return mongoerr.New(mongoerr.IDLValueOutOfRange, "BSON field 'size' value must be >= %d, actual value '%s'", oplog.MinResizeMB, formatNumber(sizeMB))
 	}
 	if hasSize && sizeMB > oplog.MaxResizeMB {
-		return mongoerr.New(51024, "BSON field 'size' value must be <= %d, actual value '%s'", oplog.MaxResizeMB, formatNumber(sizeMB))
+		return mongoerr.New(mongoerr.IDLValueOutOfRange, "BSON field 'size' value must be <= %d, actual value '%s'", oplog.MaxResizeMB, formatNumber(sizeMB))
 	}
 	if hasHours && hours < 0 {
-		return mongoerr.New(51024, "BSON field 'minRetentionHours' value must be >= 0, actual value '%s'", formatNumber(hours))
+		return mongoerr.New(mongoerr.IDLValueOutOfRange, "BSON field 'minRetentionHours' value must be >= 0, actual value '%s'", formatNumber(hours))
 	}
 	l := c.Env.Oplog
 	if l == nil {

@@ -17,20 +17,28 @@ import (
 )
 
 // replEnv is memEnv in replica-set mode: a repl.Set and its oplog.
-func replEnv(t *testing.T) *Env {
+func oplogEnv(t *testing.T) *Env {
 	t.Helper()
 	env := memEnv(t)
 	env.Repl = repl.NewSet("rs0", nil)
+	env.Repl.SetMe("h:1")
 	l, err := oplog.Open(env.KV, env.Repl.Clock, oplog.Config{MaxBytes: 64 << 20}, func() int64 { return 64 << 20 })
 	if err != nil {
 		t.Fatal(err)
 	}
 	env.Oplog = l
+	if err := env.AttachRepl(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(env.Repl.Stop)
+	if r := runOplogCmd(t, env, "admin", dbson.D{{Key: "replSetInitiate", Value: dbson.D{}}}); replyCode(r) != 0 {
+		t.Fatalf("replSetInitiate: %s", r.String())
+	}
 	return env
 }
 
 // runIn runs a command on db and returns its reply.
-func runIn(t *testing.T, env *Env, db string, body dbson.D) bson.Doc {
+func runOplogCmd(t *testing.T, env *Env, db string, body dbson.D) bson.Doc {
 	t.Helper()
 	raw, err := dbson.Marshal(append(body, dbson.E{Key: "$db", Value: db}))
 	if err != nil {
@@ -96,7 +104,7 @@ func oplogAfter(t *testing.T, env *Env, after repl.Timestamp) (lines []string, l
 // TestOplogEntryShapes runs each kind of write and checks the entries it
 // logs, field for field in mongod 7.0's order.
 func TestOplogEntryShapes(t *testing.T) {
-	env := replEnv(t)
+	env := oplogEnv(t)
 	d := func(kv ...any) dbson.D {
 		var out dbson.D
 		for i := 0; i < len(kv); i += 2 {
@@ -153,9 +161,13 @@ func TestOplogEntryShapes(t *testing.T) {
 			`{ op: "c", ns: "t.$cmd", ui: "UI", o: { drop: "other" } }`,
 			`{ op: "c", ns: "t.$cmd", o: { dropDatabase: 1 } }`}},
 	}
-	var last repl.Timestamp
+	// The set's initiation wrote its no-op entry first.
+	init, last := oplogAfter(t, env, 0)
+	if len(init) != 1 || init[0] != `{ op: "n", ns: "", o: { msg: "initiating set" } }` {
+		t.Fatalf("initiation entries: %q", init)
+	}
 	for i, s := range steps {
-		if r := runIn(t, env, s.db, s.cmd); !ok(r) || strings.Contains(r.String(), "writeErrors") {
+		if r := runOplogCmd(t, env, s.db, s.cmd); !ok(r) || strings.Contains(r.String(), "writeErrors") {
 			t.Fatalf("step %d %v: %s", i, s.cmd[0], r.String())
 		}
 		got, next := oplogAfter(t, env, last)
@@ -174,7 +186,7 @@ func TestOplogEntryShapes(t *testing.T) {
 		}
 	}
 	// The drop of the live oplog is refused, as mongod's.
-	if r := runIn(t, env, "local", d("drop", "oplog.rs")); ok(r) || !strings.Contains(r.String(), "can't drop live oplog") {
+	if r := runOplogCmd(t, env, "local", d("drop", "oplog.rs")); ok(r) || !strings.Contains(r.String(), "can't drop live oplog") {
 		t.Errorf("drop of the oplog: %s", r.String())
 	}
 }
@@ -184,7 +196,7 @@ var uuidRE = regexp.MustCompile(`UUID\("[0-9a-f-]+"\)`)
 // TestReplSetResizeOplog checks the command's validation (mongod 7.0's
 // IDL errors) and that a new size reaches the catalog and the log.
 func TestReplSetResizeOplog(t *testing.T) {
-	env := replEnv(t)
+	env := oplogEnv(t)
 	d := func(kv ...any) dbson.D {
 		var out dbson.D
 		for i := 0; i < len(kv); i += 2 {
@@ -204,17 +216,17 @@ func TestReplSetResizeOplog(t *testing.T) {
 		{d("replSetResizeOplog", 1, "bogus", 1), "code: 40415"},
 		{d("replSetResizeOplog", 1), "code: 72"},
 	} {
-		if r := runIn(t, env, "admin", c.cmd); ok(r) || !strings.Contains(r.String(), c.want) {
+		if r := runOplogCmd(t, env, "admin", c.cmd); ok(r) || !strings.Contains(r.String(), c.want) {
 			t.Errorf("%v: %s, want %s", c.cmd, r.String(), c.want)
 		}
 	}
-	if r := runIn(t, env, "admin", d("replSetResizeOplog", 1, "size", float64(1<<30), "minRetentionHours", 5)); !ok(r) {
+	if r := runOplogCmd(t, env, "admin", d("replSetResizeOplog", 1, "size", float64(1<<30), "minRetentionHours", 5)); !ok(r) {
 		t.Fatalf("1 PB: %s", r.String())
 	}
 	if env.Oplog.Size() != 1<<50 || env.Oplog.MinRetention() != 5*time.Hour {
 		t.Fatalf("size %d, retention %v", env.Oplog.Size(), env.Oplog.MinRetention())
 	}
-	if r := runIn(t, env, "admin", d("replSetResizeOplog", 1, "minRetentionHours", 1.5)); !ok(r) || env.Oplog.MinRetention() != 90*time.Minute || env.Oplog.Size() != 1<<50 {
+	if r := runOplogCmd(t, env, "admin", d("replSetResizeOplog", 1, "minRetentionHours", 1.5)); !ok(r) || env.Oplog.MinRetention() != 90*time.Minute || env.Oplog.Size() != 1<<50 {
 		t.Fatalf("retention alone: %s, %v", r.String(), env.Oplog.MinRetention())
 	}
 	err := env.KV.View(func(tx *kv.Tx) error {
@@ -231,7 +243,7 @@ func TestReplSetResizeOplog(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A standalone has no oplog.
-	if r := runIn(t, memEnv(t), "admin", d("replSetResizeOplog", 1, "size", 1000)); ok(r) || !strings.Contains(r.String(), "code: 26") {
+	if r := runOplogCmd(t, memEnv(t), "admin", d("replSetResizeOplog", 1, "size", 1000)); ok(r) || !strings.Contains(r.String(), "code: 26") {
 		t.Errorf("standalone: %s", r.String())
 	}
 }
@@ -239,9 +251,9 @@ func TestReplSetResizeOplog(t *testing.T) {
 // TestOplogRefusesClientWrites: the oplog is keyed by ts and written only
 // by the oplog writer; a client's insert into it is refused.
 func TestOplogRefusesClientWrites(t *testing.T) {
-	env := replEnv(t)
+	env := oplogEnv(t)
 	body := dbson.D{{Key: "insert", Value: "oplog.rs"}, {Key: "documents", Value: dbson.A{dbson.D{{Key: "_id", Value: 1}}}}}
-	if r := runIn(t, env, "local", body); !strings.Contains(r.String(), "cannot write to 'local.oplog.rs'") {
+	if r := runOplogCmd(t, env, "local", body); !strings.Contains(r.String(), "cannot write to 'local.oplog.rs'") {
 		t.Fatalf("insert into the oplog: %s", r.String())
 	}
 }

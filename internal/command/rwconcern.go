@@ -17,7 +17,8 @@ import (
 // one) use. MongoDB keeps them in config.settings on replica sets and
 // sharded clusters; a standalone Cairn keeps them in the engine tree
 // rwDefaultsTree, so they survive restarts. Until set, the defaults are
-// MongoDB's implicit ones: read concern "local" and write concern {w: 1}.
+// MongoDB's implicit ones: read concern "local", and write concern {w: 1}
+// on a standalone, {w: "majority"} on a replica set (MongoDB 5.0+).
 
 const (
 	rwDefaultsTree = "_rwdefaults"
@@ -88,11 +89,11 @@ func getDefaultRWConcern(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	appendRWDefaults(c.Reply, d)
+	appendRWDefaults(c.Reply, d, c.Env.Repl != nil)
 	return nil
 }
 
-func appendRWDefaults(r *bson.Builder, d RWDefaults) {
+func appendRWDefaults(r *bson.Builder, d RWDefaults, replSet bool) {
 	if d.ReadConcern != nil {
 		r.AppendDocument("defaultReadConcern", d.ReadConcern)
 	} else {
@@ -104,7 +105,11 @@ func appendRWDefaults(r *bson.Builder, d RWDefaults) {
 		r.AppendDocument("defaultWriteConcern", d.WriteConcern)
 	} else {
 		r.StartDocument("defaultWriteConcern")
-		r.AppendInt32("w", 1)
+		if replSet {
+			r.AppendString("w", "majority")
+		} else {
+			r.AppendInt32("w", 1)
+		}
 		r.AppendInt32("wtimeout", 0)
 		r.End()
 	}
@@ -145,7 +150,7 @@ func setDefaultRWConcern(c *Ctx) error {
 		}
 	}
 	if hasWrite {
-		if next.WriteConcern, err = checkDefaultWriteConcern(wv); err != nil {
+		if next.WriteConcern, err = checkDefaultWriteConcern(wv, c.Env.Repl != nil); err != nil {
 			return err
 		}
 	}
@@ -172,7 +177,7 @@ func setDefaultRWConcern(c *Ctx) error {
 	s.mu.Lock()
 	s.cur = next
 	s.mu.Unlock()
-	appendRWDefaults(c.Reply, next)
+	appendRWDefaults(c.Reply, next, c.Env.Repl != nil)
 	return nil
 }
 
@@ -209,7 +214,7 @@ func checkDefaultReadConcern(v bson.Value) (bson.Doc, error) {
 // checkDefaultWriteConcern validates a defaultWriteConcern value with the
 // write concern parser; w: 0 is refused, as in MongoDB. An empty document
 // unsets the default (nil).
-func checkDefaultWriteConcern(v bson.Value) (bson.Doc, error) {
+func checkDefaultWriteConcern(v bson.Value, replSet bool) (bson.Doc, error) {
 	if v.Type != bson.TypeDocument {
 		return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'setDefaultRWConcern.defaultWriteConcern' is the wrong type '%s', expected type 'object'", v.Type)
 	}
@@ -217,11 +222,11 @@ func checkDefaultWriteConcern(v bson.Value) (bson.Doc, error) {
 	if d.Len() == 0 {
 		return nil, nil
 	}
-	wc, err := parseWriteConcernDoc(d)
+	wc, err := parseWriteConcernDoc(d, replSet)
 	if err != nil {
 		return nil, err
 	}
-	if wc.w == 0 && !wc.majority {
+	if wc.w == 0 && !wc.majority && wc.mode == "" {
 		return nil, mongoerr.New(mongoerr.BadValue, "The global default write concern cannot be set to { w: 0 }")
 	}
 	return bson.Doc(append([]byte(nil), d...)), nil

@@ -22,12 +22,21 @@ func (c *Ctx) writeTx(d exec.Durability, fn func(tx *exec.Tx) error) error {
 	}
 	defer c.Env.Stats.WritersActive.Add(-1)
 	defer tx.Rollback()
+	c.txTS = 0
+	before := c.Env.Oplog.LastAppended()
 	if err := fn(tx); err != nil {
+		c.txTS = 0
 		return err
 	}
+	if last := c.Env.Oplog.LastAppended(); last != before {
+		c.NoteOpTime(last) // the transaction's last oplog entry
+	}
+	c.stampTx()
 	if err := tx.CommitWith(d); err != nil {
+		c.txTS = 0
 		return fmt.Errorf("commit: %w", err)
 	}
+	c.committedTx()
 	c.releaseSnapshot()
 	return nil
 }

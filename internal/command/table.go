@@ -56,6 +56,12 @@ var table = []*Command{
 	{Name: "killOp", Run: killOp, AdminOnly: true, Needs: auth.KillOp, Help: "interrupt an operation"},
 	{Name: "getDefaultRWConcern", Run: getDefaultRWConcern, AdminOnly: true, Needs: auth.GetDefaultRWConcern, Help: "default read and write concerns"},
 	{Name: "setDefaultRWConcern", Run: setDefaultRWConcern, AdminOnly: true, Write: true, Needs: auth.SetDefaultRWConcern, Help: "set the default read and write concerns"},
+	{Name: "replSetInitiate", Run: replSetInitiate, AdminOnly: true, Needs: auth.ReplSetConfigure, Help: "initiate the replica set (one member)"},
+	{Name: "replSetGetStatus", Run: replSetGetStatus, AdminOnly: true, Needs: auth.ReplSetGetStatus, Help: "the replica set's members and optimes"},
+	{Name: "replSetGetConfig", Run: replSetGetConfig, AdminOnly: true, Needs: auth.ReplSetGetConfig, Help: "the replica set's configuration"},
+	{Name: "replSetReconfig", Run: replSetReconfig, AdminOnly: true, Needs: auth.ReplSetConfigure, Help: "install a new replica set configuration"},
+	{Name: "replSetStepDown", Run: replSetStepDown, AdminOnly: true, Needs: auth.ReplSetStateChange, Help: "step down as primary"},
+	{Name: "replSetFreeze", Run: replSetFreeze, AdminOnly: true, Needs: auth.ReplSetStateChange, Help: "do not run for election for a while"},
 	{Name: "fsync", Run: fsyncCmd, AdminOnly: true, Needs: auth.Fsync, Help: "make every write durable and checkpoint"},
 
 	{Name: "insert", Run: insert, Write: true, Needs: auth.Insert, Help: "insert documents"},

@@ -335,7 +335,7 @@ const (
 	FailCommandCloseConnection        int32 = 50985   // Failing command via 'failCommand' failpoint (the connection closed, never sent)
 	TrigonometricOutOfRange           int32 = 50989   // cannot apply %s to %s, value must be in %s
 	UserAlreadyExists                 int32 = 51003   // User "%s@%s" already exists
-	BatchOptionNegative               int32 = 51024   // BSON field 'skip' value must be >= 0, actual value '%d'
+	IDLValueOutOfRange                int32 = 51024   // BSON field '%s' value must be >= %d, actual value '%d' (an IDL validator)
 	Atan2FirstNotNumeric              int32 = 51044   // $atan2 only supports numeric types, not %s
 	Atan2SecondNotNumeric             int32 = 51045   // $atan2 only supports numeric types, not %s
 	StageNotAllowedInSubPipeline      int32 = 51047   // %s is not allowed within a %s's sub-pipeline

@@ -107,7 +107,21 @@ func (l *Log) Append(tx *kv.Tx, e *Entry, stmt *repl.Stmt) (repl.Timestamp, erro
 	if stmt != nil {
 		stmt.LastOpTime = ts
 	}
+	l.last = ts
 	return ts, nil
+}
+
+// LastAppended returns the ts of the entry appended last (0: none since
+// the log was opened), committed or not. Under kv's single writer, a
+// write transaction that finds it changed after its own writes appended
+// that entry: the command's operationTime.
+func (l *Log) LastAppended() repl.Timestamp {
+	if l == nil {
+		return 0
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
 }
 
 // idDoc returns {_id: id}.

@@ -113,6 +113,8 @@ type Log struct {
 	minRetention atomic.Int64 // nanoseconds; 0: none
 
 	mu sync.Mutex
+	// last is the ts of the entry appended last (under mu).
+	last repl.Timestamp
 	// b and buf build the entries (under mu).
 	b   bson.Builder
 	buf []byte

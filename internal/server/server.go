@@ -65,6 +65,14 @@ type Options struct {
 	// OplogMinRetention keeps entries younger than it past the size.
 	OplogSize         int64
 	OplogMinRetention time.Duration
+	// ReplHost is the host:port the member advertises (hello's me and
+	// hosts, the default configuration's member); empty: the first
+	// listener's address.
+	ReplHost string
+	// ReplInitiate initiates the replica set with the default
+	// configuration at start if it is not initiated yet (cairnd's default
+	// one-member set).
+	ReplInitiate bool
 	// TTLMonitorInterval is how often expired documents are deleted
 	// (default 60 s, as mongod's ttlMonitorSleepSecs).
 	TTLMonitorInterval time.Duration
@@ -229,6 +237,13 @@ func New(opts Options) (*Server, error) {
 			return nil, fmt.Errorf("opening the oplog: %w", err)
 		}
 		s.env.Oplog = l
+		if opts.ReplHost != "" {
+			s.env.Repl.SetMe(opts.ReplHost)
+		}
+		if err := s.env.AttachRepl(); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("replica set: %w", err)
+		}
 	}
 	s.env.Sessions = session.New(session.Options{Timeout: opts.SessionTimeout})
 	am, err := auth.NewManager(db, auth.Options{Enabled: opts.Auth, FailureDelay: opts.AuthFailureDelay, Logger: opts.Logger,
@@ -267,6 +282,9 @@ func (s *Server) Serve(l net.Listener) error {
 	s.mu.Lock()
 	s.listeners = append(s.listeners, l)
 	s.mu.Unlock()
+	if err := s.startRepl(l); err != nil {
+		return err
+	}
 	s.log.Info("Waiting for connections", "c", "NETWORK", "id", 23016, "ctx", "listener", "address", l.Addr().String())
 	var delay time.Duration
 	for {
@@ -326,6 +344,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	close(s.closed)
 	s.stop()
+	if s.env.Repl != nil {
+		s.env.Repl.Stop()
+	}
 	s.mu.Lock()
 	for _, l := range s.listeners {
 		l.Close()
@@ -359,5 +380,35 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("closing storage engine: %w", err)
 	}
+	return nil
+}
+
+// startRepl gives the member its address (the first listener's, unless
+// ReplHost set one) and, with ReplInitiate, initiates a set that is not
+// initiated yet with the default configuration.
+func (s *Server) startRepl(l net.Listener) error {
+	set := s.env.Repl
+	if set == nil {
+		return nil
+	}
+	if set.Me() == "" {
+		set.SetMe(l.Addr().String())
+	}
+	if old := set.Status().Config; old != nil {
+		if moved, err := set.Rehost(set.Me()); err != nil {
+			return fmt.Errorf("replica set %s: %w", set.Name, err)
+		} else if moved {
+			s.log.Warn("The replica set's one member moved to this node's address", "c", "REPL", "set", set.Name, "from", old.Members[0].Host, "to", set.Me())
+		}
+	}
+	if !s.opts.ReplInitiate || set.Status().Config != nil {
+		return nil
+	}
+	cfg := repl.DefaultConfig(set.Name, set.Me())
+	cfg.Settings.ReplicaSetID = repl.NewObjectID()
+	if err := set.Initiate(cfg); err != nil && err != repl.ErrAlreadyInitialized {
+		return fmt.Errorf("initiating replica set %s: %w", set.Name, err)
+	}
+	s.log.Info("Initiated the replica set with the default configuration", "c", "REPL", "id", 21577, "set", set.Name, "me", set.Me())
 	return nil
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/cairndb/cairn/bson"
+)
+
+// Replication options.
+//
+// --replSet NAME (replication.replSetName) runs a member of the replica
+// set NAME, initiated by replSetInitiate as mongod's. --standalone
+// (replication.standalone: true, Cairn's own key) runs a standalone
+// server. The two are exclusive.
+
+// replConfig is cairnd's replication configuration.
+type replConfig struct {
+	// Standalone runs without a replica set (--standalone,
+	// replication.standalone).
+	Standalone bool
+}
+
+func (r *replConfig) register(fs *flag.FlagSet) {
+	fs.BoolVar(&r.Standalone, "standalone", false, "run a standalone server, without a replica set (replication.standalone)")
+}
+
+// replMode returns the replica set's name (empty: standalone) and whether
+// cairnd initiates it at first start.
+func (cfg config) replMode() (name string, initiate bool, err error) {
+	if cfg.repl.Standalone && cfg.ReplSet != "" {
+		return "", false, errors.New("--standalone and --replSet (replication.replSetName) cannot be used together")
+	}
+	return cfg.ReplSet, false, nil
+}
+
+// replHost is the host:port the member advertises, chosen as mongod's
+// someHostAndPortForMe: the first bind address that is not a loopback or
+// wildcard one, else the first (loopback) bind address, and the host's
+// name when listening on every interface.
+func (cfg config) replHost() string {
+	port := strconv.Itoa(cfg.Port)
+	var addrs []string
+	for _, h := range strings.Split(cfg.BindIP, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			addrs = append(addrs, h)
+		}
+	}
+	wildcard := cfg.BindIPAll
+	for _, a := range addrs {
+		ip := net.ParseIP(a)
+		switch {
+		case ip != nil && ip.IsUnspecified():
+			wildcard = true
+		case ip != nil && ip.IsLoopback(), a == "localhost":
+		default:
+			if !cfg.BindIPAll {
+				return net.JoinHostPort(a, port)
+			}
+		}
+	}
+	if wildcard || len(addrs) == 0 {
+		if h, err := os.Hostname(); err == nil && h != "" {
+			return net.JoinHostPort(h, port)
+		}
+		return net.JoinHostPort("localhost", port)
+	}
+	return net.JoinHostPort(addrs[0], port)
+}
+
+// appendReplParsed appends getCmdLineOpts' replication section.
+func (cfg config) appendReplParsed(b *bson.Builder) {
+	name, _, _ := cfg.replMode()
+	if name == "" && !cfg.repl.Standalone {
+		return
+	}
+	b.StartDocument("replication")
+	if name != "" {
+		b.AppendString("replSetName", name)
+	} else {
+		b.AppendBool("standalone", true)
+	}
+	b.End()
+}
