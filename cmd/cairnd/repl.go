@@ -13,10 +13,14 @@ import (
 
 // Replication options.
 //
+// With neither --replSet nor --standalone, cairnd runs a one-member
+// replica set named rs0 (defaultReplSet), initiated at its first start, so
+// that transactions, change streams and retryable writes work with no
+// configuration (mongod makes every user set up a replica set first).
 // --replSet NAME (replication.replSetName) runs a member of the replica
 // set NAME, initiated by replSetInitiate as mongod's. --standalone
 // (replication.standalone: true, Cairn's own key) runs a standalone
-// server. The two are exclusive.
+// server. --replSet and --standalone are exclusive.
 
 // replConfig is cairnd's replication configuration.
 type replConfig struct {
@@ -32,11 +36,20 @@ func (r *replConfig) register(fs *flag.FlagSet) {
 // replMode returns the replica set's name (empty: standalone) and whether
 // cairnd initiates it at first start.
 func (cfg config) replMode() (name string, initiate bool, err error) {
-	if cfg.repl.Standalone && cfg.ReplSet != "" {
+	switch {
+	case cfg.repl.Standalone && cfg.ReplSet != "":
 		return "", false, errors.New("--standalone and --replSet (replication.replSetName) cannot be used together")
+	case cfg.repl.Standalone:
+		return "", false, nil
+	case cfg.ReplSet == "":
+		return defaultReplSet, true, nil
 	}
 	return cfg.ReplSet, false, nil
 }
+
+// defaultReplSet is the replica set cairnd runs without --replSet or
+// --standalone.
+const defaultReplSet = "rs0"
 
 // replHost is the host:port the member advertises, chosen as mongod's
 // someHostAndPortForMe: the first bind address that is not a loopback or
@@ -75,9 +88,6 @@ func (cfg config) replHost() string {
 // appendReplParsed appends getCmdLineOpts' replication section.
 func (cfg config) appendReplParsed(b *bson.Builder) {
 	name, _, _ := cfg.replMode()
-	if name == "" && !cfg.repl.Standalone {
-		return
-	}
 	b.StartDocument("replication")
 	if name != "" {
 		b.AppendString("replSetName", name)

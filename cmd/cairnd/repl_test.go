@@ -28,7 +28,7 @@ func TestReplOptions(t *testing.T) {
 		host     string
 		err      string
 	}{
-		{"no flags", nil, "", false, "127.0.0.1:27017", ""},
+		{"no flags: the default one-member set", nil, "rs0", true, "127.0.0.1:27017", ""},
 		{"replSet", []string{"--replSet", "rs1", "--port", "28000"}, "rs1", false, "127.0.0.1:28000", ""},
 		{"config file", []string{"--config", rsFile}, "rs7", false, "127.0.0.1:27017", ""},
 		{"standalone", []string{"--standalone"}, "", false, "127.0.0.1:27017", ""},

@@ -23,8 +23,11 @@ const (
 
 // AttachRepl connects the replica-set state to storage: it installs the
 // persister and, when local.system.replset holds a configuration (a set
-// initiated before a restart), loads it and elects the member.
-func (e *Env) AttachRepl() error {
+// initiated before a restart), loads it and elects the member. A stored
+// configuration of another set is refused unless adoptName (the server
+// runs its default set, whose name the user did not choose): the member
+// then keeps the stored set's name.
+func (e *Env) AttachRepl(adoptName bool) error {
 	if e.Repl == nil {
 		return nil
 	}
@@ -55,6 +58,10 @@ func (e *Env) AttachRepl() error {
 	cfg, err := repl.ParseConfig(cfgDoc)
 	if err != nil {
 		return fmt.Errorf("local.%s holds an invalid configuration: %w", replConfigColl, err)
+	}
+	if cfg.Name != e.Repl.Name && adoptName {
+		e.Log.Info("The data directory holds another replica set: keeping its name", "c", "REPL", "set", cfg.Name, "default", e.Repl.Name)
+		e.Repl.Name = cfg.Name
 	}
 	if cfg.Name != e.Repl.Name {
 		return fmt.Errorf("local.%s is the configuration of replica set %q, but the server was started with --replSet %s", replConfigColl, cfg.Name, e.Repl.Name)

@@ -19,7 +19,7 @@ func replEnv(t *testing.T) *Env {
 	env := memEnv(t)
 	env.Repl = repl.NewSet("rs0", nil)
 	env.Repl.SetMe("h:1")
-	if err := env.AttachRepl(); err != nil {
+	if err := env.AttachRepl(false); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(env.Repl.Stop)
@@ -145,7 +145,7 @@ func TestReplSetRestart(t *testing.T) {
 	}
 	env.Repl.Stop()
 	again := &Env{Engine: exec.Engine{KV: env.KV}, Cursors: env.Cursors, Log: env.Log, Started: env.Started, Repl: repl.NewSet("rs0", nil)}
-	if err := again.AttachRepl(); err != nil {
+	if err := again.AttachRepl(false); err != nil {
 		t.Fatal(err)
 	}
 	st := again.Repl.Status()
@@ -153,9 +153,15 @@ func TestReplSetRestart(t *testing.T) {
 		t.Fatalf("after restart: %+v", st)
 	}
 	other := &Env{Engine: exec.Engine{KV: env.KV}, Log: env.Log, Repl: repl.NewSet("rs1", nil)}
-	if err := other.AttachRepl(); err == nil {
+	if err := other.AttachRepl(false); err == nil {
 		t.Fatal("loaded rs0's configuration as rs1")
 	}
+	// The default set (cairnd without --replSet) keeps the stored name.
+	adopt := &Env{Engine: exec.Engine{KV: env.KV}, Log: env.Log, Repl: repl.NewSet("rs1", nil)}
+	if err := adopt.AttachRepl(true); err != nil || adopt.Repl.Name != "rs0" {
+		t.Fatalf("default set over rs0's data: %v, name %s", err, adopt.Repl.Name)
+	}
+	adopt.Repl.Stop()
 }
 
 // TestAfterClusterTimeWaitsForWrite: a read with afterClusterTime at the
@@ -283,7 +289,7 @@ func BenchmarkInsertReplSet(b *testing.B) {
 			if mode == "replset" {
 				env.Repl = repl.NewSet("rs0", nil)
 				env.Repl.SetMe("h:1")
-				if err := env.AttachRepl(); err != nil {
+				if err := env.AttachRepl(false); err != nil {
 					b.Fatal(err)
 				}
 				defer env.Repl.Stop()

@@ -71,7 +71,8 @@ type Options struct {
 	ReplHost string
 	// ReplInitiate initiates the replica set with the default
 	// configuration at start if it is not initiated yet (cairnd's default
-	// one-member set).
+	// one-member set); a data directory initiated under another set name
+	// keeps that name.
 	ReplInitiate bool
 	// TTLMonitorInterval is how often expired documents are deleted
 	// (default 60 s, as mongod's ttlMonitorSleepSecs).
@@ -240,7 +241,7 @@ func New(opts Options) (*Server, error) {
 		if opts.ReplHost != "" {
 			s.env.Repl.SetMe(opts.ReplHost)
 		}
-		if err := s.env.AttachRepl(); err != nil {
+		if err := s.env.AttachRepl(opts.ReplInitiate); err != nil {
 			db.Close()
 			return nil, fmt.Errorf("replica set: %w", err)
 		}

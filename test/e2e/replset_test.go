@@ -406,3 +406,47 @@ func TestReplSetStepDownAndFreeze(t *testing.T) {
 		t.Fatalf("forced reconfig: %v", gc)
 	}
 }
+
+// TestDefaultReplicaSet: cairnd without --replSet or --standalone is the
+// primary of the one-member set rs0, initiated at its first start and
+// still initiated after a restart; direct and ?replicaSet=rs0 connections
+// both write.
+func TestDefaultReplicaSet(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := cairndtest.StartDir(dir, cairndtest.DefaultMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, uri := range []string{
+		srv.URI + "&retryWrites=false",
+		fmt.Sprintf("mongodb://%s/?retryWrites=false", me(srv)),
+		fmt.Sprintf("mongodb://%s/?replicaSet=rs0&retryWrites=false", me(srv)),
+	} {
+		c := dial(t, uri)
+		h := mustCmd(t, c, bson.D{{Key: "hello", Value: 1}})
+		if h.Lookup("setName").StringValue() != "rs0" || !h.Lookup("isWritablePrimary").Boolean() || h.Lookup("me").StringValue() != me(srv) {
+			t.Fatalf("%s: hello: %v", uri, h)
+		}
+		if _, err := c.Database("d").Collection("c").InsertOne(ctx(t), bson.D{{Key: "uri", Value: uri}}); err != nil {
+			t.Fatalf("%s: insert: %v", uri, err)
+		}
+		c.Disconnect(ctx(t))
+	}
+	if err := srv.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	srv, err = cairndtest.StartDir(dir, cairndtest.DefaultMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	c := dial(t, srv.URI+"&retryWrites=false")
+	st := mustCmd(t, c, bson.D{{Key: "replSetGetStatus", Value: 1}})
+	if st.Lookup("set").StringValue() != "rs0" || st.Lookup("myState").Int32() != 1 || st.Lookup("term").Int64() != 2 {
+		t.Fatalf("after restart: %v", st)
+	}
+	n, err := c.Database("d").Collection("c").CountDocuments(ctx(t), bson.D{})
+	if err != nil || n != 3 {
+		t.Fatalf("documents after restart: %d, %v", n, err)
+	}
+}

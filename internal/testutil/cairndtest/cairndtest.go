@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -105,6 +106,13 @@ func StartDir(dbpath string, args ...string) (*Server, error) {
 		return nil, err
 	}
 	all := append([]string{"--dbpath", dbpath, "--port", strconv.Itoa(port), "--bind_ip", "127.0.0.1"}, args...)
+	if !hasAny(args, "--replSet", "--standalone", "--config", "-f", DefaultMode) {
+		// cairnd's default is a one-member replica set; the suite's
+		// servers are standalone unless a test asks for a replica set
+		// (--replSet) or for the default (DefaultMode).
+		all = append(all, "--standalone")
+	}
+	all = withoutArg(all, DefaultMode)
 	cmd := exec.Command(bin, all...)
 	logs := &syncBuffer{}
 	cmd.Stdout = logs
@@ -180,4 +188,29 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// DefaultMode, passed as an argument to Start or StartDir, runs cairnd in
+// its default mode (no --standalone added): the one-member replica set rs0.
+const DefaultMode = "<default-mode>"
+
+func hasAny(args []string, names ...string) bool {
+	for _, a := range args {
+		for _, n := range names {
+			if a == n || strings.HasPrefix(a, n+"=") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func withoutArg(args []string, drop string) []string {
+	out := args[:0]
+	for _, a := range args {
+		if a != drop {
+			out = append(out, a)
+		}
+	}
+	return out
 }
