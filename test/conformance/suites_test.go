@@ -76,25 +76,14 @@ func TestCRUDUnified(t *testing.T) { runSuites(t, suites[:1]) }
 // subtest per suite, against one cairnd.
 func TestUnifiedSuites(t *testing.T) { runSuites(t, suites[1:]) }
 
-// Server modes, tried in order until cairnd accepts the flags: replica-set
-// mode with test commands (fail points) first, so that each part of the
-// server that lands makes more tests run. CAIRN_CONFORMANCE_MODE=standalone
-// keeps the server standalone.
+// Server modes: cairnd's default (the one-member replica set rs0,
+// initiated at its first start) with test commands (fail points);
+// CAIRN_CONFORMANCE_MODE=standalone runs a standalone server instead.
 var (
-	replsetModes = [][]string{
-		{"--replSet", "rs0", "--setParameter", "enableTestCommands=1"},
-		{"--replSet", "rs0"},
-		{"--setParameter", "enableTestCommands=1"},
-		{},
-	}
-	standaloneModes = [][]string{
-		{"--standalone", "--setParameter", "enableTestCommands=1"},
-		{"--standalone"},
-		{"--setParameter", "enableTestCommands=1"},
-		{},
-	}
-	modeMu  sync.Mutex
-	modeIdx = -1 // the first mode cairnd accepted
+	replsetModes    = [][]string{{cairndtest.DefaultMode, "--setParameter", "enableTestCommands=1"}}
+	standaloneModes = [][]string{{"--standalone", "--setParameter", "enableTestCommands=1"}}
+	modeMu          sync.Mutex
+	modeIdx         = -1 // the first mode cairnd accepted
 )
 
 func startServer(t *testing.T) (*cairndtest.Server, string) {

@@ -35,7 +35,7 @@ func TestOplogKill9MatchesData(t *testing.T) {
 	var mu sync.Mutex
 	next := int64(1)
 	for cycle := 0; cycle < 3; cycle++ {
-		srv, err := cairndtest.StartDir(dir, "--replSet", "rs0", "--oplogSize", "64")
+		srv, err := cairndtest.StartDir(dir, cairndtest.DefaultMode, "--oplogSize", "64")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,7 +16,7 @@ import (
 // insert: the same insert with the same lsid, with and without a
 // txnNumber (a new one per insert, as drivers send).
 func BenchmarkRetryableInsert(b *testing.B) {
-	srv := cairndtest.Start(b, "--replSet", "rs0")
+	srv := cairndtest.Start(b, cairndtest.DefaultMode)
 	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI))
 	if err != nil {
 		b.Fatal(err)

@@ -88,7 +88,7 @@ func count(t *testing.T, coll *mongo.Collection, filter bson.D) int64 {
 // applies once and answers its original result, for insert, update,
 // delete and findAndModify, with a batch whose first half was executed.
 func TestRetryableWrites(t *testing.T) {
-	srv := cairndtest.Start(t, "--replSet", "rs0")
+	srv := cairndtest.Start(t, cairndtest.DefaultMode)
 	client := dial(t, srv.URI)
 	db := client.Database("rw")
 	coll := db.Collection("c")
@@ -182,7 +182,7 @@ func TestRetryableWrites(t *testing.T) {
 // TestRetryableWriteErrors: the transaction fields refused as mongod
 // refuses them.
 func TestRetryableWriteErrors(t *testing.T) {
-	srv := cairndtest.Start(t, "--replSet", "rs0")
+	srv := cairndtest.Start(t, cairndtest.DefaultMode)
 	client := dial(t, srv.URI)
 	db := client.Database("rw")
 	lsid := newLSID(t)
@@ -231,7 +231,7 @@ func TestRetryableWritesStandalone(t *testing.T) {
 // still applies once.
 func TestRetryableWritesAfterCrash(t *testing.T) {
 	dir := t.TempDir()
-	srv, err := cairndtest.StartDir(dir, "--replSet", "rs0")
+	srv, err := cairndtest.StartDir(dir, cairndtest.DefaultMode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestRetryableWritesAfterCrash(t *testing.T) {
 	srv.Kill()
 	client.Disconnect(ctx(t))
 
-	srv, err = cairndtest.StartDir(dir, "--replSet", "rs0")
+	srv, err = cairndtest.StartDir(dir, cairndtest.DefaultMode)
 	if err != nil {
 		t.Fatal(err)
 	}
