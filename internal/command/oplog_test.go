@@ -27,7 +27,7 @@ func oplogEnv(t *testing.T) *Env {
 		t.Fatal(err)
 	}
 	env.Oplog = l
-	if err := env.AttachRepl(); err != nil {
+	if err := env.AttachRepl(false); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(env.Repl.Stop)
