@@ -102,12 +102,14 @@ func (c *conn) serve() {
 			continue
 		}
 		c.busy.Store(true)
+		c.s.running.Add(1)
 		c.busySince.Store(time.Now().UnixNano())
 		st.Requests.Add(1)
 		st.BytesIn.Add(int64(msg.Header.MessageLength))
 		ok := c.handle(msg)
 		c.limits.requestDone()
 		c.busySince.Store(0)
+		c.s.running.Add(-1)
 		c.busy.Store(false)
 		if !ok {
 			return

@@ -21,7 +21,9 @@ import (
 // is gone: the connection's operations are killed with
 // ClientDisconnect (279), which their scans notice at their next check,
 // as mongod's operations notice a disconnected client. Short commands
-// never cost a system call.
+// never cost a system call, and while no connection runs a command (the
+// server's running count is zero) a tick does not walk the connection
+// table at all.
 
 // disconnectPollInterval is how often running commands' clients are
 // checked, and how long a command runs before its client is.
@@ -37,6 +39,11 @@ func (s *Server) watchDisconnects(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
+			s.ticks.Add(1)
+			if s.running.Load() == 0 {
+				continue
+			}
+			s.walks.Add(1)
 			busy = busy[:0]
 			since := now.Add(-disconnectPollInterval).UnixNano()
 			s.mu.Lock()

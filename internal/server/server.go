@@ -121,11 +121,17 @@ type Options struct {
 
 // Server is a running cairnd.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
-	env    *command.Env
-	db     *kv.DB
-	connID atomic.Int64
+	// running counts the connections running a command: the disconnect
+	// watcher walks the connection table only while it is not zero.
+	running atomic.Int64
+	// ticks and walks count the watcher's ticks and the ones that walked
+	// the connection table.
+	ticks, walks atomic.Int64
+	opts         Options
+	log          *slog.Logger
+	env          *command.Env
+	db           *kv.DB
+	connID       atomic.Int64
 
 	mu        sync.Mutex
 	listeners []net.Listener
