@@ -89,7 +89,8 @@ type concTx struct {
 	claimBytes int64
 
 	// The owner goroutine's.
-	arena int64 // bytes of key/value copies
+	onCommit func(*Tx) error // run in the replay transaction (OnCommit)
+	arena    int64           // bytes of key/value copies
 	nodes int64 // bytes of private node copies
 	limit int64
 }
@@ -176,6 +177,32 @@ func (cc *coordinator) abort(c *concTx, cause error) {
 	if c.state == concLive {
 		cc.aborted.Add(1)
 		cc.endLocked(c, cause)
+	}
+}
+
+// OnCommit sets fn to run inside the commit of concurrent transaction tx:
+// in the ordinary write transaction that replays its operations, after the
+// replay and before that transaction commits, while it holds the writer
+// lock. What fn writes in wt commits atomically with tx's writes, and fn
+// runs in commit order (a stamp it takes under the writer lock orders the
+// commit among all others: MongoDB's oplog entry of a transaction). An
+// error from fn fails the commit: nothing of tx is written. fn runs only
+// when tx wrote something. Not for other transactions (it does nothing).
+func (tx *Tx) OnCommit(fn func(wt *Tx) error) {
+	if tx.conc != nil {
+		tx.conc.onCommit = fn
+	}
+}
+
+// Lend marks concurrent transaction tx as lent (lent true) to code that
+// ends every transaction it is handed: while lent, Commit and Rollback do
+// nothing and answer ErrTxManaged, as inside DB.Update, so that a
+// statement of a multi-statement transaction can hand it to readers and
+// writers that end what they are given. Lend(false) gives it back to its
+// owner, who commits or rolls it back. Not for other transactions.
+func (tx *Tx) Lend(lent bool) {
+	if tx.conc != nil {
+		tx.managed = lent
 	}
 }
 
@@ -387,9 +414,14 @@ func (db *DB) commitConcurrent(tx *Tx, d Durability) error {
 	cc.mu.Unlock()
 	wt := db.newWriteTx()
 	wt.replayOf = c
-	if err := replayParts(wt, tx.log.parts()); err != nil {
-		// Validation makes this impossible short of an engine bug or a
-		// read error; the write transaction is discarded.
+	err := replayParts(wt, tx.log.parts())
+	if err == nil && c.onCommit != nil {
+		err = c.onCommit(wt)
+	}
+	if err != nil {
+		// Validation makes a replay error impossible short of an engine
+		// bug or a read error; an OnCommit hook may fail. The write
+		// transaction is discarded.
 		wt.Rollback()
 		cc.mu.Lock()
 		cc.rolledBack.Add(1)
@@ -397,7 +429,7 @@ func (db *DB) commitConcurrent(tx *Tx, d Durability) error {
 		cc.mu.Unlock()
 		return fmt.Errorf("kv: commit of a concurrent transaction: %w", err)
 	}
-	err := db.commit(wt, d)
+	err = db.commit(wt, d)
 	cc.mu.Lock()
 	if c.state != concEnded { // the commit failed before publishing
 		cc.rolledBack.Add(1)
