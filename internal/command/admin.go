@@ -74,7 +74,6 @@ func parameters() map[string]func(b *bson.Builder, key string) {
 			b.AppendInt64(key, int64(exec.DefaultCursorTimeout/time.Millisecond))
 		},
 		"internalQueryMaxBlockingSortMemoryUsageBytes": func(b *bson.Builder, key string) { b.AppendInt32(key, 100*1024*1024) },
-		"transactionLifetimeLimitSeconds":              func(b *bson.Builder, key string) { b.AppendInt32(key, 60) },
 	}
 }
 
@@ -82,6 +81,7 @@ func parameters() map[string]func(b *bson.Builder, key string) {
 func envParameters(e *Env) map[string]func(b *bson.Builder, key string) {
 	p := parameters()
 	p["logLevel"] = func(b *bson.Builder, key string) { b.AppendInt32(key, e.state.logLevel.Load()) }
+	p["transactionLifetimeLimitSeconds"] = func(b *bson.Builder, key string) { b.AppendInt32(key, int32(e.txnLifetime()/time.Second)) }
 	p["enableTestCommands"] = func(b *bson.Builder, key string) { b.AppendBool(key, e.TestCommands) }
 	p["ttlMonitorSleepSecs"] = func(b *bson.Builder, key string) {
 		d := e.TTLMonitorSleep

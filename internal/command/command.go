@@ -137,6 +137,9 @@ type Stats struct {
 	// WriterWaits and WriterWaitMicros count writer-lock acquisitions that
 	// had to wait and the time spent waiting (locks.Global).
 	WriterAcquires, WriterWaits, WriterWaitMicros atomic.Int64
+	// TxnConflictWaits counts non-transactional writes that met a key a
+	// multi-document transaction owned and waited for it to end.
+	TxnConflictWaits atomic.Int64
 	// MessageSizeErrorsPreAuth counts connections closed for a message
 	// larger than preAuthMaximumMessageSizeBytes before authenticating
 	// (metrics.network.totalMessageSizeErrorPreAuth).
@@ -205,6 +208,9 @@ type Ctx struct {
 	// statement being written (retry.go).
 	sess *sessionInfo
 	stmt *repl.Stmt
+	// txn is the session's open transaction the command is a statement
+	// of (nil: none; transactions.go).
+	txn *session.Slot
 	// Replica-set mode (replset_reply.go): the parsed write concern and
 	// the error a one-member set reports after the write (nil: met), the
 	// stamp of the write transaction in progress and of the last one
@@ -311,14 +317,18 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if cmd.AdminOnly && c.DB != "admin" {
 		return c.fail(mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))
 	}
+	defer c.releaseSession()
 	if err := beginSession(c, cmd); err != nil {
-		return c.fail(err)
+		return c.fail(c.finishTxnStatement(err))
 	}
 	defer c.releaseSnapshot()
 	if c.Env.Repl != nil {
 		if err := checkReplCommand(c, cmd); err != nil {
-			return c.fail(err)
+			return c.fail(c.finishTxnStatement(err))
 		}
+	}
+	if err := c.openTxn(); err != nil {
+		return c.fail(c.finishTxnStatement(err))
 	}
 	start := time.Now()
 	op := beginOp(c, cmd.Name, start)
@@ -357,11 +367,12 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	}()
 	if fp := c.Env.FailPoints; fp != nil && fp.Active() {
 		if err := c.failCommandBefore(cmd); err != nil {
-			return c.fail(err)
+			return c.fail(c.finishTxnStatement(err))
 		}
 		defer func() { reply = c.failCommandAfter(cmd, reply) }()
 	}
 	err := cmd.Run(c)
+	err = c.finishTxnStatement(err)
 	if err == nil && c.linearizable {
 		err = finishLinearizable(c)
 	}
@@ -407,6 +418,11 @@ func startErrorReply(b *bson.Builder, err error) {
 // $clusterTime and operationTime.
 func (c *Ctx) fail(err error) bson.Doc {
 	startErrorReply(c.Reply, err)
+	if e := asMongoErr(err); c.transientTxnError(e.Code, false) && !hasField(e.Extra, "errorLabels") {
+		c.Reply.StartArray("errorLabels")
+		c.Reply.AppendString("0", "TransientTransactionError")
+		c.Reply.End()
+	}
 	if c.Env.Repl != nil {
 		if code := asMongoErr(err).Code; mongoerr.InCategory(code, mongoerr.CategoryNotPrimaryError) || mongoerr.InCategory(code, mongoerr.CategoryShutdownError) {
 			// As mongod: a driver compares it with the topologyVersion it

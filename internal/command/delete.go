@@ -19,6 +19,7 @@ func deleteCmd(c *Ctx) error {
 	var rs *retryState
 	n, stmts := 0, 0
 	err = c.writeTx(w.wc.durability(), func(tx *exec.Tx) error {
+		n, stmts = 0, 0 // from scratch when retried (writeTx)
 		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
 			return err
 		}
@@ -58,6 +59,9 @@ func deleteCmd(c *Ctx) error {
 	})
 	if err != nil {
 		return err
+	}
+	if c.txn != nil && len(errs) > 0 {
+		return errs[0].err // in a transaction a statement's error fails the command
 	}
 	c.Env.Stats.Delete.Add(int64(stmts))
 	c.Env.Stats.DocsDeleted.Add(int64(n))

@@ -22,4 +22,7 @@ type envState struct {
 	updateHook     func(c *Ctx)
 	indexBuildHook func(index.Phase)
 	noExpress      bool
+	// txnLifetimeSecs is transactionLifetimeLimitSeconds (0: the
+	// default).
+	txnLifetimeSecs atomic.Int64
 }

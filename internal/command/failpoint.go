@@ -137,6 +137,9 @@ func (c *Ctx) errorLabels(d *failpoint.CommandData, code, wcCode int32, have bso
 	if failpoint.RetryableWriteError(c.Name, txn, autocommit, code, wcCode) && !contains(labels, "RetryableWriteError") {
 		labels = append(labels, "RetryableWriteError")
 	}
+	if code != 0 && c.transientTxnError(code, wcCode != 0) && !contains(labels, "TransientTransactionError") {
+		labels = append(labels, "TransientTransactionError")
+	}
 	if len(labels) == 0 {
 		return nil
 	}

@@ -52,6 +52,7 @@ func insert(c *Ctx) error {
 	var rs *retryState
 	n := 0
 	err = c.writeTx(w.wc.durability(), func(tx *exec.Tx) error {
+		n = 0 // from scratch when retried (writeTx)
 		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
 			return err
 		}
@@ -85,6 +86,9 @@ func insert(c *Ctx) error {
 	})
 	if err != nil {
 		return err
+	}
+	if c.txn != nil && len(errs) > 0 {
+		return errs[0].err // in a transaction a statement's error fails the command
 	}
 	c.Env.Stats.Insert.Add(int64(n))
 	if f := writeFiguresOf(c); f != nil {

@@ -136,6 +136,9 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 				}
 				c.linearizable = true
 			case "snapshot":
+				if c.txn != nil {
+					break // a transaction reads its snapshot
+				}
 				return mongoerr.New(mongoerr.InvalidOptions, "readConcern level 'snapshot' is not supported by Cairn yet: snapshot reads (atClusterTime) come with transactions")
 			default:
 				return mongoerr.New(mongoerr.BadValue, "Enumeration value '%s' for field 'readConcern.level' is not a valid value.", l)

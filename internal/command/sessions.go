@@ -26,6 +26,9 @@ type sessionInfo struct {
 	// command in replica-set mode.
 	retryable bool
 	txnNumber int64
+	// slot is the session's transaction slot while the command holds it
+	// checked out (transactions.go).
+	slot *session.Slot
 }
 
 // retryableCommands are the commands that take a txnNumber outside
@@ -89,10 +92,6 @@ func checkTxnFields(c *Ctx) error {
 	if hasST && (st.Type != bson.TypeBoolean || !st.Boolean()) {
 		return mongoerr.New(mongoerr.InvalidOptions, "Specifying startTransaction=false is not allowed.")
 	}
-	if hasAC {
-		// Multi-document transactions are the next issue's.
-		return mongoerr.New(mongoerr.IllegalOperation, "Multi-document transactions (autocommit: false) are not supported yet; retryable writes are")
-	}
 	return nil
 }
 
@@ -120,6 +119,9 @@ func beginSession(c *Ctx, cmd *Command) error {
 		return err
 	}
 	c.sess = &sessionInfo{key: k}
+	if _, hasAC := c.Body.Lookup("autocommit"); hasAC && hasTxn {
+		return beginTxnStatement(c, cmd, k, txn.Int64())
+	}
 	if hasTxn {
 		if !retryableCommands[cmd.Name] {
 			return mongoerr.New(mongoerr.NotARetryableWriteCommand, "txnNumber may only be provided for multi-document transactions and retryable write commands. autocommit:false was not provided, and %s is not a retryable write command.", cmd.Name)
@@ -193,6 +195,12 @@ func (e *Env) KillSessions(keys []session.Key) {
 		ids[k.ID] = true
 	}
 	e.sessOps.kill(set)
+	for _, k := range keys {
+		// A killed session's open transaction is aborted.
+		if s := e.Sessions.Slot(k); s != nil {
+			s.AbortAsync()
+		}
+	}
 	e.Cursors.KillWhere(func(lsid []byte) bool {
 		v := bson.Value{Type: bson.TypeBinary, Data: lsid}
 		_, id := v.Binary()

@@ -15,7 +15,33 @@ import (
 // command's statements are applied together or not at all. After a commit
 // the command's read snapshot is dropped: what it reads next sees its own
 // writes.
+//
+// In a multi-document transaction fn runs in the transaction's kv
+// transaction, and nothing commits (commitTransaction does). Outside one,
+// a write that meets a key an open transaction owns (kv's
+// ErrWriteConflict) rolls back, waits for the owner to end (or the
+// command's context: maxTimeMS, killOp, disconnect) and runs fn again,
+// as mongod's non-transactional writes wait out a transaction's lock: fn
+// must start from scratch each time it is called.
 func (c *Ctx) writeTx(d exec.Durability, fn func(tx *exec.Tx) error) error {
+	if c.txn != nil && c.txn.Tx != nil {
+		c.txn.Wrote = true
+		return fn(c.txn.Tx)
+	}
+	for {
+		err := c.writeTxOnce(d, fn)
+		wait, conflict := exec.ConflictWait(err)
+		if !conflict {
+			return err
+		}
+		c.Env.Stats.TxnConflictWaits.Add(1)
+		if err := wait(c); err != nil {
+			return ctxErr(err)
+		}
+	}
+}
+
+func (c *Ctx) writeTxOnce(d exec.Durability, fn func(tx *exec.Tx) error) error {
 	tx, err := c.beginWrite()
 	if err != nil {
 		return ctxErr(err)

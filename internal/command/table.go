@@ -25,6 +25,8 @@ var table = []*Command{
 	{Name: "getLog", Run: getLog, AdminOnly: true, Needs: auth.GetLog, Help: "recent log lines"},
 	{Name: "startSession", Run: startSession, Needs: auth.Authenticated, Help: "start a logical session"},
 	{Name: "refreshSessions", Run: refreshSessions, Needs: auth.Authenticated, Help: "keep sessions alive"},
+	{Name: "commitTransaction", Run: commitTransaction, AdminOnly: true, Needs: auth.Authenticated, Help: "commit the session's multi-document transaction"},
+	{Name: "abortTransaction", Run: abortTransaction, AdminOnly: true, Needs: auth.Authenticated, Help: "abort the session's multi-document transaction"},
 	{Name: "endSessions", Run: endSessions, Needs: auth.Authenticated, Help: "end sessions, killing their cursors and operations"},
 	{Name: "killSessions", Run: killSessions, Needs: auth.Authenticated, Help: "kill sessions' cursors and operations"},
 	{Name: "killAllSessions", Run: killAllSessions, Needs: auth.KillAnySession, Help: "kill every session (or those of the users given)"},

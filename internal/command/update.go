@@ -259,6 +259,7 @@ func update(c *Ctx) error {
 	var rs *retryState
 	n, nModified := 0, 0
 	err = c.writeTx(w.wc.durability(), func(tx *exec.Tx) error {
+		n, nModified, ups = 0, 0, nil // from scratch when retried (writeTx)
 		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
 			return err
 		}
@@ -314,6 +315,9 @@ func update(c *Ctx) error {
 	})
 	if err != nil {
 		return err
+	}
+	if c.txn != nil && len(errs) > 0 {
+		return errs[0].err // in a transaction a statement's error fails the command
 	}
 	c.Env.Stats.Update.Add(int64(len(stmts)))
 	c.Env.Stats.DocsUpdated.Add(int64(n - len(ups)))

@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -44,7 +45,26 @@ const (
 // Release. A cursor left open keeps a clone, and its getMores read that
 // snapshot. A write the command commits releases the snapshot, so that its
 // later reads see it. The zero Snapshot is ready to use.
-type Snapshot struct{ tx *kv.Tx }
+//
+// In a multi-document transaction the snapshot is the transaction's
+// concurrent kv transaction itself (UseTxn), lent (kv.Tx.Lend) so that the
+// readers' Rollback of what Read hands them does nothing: a clone of a
+// write transaction cannot be taken, and the statement must read the
+// transaction's own writes.
+type Snapshot struct {
+	tx  *kv.Tx
+	txn bool // tx is a transaction's, not the snapshot's own
+}
+
+// UseTxn makes the snapshot the (lent) kv transaction of a
+// multi-document transaction.
+func (s *Snapshot) UseTxn(tx *kv.Tx) {
+	s.Release()
+	s.tx, s.txn = tx, true
+}
+
+// InTxn reports whether the snapshot is a transaction's.
+func (s *Snapshot) InTxn() bool { return s.txn }
 
 // open begins the snapshot if it is not open yet.
 func (s *Snapshot) open(e *Engine) error {
@@ -64,6 +84,9 @@ func (s *Snapshot) Read(e *Engine) (*Tx, error) {
 	if err := s.open(e); err != nil {
 		return nil, err
 	}
+	if s.txn {
+		return s.tx, nil
+	}
 	return s.tx.Clone()
 }
 
@@ -81,8 +104,10 @@ func (s *Snapshot) Shared(e *Engine) (*Tx, error) {
 // one.
 func (s *Snapshot) Release() {
 	if s.tx != nil {
-		s.tx.Rollback()
-		s.tx = nil
+		if !s.txn {
+			s.tx.Rollback()
+		}
+		s.tx, s.txn = nil, false
 	}
 }
 
@@ -105,6 +130,15 @@ func AsMongoErr(err error) *mongoerr.Error {
 	if errors.As(err, &e) {
 		return e
 	}
+	if errors.Is(err, kv.ErrWriteConflict) {
+		return &mongoerr.Error{Code: mongoerr.WriteConflict, Message: "Write conflict during plan execution and yielding is disabled. :: Please retry your operation or multi-document transaction."}
+	}
+	if errors.Is(err, kv.ErrTxAborted) {
+		return &mongoerr.Error{Code: mongoerr.NoSuchTransaction, Message: "Transaction has been aborted."}
+	}
+	if errors.Is(err, kv.ErrTxTooLarge) {
+		return &mongoerr.Error{Code: mongoerr.TransactionTooLarge, Message: err.Error()}
+	}
 	if errors.Is(err, kv.ErrNoSpace) {
 		return &mongoerr.Error{Code: mongoerr.OutOfDiskSpace, Message: err.Error()}
 	}
@@ -116,11 +150,22 @@ func (s *Snapshot) Open() bool { return s.tx != nil }
 
 // Clone begins a read of the open snapshot (a cursor keeps one for its
 // getMores).
-func (s *Snapshot) Clone() (*Tx, error) { return s.tx.Clone() }
+func (s *Snapshot) Clone() (*Tx, error) {
+	if s.txn {
+		return s.tx, nil
+	}
+	return s.tx.Clone()
+}
 
 // Resume makes the (released) snapshot a clone of tx: a getMore reads the
 // snapshot its cursor was opened on.
 func (s *Snapshot) Resume(tx *Tx) error {
+	if s.txn || tx.Concurrent() {
+		if s.tx != tx {
+			return mongoerr.New(mongoerr.NoSuchTransaction, "the cursor's transaction has ended")
+		}
+		return nil // a transaction's cursor reads the transaction
+	}
 	s.Release()
 	c, err := tx.Clone()
 	if err != nil {
@@ -128,4 +173,15 @@ func (s *Snapshot) Resume(tx *Tx) error {
 	}
 	s.tx = c
 	return nil
+}
+
+// ConflictWait returns, for an error wrapping kv.ErrWriteConflict met by
+// an ordinary write transaction, the wait for the key's owner (a
+// multi-document transaction) to end: roll back, wait, retry.
+func ConflictWait(err error) (func(ctx context.Context) error, bool) {
+	var wc *kv.WriteConflictError
+	if errors.As(err, &wc) {
+		return wc.Wait, true
+	}
+	return nil, false
 }

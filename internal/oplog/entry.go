@@ -54,7 +54,14 @@ func Logged(db, coll string) bool {
 // retryable write's statement (stmt, nil when the write is not one) gives
 // the entry lsid, txnNumber, stmtId and prevOpTime, and its LastOpTime
 // moves to ts.
+//
+// In a multi-document transaction's concurrent kv transaction, nothing is
+// appended: the operation is buffered for the transaction's applyOps
+// entry (txn.go) and the ts is 0.
 func (l *Log) Append(tx *kv.Tx, e *Entry, stmt *repl.Stmt) (repl.Timestamp, error) {
+	if tx.Concurrent() {
+		return 0, l.txns.add(tx, e)
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	t, err := l.begin(tx)
@@ -82,7 +89,7 @@ func (l *Log) Append(tx *kv.Tx, e *Entry, stmt *repl.Stmt) (repl.Timestamp, erro
 		b.AppendValue("_id", *e.ID)
 		b.End()
 	}
-	if stmt != nil {
+	if stmt != nil && stmt.StmtID >= 0 { // a transaction's entry has none
 		b.AppendInt32("stmtId", stmt.StmtID)
 	}
 	b.AppendTimestamp("ts", ts.T(), ts.I())

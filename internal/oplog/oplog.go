@@ -129,6 +129,9 @@ type Log struct {
 	recounts atomic.Int64
 	// truncated counts the entries removed to keep the size.
 	truncated atomic.Int64
+	// txns buffers the operations of multi-document transactions until
+	// they commit (txn.go).
+	txns txnBuffers
 }
 
 type figures struct {

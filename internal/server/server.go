@@ -267,7 +267,8 @@ func New(opts Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stopBg = cancel
-	s.bg.Add(4)
+	s.bg.Add(5)
+	go func() { defer s.bg.Done(); s.env.RunTxnReaper(ctx, time.Second) }()
 	go func() {
 		defer s.bg.Done()
 		s.env.Sessions.Run(ctx, db, opts.SessionRefreshInterval, s.env.KillSessions, func(err error) {

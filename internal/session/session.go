@@ -167,6 +167,8 @@ type Record struct {
 	// in-memory active transaction number: a lower one is too old even
 	// when the higher one wrote nothing.
 	activeTxn int64
+	// slot is the session's multi-document transaction (transaction.go).
+	slot *Slot
 }
 
 // Options configure a Registry.
@@ -187,6 +189,8 @@ type Registry struct {
 	timeout time.Duration
 	limit   int
 	now     func() time.Time
+	// TxnStats counts the sessions' transactions (serverStatus).
+	TxnStats TxnStats
 }
 
 // New returns an empty registry.
@@ -236,11 +240,16 @@ func (r *Registry) Vivify(k Key, user string) error {
 // mongod ignores them.
 func (r *Registry) End(keys []Key) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var slots []*Slot
 	for _, k := range keys {
+		if rec := r.m[k]; rec != nil {
+			slots = append(slots, rec.slot)
+		}
 		delete(r.m, k)
 		r.ended[k] = struct{}{}
 	}
+	r.mu.Unlock()
+	abortSlots(slots) // an ended session's open transaction is aborted
 }
 
 // Matching returns the keys of the sessions match accepts.
@@ -287,14 +296,17 @@ func (r *Registry) Has(k Key) bool {
 // returns them.
 func (r *Registry) expire(now time.Time) []Key {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	var out []Key
+	var slots []*Slot
 	for k, rec := range r.m {
 		if now.Sub(rec.LastUse) > r.timeout {
 			delete(r.m, k)
 			out = append(out, k)
+			slots = append(slots, rec.slot)
 		}
 	}
+	r.mu.Unlock()
+	abortSlots(slots)
 	return out
 }
 

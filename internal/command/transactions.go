@@ -1,0 +1,321 @@
+package command
+
+// Multi-document transactions on the command path, as mongod 7.0's
+// TransactionParticipant: a command carrying autocommit: false (with lsid
+// and txnNumber; checkTxnFields checked their shapes) checks its
+// session's transaction slot out (internal/session/transaction.go) for
+// its whole run, and begins or continues the transaction by mongod's
+// rules (beginOrContinue):
+//
+//   - a txnNumber lower than the session's active one is TransactionTooOld;
+//   - startTransaction with a higher one aborts the open transaction and
+//     begins a new one; at the active number it is
+//     ConflictingOperationInProgress (only a shard may restart one);
+//   - without startTransaction the txnNumber must be the open (or ended)
+//     transaction's: else NoSuchTransaction; an aborted one answers
+//     NoSuchTransaction, a committed one TransactionCommitted (except
+//     commitTransaction, which answers its outcome again);
+//   - readConcern only on the first statement, writeConcern only on
+//     commitTransaction/abortTransaction (InvalidOptions);
+//   - only the commands of txnCommands run in a transaction
+//     (OperationNotSupportedInTransaction); count has its own message.
+//
+// A statement reads the transaction's concurrent kv transaction (the
+// command's snapshot is it: exec.Snapshot.UseTxn) and writes in it
+// (writeTx runs fn on it and commits nothing); oplog entries are buffered
+// by the oplog (oplog/txn.go). Any error of a statement aborts the
+// transaction, as mongod's. commitTransaction commits the kv transaction
+// with the write concern's durability; inside that commit (kv.Tx.OnCommit,
+// under the writer lock) the oplog gets one applyOps entry stamped in
+// commit order and config.transactions the session's state.
+
+import (
+	"context"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/repl"
+	"github.com/cairndb/cairn/internal/session"
+)
+
+// txnCommands are the commands allowed in a multi-document transaction.
+var txnCommands = map[string]bool{
+	"find": true, "getMore": true, "killCursors": true, "aggregate": true, "distinct": true,
+	"insert": true, "update": true, "delete": true, "findAndModify": true, "bulkWrite": true,
+	"commitTransaction": true, "abortTransaction": true, "create": true,
+}
+
+// defaultTxnLifetime is transactionLifetimeLimitSeconds' default.
+const defaultTxnLifetime = 60 * time.Second
+
+// txnLifetime is transactionLifetimeLimitSeconds.
+func (e *Env) txnLifetime() time.Duration {
+	if s := e.state.txnLifetimeSecs.Load(); s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	return defaultTxnLifetime
+}
+
+func isCommitOrAbort(name string) bool {
+	return name == "commitTransaction" || name == "abortTransaction"
+}
+
+// beginTxnStatement checks session k's slot out for cmd, a statement of
+// transaction n, and begins or continues the transaction.
+func beginTxnStatement(c *Ctx, cmd *Command, k session.Key, n int64) error {
+	if !txnCommands[cmd.Name] {
+		if cmd.Name == "count" {
+			return mongoerr.New(mongoerr.OperationNotSupportedInTransaction, "Cannot run 'count' in a multi-document transaction. Please see http://dochub.mongodb.org/core/transaction-count for a recommended alternative.")
+		}
+		return mongoerr.New(mongoerr.OperationNotSupportedInTransaction, "Cannot run '%s' in a multi-document transaction.", cmd.Name)
+	}
+	slot := c.Env.Sessions.Slot(k)
+	if slot == nil {
+		return mongoerr.New(mongoerr.NoSuchTransaction, "Given transaction number %d does not match any in-progress transactions. The active transaction number is -1", n)
+	}
+	if !slot.Checkout(c.Done()) {
+		return ctxErr(c.Err())
+	}
+	c.sess.slot = slot
+	_, start := c.Body.Lookup("startTransaction")
+	active := max(c.Env.Sessions.ActiveTxn(k), slot.Number)
+	if n < active {
+		return mongoerr.New(mongoerr.TransactionTooOld, "Cannot start transaction with { txnNumber: %d, txnRetryCounter: 0 } on session %s because a newer transaction with txnNumberAndRetryCounter { txnNumber: %d, txnRetryCounter: 0 } has already started on this session.", n, k, active)
+	}
+	if _, ok := c.Body.Lookup("writeConcern"); ok && !isCommitOrAbort(cmd.Name) {
+		return mongoerr.New(mongoerr.InvalidOptions, "Cannot set write concern after starting a transaction: writeConcern is not allowed within a multi-statement transaction")
+	}
+	rc, hasRC := c.Body.Lookup("readConcern")
+	if start {
+		if n == active {
+			return mongoerr.New(mongoerr.ConflictingOperationInProgress, "Only servers in a sharded cluster can start a new transaction at the active transaction number")
+		}
+		var rcDoc bson.Doc
+		if hasRC && rc.Type == bson.TypeDocument {
+			rcDoc = append(bson.Doc(nil), rc.Document()...)
+			if l, ok := rcDoc.Lookup("level"); ok && l.Type == bson.TypeString {
+				switch l.StringValue() {
+				case "local", "majority", "snapshot":
+				default:
+					return mongoerr.New(mongoerr.InvalidOptions, "The readConcern level must be either 'local' (default), 'majority' or 'snapshot' in order to run in a transaction")
+				}
+			}
+			if _, ok := rcDoc.Lookup("atClusterTime"); ok {
+				return mongoerr.New(mongoerr.InvalidOptions, "readConcern atClusterTime in a transaction is not supported by Cairn: a transaction reads the latest snapshot")
+			}
+		}
+		if err := c.Env.Sessions.BeginTxn(k, n); err != nil {
+			return err
+		}
+		// The kv transaction begins after any afterClusterTime wait
+		// (openTxn), so that its snapshot includes what was waited for.
+		slot.Begin(n, nil, rcDoc, c.Env.txnLifetime(), time.Now())
+		c.txn = slot
+		return nil
+	}
+	if hasRC && !isCommitOrAbort(cmd.Name) {
+		return mongoerr.New(mongoerr.InvalidOptions, "Only the first command in a transaction may specify a readConcern")
+	}
+	if slot.Number != n || slot.State == session.TxnNone {
+		return mongoerr.New(mongoerr.NoSuchTransaction, "Given transaction number %d does not match any in-progress transactions. The active transaction number is %d", n, active)
+	}
+	switch slot.State {
+	case session.TxnAborted:
+		return mongoerr.New(mongoerr.NoSuchTransaction, "Transaction with { txnNumber: %d } has been aborted.", n)
+	case session.TxnCommitted:
+		if cmd.Name == "commitTransaction" {
+			return nil // answers its outcome again
+		}
+		return mongoerr.New(mongoerr.TransactionCommitted, "Transaction with { txnNumber: %d } has been committed.", n)
+	}
+	c.txn = slot
+	return c.useTxn()
+}
+
+// openTxn begins the kv transaction of a transaction that the command
+// starts (after checkReplCommand's waits).
+func (c *Ctx) openTxn() error {
+	slot := c.txn
+	if slot == nil || slot.Tx != nil {
+		return nil
+	}
+	tx, err := c.Env.KV.BeginConcurrent(context.Background())
+	if err != nil {
+		slot.End(false)
+		c.txn = nil
+		return err
+	}
+	slot.Tx = tx
+	slot.Attach(tx)
+	oplog := c.Env.Oplog
+	slot.OnEnd = func(tx *exec.Tx) { oplog.DropTxn(tx) }
+	return c.useTxn()
+}
+
+// useTxn makes the transaction's kv transaction the command's snapshot
+// and write transaction.
+func (c *Ctx) useTxn() error {
+	if c.txn.Killed() || c.txn.Tx == nil {
+		n := c.txn.Number
+		c.txn = nil
+		return mongoerr.New(mongoerr.NoSuchTransaction, "Transaction with { txnNumber: %d } has been aborted.", n)
+	}
+	c.txn.Tx.Lend(true)
+	c.snap.UseTxn(c.txn.Tx)
+	return nil
+}
+
+// finishTxnStatement ends a statement of a transaction: its error aborts
+// the transaction.
+func (c *Ctx) finishTxnStatement(err error) error {
+	if c.txn == nil {
+		return err
+	}
+	if c.txn.Tx != nil {
+		c.txn.Tx.Lend(false)
+	}
+	if err != nil && c.txn.State == session.TxnInProgress && !isCommitOrAbort(c.Name) {
+		c.txn.End(false)
+	}
+	return err
+}
+
+// releaseSession gives the session's slot back at the end of the
+// command.
+func (c *Ctx) releaseSession() {
+	if c.sess == nil || c.sess.slot == nil {
+		return
+	}
+	if c.txn != nil && c.txn.Tx != nil {
+		c.txn.Tx.Lend(false)
+	}
+	c.snap.Release()
+	c.sess.slot.Release()
+}
+
+// commitTransaction commits the session's transaction.
+func commitTransaction(c *Ctx) error {
+	if c.sess == nil || c.sess.slot == nil {
+		return mongoerr.New(mongoerr.InvalidOptions, "commitTransaction must be run within a session")
+	}
+	slot := c.sess.slot
+	wc, err := parseWriteConcern(c)
+	if err != nil {
+		return err
+	}
+	if slot.State == session.TxnCommitted {
+		// A retried commit: its outcome again, once durable as asked.
+		if err := c.writeTx(wc.durability(), func(*exec.Tx) error { return nil }); err != nil {
+			return err
+		}
+		c.opTime = max(c.opTime, repl.Timestamp(slot.CommitTS))
+		return nil
+	}
+	tx := slot.Tx
+	tx.Lend(false)
+	k, n := c.sess.key, slot.Number
+	var ts repl.Timestamp
+	tx.OnCommit(func(wt *exec.Tx) error {
+		ops := c.Env.Oplog.TakeTxn(tx)
+		if len(ops) > 0 {
+			var err error
+			if ts, err = c.Env.Oplog.AppendTxn(wt, k.Doc(), n, ops); err != nil {
+				return err
+			}
+		}
+		if ts == 0 {
+			ts = c.Env.Repl.Clock.Next()
+		}
+		return session.RecordTxn(wt, k, n, ts, "committed", time.Now(), replTerm)
+	})
+	err = tx.CommitWith(wc.durability())
+	if err != nil {
+		slot.End(false)
+		return asTxnErr(err, n)
+	}
+	slot.CommitTS = int64(ts)
+	slot.End(true)
+	c.txn = nil
+	c.txTS = ts
+	c.committedTx()
+	return nil
+}
+
+// abortTransaction aborts the session's transaction.
+func abortTransaction(c *Ctx) error {
+	if c.sess == nil || c.sess.slot == nil {
+		return mongoerr.New(mongoerr.InvalidOptions, "abortTransaction must be run within a session")
+	}
+	if _, err := parseWriteConcern(c); err != nil {
+		return err
+	}
+	c.sess.slot.End(false)
+	c.txn = nil
+	return nil
+}
+
+// asTxnErr is the error of a commit that failed.
+func asTxnErr(err error, n int64) error {
+	e := asMongoErr(err)
+	if e.Code == mongoerr.InternalError {
+		return err
+	}
+	if e.Code == mongoerr.NoSuchTransaction {
+		return mongoerr.New(mongoerr.NoSuchTransaction, "Transaction with { txnNumber: %d } has been aborted.", n)
+	}
+	return e
+}
+
+// txnLabel is the TransientTransactionError label's rule (mongod's
+// isTransientTransactionError): only for a command of a transaction.
+func (c *Ctx) transientTxnError(code int32, hasWCError bool) bool {
+	if _, ok := c.Body.Lookup("autocommit"); !ok {
+		return false
+	}
+	if _, ok := c.Body.Lookup("txnNumber"); !ok {
+		return false
+	}
+	switch code {
+	case mongoerr.WriteConflict, mongoerr.LockTimeout, mongoerr.PreparedTransactionInProgress,
+		mongoerr.SnapshotTooOld, mongoerr.SnapshotUnavailable:
+		return !(isCommitOrAbort(c.Name) && hasWCError)
+	case mongoerr.NoSuchTransaction:
+		return !(isCommitOrAbort(c.Name) && hasWCError)
+	}
+	if isCommitOrAbort(c.Name) {
+		return false
+	}
+	return mongoerr.InCategory(code, mongoerr.CategoryRetriableError)
+}
+
+// hasField reports whether the raw document d has field name.
+func hasField(d []byte, name string) bool {
+	if len(d) == 0 {
+		return false
+	}
+	_, ok := bson.Doc(d).Lookup(name)
+	return ok
+}
+
+// RunTxnReaper aborts, every interval until ctx ends, the transactions
+// open for longer than transactionLifetimeLimitSeconds, as mongod's
+// periodic transaction abort job.
+func (e *Env) RunTxnReaper(ctx context.Context, interval time.Duration) {
+	if e.Sessions == nil {
+		return
+	}
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if n := e.Sessions.ExpireTxns(now); n > 0 {
+				e.Log.Info("Aborting transactions that exceeded transactionLifetimeLimitSeconds", "c", "TXN", "count", n)
+			}
+		}
+	}
+}
