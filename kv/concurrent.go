@@ -91,8 +91,8 @@ type concTx struct {
 	// The owner goroutine's.
 	onCommit func(*Tx) error // run in the replay transaction (OnCommit)
 	arena    int64           // bytes of key/value copies
-	nodes int64 // bytes of private node copies
-	limit int64
+	nodes    int64           // bytes of private node copies
+	limit    int64
 }
 
 const (
