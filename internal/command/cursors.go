@@ -191,7 +191,9 @@ func getMore(c *Ctx) error {
 	c.Env.Stats.GetMore.Add(1)
 	// The batch reads the snapshot the cursor was opened on.
 	if cur.Snap != nil {
-		c.releaseSnapshot()
+		if c.txn == nil {
+			c.releaseSnapshot()
+		}
 		if err = c.snap.Resume(cur.Snap); err != nil {
 			return err
 		}

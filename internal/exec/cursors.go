@@ -137,7 +137,7 @@ func (cur *Cursor) markKilled() {
 // Close closes the cursor's source and ends its snapshot.
 func (cur *Cursor) Close() {
 	cur.Src.Close()
-	if cur.Snap != nil {
+	if cur.Snap != nil && !cur.Snap.Concurrent() { // a transaction's: its own
 		cur.Snap.Rollback()
 		cur.Snap = nil
 	}

@@ -161,10 +161,12 @@ func (s *Snapshot) Clone() (*Tx, error) {
 // snapshot its cursor was opened on.
 func (s *Snapshot) Resume(tx *Tx) error {
 	if s.txn || tx.Concurrent() {
-		if s.tx != tx {
-			return mongoerr.New(mongoerr.NoSuchTransaction, "the cursor's transaction has ended")
+		// A transaction's cursor reads the transaction, in its statements
+		// only.
+		if !s.txn || s.tx != tx {
+			return mongoerr.New(mongoerr.CursorNotFound, "cursor opened in a transaction can only be read in that transaction")
 		}
-		return nil // a transaction's cursor reads the transaction
+		return nil
 	}
 	s.Release()
 	c, err := tx.Clone()
