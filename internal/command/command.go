@@ -211,6 +211,9 @@ type Ctx struct {
 	// txn is the session's open transaction the command is a statement
 	// of (nil: none; transactions.go).
 	txn *session.Slot
+	// txnStart is the transaction the command starts, begun by openTxn
+	// (nil: none).
+	txnStart *txnStart
 	// Replica-set mode (replset_reply.go): the parsed write concern and
 	// the error a one-member set reports after the write (nil: met), the
 	// stamp of the write transaction in progress and of the last one
@@ -327,9 +330,6 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 			return c.fail(c.finishTxnStatement(err))
 		}
 	}
-	if err := c.openTxn(); err != nil {
-		return c.fail(c.finishTxnStatement(err))
-	}
 	start := time.Now()
 	op := beginOp(c, cmd.Name, start)
 	if c.sess != nil {
@@ -367,11 +367,16 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	}()
 	if fp := c.Env.FailPoints; fp != nil && fp.Active() {
 		if err := c.failCommandBefore(cmd); err != nil {
-			return c.fail(c.finishTxnStatement(err))
+			// As mongod, the fail point fires before the session's
+			// transaction begins or continues: it changes nothing.
+			return c.fail(err)
 		}
 		defer func() { reply = c.failCommandAfter(cmd, reply) }()
 	}
-	err := cmd.Run(c)
+	err := c.openTxn()
+	if err == nil {
+		err = cmd.Run(c)
+	}
 	err = c.finishTxnStatement(err)
 	if err == nil && c.linearizable {
 		err = finishLinearizable(c)

@@ -136,7 +136,7 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 				}
 				c.linearizable = true
 			case "snapshot":
-				if c.txn != nil {
+				if c.txn != nil || c.txnStart != nil {
 					break // a transaction reads its snapshot
 				}
 				return mongoerr.New(mongoerr.InvalidOptions, "readConcern level 'snapshot' is not supported by Cairn yet: snapshot reads (atClusterTime) come with transactions")

@@ -106,13 +106,10 @@ func beginTxnStatement(c *Ctx, cmd *Command, k session.Key, n int64) error {
 				return mongoerr.New(mongoerr.InvalidOptions, "readConcern atClusterTime in a transaction is not supported by Cairn: a transaction reads the latest snapshot")
 			}
 		}
-		if err := c.Env.Sessions.BeginTxn(k, n); err != nil {
-			return err
-		}
-		// The kv transaction begins after any afterClusterTime wait
-		// (openTxn), so that its snapshot includes what was waited for.
-		slot.Begin(n, nil, rcDoc, c.Env.txnLifetime(), time.Now())
-		c.txn = slot
+		// The transaction begins in openTxn, after any afterClusterTime
+		// wait (its snapshot includes what was waited for) and the
+		// failCommand fail point (which fires before it, as mongod's).
+		c.txnStart = &txnStart{slot: slot, key: k, n: n, readConcern: rcDoc}
 		return nil
 	}
 	if hasRC && !isCommitOrAbort(cmd.Name) {
@@ -134,13 +131,28 @@ func beginTxnStatement(c *Ctx, cmd *Command, k session.Key, n int64) error {
 	return c.useTxn()
 }
 
-// openTxn begins the kv transaction of a transaction that the command
-// starts (after checkReplCommand's waits).
+// txnStart is a transaction a command starts.
+type txnStart struct {
+	slot        *session.Slot
+	key         session.Key
+	n           int64
+	readConcern bson.Doc
+}
+
+// openTxn begins the transaction that the command starts (after
+// checkReplCommand's waits and the fail points).
 func (c *Ctx) openTxn() error {
-	slot := c.txn
-	if slot == nil || slot.Tx != nil {
+	st := c.txnStart
+	if st == nil {
 		return nil
 	}
+	c.txnStart = nil
+	if err := c.Env.Sessions.BeginTxn(st.key, st.n); err != nil {
+		return err
+	}
+	slot := st.slot
+	slot.Begin(st.n, nil, st.readConcern, c.Env.txnLifetime(), time.Now())
+	c.txn = slot
 	tx, err := c.Env.KV.BeginConcurrent(context.Background())
 	if err != nil {
 		slot.End(false)
