@@ -36,7 +36,13 @@ func TestCheckTxnFields(t *testing.T) {
 			b.AppendInt64("txnNumber", 1)
 			b.AppendBool("autocommit", false)
 			b.AppendBool("startTransaction", true)
-		}, 20},
+		}, 0}, // a well-formed transaction statement (transactions.go runs it)
+		{"startTransaction false", true, func(b *bson.Builder) {
+			lsid(b)
+			b.AppendInt64("txnNumber", 1)
+			b.AppendBool("autocommit", false)
+			b.AppendBool("startTransaction", false)
+		}, 72},
 	}
 	for _, tc := range cases {
 		var b bson.Builder
