@@ -201,6 +201,9 @@ type Ctx struct {
 	// CloseConnection is set by a failCommand fail point with
 	// closeConnection: the server drops the connection instead of replying.
 	CloseConnection bool
+	// labelled is set when a failCommand's errorLabels gave the error its
+	// labels: fail adds none of its own.
+	labelled bool
 	// snap is the command's read snapshot, opened by its first read and
 	// ended by Dispatch (storage.go).
 	snap exec.Snapshot
@@ -423,9 +426,19 @@ func startErrorReply(b *bson.Builder, err error) {
 // $clusterTime and operationTime.
 func (c *Ctx) fail(err error) bson.Doc {
 	startErrorReply(c.Reply, err)
-	if e := asMongoErr(err); c.transientTxnError(e.Code, false) && !hasField(e.Extra, "errorLabels") {
+	e := asMongoErr(err)
+	var labels []string
+	if c.transientTxnError(e.Code, false) && !hasField(e.Extra, "errorLabels") {
+		labels = append(labels, "TransientTransactionError")
+	}
+	if c.retryableLabel(e) {
+		labels = append(labels, "RetryableWriteError")
+	}
+	if len(labels) > 0 {
 		c.Reply.StartArray("errorLabels")
-		c.Reply.AppendString("0", "TransientTransactionError")
+		for i, l := range labels {
+			c.Reply.AppendString(bson.Index(i), l)
+		}
 		c.Reply.End()
 	}
 	if c.Env.Repl != nil {

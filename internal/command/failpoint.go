@@ -105,6 +105,7 @@ func (c *Ctx) failCommandBefore(cmd *Command) error {
 		return nil
 	}
 	c.Env.Log.Info("Failing command via 'failCommand' failpoint", "c", "COMMAND", "id", 20435, "command", cmd.Name, "errorCode", e.Code)
+	c.labelled = d.HasErrorLabels
 	if labels := c.errorLabels(d, e.Code, 0, nil); labels != nil {
 		var b bson.Builder
 		b.AppendArray("errorLabels", labels)
@@ -148,6 +149,22 @@ func (c *Ctx) errorLabels(d *failpoint.CommandData, code, wcCode int32, have bso
 		b.AppendString(bson.Index(i), l)
 	}
 	return b.Finish()
+}
+
+// retryableLabel reports whether the error reply being built for e gets the
+// label RetryableWriteError, as mongod's ErrorLabelBuilder decides: the
+// command is a retryable write (txnNumber, no autocommit) and e's code is
+// retriable. An error that carries its own errorLabels keeps them.
+func (c *Ctx) retryableLabel(e *mongoerr.Error) bool {
+	if c.labelled || e.Code == mongoerr.FailCommandCloseConnection {
+		return false
+	}
+	if _, ok := bson.Doc(e.Extra).Lookup("errorLabels"); ok && len(e.Extra) > 0 {
+		return false
+	}
+	_, txn := c.Body.Lookup("txnNumber")
+	_, autocommit := c.Body.Lookup("autocommit")
+	return failpoint.RetryableWriteError(c.Name, txn, autocommit, e.Code, 0)
 }
 
 func contains(list []string, s string) bool {

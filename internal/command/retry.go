@@ -26,6 +26,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/internal/failpoint"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/internal/session"
@@ -159,7 +160,40 @@ func (r *retryState) done(i int, res session.StmtResult) error {
 		ts = r.c.Env.Repl.Clock.Next()
 	}
 	res.TS = ts
-	return r.txn.Record(r.stmtID(i), res)
+	if err := r.txn.Record(r.stmtID(i), res); err != nil {
+		return err
+	}
+	return r.c.onPrimaryTransactionalWrite()
+}
+
+// onPrimaryTransactionalWrite evaluates the fail point of that name for a
+// statement that has just written and been recorded, where mongod's
+// TransactionParticipant evaluates it (onWriteOpCompletedOnPrimary, before
+// the storage transaction commits): closeConnection (true unless given
+// false) drops the connection once the command ends, so the client gets no
+// reply and retries; failBeforeCommitExceptionCode fails the command with
+// that code, rolling back its writes. (mongod rolls back only the failing
+// statement, reported in writeErrors, when a command's statements commit
+// one by one; Cairn's command is one transaction: see
+// docs/compatibility.md.)
+func (c *Ctx) onPrimaryTransactionalWrite() error {
+	fp := c.Env.FailPoints
+	if fp == nil || !fp.Active() {
+		return nil
+	}
+	cfg, ok := fp.Point(failpoint.OnPrimaryTransactionalWrite).Eval(nil)
+	if !ok {
+		return nil
+	}
+	c.Env.Log.Info("Hit onPrimaryTransactionalWrite failpoint", "c", "TXN", "command", c.Name)
+	d := cfg.Parsed.(*failpoint.TransactionalWriteData)
+	if d.CloseConnection {
+		c.CloseConnection = true
+	}
+	if d.HasFailCode {
+		return mongoerr.New(d.FailCode, "Failing write for %s:%d due to failpoint. The write must not be reflected.", c.sess.key.String(), c.sess.txnNumber)
+	}
+	return nil
 }
 
 // finish writes the session's config.transactions record.

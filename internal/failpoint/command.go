@@ -15,6 +15,12 @@ const (
 	// FailGetMoreAfterCursorCheckout fails a getMore once its cursor has
 	// been found and checked out; the cursor is then gone.
 	FailGetMoreAfterCursorCheckout = "failGetMoreAfterCursorCheckout"
+	// OnPrimaryTransactionalWrite fires on each statement of a retryable
+	// write that wrote, before the command's transaction commits: it
+	// closes the connection (closeConnection, true unless given false) and
+	// fails the statement (failBeforeCommitExceptionCode), rolling back
+	// its write.
+	OnPrimaryTransactionalWrite = "onPrimaryTransactionalWrite"
 )
 
 // Defs are the server's fail points.
@@ -22,6 +28,7 @@ func Defs() []Def {
 	return []Def{
 		{Name: FailCommand, Parse: func(d bson.Doc) (any, error) { return parseCommandData(d) }},
 		{Name: FailGetMoreAfterCursorCheckout, Parse: func(d bson.Doc) (any, error) { return parseGetMoreData(d) }},
+		{Name: OnPrimaryTransactionalWrite, Parse: func(d bson.Doc) (any, error) { return parseTransactionalWriteData(d) }},
 	}
 }
 
@@ -267,6 +274,42 @@ func parseGetMoreData(data bson.Doc) (*GetMoreData, error) {
 		}
 	}
 	d.FailCommands = []string{"getMore"}
+	return d, nil
+}
+
+// TransactionalWriteData is onPrimaryTransactionalWrite's data (mongod's
+// TransactionParticipant reads the same two fields).
+type TransactionalWriteData struct {
+	// CloseConnection ends the client's connection: the statement still
+	// commits (unless it fails), but no reply is sent.
+	CloseConnection bool
+	// FailCode, when HasFailCode, fails the statement with this code:
+	// "The write must not be reflected".
+	FailCode    int32
+	HasFailCode bool
+}
+
+func parseTransactionalWriteData(data bson.Doc) (*TransactionalWriteData, error) {
+	d := &TransactionalWriteData{CloseConnection: true}
+	it := data.Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "closeConnection":
+			if e.Value.Type != bson.TypeBoolean {
+				return nil, badType(e, "bool")
+			}
+			d.CloseConnection = e.Value.Boolean()
+		case "failBeforeCommitExceptionCode":
+			n, ok := e.Value.AsInt64()
+			if !ok || n != int64(int32(n)) {
+				return nil, mongoerr.New(mongoerr.TypeMismatch, "failBeforeCommitExceptionCode must be a 32-bit integer, found %s", e.Value.String())
+			}
+			d.FailCode, d.HasFailCode = int32(n), true
+		default:
+			return nil, mongoerr.New(mongoerr.BadValue, "onPrimaryTransactionalWrite's data field '%s' is not supported (it has closeConnection, failBeforeCommitExceptionCode)", e.Key)
+		}
+	}
 	return d, nil
 }
 

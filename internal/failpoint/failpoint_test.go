@@ -314,3 +314,46 @@ func BenchmarkInactive(b *testing.B) {
 		b.Fatal("active")
 	}
 }
+
+// TestTransactionalWriteData: onPrimaryTransactionalWrite's data, as
+// mongod reads it (closeConnection true unless given false).
+func TestTransactionalWriteData(t *testing.T) {
+	tests := []struct {
+		name     string
+		data     dbson.D
+		close    bool
+		code     int32
+		hasCode  bool
+		wantCode int32
+	}{
+		{"no data", dbson.D{}, true, 0, false, 0},
+		{"fail code", dbson.D{{Key: "failBeforeCommitExceptionCode", Value: 1}}, true, 1, true, 0},
+		{"no close", dbson.D{{Key: "closeConnection", Value: false}, {Key: "failBeforeCommitExceptionCode", Value: int64(91)}}, false, 91, true, 0},
+		{"close not bool", dbson.D{{Key: "closeConnection", Value: 1}}, false, 0, false, mongoerr.TypeMismatch},
+		{"code not a number", dbson.D{{Key: "failBeforeCommitExceptionCode", Value: "x"}}, false, 0, false, mongoerr.TypeMismatch},
+		{"unknown field", dbson.D{{Key: "errorCode", Value: 1}}, false, 0, false, mongoerr.BadValue},
+	}
+	for _, tt := range tests {
+		d, err := parseTransactionalWriteData(doc(t, tt.data))
+		if tt.wantCode != 0 {
+			if e, ok := err.(*mongoerr.Error); !ok || e.Code != tt.wantCode {
+				t.Errorf("%s: %v, want code %d", tt.name, err, tt.wantCode)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if d.CloseConnection != tt.close || d.FailCode != tt.code || d.HasFailCode != tt.hasCode {
+			t.Errorf("%s: %+v", tt.name, d)
+		}
+	}
+	r := NewRegistry(Defs()...)
+	if _, err := configure(t, r, dbson.D{{Key: "configureFailPoint", Value: OnPrimaryTransactionalWrite}, {Key: "mode", Value: dbson.D{{Key: "times", Value: 1}}}}); err != nil {
+		t.Fatalf("configure: %v", err)
+	}
+	if cfg, ok := r.Point(OnPrimaryTransactionalWrite).Eval(nil); !ok || !cfg.Parsed.(*TransactionalWriteData).CloseConnection {
+		t.Error("times 1 with no data did not fire with closeConnection")
+	}
+}

@@ -70,6 +70,18 @@ func TestCheckExpectedErrorPartialResult(t *testing.T) {
 	if err := checkExpectedError(matcher{}, ej(t, `{"isError": true, "expectResult": {"insertedCount": 3}}`).Document(), res); err == nil {
 		t.Error("a wrong partial result should not match")
 	}
+	// A command or network error after some batches succeeded carries
+	// the driver's result (bulkWrite's "Second updateOne is never
+	// committed").
+	for _, err := range []error{
+		mongo.CommandError{Code: 1, Message: "Failing write"},
+		mongo.CommandError{Labels: []string{"NetworkError"}, Message: "connection closed"},
+	} {
+		res = bulkWriteResult(&mongo.BulkWriteResult{InsertedCount: 1, Acknowledged: true}, err)
+		if e := checkExpectedError(matcher{}, ej(t, `{"isError": true, "expectResult": {"insertedCount": 1}}`).Document(), res); e != nil {
+			t.Errorf("%v: partial result should match: %v", err, e)
+		}
+	}
 	// A client error carries no partial result.
 	res = bulkWriteResult(&mongo.BulkWriteResult{}, errors.New("invalid model"))
 	if !isMissing(res.value) {

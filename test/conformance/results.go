@@ -123,9 +123,13 @@ func bulkWriteResult(res *mongo.BulkWriteResult, err error) opResult {
 	if res == nil {
 		return opResult{err: err}
 	}
+	// The driver's result holds the batches that succeeded before a
+	// server's error: a write error, a command error or a network error
+	// (after the retry), as the Go driver's own runner renders it. A
+	// client-side error (an invalid model) carries none.
 	var bwe mongo.BulkWriteException
-	if err != nil && !errors.As(err, &bwe) {
-		// A client-side or command error: there is no partial result.
+	var se mongo.ServerError
+	if err != nil && !errors.As(err, &bwe) && !errors.As(err, &se) && !mongo.IsNetworkError(err) {
 		return opResult{err: err}
 	}
 	if !res.Acknowledged && err == nil {
