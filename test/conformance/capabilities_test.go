@@ -94,3 +94,20 @@ func TestPoolEventExpectations(t *testing.T) {
 		}
 	}
 }
+
+// TestTopologyURI: clients of a replica set name it, as drivers' runners
+// connect them, unless the URI already says how to connect.
+func TestTopologyURI(t *testing.T) {
+	for _, c := range []struct{ uri, set, want string }{
+		{"mongodb://127.0.0.1:27017", "rs0", "mongodb://127.0.0.1:27017/?replicaSet=rs0"},
+		{"mongodb://127.0.0.1:27017/?w=1", "rs0", "mongodb://127.0.0.1:27017/?replicaSet=rs0&w=1"},
+		{"mongodb://127.0.0.1:27017/?directConnection=true", "rs0", "mongodb://127.0.0.1:27017/?replicaSet=rs0"},
+		{"mongodb://127.0.0.1:27017/?replicaSet=x", "rs0", "mongodb://127.0.0.1:27017/?replicaSet=x"},
+		{"mongodb://127.0.0.1:27017", "", "mongodb://127.0.0.1:27017"},
+	} {
+		got, err := topologyURI(c.uri, c.set)
+		if err != nil || got != c.want {
+			t.Errorf("topologyURI(%q, %q) = %q, %v; want %q", c.uri, c.set, got, err, c.want)
+		}
+	}
+}

@@ -35,7 +35,9 @@
 // heartbeat. cairnd is started with "--replSet rs0 --setParameter
 // enableTestCommands=1" and, when it refuses a flag, with less of it
 // (CAIRN_CONFORMANCE_MODE=standalone asks for --standalone instead); the
-// topology the tests see is what hello answers: setName means replicaset.
+// topology the tests see is what hello answers: setName means replicaset,
+// and then the tests' clients connect as drivers' runners do, with
+// replicaSet=NAME in place of a direct connection.
 //
 // Skips: tests whose runOnRequirements the server does not meet (version,
 // topology, serverParameters checked against getParameter '*', auth, csfle,

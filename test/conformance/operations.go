@@ -73,7 +73,7 @@ var (
 	}
 	cursorOps = map[string]opFunc{
 		"iterateUntilDocumentOrError": iterateUntilDocumentOrError,
-		"iterateOnce":                 iterateUntilDocumentOrError,
+		"iterateOnce":                 iterateCursorOnce,
 		"close":                       closeCursor,
 	}
 )

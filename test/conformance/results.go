@@ -16,6 +16,7 @@ type opResult struct {
 	iter   bool          // docs (not value) is the result
 	cursor *mongo.Cursor // createFindCursor: saved as an entity
 	stream *mongo.ChangeStream
+	coll   *mongo.Collection // createCollection: saved as an entity
 	err    error
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"time"
 
@@ -85,7 +86,39 @@ func NewRunner(ctx context.Context, uri string) (*Runner, error) {
 		_ = client.Disconnect(ctx)
 		return nil, err
 	}
+	if r.URI, err = topologyURI(uri, r.Server.SetName); err != nil {
+		_ = client.Disconnect(ctx)
+		return nil, err
+	}
 	return r, nil
+}
+
+// topologyURI is the URI the tests' clients connect with. As drivers'
+// runners connect to a replica set, it names the set (replicaSet=NAME)
+// rather than connecting directly to one host: the driver then sees a
+// ReplicaSetWithPrimary topology, not a Single one (to which the Go
+// driver sends $readPreference: primaryPreferred). directConnection (as
+// cairndtest's URIs have it) gives way to replicaSet; a URI that already
+// names a set is kept.
+func topologyURI(uri, setName string) (string, error) {
+	if setName == "" {
+		return uri, nil
+	}
+	u, err := url.Parse(uri)
+	if err != nil {
+		return "", fmt.Errorf("server URI: %w", err)
+	}
+	q := u.Query()
+	if q.Has("replicaSet") || q.Has("loadBalanced") {
+		return uri, nil
+	}
+	q.Del("directConnection")
+	q.Set("replicaSet", setName)
+	u.RawQuery = q.Encode()
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return u.String(), nil
 }
 
 // Close disconnects the internal client.
@@ -103,6 +136,7 @@ func detectServer(ctx context.Context, c *mongo.Client) (serverInfo, error) {
 		s.Topology = "sharded"
 	case hello["setName"] != nil:
 		s.Topology = "replicaset"
+		s.SetName, _ = hello["setName"].(string)
 	default:
 		s.Topology = "single"
 	}
@@ -270,6 +304,13 @@ func checkOperation(em *entityMap, m matcher, op operation, res opResult, notes 
 				return err
 			}
 			em.cursors[name] = res.cursor
+			return nil
+		}
+		if res.coll != nil {
+			if err := em.add(name, "collection"); err != nil {
+				return err
+			}
+			em.colls[name] = res.coll
 			return nil
 		}
 		if res.stream != nil {

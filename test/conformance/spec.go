@@ -78,6 +78,8 @@ func supportedSchema(v string) bool {
 type serverInfo struct {
 	Version  [3]int
 	Topology string // "single", "replicaset", "sharded", "load-balanced"
+	// SetName is hello's setName (a replica set's members only).
+	SetName string
 	// Params is getParameter '*' (nil if the server refused it).
 	Params bson.Raw
 	// What the server lacks, with the probe's answer ("" = supported).

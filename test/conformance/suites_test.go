@@ -187,7 +187,7 @@ func runSuites(t *testing.T, names []string) {
 		if i > 0 {
 			continue
 		}
-		t.Logf("%d × cairnd %s; server reports %s", n, mode, r.Server)
+		t.Logf("%d × cairnd %s; server reports %s; clients connect to %s", n, mode, r.Server, r.URI)
 		for _, why := range []string{r.Server.FailPoints, r.Server.Transactions, r.Server.ChangeStreams} {
 			if why != "" {
 				t.Logf("server lacks %s", why)
