@@ -137,7 +137,7 @@ func register(name string, info stageInfo) {
 var unsupportedStages = map[string]bool{
 	"$geoNear": true, "$currentOp": true,
 	"$changeStream": true, "$changeStreamSplitLargeEvent": true,
-	"$search": true, "$searchMeta": true, "$vectorSearch": true, "$listSearchIndexes": true,
+	"$search": true, "$searchMeta": true, "$vectorSearch": true,
 	"$listSampledQueries": true, "$shardedDataDistribution": true, "$queryStats": true,
 	"$listCatalog": true,
 }
@@ -180,6 +180,10 @@ func Parse(c *Context, stages []bson.Doc) (*Pipeline, error) {
 		e := it.Element()
 		info, ok := stageTable[e.Key]
 		if !ok {
+			if e.Key == "$listSearchIndexes" {
+				// mongod 7.0 without Atlas's search index manager.
+				return nil, mongoerr.New(mongoerr.ListSearchIndexesNotAtlas, "$listSearchIndexes stage is only allowed on MongoDB Atlas")
+			}
 			if unsupportedStages[e.Key] {
 				return nil, mongoerr.New(mongoerr.NotImplemented, "pipeline stage %s is not supported by Cairn", e.Key)
 			}

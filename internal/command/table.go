@@ -44,6 +44,12 @@ var table = []*Command{
 	{Name: "listIndexes", Run: listIndexes, Needs: auth.ListIndexes, Help: "indexes of a collection"},
 	{Name: "createIndexes", Run: createIndexes, Write: true, Needs: auth.CreateIndex, Help: "build indexes (scan, sort, bulk load)"},
 	{Name: "dropIndexes", Aliases: []string{"deleteIndexes"}, Run: dropIndexes, Write: true, Needs: auth.DropIndex, Help: "drop indexes"},
+	// mongod's createSearchIndexes, updateSearchIndex and dropSearchIndex
+	// actions (readWrite and dbAdmin have them) are Cairn's createIndex and
+	// dropIndex, which the same roles grant.
+	{Name: "createSearchIndexes", Run: searchIndexCommand, Needs: auth.CreateIndex, Help: "Atlas Search indexes: only supported with Atlas (CommandNotSupported)"},
+	{Name: "updateSearchIndex", Run: searchIndexCommand, Needs: auth.CreateIndex, Help: "Atlas Search indexes: only supported with Atlas (CommandNotSupported)"},
+	{Name: "dropSearchIndex", Run: searchIndexCommand, Needs: auth.DropIndex, Help: "Atlas Search indexes: only supported with Atlas (CommandNotSupported)"},
 	{Name: "replSetResizeOplog", Run: replSetResizeOplog, AdminOnly: true, Write: true, Needs: auth.ReplSetResizeOplog, Help: "resize the oplog (size MB, minRetentionHours)"},
 	{Name: "renameCollection", Run: renameCollection, AdminOnly: true, Write: true, Needs: auth.RenameCollectionSameDB, Help: "rename a collection"},
 	{Name: "collStats", Run: collStats, Needs: auth.CollStats, Help: "collection statistics"},

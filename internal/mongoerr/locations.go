@@ -478,6 +478,7 @@ const (
 	DensifyBadBoundsString            int32 = 5946802 // Bounds string must either be 'full' or 'partition'
 	WindowPartitionKeyArray           int32 = 5946901 // setWindowFields partition key cannot be an array
 	DateSubtractBadAmount             int32 = 6045000 // invalid $dateSubtract 'amount' parameter value: %d
+	ListSearchIndexesNotAtlas         int32 = 6047401 // $listSearchIndexes stage is only allowed on MongoDB Atlas
 	FillLinearRequiresSortBy          int32 = 6050201 // 'sortBy' field must be specified when using 'linear' fill method
 	FillUnknownMethod                 int32 = 6050202 // Method must be either locf or linear
 	FillValueOrMethod                 int32 = 6050203 // Exactly one of 'value' or 'method' must be specified in $fill output field '%s'
