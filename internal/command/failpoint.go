@@ -242,12 +242,15 @@ func takesWriteConcern(cmd *Command, body bson.Doc) bool {
 	if cmd.Write || userWriteCommands[cmd.Name] {
 		return true
 	}
-	if cmd.Name != "aggregate" {
-		return false
-	}
+	return cmd.Name == "aggregate" && writeStage(body) != ""
+}
+
+// writeStage is "$out" or "$merge" when an aggregate's pipeline ends in
+// one, else "".
+func writeStage(body bson.Doc) string {
 	p, ok := body.Lookup("pipeline")
 	if !ok || p.Type != bson.TypeArray {
-		return false
+		return ""
 	}
 	var last bson.Value
 	it := p.Document().Iter()
@@ -255,10 +258,13 @@ func takesWriteConcern(cmd *Command, body bson.Doc) bool {
 		last = it.Element().Value
 	}
 	if last.Type != bson.TypeDocument {
-		return false
+		return ""
 	}
 	st := last.Document().Iter()
-	return st.Next() && (st.Element().Key == "$out" || st.Element().Key == "$merge")
+	if st.Next() && (st.Element().Key == "$out" || st.Element().Key == "$merge") {
+		return st.Element().Key
+	}
+	return ""
 }
 
 // failGetMore evaluates failGetMoreAfterCursorCheckout for a getMore that

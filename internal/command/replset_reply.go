@@ -134,6 +134,9 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 				if !set.IsWritablePrimary() {
 					return mongoerr.New(mongoerr.NotWritablePrimary, "cannot satisfy linearizable read concern on non-primary node")
 				}
+				if stage := writeStage(c.Body); stage != "" && cmd.Name == "aggregate" {
+					return mongoerr.New(mongoerr.InvalidOptions, "%s cannot be used with a 'linearizable' read concern level", stage)
+				}
 				c.linearizable = true
 			case "snapshot":
 				if c.txn != nil || c.txnStart != nil {
