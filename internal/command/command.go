@@ -316,6 +316,9 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if !ok || cmd.TestOnly && !c.Env.TestCommands {
 		return c.fail(mongoerr.New(mongoerr.CommandNotFound, "no such command: '%s'", c.Name))
 	}
+	if err := checkAPIParameters(c, cmd); err != nil {
+		return c.fail(err)
+	}
 	if err := authorize(c, cmd); err != nil {
 		return c.fail(err)
 	}

@@ -406,6 +406,7 @@ const (
 	SetFieldFieldNotString            int32 = 4161107 // $setField requires 'field' to evaluate to type String, but got %s
 	SetFieldFieldIsPath               int32 = 4161108 // '%s' is a field path reference which is not allowed in this context. Did you mean {$literal: '%s'}?
 	SetFieldMissingInput              int32 = 4161109 // %s requires 'input' to be specified
+	APIParamsWithoutVersion           int32 = 4886600 // Provided apiStrict and/or apiDeprecationErrors without passing apiVersion
 	CommandLetFieldAccess             int32 = 4890500 // Command let Expression tried to access a field, but this is not allowed because command let expre...
 	ArrayToObjectKeyEmbeddedNull      int32 = 4940400 // Key field cannot contain an embedded null byte
 	ArrayToObjectPairKeyEmbeddedNull  int32 = 4940401 // Key field cannot contain an embedded null byte
