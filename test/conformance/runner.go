@@ -196,6 +196,9 @@ func (r *Runner) Run(ctx context.Context, f *specFile, t *specTest) Result {
 	if why, ok := driverFileSkips[f.Suite+"/"+f.Name]; ok && r.DriverSkips != nil {
 		return Result{Status: Skipped, Reason: "Go driver: " + why}
 	}
+	if why, ok := memberSkips[f.Suite+"/"+f.Name+"/"+t.Description]; ok && r.Server.Topology == "replicaset" {
+		return Result{Status: Skipped, Reason: why}
+	}
 	// A deadline would make the driver add maxTimeMS to every command (which
 	// tests assert on), so the test is bounded by cancellation instead.
 	ctx, cancel := context.WithCancel(ctx)

@@ -440,5 +440,10 @@ func TestCorpusLoads(t *testing.T) {
 			t.Errorf("driverSkips lists %q, which is not a test in the corpus", k)
 		}
 	}
+	for k := range memberSkips {
+		if !names[k] {
+			t.Errorf("memberSkips lists %q, which is not a test in the corpus", k)
+		}
+	}
 	t.Logf("%d tests", tests)
 }
