@@ -72,6 +72,9 @@ type config struct {
 	AuthFailureBurst      int64
 	// TestCommands is mongod's enableTestCommands server parameter.
 	TestCommands bool
+	// NoScripting turns server-side JavaScript off (--noscripting,
+	// security.javascriptEnabled: false).
+	NoScripting bool
 	// params are the server parameters given at startup, as given
 	// (getCmdLineOpts' parsed.setParameter).
 	params map[string]string
@@ -124,6 +127,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.StringVar(&cfg.ReplSet, "replSet", "", "run as a member of the replica set of this name (replication.replSetName)")
 	fs.Int64Var(&cfg.OplogSizeMB, "oplogSize", 0, "size of the oplog in MB (replication.oplogSizeMB; default: 5% of free disk space, 990 MB to 50 GB)")
 	fs.Float64Var(&cfg.OplogMinRetentionHours, "oplogMinRetentionHours", 0, "keep oplog entries at least this many hours even past the oplog's size (storage.oplogMinRetentionHours)")
+	fs.BoolVar(&cfg.NoScripting, "noscripting", false, "disable server-side JavaScript ($where, $function, $accumulator, mapReduce; security.javascriptEnabled: false)")
 	fs.BoolVar(&cfg.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and check their roles")
 	verbose := fs.Bool("v", false, "verbose logging")
 	var params []string
@@ -224,7 +228,8 @@ type fileConfig struct {
 		TLS                    tlsFile `yaml:"tls"`
 	} `yaml:"net"`
 	Security struct {
-		Authorization *string `yaml:"authorization"`
+		Authorization     *string `yaml:"authorization"`
+		JavascriptEnabled *bool   `yaml:"javascriptEnabled"`
 	} `yaml:"security"`
 	Replication struct {
 		ReplSetName *string `yaml:"replSetName"`
@@ -308,6 +313,9 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 	}
 	if v := fc.Replication.Standalone; v != nil && !set["standalone"] {
 		cfg.repl.Standalone = *v
+	}
+	if v := fc.Security.JavascriptEnabled; v != nil && !set["noscripting"] {
+		cfg.NoScripting = !*v
 	}
 	if v := fc.Security.Authorization; v != nil && !set["auth"] {
 		switch *v {

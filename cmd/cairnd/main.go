@@ -82,6 +82,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		SessionRefreshInterval: cfg.SessionRefresh,
 		Auth:                   cfg.Auth,
 		TestCommands:           cfg.TestCommands,
+		NoScripting:            cfg.NoScripting,
 		ReplSet:                replSet,
 		ReplHost:               cfg.replHost(),
 		ReplInitiate:           replInitiate,

@@ -466,3 +466,14 @@ func slabBytes(slab *[]byte, n int) []byte {
 	*slab = (*slab)[:l+n]
 	return (*slab)[l : l : l+n]
 }
+
+// accErr is the error of an accumulator result that failed ($accumulator's
+// finalize): the stage fails with it.
+func (g *groupStage) accErr() error {
+	for _, a := range g.accs {
+		if err := a.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}

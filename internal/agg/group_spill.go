@@ -431,6 +431,10 @@ func (g *groupStage) emit(st *groupState, parts []*spiller, workers int) func() 
 			}
 			ready = mergeKeepers(append(ks, keepers...), g.topk.limit)
 		}
+		if err := g.accErr(); err != nil {
+			closeAll()
+			return nil, err
+		}
 		if len(ready) > 0 {
 			d := ready[0]
 			ready = ready[1:]

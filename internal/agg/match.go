@@ -45,7 +45,7 @@ func parseMatch(c *Context, v bson.Value) (stage, error) {
 		}
 		spec = b.Finish()
 	}
-	f, err := query.ParseFilter(spec, c.Query)
+	f, err := query.ParseFilter(spec, noWhere(c.Query))
 	if err != nil {
 		return nil, err
 	}
@@ -84,4 +84,15 @@ func (m *matchStage) match(d bson.Doc, env *expr.Env) (bool, error) {
 		return false, err
 	}
 	return expr.Truthy(v), nil
+}
+
+// noWhere is o for a $match: $where is not allowed there, as in mongod
+// (BadValue), even where the command runs JavaScript for $function.
+func noWhere(o *query.Options) *query.Options {
+	if o == nil {
+		return &query.Options{NoWhere: true}
+	}
+	c := *o
+	c.NoWhere = true
+	return &c
 }

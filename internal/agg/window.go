@@ -161,6 +161,9 @@ func (s *setWindowFieldsStage) parseOutput(c *Context, e bson.Element) (*windowO
 		if err := s.parseNumericFn(c, o, fnArg, winSpec.Type != 0); err != nil {
 			return nil, err
 		}
+	case o.fn == "$accumulator":
+		// Not a window function in mongod (a $group accumulator only).
+		return nil, mongoerr.New(mongoerr.FailedToParse, "Unrecognized window function, %s", o.fn)
 	default:
 		acc, err := expr.ParseAccumulator(o.fn, fnArg, c.Expr)
 		if err != nil {

@@ -209,7 +209,7 @@ func pipelineArg(a args) ([]bson.Doc, error) {
 // (evaluated once by the expression engine and handed to $match as
 // literals), $$NOW and the spill directory.
 func newAggContext(c *Ctx, name string, qopts *query.Options, allowDisk bool) (*agg.Context, error) {
-	eopts := &expr.Options{Let: qopts.Let, Now: time.Now()}
+	eopts := &expr.Options{Let: qopts.Let, Now: time.Now(), Scripts: qopts.Scripts}
 	if qopts.Collation != nil {
 		eopts.Collation = qopts.Collation
 	}

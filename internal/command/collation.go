@@ -35,6 +35,7 @@ func (c *Ctx) queryOptionsFor(a args, collation bson.Value, name string) (*query
 	if err != nil {
 		return opts, err
 	}
+	opts.Scripts = c.scripts()
 	if !given(collation) {
 		opts.Collation, err = c.defaultCollation(name)
 		return opts, err

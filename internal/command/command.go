@@ -91,6 +91,9 @@ type Env struct {
 	// TTLMonitorSleep is the TTL monitor's interval (getParameter
 	// ttlMonitorSleepSecs; 0: the default, 60 s).
 	TTLMonitorSleep time.Duration
+	// NoScripting is --noscripting (security.javascriptEnabled: false):
+	// $where, $function, $accumulator and mapReduce are refused (scripts.go).
+	NoScripting bool
 }
 
 // DefaultPreAuthMaxMessageSize is preAuthMaximumMessageSizeBytes' default,

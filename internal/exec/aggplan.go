@@ -46,6 +46,7 @@ func SplitAggText(db, coll string, stages []bson.Doc, qopts *query.Options) ([]b
 	if qopts != nil {
 		*opts = *qopts
 	}
+	opts.NoWhere = true // $where is not allowed in a $match
 	// Only a $match with a $text (at the top level, in a top-level $and,
 	// or in a branch of a top-level $or) is read through the text index.
 	if _, clause, err := SplitText(m); err != nil || clause == nil {

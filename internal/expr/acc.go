@@ -31,8 +31,9 @@ type AccumulatorSpec struct {
 	sort []sortKey
 	out  Expr // $top/$bottom output
 	opts *Options
-	kind accKind // for NewIn
-	num  *numArg // $sum and $avg: the fast path of arg, or nil
+	kind accKind    // for NewIn
+	num  *numArg    // $sum and $avg: the fast path of arg, or nil
+	js   *jsAccSpec // $accumulator (js.go)
 }
 
 // maxAccumulatorBytes is the memory limit of $push/$addToSet and the N
@@ -73,7 +74,7 @@ func ParseAccumulator(op string, arg bson.Value, opts *Options) (*AccumulatorSpe
 	case "$median", "$percentile":
 		err = s.parsePercentile(arg)
 	case "$accumulator":
-		return nil, errf(mongoerr.NotImplemented, "$accumulator (server-side JavaScript) is not supported by Cairn")
+		err = s.parseJS(arg)
 	default:
 		return nil, errf(mongoerr.GroupUnknownOperator, "unknown group operator '%s'", op)
 	}
@@ -222,6 +223,8 @@ func (s *AccumulatorSpec) New() Accumulator {
 		return &minMaxNAcc{spec: s, max: s.Op == "$maxN"}
 	case "$median", "$percentile":
 		return &percentileAcc{spec: s}
+	case "$accumulator":
+		return &jsAcc{spec: s}
 	}
 	return nil
 }

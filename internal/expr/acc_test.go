@@ -62,7 +62,7 @@ func TestAccumulators(t *testing.T) {
 		{op: "$sum", arg: `[1, 2]`, code: 40237},
 		{op: "$median", arg: `{"input": "$a", "method": "approximate"}`, want: `double 2.5`},
 		{op: "$percentile", arg: `{"input": "$a", "p": [0.1, 0.9], "method": "approximate"}`, want: `array [1.0,4.0]`},
-		{op: "$accumulator", arg: `{}`, code: 238},
+		{op: "$accumulator", arg: `{}`, code: 4544707},
 	}
 	for _, c := range cases {
 		ds := c.docs

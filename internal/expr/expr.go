@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/js"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -28,6 +29,9 @@ type Options struct {
 	// expression is evaluated by one goroutine at a time). Nil: the score
 	// is not available, and {$meta: "textScore"} is refused (40218).
 	TextScore *float64
+	// Scripts runs $function and $accumulator (internal/js); nil: the
+	// context has no JavaScript engine (31264 when one is evaluated).
+	Scripts *js.Scripts
 
 	letVals map[string]bson.Value
 	letDone bool

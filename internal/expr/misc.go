@@ -159,12 +159,10 @@ func init() {
 			return nil, errf(mongoerr.MetaUnsupported, "Unsupported argument to $meta: %s", m)
 		}
 	})
-	for _, name := range []string{"$function", "$accumulator"} {
-		name := name
-		register(name, func(p *parser, _ string, arg bson.Value) (node, error) {
-			return nil, errf(mongoerr.NotImplemented, "%s (server-side JavaScript) is not supported by Cairn", name)
-		})
-	}
+	register("$function", parseFunction)
+	register("$accumulator", func(p *parser, _ string, arg bson.Value) (node, error) {
+		return nil, errf(mongoerr.InvalidPipelineOperator, "Unrecognized expression '$accumulator'")
+	})
 	register("$toHashedIndexKey", func(p *parser, name string, arg bson.Value) (node, error) {
 		return nil, errf(mongoerr.NotImplemented, "$toHashedIndexKey is not supported by Cairn")
 	})

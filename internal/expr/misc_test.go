@@ -41,7 +41,7 @@ func TestMisc(t *testing.T) {
 		{expr: `{"$meta": "textScore"}`, code: 40218}, // no $text score here
 		{expr: `{"$meta": "randVal"}`, code: 238},
 		{expr: `{"$meta": "bogus"}`, code: 17308},
-		{expr: `{"$function": {"body": "", "args": [], "lang": "js"}}`, code: 238},
+		{expr: `{"$function": {"body": "", "args": [], "lang": "js"}}`, code: 31264}, // no Scripts in these Options
 	})
 }
 

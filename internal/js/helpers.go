@@ -23,9 +23,9 @@ var preludeSource string
 // prelude is the helpers' program, compiled once for every runtime.
 var prelude = goja.MustCompile("prelude.js", preludeSource, false)
 
-// NewObjectID makes ObjectId() values; the server sets it to its
-// generator (a variable so that this package needs no server state).
-var NewObjectID = func() [12]byte {
+// newObjectID makes ObjectId() values as MongoDB generates them (time,
+// then random bytes).
+func newObjectID() [12]byte {
 	var id [12]byte
 	binary := uint32(time.Now().Unix())
 	id[0], id[1], id[2], id[3] = byte(binary>>24), byte(binary>>16), byte(binary>>8), byte(binary)
@@ -102,7 +102,7 @@ func installHelpers(rt *goja.Runtime, ctx context.Context) (*helpers, error) {
 		return rt.ToValue(bson.FormatDecimal128(hi, lo))
 	})
 	set("newOid", func(goja.FunctionCall) goja.Value {
-		id := NewObjectID()
+		id := newObjectID()
 		return rt.ToValue(hex.EncodeToString(id[:]))
 	})
 	set("checkOid", func(c goja.FunctionCall) goja.Value {
@@ -192,7 +192,8 @@ func installHelpers(rt *goja.Runtime, ctx context.Context) (*helpers, error) {
 		select {
 		case <-t.C:
 		case <-h.ctx.Done():
-			// The runtime is interrupted too: the next instruction stops.
+			// The script stops at its next instruction.
+			rt.Interrupt(h.ctx)
 		}
 		return goja.Undefined()
 	})

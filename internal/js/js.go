@@ -27,13 +27,15 @@
 //
 // # Interruption
 //
-// The session watches its operation's context (context.AfterFunc): when
-// maxTimeMS expires, killOp or a disconnect or shutdown cancels it, the
-// running script is stopped with goja's Interrupt at its next instruction
-// and the call answers the context's error as mongod's code
-// (MaxTimeMSExpired 50, Interrupted 11601, ClientDisconnect 279, ...).
-// An interruption that arrives between calls stays pending, so the next
-// call stops at once.
+// Every call checks its operation's context first, and while a call runs
+// the session's watchdog timer (armed for the call, every 25 ms, no
+// goroutine of its own) checks it again: when maxTimeMS has expired, or
+// killOp, a disconnect or shutdown has cancelled it, the running script is
+// stopped with goja's Interrupt at its next instruction and the call
+// answers the context's error as mongod's code (MaxTimeMSExpired 50,
+// Interrupted 11601, ClientDisconnect 279, ...). A script blocked in
+// sleep() wakes when the context ends. A Session holds nothing that
+// outlives it (Close only stops the timer early).
 //
 // # Memory
 //
@@ -93,6 +95,12 @@ type Engine struct {
 	disabled bool
 }
 
+// On and Off are the two engines (they hold no state).
+var (
+	On  = &Engine{}
+	Off = &Engine{disabled: true}
+)
+
 // NewEngine returns an engine; enabled false is --noscripting.
 func NewEngine(enabled bool) *Engine { return &Engine{disabled: !enabled} }
 
@@ -102,12 +110,11 @@ func (e *Engine) Enabled() bool { return e != nil && !e.disabled }
 // Session is one operation's interpreter. Its methods may be called from
 // one goroutine at a time each (they lock).
 type Session struct {
-	ctx  context.Context
-	mu   sync.Mutex
-	rt   *goja.Runtime
-	h    *helpers
-	fns  map[string]goja.Callable
-	stop func() bool
+	ctx context.Context
+	mu  sync.Mutex
+	rt  *goja.Runtime
+	h   *helpers
+	fns map[string]goja.Callable
 
 	running     bool // guarded by wdMu, as heapStart and memExceeded
 	heapStart   uint64
@@ -127,14 +134,10 @@ func (e *Engine) NewSession(ctx context.Context) (*Session, error) {
 	return &Session{ctx: ctx, fns: map[string]goja.Callable{}}, nil
 }
 
-// Close releases the runtime and the context watch.
+// Close stops the watchdog and drops the runtime.
 func (s *Session) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.stop != nil {
-		s.stop()
-		s.stop = nil
-	}
 	if s.wd != nil {
 		s.wd.Stop()
 	}
@@ -153,10 +156,6 @@ func (s *Session) runtime() (*goja.Runtime, error) {
 		return nil, fmt.Errorf("js: installing helpers: %w", err)
 	}
 	s.rt, s.h = rt, h
-	s.stop = context.AfterFunc(s.ctx, func() { rt.Interrupt(s.ctx) })
-	if err := s.ctx.Err(); err != nil {
-		rt.Interrupt(s.ctx)
-	}
 	return rt, nil
 }
 
@@ -179,6 +178,10 @@ func (s *Session) wdCheck(rt *goja.Runtime) {
 	wdMu.Lock()
 	defer wdMu.Unlock()
 	if !s.running {
+		return
+	}
+	if s.ctx.Err() != nil {
+		rt.Interrupt(s.ctx)
 		return
 	}
 	if h := heapBytes(); h > s.heapStart && h-s.heapStart > MaxHeapGrowth {

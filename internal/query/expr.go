@@ -36,7 +36,7 @@ func newExprParser(opts *Options) (*exprParser, map[string]bson.Value, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	eo := &expr.Options{Collation: opts.comparer(), Let: opts.Let}
+	eo := &expr.Options{Collation: opts.comparer(), Let: opts.Let, Scripts: opts.Scripts}
 	vals, err := eo.LetValues()
 	if err != nil {
 		return nil, nil, err

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
+	jsi "github.com/cairndb/cairn/internal/js"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -19,6 +20,14 @@ type Options struct {
 	// TextScore makes {$meta: "textScore"} available to projections (the
 	// query has a $text clause); Apply then reads MatchDetails.TextScore.
 	TextScore bool
+	// Scripts runs the operation's server-side JavaScript: $where here,
+	// $function and $accumulator in expressions. Nil: the context has none,
+	// and $where is "not allowed in this context" (validators, partial
+	// index filters, listCollections filters...).
+	Scripts *jsi.Scripts
+	// NoWhere refuses $where even with Scripts (an aggregation's $match,
+	// as mongod).
+	NoWhere bool
 }
 
 func (o *Options) comparer() bson.StringComparer {
@@ -241,7 +250,7 @@ func (p *filterParser) parseTopOperator(e bson.Element, level parseLevel) (node,
 		if level == levelSub {
 			return nil, badValue("$elemMatch cannot contain $where expression")
 		}
-		return nil, mongoerr.New(mongoerr.NotImplemented, "$where is not supported: Cairn does not run server-side JavaScript")
+		return p.parseWhere(e.Value)
 	case "$text":
 		if level == levelSub {
 			return nil, badValue("$text can only be applied to the top-level document")

@@ -295,7 +295,7 @@ func TestFilterErrors(t *testing.T) {
 		{`{"a": {"$bitsAllSet": "x"}}`, 2, `$bitsAllSet takes an Array, a number, or a BinData but received: $bitsAllSet: "x"`},
 		{`{"$expr": {"$foo": ["$a", 1]}}`, 168, "Unrecognized expression '$foo'"},
 		{`{"$expr": {"$eq": ["$a", "$$x"]}}`, 17276, "Use of undefined variable: x"},
-		{`{"$where": "true"}`, 238, ""},
+		{`{"$where": "true"}`, 2, "$where is not allowed in this context"}, // no Scripts: a validator, a partial filter
 		{`{"$text": {"$search": "x"}}`, 27, ""},
 		{`{"$jsonSchema": 1}`, 14, "$jsonSchema must be an object"},
 		{`{"a": {"$near": [0, 0]}}`, 2, "$geoNear, $near, and $nearSphere are not allowed in this context"},

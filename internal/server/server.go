@@ -80,6 +80,8 @@ type Options struct {
 	// TestCommands is enableTestCommands: configureFailPoint and the fail
 	// points exist (test only: a client can make the server fail).
 	TestCommands bool
+	// NoScripting disables server-side JavaScript (--noscripting).
+	NoScripting bool
 	// LogLevel, if set, is changed by setParameter logLevel.
 	LogLevel *slog.LevelVar
 	// RotateLog, if set, serves the logRotate command.
@@ -226,6 +228,7 @@ func New(opts Options) (*Server, error) {
 		RotateLog:       opts.RotateLog,
 		RecentLog:       opts.RecentLog,
 		TestCommands:    opts.TestCommands,
+		NoScripting:     opts.NoScripting,
 		FailPoints:      failpoint.NewRegistry(failpoint.Defs()...),
 		TTLMonitorSleep: opts.TTLMonitorInterval,
 	}
