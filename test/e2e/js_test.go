@@ -186,7 +186,7 @@ func TestFunctionAndAccumulator(t *testing.T) {
 // TestNoScripting: --noscripting refuses server-side JavaScript with
 // mongod's codes.
 func TestNoScripting(t *testing.T) {
-	srv := cairndtest.Start(t, "--noscripting")
+	srv := startNoScripting(t)
 	client := dial(t, srv.URI)
 	c := jsColl(t, client)
 	_, err := c.Find(ctx(t), bson.D{{Key: "$where", Value: "true"}})
@@ -201,4 +201,9 @@ func TestNoScripting(t *testing.T) {
 	if n, err := c.CountDocuments(ctx(t), bson.D{}); err != nil || n != 10 {
 		t.Fatalf("count: %d, %v", n, err)
 	}
+}
+
+func startNoScripting(t *testing.T) *cairndtest.Server {
+	t.Helper()
+	return cairndtest.Start(t, "--noscripting")
 }
