@@ -49,8 +49,8 @@
 // $ln, $log, $log10, $pow and $sqrt are computed to 34 digits);
 // $dateFromString without a format accepts the
 // ISO 8601 forms and a trailing time zone name rather than all of
-// timelib's formats; $meta, $function, $accumulator and
-// $toHashedIndexKey answer NotImplemented. Errors are *mongoerr.Error
+// timelib's formats; $meta's unsupported names and $toHashedIndexKey
+// answer NotImplemented ($function and $accumulator run JavaScript: js.go). Errors are *mongoerr.Error
 // values; a stage that wraps parse errors (as MongoDB's "Invalid
 // $addFields :: caused by :: ...") does so itself.
 package expr

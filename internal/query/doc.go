@@ -54,8 +54,8 @@
 //     the server takes them out of find filters and reads them through a
 //     2dsphere index (internal/command/near.go). $geoWithin and
 //     $geoIntersects are supported (geo.go).
-//   - Expression operators internal/expr does not run ($function,
-//     $accumulator, $meta's known names, $toHashedIndexKey): NotImplemented
+//   - Expression operators internal/expr does not run ($meta's known
+//     names, $toHashedIndexKey): NotImplemented
 //     (238); unknown ones: InvalidPipelineOperator (168) as MongoDB.
 //   - Regular expressions RE2 cannot run (look-around, back-references,
 //     atomic groups, possessive quantifiers, recursion, conditionals, \G):
