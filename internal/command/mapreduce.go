@@ -96,7 +96,7 @@ func mapReduceCmd(c *Ctx) error {
 	defer cancel()
 	scripts := c.scripts()
 	if !scripts.Enabled() {
-		return mongoerr.New(31246, "Cannot run server-side javascript without the javascript engine enabled")
+		return mongoerr.New(mongoerr.MapReduceScriptingDisabled, "Cannot run server-side javascript without the javascript engine enabled")
 	}
 	sess, err := scripts.Session()
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/js"
+	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 // $function and $accumulator: user functions in JavaScript, run by the
@@ -50,12 +51,12 @@ type functionNode struct {
 
 func parseFunction(p *parser, _ string, arg bson.Value) (node, error) {
 	if arg.Type != bson.TypeDocument {
-		return nil, errf(31260, "$function requires an object as an argument, found: %s", arg.Type)
+		return nil, errf(mongoerr.FunctionNotObject, "$function requires an object as an argument, found: %s", arg.Type)
 	}
 	d := arg.Document()
 	body, ok := d.Lookup("body")
 	if !ok {
-		return nil, errf(31261, "The body function must be specified.")
+		return nil, errf(mongoerr.FunctionBodyMissing, "The body function must be specified.")
 	}
 	bn, err := p.parse(body)
 	if err != nil {
@@ -63,14 +64,14 @@ func parseFunction(p *parser, _ string, arg bson.Value) (node, error) {
 	}
 	c, ok := bn.(constNode)
 	if !ok {
-		return nil, errf(31432, "The body function must be a constant expression")
+		return nil, errf(mongoerr.FunctionBodyNotConstant, "The body function must be a constant expression")
 	}
 	if c.v.Type != bson.TypeString && c.v.Type != bson.TypeJavaScript {
-		return nil, errf(31262, "The body function must evaluate to type string or code")
+		return nil, errf(mongoerr.FunctionBodyNotCode, "The body function must evaluate to type string or code")
 	}
 	args, ok := d.Lookup("args")
 	if !ok {
-		return nil, errf(31263, "The args field must be specified.")
+		return nil, errf(mongoerr.FunctionArgsMissing, "The args field must be specified.")
 	}
 	an, err := p.parse(args)
 	if err != nil {
@@ -78,13 +79,13 @@ func parseFunction(p *parser, _ string, arg bson.Value) (node, error) {
 	}
 	lang, ok := d.Lookup("lang")
 	if !ok {
-		return nil, errf(31418, "The lang field must be specified.")
+		return nil, errf(mongoerr.FunctionLangMissing, "The lang field must be specified.")
 	}
 	if lang.Type != bson.TypeString || lang.StringValue() != "js" {
-		return nil, errf(31419, "Currently the only supported language specifier is 'js'.")
+		return nil, errf(mongoerr.FunctionLangNotJS, "Currently the only supported language specifier is 'js'.")
 	}
 	return &functionNode{args: an, fn: &jsFunc{src: c.v.StringValue(), scripts: p.opts.Scripts, noJS: func() error {
-		return errf(31264, "Cannot run server-side javascript without the javascript engine enabled")
+		return errf(mongoerr.ScriptingDisabled, "Cannot run server-side javascript without the javascript engine enabled")
 	}}}, nil
 }
 
@@ -98,7 +99,7 @@ func (n *functionNode) eval(e *Env) (bson.Value, error) {
 		return missing, err
 	}
 	if av.Type != bson.TypeArray {
-		return missing, errf(31266, "The args field must be of type array")
+		return missing, errf(mongoerr.FunctionArgsNotArray, "The args field must be of type array")
 	}
 	var args []bson.Value
 	it := av.Document().Iter()
@@ -121,11 +122,11 @@ type jsAccSpec struct {
 
 func (s *AccumulatorSpec) parseJS(arg bson.Value) error {
 	if arg.Type != bson.TypeDocument {
-		return errf(4544703, "$accumulator expects an object as an argument; found: %s", arg.Type)
+		return errf(mongoerr.AccumulatorNotObject, "$accumulator expects an object as an argument; found: %s", arg.Type)
 	}
 	j := &jsAccSpec{}
 	noJS := func() error {
-		return errf(31264, "Cannot run server-side javascript without the javascript engine enabled")
+		return errf(mongoerr.ScriptingDisabled, "Cannot run server-side javascript without the javascript engine enabled")
 	}
 	fn := func(name string, v bson.Value) (*jsFunc, error) {
 		x, err := Parse(v, s.opts)
@@ -134,10 +135,10 @@ func (s *AccumulatorSpec) parseJS(arg bson.Value) error {
 		}
 		c, ok := Constant(x)
 		if !ok {
-			return nil, errf(4544701, "$accumulator '%s' must be a constant expression", name)
+			return nil, errf(mongoerr.AccumulatorFieldNotConstant, "$accumulator '%s' must be a constant expression", name)
 		}
 		if c.Type != bson.TypeString && c.Type != bson.TypeJavaScript {
-			return nil, errf(4544702, "$accumulator '%s' must be a String or Code", name)
+			return nil, errf(mongoerr.AccumulatorFieldNotCode, "$accumulator '%s' must be a String or Code", name)
 		}
 		return &jsFunc{src: c.StringValue(), scripts: s.opts.Scripts, noJS: noJS}, nil
 	}
@@ -160,26 +161,26 @@ func (s *AccumulatorSpec) parseJS(arg bson.Value) error {
 			j.accumulateArgs, err = Parse(e.Value, s.opts)
 		case "lang":
 			if e.Value.Type != bson.TypeString {
-				return errf(4544704, "$accumulator lang must be a string; found: %s", e.Value.Type)
+				return errf(mongoerr.AccumulatorLangNotString, "$accumulator lang must be a string; found: %s", e.Value.Type)
 			}
 			if e.Value.StringValue() != "js" {
-				return errf(4544705, "$accumulator only supports lang: 'js'")
+				return errf(mongoerr.AccumulatorLangNotJS, "$accumulator only supports lang: 'js'")
 			}
 		default:
-			return errf(4544706, "$accumulator got an unexpected field: %s", e.Key)
+			return errf(mongoerr.AccumulatorUnknownField, "$accumulator got an unexpected field: %s", e.Key)
 		}
 	}
 	switch {
 	case err != nil:
 		return err
 	case j.init == nil || j.init.src == "":
-		return errf(4544707, "$accumulator missing required argument 'init'")
+		return errf(mongoerr.AccumulatorInitMissing, "$accumulator missing required argument 'init'")
 	case j.accumulate == nil || j.accumulate.src == "":
-		return errf(4544708, "$accumulator missing required argument 'accumulate'")
+		return errf(mongoerr.AccumulatorAccumulateMissing, "$accumulator missing required argument 'accumulate'")
 	case j.merge == nil || j.merge.src == "":
-		return errf(4544709, "$accumulator missing required argument 'merge'")
+		return errf(mongoerr.AccumulatorMergeMissing, "$accumulator missing required argument 'merge'")
 	case j.accumulateArgs == nil:
-		return errf(4544710, "$accumulator missing required argument 'accumulateArgs'")
+		return errf(mongoerr.AccumulatorAccumulateArgsMissing, "$accumulator missing required argument 'accumulateArgs'")
 	}
 	s.js = j
 	return nil
@@ -229,7 +230,7 @@ func (a *jsAcc) Add(root bson.Doc, env *Env) error {
 		var args []bson.Value
 		if j.initArgs != nil {
 			var err error
-			if args, err = argsArray(j.initArgs, root, env, 4544711, "initArgs"); err != nil {
+			if args, err = argsArray(j.initArgs, root, env, mongoerr.AccumulatorInitArgsNotArray, "initArgs"); err != nil {
 				return err
 			}
 		}
@@ -242,7 +243,7 @@ func (a *jsAcc) Add(root bson.Doc, env *Env) error {
 		}
 		a.have = true
 	}
-	args, err := argsArray(j.accumulateArgs, root, env, 4544712, "accumulateArgs")
+	args, err := argsArray(j.accumulateArgs, root, env, mongoerr.AccumulatorAccumulateArgsNotArray, "accumulateArgs")
 	if err != nil {
 		return err
 	}

@@ -176,13 +176,13 @@ func (h *helpers) toBSONDoc(o *goja.Object) (bson.Doc, error) {
 
 func (h *helpers) write(b *bson.Builder, key string, v goja.Value, depth int) error {
 	if depth >= maxWriteDepth {
-		return mongoerr.New(17279, "Exceeded depth limit of %d when converting js object to BSON. Do you have a cycle?", maxWriteDepth)
+		return mongoerr.New(mongoerr.JSObjectTooDeep, "Exceeded depth limit of %d when converting js object to BSON. Do you have a cycle?", maxWriteDepth)
 	}
 	if b.Len() > bson.MaxDocumentSize {
 		return errTooLarge(b.Len())
 	}
 	if strings.IndexByte(key, 0) >= 0 {
-		return mongoerr.New(16985, "JavaScript property (name) contains a null char which is not allowed in BSON. ")
+		return mongoerr.New(mongoerr.JSPropertyNullChar, "JavaScript property (name) contains a null char which is not allowed in BSON. ")
 	}
 	switch {
 	case v == nil || goja.IsUndefined(v):
@@ -204,7 +204,7 @@ func (h *helpers) write(b *bson.Builder, key string, v goja.Value, depth int) er
 		case float64:
 			b.AppendDouble(key, x)
 		default:
-			return mongoerr.New(16662, "unable to convert JavaScript property to mongo element %s", key)
+			return mongoerr.New(mongoerr.JSPropertyUnconvertible, "unable to convert JavaScript property to mongo element %s", key)
 		}
 		return nil
 	}

@@ -49,6 +49,7 @@ const (
 	ModByZero                         int32 = 16610   // can't $mod by zero
 	ModNotNumeric                     int32 = 16611   // $mod only supports numeric types, not %s and %s
 	AddMultipleDates                  int32 = 16612   // only one date allowed in an $add expression
+	JSPropertyUnconvertible           int32 = 16662   // unable to convert JavaScript property to mongo element %s
 	TextIndexMultikeyPrefix           int32 = 16675   // cannot have a multi-key as a prefix to a text index
 	ConcatNotString                   int32 = 16702   // $concat only supports strings, not %s
 	GeoCannotExtractKeys              int32 = 16755   // Can't extract geo keys: { _id: %s, %s: %s }  %v
@@ -71,6 +72,7 @@ const (
 	MapMissingInput                   int32 = 16880   // Missing 'input' parameter to $map
 	MapMissingIn                      int32 = 16882   // Missing 'in' parameter to $map
 	MapInputNotArray                  int32 = 16883   // input to $map must be an array not %s
+	JSPropertyNullChar                int32 = 16985   // JavaScript property (name) contains a null char which is not allowed in BSON.
 	OutBadArgument                    int32 = 16990   // $out only supports a string or object argument, but found %s
 	ExpressionArgNotArray             int32 = 17040   // %s's argument must be an array, but is %s
 	SetIsSubsetSecondNotArray         int32 = 17042   // both operands of $setIsSubset must be arrays. Second argument is of type: %s
@@ -90,6 +92,7 @@ const (
 	TextLanguageOverrideNotString     int32 = 17261   // found language override field in document with non-string type
 	TextLanguageUnsupported           int32 = 17262   // language override unsupported: %s
 	UndefinedVariable                 int32 = 17276   // Use of undefined variable: %s
+	JSObjectTooDeep                   int32 = 17279   // Exceeded depth limit of %d when converting js object to BSON. Do you have a cycle?
 	MetaExpressionNotString           int32 = 17307   // $meta only supports string arguments
 	MetaUnsupported                   int32 = 17308   // Unsupported argument to $meta: %s
 	SortExpressionNotMeta             int32 = 17312   // $meta is the only expression supported by $sort right now
@@ -156,6 +159,7 @@ const (
 	SortIllegalMeta                   int32 = 31138   // Illegal $meta sort: %s
 	SortMetaSearchScore               int32 = 31218   // $meta sort by 'searchScore' metadata is not supported
 	SortMetaSearchHighlights          int32 = 31219   // $meta sort by 'searchHighlights' metadata is not supported
+	MapReduceScriptingDisabled        int32 = 31246   // Cannot run server-side javascript without the javascript engine enabled (mapReduce)
 	ProjectPathCollisionPortion       int32 = 31249   // Invalid $addFields :: caused by :: Path collision at %s remaining portion %s
 	ProjectPathCollision              int32 = 31250   // Invalid $addFields :: caused by :: Path collision at %s
 	ExclusionProjectionExpression     int32 = 31252   // Cannot use expression other than $meta in exclusion projection
@@ -166,6 +170,12 @@ const (
 	SliceSkipNotNumber                int32 = 31257   // $slice expects the skip argument to be a number, got %s
 	SliceLimitNotNumber               int32 = 31258   // $slice expects the limit argument to be a number, got %s
 	SliceLimitNotPositive             int32 = 31259   // $slice limit must be positive, got %d
+	FunctionNotObject                 int32 = 31260   // $function requires an object as an argument, found: %s
+	FunctionBodyMissing               int32 = 31261   // The body function must be specified.
+	FunctionBodyNotCode               int32 = 31262   // The body function must evaluate to type string or code
+	FunctionArgsMissing               int32 = 31263   // The args field must be specified.
+	ScriptingDisabled                 int32 = 31264   // Cannot run server-side javascript without the javascript engine enabled
+	FunctionArgsNotArray              int32 = 31266   // The args field must be of type array
 	PositionalProjectionWithObject    int32 = 31271   // positional projection cannot be used with an expression or sub object
 	SliceArrayBadForm                 int32 = 31272   // $slice array argument should be of form [skip, limit]
 	SliceBadArgument                  int32 = 31273   // $slice only supports numbers and [skip, limit] arrays
@@ -180,6 +190,9 @@ const (
 	BSONSizeNotDocument               int32 = 31393   // $bsonSize requires a document input, found: %s
 	PositionalProjectionMidPath       int32 = 31394   // As of 4.4, it's illegal to specify positional operator in the middle of a path.Positional project...
 	PositionalProjectionWithExclusion int32 = 31395   // positional projection cannot be used with exclusion
+	FunctionLangMissing               int32 = 31418   // The lang field must be specified.
+	FunctionLangNotJS                 int32 = 31419   // Currently the only supported language specifier is 'js'.
+	FunctionBodyNotConstant           int32 = 31432   // The body function must be a constant expression
 	MergeDuplicateOnField             int32 = 31465   // Found a duplicate field '%s'
 	ReverseArrayNotArray              int32 = 34435   // The argument to $reverseArray must be an array, but was of type: %s
 	RangeStartNotNumeric              int32 = 34443   // $range requires a numeric starting value, found value of type: %s
@@ -406,6 +419,18 @@ const (
 	SetFieldFieldNotString            int32 = 4161107 // $setField requires 'field' to evaluate to type String, but got %s
 	SetFieldFieldIsPath               int32 = 4161108 // '%s' is a field path reference which is not allowed in this context. Did you mean {$literal: '%s'}?
 	SetFieldMissingInput              int32 = 4161109 // %s requires 'input' to be specified
+	AccumulatorFieldNotConstant       int32 = 4544701 // $accumulator '%s' must be a constant expression
+	AccumulatorFieldNotCode           int32 = 4544702 // $accumulator '%s' must be a String or Code
+	AccumulatorNotObject              int32 = 4544703 // $accumulator expects an object as an argument; found: %s
+	AccumulatorLangNotString          int32 = 4544704 // $accumulator lang must be a string; found: %s
+	AccumulatorLangNotJS              int32 = 4544705 // $accumulator only supports lang: 'js'
+	AccumulatorUnknownField           int32 = 4544706 // $accumulator got an unexpected field: %s
+	AccumulatorInitMissing            int32 = 4544707 // $accumulator missing required argument 'init'
+	AccumulatorAccumulateMissing      int32 = 4544708 // $accumulator missing required argument 'accumulate'
+	AccumulatorMergeMissing           int32 = 4544709 // $accumulator missing required argument 'merge'
+	AccumulatorAccumulateArgsMissing  int32 = 4544710 // $accumulator missing required argument 'accumulateArgs'
+	AccumulatorInitArgsNotArray       int32 = 4544711 // $accumulator initArgs must evaluate to an array
+	AccumulatorAccumulateArgsNotArray int32 = 4544712 // $accumulator accumulateArgs must evaluate to an array
 	APIParamsWithoutVersion           int32 = 4886600 // Provided apiStrict and/or apiDeprecationErrors without passing apiVersion
 	CommandLetFieldAccess             int32 = 4890500 // Command let Expression tried to access a field, but this is not allowed because command let expre...
 	ArrayToObjectKeyEmbeddedNull      int32 = 4940400 // Key field cannot contain an embedded null byte
