@@ -120,10 +120,14 @@ func (tx *Tx) mutable(n *node) *node {
 func (tx *Tx) pageSize() int { return tx.db.pageSize }
 
 // insert puts key/val below n and returns the replacement node(s) of n (more
-// than one after a split) and whether the key existed before.
-func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node, bool, error) {
+// than one after a split), whether the key existed before, and whether the
+// put appended to the tree: n is on its right edge (edge: the root, or the
+// last child of a node on it) and key sorts after every key below n. An
+// append keeps the right edge short (tail.go, shedTail).
+func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot, edge bool) (res []*node, found, appended bool, err error) {
 	if n.leaf {
 		i, found := n.find(key)
+		appended := edge && !found && i == n.count()
 		if !found && n.count() == 1 && n.size > tx.pageSize() {
 			// n holds one oversized entry (a multi-page extent). Put the new
 			// key in a leaf of its own beside it instead of copying n, so
@@ -132,9 +136,9 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 				keys: [][]byte{key}, vals: [][]byte{val}}
 			nl.buildPrefixes()
 			if i == 0 {
-				return []*node{nl, n}, false, nil
+				return []*node{nl, n}, false, appended, nil
 			}
-			return []*node{n, nl}, false, nil
+			return []*node{n, nl}, false, appended, nil
 		}
 		m := tx.mutable(n)
 		if found {
@@ -150,36 +154,48 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot) ([]*node
 			m.vals = insertAt(m.vals, i, val)
 			m.size += leafEntrySize(key, val)
 		}
-		return tx.maybeSplit(m, i), found, nil
+		return tx.maybeSplit(m, i), found, appended, nil
 	}
 	if depth >= tr.height {
-		return nil, false, errDepth(n, tr)
+		return nil, false, false, errDepth(n, tr)
 	}
 	i := n.child(key)
 	child, err := tx.db.load(n.kids[i])
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
-	res, found, err := tx.insert(child, key, val, depth+1, tr)
+	res, found, appended, err = tx.insert(child, key, val, depth+1, tr, edge && i == len(n.kids)-1)
 	if err != nil {
-		return nil, false, err
+		return nil, false, false, err
 	}
-	if len(res) == 1 && res[0] == child {
-		return []*node{n}, found, nil // child changed in place; n already private
+	if len(res) == 1 && res[0] == child && !appended {
+		return []*node{n}, found, false, nil // child changed in place; n already private
 	}
-	m := tx.mutable(n)
-	m.kids[i] = refTo(res[0])
+	m := tx.mutable(n) // n itself when the child changed in place
+	if len(res) > 1 || res[0] != child {
+		m.kids[i] = refTo(res[0])
+	}
 	for j := 1; j < len(res); j++ {
-		sep := separator(res[j-1], res[j])
-		if m.pfx != nil {
-			kp := m.admit(sep) // before sep joins the keys
-			m.pfx = insertAt(m.pfx, i+j, kp)
-		}
-		m.keys = insertAt(m.keys, i+j, sep)
-		m.kids = insertAt(m.kids, i+j, refTo(res[j]))
-		m.size += branchEntrySize(sep)
+		m.insertChild(i+j, separator(res[j-1], res[j]), res[j])
 	}
-	return tx.maybeSplit(m, i+len(res)-1), found, nil
+	if appended {
+		if err := tx.shedTail(m); err != nil {
+			return nil, false, false, err
+		}
+	}
+	return tx.maybeSplit(m, i+len(res)-1), found, appended, nil
+}
+
+// insertChild inserts child c at index i of the private branch m, sep
+// separating it from the child before it.
+func (m *node) insertChild(i int, sep []byte, c *node) {
+	if m.pfx != nil {
+		kp := m.admit(sep) // before sep joins the keys
+		m.pfx = insertAt(m.pfx, i, kp)
+	}
+	m.keys = insertAt(m.keys, i, sep)
+	m.kids = insertAt(m.kids, i, refTo(c))
+	m.size += branchEntrySize(sep)
 }
 
 // separator returns the key that separates the adjacent pieces left and
@@ -350,9 +366,12 @@ func (tx *Tx) treePut(tr *treeRoot, key, val []byte) error {
 	if err != nil {
 		return err
 	}
-	res, found, err := tx.insert(root, key, val, 1, tr)
+	res, found, appended, err := tx.insert(root, key, val, 1, tr, true)
 	if err != nil {
 		return err
+	}
+	if appended && len(res) == 1 && !res[0].leaf {
+		res = tx.tailRoot(res[0])
 	}
 	if len(res) > 1 {
 		tx.growRoot(tr, res)
