@@ -197,6 +197,7 @@ func (db *DB) newWriteTx() *Tx {
 	s := db.current.Load()
 	tx := &Tx{db: db, snap: s, writable: true, id: s.txid + 1, trees: s.trees}
 	tx.log.reset(int(db.journal.size / 4))
+	tx.log.take()
 	return tx
 }
 
@@ -317,6 +318,7 @@ func (db *DB) pruneSnapshots() uint64 {
 // steps).
 func (db *DB) commit(tx *Tx, d Durability) error {
 	tx.closed = true
+	defer tx.log.release() // the record is written (or not) when commit returns
 	if err := db.failedErr(); err != nil {
 		db.releaseWriter()
 		return err

@@ -55,6 +55,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/klauspost/compress/s2"
+
 	"github.com/cairndb/cairn/kv/vfs"
 )
 
@@ -180,10 +182,36 @@ var recordPool = sync.Pool{New: func() any { return new([]byte) }}
 // in parallel.
 func (j *journal) write(s slot, parts ...[]byte) (int64, error) {
 	codec := codecNone
-	if c, ok := compressParts(j.codec, parts, nil); ok {
+	// The compressed payload is copied into the record (writeCodec): its
+	// buffer is recycled, as the record's is.
+	cp := compressPool.Get().(*[]byte)
+	defer compressPool.Put(cp)
+	dst := compressDst(*cp, j.codec, parts)
+	if cap(dst) <= opsPoolMax {
+		*cp = dst[:0]
+	}
+	if c, ok := compressParts(j.codec, parts, dst); ok {
 		parts, codec = [][]byte{c}, j.codec
 	}
 	return j.writeCodec(s, codec, parts...)
+}
+
+var compressPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// compressDst returns buf, or a larger buffer when buf cannot hold the
+// snappy encoding of parts (s2.EncodeSnappy allocates one otherwise).
+func compressDst(buf []byte, codec int, parts [][]byte) []byte {
+	if codec != codecSnappy {
+		return buf
+	}
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if m := s2.MaxEncodedLen(n); m > cap(buf) && m > 0 {
+		return make([]byte, 0, m)
+	}
+	return buf
 }
 
 // writeRaw writes a record whose payload is stored as is.

@@ -263,6 +263,7 @@ func (tx *Tx) Rollback() error {
 		return nil
 	}
 	tx.closed = true
+	tx.log.release()
 	tx.db.releaseWriter()
 	return nil
 }
