@@ -33,7 +33,10 @@
 // true, size}), with no _id and no indexes, as mongod's; its data tree is
 // keyed by the entry's ts as 8 big-endian bytes (the capped collections'
 // record id), so appending is a write at the tree's right edge and a read
-// from a timestamp is one seek (Entries).
+// from a timestamp is one seek (Entries). kv keeps the right edge of an
+// appended tree short (kv/tail.go), so that the copy-on-write of an
+// appending transaction copies a few dozen entries per level rather than
+// up to a page of them.
 //
 // # Truncation and the running size
 //
