@@ -26,6 +26,7 @@ func oplogEnv(t *testing.T) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	l.Term = env.Repl.WriteTerm
 	env.Oplog = l
 	if err := env.AttachRepl(false); err != nil {
 		t.Fatal(err)

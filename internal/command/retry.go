@@ -32,10 +32,6 @@ import (
 	"github.com/cairndb/cairn/internal/session"
 )
 
-// replTerm is the term recorded in lastWriteOpTime: a one-member set's
-// first term.
-const replTerm = 1
-
 // WriteStmt implements repl.StmtWriter: the retryable statement being
 // written (nil: none).
 func (c *Ctx) WriteStmt() *repl.Stmt { return c.stmt }
@@ -201,7 +197,7 @@ func (r *retryState) finish() error {
 	if r == nil {
 		return nil
 	}
-	return r.txn.Finish(time.Now(), replTerm)
+	return r.txn.Finish(time.Now(), r.c.Env.Repl.WriteTerm())
 }
 
 // appendRetried adds retriedStmtIds to a write command's reply.

@@ -240,7 +240,7 @@ func commitTransaction(c *Ctx) error {
 		if ts == 0 {
 			ts = c.Env.Repl.Clock.Next()
 		}
-		return session.RecordTxn(wt, k, n, ts, "committed", time.Now(), replTerm)
+		return session.RecordTxn(wt, k, n, ts, "committed", time.Now(), c.Env.Repl.WriteTerm())
 	})
 	err = tx.CommitWith(wc.durability())
 	if err != nil {

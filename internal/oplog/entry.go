@@ -16,11 +16,6 @@ const (
 	OpNoop    = 'n'
 )
 
-// term is the election term every entry carries: a one-member set holds
-// its first election's term for ever (replSetStepDown of a lone member
-// keeps it primary in the same term).
-const term = 1
-
 // Entry is the part of an entry its writer chooses; Append adds the
 // statement's session fields, ts, t, v and wall.
 type Entry struct {
@@ -69,6 +64,7 @@ func (l *Log) Append(tx *kv.Tx, e *Entry, stmt *repl.Stmt) (repl.Timestamp, erro
 		return 0, err
 	}
 	ts := l.clock.Next()
+	term := l.term()
 	b := &l.b
 	b.Reset(l.buf)
 	if stmt != nil {

@@ -251,3 +251,36 @@ func TestTruncationKeepsSize(t *testing.T) {
 		t.Fatalf("%d entries younger than the retention removed", l.Truncated()-before)
 	}
 }
+
+// TestEntriesCarryTheTerm: an entry's t (and its prevOpTime's) is the term
+// Log.Term gives when it is written — a restarted member's new term, not
+// a constant.
+func TestEntriesCarryTheTerm(t *testing.T) {
+	db := openKV(t, vfs.NewMem(), kv.NoSync)
+	defer db.Close()
+	l := openLog(t, db, 1<<20, nil)
+	term := int64(1)
+	l.Term = func() int64 { return term }
+	st := &repl.Stmt{LSID: doc("id", "session"), TxnNumber: 1}
+	for i, want := range []int64{1, 3} {
+		term = want
+		st.StmtID = int32(i)
+		if err := write(db, l, kv.NoSync, owner{st}, func(w *exec.CollWriter) error {
+			_, _, err := w.Insert(doc("_id", i))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	es := entries(t, db)
+	last := es[len(es)-1]
+	if v, _ := last.Lookup("t"); v.Int64() != 3 {
+		t.Fatalf("t = %v in %s, want 3", v, last)
+	}
+	if v, _ := last.LookupPath("prevOpTime", "t"); v.Int64() != 3 {
+		t.Fatalf("prevOpTime.t = %v in %s, want 3", v, last)
+	}
+	if v, _ := es[1].Lookup("t"); v.Int64() != 1 {
+		t.Fatalf("first insert's t = %v, want 1", v)
+	}
+}

@@ -115,6 +115,10 @@ type Log struct {
 	maxBytes     atomic.Int64
 	minRetention atomic.Int64 // nanoseconds; 0: none
 
+	// Term, if set, returns the election term entries carry (their t;
+	// repl.Set.WriteTerm); 1 when nil.
+	Term func() int64
+
 	mu sync.Mutex
 	// last is the ts of the entry appended last (under mu).
 	last repl.Timestamp
@@ -456,4 +460,12 @@ func (l *Log) saveFigures(tx *kv.Tx, ts repl.Timestamp) error {
 	}
 	l.pend.sinceMeta = 0
 	return nil
+}
+
+// term returns the election term of the entry being written.
+func (l *Log) term() int64 {
+	if l.Term == nil {
+		return 1
+	}
+	return l.Term()
 }

@@ -24,6 +24,7 @@ package repl
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -72,6 +73,11 @@ type Set struct {
 	cfg     *Config
 	state   State
 	term    int64
+	// writeTerm is the term writes are stamped with (the oplog's t,
+	// lastWriteOpTime.t), read without mu by writers that hold kv's
+	// writer; it is the new term already while an election stores its
+	// configuration (whose no-op entry carries it).
+	writeTerm atomic.Int64
 	// electionTS is the optime of the current term's election.
 	electionTS Timestamp
 	// frozenUntil: no election before (replSetStepDown, replSetFreeze).
@@ -153,6 +159,19 @@ func ElectionID(term int64) (id [12]byte) {
 	return id
 }
 
+// WriteTerm returns the term writes are stamped with: the current term, 1
+// before the first election. It takes no lock, so writers holding kv's
+// writer may call it.
+func (s *Set) WriteTerm() int64 {
+	if s == nil {
+		return 1
+	}
+	if t := s.writeTerm.Load(); t > 0 {
+		return t
+	}
+	return 1
+}
+
 // Hosts returns the hosts hello lists.
 func (c *Config) Hosts() []string { return c.sortedHosts() }
 
@@ -227,8 +246,10 @@ func (s *Set) elect(cfg *Config) error {
 	s.mu.Unlock()
 	next := cfg.Clone()
 	next.Term = term
+	prev := s.writeTerm.Swap(term)
 	ts, err := s.store(next, term)
 	if err != nil {
+		s.writeTerm.Store(prev)
 		return err
 	}
 	s.mu.Lock()

@@ -80,6 +80,9 @@ func TestSetLifecycle(t *testing.T) {
 	var stored []int64
 	s.SetPersister(func(cfg *Config, term int64) (Timestamp, error) {
 		stored = append(stored, term)
+		if got := s.WriteTerm(); got != term {
+			t.Errorf("the election's own writes are stamped with term %d, want %d", got, term)
+		}
 		return s.Clock.Next(), nil
 	})
 	defer s.Stop()
@@ -117,8 +120,8 @@ func TestSetLifecycle(t *testing.T) {
 	if info, _, err := s.Freeze(0); err != nil || info != "unfreezing" {
 		t.Fatalf("unfreeze: %q %v", info, err)
 	}
-	if st := s.Status(); st.Term != 2 || st.State != StatePrimary {
-		t.Fatalf("after unfreezing: %+v", st)
+	if st := s.Status(); st.Term != 2 || st.State != StatePrimary || s.WriteTerm() != 2 {
+		t.Fatalf("after unfreezing: %+v, write term %d", st, s.WriteTerm())
 	}
 	if id := ElectionID(2); id != [12]byte{0x7f, 0xff, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0, 2} {
 		t.Fatalf("ElectionID(2) = %x", id)

@@ -246,6 +246,7 @@ func New(opts Options) (*Server, error) {
 			db.Close()
 			return nil, fmt.Errorf("opening the oplog: %w", err)
 		}
+		l.Term = s.env.Repl.WriteTerm
 		s.env.Oplog = l
 		if opts.ReplHost != "" {
 			s.env.Repl.SetMe(opts.ReplHost)
