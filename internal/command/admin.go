@@ -81,6 +81,7 @@ func parameters() map[string]func(b *bson.Builder, key string) {
 func envParameters(e *Env) map[string]func(b *bson.Builder, key string) {
 	p := parameters()
 	p["logLevel"] = func(b *bson.Builder, key string) { b.AppendInt32(key, e.state.logLevel.Load()) }
+	p["minSnapshotHistoryWindowInSeconds"] = func(b *bson.Builder, key string) { b.AppendInt32(key, int32(e.snapWindow()/time.Second)) }
 	p["transactionLifetimeLimitSeconds"] = func(b *bson.Builder, key string) { b.AppendInt32(key, int32(e.txnLifetime()/time.Second)) }
 	p["enableTestCommands"] = func(b *bson.Builder, key string) { b.AppendBool(key, e.TestCommands) }
 	p["ttlMonitorSleepSecs"] = func(b *bson.Builder, key string) {

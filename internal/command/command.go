@@ -227,6 +227,9 @@ type Ctx struct {
 	wc           writeConcern
 	wcPending    *mongoerr.Error
 	txTS, opTime repl.Timestamp
+	// snapAt is a snapshot read's cluster time (snapshot_read.go; 0: not
+	// one), reported as atClusterTime.
+	snapAt repl.Timestamp
 	linearizable bool
 }
 

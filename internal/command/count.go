@@ -195,5 +195,8 @@ func distinct(c *Ctx) error {
 		r.AppendValue(bson.Index(i), v)
 	}
 	r.End()
+	if c.snapAt != 0 {
+		r.AppendTimestamp("atClusterTime", c.snapAt.T(), c.snapAt.I())
+	}
 	return nil
 }

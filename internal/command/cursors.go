@@ -103,7 +103,7 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 		id = cur.ID
 	default:
 		nc := &exec.Cursor{NS: ns, Src: src, Limit: limit, Owner: cursorOwner(c), Origin: cursorOrigin(c),
-			Tailable: opt.tailable, AwaitData: opt.awaitData, Watch: opt.watch}
+			Tailable: opt.tailable, AwaitData: opt.awaitData, Watch: opt.watch, AtClusterTime: uint64(c.snapAt)}
 		if opt.awaitData {
 			nc.NewKilled()
 		}
@@ -126,6 +126,9 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 	}
 	r.AppendInt64("id", id)
 	r.AppendString("ns", ns)
+	if at := snapReadTime(c, cur); at != 0 {
+		r.AppendTimestamp("atClusterTime", at.T(), at.I())
+	}
 	r.End()
 	return nil
 }

@@ -25,4 +25,9 @@ type envState struct {
 	// txnLifetimeSecs is transactionLifetimeLimitSeconds (0: the
 	// default).
 	txnLifetimeSecs atomic.Int64
+	// snaps are the snapshots kept for snapshot reads at a past cluster
+	// time (snapshot_read.go); snapWindowSecs is
+	// minSnapshotHistoryWindowInSeconds plus one (0: the default).
+	snaps          snapHistory
+	snapWindowSecs atomic.Int64
 }

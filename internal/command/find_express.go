@@ -17,7 +17,7 @@ import (
 // expressFind answers the find if it has the express shape and reports
 // whether it did.
 func expressFind(c *Ctx) (bool, error) {
-	if c.explain != nil {
+	if c.explain != nil || c.snapAt != 0 {
 		return false, nil
 	}
 	var name string

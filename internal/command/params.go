@@ -2,6 +2,7 @@ package command
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/wire"
@@ -12,8 +13,8 @@ import (
 const MinPreAuthMaxMessageSize = 4096
 
 // setParameter changes server parameters at run time: logLevel,
-// preAuthMaximumMessageSizeBytes, authFailuresPerMinute and
-// authFailureBurst.
+// preAuthMaximumMessageSizeBytes, authFailuresPerMinute,
+// authFailureBurst and minSnapshotHistoryWindowInSeconds.
 // It answers each parameter's previous value as "was", as mongod does.
 func setParameter(c *Ctx) error {
 	set := 0
@@ -68,6 +69,14 @@ func setParameter(c *Ctx) error {
 			}
 			c.Reply.AppendInt64("was", was)
 			c.Env.Auth.SetFailureLimit(perMinute, burst)
+			set++
+		case "minSnapshotHistoryWindowInSeconds":
+			n, ok := e.Value.AsInt64()
+			if !ok || n < 0 || n > 1<<31-1 {
+				return mongoerr.New(mongoerr.BadValue, "minSnapshotHistoryWindowInSeconds must be a number of at least 0")
+			}
+			c.Reply.AppendInt32("was", int32(c.Env.snapWindow()/time.Second))
+			c.Env.state.snapWindowSecs.Store(n + 1)
 			set++
 		default:
 			return mongoerr.New(mongoerr.InvalidOptions, "unrecognized parameter: %s", e.Key)

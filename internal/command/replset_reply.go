@@ -24,7 +24,9 @@ package command
 //     writer (behind any write holding an earlier stamp) and commits an
 //     empty stamped transaction, as mongod's primary writes a no-op, so
 //     the wait ends even when the time came from gossip and no write
-//     follows. snapshot is refused until snapshot reads exist.
+//     follows. snapshot outside a transaction is a snapshot read
+//     (snapshot_read.go): find, aggregate and distinct, at atClusterTime
+//     or the current data.
 //   - Write replies carry opTime and electionId, and a write concern the
 //     set cannot meet is reported in writeConcernError.
 //   - Writes are stamped inside their transaction (writeTx): the oplog
@@ -118,8 +120,8 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 	if rc.Type != bson.TypeDocument {
 		return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'readConcern' is the wrong type '%s', expected type 'object'", rc.Type)
 	}
-	var after repl.Timestamp
-	afterOpTime := false
+	var after, at repl.Timestamp
+	afterOpTime, snapshot, hasAt, hasAfter := false, false, false, false
 	it := rc.Document().Iter()
 	for it.Next() {
 		e := it.Element()
@@ -139,10 +141,7 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 				}
 				c.linearizable = true
 			case "snapshot":
-				if c.txn != nil || c.txnStart != nil {
-					break // a transaction reads its snapshot
-				}
-				return mongoerr.New(mongoerr.InvalidOptions, "readConcern level 'snapshot' is not supported by Cairn yet: snapshot reads (atClusterTime) come with transactions")
+				snapshot = true
 			default:
 				return mongoerr.New(mongoerr.BadValue, "Enumeration value '%s' for field 'readConcern.level' is not a valid value.", l)
 			}
@@ -154,6 +153,7 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 			if after = repl.MakeTimestamp(t, i); after == 0 {
 				return mongoerr.New(mongoerr.InvalidOptions, "readConcern afterClusterTime cannot be a null timestamp")
 			}
+			hasAfter = true
 		case "afterOpTime":
 			if e.Value.Type != bson.TypeDocument {
 				return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'readConcern.afterOpTime' is the wrong type '%s', expected type 'object'", e.Value.Type)
@@ -166,13 +166,37 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 			after = max(after, repl.MakeTimestamp(t, i))
 			afterOpTime = true
 		case "atClusterTime":
-			return mongoerr.New(mongoerr.InvalidOptions, "readConcern atClusterTime is not supported by Cairn yet: snapshot reads come with transactions")
+			if e.Value.Type != bson.TypeTimestamp {
+				return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'readConcern.atClusterTime' is the wrong type '%s', expected type 'timestamp'", e.Value.Type)
+			}
+			t, i := e.Value.Timestamp()
+			if at = repl.MakeTimestamp(t, i); at == 0 {
+				return mongoerr.New(mongoerr.InvalidOptions, "readConcern atClusterTime cannot be a null timestamp")
+			}
+			hasAt = true
 		case "provenance":
 		default:
 			return mongoerr.New(mongoerr.IDLUnknownField, "BSON field 'readConcern.%s' is an unknown field.", e.Key)
 		}
 	}
+	if err := checkSnapshotConcern(c, cmd, snapshot, hasAt, hasAfter, afterOpTime); err != nil {
+		return err
+	}
+	readAt := snapshot && c.txn == nil && c.txnStart == nil // a snapshot read
+	if hasAt && readAt {
+		now := set.Clock.Now()
+		if at > now {
+			return mongoerr.New(mongoerr.InvalidOptions, "readConcern atClusterTime value must not be greater than the current clusterTime. Requested clusterTime: %s; current clusterTime: %s", at, now)
+		}
+		if err := waitApplied(c, at); err != nil {
+			return err
+		}
+		return openSnapshotRead(c, at)
+	}
 	if after == 0 {
+		if readAt {
+			return openSnapshotRead(c, 0)
+		}
 		return nil
 	}
 	if c.linearizable && afterOpTime {
@@ -189,7 +213,32 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 		// An optime this member never wrote cannot be reached by a no-op.
 		return mongoerr.New(mongoerr.InvalidOptions, "readConcern afterOpTime %s is later than this member's last optime %s", after, now)
 	}
-	return waitApplied(c, after)
+	if err := waitApplied(c, after); err != nil {
+		return err
+	}
+	if readAt {
+		return openSnapshotRead(c, 0)
+	}
+	return nil
+}
+
+// checkSnapshotConcern checks a readConcern's snapshot level and
+// atClusterTime by mongod's rules (ReadConcernArgs and the commands'
+// supportsReadConcern).
+func checkSnapshotConcern(c *Ctx, cmd *Command, snapshot, hasAt, hasAfter, afterOpTime bool) error {
+	if hasAfter && hasAt {
+		return mongoerr.New(mongoerr.InvalidOptions, "Can not specify both afterClusterTime and atClusterTime")
+	}
+	if hasAt && !snapshot {
+		return mongoerr.New(mongoerr.InvalidOptions, "atClusterTime field can be set only if level is equal to snapshot")
+	}
+	if afterOpTime && snapshot {
+		return mongoerr.New(mongoerr.InvalidOptions, "afterOpTime field cannot be set if level is equal to snapshot")
+	}
+	if snapshot && c.txn == nil && c.txnStart == nil && !snapshotReadCommands[cmd.Name] {
+		return mongoerr.New(mongoerr.InvalidOptions, "Command %s does not support { readConcern: { level: \"snapshot\" } } :: caused by :: read concern not supported", cmd.Name)
+	}
+	return nil
 }
 
 // waitApplied waits until every write stamped up to ts is committed.
@@ -268,6 +317,9 @@ func appendReplReply(c *Ctx, ok bool) {
 	r.End()
 	r.End()
 	op := c.opTime
+	if op == 0 && c.snapAt != 0 {
+		op = c.snapAt // a snapshot read's operationTime is its read time, as mongod's
+	}
 	if op == 0 {
 		op = st.Applied
 	}

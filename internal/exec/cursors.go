@@ -50,9 +50,13 @@ type Cursor struct {
 	Src    Source
 	// Snap is the read snapshot of the command that opened the cursor:
 	// every getMore reads it (internal/command's storage.go). Close ends it.
-	Snap      *kv.Tx
-	Limit     int64 // 0 = none; documents still allowed
-	NoTimeout bool
+	Snap *kv.Tx
+	// AtClusterTime is the cluster time of a snapshot read's snapshot
+	// (readConcern snapshot outside a transaction; 0: none): every batch
+	// reports it.
+	AtClusterTime uint64
+	Limit         int64 // 0 = none; documents still allowed
+	NoTimeout     bool
 	// Tailable cursors (a capped collection's, tailable.go) have no Snap:
 	// each batch reads current data. AwaitData ones wait in getMore for a
 	// commit to Watch (their collection's data tree) when they have

@@ -63,6 +63,14 @@ func (s *Snapshot) UseTxn(tx *kv.Tx) {
 	s.tx, s.txn = tx, true
 }
 
+// Adopt makes tx, a read transaction the caller hands over, the
+// snapshot (a snapshot read at a cluster time: a retained snapshot's
+// clone); Release ends it.
+func (s *Snapshot) Adopt(tx *kv.Tx) {
+	s.Release()
+	s.tx = tx
+}
+
 // InTxn reports whether the snapshot is a transaction's.
 func (s *Snapshot) InTxn() bool { return s.txn }
 

@@ -388,6 +388,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.stopBg()
 	s.bg.Wait()
 	s.env.Cursors.KillAll()
+	s.env.CloseSnapshots()
 	s.log.Info("Closing the storage engine", "c", "STORAGE", "id", 22261, "ctx", "SignalHandler")
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("closing storage engine: %w", err)

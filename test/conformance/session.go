@@ -74,6 +74,14 @@ func (em *entityMap) createSession(ctx context.Context, id string, a *args) erro
 			opts.SetSnapshot(so.bool("snapshot"))
 		}
 		if v := so.raw("snapshotTime"); !isMissing(v) {
+			if name, ok := v.StringValueOK(); ok {
+				// The name of a saved entity (getSnapshotTime's result).
+				saved, err := em.bsonEntity(name)
+				if err != nil {
+					return fmt.Errorf("snapshotTime: %w", err)
+				}
+				v = saved
+			}
 			t, i, ok := v.TimestampOK()
 			if !ok {
 				return fmt.Errorf("snapshotTime: want a timestamp, got %s", v.Type)
