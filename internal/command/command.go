@@ -229,7 +229,7 @@ type Ctx struct {
 	txTS, opTime repl.Timestamp
 	// snapAt is a snapshot read's cluster time (snapshot_read.go; 0: not
 	// one), reported as atClusterTime.
-	snapAt repl.Timestamp
+	snapAt       repl.Timestamp
 	linearizable bool
 }
 
