@@ -6,6 +6,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/internal/session"
 )
 
 // The commands over the operation layer (internal/opctx): currentOp and
@@ -15,12 +16,16 @@ import (
 func currentOp(c *Ctx) error {
 	// Every field but the command's own options filters the operations.
 	var fb bson.Builder
+	idleSessions := true
 	it := c.Body.Iter()
 	it.Next()
 	for it.Next() {
 		e := it.Element()
 		switch e.Key {
-		case "$all", "$ownOps", "$truncateOps", "idleConnections", "idleCursors", "idleSessions", "localOps", "backtrace":
+		case "idleSessions":
+			idleSessions = e.Value.Truthy()
+			continue
+		case "$all", "$ownOps", "$truncateOps", "idleConnections", "idleCursors", "localOps", "backtrace":
 			continue
 		}
 		if genericFields[e.Key] {
@@ -35,14 +40,49 @@ func currentOp(c *Ctx) error {
 	r := c.Reply
 	r.StartArray("inprog")
 	i := 0
-	c.Env.Ops.Documents(time.Now(), func(d bson.Doc) {
+	now := time.Now()
+	c.Env.Ops.Documents(now, func(d bson.Doc) {
 		if filter.Match(d) {
 			r.AppendDocument(bson.Index(i), d)
 			i++
 		}
 	})
+	if idleSessions && c.Env.Sessions != nil {
+		c.Env.Sessions.IdleTxns(func(t session.IdleTxn) {
+			if d := idleTxnDoc(t, now); filter.Match(d) {
+				r.AppendDocument(bson.Index(i), d)
+				i++
+			}
+		})
+	}
 	r.End()
 	return nil
+}
+
+// idleTxnDoc is currentOp's document of an inactive session's open
+// transaction, with mongod's fields (Cairn has no locks to report).
+func idleTxnDoc(t session.IdleTxn, now time.Time) bson.Doc {
+	var b bson.Builder
+	b.AppendString("type", "idleSession")
+	b.AppendBool("active", false)
+	b.AppendString("desc", "inactive transaction")
+	t.Key.AppendDoc(&b, "lsid")
+	b.StartDocument("transaction")
+	b.StartDocument("parameters")
+	b.AppendInt64("txnNumber", t.Number)
+	b.AppendBool("autocommit", false)
+	if len(t.ReadConcern) > 0 {
+		b.AppendDocument("readConcern", t.ReadConcern)
+	}
+	b.End()
+	b.AppendString("startWallClockTime", t.Started.Format("2006-01-02T15:04:05.000-07:00"))
+	b.AppendInt64("timeOpenMicros", now.Sub(t.Started).Microseconds())
+	b.AppendString("expiryTime", t.Expires.Format("2006-01-02T15:04:05.000-07:00"))
+	b.End()
+	b.AppendBool("waitingForLock", false)
+	b.StartDocument("locks")
+	b.End()
+	return b.Finish()
 }
 
 func killOp(c *Ctx) error {

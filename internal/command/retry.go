@@ -117,7 +117,11 @@ func (r *retryState) executed(i int) (session.StmtResult, bool, error) {
 		return res, false, fmt.Errorf("statement %d: %w", id, err)
 	}
 	if ok {
+		if len(r.retried) == 0 {
+			r.c.Env.Sessions.TxnStats.RetriedCommands.Add(1)
+		}
 		r.retried = append(r.retried, id)
+		r.c.Env.Sessions.TxnStats.RetriedStatements.Add(1)
 	}
 	return res, ok, nil
 }
@@ -196,6 +200,9 @@ func (c *Ctx) onPrimaryTransactionalWrite() error {
 func (r *retryState) finish() error {
 	if r == nil {
 		return nil
+	}
+	if r.txn.Wrote() {
+		r.c.Env.Sessions.TxnStats.TransactionsCollectionWrites.Add(1)
 	}
 	return r.txn.Finish(time.Now(), r.c.Env.Repl.WriteTerm())
 }

@@ -127,6 +127,34 @@ func beginSession(c *Ctx, cmd *Command) error {
 			return mongoerr.New(mongoerr.NotARetryableWriteCommand, "txnNumber may only be provided for multi-document transactions and retryable write commands. autocommit:false was not provided, and %s is not a retryable write command.", cmd.Name)
 		}
 		c.sess.retryable, c.sess.txnNumber = true, txn.Int64()
+		return checkRetryableAgainstTxn(c, k, txn.Int64())
+	}
+	return nil
+}
+
+// checkRetryableAgainstTxn checks the session's slot out for retryable
+// write n (one command of a session at a time, as mongod) and checks it
+// against the session's transaction, as mongod's beginOrContinue: a
+// lower number than the transaction's is TransactionTooOld, the
+// transaction's own number IncompleteTransactionHistory, and a higher one
+// aborts the open transaction.
+func checkRetryableAgainstTxn(c *Ctx, k session.Key, n int64) error {
+	slot := c.Env.Sessions.Slot(k)
+	if slot == nil {
+		return nil
+	}
+	if !slot.Checkout(c.Done()) {
+		return ctxErr(c.Err())
+	}
+	c.sess.slot = slot
+	switch {
+	case slot.Number < 0:
+	case n < slot.Number:
+		return mongoerr.New(mongoerr.TransactionTooOld, "Cannot start transaction with { txnNumber: %d, txnRetryCounter: 0 } on session %s because a newer transaction with txnNumberAndRetryCounter { txnNumber: %d, txnRetryCounter: 0 } has already started on this session.", n, k, slot.Number)
+	case n == slot.Number:
+		return mongoerr.New(mongoerr.IncompleteTransactionHistory, "Cannot retry a retryable write that has been converted into a transaction")
+	case slot.State == session.TxnInProgress:
+		slot.End(false)
 	}
 	return nil
 }

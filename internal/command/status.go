@@ -79,6 +79,7 @@ func serverStatus(c *Ctx) error {
 	r.AppendBool("supported", virtual > 0)
 	r.End()
 	appendMetrics(c)
+	appendTxnStats(c)
 	r.StartDocument("storageEngine")
 	r.AppendString("name", "cairn")
 	r.AppendBool("supportsCommittedReads", true)
@@ -168,5 +169,31 @@ func appendColumnCache(c *Ctx) {
 	r.AppendInt64("fieldsBuilt", st.Built)
 	r.AppendInt64("evictions", st.Evictions)
 	r.AppendInt64("invalidations", st.Dropped)
+	r.End()
+}
+
+// appendTxnStats adds serverStatus's transactions section, with mongod
+// 7.0's fields (Cairn has no prepared transactions: their figures are 0).
+func appendTxnStats(c *Ctx) {
+	if c.Env.Sessions == nil {
+		return
+	}
+	t := &c.Env.Sessions.TxnStats
+	r := c.Reply
+	open, active := t.CurrentOpen.Load(), t.CurrentActive.Load()
+	r.StartDocument("transactions")
+	r.AppendInt64("retriedCommandsCount", t.RetriedCommands.Load())
+	r.AppendInt64("retriedStatementsCount", t.RetriedStatements.Load())
+	r.AppendInt64("transactionsCollectionWriteCount", t.TransactionsCollectionWrites.Load())
+	r.AppendInt64("currentActive", active)
+	r.AppendInt64("currentInactive", max(open-active, 0))
+	r.AppendInt64("currentOpen", open)
+	r.AppendInt64("totalAborted", t.TotalAborted.Load())
+	r.AppendInt64("totalCommitted", t.TotalCommitted.Load())
+	r.AppendInt64("totalStarted", t.TotalStarted.Load())
+	r.AppendInt64("totalPrepared", 0)
+	r.AppendInt64("totalPreparedThenCommitted", 0)
+	r.AppendInt64("totalPreparedThenAborted", 0)
+	r.AppendInt64("currentPrepared", 0)
 	r.End()
 }

@@ -161,8 +161,11 @@ func (c *Ctx) openTxn() error {
 	}
 	slot.Tx = tx
 	slot.Attach(tx)
-	oplog := c.Env.Oplog
-	slot.OnEnd = func(tx *exec.Tx) { oplog.DropTxn(tx) }
+	oplog, cursors := c.Env.Oplog, c.Env.Cursors
+	slot.OnEnd = func(tx *exec.Tx) {
+		oplog.DropTxn(tx)
+		cursors.KillTxn(tx) // its cursors end with it, as mongod's
+	}
 	return c.useTxn()
 }
 
@@ -240,6 +243,7 @@ func commitTransaction(c *Ctx) error {
 		if ts == 0 {
 			ts = c.Env.Repl.Clock.Next()
 		}
+		c.Env.Sessions.TxnStats.TransactionsCollectionWrites.Add(1)
 		return session.RecordTxn(wt, k, n, ts, "committed", time.Now(), c.Env.Repl.WriteTerm())
 	})
 	err = tx.CommitWith(wc.durability())

@@ -228,6 +228,28 @@ func (cs *Cursors) KillWhere(match func(lsid []byte) bool) int {
 	return len(victims)
 }
 
+// KillTxn closes the cursors opened in the multi-document transaction
+// whose kv transaction is tx (it ended: committed or aborted, as mongod
+// kills a transaction's cursors), and returns how many.
+func (cs *Cursors) KillTxn(tx *kv.Tx) int {
+	cs.mu.Lock()
+	var victims []*Cursor
+	for k, c := range cs.m {
+		if c.Snap == tx {
+			victims = append(victims, c)
+			delete(cs.m, k)
+		}
+	}
+	cs.mu.Unlock()
+	for _, c := range victims {
+		c.markKilled()
+		c.Mu.Lock()
+		c.Close()
+		c.Mu.Unlock()
+	}
+	return len(victims)
+}
+
 // KillAll closes every cursor.
 func (cs *Cursors) KillAll() {
 	cs.mu.Lock()

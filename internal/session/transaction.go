@@ -84,11 +84,16 @@ type Slot struct {
 	stats  *TxnStats
 }
 
-// TxnStats are serverStatus's transactions counters.
+// TxnStats are serverStatus's transactions counters: the multi-document
+// transactions', and the retryable writes' (statements and commands
+// answered from their record, writes of config.transactions).
 type TxnStats struct {
 	CurrentOpen, CurrentActive   atomic.Int64
 	TotalStarted, TotalCommitted atomic.Int64
 	TotalAborted                 atomic.Int64
+	RetriedCommands              atomic.Int64
+	RetriedStatements            atomic.Int64
+	TransactionsCollectionWrites atomic.Int64
 }
 
 func newSlot(stats *TxnStats) *Slot {
@@ -290,4 +295,42 @@ func RecordTxn(tx *kv.Tx, k Key, txnNumber int64, ts repl.Timestamp, state strin
 	b.AppendDateTime("lastWriteDate", now.UnixMilli())
 	b.AppendString("state", state)
 	return putDoc(tx, TransactionsColl, k, b.Finish())
+}
+
+// IdleTxn describes an open transaction that no command holds (an
+// inactive session, as currentOp's idleSessions lists it).
+type IdleTxn struct {
+	Key              Key
+	Number           int64
+	ReadConcern      bson.Doc
+	Started, Expires time.Time
+}
+
+// IdleTxns calls fn for each open transaction that no command holds
+// (its slot taken for the call, so that its fields are stable).
+func (r *Registry) IdleTxns(fn func(IdleTxn)) {
+	r.mu.Lock()
+	type kslot struct {
+		k Key
+		s *Slot
+	}
+	var slots []kslot
+	for k, rec := range r.m {
+		if rec.slot != nil && rec.slot.live.Load() != nil {
+			slots = append(slots, kslot{k, rec.slot})
+		}
+	}
+	r.mu.Unlock()
+	for _, ks := range slots {
+		s := ks.s
+		select {
+		case s.use <- struct{}{}:
+		default:
+			continue // a command holds it: listed as that operation
+		}
+		if s.State == TxnInProgress && !s.killed.Load() {
+			fn(IdleTxn{Key: ks.k, Number: s.Number, ReadConcern: s.ReadConcern, Started: s.Started, Expires: s.Expires})
+		}
+		<-s.use
+	}
 }

@@ -223,6 +223,10 @@ func (t *Txn) Record(stmtID int32, r StmtResult) error {
 	return nil
 }
 
+// Wrote reports whether a statement of the command was recorded (Finish
+// writes config.transactions).
+func (t *Txn) Wrote() bool { return t.wrote }
+
 // Finish writes the session's config.transactions record when the
 // command recorded a statement; term is the replica set's term.
 func (t *Txn) Finish(now time.Time, term int64) error {
