@@ -84,6 +84,11 @@ func createIndexes(c *Ctx) error {
 		return err
 	}
 	defer cancel()
+	if c.txn != nil {
+		if err := checkTxnCreateIndexes(c, name); err != nil {
+			return err
+		}
+	}
 	for {
 		st, err := startIndexBuild(c, wc.durability(), name, specs)
 		if err != nil {
@@ -197,7 +202,7 @@ func startIndexBuild(c *Ctx, durability exec.Durability, name string, specs []*i
 		for i, s := range build {
 			targets[i] = &index.BuildTarget{Spec: s, TreeName: next.IndexTree(s.Name)}
 		}
-		if data.Len() > 0 {
+		if data.Len() > 0 && c.txn == nil {
 			id, err := newBuildID()
 			if err != nil {
 				return err
@@ -211,7 +216,8 @@ func startIndexBuild(c *Ctx, durability exec.Durability, name string, specs []*i
 			}
 			return st.build.logStep(c, tx, "startIndexBuild", &next, nil)
 		}
-		// Nothing to scan: build (empty trees) and finish now.
+		// Nothing to scan, or a collection new in this multi-document
+		// transaction (only its own documents): build and finish now.
 		if err := index.BuildAllWith(c, tx, data, next.Namespace(), targets, index.BuildOptions{TempDir: c.Env.tempDir()}); err != nil {
 			return ctxErr(err)
 		}
@@ -379,4 +385,24 @@ func indexesToDrop(coll *catalog.Collection, which bson.Value) (map[string]bool,
 		return nil, mongoerr.New(mongoerr.BadValue, "%d indexes found for key: %s, identify by name instead. Conflicting indexes: %v", len(found), which.Document().String(), found)
 	}
 	return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'dropIndexes.index' is the wrong type '%s', expected types '[string, object, array]'", which.Type)
+}
+
+// checkTxnCreateIndexes refuses createIndexes in a multi-document
+// transaction on a collection that exists outside it, as mongod 4.4+
+// (which builds indexes in a transaction only on a collection that is
+// new: missing, or created by the transaction itself).
+func checkTxnCreateIndexes(c *Ctx, name string) error {
+	cur, err := c.currentTx()
+	if err != nil {
+		return err
+	}
+	defer cur.Rollback()
+	coll, err := catalog.Get(cur, c.DB, name)
+	if err != nil {
+		return err
+	}
+	if coll != nil {
+		return mongoerr.New(mongoerr.OperationNotSupportedInTransaction, "Cannot create new indexes on existing collection %s.%s in a multi-document transaction.", c.DB, name)
+	}
+	return nil
 }

@@ -44,7 +44,7 @@ import (
 var txnCommands = map[string]bool{
 	"find": true, "getMore": true, "killCursors": true, "aggregate": true, "distinct": true,
 	"insert": true, "update": true, "delete": true, "findAndModify": true, "bulkWrite": true,
-	"commitTransaction": true, "abortTransaction": true, "create": true,
+	"commitTransaction": true, "abortTransaction": true, "create": true, "createIndexes": true,
 }
 
 // defaultTxnLifetime is transactionLifetimeLimitSeconds' default.

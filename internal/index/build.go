@@ -531,7 +531,7 @@ func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []extsort.Source, fillFacto
 	first := true
 	var n int64
 	var dupErr error
-	_, err := tx.BulkLoad(t.TreeName, func() ([]byte, []byte, bool, error) {
+	_, err := bulkLoad(tx, t.TreeName, func() ([]byte, []byte, bool, error) {
 		for {
 			bk, bv, ok, err := m.Next()
 			if err != nil || !ok {
@@ -566,4 +566,27 @@ func load(tx *kv.Tx, ns string, t *BuildTarget, srcs []extsort.Source, fillFacto
 	}
 	p.Add(n & 1023)
 	return n, nil
+}
+
+// bulkLoad is kv's BulkLoad, except in a concurrent transaction (a
+// multi-document transaction's index build on a collection it created),
+// which cannot bulk-load: there the tree is created and the sorted
+// entries are put one by one.
+func bulkLoad(tx *kv.Tx, name string, next func() ([]byte, []byte, bool, error), fillFactor float64) (*kv.Tree, error) {
+	if !tx.Concurrent() {
+		return tx.BulkLoad(name, next, fillFactor)
+	}
+	t, err := tx.CreateTree(name)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		k, v, ok, err := next()
+		if err != nil || !ok {
+			return t, err
+		}
+		if err := t.Put(k, v); err != nil {
+			return nil, err
+		}
+	}
 }

@@ -155,3 +155,50 @@ func TestRetryableWriteInTransactionSession(t *testing.T) {
 	_, err = retryable(t, c.Database("admin"), bson.D{{Key: "commitTransaction", Value: 1}, {Key: "autocommit", Value: false}}, lsid, 5)
 	cmdErr(t, err, 225) // the session moved on to 6
 }
+
+// TestTransactionCreateIndexes: createIndexes in a transaction builds the
+// index of a collection the transaction creates (its own documents
+// included, visible at commit) and refuses an existing collection with
+// OperationNotSupportedInTransaction, as mongod 4.4+.
+func TestTransactionCreateIndexes(t *testing.T) {
+	c, _ := startTxnServer(t)
+	bg := context.Background()
+	db := c.Database("tix")
+	if err := db.CreateCollection(bg, "old"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := c.StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.EndSession(bg)
+	sc := mongo.NewSessionContext(bg, s)
+	if err := s.StartTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Collection("old").Indexes().CreateOne(sc, mongo.IndexModel{Keys: bson.D{{Key: "x", Value: 1}}})
+	cmdErr(t, err, 263)
+	s.AbortTransaction(bg)
+
+	if err := s.StartTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	fresh := db.Collection("fresh")
+	for i := range 5 {
+		if _, err := fresh.InsertOne(sc, bson.D{{Key: "_id", Value: i}, {Key: "x", Value: i * 10}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := fresh.Indexes().CreateOne(sc, mongo.IndexModel{Keys: bson.D{{Key: "x", Value: 1}}, Options: options.Index().SetUnique(true)}); err != nil {
+		t.Fatalf("createIndexes on a collection new in the transaction: %v", err)
+	}
+	if err := s.CommitTransaction(bg); err != nil {
+		t.Fatal(err)
+	}
+	n, err := fresh.CountDocuments(bg, bson.D{{Key: "x", Value: bson.D{{Key: "$gte", Value: 20}}}}, options.Count().SetHint("x_1"))
+	if err != nil || n != 3 {
+		t.Errorf("count through the index: %d, %v; want 3", n, err)
+	}
+	_, err = fresh.InsertOne(bg, bson.D{{Key: "_id", Value: 9}, {Key: "x", Value: 10}})
+	cmdErr(t, err, 11000) // the unique index holds the transaction's documents
+}
