@@ -79,6 +79,11 @@ func beginTxnStatement(c *Ctx, cmd *Command, k session.Key, n int64) error {
 		return ctxErr(c.Err())
 	}
 	c.sess.slot = slot
+	if slot.Number < 0 {
+		if err := restoreTxn(c, slot, k); err != nil {
+			return err
+		}
+	}
 	_, start := c.Body.Lookup("startTransaction")
 	active := max(c.Env.Sessions.ActiveTxn(k), slot.Number)
 	if n < active {
@@ -129,6 +134,25 @@ func beginTxnStatement(c *Ctx, cmd *Command, k session.Key, n int64) error {
 	}
 	c.txn = slot
 	return c.useTxn()
+}
+
+// restoreTxn gives a slot that knows no transaction (the session's first
+// statement since the server started) the committed transaction its
+// config.transactions record holds, as mongod refreshes a session's
+// transaction state from storage: a commitTransaction retried across a
+// restart answers ok, the number's other statements TransactionCommitted.
+func restoreTxn(c *Ctx, slot *session.Slot, k session.Key) error {
+	tx, err := c.currentTx()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	n, ts, ok, err := session.CommittedTxn(tx, k)
+	if err != nil || !ok {
+		return err
+	}
+	slot.Restore(n, int64(ts))
+	return nil
 }
 
 // txnStart is a transaction a command starts.

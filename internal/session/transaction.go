@@ -334,3 +334,28 @@ func (r *Registry) IdleTxns(fn func(IdleTxn)) {
 		<-s.use
 	}
 }
+
+// CommittedTxn reads session k's config.transactions record in tx: the
+// number and commit time of its last transaction when that one committed
+// (ok false: no record, or a retryable write's).
+func CommittedTxn(tx *kv.Tx, k Key) (n int64, ts repl.Timestamp, ok bool, err error) {
+	rec, err := readTxnRecord(tx, k)
+	if err != nil || rec == nil {
+		return 0, 0, false, err
+	}
+	if st, _ := rec.Lookup("state"); st.Type != bson.TypeString || st.StringValue() != "committed" {
+		return 0, 0, false, nil
+	}
+	n, ts = txnRecordFields(rec)
+	return n, ts, true, nil
+}
+
+// Restore makes a slot that knows no transaction (a session the server
+// has not seen since it started) hold committed transaction n, as its
+// config.transactions record says (mongod's refresh from storage): a
+// retried commitTransaction answers it again.
+func (s *Slot) Restore(n int64, commitTS int64) {
+	if s.Number < 0 && s.State == TxnNone {
+		s.Number, s.State, s.CommitTS = n, TxnCommitted, commitTS
+	}
+}

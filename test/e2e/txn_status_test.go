@@ -8,6 +8,8 @@ import (
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/cairndb/cairn/internal/testutil/cairndtest"
 )
 
 func txnStatus(t *testing.T, c *mongo.Client) bson.M {
@@ -201,4 +203,44 @@ func TestTransactionCreateIndexes(t *testing.T) {
 	}
 	_, err = fresh.InsertOne(bg, bson.D{{Key: "_id", Value: 9}, {Key: "x", Value: 10}})
 	cmdErr(t, err, 11000) // the unique index holds the transaction's documents
+}
+
+// TestTransactionCommitRetriedAfterRestart: a commitTransaction retried
+// after the server was killed and restarted answers the committed outcome
+// again (mongod restores it from config.transactions), and the
+// transaction's number answers TransactionCommitted, so that a driver's
+// retry does not run the transaction twice.
+func TestTransactionCommitRetriedAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := cairndtest.StartDir(dir, cairndtest.DefaultMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, srv.URI)
+	db := c.Database("rst")
+	if err := db.CreateCollection(ctx(t), "c"); err != nil {
+		t.Fatal(err)
+	}
+	lsid := newLSID(t)
+	mustRetryable(t, db, bson.D{{Key: "insert", Value: "c"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 1}}}},
+		{Key: "startTransaction", Value: true}, {Key: "autocommit", Value: false}}, lsid, 3)
+	commit := bson.D{{Key: "commitTransaction", Value: 1}, {Key: "autocommit", Value: false}, {Key: "writeConcern", Value: bson.D{{Key: "w", Value: "majority"}}}}
+	mustRetryable(t, c.Database("admin"), commit, lsid, 3)
+	c.Disconnect(ctx(t)) // before the kill: its monitor would wait on a dead server
+	srv.Kill()
+	srv, err = cairndtest.StartDir(dir, cairndtest.DefaultMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	c = dial(t, srv.URI)
+	if _, err := retryable(t, c.Database("admin"), commit, lsid, 3); err != nil {
+		t.Fatalf("commit retried after a restart: %v", err)
+	}
+	_, err = retryable(t, c.Database("rst"), bson.D{{Key: "find", Value: "c"}, {Key: "autocommit", Value: false}}, lsid, 3)
+	cmdErr(t, err, 256)
+	n, err := c.Database("rst").Collection("c").CountDocuments(ctx(t), bson.D{})
+	if err != nil || n != 1 {
+		t.Errorf("documents: %d, %v", n, err)
+	}
 }
