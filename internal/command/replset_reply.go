@@ -238,6 +238,20 @@ func checkSnapshotConcern(c *Ctx, cmd *Command, snapshot, hasAt, hasAfter, after
 	if snapshot && c.txn == nil && c.txnStart == nil && !snapshotReadCommands[cmd.Name] {
 		return mongoerr.New(mongoerr.InvalidOptions, "Command %s does not support { readConcern: { level: \"snapshot\" } } :: caused by :: read concern not supported", cmd.Name)
 	}
+	if snapshot && cmd.Name == "aggregate" {
+		if p, ok := c.Body.Lookup("pipeline"); ok && p.Type == bson.TypeArray {
+			it := p.Document().Iter()
+			for it.Next() {
+				st := it.Element().Value
+				if st.Type != bson.TypeDocument {
+					continue
+				}
+				if f := st.Document().Iter(); f.Next() && (f.Element().Key == "$out" || f.Element().Key == "$merge") {
+					return mongoerr.New(mongoerr.InvalidOptions, "%s cannot be used with a 'snapshot' read concern level", f.Element().Key)
+				}
+			}
+		}
+	}
 	return nil
 }
 

@@ -92,6 +92,7 @@ func TestReplSetCommands(t *testing.T) {
 		{"bad readConcern level", "d", dbson.D{{Key: "find", Value: "c"}, {Key: "readConcern", Value: dbson.D{{Key: "level", Value: "x"}}}}, 2},
 		{"unknown readConcern field", "d", dbson.D{{Key: "find", Value: "c"}, {Key: "readConcern", Value: dbson.D{{Key: "x", Value: 1}}}}, 40415},
 		{"snapshot read", "d", dbson.D{{Key: "find", Value: "c"}, {Key: "readConcern", Value: dbson.D{{Key: "level", Value: "snapshot"}}}}, 0},
+		{"snapshot $out", "d", dbson.D{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: dbson.A{dbson.D{{Key: "$out", Value: "o"}}}}, {Key: "cursor", Value: dbson.D{}}, {Key: "readConcern", Value: dbson.D{{Key: "level", Value: "snapshot"}}}}, 72},
 		{"snapshot count", "d", dbson.D{{Key: "count", Value: "c"}, {Key: "readConcern", Value: dbson.D{{Key: "level", Value: "snapshot"}}}}, 72},
 		{"snapshot with afterOpTime", "d", dbson.D{{Key: "find", Value: "c"}, {Key: "readConcern", Value: dbson.D{{Key: "level", Value: "snapshot"}, {Key: "afterOpTime", Value: dbson.D{{Key: "ts", Value: dbson.Timestamp{T: 1, I: 1}}, {Key: "t", Value: int64(1)}}}}}}, 72},
 		{"atClusterTime and afterClusterTime", "d", dbson.D{{Key: "find", Value: "c"}, {Key: "readConcern", Value: dbson.D{{Key: "level", Value: "snapshot"}, {Key: "afterClusterTime", Value: dbson.Timestamp{T: 1, I: 1}}, {Key: "atClusterTime", Value: dbson.Timestamp{T: 1, I: 1}}}}}, 72},
