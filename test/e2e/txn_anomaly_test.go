@@ -51,6 +51,14 @@ func (ac *anomalyCluster) start() {
 	}
 }
 
+// disconnect ends a client without waiting long for a server that is
+// gone.
+func disconnect(c *mongo.Client) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	c.Disconnect(ctx)
+}
+
 // crash kills cairnd (SIGKILL) and starts it again on its data.
 func (ac *anomalyCluster) crash() {
 	ac.mu.Lock()
@@ -61,9 +69,12 @@ func (ac *anomalyCluster) crash() {
 }
 
 func (ac *anomalyCluster) close() {
+	var wg sync.WaitGroup
 	for _, c := range append(ac.old, ac.client.Load()) {
-		c.Disconnect(context.Background())
+		wg.Add(1)
+		go func() { defer wg.Done(); disconnect(c) }()
 	}
+	wg.Wait()
 	if err := ac.srv.Stop(); err != nil {
 		ac.t.Errorf("stopping cairnd: %v", err)
 	}
