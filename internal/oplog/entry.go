@@ -71,20 +71,7 @@ func (l *Log) Append(tx *kv.Tx, e *Entry, stmt *repl.Stmt) (repl.Timestamp, erro
 		b.AppendDocument("lsid", stmt.LSID)
 		b.AppendInt64("txnNumber", stmt.TxnNumber)
 	}
-	b.AppendString("op", string(rune(e.Op)))
-	b.AppendString("ns", e.NS)
-	if e.UI != nil {
-		b.AppendBinary("ui", 4, e.UI[:])
-	}
-	b.AppendDocument("o", e.O)
-	switch {
-	case e.O2 != nil:
-		b.AppendDocument("o2", e.O2)
-	case e.ID != nil:
-		b.StartDocument("o2")
-		b.AppendValue("_id", *e.ID)
-		b.End()
-	}
+	e.appendOp(b)
 	if stmt != nil && stmt.StmtID >= 0 { // a transaction's entry has none
 		b.AppendInt32("stmtId", stmt.StmtID)
 	}
@@ -125,6 +112,26 @@ func (l *Log) LastAppended() repl.Timestamp {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.last
+}
+
+// appendOp appends the fields that describe the change, as an entry and
+// an applyOps operation both hold them: op, ns, ui, o and o2 (the
+// document key of an insert).
+func (e *Entry) appendOp(b *bson.Builder) {
+	b.AppendString("op", string(rune(e.Op)))
+	b.AppendString("ns", e.NS)
+	if e.UI != nil {
+		b.AppendBinary("ui", 4, e.UI[:])
+	}
+	b.AppendDocument("o", e.O)
+	switch {
+	case e.O2 != nil:
+		b.AppendDocument("o2", e.O2)
+	case e.ID != nil:
+		b.StartDocument("o2")
+		b.AppendValue("_id", *e.ID)
+		b.End()
+	}
 }
 
 // idDoc returns {_id: id}.

@@ -48,20 +48,7 @@ type txnBuffers struct {
 // add buffers e for concurrent transaction tx.
 func (t *txnBuffers) add(tx *kv.Tx, e *Entry) error {
 	var b bson.Builder
-	b.AppendString("op", string(rune(e.Op)))
-	b.AppendString("ns", e.NS)
-	if e.UI != nil {
-		b.AppendBinary("ui", 4, e.UI[:])
-	}
-	b.AppendDocument("o", e.O)
-	switch {
-	case e.O2 != nil:
-		b.AppendDocument("o2", e.O2)
-	case e.ID != nil:
-		b.StartDocument("o2")
-		b.AppendValue("_id", *e.ID)
-		b.End()
-	}
+	e.appendOp(&b)
 	op := b.Finish()
 	t.mu.Lock()
 	defer t.mu.Unlock()
