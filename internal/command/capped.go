@@ -191,15 +191,9 @@ func convertToCapped(c *Ctx) error {
 		return err
 	}
 	return c.writeTx(wc.durability(), func(tx *exec.Tx) error {
-		src, err := catalog.Get(tx, c.DB, name)
+		src, err := cappedSource(tx, c.DB, name)
 		if err != nil {
 			return err
-		}
-		if src == nil {
-			return mongoerr.New(mongoerr.NamespaceNotFound, "source collection %s.%s does not exist", c.DB, name)
-		}
-		if _, _, view := src.View(); view {
-			return exec.ErrOnView(src.Namespace())
 		}
 		tmp := "tmp.convertToCapped." + name
 		if err := catalog.ValidateCollectionName(c.DB, tmp); err != nil {
@@ -242,15 +236,9 @@ func cloneCollectionAsCapped(c *Ctx) error {
 		return err
 	}
 	return c.writeTx(wc.durability(), func(tx *exec.Tx) error {
-		src, err := catalog.Get(tx, c.DB, from)
+		src, err := cappedSource(tx, c.DB, from)
 		if err != nil {
 			return err
-		}
-		if src == nil {
-			return mongoerr.New(mongoerr.NamespaceNotFound, "source collection %s.%s does not exist", c.DB, from)
-		}
-		if _, _, view := src.View(); view {
-			return exec.ErrOnView(src.Namespace())
 		}
 		if dst, err := catalog.Get(tx, c.DB, to); err != nil {
 			return err
@@ -260,4 +248,20 @@ func cloneCollectionAsCapped(c *Ctx) error {
 		_, err = copyCapped(tx, src, c.DB, to, size)
 		return err
 	})
+}
+
+// cappedSource returns the collection convertToCapped or
+// cloneCollectionAsCapped copies: it must exist and not be a view.
+func cappedSource(tx *exec.Tx, db, name string) (*catalog.Collection, error) {
+	src, err := catalog.Get(tx, db, name)
+	if err != nil {
+		return nil, err
+	}
+	if src == nil {
+		return nil, mongoerr.New(mongoerr.NamespaceNotFound, "source collection %s.%s does not exist", db, name)
+	}
+	if _, _, view := src.View(); view {
+		return nil, exec.ErrOnView(src.Namespace())
+	}
+	return src, nil
 }
