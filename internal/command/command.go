@@ -76,8 +76,6 @@ type Env struct {
 	Repl *repl.Set
 	// Sessions are the logical sessions (nil: lsids are not tracked).
 	Sessions *session.Registry
-	// sessOps are the running operations of each session (sessions.go).
-	sessOps sessionOps
 	// PreAuthMaxMessageSize is the largest message a connection may send
 	// before it authenticates when access control is on (mongod's
 	// preAuthMaximumMessageSizeBytes; 0 means the default, 16 KiB).
@@ -345,8 +343,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	start := time.Now()
 	op := beginOp(c, cmd.Name, start)
 	if c.sess != nil {
-		c.Env.sessOps.add(c.sess.key, op)
-		defer c.Env.sessOps.remove(c.sess.key, op)
+		op.SetSession(c.sess.key)
 	}
 	collName := commandCollection(c)
 	defer func() {

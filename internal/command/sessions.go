@@ -9,12 +9,10 @@ package command
 
 import (
 	"crypto/rand"
-	"sync"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/internal/opctx"
 	"github.com/cairndb/cairn/internal/session"
 )
 
@@ -159,57 +157,6 @@ func checkRetryableAgainstTxn(c *Ctx, k session.Key, n int64) error {
 	return nil
 }
 
-// sessionOps lists the running operations of each session, for
-// killSessions.
-type sessionOps struct {
-	mu sync.Mutex
-	m  map[session.Key]map[*opctx.Op]struct{}
-}
-
-func (s *sessionOps) add(k session.Key, op *opctx.Op) {
-	s.mu.Lock()
-	if s.m == nil {
-		s.m = make(map[session.Key]map[*opctx.Op]struct{})
-	}
-	set := s.m[k]
-	if set == nil {
-		set = make(map[*opctx.Op]struct{})
-		s.m[k] = set
-	}
-	set[op] = struct{}{}
-	s.mu.Unlock()
-}
-
-func (s *sessionOps) remove(k session.Key, op *opctx.Op) {
-	s.mu.Lock()
-	if set := s.m[k]; set != nil {
-		delete(set, op)
-		if len(set) == 0 {
-			delete(s.m, k)
-		}
-	}
-	s.mu.Unlock()
-}
-
-// kill interrupts the running operations of the sessions in keys and
-// returns how many.
-func (s *sessionOps) kill(keys map[session.Key]bool) int {
-	s.mu.Lock()
-	var victims []*opctx.Op
-	for k, set := range s.m {
-		if keys[k] {
-			for op := range set {
-				victims = append(victims, op)
-			}
-		}
-	}
-	s.mu.Unlock()
-	for _, op := range victims {
-		op.Kill()
-	}
-	return len(victims)
-}
-
 // KillSessions kills the cursors and running operations of the sessions
 // in keys (killSessions and its relatives, endSessions, expiry).
 func (e *Env) KillSessions(keys []session.Key) {
@@ -222,7 +169,7 @@ func (e *Env) KillSessions(keys []session.Key) {
 		set[k] = true
 		ids[k.ID] = true
 	}
-	e.sessOps.kill(set)
+	e.Ops.KillSessions(func(k any) bool { return set[k.(session.Key)] })
 	for _, k := range keys {
 		// A killed session's open transaction is aborted.
 		if s := e.Sessions.Slot(k); s != nil {

@@ -65,6 +65,10 @@ type Op struct {
 	mu     sync.Mutex
 	done   chan struct{} // made on the first Done call
 
+	// session is the logical session the operation runs for (nil:
+	// none), which killSessions matches; set before the command runs.
+	session any
+
 	stats Stats // for the slow-operation log and the profiler
 	// build is the progress of the index build the operation runs, if
 	// any (currentOp shows it).
@@ -244,6 +248,24 @@ func (t *Table) KillConn(conn int64, cause *mongoerr.Interruption) int {
 	t.Each(func(op *Op) {
 		if op.conn == conn && op.killed.Load() == nil {
 			op.KillFor(cause)
+			n++
+		}
+	})
+	return n
+}
+
+// SetSession records the logical session op runs for (a comparable
+// key), before the command runs.
+func (op *Op) SetSession(k any) { op.session = k }
+
+// KillSessions kills the operations whose session match accepts and
+// returns how many it killed (killSessions and its relatives: a walk of
+// the table, so that registering an operation pays nothing for it).
+func (t *Table) KillSessions(match func(session any) bool) int {
+	n := 0
+	t.Each(func(op *Op) {
+		if op.session != nil && op.killed.Load() == nil && match(op.session) {
+			op.Kill()
 			n++
 		}
 	})

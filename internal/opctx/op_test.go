@@ -133,3 +133,25 @@ func TestProfilerLevels(t *testing.T) {
 		t.Fatalf("was %d, active %v", was, p.Active())
 	}
 }
+
+// TestTableKillSessions: killSessions interrupts the running operations of
+// the sessions it names and no others (operations without a session
+// included).
+func TestTableKillSessions(t *testing.T) {
+	var tab Table
+	type key struct{ id byte }
+	a := tab.Begin(context.Background(), 1, "c1", "db", "find", body("find", "c"), time.Now())
+	b := tab.Begin(context.Background(), 2, "c2", "db", "find", body("find", "c"), time.Now())
+	none := tab.Begin(context.Background(), 3, "c3", "db", "find", body("find", "c"), time.Now())
+	a.SetSession(key{1})
+	b.SetSession(key{2})
+	if n := tab.KillSessions(func(k any) bool { return k.(key) == key{1} }); n != 1 {
+		t.Fatalf("killed %d operations, want 1", n)
+	}
+	if a.Err() == nil || b.Err() != nil || none.Err() != nil {
+		t.Fatalf("after killing session 1: a %v, b %v, none %v", a.Err(), b.Err(), none.Err())
+	}
+	if n := tab.KillSessions(func(any) bool { return true }); n != 1 || b.Err() == nil || none.Err() != nil {
+		t.Fatalf("killing every session: %d killed, b %v, none %v", n, b.Err(), none.Err())
+	}
+}
