@@ -121,6 +121,11 @@ func requirements(c *Ctx, cmd *Command) []need {
 		}
 	case "renameCollection":
 		return renameNeeds(c)
+	case "dataSize":
+		// find on the namespace named, whatever the request's database.
+		if d, _, err := dataSizeNamespace(c); err == nil {
+			db = d
+		}
 	case "create", "collMod":
 		return viewNeeds(c, []need{{DB: db, Actions: actions}})
 	}

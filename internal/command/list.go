@@ -47,6 +47,15 @@ func listDatabases(c *Ctx) error {
 			sizes[coll.DB] += size
 		}
 	}
+	// mongod always has admin (system.version), config and local
+	// (startup_log, the oplog): they are listed whether or not Cairn holds
+	// collections there (its users and roles are kept outside collections).
+	for _, db := range []string{"admin", "config", "local"} {
+		if _, ok := sizes[db]; !ok {
+			names = append(names, db)
+			sizes[db] = 0
+		}
+	}
 	sort.Strings(names)
 	r := c.Reply
 	r.StartArray("databases")

@@ -1,6 +1,10 @@
 package command
 
 import (
+	"strings"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -107,5 +111,74 @@ func dbStats(c *Ctx) error {
 	r.AppendDouble("indexSize", float64(ixBytes/scale))
 	r.AppendDouble("totalSize", float64((size+ixBytes)/scale))
 	r.AppendInt64("scaleFactor", scale)
+	return nil
+}
+
+// dataSizeNamespace reads dataSize's argument, "db.collection".
+func dataSizeNamespace(c *Ctx) (db, coll string, err error) {
+	v := newArgs(c).first()
+	if v.Type != bson.TypeString {
+		return "", "", mongoerr.New(mongoerr.TypeMismatch, "BSON field 'dataSize.dataSize' is the wrong type '%s', expected type 'string'", v.Type)
+	}
+	db, coll, ok := strings.Cut(v.StringValue(), ".")
+	if !ok || db == "" || coll == "" {
+		return "", "", mongoerr.New(mongoerr.InvalidNamespace, "Invalid namespace specified '%s'", v.StringValue())
+	}
+	return db, coll, nil
+}
+
+// dataSize (alias datasize): the documents of a namespace and their bytes,
+// all of them or those in an index key range (exec.DataSize).
+func dataSize(c *Ctx) error {
+	a := newArgs(c)
+	if err := a.check("keyPattern", "min", "max", "estimate", "maxSize", "maxObjects"); err != nil {
+		return err
+	}
+	start := time.Now()
+	db, name, err := dataSizeNamespace(c)
+	if err != nil {
+		return err
+	}
+	var o exec.DataSizeOptions
+	for _, f := range []struct {
+		name string
+		dst  *bson.Doc
+	}{{"keyPattern", &o.KeyPattern}, {"min", &o.Min}, {"max", &o.Max}} {
+		if *f.dst, _, err = a.doc(f.name); err != nil {
+			return err
+		}
+	}
+	if o.Estimate, _, err = a.boolean("estimate"); err != nil {
+		return err
+	}
+	if o.MaxSize, _, err = a.integer("maxSize"); err != nil {
+		return err
+	}
+	if o.MaxObjects, _, err = a.integer("maxObjects"); err != nil {
+		return err
+	}
+	tx, err := c.readTx()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	coll, err := catalog.Get(tx, db, name)
+	if err != nil {
+		return err
+	}
+	res, err := exec.DataSize(c, tx, coll, o)
+	if err != nil {
+		return err
+	}
+	r := c.Reply
+	if res.Counted {
+		r.AppendBool("estimate", o.Estimate)
+	}
+	r.AppendInt64("size", res.Size)
+	r.AppendInt64("numObjects", res.NumObjects)
+	r.AppendInt64("millis", time.Since(start).Milliseconds())
+	if res.MaxReached {
+		r.AppendBool("maxReached", true)
+	}
 	return nil
 }

@@ -58,6 +58,7 @@ var table = []*Command{
 	{Name: "renameCollection", Run: renameCollection, AdminOnly: true, Write: true, Needs: auth.RenameCollectionSameDB, Help: "rename a collection"},
 	{Name: "collStats", Aliases: []string{"collstats"}, Run: collStats, Needs: auth.CollStats, Help: "collection statistics"},
 	{Name: "dbStats", Aliases: []string{"dbstats"}, Run: dbStats, Needs: auth.DBStats, Help: "database statistics"},
+	{Name: "dataSize", Aliases: []string{"datasize"}, Run: dataSize, Needs: auth.Find, Help: "documents and bytes of a namespace, or of an index key range"},
 	{Name: "collMod", Run: collMod, Write: true, Needs: auth.CollMod, Help: "modify collection options"},
 	{Name: "planCacheClear", Run: planCacheClear, Needs: auth.PlanCacheWrite, Help: "drop a collection's cached query plans"},
 	{Name: "validate", Run: validate, Needs: auth.Validate, Help: "check a collection against its indexes (full: also the storage engine)"},
