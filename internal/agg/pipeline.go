@@ -471,3 +471,25 @@ func StageNames() []string {
 	slices.Sort(names)
 	return names
 }
+
+// WriteStage is "$out" or "$merge" when an aggregate command's pipeline
+// (body's pipeline field) ends in one, else "".
+func WriteStage(body bson.Doc) string {
+	p, ok := body.Lookup("pipeline")
+	if !ok || p.Type != bson.TypeArray {
+		return ""
+	}
+	var last bson.Value
+	it := p.Document().Iter()
+	for it.Next() {
+		last = it.Element().Value
+	}
+	if last.Type != bson.TypeDocument {
+		return ""
+	}
+	st := last.Document().Iter()
+	if st.Next() && (st.Element().Key == "$out" || st.Element().Key == "$merge") {
+		return st.Element().Key
+	}
+	return ""
+}

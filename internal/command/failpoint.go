@@ -4,29 +4,15 @@ package command
 //
 // configureFailPoint exists only with test commands on: without them it is
 // not a command at all (CommandNotFound, as on a mongod without
-// enableTestCommands). The fail points themselves are internal/failpoint's;
-// this file applies failCommand to the commands Dispatch runs, where mongod
-// applies it:
-//
-//   - before the command runs (after its name, access and admin-database
-//     checks, and after it is registered in currentOp, so that a blocked
-//     command can be seen and killed): blockConnection waits blockTimeMS,
-//     closeConnection drops the connection without a reply (the server
-//     reads Ctx.CloseConnection), errorCode fails the command with
-//     errorLabels, or, without them, the labels mongod computes
-//     (RetryableWriteError for a retriable code on a retryable write);
-//   - after a command that takes a write concern has run:
-//     writeConcernError is added to its reply, the write having been done.
-//
-// Every evaluation of a point that is on tests the command against the
-// point's data first (failCommands, appName, namespace, threadName); only a
-// command that matches counts toward times and skip.
+// enableTestCommands). The fail points and their evaluation are
+// internal/failpoint's (eval.go there says where mongod applies them);
+// this file describes the running command to them.
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/failpoint"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
@@ -53,102 +39,45 @@ func configureFailPoint(c *Ctx) error {
 	return nil
 }
 
-// failTarget describes the running command to a fail point.
-func (c *Ctx) failTarget(cmd *Command) failpoint.Target {
-	t := failpoint.Target{Names: append([]string{cmd.Name}, cmd.Aliases...), NS: c.DB}
+// failRequest describes the running command cmd to a fail point.
+func (c *Ctx) failRequest(cmd *Command) *failpoint.Request {
+	q := &failpoint.Request{Target: failpoint.Target{Names: append([]string{cmd.Name}, cmd.Aliases...), NS: c.DB},
+		Cmd: c.Name, Transient: c.transientTxnError, Log: c.Env.Log}
+	_, q.TxnNumber = c.Body.Lookup("txnNumber")
+	_, q.Autocommit = c.Body.Lookup("autocommit")
 	if coll := commandCollection(c); coll != "" {
-		t.NS = c.DB + "." + coll
+		q.NS = c.DB + "." + coll
 	} else if v, ok := c.Body.Lookup("collection"); ok && v.Type == bson.TypeString && cmd.Name == "getMore" {
-		t.NS = c.DB + "." + v.StringValue()
+		q.NS = c.DB + "." + v.StringValue()
 	}
 	if c.Conn != nil {
-		t.ThreadName = "conn" + strconv.FormatInt(c.Conn.ID, 10)
+		q.ThreadName = "conn" + strconv.FormatInt(c.Conn.ID, 10)
 		if v, ok := c.Conn.ClientMeta.LookupPath("application", "name"); ok && v.Type == bson.TypeString {
-			t.AppName = v.StringValue()
+			q.AppName = v.StringValue()
 		}
 	}
-	return t
+	return q
 }
 
-// failCommandBefore evaluates failCommand before cmd runs: it blocks, or
-// returns the error the command fails with (with Ctx.CloseConnection set
-// when the connection is to be dropped instead of answered).
+// failCommandBefore evaluates failCommand before cmd runs.
 func (c *Ctx) failCommandBefore(cmd *Command) error {
-	p := c.Env.FailPoints.Point(failpoint.FailCommand)
-	t := c.failTarget(cmd)
-	cfg, ok := p.Eval(func(cfg *failpoint.Config) bool {
-		d := cfg.Parsed.(*failpoint.CommandData)
-		return d.BeforeRun() && d.Matches(t)
-	})
-	if !ok {
-		return nil
-	}
-	d := cfg.Parsed.(*failpoint.CommandData)
-	if d.BlockConnection {
-		c.Env.Log.Info("Blocking command via 'failCommand' failpoint", "c", "COMMAND", "id", 20432, "command", cmd.Name, "blockTime", d.BlockTime.String())
-		t := time.NewTimer(d.BlockTime)
-		select {
-		case <-t.C:
-		case <-c.Done():
-			t.Stop()
-			return mongoerr.FromContext(c.Err())
-		}
-		c.Env.Log.Info("Unblocking command via 'failCommand' failpoint", "c", "COMMAND", "id", 20433, "command", cmd.Name)
-	}
-	if d.CloseConnection {
-		c.CloseConnection = true
-		c.Env.Log.Info("Failing command via 'failCommand' failpoint: closing connection", "c", "COMMAND", "id", 20431, "command", cmd.Name)
-		return mongoerr.New(mongoerr.FailCommandCloseConnection, "Failing command via 'failCommand' failpoint")
-	}
-	e := d.Error()
-	if e == nil {
-		return nil
-	}
-	c.Env.Log.Info("Failing command via 'failCommand' failpoint", "c", "COMMAND", "id", 20435, "command", cmd.Name, "errorCode", e.Code)
-	c.labelled = d.HasErrorLabels
-	if labels := c.errorLabels(d, e.Code, 0, nil); labels != nil {
-		var b bson.Builder
-		b.AppendArray("errorLabels", labels)
-		e.Extra = b.Finish()
-	}
-	return e
+	out, err := c.Env.FailPoints.Before(c, c.failRequest(cmd))
+	c.CloseConnection, c.labelled = out.CloseConnection, out.Labelled
+	return err
 }
 
-// errorLabels are the labels of an error with code (and a write concern
-// error with wcCode) that failCommand's data d produced: d's own labels if it
-// has them (none when empty), else, added to those already given (have),
-// RetryableWriteError where mongod's rule gives it. nil means no
-// errorLabels field.
-func (c *Ctx) errorLabels(d *failpoint.CommandData, code, wcCode int32, have bson.Doc) bson.Doc {
-	if d.HasErrorLabels {
-		if d.ErrorLabels.Len() == 0 {
-			return nil
-		}
-		return d.ErrorLabels
+// failCommandAfter adds failCommand's writeConcernError to the reply of a
+// command that takes a write concern and has run.
+func (c *Ctx) failCommandAfter(cmd *Command, reply bson.Doc) bson.Doc {
+	if c.CloseConnection || !takesWriteConcern(cmd, c.Body) {
+		return reply
 	}
-	_, txn := c.Body.Lookup("txnNumber")
-	_, autocommit := c.Body.Lookup("autocommit")
-	labels := []string{}
-	it := have.Iter()
-	for it.Next() {
-		if v := it.Element().Value; v.Type == bson.TypeString {
-			labels = append(labels, v.StringValue())
-		}
+	var code int32
+	if v, ok := reply.Lookup("code"); ok && isErrorReply(reply) {
+		n, _ := v.AsInt64()
+		code = int32(n)
 	}
-	if failpoint.RetryableWriteError(c.Name, txn, autocommit, code, wcCode) && !contains(labels, "RetryableWriteError") {
-		labels = append(labels, "RetryableWriteError")
-	}
-	if code != 0 && c.transientTxnError(code, wcCode != 0) && !contains(labels, "TransientTransactionError") {
-		labels = append(labels, "TransientTransactionError")
-	}
-	if len(labels) == 0 {
-		return nil
-	}
-	var b bson.Builder
-	for i, l := range labels {
-		b.AppendString(bson.Index(i), l)
-	}
-	return b.Finish()
+	return c.Env.FailPoints.After(c.failRequest(cmd), reply, code)
 }
 
 // retryableLabel reports whether the error reply being built for e gets the
@@ -165,61 +94,6 @@ func (c *Ctx) retryableLabel(e *mongoerr.Error) bool {
 	_, txn := c.Body.Lookup("txnNumber")
 	_, autocommit := c.Body.Lookup("autocommit")
 	return failpoint.RetryableWriteError(c.Name, txn, autocommit, e.Code, 0)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// failCommandAfter adds failCommand's writeConcernError to the reply of a
-// command that takes a write concern and has run (mongod skips its wait for
-// the write concern and answers the fail point's error instead).
-func (c *Ctx) failCommandAfter(cmd *Command, reply bson.Doc) bson.Doc {
-	if c.CloseConnection || !takesWriteConcern(cmd, c.Body) {
-		return reply
-	}
-	p := c.Env.FailPoints.Point(failpoint.FailCommand)
-	t := c.failTarget(cmd)
-	cfg, ok := p.Eval(func(cfg *failpoint.Config) bool {
-		d := cfg.Parsed.(*failpoint.CommandData)
-		return d.WriteConcernError != nil && d.Matches(t)
-	})
-	if !ok {
-		return reply
-	}
-	d := cfg.Parsed.(*failpoint.CommandData)
-	var code, wcCode int32
-	if v, ok := reply.Lookup("code"); ok && isErrorReply(reply) {
-		n, _ := v.AsInt64()
-		code = int32(n)
-	}
-	if v, ok := d.WriteConcernError.Lookup("code"); ok {
-		n, _ := v.AsInt64()
-		wcCode = int32(n)
-	}
-	have, _ := reply.Lookup("errorLabels")
-	var haveLabels bson.Doc
-	if have.Type == bson.TypeArray {
-		haveLabels = have.Document()
-	}
-	labels := c.errorLabels(d, code, wcCode, haveLabels)
-	var b bson.Builder
-	it := reply.Iter()
-	for it.Next() {
-		if k := it.Element().Key; k != "writeConcernError" && k != "errorLabels" {
-			b.AppendElement(it.Element())
-		}
-	}
-	b.AppendDocument("writeConcernError", d.WriteConcernError)
-	if labels != nil {
-		b.AppendArray("errorLabels", labels)
-	}
-	return b.Finish()
 }
 
 // userWriteCommands are the commands besides Write ones that take a write
@@ -245,27 +119,8 @@ func takesWriteConcern(cmd *Command, body bson.Doc) bool {
 	return cmd.Name == "aggregate" && writeStage(body) != ""
 }
 
-// writeStage is "$out" or "$merge" when an aggregate's pipeline ends in
-// one, else "".
-func writeStage(body bson.Doc) string {
-	p, ok := body.Lookup("pipeline")
-	if !ok || p.Type != bson.TypeArray {
-		return ""
-	}
-	var last bson.Value
-	it := p.Document().Iter()
-	for it.Next() {
-		last = it.Element().Value
-	}
-	if last.Type != bson.TypeDocument {
-		return ""
-	}
-	st := last.Document().Iter()
-	if st.Next() && (st.Element().Key == "$out" || st.Element().Key == "$merge") {
-		return st.Element().Key
-	}
-	return ""
-}
+// writeStage is agg.WriteStage.
+func writeStage(body bson.Doc) string { return agg.WriteStage(body) }
 
 // failGetMore evaluates failGetMoreAfterCursorCheckout for a getMore that
 // has checked out its cursor on ns.
@@ -274,13 +129,7 @@ func (c *Ctx) failGetMore(ns string) error {
 	if fp == nil || !fp.Active() {
 		return nil
 	}
-	t := c.failTarget(c.cmd)
-	t.NS = ns
-	cfg, ok := fp.Point(failpoint.FailGetMoreAfterCursorCheckout).Eval(func(cfg *failpoint.Config) bool {
-		return cfg.Parsed.(*failpoint.GetMoreData).Matches(t)
-	})
-	if !ok {
-		return nil
-	}
-	return cfg.Parsed.(*failpoint.GetMoreData).Error()
+	q := c.failRequest(c.cmd)
+	q.NS = ns
+	return fp.GetMore(q.Target)
 }

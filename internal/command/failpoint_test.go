@@ -148,7 +148,7 @@ func TestFailCommandLabels(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			raw, _ := dbson.Marshal(tc.body)
-			c := &Ctx{Body: bson.Doc(raw), Name: tc.body[0].Key}
+			c := &Ctx{Body: bson.Doc(raw), Name: tc.body[0].Key, Env: &Env{}}
 			data := tc.data
 			if data == nil {
 				data = dbson.D{}
@@ -164,7 +164,7 @@ func TestFailCommandLabels(t *testing.T) {
 				_, b, _ := dbson.MarshalValue(tc.have)
 				have = bson.Doc(b)
 			}
-			got := c.errorLabels(cfg.Parsed.(*failpoint.CommandData), tc.code, tc.wc, have)
+			got := c.failRequest(&Command{Name: c.Name}).Labels(cfg.Parsed.(*failpoint.CommandData), tc.code, tc.wc, have)
 			s := labelList(got)
 			if s != tc.wantLabels {
 				t.Errorf("labels %q, want %q", s, tc.wantLabels)
