@@ -495,8 +495,8 @@ func TestAbortUnfinishedBuilds(t *testing.T) {
 			return err
 		}
 		next := *coll
-		b := &indexBuild{id: "x", targets: []*index.BuildTarget{{Spec: spec}}}
-		if err := b.register(tx, &next); err != nil {
+		b := &exec.IndexBuild{ID: "x", Targets: []*index.BuildTarget{{Spec: spec}}}
+		if err := b.Register(tx, &next); err != nil {
 			return err
 		}
 		return catalog.Put(tx, &next)

@@ -1,4 +1,4 @@
-package command
+package exec
 
 // Index builds that let reads and writes go on (MongoDB's hybrid index
 // build).
@@ -11,7 +11,7 @@ package command
 //  1. Register (a short write transaction). Each new index goes into the
 //     catalog with ready: false and a build id, with an empty tree and an
 //     empty side tree (catalog.Collection.SideTree). From the commit on,
-//     every writer — they all go through collWriter, which reads the
+//     every writer — they all go through CollWriter, which reads the
 //     catalog in its own transaction — opens a building index with
 //     index.OpenBuilding: instead of changing the index's tree it records
 //     each entry it would add or remove in the side tree, keyed by the
@@ -51,7 +51,7 @@ package command
 // aborted build) rolls the commit back and runs a cleanup transaction that
 // removes the build's catalog entries and trees: nothing is left behind.
 // A server stopped in the middle of a build removes the unfinished
-// indexes when it starts again (exec.AbortUnfinishedBuilds); MongoDB would
+// indexes when it starts again (AbortUnfinishedBuilds); MongoDB would
 // restart the build instead (docs/compatibility.md).
 //
 // A second createIndexes asking for an index that is being built waits
@@ -63,25 +63,51 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"github.com/cairndb/cairn/internal/opctx"
+	"log/slog"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
-// indexBuild is one createIndexes call's build of one or more indexes on a
+// BuildCmd is what an index build needs of the command running it: its
+// context (killOp, maxTimeMS, disconnect), its read snapshot and its write
+// transactions (which take the writer lock with the command's counters and
+// release its snapshot once they commit).
+type BuildCmd interface {
+	context.Context
+	ReadSnapshot() (*Tx, error)
+	WriteTx(d Durability, fn func(tx *Tx) error) error
+}
+
+// IndexBuilder builds a server's indexes.
+type IndexBuilder struct {
+	Engine *Engine
+	// Log receives the builds' "done building" lines; nil: none.
+	Log *slog.Logger
+	// Hook, when set (by tests), runs as a build enters each phase.
+	Hook func(index.Phase)
+}
+
+func (ib *IndexBuilder) hook(p index.Phase) {
+	if ib.Hook != nil {
+		ib.Hook(p)
+	}
+}
+
+// IndexBuild is one createIndexes call's build of one or more indexes on a
 // collection with documents (steps 2 and 3 above).
-type indexBuild struct {
-	db, coll   string
-	uuid       [16]byte
-	id         string
-	targets    []*index.BuildTarget
-	durability exec.Durability
-	progress   index.Progress
+type IndexBuild struct {
+	DB, Coll   string
+	UUID       [16]byte
+	ID         string
+	Targets    []*index.BuildTarget
+	Durability Durability
+	// Progress is the build's progress, for currentOp.
+	Progress index.Progress
+	ib       *IndexBuilder
 }
 
 // newBuildID returns a fresh build id.
@@ -93,11 +119,11 @@ func newBuildID() (string, error) {
 	return hex.EncodeToString(b[:]), nil
 }
 
-// register adds the build's indexes to next (not yet ready) and creates
+// Register adds the build's indexes to next (not yet ready) and creates
 // their empty tree and side tree in tx (step 1).
-func (b *indexBuild) register(tx *exec.Tx, next *catalog.Collection) error {
-	for _, t := range b.targets {
-		next.Indexes = append(next.Indexes, catalog.Index{Name: t.Spec.Name, Spec: t.Spec.Raw, Build: b.id})
+func (b *IndexBuild) Register(tx *Tx, next *catalog.Collection) error {
+	for _, t := range b.Targets {
+		next.Indexes = append(next.Indexes, catalog.Index{Name: t.Spec.Name, Spec: t.Spec.Raw, Build: b.ID})
 		for _, tree := range []string{next.IndexTree(t.Spec.Name), next.SideTree(t.Spec.Name)} {
 			if _, err := tx.CreateTree(tree); err != nil {
 				return fmt.Errorf("index %s of %s: %w", t.Spec.Name, next.Namespace(), err)
@@ -109,61 +135,55 @@ func (b *indexBuild) register(tx *exec.Tx, next *catalog.Collection) error {
 
 // logStep logs a step of the build (mongod's two-phase build entries:
 // startIndexBuild, commitIndexBuild, abortIndexBuild) in tx.
-func (b *indexBuild) logStep(c *Ctx, tx *exec.Tx, what string, coll *catalog.Collection, cause bson.Doc) error {
-	if c.Env.Oplog == nil {
+func (b *IndexBuild) logStep(tx *Tx, what string, coll *catalog.Collection, cause bson.Doc) error {
+	if b.ib.Engine.Oplog == nil {
 		return nil
 	}
 	var id [16]byte
-	if _, err := hex.Decode(id[:], []byte(b.id)); err != nil {
-		return fmt.Errorf("index build id %q: %w", b.id, err)
+	if _, err := hex.Decode(id[:], []byte(b.ID)); err != nil {
+		return fmt.Errorf("index build id %q: %w", b.ID, err)
 	}
-	specs := make([]bson.Doc, len(b.targets))
-	for i, t := range b.targets {
+	specs := make([]bson.Doc, len(b.Targets))
+	for i, t := range b.Targets {
 		specs[i] = t.Spec.Raw
 	}
-	return c.Env.Oplog.IndexBuild(tx, what, coll, id, specs, cause)
+	return b.ib.Engine.Oplog.IndexBuild(tx, what, coll, id, specs, cause)
 }
 
-// run scans, loads and commits the build (steps 2 and 3), showing its
-// progress in currentOp; on failure it removes what the build left.
-func (b *indexBuild) run(c *Ctx) error {
-	if op := opctx.Of(c); op != nil {
-		op.ShowBuild(&b.progress)
-		defer op.ShowBuild(nil)
-	}
+// Run scans, loads and commits the build (steps 2 and 3); on failure it
+// removes what the build left.
+func (b *IndexBuild) Run(c BuildCmd) error {
 	err := b.build(c)
 	if err != nil {
-		if cerr := b.abort(c, ctxErr(err)); cerr != nil {
-			c.Env.Log.Error("cleaning up a failed index build", "ns", b.db+"."+b.coll, "build", b.id, "error", cerr.Error())
+		if cerr := b.abort(c, mongoerr.FromContext(err)); cerr != nil && b.ib.Log != nil {
+			b.ib.Log.Error("cleaning up a failed index build", "ns", b.DB+"."+b.Coll, "build", b.ID, "error", cerr.Error())
 		}
-		return ctxErr(err)
+		return mongoerr.FromContext(err)
 	}
 	return nil
 }
 
-func (b *indexBuild) build(c *Ctx) error {
+func (b *IndexBuild) build(c BuildCmd) error {
 	start := time.Now()
-	rtx, err := c.readTx()
+	rtx, err := c.ReadSnapshot()
 	if err != nil {
 		return err
 	}
 	defer rtx.Rollback()
-	coll, err := catalog.Get(rtx, b.db, b.coll)
+	coll, err := catalog.Get(rtx, b.DB, b.Coll)
 	if err != nil {
 		return err
 	}
 	if err := b.check(coll); err != nil {
 		return err
 	}
-	data, err := exec.DataTree(rtx, coll)
+	data, err := DataTree(rtx, coll)
 	if err != nil {
 		return err
 	}
-	b.progress.Start(index.PhaseScan, data.Len())
-	if h := c.Env.state.indexBuildHook; h != nil {
-		h(index.PhaseScan)
-	}
-	sorted, err := index.Extract(c, data, coll.Namespace(), b.targets, index.BuildOptions{TempDir: c.Env.tempDir(), Progress: &b.progress})
+	b.Progress.Start(index.PhaseScan, data.Len())
+	b.ib.hook(index.PhaseScan)
+	sorted, err := index.Extract(c, data, coll.Namespace(), b.Targets, index.BuildOptions{TempDir: b.ib.Engine.SpillDir(), Progress: &b.Progress})
 	if err != nil {
 		return err
 	}
@@ -173,14 +193,12 @@ func (b *indexBuild) build(c *Ctx) error {
 		return err
 	}
 	scanned := time.Now()
-	b.progress.Start(index.PhaseLoad, sorted.Entries())
-	if h := c.Env.state.indexBuildHook; h != nil {
-		h(index.PhaseLoad)
-	}
+	b.Progress.Start(index.PhaseLoad, sorted.Entries())
+	b.ib.hook(index.PhaseLoad)
 	var locked, loaded, drained time.Time
-	err = c.writeTx(b.durability, func(tx *exec.Tx) error {
+	err = c.WriteTx(b.Durability, func(tx *Tx) error {
 		locked = time.Now()
-		coll, err := catalog.Get(tx, b.db, b.coll)
+		coll, err := catalog.Get(tx, b.DB, b.Coll)
 		if err != nil {
 			return err
 		}
@@ -190,9 +208,9 @@ func (b *indexBuild) build(c *Ctx) error {
 		next := *coll
 		next.Indexes = append([]catalog.Index(nil), coll.Indexes...)
 		ns := coll.Namespace()
-		viols := make([]index.Violations, len(b.targets))
-		sides := make([]*exec.Tree, len(b.targets))
-		for i, t := range b.targets {
+		viols := make([]index.Violations, len(b.Targets))
+		sides := make([]*Tree, len(b.Targets))
+		for i, t := range b.Targets {
 			name := t.Spec.Name
 			if sides[i], err = tx.Tree(coll.SideTree(name)); err != nil {
 				return fmt.Errorf("index %s of %s: %w", name, ns, err)
@@ -216,16 +234,14 @@ func (b *indexBuild) build(c *Ctx) error {
 			}
 		}
 		loaded = time.Now()
-		if h := c.Env.state.indexBuildHook; h != nil {
-			h(index.PhaseDrain)
-		}
-		for i, t := range b.targets {
+		b.ib.hook(index.PhaseDrain)
+		for i, t := range b.Targets {
 			name := t.Spec.Name
 			x, err := index.Open(tx, coll.IndexTree(name), ns, t.Spec)
 			if err != nil {
 				return err
 			}
-			if err := x.Drain(sides[i], &viols[i], &b.progress); err != nil {
+			if err := x.Drain(sides[i], &viols[i], &b.Progress); err != nil {
 				return err
 			}
 			if err := tx.DropTree(coll.SideTree(name)); err != nil {
@@ -242,45 +258,48 @@ func (b *indexBuild) build(c *Ctx) error {
 		if err := catalog.Put(tx, &next); err != nil {
 			return err
 		}
-		return b.logStep(c, tx, "commitIndexBuild", &next, nil)
+		return b.logStep(tx, "commitIndexBuild", &next, nil)
 	})
 	if err != nil {
 		return err
 	}
-	b.logDone(c, start, scanned, locked, loaded, drained)
+	b.logDone(start, scanned, locked, loaded, drained)
 	return nil
 }
 
 // logDone logs a finished build with the time each step took, as mongod
 // logs "Index build: done building".
-func (b *indexBuild) logDone(c *Ctx, start, scanned, locked, loaded, drained time.Time) {
+func (b *IndexBuild) logDone(start, scanned, locked, loaded, drained time.Time) {
+	if b.ib.Log == nil {
+		return
+	}
 	ms := func(from, to time.Time) float64 { return float64(to.Sub(from).Microseconds()) / 1000 }
-	names := make([]string, len(b.targets))
-	for i, t := range b.targets {
+	names := make([]string, len(b.Targets))
+	for i, t := range b.Targets {
 		names[i] = t.Spec.Name
 	}
 	end := time.Now()
-	c.Env.Log.Info("Index build: done building", "c", "INDEX", "id", 20663, "ctx", "IndexBuildsCoordinator",
-		"buildUUID", b.id, "namespace", b.db+"."+b.coll, "indexes", names,
+	b.ib.Log.Info("Index build: done building", "c", "INDEX", "id", 20663, "ctx", "IndexBuildsCoordinator",
+		"buildUUID", b.ID, "namespace", b.DB+"."+b.Coll, "indexes", names,
 		"scanSortMillis", ms(start, scanned), "waitWriterMillis", ms(scanned, locked), "loadMillis", ms(locked, loaded),
 		"drainMillis", ms(loaded, drained), "commitMillis", ms(drained, end), "durationMillis", ms(start, end))
 }
 
 // check reports whether coll still has every index of the build, as the
 // build registered them.
-func (b *indexBuild) check(coll *catalog.Collection) error {
-	if coll == nil || coll.UUID != b.uuid {
-		return mongoerr.New(mongoerr.IndexBuildAborted, "Index build aborted: %s: collection %s.%s was dropped", b.id, b.db, b.coll)
+func (b *IndexBuild) check(coll *catalog.Collection) error {
+	if coll == nil || coll.UUID != b.UUID {
+		return mongoerr.New(mongoerr.IndexBuildAborted, "Index build aborted: %s: collection %s.%s was dropped", b.ID, b.DB, b.Coll)
 	}
-	for _, t := range b.targets {
+	for _, t := range b.Targets {
 		found := false
 		for _, ix := range coll.Indexes {
-			if ix.Name == t.Spec.Name && !ix.Ready && ix.Build == b.id {
+			if ix.Name == t.Spec.Name && !ix.Ready && ix.Build == b.ID {
 				found = true
 			}
 		}
 		if !found {
-			return mongoerr.New(mongoerr.IndexBuildAborted, "Index build aborted: %s: index %s was dropped", b.id, t.Spec.Name)
+			return mongoerr.New(mongoerr.IndexBuildAborted, "Index build aborted: %s: index %s was dropped", b.ID, t.Spec.Name)
 		}
 	}
 	return nil
@@ -289,15 +308,15 @@ func (b *indexBuild) check(coll *catalog.Collection) error {
 // abort removes the build's indexes and their trees from the collection
 // (wherever it is now — renamed, even to another database: it is found by
 // UUID), even when the command's context is cancelled.
-func (b *indexBuild) abort(c *Ctx, cause error) error {
-	return c.Env.KV.Update(context.WithoutCancel(c), func(tx *exec.Tx) error {
+func (b *IndexBuild) abort(ctx context.Context, cause error) error {
+	return b.ib.Engine.KV.Update(context.WithoutCancel(ctx), func(tx *Tx) error {
 		colls, err := catalog.List(tx, "")
 		if err != nil {
 			return err
 		}
 		for _, coll := range colls {
-			if coll.UUID == b.uuid {
-				if err := exec.RemoveBuilds(tx, coll, func(ix catalog.Index) bool { return ix.Build == b.id }); err != nil {
+			if coll.UUID == b.UUID {
+				if err := RemoveBuilds(tx, coll, func(ix catalog.Index) bool { return ix.Build == b.ID }); err != nil {
 					return err
 				}
 				var why bson.Builder
@@ -306,29 +325,30 @@ func (b *indexBuild) abort(c *Ctx, cause error) error {
 				why.AppendInt32("code", e.Code)
 				why.AppendString("codeName", e.CodeName())
 				why.AppendString("errmsg", e.Message)
-				return b.logStep(c, tx, "abortIndexBuild", coll, why.Finish())
+				return b.logStep(tx, "abortIndexBuild", coll, why.Finish())
 			}
 		}
 		return nil
 	})
 }
 
-// waitForBuild waits until index ixName of db.coll is no longer being
-// built (ready, or gone with its failed build).
-func waitForBuild(c *Ctx, coll, ixName string) error {
+// WaitForBuild waits until index ixName of db.coll is no longer being
+// built (ready, or gone with its failed build), polling the data as it is
+// now (another command's build commits it).
+func (e *Engine) WaitForBuild(ctx context.Context, db, coll, ixName string) error {
 	t := time.NewTicker(10 * time.Millisecond)
 	defer t.Stop()
 	for {
 		select {
-		case <-c.Done():
-			return ctxErr(c.Err())
+		case <-ctx.Done():
+			return mongoerr.FromContext(ctx.Err())
 		case <-t.C:
 		}
-		tx, err := c.currentTx() // another command's build: poll what is committed now
+		tx, err := e.Current()
 		if err != nil {
 			return err
 		}
-		cl, err := catalog.Get(tx, c.DB, coll)
+		cl, err := catalog.Get(tx, db, coll)
 		tx.Rollback()
 		if err != nil {
 			return err
