@@ -1,10 +1,9 @@
 package command
 
 import (
-	"math"
-
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
 )
 
 // Generic fields any command may carry (MongoDB's generic command arguments).
@@ -133,27 +132,8 @@ func (a args) integer(field string) (int64, bool, error) {
 	return n, true, nil
 }
 
-func numberArg(v bson.Value) (int64, error) {
-	switch v.Type {
-	case bson.TypeInt32:
-		return int64(v.Int32()), nil
-	case bson.TypeInt64:
-		return v.Int64(), nil
-	case bson.TypeDouble, bson.TypeDecimal128:
-		f, _ := v.AsFloat64()
-		if math.IsNaN(f) {
-			return 0, mongoerr.New(mongoerr.BadValue, "NaN is not a valid integer")
-		}
-		if f > math.MaxInt64 {
-			return math.MaxInt64, nil
-		}
-		if f < math.MinInt64 {
-			return math.MinInt64, nil
-		}
-		return int64(f), nil
-	}
-	return 0, mongoerr.New(mongoerr.TypeMismatch, "not a number")
-}
+// numberArg is query.SafeInt64.
+func numberArg(v bson.Value) (int64, error) { return query.SafeInt64(v) }
 
 // docs returns the documents of an array field or of the OP_MSG kind-1
 // sequence with that name (drivers send insert documents, update and delete
