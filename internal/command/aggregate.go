@@ -77,6 +77,9 @@ func aggregate(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	if isChangeStream(stages) {
+		return changeStream(c, a, name, stages, batchSize, explain)
+	}
 	if stages, err = c.Env.Ops.ExpandCurrentOp(c.DB, name, stages); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/changestream"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
@@ -81,6 +82,9 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 		return err
 	}
 	r.End()
+	if pb, ok := src.(postBatchResumer); ok {
+		r.AppendDocument("postBatchResumeToken", pb.PostBatchResumeToken())
+	}
 	c.Env.Stats.DocsReturned.Add(n)
 	noteReturned(c, n)
 	limited := limit > 0
@@ -172,7 +176,11 @@ func getMore(c *Ctx) error {
 		return mongoerr.New(mongoerr.CursorInUse, "cursor id %d is already in use", id)
 	}
 	defer cur.Mu.Unlock()
+	_, stream := cur.Src.(postBatchResumer)
 	if err := c.failGetMore(cur.NS); err != nil {
+		if stream {
+			err = changestream.ResumableLabel(err)
+		}
 		// As mongod, a getMore that fails after checking its cursor out
 		// destroys the cursor.
 		if c.Env.Cursors.Remove(id) != nil {
@@ -201,7 +209,11 @@ func getMore(c *Ctx) error {
 			return err
 		}
 	}
-	return writeBatch(c, cur, cur.Src, cur.NS, cur.Limit, batchOptions{batchSize: batchSize, await: await}, false)
+	err = writeBatch(c, cur, cur.Src, cur.NS, cur.Limit, batchOptions{batchSize: batchSize, await: await}, false)
+	if err != nil && stream {
+		err = changestream.ResumableLabel(err)
+	}
+	return err
 }
 
 func killCursors(c *Ctx) error {

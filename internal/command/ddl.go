@@ -18,9 +18,8 @@ import (
 var unsupportedCreateOptions = map[string]string{
 	"timeseries": "time-series collections", "clustered": "clustered collections",
 	"clusteredIndex": "clustered collections", "expireAfterSeconds": "TTL collections",
-	"pipeline":                     "views (a pipeline without viewOn)",
-	"changeStreamPreAndPostImages": "change streams",
-	"encryptedFields":              "queryable encryption", "storageEngine": "storage engine options",
+	"pipeline":        "views (a pipeline without viewOn)",
+	"encryptedFields": "queryable encryption", "storageEngine": "storage engine options",
 	"indexOptionDefaults": "index option defaults", "idIndex": "custom _id indexes",
 }
 
@@ -52,6 +51,12 @@ func create(c *Ctx) error {
 		}
 		switch k {
 		case "validator", "validationLevel", "validationAction":
+			opts.AppendElement(e)
+			continue
+		case "changeStreamPreAndPostImages":
+			if err := checkPreAndPostImages("create", e.Value); err != nil {
+				return err
+			}
 			opts.AppendElement(e)
 			continue
 		case "collation":
@@ -286,6 +291,11 @@ func collMod(c *Ctx) error {
 		case genericFields[e.Key]:
 		case e.Key == "validator" || e.Key == "validationLevel" || e.Key == "validationAction":
 			change = append(change, e)
+		case e.Key == "changeStreamPreAndPostImages":
+			if err := checkPreAndPostImages("collMod", e.Value); err != nil {
+				return err
+			}
+			change = append(change, e)
 		case e.Key == "index":
 			if e.Value.Type != bson.TypeDocument {
 				return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'collMod.index' is the wrong type '%s', expected type 'object'", e.Value.Type)
@@ -394,5 +404,29 @@ func modifyIndex(coll *catalog.Collection, spec bson.Doc) error {
 	}
 	coll.Indexes = append([]catalog.Index(nil), coll.Indexes...)
 	coll.Indexes[pos].Spec = raw
+	return nil
+}
+
+// checkPreAndPostImages checks a changeStreamPreAndPostImages option:
+// {enabled: <bool>}, as mongod's IDL.
+func checkPreAndPostImages(cmd string, v bson.Value) error {
+	if v.Type != bson.TypeDocument {
+		return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.changeStreamPreAndPostImages' is the wrong type '%s', expected type 'object'", cmd, v.Type)
+	}
+	enabled := false
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Key != "enabled" {
+			return mongoerr.New(mongoerr.IDLUnknownField, "BSON field '%s.changeStreamPreAndPostImages.%s' is an unknown field.", cmd, e.Key)
+		}
+		if e.Value.Type != bson.TypeBoolean {
+			return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.changeStreamPreAndPostImages.enabled' is the wrong type '%s', expected type 'bool'", cmd, e.Value.Type)
+		}
+		enabled = true
+	}
+	if !enabled {
+		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.changeStreamPreAndPostImages.enabled' is missing but a required field", cmd)
+	}
 	return nil
 }

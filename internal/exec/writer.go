@@ -201,7 +201,7 @@ func (w *CollWriter) replace(key []byte, old, updated bson.Doc, diff bool) error
 		if diff {
 			err = w.Oplog.Update(w.tx, w.Coll, old, updated, w.stmt())
 		} else {
-			err = w.Oplog.Replace(w.tx, w.Coll, updated, w.stmt())
+			err = w.Oplog.Replace(w.tx, w.Coll, old, updated, w.stmt())
 		}
 		if err != nil {
 			return err
@@ -233,7 +233,7 @@ func (w *CollWriter) Remove(key []byte, old bson.Doc) error {
 	}
 	if w.Oplog != nil { // before the delete: old may be a view of its page
 		id, _ := old.Lookup("_id")
-		if err := w.Oplog.Delete(w.tx, w.Coll, id, w.stmt()); err != nil {
+		if err := w.Oplog.Delete(w.tx, w.Coll, old, id, w.stmt()); err != nil {
 			return err
 		}
 	}

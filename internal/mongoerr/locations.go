@@ -9,6 +9,9 @@ package mongoerr
 
 // Assertion codes without a name in error_codes.yml.
 const (
+	ChangeStreamReplicaSetOnly        int32 = 40573   // The $changeStream stage is only supported on replica sets
+	ChangeStreamMultipleResumeOptions int32 = 40674   // Only one type of resume option is allowed, but multiple were found.
+	ChangeStreamSpecNotObject         int32 = 50808   // $changeStream stage expects a document as argument
 	LookupResultTooLarge              int32 = 4568    // Total size of documents in %s matching pipeline's %s stage exceeds %d bytes
 	GeoNearNotObject                  int32 = 10065   // invalid parameter: expected an object ($geoNear)
 	GeoPointOutOfRange                int32 = 13027   // point not in interval of [ %g, %g ) :: caused by :: { _id: %s, %s: %s }

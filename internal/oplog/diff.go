@@ -51,10 +51,31 @@ func UpdateObject(old, updated bson.Doc) bson.Doc {
 	return b.Finish()
 }
 
+// ModifierObject returns an update entry's o for an update with operators
+// (or a pipeline) of old into updated: always {$v: 2, diff}, whose
+// sub-diffs descend into every object and array that changed, as mongod
+// logs the paths an update's operators change (so that a change stream's
+// updateDescription names "a.1" for {$set: {"a.1": 2}}); nil when the
+// documents are the same. (mongod logs an operator's $set of a whole
+// array as the new array; here it is the array's element changes.)
+func ModifierObject(old, updated bson.Doc) bson.Doc {
+	if string(old) == string(updated) {
+		return nil
+	}
+	var db bson.Builder
+	if !docDiff(&db, old, updated, true) {
+		return nil
+	}
+	var b bson.Builder
+	b.AppendInt32("$v", 2)
+	b.AppendDocument("diff", db.Finish())
+	return b.Finish()
+}
+
 // Diff returns the doc_diff of old into updated, nil when they are equal.
 func Diff(old, updated bson.Doc) bson.Doc {
 	var b bson.Builder
-	if !docDiff(&b, old, updated) {
+	if !docDiff(&b, old, updated, false) {
 		return nil
 	}
 	return b.Finish()
@@ -67,7 +88,7 @@ type subDiff struct {
 
 // docDiff appends the object diff of pre into post to b and reports
 // whether it has anything.
-func docDiff(b *bson.Builder, pre, post bson.Doc) bool {
+func docDiff(b *bson.Builder, pre, post bson.Doc, exact bool) bool {
 	var deletes []string
 	var updates, inserts []bson.Element
 	var subs []subDiff
@@ -80,7 +101,7 @@ func docDiff(b *bson.Builder, pre, post bson.Doc) bool {
 			pok = pi.Next()
 			continue
 		}
-		if sub, ok := valueDiff(p.Value, q.Value); ok {
+		if sub, ok := valueDiff(p.Value, q.Value, exact); ok {
 			if sub != nil {
 				subs = append(subs, subDiff{"s" + q.Key, sub})
 			} else {
@@ -135,8 +156,8 @@ func docDiff(b *bson.Builder, pre, post bson.Doc) bool {
 // valueDiff compares two values at the same place: changed is false when
 // they are the same (type and bytes); otherwise sub is their sub-diff
 // (two objects or two arrays whose diff is smaller than post) or nil
-// (post replaces pre).
-func valueDiff(pre, post bson.Value) (sub bson.Doc, changed bool) {
+// (post replaces pre). exact keeps every sub-diff, whatever its size.
+func valueDiff(pre, post bson.Value, exact bool) (sub bson.Doc, changed bool) {
 	if pre.Type == post.Type && string(pre.Data) == string(post.Data) {
 		return nil, false
 	}
@@ -146,21 +167,21 @@ func valueDiff(pre, post bson.Value) (sub bson.Doc, changed bool) {
 	var b bson.Builder
 	switch pre.Type {
 	case bson.TypeDocument:
-		docDiff(&b, pre.Document(), post.Document())
+		docDiff(&b, pre.Document(), post.Document(), exact)
 	case bson.TypeArray:
-		arrayDiff(&b, pre.Document(), post.Document())
+		arrayDiff(&b, pre.Document(), post.Document(), exact)
 	default:
 		return nil, true
 	}
 	d := b.Finish()
-	if len(d) >= len(post.Data) {
+	if !exact && len(d) >= len(post.Data) {
 		return nil, true
 	}
 	return d, true
 }
 
 // arrayDiff appends the array diff of pre into post to b.
-func arrayDiff(b *bson.Builder, pre, post bson.Doc) {
+func arrayDiff(b *bson.Builder, pre, post bson.Doc, exact bool) {
 	pv, qv := pre.Values(), post.Values()
 	b.AppendBool("a", true)
 	if len(qv) < len(pv) {
@@ -171,7 +192,7 @@ func arrayDiff(b *bson.Builder, pre, post bson.Doc) {
 			b.AppendValue("u"+strconv.Itoa(i), q)
 			continue
 		}
-		sub, changed := valueDiff(pv[i], q)
+		sub, changed := valueDiff(pv[i], q, exact)
 		switch {
 		case !changed:
 		case sub != nil:

@@ -26,6 +26,9 @@ type Entry struct {
 	O2 bson.Doc // nil: none
 	// ID, when set (and O2 nil), makes o2 the document key {_id: ID}.
 	ID *bson.Value
+	// Pre, when set, is the document before the change, kept as its
+	// pre-image (preimage.go; UI must be set).
+	Pre bson.Doc
 }
 
 // Logged reports whether writes to db.coll are logged: not those of the
@@ -94,6 +97,11 @@ func (l *Log) Append(tx *kv.Tx, e *Entry, stmt *repl.Stmt) (repl.Timestamp, erro
 	if err := l.put(tx, t, ts, entry); err != nil {
 		return 0, err
 	}
+	if e.Pre != nil && e.UI != nil {
+		if err := l.writePreImage(tx, ts, 0, *e.UI, e.Pre); err != nil {
+			return 0, err
+		}
+	}
 	if stmt != nil {
 		stmt.LastOpTime = ts
 	}
@@ -151,37 +159,45 @@ func (l *Log) Insert(tx *kv.Tx, coll *catalog.Collection, doc bson.Doc, id bson.
 }
 
 // Update logs an update with operators (or a pipeline) of old into
-// updated, as mongod 5.0+ records it: o is {$v: 2, diff} (diff.go), or
-// the whole new document when the diff would be larger.
+// updated, as mongod 5.0+ records it: o is {$v: 2, diff} (diff.go's
+// ModifierObject).
 func (l *Log) Update(tx *kv.Tx, coll *catalog.Collection, old, updated bson.Doc, stmt *repl.Stmt) error {
 	if l == nil || !CollectionLogged(coll) {
 		return nil
 	}
-	o := UpdateObject(old, updated)
+	o := ModifierObject(old, updated)
 	if o == nil {
 		return nil // nothing changed: mongod logs nothing either
 	}
 	id, _ := updated.Lookup("_id")
-	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: o, ID: &id}, stmt)
+	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: o, ID: &id, Pre: preImageOf(coll, old)}, stmt)
 	return err
 }
 
-// Replace logs a replacement of a document by updated.
-func (l *Log) Replace(tx *kv.Tx, coll *catalog.Collection, updated bson.Doc, stmt *repl.Stmt) error {
+// preImageOf returns old when coll keeps pre-images (nil otherwise).
+func preImageOf(coll *catalog.Collection, old bson.Doc) bson.Doc {
+	if old == nil || !PreImagesEnabled(coll) {
+		return nil
+	}
+	return old
+}
+
+// Replace logs a replacement of old by updated.
+func (l *Log) Replace(tx *kv.Tx, coll *catalog.Collection, old, updated bson.Doc, stmt *repl.Stmt) error {
 	if l == nil || !CollectionLogged(coll) {
 		return nil
 	}
 	id, _ := updated.Lookup("_id")
-	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: updated, ID: &id}, stmt)
+	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: updated, ID: &id, Pre: preImageOf(coll, old)}, stmt)
 	return err
 }
 
-// Delete logs the delete of the document whose _id is id.
-func (l *Log) Delete(tx *kv.Tx, coll *catalog.Collection, id bson.Value, stmt *repl.Stmt) error {
+// Delete logs the delete of old, the document whose _id is id.
+func (l *Log) Delete(tx *kv.Tx, coll *catalog.Collection, old bson.Doc, id bson.Value, stmt *repl.Stmt) error {
 	if l == nil || !CollectionLogged(coll) {
 		return nil
 	}
-	_, err := l.Append(tx, &Entry{Op: OpDelete, NS: coll.Namespace(), UI: &coll.UUID, O: idDoc(id)}, stmt)
+	_, err := l.Append(tx, &Entry{Op: OpDelete, NS: coll.Namespace(), UI: &coll.UUID, O: idDoc(id), Pre: preImageOf(coll, old)}, stmt)
 	return err
 }
 

@@ -139,6 +139,8 @@ type Log struct {
 	// txns buffers the operations of multi-document transactions until
 	// they commit (txn.go).
 	txns txnBuffers
+	// pre is the pre-images' state (preimage.go).
+	pre preImages
 }
 
 type figures struct {
@@ -210,6 +212,9 @@ func Open(db *kv.DB, clock *repl.Clock, cfg Config, defaultSize func() int64) (*
 		l.acct = f
 		if k, _ := t.Cursor().Last(); k != nil {
 			clock.Observe(repl.Timestamp(binary.BigEndian.Uint64(k)))
+		}
+		if p, err := tx.Tree(preTree); err == nil && p.Len() > 0 {
+			l.pre.any.Store(true)
 		}
 		return nil
 	})
@@ -401,7 +406,12 @@ func (l *Log) put(tx *kv.Tx, t *kv.Tree, ts repl.Timestamp, doc bson.Doc) error 
 		}
 	}
 	if truncated || l.pend.sinceMeta >= metaEvery {
-		return l.saveFigures(tx, ts)
+		if err := l.saveFigures(tx, ts); err != nil {
+			return err
+		}
+	}
+	if truncated || l.pre.expireAfter.Load() > 0 {
+		return l.expirePreImages(tx, t)
 	}
 	return nil
 }
@@ -469,3 +479,7 @@ func (l *Log) term() int64 {
 	}
 	return l.Term()
 }
+
+// TreeName returns the name of the kv tree that holds the entries (keyed
+// by ts, 8 bytes big-endian): readers seek it and watch it.
+func (l *Log) TreeName() string { return l.tree }

@@ -49,6 +49,9 @@ type txnBuffers struct {
 func (t *txnBuffers) add(tx *kv.Tx, e *Entry) error {
 	var b bson.Builder
 	e.appendOp(&b)
+	if e.Pre != nil && e.UI != nil {
+		b.AppendDocument(preImageField, e.Pre)
+	}
 	op := b.Finish()
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -101,12 +104,37 @@ func (l *Log) PendingTxns() int {
 // session lsid with txnNumber in wt (the commit's write transaction,
 // holding kv's writer) and returns its ts.
 func (l *Log) AppendTxn(wt *kv.Tx, lsid bson.Doc, txnNumber int64, ops []bson.Doc) (repl.Timestamp, error) {
+	type pre struct {
+		index int
+		doc   bson.Doc
+	}
+	var pres []pre
 	var b bson.Builder
 	b.StartArray("applyOps")
 	for i, op := range ops {
+		op, p := takePreImage(op)
+		if p != nil {
+			pres = append(pres, pre{i, p})
+		}
 		b.AppendDocument(bson.Index(i), op)
 	}
 	b.End()
-	return l.Append(wt, &Entry{Op: OpCommand, NS: "admin.$cmd", O: b.Finish()},
+	ts, err := l.Append(wt, &Entry{Op: OpCommand, NS: "admin.$cmd", O: b.Finish()},
 		&repl.Stmt{LSID: lsid, TxnNumber: txnNumber, StmtID: -1})
+	if err != nil {
+		return 0, err
+	}
+	for _, p := range pres {
+		ui, ok := bson.Doc(ops[p.index]).Lookup("ui")
+		if !ok || ui.Type != bson.TypeBinary {
+			continue
+		}
+		_, data := ui.Binary()
+		var uuid [16]byte
+		copy(uuid[:], data)
+		if err := l.writePreImage(wt, ts, int64(p.index), uuid, p.doc); err != nil {
+			return 0, err
+		}
+	}
+	return ts, nil
 }

@@ -1,0 +1,65 @@
+// Package changestream serves change streams: aggregate's $changeStream
+// on a collection, a database ({aggregate: 1}) or the deployment
+// (allChangesForCluster on admin), as mongod 7.0 does, from the oplog
+// (internal/oplog) of the replica-set mode.
+//
+// # Events from entries
+//
+// A stream is an exec.Source (Stream) that the command layer keeps as a
+// tailable, awaitData cursor. Its position is a resume token (token.go):
+// every event whose token is not after the position has been returned or
+// filtered out. Each batch opens a new kv read snapshot, seeks the oplog
+// tree (keyed by ts) to the position's ts — one seek, no scan of what is
+// behind it — and derives the events of the entries from there
+// (event.go): an insert, update ($v: 2 diff: update, with the
+// updateDescription of the diff), replacement or delete of a document of
+// the stream's scope is one event; a command entry is a drop, rename,
+// dropDatabase (and with showExpandedEvents create, createIndexes — also a
+// two-phase build's commitIndexBuild —, dropIndexes, modify); an applyOps
+// entry (a committed multi-document transaction, written at its commit)
+// is one event per operation, in operation order, with the entry's lsid
+// and txnNumber and the operation's index as the token's txnOpIndex, so
+// that no event of a transaction exists before its commit. A drop or
+// rename of a watched collection, and a watched database's dropDatabase,
+// is followed by an invalidate, after which the stream is exhausted.
+// Events before the position are derived again but not returned: when a
+// batch fills mid-entry, the next batch resumes inside the entry.
+//
+// The later stages of the pipeline ($match, $project, $addFields, $set,
+// $unset, $replaceRoot, $replaceWith, $redact) run over each event; an
+// event whose _id they changed fails the stream with
+// ChangeStreamFatalError, as mongod. The scope (namespace) and a leading
+// $match's equality on operationType and documentKey._id are pushed
+// down: entries that cannot match are rejected on their raw fields
+// before any event document is built.
+//
+// # Tokens and the post-batch token
+//
+// A token is mongod's {_data: hex} of ResumeTokenData's fields (cluster
+// time, version, token type, txnOpIndex, fromInvalidate, UUID, event
+// identifier), each in an order-preserving key encoding, so tokens
+// compare as the events do. After a batch that read the oplog to its end,
+// the position is a high-water mark just past the last entry read (ts+1:
+// every event at or before ts has been seen), so the postBatchResumeToken
+// of every batch, empty ones included, advances with the oplog even when
+// nothing matches. resumeAfter and startAfter start at a token (startAfter
+// also after an invalidate), startAtOperationTime at a high-water mark; a
+// start older than the oplog's first entry fails with
+// ChangeStreamHistoryLost.
+//
+// # Waiting
+//
+// A getMore that finds nothing waits on the oplog tree's kv watch
+// (kv.DB.WatchTree): the watches of one tree share one channel, closed by
+// the next commit that changes it, so one commit wakes every waiting
+// stream with one close, and no stream polls. A woken stream reads only
+// the entries after its position.
+//
+// # Images
+//
+// fullDocument: updateLookup reads the document's current version in the
+// batch's snapshot; whenAvailable and required derive an update's
+// post-image from its pre-image and diff. fullDocumentBeforeChange reads
+// the pre-image that the oplog keeps for collections with
+// changeStreamPreAndPostImages enabled (oplog/preimage.go).
+package changestream

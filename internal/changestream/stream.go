@@ -1,0 +1,291 @@
+package changestream
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/agg"
+	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/oplog"
+	"github.com/cairndb/cairn/internal/repl"
+	"github.com/cairndb/cairn/kv"
+)
+
+// Scope is what a stream watches: a collection (DB and Coll), a database
+// (Coll "") or the deployment (Cluster).
+type Scope struct {
+	DB, Coll string
+	Cluster  bool
+}
+
+// Stream is a change stream: an exec.Source whose documents are the
+// events of the oplog after its position, passed through the pipeline's
+// later stages. It holds no transaction between batches.
+type Stream struct {
+	kv      *kv.DB
+	log     *oplog.Log
+	spec    *Spec
+	db      string
+	coll    string
+	cluster bool
+	pipe    *agg.Pipeline
+	// pos is the position the stream has delivered up to: every event
+	// whose token is not after it has been returned or filtered out.
+	pos Token
+	// ops (nil: any) and docID (nil: any) are the pushed-down parts of
+	// the pipeline's leading $match.
+	ops   map[string]bool
+	docID *bson.Value
+	done  bool
+	b     bson.Builder
+	// Examined counts the oplog entries read (the pushdown's effect is
+	// visible in it against the events returned).
+	Examined int64
+}
+
+// Open starts a stream on scope at the spec's start (the end of the oplog
+// when it has none), checking that the start is still in the oplog. pipe
+// (nil: none) is the pipeline's later stages and stages their
+// specifications, whose leading $match is pushed down.
+func Open(kvdb *kv.DB, log *oplog.Log, scope Scope, spec *Spec, pipe *agg.Pipeline, stages []bson.Doc) (*Stream, error) {
+	s := &Stream{kv: kvdb, log: log, spec: spec, db: scope.DB, coll: scope.Coll, cluster: scope.Cluster, pipe: pipe}
+	if len(stages) > 0 {
+		s.pushDown(stages[0])
+	}
+	tx, err := kvdb.BeginRead()
+	if err != nil {
+		return nil, fmt.Errorf("change stream: %w", err)
+	}
+	defer tx.Rollback()
+	t, err := tx.Tree(log.TreeName())
+	if err != nil {
+		return nil, fmt.Errorf("change stream: %w", err)
+	}
+	first, last := repl.Timestamp(0), repl.Timestamp(0)
+	if k, _ := t.Cursor().First(); k != nil {
+		first = repl.Timestamp(binary.BigEndian.Uint64(k))
+	}
+	if k, _ := t.Cursor().Last(); k != nil {
+		last = repl.Timestamp(binary.BigEndian.Uint64(k))
+	}
+	var start *Token
+	switch {
+	case spec.ResumeAfter != nil:
+		start = spec.ResumeAfter
+	case spec.StartAfter != nil:
+		start = spec.StartAfter
+	case spec.StartAtOperationTime != 0:
+		h := hwm(spec.StartAtOperationTime)
+		start = &h
+	}
+	if start == nil {
+		s.pos = hwm(last + 1)
+		return s, nil
+	}
+	if first == 0 || start.TS < first {
+		return nil, mongoerr.New(mongoerr.ChangeStreamHistoryLost, "Resume of change stream was not possible, as the resume point may no longer be in the oplog.")
+	}
+	s.pos = *start
+	return s, nil
+}
+
+// pushDown reads what the leading $match asks of operationType and
+// documentKey._id when it asks for equality (or $in of strings for
+// operationType): entries that cannot match are skipped unbuilt.
+func (s *Stream) pushDown(stage bson.Doc) {
+	first, ok := firstElement(stage)
+	if !ok || first.Key != "$match" || first.Value.Type != bson.TypeDocument {
+		return
+	}
+	it := first.Value.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "operationType":
+			switch e.Value.Type {
+			case bson.TypeString:
+				s.ops = map[string]bool{e.Value.StringValue(): true}
+			case bson.TypeDocument:
+				d := e.Value.Document()
+				in, ok := d.Lookup("$in")
+				if d.Len() != 1 || !ok || in.Type != bson.TypeArray {
+					continue
+				}
+				ops := map[string]bool{}
+				ai := in.Document().Iter()
+				for ai.Next() {
+					if ai.Element().Value.Type != bson.TypeString {
+						ops = nil
+						break
+					}
+					ops[ai.Element().Value.StringValue()] = true
+				}
+				if ops != nil {
+					s.ops = ops
+				}
+			}
+		case "documentKey._id":
+			switch e.Value.Type {
+			case bson.TypeDocument, bson.TypeArray, bson.TypeRegex:
+				// an operator, a document or array match, a regex: not
+				// a plain equality
+			default:
+				v := bson.Value{Type: e.Value.Type, Data: append([]byte(nil), e.Value.Data...)}
+				s.docID = &v
+			}
+		}
+	}
+}
+
+// WatchTree is the kv tree whose commits wake the stream's awaiting
+// getMore (the oplog's).
+func (s *Stream) WatchTree() string { return s.log.TreeName() }
+
+// PostBatchResumeToken is the token of the stream's position: the last
+// event returned, or a high-water mark past every entry read.
+func (s *Stream) PostBatchResumeToken() bson.Doc { return s.pos.Doc() }
+
+// Close implements exec.Source.
+func (s *Stream) Close() {}
+
+// Fill implements exec.Source: it reads the oplog from the stream's
+// position in a new snapshot, emitting the events after the position
+// until emit refuses one (which the next Fill derives again) or the oplog
+// ends. It is exhausted once it has returned an invalidate.
+func (s *Stream) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
+	if s.done {
+		return true, nil
+	}
+	tx, err := s.kv.BeginRead()
+	if err != nil {
+		return false, fmt.Errorf("change stream: %w", err)
+	}
+	defer tx.Rollback()
+	t, err := tx.Tree(s.log.TreeName())
+	if err != nil {
+		return false, fmt.Errorf("change stream: %w", err)
+	}
+	cur := t.Cursor()
+	var seek [8]byte
+	binary.BigEndian.PutUint64(seek[:], uint64(s.pos.TS))
+	k, v := cur.Seek(seek[:])
+	if k == nil && s.pos.TS != 0 {
+		// Nothing at or after the position; the position is kept.
+		return false, cur.Err()
+	}
+	if s.pos.Type == eventToken && (k == nil || binary.BigEndian.Uint64(k) != uint64(s.pos.TS)) {
+		if first, _ := cur.First(); first == nil || binary.BigEndian.Uint64(first) > uint64(s.pos.TS) {
+			return false, mongoerr.New(mongoerr.ChangeStreamHistoryLost, "Resume of change stream was not possible, as the resume point may no longer be in the oplog.")
+		}
+	}
+	stopped := false
+	out := func(tok Token, ev bson.Doc) (bool, error) {
+		if tok.Compare(s.pos) <= 0 {
+			return true, nil // delivered before
+		}
+		doc := ev
+		if s.pipe != nil {
+			var err error
+			if doc, err = s.transform(ev, tok); err != nil {
+				return false, err
+			}
+		}
+		if doc != nil && !emit(doc) {
+			stopped = true
+			return false, nil
+		}
+		s.pos = tok
+		if tok.FromInvalidate {
+			s.done = true
+			return false, nil
+		}
+		return true, nil
+	}
+	for n := 0; k != nil; k, v = cur.Next() {
+		if n++; n&255 == 0 {
+			if err := ctx.Err(); err != nil {
+				return false, mongoerr.FromContext(err)
+			}
+		}
+		ts := repl.Timestamp(binary.BigEndian.Uint64(k))
+		s.Examined++
+		cont, err := s.entryEvents(tx, ts, bson.Doc(v), out)
+		if err != nil {
+			return false, err
+		}
+		if !cont {
+			return s.done && !stopped, nil
+		}
+		if next := hwm(ts + 1); next.Compare(s.pos) > 0 {
+			s.pos = next
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return false, fmt.Errorf("change stream: reading the oplog: %w", err)
+	}
+	return false, nil
+}
+
+// transform runs the pipeline's later stages over one event: nil when
+// they filter it out. An event whose _id the stages changed fails the
+// stream (ChangeStreamFatalError, not resumable), as mongod.
+func (s *Stream) transform(ev bson.Doc, tok Token) (bson.Doc, error) {
+	it, err := s.pipe.Run(&agg.SliceIterator{Docs: []bson.Doc{ev}})
+	if err != nil {
+		return nil, err
+	}
+	doc, err := it.Next()
+	if err != nil || doc == nil {
+		return nil, err
+	}
+	id, ok := doc.Lookup("_id")
+	want := tok.Doc()
+	if !ok || id.Type != bson.TypeDocument || string(id.Document()) != string(want) {
+		found := "nothing"
+		if ok {
+			found = id.String()
+		}
+		e := mongoerr.New(mongoerr.ChangeStreamFatalError, "Encountered an event whose _id field, which contains the resume token, was modified by the pipeline. Modifying the _id field of an event makes it impossible to resume the stream from that point. Only transformations that retain the unmodified _id field are allowed. Expected: %s but found: %s", want.String(), found)
+		e.Extra = nonResumableLabel
+		return nil, e
+	}
+	return doc, nil
+}
+
+var nonResumableLabel = func() []byte {
+	var b bson.Builder
+	b.StartArray("errorLabels")
+	b.AppendString("0", "NonResumableChangeStreamError")
+	b.End()
+	return b.Finish()
+}()
+
+// Resumable reports whether a getMore's error on a change stream gets the
+// ResumableChangeStreamError label (mongod's ErrorLabelBuilder): network,
+// retriable and retargeting errors, RetryChangeStream and
+// FailedToSatisfyReadPreference.
+func Resumable(code int32) bool {
+	return mongoerr.InCategory(code, mongoerr.CategoryRetriableError) ||
+		mongoerr.InCategory(code, mongoerr.CategoryNetworkError) ||
+		mongoerr.InCategory(code, mongoerr.CategoryNeedRetargettingError) ||
+		code == mongoerr.RetryChangeStream || code == mongoerr.FailedToSatisfyReadPreference
+}
+
+// ResumableLabel returns err with the ResumableChangeStreamError label
+// when Resumable says so (err itself otherwise).
+func ResumableLabel(err error) error {
+	e := mongoerr.As(err)
+	if e == nil || !Resumable(e.Code) || len(e.Extra) > 0 {
+		return err
+	}
+	var b bson.Builder
+	b.StartArray("errorLabels")
+	b.AppendString("0", "ResumableChangeStreamError")
+	b.End()
+	return &mongoerr.Error{Code: e.Code, Message: e.Message, Extra: b.Finish()}
+}
+
+var _ exec.Source = (*Stream)(nil)

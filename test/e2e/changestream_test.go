@@ -1,0 +1,288 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+
+	"github.com/cairndb/cairn/internal/testutil/cairndtest"
+)
+
+// TestChangeStreamResumeAcrossKill9: a watcher that records every event
+// and resumes with its last token sees every acknowledged insert exactly
+// once while the server is killed with SIGKILL and restarted under it.
+func TestChangeStreamResumeAcrossKill9(t *testing.T) {
+	dir := t.TempDir()
+	seed := time.Now().UnixNano()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	var (
+		mu    sync.Mutex
+		acked = map[int64]bool{}
+		seen  = map[int64]int{}
+		token bson.Raw
+		next  int64
+	)
+	deadline := time.Now().Add(40 * time.Second)
+	for cycle := 0; cycle < 3 && time.Now().Before(deadline); cycle++ {
+		srv, err := cairndtest.StartDir(dir, cairndtest.DefaultMode)
+		if err != nil {
+			t.Fatal(err)
+		}
+		client, err := mongo.Connect(options.Client().ApplyURI(srv.URI).SetTimeout(10 * time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		coll := client.Database("cs").Collection("c", options.Collection().SetWriteConcern(writeconcern.Journaled()))
+		if cycle == 0 {
+			if err := client.Database("cs").CreateCollection(context.Background(), "c"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		opts := options.ChangeStream().SetMaxAwaitTime(100 * time.Millisecond)
+		if token != nil {
+			opts.SetResumeAfter(token)
+		}
+		cs, err := coll.Watch(context.Background(), mongo.Pipeline{}, opts)
+		if err != nil {
+			t.Fatalf("cycle %d: watch: %v", cycle, err)
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { // the writer, until the kill
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				mu.Lock()
+				id := next
+				next++
+				mu.Unlock()
+				if _, err := coll.InsertOne(context.Background(), bson.D{{Key: "_id", Value: id}}); err != nil {
+					return
+				}
+				mu.Lock()
+				acked[id] = true
+				mu.Unlock()
+			}
+		}()
+		go func() { // the watcher, until the stream fails
+			defer wg.Done()
+			for cs.Next(context.Background()) {
+				var ev struct {
+					OperationType string `bson:"operationType"`
+					DocumentKey   struct {
+						ID int64 `bson:"_id"`
+					} `bson:"documentKey"`
+				}
+				if err := bson.Unmarshal(cs.Current, &ev); err != nil || ev.OperationType != "insert" {
+					t.Errorf("event %s: %v", cs.Current, err)
+					return
+				}
+				mu.Lock()
+				seen[ev.DocumentKey.ID]++
+				token = append(bson.Raw(nil), cs.ResumeToken()...)
+				mu.Unlock()
+			}
+		}()
+		time.Sleep(time.Duration(300+rng.IntN(700)) * time.Millisecond)
+		srv.Kill()
+		close(stop)
+		wg.Wait()
+		_ = cs.Close(context.Background())
+		client.Disconnect(context.Background())
+	}
+	// The last restart: resume and read until every acknowledged insert
+	// has been seen.
+	srv, err := cairndtest.StartDir(dir, cairndtest.DefaultMode)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Stop() })
+	client := dial(t, srv.URI)
+	cs, err := client.Database("cs").Collection("c").Watch(ctx(t), mongo.Pipeline{}, options.ChangeStream().SetResumeAfter(token).SetMaxAwaitTime(100*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close(context.Background())
+	missing := func() int {
+		n := 0
+		for id := range acked {
+			if seen[id] == 0 {
+				n++
+			}
+		}
+		return n
+	}
+	for end := time.Now().Add(20 * time.Second); missing() > 0 && time.Now().Before(end); {
+		if !cs.TryNext(ctx(t)) {
+			if cs.Err() != nil {
+				t.Fatal(cs.Err())
+			}
+			continue
+		}
+		var ev struct {
+			DocumentKey struct {
+				ID int64 `bson:"_id"`
+			} `bson:"documentKey"`
+		}
+		if err := bson.Unmarshal(cs.Current, &ev); err != nil {
+			t.Fatal(err)
+		}
+		seen[ev.DocumentKey.ID]++
+	}
+	if n := missing(); n > 0 {
+		t.Fatalf("%d of %d acknowledged inserts never seen", n, len(acked))
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("insert %d seen %d times", id, n)
+		}
+	}
+	if len(acked) < 10 {
+		t.Fatalf("only %d inserts were acknowledged", len(acked))
+	}
+	t.Logf("%d acknowledged inserts, %d events, each seen once across the kills", len(acked), len(seen))
+}
+
+// TestChangeStreamTransactionEvents: a transaction's statements appear
+// only after its commit, one event each in statement order, with the
+// session's lsid and txnNumber.
+func TestChangeStreamTransactionEvents(t *testing.T) {
+	srv := cairndtest.Start(t, cairndtest.DefaultMode)
+	c := dial(t, srv.URI)
+	coll := c.Database("cstxn").Collection("c")
+	if err := c.Database("cstxn").CreateCollection(ctx(t), "c"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := coll.Watch(ctx(t), mongo.Pipeline{}, options.ChangeStream().SetMaxAwaitTime(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close(context.Background())
+	s, err := c.StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.EndSession(context.Background())
+	if err := s.StartTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	sc := mongo.NewSessionContext(ctx(t), s)
+	for i := 1; i <= 3; i++ {
+		if _, err := coll.InsertOne(sc, bson.D{{Key: "_id", Value: i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := coll.UpdateOne(sc, bson.D{{Key: "_id", Value: 2}}, bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: 1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.DeleteOne(sc, bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if cs.TryNext(ctx(t)) {
+		t.Fatalf("an event before the commit: %s", cs.Current)
+	}
+	if err := s.CommitTransaction(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"insert 1", "insert 2", "insert 3", "update 2", "delete 1"}
+	var got []string
+	var lastToken string
+	for len(got) < len(want) && cs.Next(ctx(t)) {
+		var ev struct {
+			OperationType string   `bson:"operationType"`
+			ID            bson.Raw `bson:"_id"`
+			DocumentKey   struct {
+				ID int32 `bson:"_id"`
+			} `bson:"documentKey"`
+			LSID      bson.Raw `bson:"lsid"`
+			TxnNumber int64    `bson:"txnNumber"`
+		}
+		if err := bson.Unmarshal(cs.Current, &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.LSID == nil || ev.TxnNumber == 0 {
+			t.Errorf("event without lsid/txnNumber: %s", cs.Current)
+		}
+		data := ev.ID.Lookup("_data").StringValue()
+		if data <= lastToken {
+			t.Errorf("token %s not after %s", data, lastToken)
+		}
+		lastToken = data
+		got = append(got, fmt.Sprintf("%s %d", ev.OperationType, ev.DocumentKey.ID))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+}
+
+// TestChangeStreamThousandWatchers: 1,000 concurrent watchers of one
+// collection each receive every event of a burst of inserts, in order.
+func TestChangeStreamThousandWatchers(t *testing.T) {
+	const watchers, burst = 1000, 50
+	srv := cairndtest.Start(t, cairndtest.DefaultMode)
+	c := dial(t, srv.URI, options.Client().SetMaxPoolSize(watchers+16).SetTimeout(120*time.Second))
+	coll := c.Database("csmany").Collection("c")
+	if err := c.Database("csmany").CreateCollection(ctx(t), "c"); err != nil {
+		t.Fatal(err)
+	}
+	streams := make([]*mongo.ChangeStream, watchers)
+	for i := range streams {
+		cs, err := coll.Watch(ctx(t), mongo.Pipeline{}, options.ChangeStream().SetMaxAwaitTime(time.Second))
+		if err != nil {
+			t.Fatalf("watcher %d: %v", i, err)
+		}
+		streams[i] = cs
+		defer cs.Close(context.Background())
+	}
+	var bad atomic.Int64
+	var wg sync.WaitGroup
+	runCtx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	for i, cs := range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := int32(0); n < burst; n++ {
+				if !cs.Next(runCtx) {
+					t.Errorf("watcher %d after %d events: %v", i, n, cs.Err())
+					bad.Add(1)
+					return
+				}
+				var ev struct {
+					DocumentKey struct {
+						ID int32 `bson:"_id"`
+					} `bson:"documentKey"`
+				}
+				if err := bson.Unmarshal(cs.Current, &ev); err != nil || ev.DocumentKey.ID != n {
+					t.Errorf("watcher %d: event %d is %s", i, n, cs.Current)
+					bad.Add(1)
+					return
+				}
+			}
+		}()
+	}
+	for i := int32(0); i < burst; i++ {
+		if _, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	if bad.Load() > 0 {
+		t.Fatalf("%d watchers missed events", bad.Load())
+	}
+}
