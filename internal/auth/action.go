@@ -7,12 +7,13 @@ import "strings"
 // cluster actions apply to the server as a whole.
 type Action uint64
 
-// Need is a set of actions on one database: what an operation requires
-// (the command layer checks it before the operation and again on every
-// getMore of the cursor the operation opened).
+// Need is a set of actions on one database, or on one collection of it
+// when Coll is set: what an operation requires (the command layer checks
+// it before the operation and again on every getMore of the cursor the
+// operation opened).
 type Need struct {
-	DB      string
-	Actions Action
+	DB, Coll string
+	Actions  Action
 }
 
 // Database actions.
@@ -46,6 +47,9 @@ const (
 	PlanCacheRead
 	PlanCacheWrite
 	IndexStats
+	CreateRole
+	DropRole
+	ViewRole
 
 	// Cluster actions.
 	ServerStatus
@@ -101,6 +105,7 @@ var actionNames = []string{
 	"listCollections", "listIndexes", "collStats", "dbStats", "dbHash", "killCursors", "collMod", "compact",
 	"validate", "dropDatabase", "renameCollectionSameDB", "createUser", "dropUser", "grantRole", "revokeRole",
 	"viewUser", "changePassword", "changeCustomData", "planCacheRead", "planCacheWrite", "indexStats",
+	"createRole", "dropRole", "viewRole",
 	"serverStatus", "hostInfo", "getCmdLineOpts", "getParameter", "setParameter", "getLog", "top", "inprog",
 	"killop", "listDatabases", "fsync", "logRotate", "dropConnections", "getDefaultRWConcern", "setDefaultRWConcern", "killAnySession",
 	"killAnyCursor", "listSessions", "replSetResizeOplog", "replSetGetStatus", "replSetGetConfig", "replSetConfigure", "replSetStateChange",
@@ -118,3 +123,53 @@ func (a Action) Names() []string {
 }
 
 func (a Action) String() string { return strings.Join(a.Names(), ",") }
+
+// actionByName maps a MongoDB action name to Cairn's action ("anyAction":
+// every action).
+func actionByName(name string) (Action, bool) {
+	if name == "anyAction" {
+		return AllActions, true
+	}
+	for i, n := range actionNames {
+		if n == name {
+			return 1 << i, true
+		}
+	}
+	return 0, false
+}
+
+// mongodActions are the privilege actions mongod 7.0 knows beside Cairn's
+// own: a user-defined role may name them (they are stored and shown), but
+// they grant nothing Cairn checks, since Cairn has no command needing
+// them. Any other name is refused as mongod refuses it.
+var mongodActions = map[string]bool{}
+
+func init() {
+	for _, n := range strings.Fields(`addShard advanceClusterTime allCollectionStats analyze analyzeShardKey
+		appendOplogNote applicationMessage auditConfigure authSchemaUpgrade bypassDocumentValidation
+		bypassWriteBlockingMode changeOwnPassword changeOwnCustomData changeStream checkFreeMonitoringStatus
+		checkMetadataConsistency cleanupOrphaned clearJumboFlag cleanupStructuredEncryptionData closeAllDatabases
+		compactStructuredEncryptionData configureQueryAnalyzer connPoolStats connPoolSync convertToCapped
+		cpuProfiler createDatabase createSearchIndexes dbCheck dropAllRolesFromDatabase dropAllUsersFromDatabase
+		dropSearchIndex emptycapped enableProfiler enableSharding exportCollection flushRouterConfig forceUUID
+		fsyncUnlock getClusterParameter getDatabaseVersion getShardMap getShardVersion grantPrivilegesToRole
+		grantRolesToRole grantRolesToUser impersonate importCollection internal invalidateUserCache
+		issueDirectShardOperations listCachedAndActiveUsers listCursors listSampledQueries listSearchIndexes
+		listShards updateSearchIndex moveChunk moveCollection netstat oidReset operationMetrics
+		planCacheIndexFilter querySettings queryStatsRead queryStatsReadTransformed refineCollectionShardKey
+		reIndex removeShard renameCollection repairDatabase replSetHeartbeat replSetReconfig reshardCollection
+		resync revokePrivilegesFromRole revokeRolesFromRole revokeRolesFromUser rotateCertificates
+		runAsLessPrivilegedUser runTenantMigration setAuthenticationRestriction setClusterParameter
+		setFeatureCompatibilityVersion setFreeMonitoring setUserWriteBlockMode shardCollection
+		shardedDataDistribution shardingState shutdown splitChunk splitVector storageDetails touch trafficRecord
+		unlock useTenant useUUID updateRole updateUser applyOps setChangeStreamState getChangeStreamState
+		authCheck authenticate auditLogRotate`) {
+		mongodActions[n] = true
+	}
+}
+
+// KnownAction reports whether name is a MongoDB privilege action.
+func KnownAction(name string) bool {
+	_, ok := actionByName(name)
+	return ok || mongodActions[name]
+}

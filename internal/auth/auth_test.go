@@ -260,11 +260,11 @@ func TestPrivileges(t *testing.T) {
 			t.Errorf("%v on %q needing %v: %v, want %v", tc.roles, tc.db, tc.need, got, tc.allowed)
 		}
 	}
-	if err := CheckRole(RoleRef{"root", "app"}); err == nil {
-		t.Error("root@app accepted")
+	if IsBuiltin(RoleRef{"root", "app"}) {
+		t.Error("root@app is built in")
 	}
-	if err := CheckRole(RoleRef{"readWrite", "app"}); err != nil {
-		t.Error(err)
+	if !IsBuiltin(RoleRef{"readWrite", "app"}) {
+		t.Error("readWrite@app is not built in")
 	}
 }
 

@@ -76,8 +76,8 @@ func (m *Manager) Iterations(mech string) int {
 // HasUsers reports whether any user exists.
 func (m *Manager) HasUsers() bool { return m.hasUsers.Load() }
 
-// Changed must be called after every committed change to the users: it
-// makes every session re-read its roles and refreshes HasUsers.
+// Changed must be called after every committed change to the users or
+// roles: it makes every session re-read its roles and refreshes HasUsers.
 func (m *Manager) Changed() error {
 	m.gen.Add(1)
 	return m.db.View(func(tx *kv.Tx) error {

@@ -34,7 +34,7 @@ import (
 func PipelineNeeds(db string, pipeline bson.Value) []Need {
 	var out []Need
 	for _, r := range PipelineRefs(db, pipeline) {
-		out = append(out, Need{DB: r.DB, Actions: r.Actions})
+		out = append(out, Need(r))
 	}
 	return out
 }

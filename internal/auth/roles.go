@@ -2,8 +2,7 @@ package auth
 
 import (
 	"slices"
-
-	"github.com/cairndb/cairn/bson"
+	"strings"
 
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
@@ -35,8 +34,9 @@ const (
 	dbAdminActions = ListCollections | ListIndexes | CollStats | DBStats | DBHash | CollMod | Compact |
 		Validate | DropDatabase | CreateCollection | DropCollection | CreateIndex | DropIndex | RenameCollectionSameDB |
 		PlanCacheRead | PlanCacheWrite
-	userAdminActions = CreateUser | DropUser | GrantRole | RevokeRole | ViewUser | ChangePassword | ChangeCustomData
-	monitorActions   = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | GetLog | Top | InProg |
+	userAdminActions = CreateUser | DropUser | GrantRole | RevokeRole | ViewUser | ChangePassword | ChangeCustomData |
+		CreateRole | DropRole | ViewRole
+	monitorActions = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | GetLog | Top | InProg |
 		ListDatabases | GetDefaultRWConcern | ListSessions | ReplSetGetStatus | ReplSetGetConfig
 )
 
@@ -58,94 +58,36 @@ var builtinRoles = map[string]builtinRole{
 	"root": {any: DBActions, cluster: ClusterActions, adminOnly: true},
 }
 
-// CheckRole reports RoleNotFound unless r is a built-in role that exists on
-// its database.
-func CheckRole(r RoleRef) error {
+// IsBuiltin reports whether r is a built-in role that exists on its
+// database (mongod's isBuiltinRole).
+func IsBuiltin(r RoleRef) bool {
 	br, ok := builtinRoles[r.Role]
-	if !ok || (br.adminOnly && r.DB != "admin") || r.DB == "" {
-		return mongoerr.New(mongoerr.RoleNotFound, "Could not find role: %s", r)
-	}
-	return nil
+	return ok && r.DB != "" && (!br.adminOnly || r.DB == "admin")
 }
 
-// Privileges is what a set of roles allows, resolved once.
-type Privileges struct {
-	any     Action
-	cluster Action
-	dbs     map[string]Action
-}
-
-// Resolve computes the privileges of roles (unknown roles grant nothing).
-func Resolve(roles []RoleRef) *Privileges {
-	p := &Privileges{dbs: map[string]Action{}}
-	for _, r := range roles {
-		br, ok := builtinRoles[r.Role]
-		if !ok || (br.adminOnly && r.DB != "admin") {
-			continue
-		}
-		p.dbs[r.DB] |= br.db
-		p.any |= br.any
-		p.cluster |= br.cluster
-	}
-	return p
-}
-
-// Allows reports whether the privileges include every action of need on
-// database db (cluster actions are checked against the cluster resource).
-func (p *Privileges) Allows(db string, need Action) bool {
-	if p == nil {
-		return false
-	}
-	need &^= Open | Authenticated
-	if c := need & ClusterActions; c != 0 && p.cluster&c != c {
-		return false
-	}
-	d := need & DBActions
-	return d == 0 || (p.any|p.dbs[db])&d == d
-}
-
-// AnyDatabase reports whether the privileges grant any of the database
-// actions in need on every database.
-func (p *Privileges) AnyDatabase(need Action) bool {
-	return p != nil && p.any&need != 0
-}
-
-// Databases lists the databases on which the privileges grant some
-// database action (sorted).
-func (p *Privileges) Databases() []string {
-	var out []string
-	for db, a := range p.dbs {
-		if a != 0 {
-			out = append(out, db)
+// BuiltinRoles lists the built-in roles of db, by name.
+func BuiltinRoles(db string) []RoleRef {
+	var out []RoleRef
+	for name := range builtinRoles {
+		if r := (RoleRef{Role: name, DB: db}); IsBuiltin(r) {
+			out = append(out, r)
 		}
 	}
-	slices.Sort(out)
+	slices.SortFunc(out, func(a, b RoleRef) int { return strings.Compare(a.Role, b.Role) })
 	return out
 }
 
-// AppendTo appends the privileges as connectionStatus' showPrivileges
-// lists them: {resource, actions} documents.
-func (p *Privileges) AppendTo(b *bson.Builder) {
-	i := 0
-	add := func(res func(), a Action) {
-		if a == 0 {
-			return
-		}
-		b.StartDocument(bson.Index(i))
-		i++
-		b.StartDocument("resource")
-		res()
-		b.End()
-		b.StartArray("actions")
-		for j, n := range a.Names() {
-			b.AppendString(bson.Index(j), n)
-		}
-		b.End()
-		b.End()
+func roleNotFound(r RoleRef) error {
+	return mongoerr.New(mongoerr.RoleNotFound, "Could not find role: %s", r)
+}
+
+// addBuiltin adds what built-in role r grants to p.
+func (p *Privileges) addBuiltin(r RoleRef) {
+	if !IsBuiltin(r) {
+		return
 	}
-	add(func() { b.AppendBool("cluster", true) }, p.cluster)
-	add(func() { b.AppendString("db", ""); b.AppendString("collection", "") }, p.any)
-	for _, db := range p.Databases() {
-		add(func() { b.AppendString("db", db); b.AppendString("collection", "") }, p.dbs[db])
-	}
+	br := builtinRoles[r.Role]
+	p.add(Resource{DB: r.DB}, br.db, nil)
+	p.add(Resource{}, br.any, nil)
+	p.add(Resource{Cluster: true}, br.cluster, nil)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/xdg-go/scram"
 
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/kv"
 )
 
 // UserName identifies a user: its name and authentication database.
@@ -72,17 +73,24 @@ func (s *Session) Privileges(m *Manager) (*Privileges, []RoleRef, error) {
 		return nil, nil, nil
 	}
 	if g := m.gen.Load(); s.privs == nil || g != s.gen {
-		u, err := m.lookup(s.user.DB, s.user.User)
+		var roles []RoleRef
+		var privs *Privileges
+		err := m.db.View(func(tx *kv.Tx) error {
+			u, err := GetUser(tx, s.user.DB, s.user.User)
+			if err != nil || u == nil {
+				return err
+			}
+			roles = u.Roles
+			privs, _, err = ResolveRoles(tx, roles)
+			return err
+		})
 		if err != nil {
 			return nil, nil, err
 		}
-		s.gen = g
-		if u == nil {
-			s.roles = nil
-		} else {
-			s.roles = u.Roles
+		if privs == nil {
+			privs = newPrivileges()
 		}
-		s.privs = Resolve(s.roles)
+		s.gen, s.roles, s.privs = g, roles, privs
 	}
 	return s.privs, s.roles, nil
 }

@@ -62,7 +62,7 @@ func authorize(c *Ctx, cmd *Command) error {
 		return err
 	}
 	for _, n := range requirements(c, cmd) {
-		if !privs.Allows(n.DB, n.Actions) {
+		if !privs.Permits(n) {
 			return notAuthorized(c, n.DB)
 		}
 	}
@@ -89,7 +89,7 @@ func requirements(c *Ctx, cmd *Command) []need {
 	if actions == 0 {
 		actions = auth.AllActions
 	}
-	db := c.DB
+	db, coll := c.DB, collectionOf(c, cmd)
 	switch cmd.Name {
 	case "explain":
 		inner, ok := c.Body.Lookup("explain")
@@ -123,13 +123,27 @@ func requirements(c *Ctx, cmd *Command) []need {
 		return renameNeeds(c)
 	case "dataSize":
 		// find on the namespace named, whatever the request's database.
-		if d, _, err := dataSizeNamespace(c); err == nil {
-			db = d
+		if d, cl, err := dataSizeNamespace(c); err == nil {
+			db, coll = d, cl
 		}
 	case "create", "collMod":
-		return viewNeeds(c, []need{{DB: db, Actions: actions}})
+		return viewNeeds(c, []need{{DB: db, Coll: coll, Actions: actions}})
 	}
-	return []need{{DB: db, Actions: actions}}
+	return []need{{DB: db, Coll: coll, Actions: actions}}
+}
+
+// collectionOf is the collection cmd acts on when its first field names
+// one (user and role management name a user or role there), so that a
+// privilege on that collection alone grants it.
+func collectionOf(c *Ctx, cmd *Command) string {
+	const names = auth.CreateUser | auth.DropUser | auth.CreateRole | auth.DropRole
+	if cmd.Needs&names != 0 || cmd.Needs&auth.DBActions == 0 {
+		return ""
+	}
+	if v := newArgs(c).first(); v.Type == bson.TypeString {
+		return v.StringValue()
+	}
+	return ""
 }
 
 // hasUpsert reports whether any statement of a write command upserts.
@@ -149,7 +163,7 @@ func hasUpsert(c *Ctx, field string) bool {
 // aggregateNeeds: find on the database, and everything the pipeline
 // involves at any depth (authz_pipeline.go).
 func aggregateNeeds(c *Ctx) []need {
-	out := []need{{DB: c.DB, Actions: auth.Find}}
+	out := []need{{DB: c.DB, Coll: collectionOf(c, &Command{Needs: auth.Find}), Actions: auth.Find}}
 	p, _ := c.Body.Lookup("pipeline")
 	return append(out, auth.PipelineNeeds(c.DB, p)...)
 }
@@ -163,12 +177,12 @@ func renameNeeds(c *Ctx) []need {
 	if from.Type != bson.TypeString || to.Type != bson.TypeString {
 		return []need{{DB: c.DB, Actions: auth.RenameCollectionSameDB}}
 	}
-	fdb, _, _ := strings.Cut(from.StringValue(), ".")
-	tdb, _, _ := strings.Cut(to.StringValue(), ".")
+	fdb, fcoll, _ := strings.Cut(from.StringValue(), ".")
+	tdb, tcoll, _ := strings.Cut(to.StringValue(), ".")
 	if fdb == tdb {
-		return []need{{DB: fdb, Actions: auth.RenameCollectionSameDB}}
+		return []need{{DB: fdb, Coll: fcoll, Actions: auth.RenameCollectionSameDB}, {DB: tdb, Coll: tcoll, Actions: auth.RenameCollectionSameDB}}
 	}
-	return []need{{DB: fdb, Actions: auth.Find | auth.DropCollection}, {DB: tdb, Actions: auth.Insert | auth.CreateCollection | auth.CreateIndex}}
+	return []need{{DB: fdb, Coll: fcoll, Actions: auth.Find | auth.DropCollection}, {DB: tdb, Coll: tcoll, Actions: auth.Insert | auth.CreateCollection | auth.CreateIndex}}
 }
 
 // allowed reports whether the connection holds actions on db (always true
@@ -241,6 +255,10 @@ func viewNeeds(c *Ctx, base []need) []need {
 	if !hasViewOn && !hasPipeline {
 		return base
 	}
-	out := append(base, need{DB: c.DB, Actions: auth.Find})
+	var source string
+	if viewOn, ok := c.Body.Lookup("viewOn"); ok && viewOn.Type == bson.TypeString {
+		source = viewOn.StringValue()
+	}
+	out := append(base, need{DB: c.DB, Coll: source, Actions: auth.Find})
 	return append(out, auth.PipelineNeeds(c.DB, pipeline)...)
 }

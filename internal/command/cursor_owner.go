@@ -62,7 +62,7 @@ func mayContinueCursor(c *Ctx, cur *exec.Cursor) error {
 		return err
 	}
 	for _, n := range cur.Origin {
-		if !privs.Allows(n.DB, n.Actions) {
+		if !privs.Permits(n) {
 			return mongoerr.New(mongoerr.Unauthorized, "not authorized for getMore with cursor id %d", cur.ID)
 		}
 	}

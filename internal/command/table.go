@@ -98,6 +98,15 @@ var table = []*Command{
 	{Name: "usersInfo", Run: usersInfo, Needs: auth.Authenticated, Help: "users and their roles"},
 	{Name: "grantRolesToUser", Run: grantRolesToUser, Needs: auth.Authenticated, Help: "add roles to a user"},
 	{Name: "revokeRolesFromUser", Run: revokeRolesFromUser, Needs: auth.Authenticated, Help: "remove roles from a user"},
+	{Name: "createRole", Run: createRole, Needs: auth.CreateRole, Help: "create a user-defined role"},
+	{Name: "updateRole", Run: updateRole, Needs: auth.Authenticated, Help: "replace a user-defined role's privileges or roles"},
+	{Name: "dropRole", Run: dropRole, Needs: auth.DropRole, Help: "remove a user-defined role (and every grant of it)"},
+	{Name: "dropAllRolesFromDatabase", Run: dropAllRolesFromDatabase, Needs: auth.DropRole, Help: "remove every user-defined role of a database"},
+	{Name: "grantPrivilegesToRole", Run: grantPrivilegesToRole, Needs: auth.Authenticated, Help: "add privileges to a user-defined role"},
+	{Name: "revokePrivilegesFromRole", Run: revokePrivilegesFromRole, Needs: auth.Authenticated, Help: "remove privileges from a user-defined role"},
+	{Name: "grantRolesToRole", Run: grantRolesToRole, Needs: auth.Authenticated, Help: "make a user-defined role inherit roles"},
+	{Name: "revokeRolesFromRole", Run: revokeRolesFromRole, Needs: auth.Authenticated, Help: "remove inherited roles from a user-defined role"},
+	{Name: "rolesInfo", Run: rolesInfo, Needs: auth.Authenticated, Help: "roles, their inherited roles and privileges"},
 
 	{Name: "explain", Run: explain, Needs: auth.Authenticated, Help: "the plan of find, count, aggregate, distinct, update, delete or findAndModify"},
 }

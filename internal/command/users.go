@@ -16,7 +16,8 @@ import (
 // connections re-read their roles at their next command.
 
 // parseRoles reads a roles array: role names (on the request's database)
-// or {role, db} documents; every role must exist.
+// or {role, db} documents (whether they exist is checked in the command's
+// transaction: auth.CheckRolesExist).
 func parseRoles(c *Ctx, field string, v bson.Value) ([]auth.RoleRef, error) {
 	if v.Type != bson.TypeArray {
 		return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type 'array'", c.Name, field, v.Type)
@@ -41,9 +42,6 @@ func parseRoles(c *Ctx, field string, v bson.Value) ([]auth.RoleRef, error) {
 			r = auth.RoleRef{Role: role.StringValue(), DB: db.StringValue()}
 		default:
 			return nil, mongoerr.New(mongoerr.BadValue, "Role names must be either strings or objects")
-		}
-		if err := auth.CheckRole(r); err != nil {
-			return nil, err
 		}
 		if !slices.Contains(out, r) {
 			out = append(out, r)
@@ -235,6 +233,9 @@ func createUser(c *Ctx) error {
 		if old != nil {
 			return mongoerr.New(mongoerr.UserAlreadyExists, "User \"%s@%s\" already exists", spec.name, c.DB)
 		}
+		if err := auth.CheckRolesExist(tx, u.Roles); err != nil {
+			return err
+		}
 		return auth.PutUser(tx, u)
 	})
 }
@@ -276,6 +277,9 @@ func updateUser(c *Ctx) error {
 				return err
 			}
 			if err := mayGrant(c, u.Roles, auth.RevokeRole); err != nil {
+				return err
+			}
+			if err := auth.CheckRolesExist(tx, spec.roles); err != nil {
 				return err
 			}
 			u.Roles = spec.roles
@@ -396,6 +400,9 @@ func changeRoles(c *Ctx, grant bool) error {
 		}
 		if u == nil {
 			return userNotFound(name, c.DB)
+		}
+		if err := auth.CheckRolesExist(tx, roles); err != nil {
+			return err
 		}
 		for _, r := range roles {
 			has := u.HasRole(r)

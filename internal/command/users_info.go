@@ -69,9 +69,13 @@ func usersInfo(c *Ctx) error {
 		}
 		u.AppendTo(r, showCreds)
 		if showPrivs {
-			r.AppendValue("inheritedRoles", r2v(u.Roles))
+			privs, inherited, err := auth.ResolveRoles(tx, u.Roles)
+			if err != nil {
+				return err
+			}
+			r.AppendValue("inheritedRoles", r2v(inherited))
 			r.StartArray("inheritedPrivileges")
-			auth.Resolve(u.Roles).AppendTo(r)
+			privs.AppendTo(r)
 			r.End()
 		}
 		r.End()

@@ -350,6 +350,7 @@ const (
 	TxnNumberNotAllowed               int32 = 50889   // It is illegal to provide a txnNumber for this command
 	FailCommandCloseConnection        int32 = 50985   // Failing command via 'failCommand' failpoint (the connection closed, never sent)
 	TrigonometricOutOfRange           int32 = 50989   // cannot apply %s to %s, value must be in %s
+	RoleAlreadyExists                 int32 = 51002   // Role "%s@%s" already exists
 	UserAlreadyExists                 int32 = 51003   // User "%s@%s" already exists
 	IDLValueOutOfRange                int32 = 51024   // BSON field '%s' value must be >= %d, actual value '%d' (an IDL validator)
 	Atan2FirstNotNumeric              int32 = 51044   // $atan2 only supports numeric types, not %s
