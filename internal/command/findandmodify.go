@@ -68,17 +68,17 @@ func findAndModify(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	st := &updateStmt{upsert: upsert}
-	if st.where, err = exec.CompileWriteFilter(orEmptyDoc(q), opts); err != nil {
+	st := &exec.UpdateStmt{Upsert: upsert}
+	if st.Where, err = exec.CompileWriteFilter(orEmptyDoc(q), opts); err != nil {
 		return err
 	}
 	if s, ok, err := a.doc("sort"); err != nil {
 		return err
 	} else if ok && s.Len() > 0 {
-		if st.sort, err = query.ParseSort(s, opts); err != nil {
+		if st.Sort, err = query.ParseSort(s, opts); err != nil {
 			return err
 		}
-		if st.sort.HasMeta() && st.where.Text == nil {
+		if st.Sort.HasMeta() && st.Where.Text == nil {
 			return mongoerr.New(mongoerr.TextScoreUnavailable, "query requires text score metadata, but it is not available")
 		}
 	}
@@ -103,7 +103,7 @@ func findAndModify(c *Ctx) error {
 				arrayFilters = append(arrayFilters, it.Element().Value.Document())
 			}
 		}
-		if st.upd, err = query.ParseUpdate(u, arrayFilters, opts); err != nil {
+		if st.Upd, err = query.ParseUpdate(u, arrayFilters, opts); err != nil {
 			return err
 		}
 	}
@@ -111,9 +111,9 @@ func findAndModify(c *Ctx) error {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
-		st.hint = v
+		st.Hint = v
 	}
-	var res updateResult
+	var res exec.UpdateResult
 	var value bson.Doc
 	var rs *retryState
 	retried := false
@@ -129,7 +129,7 @@ func findAndModify(c *Ctx) error {
 			return err
 		}
 		rs.start(0)
-		if err := findAndModifyTx(c, tx, name, remove, returnNew, st, &res, &value); err != nil {
+		if res, value, err = c.Env.FindAndModify(c, tx, c.DB, name, remove, returnNew, st); err != nil {
 			rs.abandon()
 			return err
 		}
@@ -141,72 +141,28 @@ func findAndModify(c *Ctx) error {
 	return findAndModifyReply(c, wc, remove, proj, st, res, value, rs, retried)
 }
 
-// findAndModifyTx runs a findAndModify in tx, leaving its outcome in res
-// and the document it answers in value.
-func findAndModifyTx(c *Ctx, tx *exec.Tx, name string, remove, returnNew bool, st *updateStmt, resp *updateResult, valuep *bson.Doc) error {
-	var res updateResult
-	var value bson.Doc
-	defer func() { *resp, *valuep = res, value }()
-	coll, err := catalog.Get(tx, c.DB, name)
-	if err != nil {
-		return err
-	}
-	if remove {
-		if coll == nil {
-			return nil
-		}
-		w, err := c.writer(tx, coll)
-		if err != nil {
-			return err
-		}
-		ms, err := c.Env.SelectDocs(c, tx, coll, w.Data, &st.where, st.hint, st.sort, 1)
-		if err != nil || len(ms) == 0 {
-			return err
-		}
-		if err := w.Remove(ms[0].Key, ms[0].Doc); err != nil {
-			return err
-		}
-		if f := writeFiguresOf(c); f != nil {
-			f.Ndeleted.Add(1)
-		}
-		res.matched = 1
-		value, res.score = ms[0].Doc, ms[0].Md.TextScore
-		return nil
-	}
-	res, _, err = st.apply(c, tx, c.DB, name, coll)
-	if err != nil {
-		return err
-	}
-	if returnNew {
-		value = res.after
-	} else {
-		value = res.before
-	}
-	return nil
-}
-
 // findAndModifyReply answers a findAndModify (retried: from its
 // recorded result).
-func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projection, st *updateStmt, res updateResult, value bson.Doc, rs *retryState, retried bool) error {
+func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projection, st *exec.UpdateStmt, res exec.UpdateResult, value bson.Doc, rs *retryState, retried bool) error {
 	var err error
 	if remove {
 		c.Env.Stats.Delete.Add(1)
-		c.Env.Stats.DocsDeleted.Add(int64(res.matched))
+		c.Env.Stats.DocsDeleted.Add(int64(res.Matched))
 	} else {
 		c.Env.Stats.Update.Add(1)
-		c.Env.Stats.DocsUpdated.Add(int64(res.matched))
+		c.Env.Stats.DocsUpdated.Add(int64(res.Matched))
 	}
 	r := c.Reply
 	r.StartDocument("lastErrorObject")
-	n := res.matched
-	if res.upserted.Type != 0 {
+	n := res.Matched
+	if res.Upserted.Type != 0 {
 		n = 1
 	}
 	r.AppendInt32("n", int32(n))
 	if !remove {
-		r.AppendBool("updatedExisting", res.matched > 0)
-		if res.upserted.Type != 0 {
-			r.AppendValue("upserted", res.upserted)
+		r.AppendBool("updatedExisting", res.Matched > 0)
+		if res.Upserted.Type != 0 {
+			r.AppendValue("upserted", res.Upserted)
 		}
 	}
 	r.End()
@@ -215,8 +171,8 @@ func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projec
 	} else {
 		if proj != nil {
 			var md query.MatchDetails
-			st.where.Filter.MatchDetails(value, &md)
-			md.TextScore = res.score
+			st.Where.Filter.MatchDetails(value, &md)
+			md.TextScore = res.Score
 			if value, err = proj.Apply(nil, value, &md); err != nil {
 				return err
 			}
@@ -232,18 +188,18 @@ func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projec
 
 // finishFindAndModify records a retryable findAndModify that wrote, with
 // the image its value is, in config.image_collection.
-func finishFindAndModify(rs *retryState, remove, returnNew bool, res updateResult, value bson.Doc) error {
+func finishFindAndModify(rs *retryState, remove, returnNew bool, res exec.UpdateResult, value bson.Doc) error {
 	if rs == nil {
 		return nil
 	}
-	if !remove && res.modified == 0 && res.upserted.Type == 0 || remove && res.matched == 0 {
+	if !remove && res.Modified == 0 && res.Upserted.Type == 0 || remove && res.Matched == 0 {
 		rs.abandon() // wrote nothing: a retry runs it again, as mongod's
 		return nil
 	}
-	rec := session.StmtResult{N: int32(res.matched), UpdatedExisting: !remove && res.matched > 0}
-	if res.upserted.Type != 0 {
+	rec := session.StmtResult{N: int32(res.Matched), UpdatedExisting: !remove && res.Matched > 0}
+	if res.Upserted.Type != 0 {
 		rec.N = 1
-		rec.Upserted = copyValue(res.upserted)
+		rec.Upserted = copyValue(res.Upserted)
 	}
 	switch {
 	case value == nil:
@@ -265,11 +221,11 @@ func finishFindAndModify(rs *retryState, remove, returnNew bool, res updateResul
 
 // retriedFindAndModify rebuilds the outcome of an executed findAndModify
 // from its record and image.
-func retriedFindAndModify(rs *retryState, rec session.StmtResult) (updateResult, bson.Doc, error) {
-	res := updateResult{matched: int(rec.N)}
+func retriedFindAndModify(rs *retryState, rec session.StmtResult) (exec.UpdateResult, bson.Doc, error) {
+	res := exec.UpdateResult{Matched: int(rec.N)}
 	if rec.Upserted.Type != 0 {
-		res.matched = 0
-		res.upserted = rec.Upserted
+		res.Matched = 0
+		res.Upserted = rec.Upserted
 	}
 	if rec.Image == "" {
 		return res, nil, nil

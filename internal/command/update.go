@@ -1,8 +1,6 @@
 package command
 
 import (
-	"context"
-
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
@@ -11,29 +9,8 @@ import (
 	"github.com/cairndb/cairn/internal/session"
 )
 
-// updateStmt is one parsed update statement.
-type updateStmt struct {
-	where  exec.WriteFilter
-	hint   bson.Value
-	upd    *query.Update
-	sort   *query.Sort
-	upsert bool
-	multi  bool
-}
-
-// updateResult is the outcome of one statement.
-type updateResult struct {
-	matched, modified int
-	upserted          bson.Value // zero if nothing was upserted
-	// before/after are the documents of the last match (for findAndModify).
-	before, after bson.Doc
-	// score is the last match's $text score (for findAndModify's
-	// {$meta: "textScore"} projection).
-	score float64
-}
-
-func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*updateStmt, error) {
-	s := &updateStmt{}
+func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*exec.UpdateStmt, error) {
+	s := &exec.UpdateStmt{}
 	var q bson.Doc
 	var u, collation, hint bson.Value
 	var arrayFilters []bson.Doc
@@ -48,9 +25,9 @@ func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*updateStmt, error) {
 		case "u":
 			u = e.Value
 		case "upsert":
-			s.upsert = e.Value.Truthy()
+			s.Upsert = e.Value.Truthy()
 		case "multi":
-			s.multi = e.Value.Truthy()
+			s.Multi = e.Value.Truthy()
 		case "collation":
 			collation = e.Value
 		case "arrayFilters":
@@ -67,12 +44,12 @@ func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*updateStmt, error) {
 			constants = e.Value.Document()
 		}
 	}
-	return s, s.compile(c, a, q, u, collation, hint, arrayFilters, constants)
+	return s, compileUpdate(c, a, s, q, u, collation, hint, arrayFilters, constants)
 }
 
-// compile parses one statement; constants is its c (variables for an
-// update pipeline, beside the command's let).
-func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc, constants bson.Doc) error {
+// compileUpdate parses one statement into s; constants is its c
+// (variables for an update pipeline, beside the command's let).
+func compileUpdate(c *Ctx, a args, s *exec.UpdateStmt, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc, constants bson.Doc) error {
 	name, _ := c.collectionArg()
 	opts, err := c.queryOptionsFor(a, collation, name)
 	if err != nil {
@@ -95,13 +72,13 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 		}
 		opts.Let = b.Finish()
 	}
-	if s.where, err = exec.CompileWriteFilter(q, opts); err != nil {
+	if s.Where, err = exec.CompileWriteFilter(q, opts); err != nil {
 		return err
 	}
-	if s.upd, err = query.ParseUpdate(u, arrayFilters, opts); err != nil {
+	if s.Upd, err = query.ParseUpdate(u, arrayFilters, opts); err != nil {
 		return err
 	}
-	if s.multi && s.upd.IsReplacement() {
+	if s.Multi && s.Upd.IsReplacement() {
 		return mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
 	}
 	if hint.Type != 0 {
@@ -109,135 +86,7 @@ func (s *updateStmt) compile(c *Ctx, a args, q bson.Doc, u, collation, hint bson
 		if err := checkHint(c, coll, hint); err != nil {
 			return err
 		}
-		s.hint = hint
-	}
-	return nil
-}
-
-// apply runs the statement in tx against coll (created on upsert if nil).
-func (s *updateStmt) apply(c *Ctx, tx *exec.Tx, db, name string, coll *catalog.Collection) (updateResult, *catalog.Collection, error) {
-	var res updateResult
-	var ms []exec.Match
-	var w *exec.CollWriter
-	var err error
-	if coll != nil {
-		if w, err = c.writer(tx, coll); err != nil {
-			return res, coll, err
-		}
-		limit := 1
-		if s.multi {
-			limit = 0
-		}
-		if ms, err = c.Env.SelectDocs(c, tx, coll, w.Data, &s.where, s.hint, s.sort, limit); err != nil {
-			return res, coll, err
-		}
-	}
-	for i := range ms {
-		m := &ms[i]
-		// Each document's update checks for killOp and maxTimeMS as it
-		// goes (large operators) and before it starts: an interruption
-		// fails the command, whose transaction then writes nothing.
-		if err := c.Err(); err != nil {
-			return res, coll, ctxErr(err)
-		}
-		if c.Env.state.updateHook != nil {
-			c.Env.state.updateHook(c)
-		}
-		out, changed, err := s.upd.ApplyContext(c, nil, m.Doc, &m.Md, false)
-		if err != nil {
-			return res, coll, err
-		}
-		res.matched++
-		res.before, res.after, res.score = m.Doc, out, m.Md.TextScore
-		if !changed {
-			continue
-		}
-		if len(out) > MaxBSONObjectSize {
-			return res, coll, mongoerr.New(mongoerr.UpdateResultTooLarge, "Resulting document after update is larger than %d", MaxBSONObjectSize)
-		}
-		if err := checkStored(out); err != nil {
-			return res, coll, err
-		}
-		write := w.Update // operators and pipelines: a $v: 2 diff in the oplog
-		if s.upd.IsReplacement() {
-			write = w.Replace
-		}
-		if err := write(m.Key, m.Doc, out); err != nil {
-			return res, coll, err
-		}
-		res.modified++
-	}
-	if w != nil {
-		coll = w.Coll // indexes may have become multikey
-	}
-	if f := writeFiguresOf(c); f != nil {
-		f.NMatched.Add(int64(res.matched))
-		f.NModified.Add(int64(res.modified))
-	}
-	if res.matched > 0 || !s.upsert {
-		return res, coll, nil
-	}
-	doc, err := s.upsertDoc(c)
-	if err != nil {
-		return res, coll, err
-	}
-	if coll == nil {
-		if coll, err = exec.CollectionForWrite(tx, db, name, true, c.Env.Oplog); err != nil {
-			return res, coll, err
-		}
-		if w, err = c.writer(tx, coll); err != nil {
-			return res, coll, err
-		}
-	}
-	doc, id, err := w.Insert(doc)
-	if err != nil {
-		return res, coll, err
-	}
-	coll = w.Coll
-	res.upserted = id
-	res.after = doc
-	if f := writeFiguresOf(c); f != nil {
-		f.NUpserted.Add(1)
-	}
-	return res, coll, nil
-}
-
-// upsertDoc builds the document an upsert inserts: the equality fields of
-// the filter, then the update applied as an insert (or the replacement with
-// the filter's _id).
-func (s *updateStmt) upsertDoc(ctx context.Context) (bson.Doc, error) {
-	var b bson.Builder
-	if err := s.where.Filter.UpsertSeed(&b); err != nil {
-		return nil, err
-	}
-	seed := b.Finish()
-	if s.upd.IsReplacement() {
-		out, _, err := s.upd.ApplyContext(ctx, nil, seed, nil, true)
-		if err != nil {
-			return nil, err
-		}
-		if _, ok := out.Lookup("_id"); !ok {
-			if id, ok := seed.Lookup("_id"); ok {
-				var nb bson.Builder
-				nb.AppendValue("_id", id)
-				it := out.Iter()
-				for it.Next() {
-					nb.AppendElement(it.Element())
-				}
-				out = nb.Finish()
-			}
-		}
-		return out, nil
-	}
-	out, _, err := s.upd.ApplyContext(ctx, nil, seed, nil, true)
-	return out, err
-}
-
-// checkStored validates a document produced by an update before it is
-// stored (nesting depth).
-func checkStored(d bson.Doc) error {
-	if err := bson.Validate(d, bson.MaxDepth); err != nil {
-		return mongoerr.New(mongoerr.Overflow, "Document exceeds maximum nesting depth of %d", bson.MaxDepth)
+		s.Hint = hint
 	}
 	return nil
 }
@@ -284,25 +133,28 @@ func update(c *Ctx) error {
 			if err != nil {
 				return err
 			}
-			if rs != nil && st.multi {
+			if rs != nil && st.Multi {
 				return mongoerr.New(mongoerr.InvalidOptions, "Cannot use (or request) retryable writes with multi=true")
 			}
 			rs.start(i)
-			var res updateResult
-			if res, coll, err = st.apply(sc.c, tx, c.DB, w.name, coll); err != nil {
+			if h := c.Env.state.updateHook; h != nil {
+				st.Hook = func() { h(sc.c) }
+			}
+			var res exec.UpdateResult
+			if res, coll, err = c.Env.ApplyUpdate(sc.c, tx, c.DB, w.name, coll, st); err != nil {
 				rs.abandon()
 				return err
 			}
-			n += res.matched
-			nModified += res.modified
-			rec := session.StmtResult{N: int32(res.matched), NModified: int32(res.modified)}
-			if res.upserted.Type != 0 {
+			n += res.Matched
+			nModified += res.Modified
+			rec := session.StmtResult{N: int32(res.Matched), NModified: int32(res.Modified)}
+			if res.Upserted.Type != 0 {
 				n++
 				rec.N++
-				rec.Upserted = copyValue(res.upserted)
+				rec.Upserted = copyValue(res.Upserted)
 				ups = append(ups, upserted{i, rec.Upserted})
 			}
-			if res.modified == 0 && res.upserted.Type == 0 {
+			if res.Modified == 0 && res.Upserted.Type == 0 {
 				rs.abandon() // wrote nothing: a retry runs it again, as mongod's
 				return nil
 			}

@@ -38,6 +38,10 @@ func (c *Ctx) Writer(tx *exec.Tx, coll *catalog.Collection) (*exec.CollWriter, e
 	return c.writer(tx, coll)
 }
 
+// WriteFigures are the command's write figures (exec.WriteCmd; nil: none
+// kept).
+func (c *Ctx) WriteFigures() *exec.WriteFigures { return writeFiguresOf(c) }
+
 // WriteTx is writeTx, for the execution layer (exec.AggCommand).
 func (c *Ctx) WriteTx(d exec.Durability, fn func(tx *exec.Tx) error) error { return c.writeTx(d, fn) }
 
