@@ -50,7 +50,7 @@ func CoverPlan(coll *catalog.Collection, spec *FindSpec, p *Plan) *Plan {
 		return p
 	}
 	s := p.Spec
-	if s.Text != nil || s.IsGeo() || s.Wildcard != nil || len(s.Fields) == 0 {
+	if s.Text != nil || s.IsGeo() || s.Wildcard != nil || s.Column != nil || len(s.Fields) == 0 {
 		return p
 	}
 	if ix := indexNamed(coll, p.Index); ix == nil || ix.Multikey || !ix.Ready {

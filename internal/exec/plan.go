@@ -376,8 +376,10 @@ func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value, qc *
 			return nil
 		}
 		p := &Plan{Index: ix.Name, Spec: spec, Dedupe: ix.Multikey}
-		if spec.Text != nil || spec.IsGeo() {
-			return nil // a text index serves $text only, a 2dsphere index geo queries
+		if spec.Text != nil || spec.IsGeo() || spec.Column != nil {
+			// A text index serves $text only, a 2dsphere index geo
+			// queries, a column store aggregations' column scans.
+			return nil
 		}
 		if spec.Wildcard != nil {
 			field, ivs, ok := wildcardBounds(spec, filter)

@@ -98,11 +98,8 @@ func (e *Engine) ValidateCollection(ctx context.Context, tx *kv.Tx, coll *catalo
 				continue
 			}
 			for _, key := range keys {
-				e := append([]byte(nil), key...)
-				if !w.spec.Unique {
-					e = append(e, k...)
-				}
-				w.entries = append(w.entries, entry{e, append([]byte(nil), k...)})
+				ek, ev := w.spec.EntryOf(key, k)
+				w.entries = append(w.entries, entry{ek, ev})
 			}
 		}
 	}

@@ -64,8 +64,9 @@ func BuildAll(ctx context.Context, tx *kv.Tx, data *kv.Tree, ns string, targets 
 const parallelMinDocs = 20000
 
 // entry is one index entry in a run: its kv key is arena[off:off+klen]
-// and its value (the _id) the vlen bytes ending at off+klen+vlen for a
-// unique index, at off+klen otherwise. pfx holds the key's first 8 bytes
+// and its value (the _id, or a column store's cell) the vlen bytes ending
+// at off+klen+vlen for a unique or column store index, at off+klen
+// otherwise. pfx holds the key's first 8 bytes
 // big-endian, so most comparisons never touch the arena. The lengths are
 // stored minus one (neither is ever empty), so an entry takes 16 bytes.
 // A key or _id of 64 KiB or more (kv takes keys up to kv.MaxKeySize) is
@@ -177,6 +178,7 @@ func (r *run) reorder(unique, copyAllowed bool) {
 type extractor struct {
 	targets  []*BuildTarget
 	runs     []run
+	cell     []byte // scratch: a column store entry's cell
 	multikey []bool
 	kb       keyBuf
 	// budget is this worker's share of the memory budget; files are its
@@ -224,20 +226,30 @@ func (x *extractor) add(id []byte, d bson.Doc) error {
 		r := &x.runs[ti]
 		var emitErr error
 		arena, mk, err := spec.appendKeys(&x.kb, r.arena, d, func(dst []byte, start int) []byte {
-			// Non-unique keys end with the _id; every value is the _id.
-			klen := len(dst) - start
-			dst = append(dst, id...)
-			if !spec.Unique {
-				klen += len(id)
+			var klen, vlen int
+			if spec.Column != nil {
+				// Column store: the column prefix and the _id, then the
+				// cell as the value (entryOf).
+				prefix, cell := splitColumnKey(dst[start:])
+				x.cell = append(x.cell[:0], cell...)
+				dst = append(append(dst[:start+len(prefix)], id...), x.cell...)
+				klen, vlen = len(prefix)+len(id), len(x.cell)
+			} else {
+				// Non-unique keys end with the _id; every value is the _id.
+				klen, vlen = len(dst)-start, len(id)
+				dst = append(dst, id...)
+				if !spec.Unique {
+					klen += len(id)
+				}
 			}
-			e := entry{off: uint32(start), klen: uint16(klen - 1), vlen: uint16(len(id) - 1)}
-			if klen-1 >= longLen || len(id)-1 >= longLen {
+			e := entry{off: uint32(start), klen: uint16(klen - 1), vlen: uint16(vlen - 1)}
+			if klen-1 >= longLen || vlen-1 >= longLen {
 				// A long entry: its lengths go before it.
 				n := len(dst) - start
 				dst = append(dst, make([]byte, longHeader)...)
 				copy(dst[start+longHeader:], dst[start:start+n])
 				binary.LittleEndian.PutUint32(dst[start:], uint32(klen))
-				binary.LittleEndian.PutUint32(dst[start+4:], uint32(len(id)))
+				binary.LittleEndian.PutUint32(dst[start+4:], uint32(vlen))
 				start += longHeader
 				e = entry{off: uint32(start), klen: longLen, vlen: longLen}
 			}
@@ -349,7 +361,7 @@ func Extract(ctx context.Context, data *kv.Tree, ns string, targets []*BuildTarg
 			for ti := range x.runs {
 				r := &x.runs[ti]
 				r.sort()
-				r.reorder(targets[ti].Spec.Unique, x.memSize()+len(r.arena) <= x.budget)
+				r.reorder(targets[ti].Spec.valueAfterKey(), x.memSize()+len(r.arena) <= x.budget)
 			}
 		}()
 	}
@@ -388,7 +400,7 @@ func (s *Sorted) Load(tx *kv.Tx, i int, dup func(key, val []byte) error) error {
 		defer pf.Stop()
 		var srcs []extsort.Source
 		for _, x := range s.xs {
-			var src extsort.Source = &memSource{r: &x.runs[i], unique: t.Spec.Unique}
+			var src extsort.Source = &memSource{r: &x.runs[i], unique: t.Spec.valueAfterKey()}
 			if !x.runs[i].ordered {
 				var err error
 				if src, err = pf.Start(src); err != nil {

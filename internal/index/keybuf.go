@@ -39,6 +39,9 @@ func (s *Spec) appendKeys(kb *keyBuf, dst []byte, doc bson.Doc, emit func(dst []
 	if s.Wildcard != nil {
 		return s.wildcardKeys(kb, dst, doc, emit)
 	}
+	if s.Column != nil {
+		return s.columnKeys(kb, dst, doc, emit)
+	}
 	if cap(kb.perField) < len(s.Fields) {
 		kb.perField = make([][]bson.Value, len(s.Fields))
 	}

@@ -13,7 +13,7 @@ type SortKey struct {
 // array sorts by its smallest or largest element), so the caller must not
 // ask for one.
 func (s *Spec) ProvidesSort(keys []SortKey, pinned int) (reverse, ok bool) {
-	if len(keys) == 0 || pinned+len(keys) > len(s.Fields) || s.Text != nil || s.IsGeo() {
+	if len(keys) == 0 || pinned+len(keys) > len(s.Fields) || s.Text != nil || s.IsGeo() || s.Column != nil {
 		return false, false
 	}
 	for i, k := range keys {

@@ -284,9 +284,9 @@ func (r KeyRange) PastStart(key []byte) bool {
 
 // Usable reports whether the planner may use this index for a query
 // without collation: hidden, sparse and partial indexes do not hold every
-// document.
+// document; column store indexes serve aggregations' column scans only.
 func (s *Spec) Usable() bool {
-	return !s.Hidden && !s.Sparse && s.Partial == nil && s.Text == nil && !s.IsGeo()
+	return !s.Hidden && !s.Sparse && s.Partial == nil && s.Text == nil && !s.IsGeo() && s.Column == nil
 }
 
 // FilterFields lists the fields a filter constrains at its top level (or

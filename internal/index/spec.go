@@ -41,6 +41,8 @@ type Field struct {
 	Geo bool
 	// Flat marks a 2d field: its keys are geohashes of legacy pairs.
 	Flat bool
+	// Column marks a column store index's field ("$**" or "path.$**").
+	Column bool
 }
 
 // Spec is a parsed index specification.
@@ -67,6 +69,9 @@ type Spec struct {
 	// Flat describes a 2d index (nil otherwise); its 2d field is the
 	// first.
 	Flat *FlatSpec
+	// Column describes a column store index (nil otherwise); Fields then
+	// holds its one field, with Column set.
+	Column *ColumnSpec
 	// Raw is the specification as listIndexes returns it.
 	Raw bson.Doc
 }
@@ -85,6 +90,7 @@ var knownOptions = map[string]bool{
 	"expireAfterSeconds": true, "hidden": true, "v": true, "background": true, "ns": true, "wildcardProjection": true,
 	"weights": true, "default_language": true, "language_override": true, "textIndexVersion": true,
 	"collation": true, "2dsphereIndexVersion": true, "bits": true, "min": true, "max": true,
+	"columnstoreProjection": true,
 }
 
 var unsupportedOptions = map[string]string{
@@ -178,7 +184,11 @@ func Parse(d bson.Doc) (*Spec, error) {
 	if err := s.parseGeo(d, isText); err != nil {
 		return nil, err
 	}
-	if !isText {
+	isColumn, err := s.parseColumnStore(d)
+	if err != nil {
+		return nil, err
+	}
+	if !isText && !isColumn {
 		if err := s.parseWildcard(d); err != nil {
 			return nil, err
 		}
@@ -247,6 +257,8 @@ func (s *Spec) parseKey() error {
 				f.Geo = true
 			case "2d":
 				f.Flat = true
+			case "columnstore":
+				f.Column = true
 			case "geoHaystack":
 				return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support %s indexes yet", v.StringValue())
 			default:
@@ -345,7 +357,7 @@ func SameDefinition(a, b *Spec) bool {
 	if (a.Geo == nil) != (b.Geo == nil) || (a.Flat == nil) != (b.Flat == nil) || (a.Flat != nil && a.Flat.Grid != b.Flat.Grid) {
 		return false
 	}
-	if !SameCollation(a.Collation, b.Collation) {
+	if !SameCollation(a.Collation, b.Collation) || !sameColumns(a.Column, b.Column) {
 		return false
 	}
 	return a.Unique == b.Unique && a.Sparse == b.Sparse && (a.Partial == nil) == (b.Partial == nil) && a.ExpireAfterSeconds == b.ExpireAfterSeconds

@@ -34,7 +34,7 @@ func (x *extractor) spill() error {
 		if err != nil {
 			return err
 		}
-		unique := x.targets[ti].Spec.Unique
+		unique := x.targets[ti].Spec.valueAfterKey()
 		for _, e := range r.es {
 			if err := w.Add(r.key(e), r.value(e, unique)); err != nil {
 				break

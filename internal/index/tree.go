@@ -40,14 +40,13 @@ func Open(tx *kv.Tx, treeName, ns string, spec *Spec) (*Tree, error) {
 	return &Tree{Spec: spec, T: t, ns: ns}, nil
 }
 
-// entry returns the kv key and value of an entry. The value is always the
-// document's encoded _id, so a scan reads it without decoding the key.
+// entry returns the kv key and value of an entry (Spec.entryOf). The
+// value is the document's encoded _id, so a scan reads it without
+// decoding the key — except in a column store, whose values are cells.
 func (x *Tree) entry(values, idKey []byte) (key, val []byte) {
-	x.buf = append(x.buf[:0], values...)
-	if !x.Spec.Unique {
-		x.buf = append(x.buf, idKey...)
-	}
-	return x.buf, idKey
+	key, val = x.Spec.entryOf(x.buf, values, idKey)
+	x.buf = key
+	return key, val
 }
 
 // Change is the set of entries one document write removes from and adds

@@ -387,6 +387,7 @@ const (
 	PositionalProjectionNoMatch       int32 = 51246   // positional operator '.$' couldn't find a matching element in the array
 	PositionalProjectionMismatch      int32 = 51247   // positional operator '.$' element mismatch
 	ProjectionEmptySubProjection      int32 = 51270   // Invalid empty sub-projection: %s
+	IndexProjectionNotFieldPath       int32 = 51271   // In an index projection a field can only be included or excluded (Cairn's wording)
 	ProjectionEmpty                   int32 = 51272   // Invalid $project :: caused by :: projection specification must have at least one field
 	BinarySizeBadType                 int32 = 51276   // $binarySize requires a string or BinData argument, found: %s
 	ReplaceReplacementNotString       int32 = 51744   // %s requires that 'replacement' be a string, found: %s
