@@ -37,6 +37,9 @@ type Stats struct {
 	Built     int64 // columns built
 	Evictions int64 // columns evicted to stay within the budget
 	Dropped   int64 // columns dropped because their tree changed
+	// FromSource counts builds that read stored columns (GetFrom's
+	// Source) instead of the documents.
+	FromSource int64
 }
 
 // Cache holds columns of the trees of one kv.DB. It is safe for concurrent
@@ -52,7 +55,7 @@ type Cache struct {
 	used   int64
 	tick   uint64
 
-	hits, misses, builds, built, evictions, dropped atomic.Int64
+	hits, misses, builds, built, evictions, dropped, fromSource atomic.Int64
 }
 
 // table is the columns of one version of one tree.
@@ -94,6 +97,7 @@ func (c *Cache) Stats() Stats {
 	s.Hits, s.Misses = c.hits.Load(), c.misses.Load()
 	s.Builds, s.Built = c.builds.Load(), c.built.Load()
 	s.Evictions, s.Dropped = c.evictions.Load(), c.dropped.Load()
+	s.FromSource = c.fromSource.Load()
 	return s
 }
 
@@ -186,6 +190,13 @@ func (c *Cache) Want(t *kv.Tree, fields []string) {
 // by its own write transaction, the cache holding a newer version of the
 // tree, columns that do not fit the budget, or another build running.
 func (c *Cache) Get(ctx context.Context, t *kv.Tree, fields []string, wantedOnly bool) (*Set, error) {
+	return c.GetFrom(ctx, t, fields, wantedOnly, nil)
+}
+
+// GetFrom is Get building the missing columns from src (stored columns
+// of t's version, see source.go) when it is not nil, instead of scanning
+// t's documents.
+func (c *Cache) GetFrom(ctx context.Context, t *kv.Tree, fields []string, wantedOnly bool, src Source) (*Set, error) {
 	v := t.Version()
 	if !c.Enabled() || v == 0 || len(fields) == 0 {
 		return nil, nil
@@ -209,7 +220,18 @@ func (c *Cache) Get(ctx context.Context, t *kv.Tree, fields []string, wantedOnly
 	if s != nil || missing == nil {
 		return s, nil
 	}
-	cols, rows, fit, err := c.build(ctx, t, missing)
+	var cols []*column
+	var rows int
+	var fit bool
+	var err error
+	if src != nil {
+		cols, rows, fit, err = c.buildFrom(ctx, src, t.Len(), missing)
+		if err == nil {
+			c.fromSource.Add(1)
+		}
+	} else {
+		cols, rows, fit, err = c.build(ctx, t, missing)
+	}
 	if err != nil {
 		return nil, err
 	}

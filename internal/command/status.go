@@ -167,6 +167,7 @@ func appendColumnCache(c *Ctx) {
 	r.AppendInt64("misses", st.Misses)
 	r.AppendInt64("builds", st.Builds)
 	r.AppendInt64("fieldsBuilt", st.Built)
+	r.AppendInt64("buildsFromColumnStore", st.FromSource)
 	r.AppendInt64("evictions", st.Evictions)
 	r.AppendInt64("invalidations", st.Dropped)
 	r.End()

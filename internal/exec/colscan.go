@@ -19,7 +19,8 @@ import (
 // columns already held, and builds them only after an index scan of the
 // same fields examined more than a wantColumnsShare of the collection
 // (the narrow scan of every document then costs less than the index
-// scan: a fetched document counts one, an index entry a quarter).
+// scan: a fetched document counts one, an index entry a quarter). A column
+// store index holding the fields feeds the cache's builds (colstore.go).
 
 // columnMinRows is the smallest collection the cache serves: below it a
 // plain scan costs little and columns would crowd out larger ones.
@@ -45,7 +46,15 @@ func (e *Engine) columnScan(ctx context.Context, tx *kv.Tx, coll *catalog.Collec
 	if t.Len() < columnMinRows {
 		return nil, nil
 	}
-	set, err := e.ColumnCache.Get(ctx, t, fields, planned)
+	var src colcache.Source
+	name, store, err := columnStore(tx, coll, fields)
+	if err != nil {
+		return nil, err
+	}
+	if store != nil {
+		src = &storeSource{name: name, t: store, parallel: !tx.Writable()}
+	}
+	set, err := e.ColumnCache.GetFrom(ctx, t, fields, planned, src)
 	if err != nil || set == nil {
 		return nil, mongoerr.FromContext(err)
 	}

@@ -48,6 +48,8 @@ func (e *Engine) AppendAggregateStages(ctx context.Context, tx *Tx, r *bson.Buil
 				AppendTextStages(r, planning.Text, coll)
 			} else if chosen != nil {
 				appendIndexStages(r, chosen, filter)
+			} else if cs := e.explainColumnScan(tx, db, source, p, planning.Hint); cs != nil {
+				cs(r, filter)
 			} else {
 				r.AppendString("stage", "COLLSCAN")
 				if len(filter) > 5 {
