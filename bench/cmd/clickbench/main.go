@@ -53,6 +53,8 @@ type config struct {
 	uri        string
 	cacheGB    float64
 	versus     string
+	duckdb     bool
+	colstore   bool
 }
 
 func main() {
@@ -78,6 +80,8 @@ func main() {
 	flag.Float64Var(&c.cacheGB, "cacheGB", 8, "cairnd --wiredTigerCacheSizeGB (the storage engine's cache; 0: its default of 1 GiB)")
 	flag.StringVar(&c.uri, "uri", "", "use this already loaded server (skips generation's load and the indexes)")
 	flag.StringVar(&c.versus, "versus", "", "a second cairnd binary to compare with: it serves its own copy of the table (DIR/versus), and the two servers take turns run by run (A B B A ...)")
+	flag.BoolVar(&c.duckdb, "duckdb", false, "also load the rows into DuckDB (embedded, DIR/duck.db) and run ClickBench's DuckDB SQL, with as many threads as cores")
+	flag.BoolVar(&c.colstore, "columnstore", false, "also create a column store index ({\"$**\": \"columnstore\"}) after the 15 indexes")
 	render := flag.String("render", "", "re-render NAME.md and NAME.png from a report JSON file; runs nothing")
 	flag.Parse()
 	if *render != "" {
@@ -199,6 +203,13 @@ func run(ctx context.Context, c *config) (*report, error) {
 		rep.VersusBinary = c.versus
 		targets = append(targets, target{srv: vs, cl: vcl, out: &rep.Versus, label: "versus "})
 	}
+	var duck *duckPeer
+	if c.duckdb {
+		if duck, err = loadDuck(ctx, c.dir, tsv, c.isRefresh, runtime.NumCPU(), rep); err != nil {
+			return nil, err
+		}
+		defer duck.close()
+	}
 	os.Remove(tsv)
 	if err := dataSize(ctx, cl, srv, rep); err != nil {
 		return nil, err
@@ -218,6 +229,11 @@ func run(ctx context.Context, c *config) (*report, error) {
 	stopProfile()
 	if err != nil {
 		return nil, err
+	}
+	if duck != nil {
+		if err := duck.run(ctx, c, rep); err != nil {
+			return nil, err
+		}
 	}
 	if err := rep.write(c.out, c.name); err != nil {
 		return nil, err

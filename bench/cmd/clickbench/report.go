@@ -2,10 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"image/color"
 	"fmt"
 	"os"
 	"path/filepath"
+	"math"
 	"runtime"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -41,6 +44,18 @@ type report struct {
 	// those in Queries.
 	VersusBinary string        `json:"versusBinary,omitempty"`
 	Versus       []queryResult `json:"versus,omitempty"`
+	// With -columnstore: the column store index's build time and size.
+	ColumnStoreSeconds float64 `json:"columnStoreSeconds,omitempty"`
+	ColumnStoreCPU     float64 `json:"columnStoreCpu,omitempty"`
+	ColumnStoreBytes   int64   `json:"columnStoreBytes,omitempty"`
+	// With -duckdb: DuckDB's version, threads, load and times (CPU is this
+	// process's, DuckDB running in it).
+	DuckVersion     string        `json:"duckVersion,omitempty"`
+	DuckThreads     int           `json:"duckThreads,omitempty"`
+	DuckLoadSeconds float64       `json:"duckLoadSeconds,omitempty"`
+	DuckLoadCPU     float64       `json:"duckLoadCpu,omitempty"`
+	DuckFileBytes   int64         `json:"duckFileBytes,omitempty"`
+	Duck            []queryResult `json:"duck,omitempty"`
 }
 
 // loadFigures are what a run that loads records for later -reuse runs.
@@ -206,7 +221,60 @@ func (r *report) markdown(name string) string {
 		b.WriteByte('\n')
 	}
 	b.WriteString("```\n")
+	if len(r.Duck) > 0 {
+		r.duckMarkdown(&b)
+	}
 	return b.String()
+}
+
+// hotCPU is the least CPU time of runs 2..n (-1 when not measured).
+func (q queryResult) hotCPU() float64 {
+	if len(q.CPU) < 2 {
+		return -1
+	}
+	return slices.Min(q.CPU[1:])
+}
+
+// duckMarkdown writes the side-by-side table of Cairn and DuckDB.
+func (r *report) duckMarkdown(b *strings.Builder) {
+	duck := map[int]queryResult{}
+	for _, q := range r.Duck {
+		duck[q.Query] = q
+	}
+	var cw, cc, dw, dc float64
+	var ratios []float64
+	worst, worstQ := 0.0, -1
+	fmt.Fprintf(b, "\n## Beside DuckDB\n\n- DuckDB %s (embedded in this program, %d threads), database file %.1f MiB, load %.1f s (CPU %.1f s)\n",
+		r.DuckVersion, r.DuckThreads, float64(r.DuckFileBytes)/(1<<20), r.DuckLoadSeconds, r.DuckLoadCPU)
+	if r.ColumnStoreBytes > 0 {
+		fmt.Fprintf(b, "- Cairn's column store index: built in %.1f s (server CPU %.1f s), %.1f MiB\n", r.ColumnStoreSeconds, r.ColumnStoreCPU, float64(r.ColumnStoreBytes)/(1<<20))
+	}
+	b.WriteString("\n| query | Cairn hot (s) | Cairn CPU (s) | DuckDB hot (s) | DuckDB CPU (s) | wall ratio |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, q := range r.Queries {
+		d, ok := duck[q.Query]
+		ch, dh := q.hot(), d.hot()
+		if !ok || ch < 0 || dh <= 0 {
+			fmt.Fprintf(b, "| Q%d | %.3f | | | | |\n", q.Query, ch)
+			continue
+		}
+		ratio := ch / dh
+		ratios = append(ratios, ratio)
+		if ratio > worst {
+			worst, worstQ = ratio, q.Query
+		}
+		cw, dw = cw+ch, dw+dh
+		cc, dc = cc+max(q.hotCPU(), 0), dc+max(d.hotCPU(), 0)
+		fmt.Fprintf(b, "| Q%d | %.3f | %.3f | %.4f | %.4f | %.1f× |\n", q.Query, ch, q.hotCPU(), dh, d.hotCPU(), ratio)
+	}
+	geo := 0.0
+	for _, x := range ratios {
+		geo += math.Log(x)
+	}
+	if len(ratios) > 0 {
+		geo = math.Exp(geo / float64(len(ratios)))
+	}
+	fmt.Fprintf(b, "| total | **%.3f** | %.3f | **%.3f** | %.3f | **%.1f×** wall, %.1f× CPU |\n\n", cw, cc, dw, dc, cw/dw, cc/max(dc, 1e-9))
+	fmt.Fprintf(b, "Geometric mean of the per-query wall ratios %.1f×; the largest Q%d at %.1f×.\n", geo, worstQ, worst)
 }
 
 // chart draws the hot time of every query as a bar.
@@ -221,11 +289,38 @@ func (r *report) chart(path string) error {
 		vals[i] = max(q.hot(), 0)
 		names[i] = fmt.Sprintf("Q%d", q.Query)
 	}
-	bars, err := plotter.NewBarChart(vals, vg.Points(10))
+	width := vg.Points(10)
+	if len(r.Duck) > 0 {
+		width = vg.Points(7)
+	}
+	bars, err := plotter.NewBarChart(vals, width)
 	if err != nil {
 		return err
 	}
 	p.Add(bars, plotter.NewGrid())
+	if len(r.Duck) > 0 {
+		duck := map[int]float64{}
+		var dt float64
+		for _, q := range r.Duck {
+			duck[q.Query] = max(q.hot(), 0)
+			dt += max(q.hot(), 0)
+		}
+		dv := make(plotter.Values, len(r.Queries))
+		for i, q := range r.Queries {
+			dv[i] = duck[q.Query]
+		}
+		db, err := plotter.NewBarChart(dv, width)
+		if err != nil {
+			return err
+		}
+		bars.Offset, db.Offset = -width/2, width/2
+		bars.Color, db.Color = color.RGBA{R: 40, G: 90, B: 170, A: 255}, color.RGBA{R: 230, G: 150, B: 30, A: 255}
+		p.Add(db)
+		p.Legend.Add(fmt.Sprintf("Cairn (total %.2f s)", total), bars)
+		p.Legend.Add(fmt.Sprintf("DuckDB %s (total %.2f s)", r.DuckVersion, dt), db)
+		p.Legend.Top = true
+		p.Title.Text = fmt.Sprintf("ClickBench, %d rows: hot time per query, Cairn beside DuckDB", r.Rows)
+	}
 	p.NominalX(names...)
 	p.X.Tick.Label.Rotation = 1.2
 	p.X.Tick.Label.XAlign = -1.0
