@@ -2,11 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"image/color"
 	"fmt"
+	"image/color"
+	"math"
 	"os"
 	"path/filepath"
-	"math"
 	"runtime"
 	"slices"
 	"strings"
