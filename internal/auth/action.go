@@ -75,6 +75,8 @@ const (
 	ReplSetGetConfig
 	ReplSetConfigure
 	ReplSetStateChange
+	GetClusterParameter
+	SetClusterParameter
 
 	lastAction
 )
@@ -95,7 +97,8 @@ const AllActions = lastAction - 1
 // ClusterActions are the actions that apply to the cluster resource.
 const ClusterActions = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | SetParameter | GetLog |
 	Top | InProg | KillOp | ListDatabases | Fsync | LogRotate | DropConnections | GetDefaultRWConcern | SetDefaultRWConcern | KillAnySession | KillAnyCursor | ListSessions |
-	ReplSetResizeOplog | ReplSetGetStatus | ReplSetGetConfig | ReplSetConfigure | ReplSetStateChange
+	ReplSetResizeOplog | ReplSetGetStatus | ReplSetGetConfig | ReplSetConfigure | ReplSetStateChange |
+	GetClusterParameter | SetClusterParameter
 
 // DBActions are the actions that apply to a database.
 const DBActions = AllActions &^ ClusterActions
@@ -109,6 +112,7 @@ var actionNames = []string{
 	"serverStatus", "hostInfo", "getCmdLineOpts", "getParameter", "setParameter", "getLog", "top", "inprog",
 	"killop", "listDatabases", "fsync", "logRotate", "dropConnections", "getDefaultRWConcern", "setDefaultRWConcern", "killAnySession",
 	"killAnyCursor", "listSessions", "replSetResizeOplog", "replSetGetStatus", "replSetGetConfig", "replSetConfigure", "replSetStateChange",
+	"getClusterParameter", "setClusterParameter",
 }
 
 // Names lists the actions of a as MongoDB spells them.

@@ -37,7 +37,7 @@ const (
 	userAdminActions = CreateUser | DropUser | GrantRole | RevokeRole | ViewUser | ChangePassword | ChangeCustomData |
 		CreateRole | DropRole | ViewRole
 	monitorActions = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | GetLog | Top | InProg |
-		ListDatabases | GetDefaultRWConcern | ListSessions | ReplSetGetStatus | ReplSetGetConfig
+		ListDatabases | GetDefaultRWConcern | ListSessions | ReplSetGetStatus | ReplSetGetConfig | GetClusterParameter
 )
 
 // builtinRoles are MongoDB's built-in roles that Cairn implements, with the

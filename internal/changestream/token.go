@@ -25,8 +25,8 @@ package changestream
 // for "every event before ts has been seen".
 
 import (
+	"encoding/binary"
 	"encoding/hex"
-	"strings"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -81,33 +81,51 @@ func cmp(a, b uint64) int {
 	return 0
 }
 
-// value returns a single-field document's value.
-func value(build func(b *bson.Builder)) bson.Value {
-	var b bson.Builder
-	build(&b)
-	v, _ := b.Finish().Lookup("v")
-	return v
-}
-
 // Data returns the token's _data string.
 func (t Token) Data() string {
-	var k []byte
-	k = bson.AppendKey(k, value(func(b *bson.Builder) { b.AppendTimestamp("v", t.TS.T(), t.TS.I()) }), false)
-	k = bson.AppendKey(k, value(func(b *bson.Builder) { b.AppendInt32("v", tokenVersion) }), false)
-	k = bson.AppendKey(k, value(func(b *bson.Builder) { b.AppendInt32("v", t.Type) }), false)
-	k = bson.AppendKey(k, value(func(b *bson.Builder) { b.AppendInt64("v", t.TxnOpIndex) }), false)
-	k = bson.AppendKey(k, value(func(b *bson.Builder) { b.AppendBool("v", t.FromInvalidate) }), false)
+	var buf [96]byte
+	k := t.appendKey(buf[:0])
+	out := make([]byte, 2*len(k))
+	for i, c := range k {
+		out[2*i], out[2*i+1] = upperHex[c>>4], upperHex[c&15]
+	}
+	return string(out)
+}
+
+const upperHex = "0123456789ABCDEF"
+
+// appendKey appends the token's fields in their key encoding.
+func (t Token) appendKey(k []byte) []byte {
+	var scratch [16]byte
+	le := func(n int) []byte { return scratch[:n] }
+	binary.LittleEndian.PutUint32(scratch[:], t.TS.I())
+	binary.LittleEndian.PutUint32(scratch[4:], t.TS.T())
+	k = bson.AppendKey(k, bson.Value{Type: bson.TypeTimestamp, Data: le(8)}, false)
+	binary.LittleEndian.PutUint32(scratch[:], tokenVersion)
+	k = bson.AppendKey(k, bson.Value{Type: bson.TypeInt32, Data: le(4)}, false)
+	binary.LittleEndian.PutUint32(scratch[:], uint32(t.Type))
+	k = bson.AppendKey(k, bson.Value{Type: bson.TypeInt32, Data: le(4)}, false)
+	binary.LittleEndian.PutUint64(scratch[:], uint64(t.TxnOpIndex))
+	k = bson.AppendKey(k, bson.Value{Type: bson.TypeInt64, Data: le(8)}, false)
+	scratch[0] = 0
+	if t.FromInvalidate {
+		scratch[0] = 1
+	}
+	k = bson.AppendKey(k, bson.Value{Type: bson.TypeBoolean, Data: le(1)}, false)
 	if t.UUID != nil {
-		k = bson.AppendKey(k, value(func(b *bson.Builder) { b.AppendBinary("v", 4, t.UUID[:]) }), false)
+		var bin [21]byte
+		binary.LittleEndian.PutUint32(bin[:], 16)
+		bin[4] = 4
+		copy(bin[5:], t.UUID[:])
+		k = bson.AppendKey(k, bson.Value{Type: bson.TypeBinary, Data: bin[:]}, false)
 	} else {
-		k = bson.AppendKey(k, value(func(b *bson.Builder) { b.AppendNull("v") }), false)
+		k = bson.AppendKey(k, bson.Value{Type: bson.TypeNull}, false)
 	}
 	ev := t.EventID
 	if ev == nil {
 		ev = emptyDoc
 	}
-	k = bson.AppendKey(k, bson.Value{Type: bson.TypeDocument, Data: ev}, false)
-	return strings.ToUpper(hex.EncodeToString(k))
+	return bson.AppendKey(k, bson.Value{Type: bson.TypeDocument, Data: ev}, false)
 }
 
 var emptyDoc = func() bson.Doc { var b bson.Builder; return b.Finish() }()

@@ -7,6 +7,7 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
+	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/changestream"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
@@ -40,6 +41,11 @@ func changeStream(c *Ctx, a args, name string, stages []bson.Doc, batchSize int6
 	case c.DB == "config" || c.DB == "local":
 		return mongoerr.New(mongoerr.InvalidNamespace, "$changeStream may not be opened on the internal %s database", c.DB)
 	}
+	if spec.AllChangesForCluster {
+		if err := requireEveryDatabase(c, auth.Find); err != nil {
+			return err
+		}
+	}
 	rest := stages[1:]
 	if err := changestream.CheckStages(rest); err != nil {
 		return err
@@ -72,6 +78,31 @@ func changeStream(c *Ctx, a args, name string, stages []bson.Doc, batchSize int6
 	}
 	return writeBatch(c, nil, s, ns, 0, batchOptions{batchSize: batchSize, firstBatch: true,
 		tailable: true, awaitData: true, watch: s.WatchTree()}, false)
+}
+
+// requireEveryDatabase refuses a connection that does not hold actions on
+// every database (a cluster-wide stream reads every database's changes,
+// as mongod's find on anyResource).
+func requireEveryDatabase(c *Ctx, actions auth.Action) error {
+	m := c.Env.Auth
+	if !m.Enabled() || c.Conn == nil {
+		return nil
+	}
+	s := c.Conn.session()
+	if !s.Authenticated() {
+		if !m.HasUsers() && s.Loopback {
+			return nil
+		}
+		return notAuthorized(c, c.DB)
+	}
+	privs, _, err := s.Privileges(m)
+	if err != nil {
+		return err
+	}
+	if !privs.AnyDatabase(actions) {
+		return notAuthorized(c, c.DB)
+	}
+	return nil
 }
 
 // postBatchResumer is a source whose batches carry a postBatchResumeToken.

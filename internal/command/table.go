@@ -54,6 +54,8 @@ var table = []*Command{
 	{Name: "createSearchIndexes", Run: searchIndexCommand, Needs: auth.CreateIndex, Help: "Atlas Search indexes: only supported with Atlas (CommandNotSupported)"},
 	{Name: "updateSearchIndex", Run: searchIndexCommand, Needs: auth.CreateIndex, Help: "Atlas Search indexes: only supported with Atlas (CommandNotSupported)"},
 	{Name: "dropSearchIndex", Run: searchIndexCommand, Needs: auth.DropIndex, Help: "Atlas Search indexes: only supported with Atlas (CommandNotSupported)"},
+	{Name: "setClusterParameter", Run: setClusterParameter, AdminOnly: true, Write: true, Needs: auth.SetClusterParameter, Help: "set a cluster parameter (changeStreamOptions)"},
+	{Name: "getClusterParameter", Run: getClusterParameter, AdminOnly: true, Needs: auth.GetClusterParameter, Help: "read cluster parameters (changeStreamOptions)"},
 	{Name: "replSetResizeOplog", Run: replSetResizeOplog, AdminOnly: true, Write: true, Needs: auth.ReplSetResizeOplog, Help: "resize the oplog (size MB, minRetentionHours)"},
 	{Name: "renameCollection", Run: renameCollection, AdminOnly: true, Write: true, Needs: auth.RenameCollectionSameDB, Help: "rename a collection"},
 	{Name: "collStats", Aliases: []string{"collstats"}, Run: collStats, Needs: auth.CollStats, Help: "collection statistics"},

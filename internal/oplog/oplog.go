@@ -216,6 +216,11 @@ func Open(db *kv.DB, clock *repl.Clock, cfg Config, defaultSize func() int64) (*
 		if p, err := tx.Tree(preTree); err == nil && p.Len() > 0 {
 			l.pre.any.Store(true)
 		}
+		opts, err := l.LoadChangeStreamOptions(tx)
+		if err != nil {
+			return err
+		}
+		l.SetPreImageExpiry(ExpiryOf(opts))
 		return nil
 	})
 	if err != nil {

@@ -162,3 +162,49 @@ func takePreImage(op bson.Doc) (bson.Doc, bson.Doc) {
 	}
 	return b.Finish(), v.Document()
 }
+
+// csOptionsKey is the key of changeStreamOptions in the log's meta tree.
+const csOptionsKey = "changeStreamOptions"
+
+// SaveChangeStreamOptions records the changeStreamOptions cluster
+// parameter (its document) in tx; LoadChangeStreamOptions reads it back
+// (nil: never set).
+func (l *Log) SaveChangeStreamOptions(tx *kv.Tx, doc bson.Doc) error {
+	m, err := tx.Tree(metaTree)
+	if err != nil {
+		return fmt.Errorf("oplog: %w", err)
+	}
+	if err := m.Put([]byte(csOptionsKey), doc); err != nil {
+		return fmt.Errorf("oplog: saving changeStreamOptions: %w", err)
+	}
+	return nil
+}
+
+// LoadChangeStreamOptions returns the recorded changeStreamOptions (nil:
+// never set).
+func (l *Log) LoadChangeStreamOptions(tx *kv.Tx) (bson.Doc, error) {
+	m, err := tx.Tree(metaTree)
+	if err != nil {
+		return nil, nil
+	}
+	v, err := m.Get([]byte(csOptionsKey))
+	if err != nil || v == nil {
+		return nil, err
+	}
+	return append(bson.Doc(nil), v...), nil
+}
+
+// ExpiryOf returns changeStreamOptions' preAndPostImages.expireAfterSeconds
+// (0: "off" or absent).
+func ExpiryOf(opts bson.Doc) time.Duration {
+	v, ok := opts.Lookup("preAndPostImages")
+	if !ok || v.Type != bson.TypeDocument {
+		return 0
+	}
+	e, ok := v.Document().Lookup("expireAfterSeconds")
+	if !ok || !e.IsNumber() {
+		return 0
+	}
+	n, _ := e.AsInt64()
+	return time.Duration(max(n, 0)) * time.Second
+}

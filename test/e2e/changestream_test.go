@@ -286,3 +286,84 @@ func TestChangeStreamThousandWatchers(t *testing.T) {
 		t.Fatalf("%d watchers missed events", bad.Load())
 	}
 }
+
+// TestChangeStreamImagesAndClusterParameter: pre- and post-images of a
+// collection with changeStreamPreAndPostImages, changeStreamOptions'
+// expireAfterSeconds through setClusterParameter and getClusterParameter,
+// and 40573 on a standalone.
+func TestChangeStreamImagesAndClusterParameter(t *testing.T) {
+	srv := cairndtest.Start(t, cairndtest.DefaultMode)
+	c := dial(t, srv.URI)
+	db := c.Database("csimg")
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "create", Value: "c"}, {Key: "changeStreamPreAndPostImages", Value: bson.D{{Key: "enabled", Value: true}}}}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	coll := db.Collection("c")
+	if _, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: 1}, {Key: "a", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := coll.Watch(ctx(t), mongo.Pipeline{}, options.ChangeStream().
+		SetFullDocument(options.Required).SetFullDocumentBeforeChange(options.Required))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close(context.Background())
+	if _, err := coll.UpdateOne(ctx(t), bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "a", Value: 1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.DeleteOne(ctx(t), bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	doc := func(a int32) string {
+		raw, _ := bson.Marshal(bson.D{{Key: "_id", Value: int32(1)}, {Key: "a", Value: a}})
+		return bson.Raw(raw).String()
+	}
+	for _, want := range []struct{ op, before, after string }{
+		{"update", doc(1), doc(2)},
+		{"delete", doc(2), ""},
+	} {
+		if !cs.Next(ctx(t)) {
+			t.Fatal(cs.Err())
+		}
+		ev := cs.Current
+		if op := ev.Lookup("operationType").StringValue(); op != want.op {
+			t.Fatalf("event %s, want %s", ev, want.op)
+		}
+		if got := ev.Lookup("fullDocumentBeforeChange").Document().String(); got != want.before {
+			t.Errorf("%s: fullDocumentBeforeChange %s, want %s", want.op, got, want.before)
+		}
+		if want.after != "" {
+			if got := ev.Lookup("fullDocument").Document().String(); got != want.after {
+				t.Errorf("%s: fullDocument %s, want %s", want.op, got, want.after)
+			}
+		}
+	}
+	admin := c.Database("admin")
+	set := func(v any) error {
+		return admin.RunCommand(ctx(t), bson.D{{Key: "setClusterParameter", Value: bson.D{{Key: "changeStreamOptions",
+			Value: bson.D{{Key: "preAndPostImages", Value: bson.D{{Key: "expireAfterSeconds", Value: v}}}}}}}}).Err()
+	}
+	if err := set(int64(3600)); err != nil {
+		t.Fatal(err)
+	}
+	cmdErr(t, set("soon"), 2)
+	cmdErr(t, set(int32(0)), 2)
+	var got struct {
+		ClusterParameters []struct {
+			ID               string `bson:"_id"`
+			PreAndPostImages struct {
+				ExpireAfterSeconds int64 `bson:"expireAfterSeconds"`
+			} `bson:"preAndPostImages"`
+		} `bson:"clusterParameters"`
+	}
+	if err := admin.RunCommand(ctx(t), bson.D{{Key: "getClusterParameter", Value: "changeStreamOptions"}}).Decode(&got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.ClusterParameters) != 1 || got.ClusterParameters[0].PreAndPostImages.ExpireAfterSeconds != 3600 {
+		t.Errorf("getClusterParameter: %+v", got)
+	}
+	// A standalone has no oplog: mongod's 40573.
+	sa := cairndtest.Start(t)
+	_, err = dial(t, sa.URI).Database("x").Collection("c").Watch(ctx(t), mongo.Pipeline{})
+	cmdErr(t, err, 40573)
+}

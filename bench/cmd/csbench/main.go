@@ -1,0 +1,281 @@
+// Command csbench measures change streams on cairnd: the latency from an
+// acknowledged insert to its event at each watcher (p50, p99) at paced
+// write rates with 1, 10, 100 and 1,000 watchers of one collection, the
+// writer's unpaced throughput with and without the watchers, and the
+// server's CPU time per delivered event (per event per watcher: the
+// cell's CPU less the same writes' CPU without watchers), which
+// stays flat as watchers are added when no watcher rescans.
+//
+// Each cell starts its watchers (collection.watch(), maxAwaitTimeMS 1 s),
+// writes for -duration (inserts {_id: seq} from -writers goroutines, paced
+// to the rate, or unpaced), then waits until every watcher has every event.
+// A watcher's latency for an event is the time from the insert's
+// acknowledgement to the event's arrival (0 when the event came first),
+// and, as an upper bound, from the insert's send.
+//
+//	go run ./cmd/csbench -rates 1000,10000 -watchers 0,1,10,100,1000
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+
+	"github.com/cairndb/cairn/bench/internal/cairndproc"
+)
+
+func ints(s string) []int {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "csbench: bad number %q\n", f)
+			os.Exit(2)
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// cell is one measurement.
+type cell struct {
+	watchers, rate int // rate 0: unpaced
+	writes         int64
+	throughput     float64
+	p50, p99, max  time.Duration
+	// sendP50 and sendP99 measure from the insert's send instead (they
+	// include the write's own round trip).
+	sendP50, sendP99 time.Duration
+	cpuPerEvent      time.Duration // server CPU per delivered event
+	delivered        int64
+	complete         bool
+}
+
+func main() {
+	rates := flag.String("rates", "1000,10000", "paced write rates (writes/s)")
+	watchers := flag.String("watchers", "0,1,10,100,1000", "watcher counts")
+	duration := flag.Duration("duration", 4*time.Second, "writing time per cell")
+	writers := flag.Int("writers", 8, "writer goroutines")
+	binary := flag.String("binary", "", "cairnd binary (default: build ../cmd/cairnd)")
+	cpuprofile := flag.String("server-cpuprofile", "", "write the server's CPU profile of the whole run to this file")
+	flag.Parse()
+	dir, err := os.MkdirTemp("", "csbench")
+	if err != nil {
+		fail(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	var args []string
+	if *cpuprofile != "" {
+		args = append(args, "--cpuprofile", *cpuprofile)
+	}
+	srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: *binary, Dir: dir, Args: args})
+	if err != nil {
+		fail(err)
+	}
+	defer srv.Stop()
+	ws := ints(*watchers)
+	maxW := 0
+	for _, w := range ws {
+		maxW = max(maxW, w)
+	}
+	client, err := mongo.Connect(options.Client().ApplyURI(srv.URI).SetMaxPoolSize(uint64(maxW + *writers + 16)).SetTimeout(2 * time.Minute))
+	if err != nil {
+		fail(err)
+	}
+	defer client.Disconnect(ctx)
+	var cells []cell
+	for _, w := range ws {
+		for _, r := range append([]int{0}, ints(*rates)...) {
+			c, err := run(ctx, client, srv.Pid(), w, r, *writers, *duration)
+			if err != nil {
+				fail(err)
+			}
+			fmt.Fprintf(os.Stderr, "watchers %d rate %d: %.0f writes/s p50 %v p99 %v cpu/event %v complete %v\n",
+				c.watchers, c.rate, c.throughput, c.p50, c.p99, c.cpuPerEvent, c.complete)
+			cells = append(cells, c)
+		}
+	}
+	fmt.Printf("| watchers | write rate | writes/s achieved | latency from ack p50 | p99 | max | from send p50 | p99 | server CPU per event per watcher | all events delivered |\n")
+	fmt.Printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
+	for _, c := range cells {
+		rate := "unpaced"
+		if c.rate > 0 {
+			rate = strconv.Itoa(c.rate)
+		}
+		lat := func(d time.Duration) string {
+			if c.watchers == 0 {
+				return "–"
+			}
+			return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
+		}
+		cpu := "–"
+		if c.delivered > 0 {
+			cpu = fmt.Sprintf("%.1f µs", float64(c.cpuPerEvent.Nanoseconds())/1000)
+		}
+		fmt.Printf("| %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %v |\n", c.watchers, rate, c.throughput, lat(c.p50), lat(c.p99), lat(c.max), lat(c.sendP50), lat(c.sendP99), cpu, c.complete || c.watchers == 0)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "csbench:", err)
+	os.Exit(1)
+}
+
+// writeCPU is the server CPU per write of the watcher-less cell of each
+// rate (measured first).
+var writeCPU = map[int]time.Duration{}
+
+// run measures one cell on a fresh collection.
+func run(ctx context.Context, client *mongo.Client, pid, nw, rate, writers int, d time.Duration) (cell, error) {
+	c := cell{watchers: nw, rate: rate}
+	db := client.Database("csbench")
+	name := fmt.Sprintf("w%d_r%d", nw, rate)
+	coll := db.Collection(name)
+	if err := db.CreateCollection(ctx, name); err != nil {
+		return c, err
+	}
+	defer coll.Drop(ctx)
+	// The acknowledgement time of each insert, by _id (0: not yet).
+	capacity := int(float64(max(rate, 30000)) * d.Seconds() * 1.5)
+	acked := make([]atomic.Int64, capacity)
+	sent := make([]atomic.Int64, capacity)
+	streams := make([]*mongo.ChangeStream, nw)
+	for i := range streams {
+		cs, err := coll.Watch(ctx, mongo.Pipeline{}, options.ChangeStream().SetMaxAwaitTime(time.Second))
+		if err != nil {
+			return c, fmt.Errorf("watcher %d: %w", i, err)
+		}
+		streams[i] = cs
+	}
+	var total atomic.Int64 // the number of writes, known once writing ends
+	total.Store(-1)
+	hists := make([]*hdrhistogram.Histogram, nw)
+	sendHists := make([]*hdrhistogram.Histogram, nw)
+	var delivered atomic.Int64
+	var wg sync.WaitGroup
+	wctx, cancel := context.WithTimeout(ctx, d+60*time.Second)
+	defer cancel()
+	for i, cs := range streams {
+		h := hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
+		hists[i] = h
+		hs := hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
+		sendHists[i] = hs
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer cs.Close(context.Background())
+			var got int64
+			for {
+				if n := total.Load(); n >= 0 && got >= n {
+					return
+				}
+				if !cs.TryNext(wctx) {
+					if cs.Err() != nil || wctx.Err() != nil {
+						return
+					}
+					continue
+				}
+				now := time.Now().UnixNano()
+				id := cs.Current.Lookup("documentKey", "_id").AsInt64()
+				lat, slat := int64(0), int64(0)
+				if id >= 0 && id < int64(len(acked)) {
+					if a := acked[id].Load(); a > 0 && now > a {
+						lat = (now - a) / 1000
+					}
+					if a := sent[id].Load(); a > 0 && now > a {
+						slat = (now - a) / 1000
+					}
+				}
+				_ = h.RecordValue(max(lat, 1))
+				_ = hs.RecordValue(max(slat, 1))
+				got++
+				delivered.Add(1)
+			}
+		}()
+	}
+	cpu0 := cairndproc.CPU(pid)
+	start := time.Now()
+	var seq atomic.Int64
+	var wwg sync.WaitGroup
+	var interval time.Duration
+	if rate > 0 {
+		interval = time.Second / time.Duration(rate)
+	}
+	for range writers {
+		wwg.Add(1)
+		go func() {
+			defer wwg.Done()
+			for {
+				id := seq.Add(1) - 1
+				if id >= int64(len(acked)) {
+					return
+				}
+				due := start
+				if rate > 0 {
+					due = start.Add(time.Duration(id) * interval)
+					if wait := time.Until(due); wait > 0 {
+						time.Sleep(wait)
+					}
+				}
+				if time.Since(start) >= d {
+					return
+				}
+				sent[id].Store(time.Now().UnixNano())
+				if _, err := coll.InsertOne(ctx, bson.D{{Key: "_id", Value: id}}); err != nil {
+					fmt.Fprintln(os.Stderr, "csbench: insert:", err)
+					return
+				}
+				acked[id].Store(time.Now().UnixNano())
+			}
+		}()
+	}
+	wwg.Wait()
+	elapsed := time.Since(start)
+	n, err := coll.EstimatedDocumentCount(ctx)
+	if err != nil {
+		return c, err
+	}
+	c.writes = n
+	c.throughput = float64(n) / elapsed.Seconds()
+	total.Store(n)
+	wg.Wait()
+	cpu := cairndproc.CPU(pid) - cpu0
+	c.delivered = delivered.Load()
+	c.complete = c.delivered == n*int64(nw)
+	if nw == 0 && n > 0 {
+		writeCPU[rate] = cpu / time.Duration(n)
+	}
+	if c.delivered > 0 {
+		// The watchers' share: the cell's CPU less what the same writes
+		// cost without watchers.
+		c.cpuPerEvent = (cpu - writeCPU[rate]*time.Duration(n)) / time.Duration(c.delivered)
+	}
+	if nw > 0 {
+		all := hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
+		for _, h := range hists {
+			all.Merge(h)
+		}
+		c.p50 = time.Duration(all.ValueAtQuantile(50)) * time.Microsecond
+		c.p99 = time.Duration(all.ValueAtQuantile(99)) * time.Microsecond
+		c.max = time.Duration(all.Max()) * time.Microsecond
+		fromSend := hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
+		for _, h := range sendHists {
+			fromSend.Merge(h)
+		}
+		c.sendP50 = time.Duration(fromSend.ValueAtQuantile(50)) * time.Microsecond
+		c.sendP99 = time.Duration(fromSend.ValueAtQuantile(99)) * time.Microsecond
+	}
+	return c, nil
+}
