@@ -46,6 +46,14 @@ func changeStream(c *Ctx, a args, name string, stages []bson.Doc, batchSize int6
 			return err
 		}
 	}
+	if name != "" {
+		// mongod: a view has no changes of its own to stream.
+		if source, _, err := expandView(c, name, nil); err != nil {
+			return err
+		} else if source != name {
+			return mongoerr.New(mongoerr.CommandNotSupportedOnView, "Namespace %s.%s is a view, not a collection", c.DB, name)
+		}
+	}
 	rest := stages[1:]
 	if err := changestream.CheckStages(rest); err != nil {
 		return err

@@ -367,3 +367,56 @@ func TestChangeStreamImagesAndClusterParameter(t *testing.T) {
 	_, err = dial(t, sa.URI).Database("x").Collection("c").Watch(ctx(t), mongo.Pipeline{})
 	cmdErr(t, err, 40573)
 }
+
+// TestChangeStreamRefusals: mongod's errors for a view, a stage a change
+// stream may not run, two resume options, and the admin and cluster
+// scopes; a database stream sees its collections and not another
+// database's.
+func TestChangeStreamRefusals(t *testing.T) {
+	srv := cairndtest.Start(t, cairndtest.DefaultMode)
+	c := dial(t, srv.URI)
+	db := c.Database("csref")
+	if err := db.CreateCollection(ctx(t), "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.CreateView(ctx(t), "v", "c", mongo.Pipeline{}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := db.Collection("v").Watch(ctx(t), mongo.Pipeline{})
+	cmdErr(t, err, 166)
+	_, err = db.Collection("c").Watch(ctx(t), mongo.Pipeline{{{Key: "$group", Value: bson.D{{Key: "_id", Value: nil}}}}})
+	cmdErr(t, err, 20)
+	_, err = db.Collection("c").Watch(ctx(t), mongo.Pipeline{{{Key: "$unknownStage", Value: 1}}})
+	cmdErr(t, err, 40324)
+	_, err = db.Collection("c").Watch(ctx(t), mongo.Pipeline{}, options.ChangeStream().
+		SetStartAtOperationTime(&bson.Timestamp{T: 1}).SetResumeAfter(bson.D{{Key: "_data", Value: "00"}}))
+	if err == nil {
+		t.Fatal("two resume options accepted")
+	}
+	err = c.Database("admin").RunCommand(ctx(t), bson.D{{Key: "aggregate", Value: 1},
+		{Key: "pipeline", Value: bson.A{bson.D{{Key: "$changeStream", Value: bson.D{}}}}}, {Key: "cursor", Value: bson.D{}}}).Err()
+	cmdErr(t, err, 73)
+	err = db.RunCommand(ctx(t), bson.D{{Key: "aggregate", Value: 1},
+		{Key: "pipeline", Value: bson.A{bson.D{{Key: "$changeStream", Value: bson.D{{Key: "allChangesForCluster", Value: true}}}}}}, {Key: "cursor", Value: bson.D{}}}).Err()
+	cmdErr(t, err, 73)
+	_, err = db.Collection("c").Watch(ctx(t), mongo.Pipeline{}, options.ChangeStream().SetStartAtOperationTime(&bson.Timestamp{T: 1}))
+	cmdErr(t, err, 286)
+	// A database stream: its collections' changes, not another database's.
+	cs, err := db.Watch(ctx(t), mongo.Pipeline{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close(context.Background())
+	if _, err := c.Database("csother").Collection("x").InsertOne(ctx(t), bson.D{{Key: "_id", Value: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Collection("d").InsertOne(ctx(t), bson.D{{Key: "_id", Value: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if !cs.Next(ctx(t)) {
+		t.Fatal(cs.Err())
+	}
+	if coll := cs.Current.Lookup("ns", "coll").StringValue(); coll != "d" {
+		t.Errorf("database stream's first event: %s", cs.Current)
+	}
+}
