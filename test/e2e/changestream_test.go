@@ -338,6 +338,47 @@ func TestChangeStreamImagesAndClusterParameter(t *testing.T) {
 			}
 		}
 	}
+	// A transaction's statements keep their pre-images too, under their
+	// operation's index in the applyOps entry.
+	if _, err := coll.InsertMany(ctx(t), []any{bson.D{{Key: "_id", Value: int32(1)}, {Key: "a", Value: int32(5)}}, bson.D{{Key: "_id", Value: int32(2)}}}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := c.StartSession()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sess.EndSession(context.Background())
+	_, err = sess.WithTransaction(ctx(t), func(sc context.Context) (any, error) {
+		if _, err := coll.DeleteOne(sc, bson.D{{Key: "_id", Value: 2}}); err != nil {
+			return nil, err
+		}
+		return coll.UpdateOne(sc, bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$inc", Value: bson.D{{Key: "a", Value: 1}}}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"insert", "insert", "delete", "update"} {
+		if !cs.Next(ctx(t)) {
+			t.Fatal(cs.Err())
+		}
+		ev := cs.Current
+		if op := ev.Lookup("operationType").StringValue(); op != want {
+			t.Fatalf("event %s, want %s", ev, want)
+		}
+		if want == "update" {
+			if got := ev.Lookup("fullDocumentBeforeChange").Document().String(); got != doc(5) {
+				t.Errorf("transaction's update: fullDocumentBeforeChange %s, want %s", got, doc(5))
+			}
+			if got := ev.Lookup("fullDocument").Document().String(); got != doc(6) {
+				t.Errorf("transaction's update: fullDocument %s, want %s", got, doc(6))
+			}
+		}
+		if want == "delete" {
+			if _, err := ev.LookupErr("fullDocumentBeforeChange", "_id"); err != nil {
+				t.Errorf("transaction's delete has no pre-image: %s", ev)
+			}
+		}
+	}
 	admin := c.Database("admin")
 	set := func(v any) error {
 		return admin.RunCommand(ctx(t), bson.D{{Key: "setClusterParameter", Value: bson.D{{Key: "changeStreamOptions",
