@@ -4,13 +4,16 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
+	"github.com/cairndb/cairn/internal/query"
 )
 
 // The express path of find: a find whose filter is only {_id: <scalar>}
 // (the shape of YCSB's reads and of most drivers' findOne by id), with no
-// projection, sort, skip, hint, collation or time limit, is answered by one
-// snapshot, one catalog lookup and one point read, without parsing a
-// filter or planning, as mongod's IDHACK path does. Anything else, and a
+// sort, skip, hint, collation or time limit and at most a plain projection
+// (whole top-level fields kept or dropped: query.PlainProjection, the
+// shape of YCSB's {_id: 0, field0: 1, …}), is answered by one snapshot,
+// one catalog lookup and one point read, without parsing a filter or
+// planning, as mongod's IDHACK path does. Anything else, and a
 // view or a collection with a default collation, takes the general path,
 // which returns the same answer (TestFindExpressMatchesGeneral).
 
@@ -22,6 +25,8 @@ func expressFind(c *Ctx) (bool, error) {
 	}
 	var name string
 	var id bson.Value
+	var proj query.PlainProjection
+	proj.Reset()
 	it := c.Body.Iter()
 	first := true
 	for it.Next() {
@@ -53,6 +58,10 @@ func expressFind(c *Ctx) (bool, error) {
 				return false, nil
 			}
 			if n, _ := e.Value.AsInt64(); n <= 0 {
+				return false, nil
+			}
+		case "projection":
+			if e.Value.Type != bson.TypeDocument || !query.ParsePlainProjection(e.Value.Document(), &proj) {
 				return false, nil
 			}
 		case "singleBatch":
@@ -102,7 +111,7 @@ func expressFind(c *Ctx) (bool, error) {
 		}
 		var n int64
 		if val != nil {
-			r.AppendDocument("0", bson.Doc(val))
+			proj.AppendTo(r, "0", bson.Doc(val))
 			c.Env.Stats.DocsReturned.Add(1)
 			n = 1
 		}

@@ -12,7 +12,7 @@ import (
 
 // TestFindExpressMatchesGeneral: every find the express path answers gets
 // the same reply from the general path, and the shapes it must not take
-// (views, collations, operators, projections...) are left to the general
+// (views, collations, operators, projections that are not plain...) are left to the general
 // path.
 func TestFindExpressMatchesGeneral(t *testing.T) {
 	env := memEnv(t)
@@ -27,7 +27,7 @@ func TestFindExpressMatchesGeneral(t *testing.T) {
 	}
 	oid := dbson.NewObjectID()
 	docs := dbson.A{
-		dbson.D{{Key: "_id", Value: "user1"}, {Key: "f", Value: 1}},
+		dbson.D{{Key: "_id", Value: "user1"}, {Key: "f", Value: 1}, {Key: "g", Value: dbson.D{{Key: "x", Value: 1}}}, {Key: "h", Value: dbson.A{1, 2}}, {Key: "i", Value: "s"}},
 		dbson.D{{Key: "_id", Value: int32(7)}, {Key: "f", Value: 2}},
 		dbson.D{{Key: "_id", Value: oid}, {Key: "f", Value: 3}},
 		dbson.D{{Key: "_id", Value: 2.5}, {Key: "f", Value: 4}},
@@ -53,7 +53,22 @@ func TestFindExpressMatchesGeneral(t *testing.T) {
 		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: dbson.D{{Key: "a", Value: 1}}}}}}, false},
 		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: dbson.D{{Key: "$gte", Value: "user"}}}}}}, false},
 		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}, {Key: "f", Value: 2}}}}, false},
-		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "f", Value: 0}}}}, false},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "f", Value: 0}}}}, true},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "f", Value: false}, {Key: "h", Value: int64(0)}}}}, true},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "_id", Value: false}, {Key: "i", Value: true}, {Key: "g", Value: true}, {Key: "f", Value: true}}}}, true},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "g", Value: 1}, {Key: "nope", Value: 1.5}}}}, true},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "_id", Value: 1}}}}, true},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "_id", Value: 0}}}}, true},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "_id", Value: 0}, {Key: "g", Value: 0}}}}, true},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{}}}, true},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "f", Value: 1}, {Key: "g", Value: 0}}}}, false},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "f", Value: 1}, {Key: "f", Value: 1}}}}, false},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "g.x", Value: 1}}}}, false},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "f", Value: "$i"}}}}, false},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "h", Value: dbson.D{{Key: "$slice", Value: 1}}}}}}, false},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: dbson.D{{Key: "$f", Value: 1}}}}, false},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "projection", Value: int32(1)}}, false},
+		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "nope"}}}, {Key: "projection", Value: dbson.D{{Key: "_id", Value: 0}, {Key: "f", Value: 1}}}}, true},
 		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "limit", Value: int64(0)}}, false},
 		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "limit", Value: int64(-1)}}, false},
 		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "skip", Value: int64(1)}}, false},
