@@ -16,6 +16,9 @@ import "github.com/cairndb/cairn/bson"
 // or numbers, decimals, a mix of inclusions and exclusions besides _id,
 // repeated names, more than maxPlainFields names) is not plain, and the
 // caller takes the general path, which also reports the errors.
+// ParseProjection also recognises them and applies a find's plain
+// projection this way (Projection.plain), so that a scan's projected
+// documents (YCSB's workload E) skip the path tree too.
 
 // maxPlainFields bounds the names a plain projection holds, so that
 // applying it stays a short linear scan.
@@ -116,6 +119,13 @@ func (p *PlainProjection) AppendTo(b *bson.Builder, key string, doc bson.Doc) {
 		return
 	}
 	b.StartDocument(key)
+	p.appendFields(b, doc)
+	b.End()
+}
+
+// appendFields appends the fields of doc the projection keeps to the
+// document b is building.
+func (p *PlainProjection) appendFields(b *bson.Builder, doc bson.Doc) {
 	it := doc.Iter()
 	for it.Next() {
 		e := it.Element()
@@ -129,5 +139,4 @@ func (p *PlainProjection) AppendTo(b *bson.Builder, key string, doc bson.Doc) {
 			b.AppendElement(e)
 		}
 	}
-	b.End()
 }

@@ -2,6 +2,7 @@ package query
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/cairndb/cairn/bson"
@@ -96,6 +97,10 @@ func generalApply(t testing.TB, spec, doc bson.Doc) bson.Doc {
 	if err != nil {
 		t.Fatalf("%s is plain but ParseProjection fails: %v", spec, err)
 	}
+	if gp.plain == nil && !gp.empty {
+		t.Fatalf("%s is plain but ParseProjection does not take the plain path", spec)
+	}
+	gp.plain = nil // compare against the path tree
 	out, err := gp.Apply(nil, doc, nil)
 	if err != nil {
 		t.Fatalf("%s: %v", spec, err)
@@ -129,4 +134,30 @@ func FuzzPlainProjection(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkProjectionApplyYCSB: Projection.Apply of go-ycsb's projection
+// to a YCSB record, through the plain path and through the path tree.
+func BenchmarkProjectionApplyYCSB(b *testing.B) {
+	spec := bson.Doc(d(b, `{"_id": false, "field3": true, "field0": true, "field1": true, "field2": true, "field4": true, "field5": true, "field6": true, "field7": true, "field8": true, "field9": true}`))
+	v := strings.Repeat("x", 100)
+	doc := bson.Doc(d(b, `{"_id": "user1", "field0": "`+v+`", "field1": "`+v+`", "field2": "`+v+`", "field3": "`+v+`", "field4": "`+v+`", "field5": "`+v+`", "field6": "`+v+`", "field7": "`+v+`", "field8": "`+v+`", "field9": "`+v+`"}`))
+	for _, path := range []string{"plain", "tree"} {
+		b.Run(path, func(b *testing.B) {
+			p, err := ParseProjection(spec, nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if path == "tree" {
+				p.plain = nil
+			}
+			buf := make([]byte, 0, 4096)
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := p.Apply(buf, doc, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }

@@ -24,6 +24,9 @@ type Projection struct {
 	coll       bson.StringComparer
 	// meta lists the top-level fields set to {$meta: "textScore"}.
 	meta []string
+	// plain is set for a find projection that only keeps or drops whole
+	// top-level fields: apply takes its one-pass path (plainproj.go).
+	plain *PlainProjection
 }
 
 type projKind uint8
@@ -108,6 +111,15 @@ func parseProjection(proj bson.Doc, opts *Options, agg bool) (*Projection, error
 		}
 	}
 	p.empty = pp.count == 0
+	if !agg && !p.empty {
+		var pl PlainProjection
+		if ParsePlainProjection(proj, &pl) {
+			for i, n := range pl.names[:pl.n] {
+				pl.names[i] = strings.Clone(n) // the spec's buffer may be reused
+			}
+			p.plain = &pl
+		}
+	}
 	return p, nil
 }
 
@@ -504,6 +516,12 @@ func (p *Projection) applyMeta(dst []byte, doc bson.Doc, md *MatchDetails) (bson
 func (p *Projection) apply(dst []byte, doc bson.Doc, md *MatchDetails) (bson.Doc, error) {
 	if p.empty {
 		return append(dst[len(dst):], doc...), nil
+	}
+	if p.plain != nil {
+		var b bson.Builder
+		b.Reset(dst[len(dst):])
+		p.plain.appendFields(&b, doc)
+		return b.Finish(), nil
 	}
 	if p.positional != nil && (md == nil || !md.HasKey) {
 		return nil, errPositionalNoMatch

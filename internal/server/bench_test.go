@@ -124,3 +124,31 @@ func BenchmarkFindByIDProjected(b *testing.B) {
 	}
 	roundTrips(b, s, msgs)
 }
+
+// BenchmarkScanByID: a scan as go-ycsb's workload E sends it: {_id:
+// {$gte: key}} sorted by _id, a limit of 1-100 (here 50) and the binding's
+// projection, over records of YCSB's shape.
+func BenchmarkScanByID(b *testing.B) {
+	s := newTestServer(b)
+	val := string(make([]byte, 100))
+	var docs dbson.A
+	for i := 0; i < 1000; i++ {
+		d := dbson.D{{Key: "_id", Value: "user" + strconv.Itoa(i)}}
+		for f := 0; f < 10; f++ {
+			d = append(d, dbson.E{Key: "field" + strconv.Itoa(f), Value: val})
+		}
+		docs = append(docs, d)
+	}
+	sendOnce(b, s, cmdMsg(dbson.D{{Key: "insert", Value: "usertable"}, {Key: "documents", Value: docs}, {Key: "$db", Value: "ycsb"}}))
+	rng := rand.New(rand.NewPCG(1, 2))
+	msgs := make([][]byte, 0, 1000)
+	for i := 0; i < 1000; i++ {
+		proj := dbson.D{{Key: "_id", Value: false}}
+		for _, f := range rng.Perm(10) {
+			proj = append(proj, dbson.E{Key: "field" + strconv.Itoa(f), Value: true})
+		}
+		msgs = append(msgs, cmdMsg(dbson.D{{Key: "find", Value: "usertable"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: dbson.D{{Key: "$gte", Value: "user" + strconv.Itoa(i)}}}}},
+			{Key: "sort", Value: dbson.D{{Key: "_id", Value: 1}}}, {Key: "projection", Value: proj}, {Key: "limit", Value: int64(50)}, {Key: "$db", Value: "ycsb"}}))
+	}
+	roundTrips(b, s, msgs)
+}

@@ -56,6 +56,7 @@ func main() {
 	docs := flag.Int("docs", 10000, "documents per writer and row")
 	sizesFlag := flag.String("sizes", defaultSizes, "comma-separated BSON document sizes of table 1")
 	maxThreads := flag.Int("threads", 8, "table 2 runs 1..threads writers")
+	writersFlag := flag.String("writers", "", "table 2's writer counts, comma-separated (e.g. 1,8,40,80; overrides -threads)")
 	reps := flag.Int("reps", 3, "repetitions of every measurement (median reported)")
 	compressor := flag.String("compressor", "snappy", "cairnd --journalCompressor")
 	bin := flag.String("cairnd", "", "cairnd binary (default: build ../cmd/cairnd)")
@@ -72,7 +73,22 @@ func main() {
 		}
 		sizes = append(sizes, n)
 	}
-	cfg := config{docs: *docs, sizes: sizes, threads: *maxThreads, reps: max(*reps, 1), compressor: *compressor, bin: *bin, dir: *dir, out: *out, args: strings.Fields(*serverArgs)}
+	var writers []int
+	for w := 1; w <= *maxThreads; w++ {
+		writers = append(writers, w)
+	}
+	if *writersFlag != "" {
+		writers = writers[:0]
+		for _, f := range strings.Split(*writersFlag, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || n < 1 {
+				fmt.Fprintf(os.Stderr, "journalbench: bad writer count %q\n", f)
+				os.Exit(2)
+			}
+			writers = append(writers, n)
+		}
+	}
+	cfg := config{docs: *docs, sizes: sizes, writers: writers, reps: max(*reps, 1), compressor: *compressor, bin: *bin, dir: *dir, out: *out, args: strings.Fields(*serverArgs)}
 	if err := run(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "journalbench:", err)
 		os.Exit(1)
@@ -80,11 +96,11 @@ func main() {
 }
 
 type config struct {
-	docs, threads, reps int
-	sizes               []int
-	compressor, bin     string
-	dir, out            string
-	args                []string
+	docs, reps      int
+	sizes, writers  []int
+	compressor, bin string
+	dir, out        string
+	args            []string
 }
 
 // row is one measured line of a table.
@@ -128,7 +144,7 @@ func run(cfg config) error {
 		return err
 	}
 	defer srv.Stop()
-	clients := make([]*mongo.Client, max(cfg.threads, 1))
+	clients := make([]*mongo.Client, max(slices.Max(cfg.writers), 1))
 	for i := range clients {
 		// One connection per writer, as the report's threads had.
 		c, err := mongo.Connect(options.Client().ApplyURI(srv.URI).SetMaxPoolSize(1).SetTimeout(5 * time.Minute))
@@ -179,7 +195,7 @@ func run(cfg config) error {
 		}
 		rep.BySize = append(rep.BySize, r)
 	}
-	for w := 1; w <= cfg.threads; w++ {
+	for _, w := range cfg.writers {
 		r, err := measure(threadDocSize, w)
 		if err != nil {
 			return err
