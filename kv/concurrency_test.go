@@ -176,6 +176,9 @@ func TestGroupCommit(t *testing.T) {
 	if syncs >= committers*each/4 {
 		t.Fatalf("group commit ineffective: %d fsyncs for %d commits", syncs, committers*each)
 	}
+	if syncs > 0 && st.JournalFsyncTime <= before.JournalFsyncTime {
+		t.Fatalf("%d fsyncs but the time spent in them did not grow (%v -> %v)", syncs, before.JournalFsyncTime, st.JournalFsyncTime)
+	}
 }
 
 // TestFsyncFailure: an injected fdatasync error is returned by the commit,

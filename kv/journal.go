@@ -54,6 +54,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/klauspost/compress/s2"
 
@@ -113,6 +114,7 @@ type journal struct {
 	err         error
 
 	syncs        atomic.Uint64
+	syncNanos    atomic.Uint64 // time spent in those fdatasyncs
 	bytesWritten atomic.Uint64 // record bytes written (headers included)
 	payloadBytes atomic.Uint64 // uncompressed payload bytes of those records
 	groupMax     atomic.Uint64
@@ -318,7 +320,9 @@ func (j *journal) waitDurable(lsn int64) error {
 		j.mu.Lock()
 		target, recs, f := j.written, j.writtenRecs, j.f
 		j.mu.Unlock()
+		t0 := time.Now()
 		err := f.Datasync()
+		j.syncNanos.Add(uint64(time.Since(t0)))
 		j.mu.Lock()
 		j.syncing = false
 		j.syncs.Add(1)

@@ -43,6 +43,7 @@ type Stats struct {
 
 	Commits            uint64        // write transactions committed with changes
 	JournalFsyncs      uint64        // journal fdatasyncs
+	JournalFsyncTime   time.Duration // time spent in them (group commit's leaders)
 	JournalWritten     uint64        // journal bytes written (records, compressed, headers included)
 	JournalPayload     uint64        // uncompressed payload bytes of those records
 	JournalCompression Compression   // how new records are compressed
@@ -78,6 +79,7 @@ func (db *DB) Stats() Stats {
 		PendingFreePages:   db.st.pendingPages.Load(),
 		Commits:            db.st.commits.Load(),
 		JournalFsyncs:      db.journal.syncs.Load(),
+		JournalFsyncTime:   time.Duration(db.journal.syncNanos.Load()),
 		JournalWritten:     db.journal.bytesWritten.Load(),
 		JournalPayload:     db.journal.payloadBytes.Load(),
 		JournalCompression: db.opts.JournalCompression,

@@ -23,6 +23,7 @@ func (e *Engine) AppendEngineStats(r *bson.Builder, commitInterval time.Duration
 	r.StartDocument("journal")
 	r.AppendInt64("commits", int64(st.Commits))
 	r.AppendInt64("fsyncs", int64(st.JournalFsyncs))
+	r.AppendInt64("fsyncMicros", st.JournalFsyncTime.Microseconds())
 	r.AppendInt64("bytesInCycle", st.JournalBytes)
 	r.AppendInt64("bytesWritten", int64(st.JournalWritten))
 	r.AppendInt64("payloadBytes", int64(st.JournalPayload))

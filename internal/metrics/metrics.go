@@ -53,6 +53,7 @@ func newCollector(env *command.Env) *collector {
 		"wWaitSecs":  desc("writer_lock_wait_seconds_total", "Time spent waiting for the writer lock."),
 		"commits":    desc("kv_commits_total", "Storage engine commits."),
 		"fsyncs":     desc("kv_journal_fsyncs_total", "Journal fdatasync calls (one per commit group)."),
+		"fsyncSecs":  desc("kv_journal_fsync_seconds_total", "Time spent in journal fdatasync calls."),
 		"jWritten":   desc("kv_journal_written_bytes_total", "Journal bytes written (compressed records with headers)."),
 		"jPayload":   desc("kv_journal_payload_bytes_total", "Uncompressed payload bytes of the journal records written."),
 		"groupMax":   desc("kv_group_commit_max", "Largest number of commits made durable by one fdatasync."),
@@ -111,6 +112,7 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	st := c.env.KV.Stats()
 	counter("commits", float64(st.Commits))
 	counter("fsyncs", float64(st.JournalFsyncs))
+	counter("fsyncSecs", st.JournalFsyncTime.Seconds())
 	counter("jWritten", float64(st.JournalWritten))
 	counter("jPayload", float64(st.JournalPayload))
 	gauge("groupMax", float64(st.GroupCommitMax))

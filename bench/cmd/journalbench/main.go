@@ -112,6 +112,7 @@ type row struct {
 	FsyncsPerWrite float64
 	DiskPerByte    float64 // bytes written to disk per inserted byte
 	GroupSize      float64 // acknowledged inserts per fdatasync
+	FsyncMs        float64 // the server's mean journal fdatasync time meanwhile
 	CheckpointMs   float64 // time the server spent in checkpoints meanwhile
 	// UnsyncedMs is the same inserts acknowledged with {j: false}: all of
 	// the request's work (driver, wire, insert, journal write) but the
@@ -160,7 +161,7 @@ func run(cfg config) error {
 
 	measure := func(size, writers int) (row, error) {
 		r := row{Size: size, Writers: writers}
-		var fs, dpb, grp, ck []float64
+		var fs, dpb, grp, ck, fms []float64
 		for i := 0; i < cfg.reps; i++ {
 			f, err := floor(floorFile, size, cfg.docs)
 			if err != nil {
@@ -181,9 +182,11 @@ func run(cfg config) error {
 			dpb = append(dpb, m.diskPerByte)
 			grp = append(grp, m.groupSize)
 			ck = append(ck, m.checkpointMs)
+			fms = append(fms, m.fsyncMs)
 		}
 		r.ElapsedMs, r.FloorMs, r.UnsyncedMs = median(r.Runs), median(r.FloorRuns), median(r.UnsyncedRuns)
 		r.FsyncsPerWrite, r.DiskPerByte, r.GroupSize, r.CheckpointMs = median(fs), median(dpb), median(grp), median(ck)
+		r.FsyncMs = median(fms)
 		fmt.Fprintf(os.Stderr, "size %6d writers %d: %8.0f ms (floor %8.0f ms, j:false %8.0f ms), %.3f fdatasync/insert, %.2f disk bytes/inserted byte, checkpoints %.0f ms\n",
 			size, writers, r.ElapsedMs, r.FloorMs, r.UnsyncedMs, r.FsyncsPerWrite, r.DiskPerByte, r.CheckpointMs)
 		return r, nil
@@ -222,6 +225,7 @@ func run(cfg config) error {
 type insertResult struct {
 	elapsed                                time.Duration
 	fsyncsPerWrite, diskPerByte, groupSize float64
+	fsyncMs                                float64
 	checkpointMs                           float64
 }
 
@@ -280,6 +284,7 @@ func inserts(ctx context.Context, clients []*mongo.Client, size, n int, journal 
 	res.diskPerByte = disk / (total * float64(size))
 	if fsyncs > 0 {
 		res.groupSize = total / fsyncs
+		res.fsyncMs = delta("cairn", "journal", "fsyncMicros") / fsyncs / 1000
 	}
 	return res, db.Collection(coll).Drop(ctx)
 }
