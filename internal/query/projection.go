@@ -112,12 +112,13 @@ func parseProjection(proj bson.Doc, opts *Options, agg bool) (*Projection, error
 	}
 	p.empty = pp.count == 0
 	if !agg && !p.empty {
+		// Its names alias proj, as the path tree's do: proj must outlive
+		// the Projection either way. (Parsed on the stack; only a plain
+		// one is copied to the heap.)
 		var pl PlainProjection
 		if ParsePlainProjection(proj, &pl) {
-			for i, n := range pl.names[:pl.n] {
-				pl.names[i] = strings.Clone(n) // the spec's buffer may be reused
-			}
-			p.plain = &pl
+			kept := pl
+			p.plain = &kept
 		}
 	}
 	return p, nil
