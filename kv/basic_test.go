@@ -23,6 +23,9 @@ func mustOpen(t testing.TB, fs vfs.FS, opts *Options) *DB {
 	t.Helper()
 	if opts == nil {
 		opts = memOpts(fs)
+	} else if opts.FS == nil {
+		// Options without a file system would open /db on the host.
+		opts.FS = fs
 	}
 	db, err := Open("/db", opts)
 	if err != nil {
