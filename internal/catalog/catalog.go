@@ -412,3 +412,34 @@ func Rename(tx *kv.Tx, c *Collection, db, name string) (*Collection, error) {
 	}
 	return &n, nil
 }
+
+// AppendInfo appends the collection's listCollections entry to b: name,
+// type, and unless nameOnly its options, info (readOnly, uuid) and idIndex.
+func (coll *Collection) AppendInfo(b *bson.Builder, nameOnly bool) {
+	b.AppendString("name", coll.Name)
+	if _, _, isView := coll.View(); isView {
+		b.AppendString("type", "view")
+		if nameOnly {
+			return
+		}
+		b.AppendDocument("options", coll.Options)
+		b.StartDocument("info")
+		b.AppendBool("readOnly", true)
+		b.End()
+		return
+	}
+	b.AppendString("type", "collection")
+	if nameOnly {
+		return
+	}
+	if len(coll.Options) > 0 {
+		b.AppendDocument("options", coll.Options)
+	} else {
+		b.AppendDocument("options", bson.EmptyDoc)
+	}
+	b.StartDocument("info")
+	b.AppendBool("readOnly", false)
+	b.AppendBinary("uuid", 4, coll.UUID[:])
+	b.End()
+	b.AppendDocument("idIndex", IDIndexSpec())
+}

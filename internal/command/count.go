@@ -1,9 +1,6 @@
 package command
 
 import (
-	"sort"
-	"strings"
-
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -64,33 +61,12 @@ func count(c *Ctx) error {
 	if c.explain != nil {
 		return explainFind(c, spec)
 	}
-	n, err := countMatches(c, spec, limit)
+	n, err := c.Env.Count(c, spec, limit)
 	if err != nil {
 		return err
 	}
 	c.Reply.AppendInt32("n", int32(n))
 	return nil
-}
-
-// countMatches counts the matching documents after skip, up to limit (0 =
-// all). An empty filter is answered from the tree's O(1) length.
-func countMatches(c *Ctx, spec *exec.FindSpec, limit int64) (int64, error) {
-	var src exec.Source = &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Skip: spec.Skip, Raw: true}
-	if spec.Text != nil {
-		src = exec.NewTextSource(&c.Env.Engine, spec, true)
-	}
-	var n int64
-	_, err := src.Fill(c, func(bson.Doc) bool {
-		n++
-		return limit == 0 || n < limit
-	})
-	if err != nil {
-		return 0, err
-	}
-	if limit > 0 && n > limit {
-		n = limit
-	}
-	return n, nil
 }
 
 func distinct(c *Ctx) error {
@@ -139,28 +115,7 @@ func distinct(c *Ctx) error {
 	if opts.Collation != nil {
 		cmp = opts.Collation
 	}
-	var values []bson.Value
-	add := func(v bson.Value) {
-		for _, have := range values {
-			if bson.CompareCollated(have, v, cmp) == 0 {
-				return
-			}
-		}
-		values = append(values, bson.Value{Type: v.Type, Data: append([]byte(nil), v.Data...)})
-	}
-	feed := func(d bson.Doc) bool {
-		exec.PathValues(d, strings.Split(key, "."), func(v bson.Value) {
-			if v.Type == bson.TypeArray {
-				it := v.Document().Iter()
-				for it.Next() {
-					add(it.Element().Value)
-				}
-				return
-			}
-			add(v)
-		})
-		return true
-	}
+	values := exec.NewDistinct(key, cmp)
 	var viewStages []bson.Doc
 	if q := orEmptyDoc(q); len(q) > 5 {
 		// On a view the query, $text included, is a $match after the
@@ -175,23 +130,14 @@ func distinct(c *Ctx) error {
 			return err
 		}
 		for _, d := range docs {
-			feed(d)
+			values.Feed(d)
 		}
-	} else {
-		var src exec.Source = &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Raw: true}
-		if spec.Text != nil {
-			src = exec.NewTextSource(&c.Env.Engine, spec, true)
-		}
-		_, err := src.Fill(c, feed)
-		src.Close()
-		if err != nil {
-			return err
-		}
+	} else if err := values.Scan(c, &c.Env.Engine, spec); err != nil {
+		return err
 	}
-	sort.SliceStable(values, func(i, j int) bool { return bson.CompareCollated(values[i], values[j], cmp) < 0 })
 	r := c.Reply
 	r.StartArray("values")
-	for i, v := range values {
+	for i, v := range values.Values() {
 		r.AppendValue(bson.Index(i), v)
 	}
 	r.End()

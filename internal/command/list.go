@@ -84,36 +84,6 @@ func listDatabases(c *Ctx) error {
 	return nil
 }
 
-// uuidValue is a collection UUID as BSON binary subtype 4.
-func collectionInfo(b *bson.Builder, coll *catalog.Collection, nameOnly bool) {
-	b.AppendString("name", coll.Name)
-	if _, _, isView := coll.View(); isView {
-		b.AppendString("type", "view")
-		if nameOnly {
-			return
-		}
-		b.AppendDocument("options", coll.Options)
-		b.StartDocument("info")
-		b.AppendBool("readOnly", true)
-		b.End()
-		return
-	}
-	b.AppendString("type", "collection")
-	if nameOnly {
-		return
-	}
-	if len(coll.Options) > 0 {
-		b.AppendDocument("options", coll.Options)
-	} else {
-		b.AppendDocument("options", bson.EmptyDoc)
-	}
-	b.StartDocument("info")
-	b.AppendBool("readOnly", false)
-	b.AppendBinary("uuid", 4, coll.UUID[:])
-	b.End()
-	b.AppendDocument("idIndex", catalog.IDIndexSpec())
-}
-
 func listCollections(c *Ctx) error {
 	a := newArgs(c)
 	if err := a.check("filter", "nameOnly", "authorizedCollections", "cursor"); err != nil {
@@ -142,7 +112,7 @@ func listCollections(c *Ctx) error {
 	var docs []bson.Doc
 	for _, coll := range colls {
 		var b bson.Builder
-		collectionInfo(&b, coll, nameOnly)
+		coll.AppendInfo(&b, nameOnly)
 		d := b.Finish()
 		if filter != nil && !filter.Match(d) {
 			continue
