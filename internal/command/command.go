@@ -19,6 +19,7 @@ import (
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/opctx"
 	"github.com/cairndb/cairn/internal/repl"
+	"github.com/cairndb/cairn/internal/serverstatus"
 	"github.com/cairndb/cairn/internal/session"
 )
 
@@ -110,59 +111,9 @@ func (e *Env) PreAuthMaxMessageSizeBytes() int {
 // tempDir is where spill files go.
 func (e *Env) tempDir() string { return e.SpillDir() }
 
-// Stats are the server-wide counters serverStatus reports.
-type Stats struct {
-	ConnsCurrent, ConnsTotal                         atomic.Int64
-	Insert, Query, Update, Delete, GetMore, Commands atomic.Int64
-	BytesIn, BytesOut, Requests                      atomic.Int64
-	// AwaitWakeups counts the wakes of awaitData getMores by a commit to
-	// their collection (tailable.go).
-	AwaitWakeups atomic.Int64
-	// Latency sums (microseconds) and counts by class, as opLatencies.
-	ReadMicros, ReadOps, WriteMicros, WriteOps, CmdMicros, CmdOps atomic.Int64
-	// Documents returned by queries, matched by updates and deleted
-	// (metrics.document; opcounters count statements, these documents).
-	DocsReturned, DocsUpdated, DocsDeleted atomic.Int64
-	// ConnsRejected counts connections refused at the MaxConns limit.
-	ConnsRejected atomic.Int64
-	// RegularAsserts counts commands that failed on an internal error (a
-	// recovered panic); UserAsserts commands answered with an error and
-	// write errors (asserts.regular and asserts.user).
-	RegularAsserts, UserAsserts atomic.Int64
-	// MaxTimeExpired counts operations ended by their maxTimeMS
-	// (metrics.operation.killedDueToMaxTimeMSExpired).
-	MaxTimeExpired atomic.Int64
-	// WritersQueued are commands waiting for the engine's writer lock,
-	// WritersActive those holding it (globalLock).
-	WritersQueued, WritersActive atomic.Int64
-	// WriterWaits and WriterWaitMicros count writer-lock acquisitions that
-	// had to wait and the time spent waiting (locks.Global).
-	WriterAcquires, WriterWaits, WriterWaitMicros atomic.Int64
-	// TxnConflictWaits counts non-transactional writes that met a key a
-	// multi-document transaction owned and waited for it to end.
-	TxnConflictWaits atomic.Int64
-	// MessageSizeErrorsPreAuth counts connections closed for a message
-	// larger than preAuthMaximumMessageSizeBytes before authenticating
-	// (metrics.network.totalMessageSizeErrorPreAuth).
-	MessageSizeErrorsPreAuth atomic.Int64
-	// DisconnectKills counts operations ended because their client
-	// disconnected, and DisconnectKillMaxMicros the longest such an
-	// operation ran on after the disconnect was noticed.
-	DisconnectKills, DisconnectKillMaxMicros atomic.Int64
-}
-
-// noteDisconnectKill records an operation that ended d after its client's
-// disconnect was noticed.
-func (s *Stats) noteDisconnectKill(d time.Duration) {
-	s.DisconnectKills.Add(1)
-	us := d.Microseconds()
-	for {
-		old := s.DisconnectKillMaxMicros.Load()
-		if us <= old || s.DisconnectKillMaxMicros.CompareAndSwap(old, us) {
-			return
-		}
-	}
-}
+// Stats are the server-wide counters serverStatus reports
+// (internal/serverstatus).
+type Stats = serverstatus.Stats
 
 // Conn describes the client connection a command arrived on.
 type Conn struct {
@@ -349,7 +300,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	defer func() {
 		c.Env.Ops.End(op)
 		if at, ok := op.DisconnectKill(); ok {
-			c.Env.Stats.noteDisconnectKill(time.Since(at))
+			c.Env.Stats.NoteDisconnectKill(time.Since(at))
 		}
 		d := time.Since(start)
 		logSlowOp(c, op, collName, d, reply)

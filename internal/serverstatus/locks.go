@@ -1,8 +1,9 @@
-package command
+package serverstatus
 
 import (
 	"time"
 
+	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/opctx"
 )
 
@@ -20,9 +21,7 @@ import (
 
 // appendGlobalLock adds the globalLock section: totalTime (microseconds
 // since start), the writer-lock queue and the active clients.
-func appendGlobalLock(c *Ctx, up time.Duration, a opctx.Activity) {
-	s := &c.Env.Stats
-	r := c.Reply
+func appendGlobalLock(r *bson.Builder, s *Stats, up time.Duration, a opctx.Activity) {
 	queued := s.WritersQueued.Load()
 	holding := s.WritersActive.Load()
 	r.StartDocument("globalLock")
@@ -42,9 +41,7 @@ func appendGlobalLock(c *Ctx, up time.Duration, a opctx.Activity) {
 
 // appendLocks adds the locks section: the writer lock as the Global lock's
 // "w" mode.
-func appendLocks(c *Ctx) {
-	s := &c.Env.Stats
-	r := c.Reply
+func appendLocks(r *bson.Builder, s *Stats) {
 	r.StartDocument("locks")
 	r.StartDocument("Global")
 	for _, f := range []struct {
