@@ -49,7 +49,7 @@ func currentOp(c *Ctx) error {
 	})
 	if idleSessions && c.Env.Sessions != nil {
 		c.Env.Sessions.IdleTxns(func(t session.IdleTxn) {
-			if d := idleTxnDoc(t, now); filter.Match(d) {
+			if d := t.Doc(now); filter.Match(d) {
 				r.AppendDocument(bson.Index(i), d)
 				i++
 			}
@@ -57,32 +57,6 @@ func currentOp(c *Ctx) error {
 	}
 	r.End()
 	return nil
-}
-
-// idleTxnDoc is currentOp's document of an inactive session's open
-// transaction, with mongod's fields (Cairn has no locks to report).
-func idleTxnDoc(t session.IdleTxn, now time.Time) bson.Doc {
-	var b bson.Builder
-	b.AppendString("type", "idleSession")
-	b.AppendBool("active", false)
-	b.AppendString("desc", "inactive transaction")
-	t.Key.AppendDoc(&b, "lsid")
-	b.StartDocument("transaction")
-	b.StartDocument("parameters")
-	b.AppendInt64("txnNumber", t.Number)
-	b.AppendBool("autocommit", false)
-	if len(t.ReadConcern) > 0 {
-		b.AppendDocument("readConcern", t.ReadConcern)
-	}
-	b.End()
-	b.AppendString("startWallClockTime", t.Started.Format("2006-01-02T15:04:05.000-07:00"))
-	b.AppendInt64("timeOpenMicros", now.Sub(t.Started).Microseconds())
-	b.AppendString("expiryTime", t.Expires.Format("2006-01-02T15:04:05.000-07:00"))
-	b.End()
-	b.AppendBool("waitingForLock", false)
-	b.StartDocument("locks")
-	b.End()
-	return b.Finish()
 }
 
 func killOp(c *Ctx) error {

@@ -72,46 +72,7 @@ func dbStats(c *Ctx) error {
 		return err
 	}
 	defer tx.Rollback()
-	colls, err := catalog.List(tx, c.DB)
-	if err != nil {
-		return err
-	}
-	var objects, size, indexes, ixBytes, views int64
-	for _, coll := range colls {
-		if _, _, isView := coll.View(); isView {
-			views++ // a view has no storage of its own
-			continue
-		}
-		n, s, err := exec.CollSizes(tx, coll)
-		if err != nil {
-			return err
-		}
-		_, ixs, err := exec.IndexSizes(tx, coll)
-		if err != nil {
-			return err
-		}
-		objects += n
-		size += s
-		ixBytes += ixs
-		indexes += int64(len(coll.Indexes))
-	}
-	r := c.Reply
-	r.AppendString("db", c.DB)
-	r.AppendInt64("collections", int64(len(colls))-views)
-	r.AppendInt64("views", views)
-	r.AppendInt64("objects", objects)
-	if objects > 0 {
-		r.AppendDouble("avgObjSize", float64(size)/float64(objects))
-	} else {
-		r.AppendDouble("avgObjSize", 0)
-	}
-	r.AppendDouble("dataSize", float64(size/scale))
-	r.AppendDouble("storageSize", float64(size/scale))
-	r.AppendInt64("indexes", indexes)
-	r.AppendDouble("indexSize", float64(ixBytes/scale))
-	r.AppendDouble("totalSize", float64((size+ixBytes)/scale))
-	r.AppendInt64("scaleFactor", scale)
-	return nil
+	return exec.AppendDBStats(c.Reply, tx, c.DB, scale)
 }
 
 // dataSizeNamespace reads dataSize's argument, "db.collection".

@@ -3,7 +3,6 @@ package command
 import (
 	"fmt"
 
-	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -39,43 +38,8 @@ func validate(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	r := c.Reply
-	r.AppendString("ns", coll.Namespace())
-	r.AppendInt64("nInvalidDocuments", v.InvalidDocs)
-	r.AppendInt64("nNonCompliantDocuments", 0)
-	r.AppendInt64("nrecords", v.NRecords)
-	r.AppendInt32("nIndexes", int32(len(v.Indexes)))
-	r.StartDocument("keysPerIndex")
-	for _, ix := range v.Indexes {
-		r.AppendInt64(ix.Name, v.KeysPerIndex[ix.Name])
-	}
-	r.End()
-	r.StartDocument("indexDetails")
-	for _, ix := range v.Indexes {
-		r.StartDocument(ix.Name)
-		r.AppendBool("valid", v.IndexValid[ix.Name])
-		r.End()
-	}
-	r.End()
-	r.AppendBool("valid", len(v.Errors) == 0)
-	r.AppendBool("repaired", false)
-	appendStrings(r, "warnings", v.Warnings)
-	appendStrings(r, "errors", v.Errors)
-	r.StartArray("extraIndexEntries")
-	r.End()
-	r.StartArray("missingIndexEntries")
-	r.End()
-	r.StartArray("corruptRecords")
-	r.End()
+	v.AppendReply(c.Reply, coll.Namespace())
 	return nil
-}
-
-func appendStrings(r *bson.Builder, key string, ss []string) {
-	r.StartArray(key)
-	for i, s := range ss {
-		r.AppendString(bson.Index(i), s)
-	}
-	r.End()
 }
 
 // fsync makes every acknowledged write durable and checkpoints the data

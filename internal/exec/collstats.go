@@ -200,3 +200,48 @@ func appendNumber(b *bson.Builder, key string, n int64) {
 	}
 	b.AppendInt64(key, n)
 }
+
+// AppendDBStats appends dbStats' reply fields for db, read in tx, to r,
+// sizes divided by scale: its collections and views (a view has no storage
+// of its own), objects, data and index sizes.
+func AppendDBStats(r *bson.Builder, tx *kv.Tx, db string, scale int64) error {
+	colls, err := catalog.List(tx, db)
+	if err != nil {
+		return err
+	}
+	var objects, size, indexes, ixBytes, views int64
+	for _, coll := range colls {
+		if _, _, isView := coll.View(); isView {
+			views++
+			continue
+		}
+		n, s, err := CollSizes(tx, coll)
+		if err != nil {
+			return err
+		}
+		_, ixs, err := IndexSizes(tx, coll)
+		if err != nil {
+			return err
+		}
+		objects += n
+		size += s
+		ixBytes += ixs
+		indexes += int64(len(coll.Indexes))
+	}
+	r.AppendString("db", db)
+	r.AppendInt64("collections", int64(len(colls))-views)
+	r.AppendInt64("views", views)
+	r.AppendInt64("objects", objects)
+	if objects > 0 {
+		r.AppendDouble("avgObjSize", float64(size)/float64(objects))
+	} else {
+		r.AppendDouble("avgObjSize", 0)
+	}
+	r.AppendDouble("dataSize", float64(size/scale))
+	r.AppendDouble("storageSize", float64(size/scale))
+	r.AppendInt64("indexes", indexes)
+	r.AppendDouble("indexSize", float64(ixBytes/scale))
+	r.AppendDouble("totalSize", float64((size+ixBytes)/scale))
+	r.AppendInt64("scaleFactor", scale)
+	return nil
+}

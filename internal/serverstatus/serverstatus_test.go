@@ -55,3 +55,17 @@ func TestAppend(t *testing.T) {
 		t.Errorf("version %v", v)
 	}
 }
+
+// TestAppendHostInfo: hostInfo's system section names the machine's cores
+// and memory.
+func TestAppendHostInfo(t *testing.T) {
+	var b bson.Builder
+	AppendHostInfo(&b)
+	d := b.Finish()
+	if v, ok := d.LookupPath("system", "numCores"); !ok || v.Type != bson.TypeInt32 || v.Int32() < 1 {
+		t.Errorf("system.numCores = %v", v)
+	}
+	if v, ok := d.LookupPath("system", "memSizeMB"); !ok || v.Type != bson.TypeInt64 {
+		t.Errorf("system.memSizeMB = %v", v)
+	}
+}

@@ -359,3 +359,29 @@ func (s *Slot) Restore(n int64, commitTS int64) {
 		s.Number, s.State, s.CommitTS = n, TxnCommitted, commitTS
 	}
 }
+
+// Doc is currentOp's document of an inactive session's open
+// transaction, with mongod's fields (Cairn has no locks to report).
+func (t IdleTxn) Doc(now time.Time) bson.Doc {
+	var b bson.Builder
+	b.AppendString("type", "idleSession")
+	b.AppendBool("active", false)
+	b.AppendString("desc", "inactive transaction")
+	t.Key.AppendDoc(&b, "lsid")
+	b.StartDocument("transaction")
+	b.StartDocument("parameters")
+	b.AppendInt64("txnNumber", t.Number)
+	b.AppendBool("autocommit", false)
+	if len(t.ReadConcern) > 0 {
+		b.AppendDocument("readConcern", t.ReadConcern)
+	}
+	b.End()
+	b.AppendString("startWallClockTime", t.Started.Format("2006-01-02T15:04:05.000-07:00"))
+	b.AppendInt64("timeOpenMicros", now.Sub(t.Started).Microseconds())
+	b.AppendString("expiryTime", t.Expires.Format("2006-01-02T15:04:05.000-07:00"))
+	b.End()
+	b.AppendBool("waitingForLock", false)
+	b.StartDocument("locks")
+	b.End()
+	return b.Finish()
+}
