@@ -89,7 +89,7 @@ var table = []*Command{
 	{Name: "count", Run: count, Needs: auth.Find, Help: "count matching documents"},
 	{Name: "distinct", Run: distinct, Needs: auth.Find, Help: "distinct values of a field"},
 	{Name: "aggregate", Run: aggregate, Needs: auth.Find, Help: "run an aggregation pipeline"},
-	{Name: "mapReduce", Aliases: []string{"mapreduce"}, Run: mapReduceCmd, Needs: auth.Find, Help: "run map and reduce JavaScript functions over a collection (mapreduce.go)"},
+	{Name: "mapReduce", Aliases: []string{"mapreduce"}, Run: mapReduceCmd, Needs: auth.Find, Help: "run map and reduce JavaScript functions over a collection (mapreduce.go; the engine is internal/js)"},
 	{Name: "saslStart", Run: saslStart, Needs: auth.Open, Help: "begin a SASL (SCRAM) authentication"},
 	{Name: "saslContinue", Run: saslContinue, Needs: auth.Open, Help: "continue a SASL authentication"},
 	{Name: "logout", Run: logout, Needs: auth.Open, Help: "end the connection's authentication on this database"},

@@ -1,7 +1,7 @@
 package exec
 
 // Cleaning up index builds that did not finish: the catalog entries and
-// trees of indexes still marked not ready (internal/command's indexbuild.go
+// trees of indexes still marked not ready (indexbuild.go
 // describes the build; its failure path and the server's startup both
 // remove what a build left behind).
 
