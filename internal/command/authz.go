@@ -1,9 +1,6 @@
 package command
 
 import (
-	"net"
-	"strings"
-
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -27,18 +24,9 @@ func (cn *Conn) session() *auth.Session {
 	s := &cn.Auth
 	if s.Remote == "" {
 		s.Remote = cn.Remote
-		s.Loopback = isLoopback(cn.Remote)
+		s.Loopback = auth.IsLoopback(cn.Remote)
 	}
 	return s
-}
-
-func isLoopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		host = addr
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // authorize checks that the connection may run cmd.
@@ -168,21 +156,11 @@ func aggregateNeeds(c *Ctx) []need {
 	return append(out, auth.PipelineNeeds(c.DB, p)...)
 }
 
-// renameNeeds: within one database renameCollectionSameDB; across
-// databases find and dropCollection on the source and insert and
-// createCollection on the target.
+// renameNeeds: renameCollection's namespaces (auth.RenameNeeds).
 func renameNeeds(c *Ctx) []need {
 	from, _ := c.Body.Lookup("renameCollection")
 	to, _ := c.Body.Lookup("to")
-	if from.Type != bson.TypeString || to.Type != bson.TypeString {
-		return []need{{DB: c.DB, Actions: auth.RenameCollectionSameDB}}
-	}
-	fdb, fcoll, _ := strings.Cut(from.StringValue(), ".")
-	tdb, tcoll, _ := strings.Cut(to.StringValue(), ".")
-	if fdb == tdb {
-		return []need{{DB: fdb, Coll: fcoll, Actions: auth.RenameCollectionSameDB}, {DB: tdb, Coll: tcoll, Actions: auth.RenameCollectionSameDB}}
-	}
-	return []need{{DB: fdb, Coll: fcoll, Actions: auth.Find | auth.DropCollection}, {DB: tdb, Coll: tcoll, Actions: auth.Insert | auth.CreateCollection | auth.CreateIndex}}
+	return auth.RenameNeeds(c.DB, from, to)
 }
 
 // allowed reports whether the connection holds actions on db (always true
@@ -245,20 +223,7 @@ func (c *Ctx) visibleDatabases() (func(string) bool, error) {
 	return func(db string) bool { return dbs[db] }, nil
 }
 
-// viewNeeds: creating or modifying a view reading viewOn through pipeline
-// needs find on its source and on every namespace its pipeline reads, as
-// mongod checks at create and collMod (a view could otherwise read what
-// its creator cannot).
+// viewNeeds adds what a view's definition reads (auth.ViewNeeds).
 func viewNeeds(c *Ctx, base []need) []need {
-	_, hasViewOn := c.Body.Lookup("viewOn")
-	pipeline, hasPipeline := c.Body.Lookup("pipeline")
-	if !hasViewOn && !hasPipeline {
-		return base
-	}
-	var source string
-	if viewOn, ok := c.Body.Lookup("viewOn"); ok && viewOn.Type == bson.TypeString {
-		source = viewOn.StringValue()
-	}
-	out := append(base, need{DB: c.DB, Coll: source, Actions: auth.Find})
-	return append(out, auth.PipelineNeeds(c.DB, pipeline)...)
+	return append(base, auth.ViewNeeds(c.DB, c.Body)...)
 }

@@ -40,10 +40,11 @@ func rolesInfo(c *Ctx) error {
 	if _, _, err := a.boolean("showAuthenticationRestrictions"); err != nil {
 		return err
 	}
-	dbAll, names, err := rolesInfoTargets(c, a.first())
+	target, err := auth.ParseInfoTarget(c.Name, c.DB, a.first(), true)
 	if err != nil {
 		return err
 	}
+	dbAll, names := target.DB, target.Roles
 	if err := mayViewRoles(c, dbAll, names); err != nil {
 		return err
 	}
@@ -95,15 +96,7 @@ func rolesInfo(c *Ctx) error {
 		if err != nil {
 			return err
 		}
-		r.StartDocument("userFragment")
-		r.AppendValue("roles", r2v(refs))
-		r.AppendValue("inheritedRoles", r2v(inherited))
-		r.StartArray("inheritedPrivileges")
-		privs.AppendTo(r)
-		r.End()
-		r.StartArray("inheritedAuthenticationRestrictions")
-		r.End()
-		r.End()
+		auth.AppendUserFragment(r, privs, refs, inherited)
 		return nil
 	}
 	r.StartArray("roles")
@@ -116,43 +109,6 @@ func rolesInfo(c *Ctx) error {
 	}
 	r.End()
 	return nil
-}
-
-// rolesInfoTargets parses rolesInfo's argument.
-func rolesInfoTargets(c *Ctx, v bson.Value) (dbAll bool, names []auth.RoleRef, err error) {
-	one := func(v bson.Value) (auth.RoleRef, error) {
-		switch v.Type {
-		case bson.TypeString:
-			return auth.RoleRef{Role: v.StringValue(), DB: c.DB}, nil
-		case bson.TypeDocument:
-			role, ok1 := v.Document().Lookup("role")
-			db, ok2 := v.Document().Lookup("db")
-			if !ok1 || !ok2 || role.Type != bson.TypeString || db.Type != bson.TypeString {
-				return auth.RoleRef{}, mongoerr.New(mongoerr.BadValue, "Role name must contain string fields 'role' and 'db'")
-			}
-			return auth.RoleRef{Role: role.StringValue(), DB: db.StringValue()}, nil
-		}
-		return auth.RoleRef{}, mongoerr.New(mongoerr.BadValue, "Role name must be either a string or an object")
-	}
-	switch {
-	case v.IsNumber():
-		if n, _ := v.AsFloat64(); n != 1 {
-			return false, nil, mongoerr.New(mongoerr.BadValue, "rolesInfo=%s is not a valid argument, only rolesInfo=1 is allowed", v.String())
-		}
-		return true, nil, nil
-	case v.Type == bson.TypeArray:
-		it := v.Document().Iter()
-		for it.Next() {
-			n, err := one(it.Element().Value)
-			if err != nil {
-				return false, nil, err
-			}
-			names = append(names, n)
-		}
-		return false, names, nil
-	}
-	n, err := one(v)
-	return false, []auth.RoleRef{n}, err
 }
 
 // mayViewRoles: roles the user holds (directly or inherited) are always

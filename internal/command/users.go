@@ -1,11 +1,9 @@
 package command
 
 import (
-	"github.com/cairndb/cairn/internal/exec"
-	"slices"
-
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -15,39 +13,9 @@ import (
 // committed durably and then announced to the Manager, so that open
 // connections re-read their roles at their next command.
 
-// parseRoles reads a roles array: role names (on the request's database)
-// or {role, db} documents (whether they exist is checked in the command's
-// transaction: auth.CheckRolesExist).
+// parseRoles reads a roles array (auth.ParseRoleRefs).
 func parseRoles(c *Ctx, field string, v bson.Value) ([]auth.RoleRef, error) {
-	if v.Type != bson.TypeArray {
-		return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type 'array'", c.Name, field, v.Type)
-	}
-	var out []auth.RoleRef
-	it := v.Document().Iter()
-	for it.Next() {
-		e := it.Element().Value
-		var r auth.RoleRef
-		switch e.Type {
-		case bson.TypeString:
-			r = auth.RoleRef{Role: e.StringValue(), DB: c.DB}
-		case bson.TypeDocument:
-			role, ok := e.Document().Lookup("role")
-			if !ok || role.Type != bson.TypeString {
-				return nil, mongoerr.New(mongoerr.NoSuchKey, "Missing expected field \"role\"")
-			}
-			db, ok := e.Document().Lookup("db")
-			if !ok || db.Type != bson.TypeString {
-				return nil, mongoerr.New(mongoerr.NoSuchKey, "Missing expected field \"db\"")
-			}
-			r = auth.RoleRef{Role: role.StringValue(), DB: db.StringValue()}
-		default:
-			return nil, mongoerr.New(mongoerr.BadValue, "Role names must be either strings or objects")
-		}
-		if !slices.Contains(out, r) {
-			out = append(out, r)
-		}
-	}
-	return out, nil
+	return auth.ParseRoleRefs(c.Name, field, c.DB, v)
 }
 
 // mayGrant checks the privilege to grant (or revoke) each role.
@@ -85,25 +53,8 @@ func parseMechanisms(c *Ctx) ([]string, bool, error) {
 	if err != nil || !ok {
 		return auth.Mechanisms, false, err
 	}
-	var out []string
-	it := arr.Iter()
-	for it.Next() {
-		v := it.Element().Value
-		if v.Type != bson.TypeString {
-			return nil, false, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.mechanisms.%s' is the wrong type '%s', expected type 'string'", c.Name, it.Element().Key, v.Type)
-		}
-		m := v.StringValue()
-		if !slices.Contains(auth.Mechanisms, m) {
-			return nil, false, mongoerr.New(mongoerr.BadValue, "Unknown auth mechanism '%s'", m)
-		}
-		if !slices.Contains(out, m) {
-			out = append(out, m)
-		}
-	}
-	if len(out) == 0 {
-		return nil, false, mongoerr.New(mongoerr.BadValue, "mechanisms field must not be empty")
-	}
-	return out, true, nil
+	mechs, err := auth.ParseMechanisms(c.Name, arr)
+	return mechs, err == nil, err
 }
 
 // passwordArg reads pwd (and refuses digestPassword: false, which only
@@ -123,18 +74,6 @@ func passwordArg(c *Ctx) (string, bool, error) {
 		return "", false, mongoerr.New(mongoerr.BadValue, "Use of SCRAM-SHA-256 requires undigested passwords")
 	}
 	return pwd, true, nil
-}
-
-func credentials(m *auth.Manager, name, pwd string, mechs []string) (map[string]auth.Credential, error) {
-	creds := map[string]auth.Credential{}
-	for _, mech := range mechs {
-		cred, err := auth.NewCredential(mech, name, pwd, m.Iterations(mech))
-		if err != nil {
-			return nil, err
-		}
-		creds[mech] = cred
-	}
-	return creds, nil
 }
 
 // userTx runs fn in a durable write transaction and tells the manager the
@@ -213,7 +152,7 @@ func createUser(c *Ctx) error {
 	if err := mayGrant(c, spec.roles, auth.GrantRole); err != nil {
 		return err
 	}
-	creds, err := credentials(spec.m, spec.name, spec.pwd, spec.mechs)
+	creds, err := spec.m.Credentials(spec.name, spec.pwd, spec.mechs)
 	if err != nil {
 		return err
 	}
@@ -260,7 +199,7 @@ func updateUser(c *Ctx) error {
 	}
 	var creds map[string]auth.Credential
 	if spec.setPwd {
-		if creds, err = credentials(spec.m, spec.name, spec.pwd, spec.mechs); err != nil {
+		if creds, err = spec.m.Credentials(spec.name, spec.pwd, spec.mechs); err != nil {
 			return err
 		}
 	}
@@ -291,15 +230,9 @@ func updateUser(c *Ctx) error {
 		case spec.setPwd:
 			u.Credentials = creds
 		case spec.setMechs:
-			kept := map[string]auth.Credential{}
-			for _, mech := range spec.mechs {
-				cred, ok := u.Credentials[mech]
-				if !ok {
-					return mongoerr.New(mongoerr.BadValue, "mechanisms field must be a subset of previously set mechanisms")
-				}
-				kept[mech] = cred
+			if err := u.KeepMechanisms(spec.mechs); err != nil {
+				return err
 			}
-			u.Credentials = kept
 		}
 		if u.Roles == nil {
 			u.Roles = []auth.RoleRef{}
@@ -404,15 +337,7 @@ func changeRoles(c *Ctx, grant bool) error {
 		if err := auth.CheckRolesExist(tx, roles); err != nil {
 			return err
 		}
-		for _, r := range roles {
-			has := u.HasRole(r)
-			switch {
-			case grant && !has:
-				u.Roles = append(u.Roles, r)
-			case !grant && has:
-				u.Roles = slices.DeleteFunc(u.Roles, func(x auth.RoleRef) bool { return x == r })
-			}
-		}
+		u.GrantRoles(roles, grant)
 		return auth.PutUser(tx, u)
 	})
 }

@@ -36,10 +36,11 @@ func usersInfo(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	all, dbAll, names, err := usersInfoTargets(c, a.first())
+	target, err := auth.ParseInfoTarget(c.Name, c.DB, a.first(), false)
 	if err != nil {
 		return err
 	}
+	all, dbAll, names := target.AllDBs, target.DB, target.Users
 	if err := mayViewUsers(c, all, dbAll, names); err != nil {
 		return err
 	}
@@ -73,7 +74,7 @@ func usersInfo(c *Ctx) error {
 			if err != nil {
 				return err
 			}
-			r.AppendValue("inheritedRoles", r2v(inherited))
+			auth.AppendRoleRefs(r, "inheritedRoles", inherited)
 			r.StartArray("inheritedPrivileges")
 			privs.AppendTo(r)
 			r.End()
@@ -82,18 +83,6 @@ func usersInfo(c *Ctx) error {
 	}
 	r.End()
 	return nil
-}
-
-// r2v is a roles array as a BSON value.
-func r2v(roles []auth.RoleRef) bson.Value {
-	var b bson.Builder
-	for i, role := range roles {
-		b.StartDocument(bson.Index(i))
-		b.AppendString("role", role.Role)
-		b.AppendString("db", role.DB)
-		b.End()
-	}
-	return bson.Value{Type: bson.TypeArray, Data: b.Finish()}
 }
 
 func getUsers(tx *exec.Tx, names []auth.UserName) ([]*auth.User, error) {
@@ -108,50 +97,6 @@ func getUsers(tx *exec.Tx, names []auth.UserName) ([]*auth.User, error) {
 		}
 	}
 	return out, nil
-}
-
-// usersInfoTargets parses usersInfo's argument.
-func usersInfoTargets(c *Ctx, v bson.Value) (all, dbAll bool, names []auth.UserName, err error) {
-	one := func(v bson.Value) (auth.UserName, error) {
-		switch v.Type {
-		case bson.TypeString:
-			return auth.UserName{User: v.StringValue(), DB: c.DB}, nil
-		case bson.TypeDocument:
-			u, ok1 := v.Document().Lookup("user")
-			db, ok2 := v.Document().Lookup("db")
-			if !ok1 || !ok2 || u.Type != bson.TypeString || db.Type != bson.TypeString {
-				return auth.UserName{}, mongoerr.New(mongoerr.BadValue, "User name must contain string fields 'user' and 'db'")
-			}
-			return auth.UserName{User: u.StringValue(), DB: db.StringValue()}, nil
-		}
-		return auth.UserName{}, mongoerr.New(mongoerr.BadValue, "User name must be either a string or an object")
-	}
-	switch {
-	case v.IsNumber():
-		if n, _ := v.AsFloat64(); n != 1 {
-			return false, false, nil, mongoerr.New(mongoerr.BadValue, "usersInfo=%s is not a valid argument, only usersInfo=1 is allowed", v.String())
-		}
-		return false, true, nil, nil
-	case v.Type == bson.TypeDocument:
-		if fa, ok := v.Document().Lookup("forAllDBs"); ok {
-			if !fa.Truthy() {
-				return false, false, nil, mongoerr.New(mongoerr.BadValue, "forAllDBs must be true")
-			}
-			return true, false, nil, nil
-		}
-	case v.Type == bson.TypeArray:
-		it := v.Document().Iter()
-		for it.Next() {
-			n, err := one(it.Element().Value)
-			if err != nil {
-				return false, false, nil, err
-			}
-			names = append(names, n)
-		}
-		return false, false, names, nil
-	}
-	n, err := one(v)
-	return false, false, []auth.UserName{n}, err
 }
 
 // mayViewUsers: viewing only oneself is always allowed; otherwise
