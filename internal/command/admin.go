@@ -32,10 +32,7 @@ func parameters() map[string]func(b *bson.Builder, key string) {
 			b.End()
 		},
 		"maxBSONDepth": func(b *bson.Builder, key string) { b.AppendInt32(key, bson.MaxDepth) },
-		"cursorTimeoutMillis": func(b *bson.Builder, key string) {
-			b.AppendInt64(key, int64(exec.DefaultCursorTimeout/time.Millisecond))
-		},
-		"internalQueryMaxBlockingSortMemoryUsageBytes": func(b *bson.Builder, key string) { b.AppendInt32(key, 100*1024*1024) },
+		"internalQueryMaxBlockingSortMemoryUsageBytes": func(b *bson.Builder, key string) { b.AppendInt32(key, int32(exec.SortMemoryBudget())) },
 	}
 }
 
@@ -46,13 +43,8 @@ func envParameters(e *Env) map[string]func(b *bson.Builder, key string) {
 	p["minSnapshotHistoryWindowInSeconds"] = func(b *bson.Builder, key string) { b.AppendInt32(key, int32(e.snapWindow()/time.Second)) }
 	p["transactionLifetimeLimitSeconds"] = func(b *bson.Builder, key string) { b.AppendInt32(key, int32(e.txnLifetime()/time.Second)) }
 	p["enableTestCommands"] = func(b *bson.Builder, key string) { b.AppendBool(key, e.TestCommands) }
-	p["ttlMonitorSleepSecs"] = func(b *bson.Builder, key string) {
-		d := e.TTLMonitorSleep
-		if d <= 0 {
-			d = 60 * time.Second // the TTL monitor's default, as mongod's
-		}
-		b.AppendInt32(key, int32(d/time.Second))
-	}
+	p["ttlMonitorSleepSecs"] = func(b *bson.Builder, key string) { b.AppendInt32(key, int32(e.TTLInterval()/time.Second)) }
+	p["cursorTimeoutMillis"] = func(b *bson.Builder, key string) { b.AppendInt64(key, int64(e.Cursors.Timeout()/time.Millisecond)) }
 	p["preAuthMaximumMessageSizeBytes"] = func(b *bson.Builder, key string) { b.AppendInt64(key, int64(e.PreAuthMaxMessageSizeBytes())) }
 	if e.Auth != nil {
 		p["authFailuresPerMinute"] = func(b *bson.Builder, key string) { n, _ := e.Auth.FailureLimit(); b.AppendInt64(key, n) }

@@ -2,6 +2,7 @@ package command
 
 import (
 	"sync/atomic"
+	"time"
 
 	"github.com/cairndb/cairn/internal/index"
 )
@@ -30,4 +31,19 @@ type envState struct {
 	// minSnapshotHistoryWindowInSeconds plus one (0: the default).
 	snaps          snapHistory
 	snapWindowSecs atomic.Int64
+	// ttlSleepSecs is ttlMonitorSleepSecs as setParameter set it (0:
+	// Env.TTLMonitorSleep, the startup value).
+	ttlSleepSecs atomic.Int64
+}
+
+// TTLInterval is ttlMonitorSleepSecs: how long the TTL monitor sleeps
+// between passes (setParameter's value, else the startup one, else 60 s).
+func (e *Env) TTLInterval() time.Duration {
+	if s := e.state.ttlSleepSecs.Load(); s > 0 {
+		return time.Duration(s) * time.Second
+	}
+	if e.TTLMonitorSleep > 0 {
+		return e.TTLMonitorSleep
+	}
+	return 60 * time.Second
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/wire"
 )
@@ -12,9 +13,13 @@ import (
 // accepted: below it a driver's first hello would not fit.
 const MinPreAuthMaxMessageSize = 4096
 
-// setParameter changes server parameters at run time: logLevel,
-// preAuthMaximumMessageSizeBytes, authFailuresPerMinute,
-// authFailureBurst and minSnapshotHistoryWindowInSeconds.
+// setParameter changes server parameters at run time: every parameter
+// getParameter lists that mongod sets at run time (logLevel,
+// minSnapshotHistoryWindowInSeconds, ttlMonitorSleepSecs,
+// transactionLifetimeLimitSeconds, cursorTimeoutMillis,
+// internalQueryMaxBlockingSortMemoryUsageBytes,
+// preAuthMaximumMessageSizeBytes) and Cairn's authFailuresPerMinute and
+// authFailureBurst; the startup-only ones it lists answer BadValue.
 // It answers each parameter's previous value as "was", as mongod does.
 func setParameter(c *Ctx) error {
 	set := 0
@@ -78,7 +83,40 @@ func setParameter(c *Ctx) error {
 			c.Reply.AppendInt32("was", int32(c.Env.snapWindow()/time.Second))
 			c.Env.state.snapWindowSecs.Store(n + 1)
 			set++
+		case "ttlMonitorSleepSecs", "transactionLifetimeLimitSeconds":
+			n, ok := e.Value.AsInt64()
+			if !ok || n < 1 || n > 1<<31-1 {
+				return mongoerr.New(mongoerr.BadValue, "%s must be a number of at least 1", e.Key)
+			}
+			if e.Key == "ttlMonitorSleepSecs" {
+				c.Reply.AppendInt32("was", int32(c.Env.TTLInterval()/time.Second))
+				c.Env.state.ttlSleepSecs.Store(n)
+			} else {
+				c.Reply.AppendInt32("was", int32(c.Env.txnLifetime()/time.Second))
+				c.Env.state.txnLifetimeSecs.Store(n)
+			}
+			set++
+		case "cursorTimeoutMillis":
+			n, ok := e.Value.AsInt64()
+			if !ok || n < 0 {
+				return mongoerr.New(mongoerr.BadValue, "cursorTimeoutMillis must be a number of at least 0")
+			}
+			c.Reply.AppendInt64("was", int64(c.Env.Cursors.Timeout()/time.Millisecond))
+			c.Env.Cursors.SetTimeout(time.Duration(n) * time.Millisecond)
+			set++
+		case "internalQueryMaxBlockingSortMemoryUsageBytes":
+			n, ok := e.Value.AsInt64()
+			if !ok || n < 1 || n > 1<<31-1 {
+				return mongoerr.New(mongoerr.BadValue, "internalQueryMaxBlockingSortMemoryUsageBytes must be a number of at least 1")
+			}
+			c.Reply.AppendInt32("was", int32(exec.SortMemoryBudget()))
+			exec.SetSortMemoryBudget(n)
+			set++
 		default:
+			if _, listed := parameters()[e.Key]; listed || e.Key == "enableTestCommands" {
+				// Listed by getParameter but set at startup only, as in mongod.
+				return mongoerr.New(mongoerr.BadValue, "not allowed to change [%s] at runtime", e.Key)
+			}
 			return mongoerr.New(mongoerr.InvalidOptions, "unrecognized parameter: %s", e.Key)
 		}
 	}

@@ -32,9 +32,9 @@ func BenchmarkFindSort(b *testing.B) {
 		budget int64
 	}{{"memory", 100 << 20}, {"spill", 1 << 20}} {
 		b.Run(c.name, func(b *testing.B) {
-			old := exec.SortMemoryBudget
-			exec.SortMemoryBudget = c.budget
-			defer func() { exec.SortMemoryBudget = old }()
+			old := exec.SortMemoryBudget()
+			exec.SetSortMemoryBudget(c.budget)
+			defer func() { exec.SetSortMemoryBudget(old) }()
 			dir := b.TempDir()
 			b.ReportAllocs()
 			for b.Loop() {

@@ -18,9 +18,9 @@ import (
 // spill runs, merge them in order (ties in input order), and remove its
 // files; without allowDiskUse it must refuse with 292.
 func TestExternalSort(t *testing.T) {
-	old := exec.SortMemoryBudget
-	exec.SortMemoryBudget = 4096
-	defer func() { exec.SortMemoryBudget = old }()
+	old := exec.SortMemoryBudget()
+	exec.SetSortMemoryBudget(4096)
+	defer func() { exec.SetSortMemoryBudget(old) }()
 	raw, _ := dbson.Marshal(dbson.D{{Key: "k", Value: 1}})
 	srt, err := query.ParseSort(bson.Doc(raw), &query.Options{})
 	if err != nil {

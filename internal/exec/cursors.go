@@ -75,7 +75,7 @@ type Cursor struct {
 type Cursors struct {
 	mu      sync.Mutex
 	m       map[int64]*Cursor
-	timeout time.Duration
+	timeout atomic.Int64 // nanoseconds (cursorTimeoutMillis)
 	// opened and timedOut count cursors opened and reaped idle since start
 	// (serverStatus metrics.cursor.totalOpened and timedOut).
 	opened, timedOut atomic.Int64
@@ -87,8 +87,17 @@ func NewCursors(timeout time.Duration) *Cursors {
 	if timeout <= 0 {
 		timeout = DefaultCursorTimeout
 	}
-	return &Cursors{m: make(map[int64]*Cursor), timeout: timeout}
+	cs := &Cursors{m: make(map[int64]*Cursor)}
+	cs.timeout.Store(int64(timeout))
+	return cs
 }
+
+// Timeout is how long an idle cursor lives.
+func (cs *Cursors) Timeout() time.Duration { return time.Duration(cs.timeout.Load()) }
+
+// SetTimeout changes how long idle cursors live (setParameter
+// cursorTimeoutMillis); the next reap applies it to every cursor.
+func (cs *Cursors) SetTimeout(d time.Duration) { cs.timeout.Store(int64(d)) }
 
 // Add registers c under a new random positive id, which it sets in c.ID.
 func (cs *Cursors) Add(c *Cursor) {
@@ -272,7 +281,7 @@ func (cs *Cursors) Reap(now time.Time) int {
 		if c.NoTimeout || !c.Mu.TryLock() {
 			continue
 		}
-		if now.Sub(c.LastUsed) > cs.timeout {
+		if now.Sub(c.LastUsed) > cs.Timeout() {
 			victims = append(victims, c)
 			delete(cs.m, k)
 		} else {

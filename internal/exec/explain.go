@@ -178,7 +178,7 @@ func appendPlanStages(r *bson.Builder, spec *FindSpec, coll *catalog.Collection,
 	if spec.Sort != nil && spec.Sort.Natural() == 0 && (p == nil || !p.Sorted) {
 		wrappers = append(wrappers, func(inner func()) {
 			r.AppendString("stage", "SORT")
-			r.AppendInt64("memLimit", SortMemoryBudget)
+			r.AppendInt64("memLimit", SortMemoryBudget())
 			if spec.Limit > 0 {
 				r.AppendInt64("limitAmount", spec.Skip+spec.Limit)
 			}

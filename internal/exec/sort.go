@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/extsort"
@@ -15,8 +16,26 @@ import (
 // skip+limit documents (a top-k, which never spills). Ties keep scan
 // order.
 
-// SortMemoryBudget is MongoDB's internalQueryMaxBlockingSortMemoryUsageBytes.
-var SortMemoryBudget int64 = 100 * 1024 * 1024
+// DefaultSortMemoryBudget is internalQueryMaxBlockingSortMemoryUsageBytes'
+// default, as mongod's.
+const DefaultSortMemoryBudget = 100 * 1024 * 1024
+
+// sortMemoryBudget is MongoDB's internalQueryMaxBlockingSortMemoryUsageBytes
+// (0: the default). Like mongod's, it is one setting for the process.
+var sortMemoryBudget atomic.Int64
+
+// SortMemoryBudget is the memory a find's blocking sort may use before it
+// spills (allowDiskUse) or fails.
+func SortMemoryBudget() int64 {
+	if n := sortMemoryBudget.Load(); n > 0 {
+		return n
+	}
+	return DefaultSortMemoryBudget
+}
+
+// SetSortMemoryBudget sets internalQueryMaxBlockingSortMemoryUsageBytes
+// (setParameter; 0 restores the default).
+func SetSortMemoryBudget(n int64) { sortMemoryBudget.Store(n) }
 
 type Sorter struct {
 	Keep      int64 // top-k size, 0 = all
@@ -28,9 +47,9 @@ type Sorter struct {
 
 func (s *Sorter) sort() *extsort.Sorter {
 	if s.S == nil {
-		s.S = extsort.New(extsort.Options{Budget: SortMemoryBudget, AllowDisk: s.AllowDisk, TempDir: s.Parent, Keep: s.Keep,
+		s.S = extsort.New(extsort.Options{Budget: SortMemoryBudget(), AllowDisk: s.AllowDisk, TempDir: s.Parent, Keep: s.Keep,
 			OverBudget: func() error {
-				return mongoerr.New(mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed, "Executor error during find command :: caused by :: Sort exceeded memory limit of %d bytes, but did not opt in to external sorting.", SortMemoryBudget)
+				return mongoerr.New(mongoerr.QueryExceededMemoryLimitNoDiskUseAllowed, "Executor error during find command :: caused by :: Sort exceeded memory limit of %d bytes, but did not opt in to external sorting.", SortMemoryBudget())
 			}})
 	}
 	return s.S

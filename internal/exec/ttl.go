@@ -18,18 +18,31 @@ import (
 // field never expire.
 
 // RunTTLMonitor runs passes until ctx ends, logging failed passes and
-// deletions to log.
-func RunTTLMonitor(ctx context.Context, e *Engine, log *slog.Logger, interval time.Duration) {
-	if interval <= 0 {
-		interval = 60 * time.Second
+// deletions to log. interval is read before every wait and at least once
+// a second while waiting (setParameter ttlMonitorSleepSecs takes effect
+// within a second; a non-positive interval means 60 s).
+func RunTTLMonitor(ctx context.Context, e *Engine, log *slog.Logger, interval func() time.Duration) {
+	every := func() time.Duration {
+		if d := interval(); d > 0 {
+			return d
+		}
+		return 60 * time.Second
 	}
-	t := time.NewTicker(interval)
+	last := time.Now()
+	t := time.NewTimer(min(every(), time.Second))
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
+			d := every()
+			if wait := last.Add(d).Sub(now); wait > 0 {
+				t.Reset(min(wait, time.Second))
+				continue
+			}
+			last = now
+			t.Reset(min(d, time.Second))
 			n, err := TTLPass(ctx, e, now)
 			if err != nil {
 				log.Warn("TTL pass failed", "c", "INDEX", "ctx", "TTLMonitor", "error", err.Error())

@@ -280,7 +280,7 @@ func New(opts Options) (*Server, error) {
 		})
 	}()
 	go func() { defer s.bg.Done(); s.env.Cursors.RunReaper(ctx, time.Minute) }()
-	go func() { defer s.bg.Done(); exec.RunTTLMonitor(ctx, &s.env.Engine, s.env.Log, opts.TTLMonitorInterval) }()
+	go func() { defer s.bg.Done(); exec.RunTTLMonitor(ctx, &s.env.Engine, s.env.Log, s.env.TTLInterval) }()
 	go func() { defer s.bg.Done(); s.watchDisconnects(ctx) }()
 	return s, nil
 }
