@@ -22,8 +22,13 @@ func (c *Ctx) defaultCollation(name string) (*query.Collation, error) {
 	return exec.CollectionCollation(coll)
 }
 
-// given reports whether a command gave a collation.
+// given reports whether a command gave a collation. collation: {} is none,
+// as mongod treats an empty collation document in a query or write (the
+// collection's default applies).
 func given(collation bson.Value) bool {
+	if collation.Type == bson.TypeDocument && len(collation.Document()) <= 5 {
+		return false
+	}
 	return collation.Type != 0 && collation.Type != bson.TypeNull
 }
 

@@ -246,6 +246,12 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if err := checkTxnFields(c); err != nil {
 		return c.fail(err)
 	}
+	if rc, ok := c.Body.Lookup("readConcern"); ok && c.Env.Repl == nil {
+		// A replica set member checks its readConcern in checkReplCommand.
+		if err := checkReadConcernShape(rc); err != nil {
+			return c.fail(err)
+		}
+	}
 	if rc, ok := c.Body.Lookup("readConcern"); ok && rc.Type == bson.TypeDocument && c.Env.Repl == nil {
 		// A standalone has no replica set to read a snapshot across
 		// batches or to confirm a linearizable read.

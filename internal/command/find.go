@@ -13,7 +13,8 @@ import (
 // parseQueryOptions reads collation and let, shared by the CRUD commands.
 func parseQueryOptions(a args, collation bson.Value) (*query.Options, error) {
 	opts := &query.Options{}
-	if collation.Type != 0 && collation.Type != bson.TypeNull {
+	// collation: {} is none, as mongod treats it (given).
+	if collation.Type != 0 && collation.Type != bson.TypeNull && !(collation.Type == bson.TypeDocument && len(collation.Document()) <= 5) {
 		if collation.Type != bson.TypeDocument {
 			return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.collation' is the wrong type '%s', expected type 'object'", a.cmd, collation.Type)
 		}

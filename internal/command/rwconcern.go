@@ -231,3 +231,36 @@ func checkDefaultWriteConcern(v bson.Value, replSet bool) (bson.Doc, error) {
 	}
 	return bson.Doc(append([]byte(nil), d...)), nil
 }
+
+// checkReadConcernShape checks a standalone's readConcern as mongod's IDL
+// parses it: a document of level (one of mongod's five), afterClusterTime,
+// atClusterTime, afterOpTime and provenance; an unknown level answers
+// BadValue, an unknown field IDLUnknownField (what the levels and cluster
+// times mean on a standalone is Dispatch's).
+func checkReadConcernShape(rc bson.Value) error {
+	if rc.Type == bson.TypeNull {
+		return nil
+	}
+	if rc.Type != bson.TypeDocument {
+		return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'readConcern' is the wrong type '%s', expected type 'object'", rc.Type)
+	}
+	it := rc.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "level":
+			if e.Value.Type != bson.TypeString {
+				return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'readConcern.level' is the wrong type '%s', expected type 'string'", e.Value.Type)
+			}
+			switch l := e.Value.StringValue(); l {
+			case "local", "available", "majority", "linearizable", "snapshot":
+			default:
+				return mongoerr.New(mongoerr.BadValue, "Enumeration value '%s' for field 'readConcern.level' is not a valid value.", l)
+			}
+		case "afterClusterTime", "atClusterTime", "afterOpTime", "provenance":
+		default:
+			return mongoerr.New(mongoerr.IDLUnknownField, "BSON field 'readConcern.%s' is an unknown field.", e.Key)
+		}
+	}
+	return nil
+}

@@ -50,27 +50,9 @@ func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*exec.UpdateStmt, error) {
 // compileUpdate parses one statement into s; constants is its c
 // (variables for an update pipeline, beside the command's let).
 func compileUpdate(c *Ctx, a args, s *exec.UpdateStmt, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc, constants bson.Doc) error {
-	name, _ := c.collectionArg()
-	opts, err := c.queryOptionsFor(a, collation, name)
+	opts, err := stmtOptions(c, a, u, collation, constants)
 	if err != nil {
 		return err
-	}
-	if constants != nil {
-		if u.Type != bson.TypeArray {
-			return mongoerr.New(mongoerr.ConstantsRequirePipelineUpdate, "Constant values may only be specified for pipeline updates")
-		}
-		var b bson.Builder
-		it := opts.Let.Iter()
-		for it.Next() {
-			if _, shadowed := constants.Lookup(it.Element().Key); !shadowed {
-				b.AppendElement(it.Element())
-			}
-		}
-		ci := constants.Iter()
-		for ci.Next() {
-			b.AppendElement(ci.Element())
-		}
-		opts.Let = b.Finish()
 	}
 	if s.Where, err = exec.CompileWriteFilter(q, opts); err != nil {
 		return err
@@ -91,6 +73,61 @@ func compileUpdate(c *Ctx, a args, s *exec.UpdateStmt, q bson.Doc, u, collation,
 	return nil
 }
 
+// checkUpdatePipelines parses the pipeline of every statement whose u is
+// one before any statement runs: as in mongod, which parses update
+// pipelines with the command, an invalid one fails the command (ok: 0)
+// rather than being a statement's write error.
+func checkUpdatePipelines(c *Ctx, a args, stmts []bson.Doc) error {
+	for _, st := range stmts {
+		u, _ := st.Lookup("u")
+		if u.Type != bson.TypeArray {
+			continue
+		}
+		collation, _ := st.Lookup("collation")
+		var constants bson.Doc
+		if cv, ok := st.Lookup("c"); ok && cv.Type == bson.TypeDocument {
+			constants = cv.Document()
+		}
+		opts, err := stmtOptions(c, a, u, collation, constants)
+		if err != nil {
+			continue // the statement's own error, reported when it runs
+		}
+		if _, err := query.ParseUpdate(u, nil, opts); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stmtOptions are one update statement's query options: its collation and
+// the command's let with the statement's constants c (variables for an
+// update pipeline).
+func stmtOptions(c *Ctx, a args, u, collation bson.Value, constants bson.Doc) (*query.Options, error) {
+	name, _ := c.collectionArg()
+	opts, err := c.queryOptionsFor(a, collation, name)
+	if err != nil {
+		return nil, err
+	}
+	if constants != nil {
+		if u.Type != bson.TypeArray {
+			return nil, mongoerr.New(mongoerr.ConstantsRequirePipelineUpdate, "Constant values may only be specified for pipeline updates")
+		}
+		var b bson.Builder
+		it := opts.Let.Iter()
+		for it.Next() {
+			if _, shadowed := constants.Lookup(it.Element().Key); !shadowed {
+				b.AppendElement(it.Element())
+			}
+		}
+		ci := constants.Iter()
+		for ci.Next() {
+			b.AppendElement(ci.Element())
+		}
+		opts.Let = b.Finish()
+	}
+	return opts, nil
+}
+
 func update(c *Ctx) error {
 	w, err := parseWriteCmd(c, "updates", updateStmtFields, "bypassDocumentValidation", "let", "stmtIds")
 	if err != nil {
@@ -99,6 +136,9 @@ func update(c *Ctx) error {
 	defer w.cancel()
 	a := newArgs(c)
 	stmts := w.stmts
+	if err := checkUpdatePipelines(c, a, stmts); err != nil {
+		return err
+	}
 	type upserted struct {
 		index int
 		id    bson.Value

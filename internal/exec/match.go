@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"sort"
 
@@ -27,6 +28,11 @@ type WriteFilter struct {
 	Filter *query.Filter
 	opts   *query.Options
 	Text   *TextClause
+	// Near is the statement's $near or $nearSphere (nil: none), taken out
+	// of the filter as find takes it and read through the geo index: the
+	// statement applies to the nearest matching documents first, and an
+	// upsert's seed has no geo field, as mongod.
+	Near *NearClause
 }
 
 // CompileWriteFilter parses the q (or query) of an update, delete or
@@ -41,8 +47,12 @@ func CompileWriteFilter(q bson.Doc, opts *query.Options) (WriteFilter, error) {
 	if clause != nil {
 		opts.TextScore = true
 	}
+	rest, near, err := SplitNear(rest)
+	if err != nil {
+		return WriteFilter{}, err
+	}
 	f, err := query.ParseFilter(rest, opts)
-	return WriteFilter{doc: rest, Filter: f, opts: opts, Text: clause}, err
+	return WriteFilter{doc: rest, Filter: f, opts: opts, Text: clause, Near: near}, err
 }
 
 // SelectDocs returns the documents of coll (data tree t) that match wf,
@@ -54,6 +64,9 @@ func CompileWriteFilter(q bson.Doc, opts *query.Options) (WriteFilter, error) {
 func (e *Engine) SelectDocs(c context.Context, tx *kv.Tx, coll *catalog.Collection, t *kv.Tree, wf *WriteFilter, hint bson.Value, s *query.Sort, limit int) ([]Match, error) {
 	if wf.Text != nil {
 		return e.selectText(c, tx, coll, t, wf, s, limit)
+	}
+	if wf.Near != nil {
+		return e.selectNear(c, tx, coll, wf, s, limit)
 	}
 	filterDoc, filter := wf.doc, wf.Filter
 	if id, ok := filter.IDEquality(); ok && (ScansByID(coll) || coll.HasIDIndex()) {
@@ -136,6 +149,26 @@ func (e *Engine) selectText(c context.Context, tx *kv.Tx, coll *catalog.Collecti
 	out := make([]Match, len(hits))
 	for i, h := range hits {
 		out[i] = Match{Key: h.Key, Doc: h.Doc, Md: h.Md}
+	}
+	return e.orderMatches(c, out, s, limit)
+}
+
+// selectNear serves a statement with $near or $nearSphere: the matching
+// documents nearest first (then ordered by s, if given).
+func (e *Engine) selectNear(c context.Context, tx *kv.Tx, coll *catalog.Collection, wf *WriteFilter, s *query.Sort, limit int) ([]Match, error) {
+	var st WalkState
+	want := int64(0)
+	if s == nil && limit > 0 {
+		want = int64(limit)
+	}
+	hits, err := NearSearch(c, tx, coll, wf.Near, wf.Filter, want, &st)
+	e.Examined(c, "GEO_NEAR_2DSPHERE", st.Keys, st.Docs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Match, len(hits))
+	for i, h := range hits {
+		out[i] = Match{Key: bytes.Clone(h.key), Doc: bson.Doc(bytes.Clone(h.Doc))}
 	}
 	return e.orderMatches(c, out, s, limit)
 }

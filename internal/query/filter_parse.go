@@ -416,9 +416,9 @@ func (p *filterParser) parseSubField(path string, context bson.Doc, e bson.Eleme
 	case "$where":
 		return nil, badValue("$where cannot be applied to a field")
 	case "$near", "$nearSphere", "$geoNear":
-		// find takes a top-level $near out of its filter and reads it
-		// through a 2dsphere index; anywhere else it is refused, as mongod
-		// refuses it in $match, count and the writes.
+		// find and the write statements take a top-level $near out of
+		// their filter and read it through a geo index; anywhere else it
+		// is refused, as mongod refuses it in $match and count.
 		return nil, badValue("$geoNear, $near, and $nearSphere are not allowed in this context")
 	case "$geoWithin", "$within", "$geoIntersects":
 		return parseGeoPred(e)
