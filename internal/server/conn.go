@@ -189,6 +189,9 @@ func (c *conn) handleMsg(msg *wire.Message) bool {
 	if wait, ok := awaitableHello(m.Body); ok {
 		return c.streamHello(msg, wait)
 	}
+	if m.Flags&wire.FlagExhaustAllowed != 0 && m.Flags&wire.FlagMoreToCome == 0 && isGetMore(m.Body) {
+		return c.streamGetMore(msg) // exhaust.go
+	}
 	reply, _ := c.run(m.Body, m.Sequences)
 	if c.drop {
 		return false
