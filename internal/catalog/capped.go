@@ -55,7 +55,7 @@ func (c *Collection) IsOplog() bool { return c.DB == "local" && c.Name == "oplog
 // HasIDIndex reports whether c has an _id index.
 func (c *Collection) HasIDIndex() bool {
 	for _, ix := range c.Indexes {
-		if ix.Name == "_id_" {
+		if ix.IsID() {
 			return true
 		}
 	}

@@ -351,6 +351,10 @@ func Create(tx *kv.Tx, db, name string, options bson.Doc) (*Collection, error) {
 	if v, ok := options.Lookup("autoIndexId"); ok && !v.Truthy() {
 		c.Indexes = nil // autoIndexId: false (local only, checked by create)
 	}
+	if spec := c.ClusteredIndexSpec(); spec != nil {
+		name, _ := spec.Lookup("name")
+		c.Indexes = []Index{{Name: name.StringValue(), Spec: spec, Ready: true}}
+	}
 	if _, err := tx.CreateTree(c.DataTree()); err != nil {
 		return nil, fmt.Errorf("catalog: creating data tree for %s: %w", c.Namespace(), err)
 	}
@@ -378,7 +382,7 @@ func Drop(tx *kv.Tx, c *Collection) error {
 		return fmt.Errorf("catalog: dropping data of %s: %w", c.Namespace(), err)
 	}
 	for _, ix := range c.Indexes {
-		if ix.Name == "_id_" && !c.Capped {
+		if ix.IsID() && !c.Capped {
 			continue // the data tree is the _id index
 		}
 		if err := c.DropIndexTrees(tx, ix); err != nil {
@@ -441,5 +445,7 @@ func (coll *Collection) AppendInfo(b *bson.Builder, nameOnly bool) {
 	b.AppendBool("readOnly", false)
 	b.AppendBinary("uuid", 4, coll.UUID[:])
 	b.End()
-	b.AppendDocument("idIndex", IDIndexSpec())
+	if !coll.Clustered() { // a clustered collection has no _id index
+		b.AppendDocument("idIndex", IDIndexSpec())
+	}
 }

@@ -16,8 +16,7 @@ import (
 // unsupportedCreateOptions are create options MongoDB has and Cairn does not
 // (yet); they are refused rather than ignored.
 var unsupportedCreateOptions = map[string]string{
-	"timeseries": "time-series collections", "clustered": "clustered collections",
-	"clusteredIndex": "clustered collections", "expireAfterSeconds": "TTL collections",
+	"timeseries":      "time-series collections",
 	"pipeline":        "views (a pipeline without viewOn)",
 	"encryptedFields": "queryable encryption", "storageEngine": "storage engine options",
 	"indexOptionDefaults": "index option defaults", "idIndex": "custom _id indexes",
@@ -34,6 +33,7 @@ func create(c *Ctx) error {
 	// The options kept with the collection (listCollections shows them).
 	var opts bson.Builder
 	var capped cappedCreateOptions
+	var clustered catalog.ClusteredOptions
 	collated := false
 	it := c.Body.Iter()
 	it.Next()
@@ -44,6 +44,12 @@ func create(c *Ctx) error {
 			continue
 		}
 		if ok, err := capped.take(e); ok || err != nil {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if ok, err := clustered.TakeClusteredOption(e); ok || err != nil {
 			if err != nil {
 				return err
 			}
@@ -78,9 +84,13 @@ func create(c *Ctx) error {
 		}
 		return mongoerr.New(mongoerr.IDLUnknownField, "BSON field 'create.%s' is an unknown field.", k)
 	}
+	if err := clustered.Check(capped.NoIDIndex, capped.Capped); err != nil {
+		return err
+	}
 	if err := capped.check(c.DB, name); err != nil {
 		return err
 	}
+	clustered.AppendOptions(&opts)
 	options := capped.storedOptions(opts.Finish())
 	if _, err := exec.ParseValidator(options); err != nil {
 		return err
@@ -375,7 +385,7 @@ func modifyIndex(coll *catalog.Collection, spec bson.Doc) error {
 	if pos < 0 {
 		return mongoerr.New(mongoerr.IndexNotFound, "cannot find index %s for ns %s", spec.String(), coll.Namespace())
 	}
-	if coll.Indexes[pos].Name == "_id_" {
+	if coll.Indexes[pos].IsID() {
 		return mongoerr.New(mongoerr.BadValue, "cannot modify the _id index")
 	}
 	var b bson.Builder

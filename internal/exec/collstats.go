@@ -40,7 +40,7 @@ func IndexSizes(tx *kv.Tx, coll *catalog.Collection) (map[string]int64, int64, e
 	var total int64
 	for _, ix := range coll.Indexes {
 		name := coll.IndexTree(ix.Name)
-		idOnly := ix.Name == "_id_" && !coll.Capped
+		idOnly := ix.IsID() && !coll.Capped
 		if idOnly {
 			name = coll.DataTree()
 		}

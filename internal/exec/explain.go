@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/index"
 )
 
 // Explain's description of a query's execution: the plan the planner
@@ -196,6 +197,7 @@ func appendPlanStages(r *bson.Builder, spec *FindSpec, coll *catalog.Collection,
 			AppendTextStages(r, spec, coll)
 		case spec.Near != nil:
 			AppendNearStages(r, spec, coll)
+		case coll.Clustered() && p == nil && !NaturalBackward(spec) && appendClusteredScan(r, spec):
 		case byID:
 			r.AppendString("stage", "IDHACK")
 		case p != nil:
@@ -301,4 +303,24 @@ func NaturalHint(hint bson.Value) int {
 		return -1
 	}
 	return 1
+}
+
+// appendClusteredScan writes mongod's CLUSTERED_IXSCAN for a clustered
+// collection's scan bounded by its filter's _id range (an _id equality
+// included: a clustered collection has no IDHACK), and reports whether it
+// did (false: no single _id range, a COLLSCAN).
+func appendClusteredScan(r *bson.Builder, spec *FindSpec) bool {
+	if spec.FilterDoc.Len() == 0 || (spec.Opts != nil && spec.Opts.Collation != nil) {
+		return false
+	}
+	ivs, ok := index.FieldBounds(spec.FilterDoc, "_id", false)
+	if !ok || len(ivs) != 1 {
+		return false
+	}
+	r.AppendString("stage", "CLUSTERED_IXSCAN")
+	r.AppendDocument("filter", spec.FilterDoc)
+	r.AppendString("direction", "forward")
+	r.AppendValue("minRecord", ivs[0].Lo)
+	r.AppendValue("maxRecord", ivs[0].Hi)
+	return true
 }

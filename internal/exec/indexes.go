@@ -56,6 +56,13 @@ func (ib *IndexBuilder) Start(c BuildCmd, durability Durability, db, name string
 		next.Indexes = append([]catalog.Index(nil), coll.Indexes...)
 		var build []*index.Spec
 		for _, s := range specs {
+			idKey := len(s.Fields) == 1 && s.Fields[0].Path == "_id" && !s.Fields[0].Desc && !s.Fields[0].Hashed && s.Collation == nil
+			if exists, err := coll.ClusteredIndexRequest(idKey, s.Clustered, s.Unique); err != nil || exists {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 			dup, err := existingIndex(next.Indexes, s)
 			if err != nil {
 				return err
@@ -231,10 +238,13 @@ func (e *Engine) DropIndexes(tx *Tx, db, name string, which bson.Value) (int, er
 func indexesToDrop(coll *catalog.Collection, which bson.Value) (map[string]bool, error) {
 	drop := map[string]bool{}
 	byName := func(n string) error {
-		if n == "_id_" {
+		if n == "_id_" && !coll.Clustered() {
 			return mongoerr.New(mongoerr.InvalidOptions, "cannot drop _id index")
 		}
 		for _, ix := range coll.Indexes {
+			if ix.Name == n && ix.IsID() && coll.Clustered() {
+				return mongoerr.New(mongoerr.ClusteredIndexDrop, "It is illegal to drop the clusteredIndex")
+			}
 			if ix.Name == n {
 				drop[n] = true
 				return nil
@@ -246,7 +256,7 @@ func indexesToDrop(coll *catalog.Collection, which bson.Value) (map[string]bool,
 	case bson.TypeString:
 		if which.StringValue() == "*" {
 			for _, ix := range coll.Indexes {
-				if ix.Name != "_id_" {
+				if !ix.IsID() {
 					drop[ix.Name] = true
 				}
 			}

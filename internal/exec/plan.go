@@ -79,7 +79,7 @@ func IndexCandidates(coll *catalog.Collection, filter bson.Doc, opts *query.Opti
 	qc := QueryCollation(opts)
 	var out []*Plan
 	for _, ix := range coll.Indexes {
-		if (ix.Name == "_id_" && ScansByID(coll)) || !ix.Ready {
+		if (ix.IsID() && ScansByID(coll)) || !ix.Ready {
 			continue
 		}
 		spec, err := index.ParseCached(ix.Spec)
@@ -368,7 +368,7 @@ func hintedPlan(coll *catalog.Collection, filter bson.Doc, hint bson.Value, qc *
 		if !match {
 			continue
 		}
-		if (ix.Name == "_id_" && ScansByID(coll)) || !ix.Ready {
+		if (ix.IsID() && ScansByID(coll)) || !ix.Ready {
 			return nil
 		}
 		spec, err := index.ParseCached(ix.Spec)
@@ -440,7 +440,7 @@ func ChoosePlanFind(coll *catalog.Collection, spec *FindSpec, p *Plan) *Plan {
 	qc := QueryCollation(spec.Opts)
 	var bounded, full *Plan
 	for _, ix := range coll.Indexes {
-		if (ix.Name == "_id_" && ScansByID(coll)) || !ix.Ready || ix.Multikey {
+		if (ix.IsID() && ScansByID(coll)) || !ix.Ready || ix.Multikey {
 			continue
 		}
 		s, err := index.ParseCached(ix.Spec)

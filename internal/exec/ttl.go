@@ -1,8 +1,11 @@
 package exec
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"log/slog"
+	"math"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
@@ -15,7 +18,10 @@ import (
 // 60 s, mongod's ttlMonitorSleepSecs) deletes the documents whose indexed
 // date, plus the index's expireAfterSeconds, is in the past. A field holding
 // an array expires with its earliest date; documents without a date in the
-// field never expire.
+// field never expire. A clustered collection's expireAfterSeconds is a TTL
+// on _id: its documents whose _id is a date older than that are removed,
+// found by a range of the data tree (which is in _id order), from the
+// first date key to the cutoff, without reading the others.
 
 // RunTTLMonitor runs passes until ctx ends, logging failed passes and
 // deletions to log. interval is read before every wait and at least once
@@ -65,6 +71,13 @@ func TTLPass(ctx context.Context, e *Engine, now time.Time) (int64, error) {
 	}
 	var total int64
 	for _, c := range colls {
+		if secs := c.ClusteredExpireAfterSeconds(); secs >= 0 {
+			n, err := expireClustered(ctx, e, c, secs, now)
+			total += n
+			if err != nil {
+				return total, err
+			}
+		}
 		for _, ix := range c.Indexes {
 			if !ix.Ready {
 				continue
@@ -140,4 +153,48 @@ func expired(d bson.Doc, path []string, cutoff int64) bool {
 		check(v)
 	})
 	return found && earliest < cutoff
+}
+
+// expireClustered removes the documents of clustered collection c whose
+// _id is a date before now - secs.
+func expireClustered(ctx context.Context, e *Engine, c *catalog.Collection, secs int64, now time.Time) (int64, error) {
+	cutoff := now.Add(-time.Duration(secs) * time.Second).UnixMilli()
+	date := func(ms int64) bson.Value {
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], uint64(ms))
+		return bson.Value{Type: bson.TypeDateTime, Data: b[:]}
+	}
+	lo, hi := DocKey(nil, date(math.MinInt64)), DocKey(nil, date(cutoff))
+	var n int64
+	err := e.KV.Update(ctx, func(tx *kv.Tx) error {
+		coll, err := catalog.Get(tx, c.DB, c.Name)
+		if err != nil || coll == nil || coll.UUID != c.UUID {
+			return err
+		}
+		w, err := OpenWriter(tx, coll)
+		if err != nil {
+			return err
+		}
+		w.Oplog = e.Oplog
+		type victim struct {
+			key []byte
+			doc bson.Doc
+		}
+		var victims []victim
+		cur := w.Data.Cursor()
+		for k, v := cur.Seek(lo); k != nil && bytes.Compare(k, hi) < 0; k, v = cur.Next() {
+			victims = append(victims, victim{append([]byte(nil), k...), bson.Doc(append([]byte(nil), v...))})
+		}
+		if err := cur.Err(); err != nil {
+			return err
+		}
+		for _, vic := range victims {
+			if err := w.Remove(vic.key, vic.doc); err != nil {
+				return err
+			}
+		}
+		n = int64(len(victims))
+		return nil
+	})
+	return n, err
 }

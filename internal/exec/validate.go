@@ -50,7 +50,7 @@ func (e *Engine) ValidateCollection(ctx context.Context, tx *kv.Tx, coll *catalo
 	}
 	wants := map[string]*want{}
 	for _, ix := range indexes {
-		if ix.Name == "_id_" && !coll.Capped {
+		if ix.IsID() && !coll.Capped {
 			continue // the data tree
 		}
 		spec, err := index.ParseCached(ix.Spec)
@@ -109,7 +109,9 @@ func (e *Engine) ValidateCollection(ctx context.Context, tx *kv.Tx, coll *catalo
 	keysPerIndex := map[string]int64{}
 	indexValid := map[string]bool{}
 	if !coll.Capped {
-		keysPerIndex["_id_"], indexValid["_id_"] = nrecords, true
+		if !coll.Clustered() { // a clustered collection has no _id index
+			keysPerIndex["_id_"], indexValid["_id_"] = nrecords, true
+		}
 	} else if f, err := catalog.ReadCappedFigures(tx, coll); err != nil {
 		errs = append(errs, fmt.Sprintf("reading the capped figures: %v", err))
 	} else if f.Tracked() && (f.Size != dataSize || (nrecords > 0 && f.Next <= lastRID)) {

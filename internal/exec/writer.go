@@ -58,7 +58,7 @@ func OpenWriter(tx *kv.Tx, coll *catalog.Collection) (*CollWriter, error) {
 	}
 	w := &CollWriter{tx: tx, Coll: coll, Data: t}
 	for i, ix := range coll.Indexes {
-		if ix.Name == "_id_" && !coll.Capped {
+		if ix.IsID() && !coll.Capped {
 			continue // the data tree is the _id index
 		}
 		spec, err := index.ParseCached(ix.Spec)

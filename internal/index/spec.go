@@ -55,6 +55,14 @@ type Spec struct {
 	Hidden             bool
 	Partial            *query.Filter
 	ExpireAfterSeconds int64 // -1 when not a TTL index
+	// Clustered marks a clustered collection's clustered index (its spec
+	// as the catalog holds it; createIndexes accepts it only as the index
+	// the collection already has).
+	Clustered bool
+	// PrepareUnique: new duplicate keys are refused (DuplicateKey) though
+	// the index is not unique yet, so that collMod can convert it to
+	// unique (mongod 6.0+).
+	PrepareUnique bool
 	// Wildcard describes a wildcard index (nil otherwise); Fields then
 	// holds its one field ("$**" or "path.$**").
 	Wildcard *WildcardSpec
@@ -76,8 +84,9 @@ type Spec struct {
 	Raw bson.Doc
 }
 
-// IsID reports whether this is the _id index.
-func (s *Spec) IsID() bool { return s.Name == "_id_" }
+// IsID reports whether this is the _id index (or a clustered
+// collection's clustered index, which stands for it).
+func (s *Spec) IsID() bool { return s.Name == "_id_" || s.Clustered }
 
 func badSpec(format string, args ...any) error {
 	return mongoerr.New(mongoerr.CannotCreateIndex, format, args...)
@@ -91,11 +100,12 @@ var knownOptions = map[string]bool{
 	"weights": true, "default_language": true, "language_override": true, "textIndexVersion": true,
 	"collation": true, "2dsphereIndexVersion": true, "bits": true, "min": true, "max": true,
 	"columnstoreProjection": true,
+	"clustered": true, "prepareUnique": true, "dropDups": true,
 }
 
 var unsupportedOptions = map[string]string{
 	"bucketSize":    "geoHaystack indexes",
-	"storageEngine": "index storage engine options", "clustered": "clustered indexes", "prepareUnique": "prepareUnique",
+	"storageEngine": "index storage engine options",
 }
 
 // IsIndexOption reports whether name is an index option mongod knows
@@ -134,6 +144,10 @@ func Parse(d bson.Doc) (*Spec, error) {
 			nameSet = true
 		case "unique":
 			s.Unique = e.Value.Truthy()
+		case "clustered":
+			s.Clustered = e.Value.Truthy()
+		case "prepareUnique":
+			s.PrepareUnique = e.Value.Truthy()
 		case "sparse":
 			s.Sparse = e.Value.Truthy()
 		case "hidden":
@@ -199,12 +213,20 @@ func Parse(d bson.Doc) (*Spec, error) {
 	if s.Name == "*" {
 		return nil, badSpec("The index name '*' is not valid.")
 	}
-	if s.IsID() && (s.Fields[0].Path != "_id" || len(s.Fields) != 1) {
+	if s.IsID() && !s.Clustered && (s.Fields[0].Path != "_id" || len(s.Fields) != 1) {
 		return nil, badSpec("The index name '_id_' is reserved for the _id index, which must have key pattern {_id: 1}, found key: %s", s.Key.String())
 	}
 	if len(s.Fields) == 1 && s.Fields[0].Path == "_id" && !s.Fields[0].Desc && !s.Fields[0].Hashed {
-		if s.Unique || s.Sparse || s.Partial != nil {
-			return nil, badSpec("The field 'unique'/'sparse'/'partialFilterExpression' is not valid for an _id index specification. Specification: %s", d.String())
+		// mongod's rules for the _id key pattern: unique: true is allowed
+		// (and changes nothing), unique: false, sparse and partial are not.
+		if u, ok := d.Lookup("unique"); ok && !u.Truthy() {
+			return nil, badSpec("_id index cannot be non-unique")
+		}
+		if s.Partial != nil {
+			return nil, badSpec("_id index cannot be a partial index")
+		}
+		if s.Sparse {
+			return nil, badSpec("_id index cannot be sparse")
 		}
 	}
 	if s.Sparse && s.Partial != nil {
@@ -329,8 +351,11 @@ func (s *Spec) canonical(d bson.Doc) bson.Doc {
 	for it.Next() {
 		e := it.Element()
 		switch e.Key {
-		case "key", "name", "v", "ns", "background":
-		case "unique", "sparse", "hidden":
+		case "key", "name", "v", "ns", "dropDups":
+			// dropDups is accepted and ignored (and not kept), as mongod 3.0+.
+		case "background":
+			b.AppendBool("background", e.Value.Truthy())
+		case "unique", "sparse", "hidden", "prepareUnique":
 			if e.Value.Truthy() {
 				b.AppendBool(e.Key, true)
 			}

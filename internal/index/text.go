@@ -81,9 +81,8 @@ func (s *Spec) parseText(d bson.Doc) (bool, error) {
 		}
 		return false, nil
 	}
-	if s.Unique {
-		return false, badSpec("Index type 'text' does not support the unique option")
-	}
+	// A unique text index is allowed, as in mongod: no two documents may
+	// then share a term (with the same prefix fields).
 	if s.Collation != nil {
 		return false, badSpec("Index type 'text' does not support collation")
 	}

@@ -508,6 +508,12 @@ const (
 	DensifyTooManyDocuments           int32 = 5897900 // Generated 10000000 documents in $densify, which is over the limit of 10000000. Increase the 'inte...
 	DensifyBadBoundsString            int32 = 5946802 // Bounds string must either be 'full' or 'partition'
 	WindowPartitionKeyArray           int32 = 5946901 // setWindowFields partition key cannot be an array
+	ClusteredRequiresUnique           int32 = 5979700 // The clusteredIndex option requires unique: true to be specified
+	ClusteredNotBoolOrObject          int32 = 5979702 // 'clusteredIndex' has to be a boolean or object.
+	ClusteredLegacyFormat             int32 = 5979703 // The 'clusteredIndex' legacy format {clusteredIndex: <bool>} is only supported for specific internal collections and vice versa
+	ClusteredBadVersion               int32 = 5979704 // Invalid clusteredIndex specification %s; cannot create a clusteredIndex with v=%d
+	ClusteredIndexDrop                int32 = 5979800 // It is illegal to drop the clusteredIndex
+	ClusteredNoAutoIndexID            int32 = 6026501 // The 'clusteredIndex' option does not support {autoIndexId: false}
 	DateSubtractBadAmount             int32 = 6045000 // invalid $dateSubtract 'amount' parameter value: %d
 	ListSearchIndexesNotAtlas         int32 = 6047401 // $listSearchIndexes stage is only allowed on MongoDB Atlas
 	FillLinearRequiresSortBy          int32 = 6050201 // 'sortBy' field must be specified when using 'linear' fill method

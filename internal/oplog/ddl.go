@@ -26,7 +26,7 @@ func (l *Log) Create(tx *kv.Tx, coll *catalog.Collection) error {
 		return l.Command(tx, coll.DB, nil, b.Finish(), nil)
 	}
 	for _, ix := range coll.Indexes {
-		if ix.Name == "_id_" {
+		if ix.Name == "_id_" && !coll.Clustered() {
 			b.AppendDocument("idIndex", ix.Spec)
 		}
 	}
