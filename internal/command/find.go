@@ -154,7 +154,7 @@ func find(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := refuseUnsupportedFindOptions(a, spec); err != nil {
+	if err := parseFindKeyOptions(a, spec); err != nil {
 		return err
 	}
 	if c.explain != nil {
@@ -174,23 +174,31 @@ func find(c *Ctx) error {
 	return writeBatch(c, nil, src, c.DB+"."+name, spec.Limit, batchOptions{batchSize: batchSize, firstBatch: true, empty: batchSet && batchSize == 0}, singleBatch)
 }
 
-// refuseUnsupportedFindOptions answers the find options Cairn does not
-// run with an error rather than a different answer: min and max (index
-// bounds; mongod needs a hint with them, 51173), returnKey and
-// showRecordId (Cairn has no record ids).
-func refuseUnsupportedFindOptions(a args, spec *exec.FindSpec) error {
-	_, hasMin := a.lookup("min")
-	_, hasMax := a.lookup("max")
-	if hasMin || hasMax {
-		if spec.Hint.Type == 0 {
-			return mongoerr.New(mongoerr.MinMaxRequireHint, "When using min()/max() a hint of which index to use must be provided")
-		}
-		return mongoerr.New(mongoerr.NotImplemented, "find's min and max are not supported by Cairn: use a filter on the index's fields")
+// parseFindKeyOptions reads min, max, returnKey and showRecordId (run by
+// exec: findopts.go).
+func parseFindKeyOptions(a args, spec *exec.FindSpec) error {
+	var err error
+	var hasMin, hasMax bool
+	if spec.Min, hasMin, err = a.doc("min"); err != nil {
+		return err
 	}
-	for _, opt := range []string{"returnKey", "showRecordId"} {
-		if v, ok := a.lookup(opt); ok && v.Truthy() {
-			return mongoerr.New(mongoerr.NotImplemented, "find's %s is not supported by Cairn", opt)
-		}
+	if spec.Max, hasMax, err = a.doc("max"); err != nil {
+		return err
+	}
+	if hasMin && spec.Min.Len() == 0 {
+		spec.Min = nil // {} is no bound, as mongod's
+	}
+	if hasMax && spec.Max.Len() == 0 {
+		spec.Max = nil
+	}
+	if spec.HasMinMax() && spec.Hint.Type == 0 {
+		return mongoerr.New(mongoerr.MinMaxRequireHint, "When using min()/max() a hint of which index to use must be provided")
+	}
+	if spec.ReturnKey, _, err = a.boolean("returnKey"); err != nil {
+		return err
+	}
+	if spec.ShowRecordID, _, err = a.boolean("showRecordId"); err != nil {
+		return err
 	}
 	return nil
 }
@@ -253,6 +261,14 @@ func openFind(c *Ctx, spec *exec.FindSpec) (exec.Source, error) {
 		return exec.NewNearSource(&c.Env.Engine, spec), nil
 	}
 	scan := &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Skip: spec.Skip}
+	if spec.HasMinMax() {
+		// The hinted index's min/max range (exec's findopts.go), sorted
+		// after reading when a sort is asked for.
+		if spec.Sort != nil && spec.Sort.Natural() == 0 {
+			return newSortedSource(c, scan, spec)
+		}
+		return scan, nil
+	}
 	// A sort on _id alone is the data tree's order: scan it (within the
 	// filter's _id bounds) instead of sorting, unless another index would
 	// select the documents.
@@ -314,7 +330,10 @@ func sortedPlan(c *Ctx, spec *exec.FindSpec) (*exec.Plan, error) {
 // serves them with skip, limit and projection applied.
 func newSortedSource(c *Ctx, scan *exec.ScanSource, spec *exec.FindSpec) (exec.Source, error) {
 	scan.Skip = 0
-	scan.Raw = true
+	// returnKey and showRecordId shape each result in the scan (they need
+	// its index key and record); the sort then reads the stored document.
+	shaped := spec.ReturnKey || spec.ShowRecordID
+	scan.Raw = !shaped
 	st := &exec.Sorter{AllowDisk: true, Parent: c.Env.tempDir()}
 	if v, ok := c.Body.Lookup("allowDiskUse"); ok && v.Type == bson.TypeBoolean {
 		st.AllowDisk = v.Boolean() // MongoDB 7.0 allows disk use unless told not to
@@ -324,10 +343,14 @@ func newSortedSource(c *Ctx, scan *exec.ScanSource, spec *exec.FindSpec) (exec.S
 	}
 	var addErr error
 	_, err := scan.Fill(c, func(d bson.Doc) bool {
-		if addErr = spec.Sort.Check(d); addErr != nil {
+		orig := d
+		if shaped {
+			orig = scan.Orig
+		}
+		if addErr = spec.Sort.Check(orig); addErr != nil {
 			return false
 		}
-		addErr = st.Add(spec.Sort.Key(nil, d), d)
+		addErr = st.Add(spec.Sort.Key(nil, orig), d)
 		return addErr == nil
 	})
 	if err == nil {
@@ -342,5 +365,5 @@ func newSortedSource(c *Ctx, scan *exec.ScanSource, spec *exec.FindSpec) (exec.S
 		return nil, err
 	}
 	noteSorted(c, st.Spilled())
-	return &exec.SortedSource{Stream: stream, Spec: spec, Skip: spec.Skip}, nil
+	return &exec.SortedSource{Stream: stream, Spec: spec, Skip: spec.Skip, Projected: shaped}, nil
 }

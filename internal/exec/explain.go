@@ -42,6 +42,14 @@ func (e *Engine) Explain(ctx context.Context, tx *Tx, spec *FindSpec) (*Explaine
 		}
 		return x, err
 	}
+	if spec.HasMinMax() {
+		p, _, err := MinMaxPlan(coll, spec)
+		if err != nil {
+			return nil, err
+		}
+		x.Plan = p // nil: the _id range of the data tree
+		return x, nil
+	}
 	if _, byID := spec.Filter.IDEquality(); byID && (ScansByID(coll) || coll.HasIDIndex()) {
 		x.ByID = true
 		return x, nil
@@ -163,7 +171,16 @@ func appendRejected(r *bson.Builder, spec *FindSpec, coll *catalog.Collection, r
 func appendPlanStages(r *bson.Builder, spec *FindSpec, coll *catalog.Collection, p *Plan, byID bool) {
 	type stage func(inner func())
 	var wrappers []stage
-	if spec.Proj != nil {
+	if spec.ReturnKey {
+		// The results are the index keys (the projection is not applied).
+		wrappers = append(wrappers, func(inner func()) {
+			r.AppendString("stage", "RETURN_KEY")
+			r.StartDocument("inputStage")
+			inner()
+			r.End()
+		})
+	}
+	if spec.Proj != nil && !spec.ReturnKey {
 		wrappers = append(wrappers, func(inner func()) {
 			if p != nil && p.Covered != nil {
 				r.AppendString("stage", "PROJECTION_COVERED")

@@ -49,6 +49,10 @@ type ScanSource struct {
 	// reportedKeys and reportedDocs are what was already added to the
 	// operation's slow-log figures.
 	reportedKeys, reportedDocs int64
+	// Orig is, while emit runs, the stored document the emitted one was
+	// made from (returnKey and showRecordId change it before a sort).
+	Orig    bson.Doc
+	decoBuf []byte
 }
 
 // reportExamined adds what this Fill examined to the operation's figures
@@ -92,6 +96,12 @@ func (s *ScanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	if s.Tailable {
 		return s.fillTailable(ctx, coll, t, emit)
 	}
+	if !s.Planned && s.Spec.HasMinMax() {
+		s.Planned = true
+		if s.Plan, s.idr, err = MinMaxPlan(coll, s.Spec); err != nil {
+			return false, err
+		}
+	}
 	if !s.Planned {
 		s.Planned = true
 		if _, byID := s.Spec.Filter.IDEquality(); !byID && !s.Reverse {
@@ -118,10 +128,10 @@ func (s *ScanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 	cur := t.Cursor()
 	var k, v []byte
 	// Point lookup on _id.
-	if id, ok := s.Spec.Filter.IDEquality(); ok && !s.started && (ScansByID(coll) || coll.HasIDIndex()) {
+	if id, ok := s.Spec.Filter.IDEquality(); ok && !s.started && !s.Spec.HasMinMax() && (ScansByID(coll) || coll.HasIDIndex()) {
 		s.started = true
 		s.done = true
-		_, val, err := LookupID(tx, coll, t, nil, id)
+		key, val, err := LookupID(tx, coll, t, nil, id)
 		if err != nil {
 			return false, err
 		}
@@ -135,9 +145,13 @@ func (s *ScanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 		}
 		if ok && s.Skip == 0 {
 			out, err := s.project(bson.Doc(val))
+			if err == nil && s.Spec.decorated() {
+				out, err = s.decorate(out, bson.Doc(val), key, coll)
+			}
 			if err != nil {
 				return false, err
 			}
+			s.Orig = bson.Doc(val)
 			if !emit(out) {
 				s.done = false
 				s.started = false
@@ -190,9 +204,13 @@ func (s *ScanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 			continue
 		}
 		out, err := s.projectDetails(bson.Doc(v), &md)
+		if err == nil && s.Spec.decorated() {
+			out, err = s.decorate(out, bson.Doc(v), k, coll)
+		}
 		if err != nil {
 			return false, err
 		}
+		s.Orig = bson.Doc(v)
 		if !emit(out) {
 			return false, nil
 		}
@@ -208,7 +226,7 @@ func (s *ScanSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, 
 // fillFromIndex serves the next documents of an index plan.
 func (s *ScanSource) fillFromIndex(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *kv.Tree, emit func(bson.Doc) bool) (bool, error) {
 	var md query.MatchDetails
-	done, err := WalkIndex(ctx, tx, coll, data, s.Plan, &s.Walk, func(_ []byte, d bson.Doc) (bool, error) {
+	done, err := WalkIndex(ctx, tx, coll, data, s.Plan, &s.Walk, func(dataKey []byte, d bson.Doc) (bool, error) {
 		md = query.MatchDetails{}
 		if ok, err := Matches(s.Spec.Filter, d, &md); !ok || err != nil {
 			return err == nil, err
@@ -218,9 +236,13 @@ func (s *ScanSource) fillFromIndex(ctx context.Context, tx *kv.Tx, coll *catalog
 			return true, nil
 		}
 		out, err := s.projectDetails(d, &md)
+		if err == nil && s.Spec.decorated() {
+			out, err = s.decorate(out, d, dataKey, coll)
+		}
 		if err != nil {
 			return false, err
 		}
+		s.Orig = d
 		return emit(out), nil
 	})
 	if err != nil {

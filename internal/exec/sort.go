@@ -101,11 +101,14 @@ func (m *sortStream) Close() { m.s.Close() }
 
 // SortedSource serves a finished sort to a cursor: skip, limit, projection.
 type SortedSource struct {
-	Stream  SortedStream
-	Spec    *FindSpec
-	Skip    int64
-	pending bson.Doc // a document the last batch could not take
-	buf     []byte
+	Stream SortedStream
+	Spec   *FindSpec
+	Skip   int64
+	// Projected: the sorted documents are already shaped (projection,
+	// returnKey, showRecordId applied before the sort).
+	Projected bool
+	pending   bson.Doc // a document the last batch could not take
+	buf       []byte
 }
 
 func (s *SortedSource) Close() { s.Stream.Close() }
@@ -126,7 +129,7 @@ func (s *SortedSource) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool
 				s.Skip--
 				continue
 			}
-			if s.Spec.Proj != nil {
+			if s.Spec.Proj != nil && !s.Projected {
 				var md query.MatchDetails
 				s.Spec.Filter.MatchDetails(d, &md)
 				out, err := s.Spec.Proj.Apply(s.buf[:0], d, &md)

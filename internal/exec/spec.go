@@ -43,6 +43,11 @@ type FindSpec struct {
 	Skip      int64
 	Limit     int64 // 0 = none
 	Opts      *query.Options
+	// Min and Max are find's min and max index bounds (nil: none;
+	// findopts.go); ReturnKey and ShowRecordID its returnKey and
+	// showRecordId.
+	Min, Max                bson.Doc
+	ReturnKey, ShowRecordID bool
 }
 
 // TextClause is a query's parsed {$text: {$search, $language,

@@ -376,6 +376,8 @@ const (
 	MergeOnElementNotString           int32 = 51134   // $merge 'on' array elements must be strings, but found %s
 	ClusterTimeUnavailable            int32 = 51144   // Builtin variable '$$CLUSTER_TIME' is not available
 	MinMaxRequireHint                 int32 = 51173   // When using min()/max() a hint of which index to use must be provided
+	MinMaxIndexNotCompatible          int32 = 51174   // The index chosen is not compatible with min/max
+	MinMaxOutOfOrder                  int32 = 51175   // The value provided for min() does not come before the value provided for max() in the hinted index
 	MergeIntoBadType                  int32 = 51178   // $merge 'into' field  must be either a string or an object, but found %s
 	MergeBadArgument                  int32 = 51182   // $merge only supports a string or object argument, not %s
 	MergeOnNoUniqueIndex              int32 = 51183   // Cannot find index to verify that join fields will be unique
