@@ -7,7 +7,6 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
-	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/oplog"
 	"github.com/cairndb/cairn/internal/query"
@@ -347,7 +346,7 @@ func collMod(c *Ctx) error {
 			}
 		}
 		if indexChange != nil {
-			if err := modifyIndex(&next, indexChange); err != nil {
+			if err := exec.ModifyIndex(tx, &next, indexChange); err != nil {
 				return err
 			}
 		}
@@ -356,65 +355,6 @@ func collMod(c *Ctx) error {
 		}
 		return c.Env.Oplog.CollMod(tx, &next, logged)
 	})
-}
-
-// modifyIndex applies collMod's index: {name | keyPattern, hidden,
-// expireAfterSeconds}.
-func modifyIndex(coll *catalog.Collection, spec bson.Doc) error {
-	pos := -1
-	var set []bson.Element
-	it := spec.Iter()
-	for it.Next() {
-		e := it.Element()
-		switch e.Key {
-		case "name", "keyPattern":
-			for i, ix := range coll.Indexes {
-				if e.Key == "name" && e.Value.Type == bson.TypeString && ix.Name == e.Value.StringValue() {
-					pos = i
-				}
-				if key, ok := ix.Spec.Lookup("key"); e.Key == "keyPattern" && ok && bson.Equal(key, e.Value) {
-					pos = i
-				}
-			}
-		case "hidden", "expireAfterSeconds":
-			set = append(set, e)
-		default:
-			return mongoerr.New(mongoerr.InvalidOptions, "collMod index option '%s' is not supported by Cairn", e.Key)
-		}
-	}
-	if pos < 0 {
-		return mongoerr.New(mongoerr.IndexNotFound, "cannot find index %s for ns %s", spec.String(), coll.Namespace())
-	}
-	if coll.Indexes[pos].IsID() {
-		return mongoerr.New(mongoerr.BadValue, "cannot modify the _id index")
-	}
-	var b bson.Builder
-	sit := coll.Indexes[pos].Spec.Iter()
-	for sit.Next() {
-		keep := true
-		for _, e := range set {
-			keep = keep && e.Key != sit.Element().Key
-		}
-		if keep {
-			b.AppendElement(sit.Element())
-		}
-	}
-	for _, e := range set {
-		if e.Key == "hidden" {
-			if e.Value.Truthy() {
-				b.AppendBool("hidden", true)
-			}
-			continue
-		}
-		b.AppendElement(e)
-	}
-	raw := b.Finish()
-	if _, err := index.Parse(raw); err != nil {
-		return err
-	}
-	coll.Indexes = append([]catalog.Index(nil), coll.Indexes...)
-	coll.Indexes[pos].Spec = raw
-	return nil
 }
 
 // checkPreAndPostImages checks a changeStreamPreAndPostImages option:

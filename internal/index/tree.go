@@ -94,6 +94,15 @@ func (x *Tree) Prepare(old, updated bson.Doc, idKey []byte) (*Change, error) {
 			j++
 		}
 	}
+	if x.Spec.PrepareUnique && !x.Spec.Unique && x.side == nil {
+		// prepareUnique: a new key no other document has yet (collMod
+		// converts the index to unique next; exec's collmod_index.go).
+		for _, k := range ch.add {
+			if err := x.checkPreparedUnique(k, idKey); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if x.Spec.Unique && x.side == nil {
 		for _, k := range ch.add {
 			key, _ := x.entry(k, idKey)
@@ -107,6 +116,26 @@ func (x *Tree) Prepare(old, updated bson.Doc, idKey []byte) (*Change, error) {
 		}
 	}
 	return ch, nil
+}
+
+// checkPreparedUnique refuses key values k for the document idKey when
+// another document's entry holds them: a non-unique entry is the values
+// followed by the document key, so the entries with these values are those
+// starting with k whose rest is the document key they store.
+func (x *Tree) checkPreparedUnique(k, idKey []byte) error {
+	cur := x.T.Cursor()
+	for key, val := cur.Seek(k); key != nil && bytes.HasPrefix(key, k); key, val = cur.Next() {
+		if len(key) != len(k)+len(val) || !bytes.Equal(key[len(k):], val) {
+			continue // longer values that start with k
+		}
+		if !bytes.Equal(val, idKey) {
+			return x.duplicate(k)
+		}
+	}
+	if err := cur.Err(); err != nil {
+		return fmt.Errorf("index %s: %w", x.Spec.Name, err)
+	}
+	return nil
 }
 
 // keys generates doc's keys, watching x.ctx when set.
