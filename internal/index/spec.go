@@ -99,8 +99,7 @@ var knownOptions = map[string]bool{
 	"expireAfterSeconds": true, "hidden": true, "v": true, "background": true, "ns": true, "wildcardProjection": true,
 	"weights": true, "default_language": true, "language_override": true, "textIndexVersion": true,
 	"collation": true, "2dsphereIndexVersion": true, "bits": true, "min": true, "max": true,
-	"columnstoreProjection": true,
-	"clustered": true, "prepareUnique": true, "dropDups": true,
+	"columnstoreProjection": true, "clustered": true, "prepareUnique": true, "dropDups": true,
 }
 
 var unsupportedOptions = map[string]string{
