@@ -53,6 +53,27 @@ func columnStore(tx *kv.Tx, coll *catalog.Collection, fields []string) (string, 
 	return "", nil, nil
 }
 
+// hintsColumnStore reports whether hint names (or gives the key pattern
+// of) a column store index of coll: an aggregation so hinted is a column
+// scan when the index holds its fields, a collection scan otherwise.
+func hintsColumnStore(coll *catalog.Collection, hint bson.Value) bool {
+	for _, ix := range coll.Indexes {
+		match := false
+		switch hint.Type {
+		case bson.TypeString:
+			match = ix.Name == hint.StringValue()
+		case bson.TypeDocument:
+			key, ok := ix.Spec.Lookup("key")
+			match = ok && bson.Equal(key, hint)
+		}
+		if match {
+			spec, err := index.ParseCached(ix.Spec)
+			return err == nil && spec.Column != nil
+		}
+	}
+	return false
+}
+
 // storeSource reads a column store index's tree (colcache.Source).
 type storeSource struct {
 	name     string
@@ -108,11 +129,11 @@ func (s *storeSource) Column(ctx context.Context, field string, fn func(key []by
 // from a column store index (the index's name, the fields read, the
 // leading $match as its filter), or nil when it would not.
 func (e *Engine) explainColumnScan(tx *kv.Tx, db, source string, p *agg.Pipeline, hint bson.Value) func(r *bson.Builder, filter bson.Doc) {
-	if source == "" || runtime.GOMAXPROCS(0) < 2 || p.StartsWithSource() || !p.CanRunParallel() || Hinted(hint) || !e.ColumnCache.Enabled() {
+	if source == "" || runtime.GOMAXPROCS(0) < 2 || p.StartsWithSource() || !p.CanRunParallel() || !e.ColumnCache.Enabled() {
 		return nil
 	}
 	coll, err := catalog.Get(tx, db, source)
-	if err != nil || coll == nil {
+	if err != nil || coll == nil || (Hinted(hint) && !hintsColumnStore(coll, hint)) {
 		return nil
 	}
 	if _, _, isView := coll.View(); isView {

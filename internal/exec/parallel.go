@@ -30,7 +30,7 @@ func (e *Engine) ParallelPipeline(ctx context.Context, tx *kv.Tx, db, name strin
 	if _, _, isView := coll.View(); isView {
 		return nil, false, nil
 	}
-	hinted := Hinted(hint)
+	hinted := Hinted(hint) && !hintsColumnStore(coll, hint)
 	var pl *Plan
 	if len(planFilter) > 5 || hinted {
 		if pl, _, err = e.PlanQuery(ctx, tx, coll, planFilter, filter, p.QueryOptions(), hint); err != nil {

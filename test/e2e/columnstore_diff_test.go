@@ -10,6 +10,7 @@ import (
 
 	"go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
 
 	"github.com/cairndb/cairn/internal/testutil/cairndtest"
 )
@@ -116,9 +117,9 @@ func errCode(err error) int32 {
 }
 
 // rawAll runs p and returns the result documents' bytes.
-func rawAll(t *testing.T, c *mongo.Collection, p bson.A) ([]bson.Raw, error) {
+func rawAll(t *testing.T, c *mongo.Collection, p bson.A, opts ...options.Lister[options.AggregateOptions]) ([]bson.Raw, error) {
 	t.Helper()
-	cur, err := c.Aggregate(ctx(t), p)
+	cur, err := c.Aggregate(ctx(t), p, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -159,12 +160,13 @@ func TestColumnStoreDifferential(t *testing.T) {
 	if _, err := cc.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "$**", Value: "columnstore"}}}); err != nil {
 		t.Fatal(err)
 	}
-	columnScan := func() bool {
+	columnScan := func(hint ...bson.E) bool {
 		var explain struct {
 			Stages []bson.M `bson:"stages"`
 		}
 		p0 := bson.A{bson.D{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$f1"}, {Key: "n", Value: bson.D{{Key: "$sum", Value: 1}}}}}}}
-		if err := colClient.Database("diff").RunCommand(ctx(t), bson.D{{Key: "explain", Value: bson.D{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: p0}, {Key: "cursor", Value: bson.D{}}}}}).Decode(&explain); err != nil {
+		agg := append(bson.D{{Key: "aggregate", Value: "c"}, {Key: "pipeline", Value: p0}, {Key: "cursor", Value: bson.D{}}}, hint...)
+		if err := colClient.Database("diff").RunCommand(ctx(t), bson.D{{Key: "explain", Value: agg}}).Decode(&explain); err != nil {
 			t.Fatal(err)
 		}
 		if len(explain.Stages) == 0 {
@@ -174,6 +176,12 @@ func TestColumnStoreDifferential(t *testing.T) {
 	}
 	if !columnScan() {
 		t.Fatal("explain: want a COLUMN_SCAN")
+	}
+	if !columnScan(bson.E{Key: "hint", Value: "$**_columnstore"}) {
+		t.Fatal("explain with the column store hinted: want a COLUMN_SCAN")
+	}
+	if columnScan(bson.E{Key: "hint", Value: "_id_"}) {
+		t.Fatal("explain with the _id index hinted: want no COLUMN_SCAN")
 	}
 	// A hidden column store is not read.
 	for _, hidden := range []bool{true, false} {
@@ -188,7 +196,12 @@ func TestColumnStoreDifferential(t *testing.T) {
 	for round := range 3 {
 		for range 25 {
 			p := randPipeline(r)
-			got, gerr := rawAll(t, cc, p)
+			var opts []options.Lister[options.AggregateOptions]
+			if compared%4 == 3 {
+				// Hinting the column store index is a column scan too.
+				opts = append(opts, options.Aggregate().SetHint("$**_columnstore"))
+			}
+			got, gerr := rawAll(t, cc, p, opts...)
 			want, werr := rawAll(t, rc, p)
 			// Which document fails first depends on the workers' timing
 			// on either path: the errors must have the same code.
