@@ -45,6 +45,16 @@ func diskEnv(b *testing.B, replica bool) *Env {
 		if env.Oplog, err = oplog.Open(db, env.Repl.Clock, oplog.Config{MaxBytes: 990 << 20}, nil); err != nil {
 			b.Fatal(err)
 		}
+		// A member writes only once initiated (as cairnd's default
+		// one-member set is at first start).
+		env.Repl.SetMe("h:1")
+		if err := env.AttachRepl(false); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(env.Repl.Stop)
+		if r := run(b, env, "admin", dbson.D{{Key: "replSetInitiate", Value: dbson.D{}}}); !ok(r) {
+			b.Fatal(r.String())
+		}
 	}
 	return env
 }

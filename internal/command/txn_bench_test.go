@@ -55,14 +55,6 @@ func BenchmarkTxnUpdates(b *testing.B) {
 func benchTxnUpdates(b *testing.B, n, clients int, hot, txn bool) {
 	env := diskEnv(b, true)
 	env.Sessions = session.New(session.Options{})
-	env.Repl.SetMe("h:1")
-	if err := env.AttachRepl(false); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(env.Repl.Stop)
-	if r := run(b, env, "admin", dbson.D{{Key: "replSetInitiate", Value: dbson.D{}}}); !ok(r) {
-		b.Fatal(r.String())
-	}
 	for i := 0; i < txnBenchDocs; i += 1000 {
 		var docs dbson.A
 		for k := i; k < i+1000; k++ {
