@@ -28,6 +28,10 @@ type treeRoot struct {
 	// transaction started filling it; they are sorted and built bottom-up
 	// on the first other use of the tree (see Tx.settle).
 	pending *pendingPuts
+	// later holds a concurrent transaction's puts into a tree that was
+	// not empty, in put order, not yet applied to its private copy (see
+	// the top of later.go).
+	later []kvRef
 }
 
 func (tr *treeRoot) clone(txid uint64) *treeRoot {

@@ -16,6 +16,9 @@ package kv
 //     (concIDBase + n) that no commit ever uses. Nothing of it is
 //     journaled or checkpointed, and it never frees or retires a shared
 //     node (Tx.retire ignores it): rolling back is dropping the Tx.
+//     Its puts into a tree that is not empty wait in the tree's later
+//     list until it reads the tree (later.go): the commit does not need
+//     the private trees, only the transaction's own reads do.
 //   - It records its logical operations (journalOps, with no size limit:
 //     Options.ConcurrentTxMemory bounds it instead) and claims every key
 //     it writes in the coordinator (conflict.go).

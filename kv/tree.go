@@ -47,8 +47,18 @@ func (t *Tree) ready() error {
 	if err := t.check(); err != nil {
 		return err
 	}
+	return t.settle()
+}
+
+// settle applies the tree's deferred puts: those into a tree that was
+// empty (Tx.settle) and a concurrent transaction's later ones
+// (Tx.settleLater).
+func (t *Tree) settle() error {
 	if t.tr.pending != nil {
 		t.tx.settle(t.tr)
+	}
+	if t.tr.later != nil {
+		return t.tx.settleLater(t.tr)
 	}
 	return nil
 }
@@ -57,8 +67,21 @@ func (t *Tree) ready() error {
 // engine memory: it is valid until the transaction ends and must not be
 // modified.
 func (t *Tree) Get(key []byte) ([]byte, error) {
-	if err := t.ready(); err != nil {
+	if err := t.check(); err != nil {
 		return nil, err
+	}
+	if t.tr.later != nil {
+		if v, ok := t.tr.laterGet(key); ok {
+			return v, nil
+		}
+		if len(t.tr.later) > laterScan {
+			if err := t.tx.settleLater(t.tr); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if t.tr.pending != nil {
+		t.tx.settle(t.tr)
 	}
 	r := t.tr.root
 	kp := prefix64(key)
@@ -105,6 +128,10 @@ func (t *Tree) Put(key, value []byte) error {
 		if err := t.claimPut(key, value); err != nil {
 			return err
 		}
+	}
+	if t.tx.conc != nil && t.tr.pending == nil && (t.tr.count > 0 || t.tr.height > 1) {
+		t.putLater(key, value)
+		return nil
 	}
 	if t.tr.pending != nil || (t.tr.count == 0 && t.tr.height == 1) {
 		if t.tr.pending == nil {
@@ -236,17 +263,13 @@ func (tx *Tx) treeDeleteRange(tr *treeRoot, start, end []byte) (int64, error) {
 
 // Len returns the number of keys in the tree, in O(1).
 func (t *Tree) Len() int64 {
-	if t.tr.pending != nil {
-		t.tx.settle(t.tr)
-	}
+	_ = t.settle() // an error aborts the transaction (settleLater)
 	return t.tr.count
 }
 
 // Height returns the number of levels of the tree (1 = a single leaf).
 func (t *Tree) Height() int {
-	if t.tr.pending != nil {
-		t.tx.settle(t.tr)
-	}
+	_ = t.settle() // an error aborts the transaction (settleLater)
 	return t.tr.height
 }
 

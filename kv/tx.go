@@ -179,7 +179,7 @@ func (tx *Tx) DropTree(name string) error {
 	if err != nil {
 		return err
 	}
-	tr.pending = nil
+	tr.pending, tr.later = nil, nil
 	if tx.conc == nil { // a concurrent transaction frees nothing
 		if err := tx.freeTree(tr.root, tr.height); err != nil {
 			return fmt.Errorf("kv: drop tree %q: %w", name, err)
