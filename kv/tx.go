@@ -3,6 +3,7 @@ package kv
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 )
 
@@ -99,11 +100,12 @@ func (tx *Tx) writableRoot(name string) (*treeRoot, error) {
 
 func (tx *Tx) ownMap() {
 	if !tx.ownTrees {
-		m := make(map[string]*treeRoot, len(tx.trees)+1)
-		for k, v := range tx.trees {
-			m[k] = v
+		// maps.Clone copies the table as it is (no rehashing of every
+		// name): this runs in every write transaction.
+		tx.trees = maps.Clone(tx.trees)
+		if tx.trees == nil {
+			tx.trees = map[string]*treeRoot{}
 		}
-		tx.trees = m
 		tx.ownTrees = true
 	}
 }
