@@ -180,6 +180,13 @@ type Ctx struct {
 	// one), reported as atClusterTime.
 	snapAt       repl.Timestamp
 	linearizable bool
+	// wcTimeout: the write concern's wait ran out of wtimeout
+	// (writeConcernError.errInfo.wtimeout).
+	wcTimeout bool
+	// applying is set on a command a member runs to apply a DDL entry of
+	// the primary's (replset_multi.go): not refused as a write on a
+	// secondary, and it waits for no write concern.
+	applying bool
 }
 
 // Handler runs a command.
@@ -356,6 +363,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	}
 	c.Reply.AppendDouble("ok", 1)
 	if c.Env.Repl != nil {
+		waitWriteConcern(c)
 		appendReplReply(c, true)
 	}
 	return c.Reply.Finish()

@@ -1,10 +1,12 @@
 package command
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/internal/index"
+	"github.com/cairndb/cairn/internal/raftrepl"
 )
 
 // envState is the commands' mutable state that is neither configuration,
@@ -34,6 +36,10 @@ type envState struct {
 	// ttlSleepSecs is ttlMonitorSleepSecs as setParameter set it (0:
 	// Env.TTLMonitorSleep, the startup value).
 	ttlSleepSecs atomic.Int64
+	// raft is the member's Raft node in a set of several members
+	// (replset_multi.go); raftMu serializes its start.
+	raft   atomic.Pointer[raftrepl.Node]
+	raftMu sync.Mutex
 }
 
 // TTLInterval is ttlMonitorSleepSecs: how long the TTL monitor sleeps

@@ -175,10 +175,24 @@ func appendReplHello(c *Ctx) {
 	primary := st.State == repl.StatePrimary
 	r.AppendBool(primaryKey, primary)
 	r.AppendBool("secondary", st.State == repl.StateSecondary)
-	if primary {
-		r.AppendString("primary", cfg.Members[0].Host)
+	me, primaryHost := cfg.Members[0].Host, cfg.Members[0].Host
+	majority, majorityAt := st.Applied, st.AppliedAt
+	if cfg.Multi() {
+		me, primaryHost = st.Me, c.Env.Repl.Primary()
+		if n := c.Env.Raft(); n != nil {
+			ns := n.Status()
+			majority, majorityAt = ns.Commit, ns.CommitWall
+		}
+		for _, m := range cfg.Members {
+			if m.Host == me && m.Hidden {
+				r.AppendBool("hidden", true)
+			}
+		}
 	}
-	r.AppendString("me", cfg.Members[0].Host)
+	if primaryHost != "" && (primary || cfg.Multi()) {
+		r.AppendString("primary", primaryHost)
+	}
+	r.AppendString("me", me)
 	if primary {
 		r.AppendObjectID("electionId", repl.ElectionID(st.Term))
 	}
@@ -186,7 +200,7 @@ func appendReplHello(c *Ctx) {
 	r.StartDocument("lastWrite")
 	appendOpTime(r, "opTime", st.Applied, st.Term)
 	r.AppendDateTime("lastWriteDate", date)
-	appendOpTime(r, "majorityOpTime", st.Applied, st.Term)
-	r.AppendDateTime("majorityWriteDate", date)
+	appendOpTime(r, "majorityOpTime", majority, st.Term)
+	r.AppendDateTime("majorityWriteDate", majorityAt.Unix()*1000)
 	r.End()
 }

@@ -59,6 +59,9 @@ func replSetInitiate(c *Ctx) error {
 	}
 	cfg.Settings.ReplicaSetID = repl.NewObjectID()
 	c.Env.Log.Info("replSetInitiate admin command received from client", "c", "REPL", "id", 21356, "config", cfg.Name)
+	if cfg.Multi() {
+		return c.Env.initiateRaft(cfg)
+	}
 	return set.Initiate(cfg)
 }
 
@@ -131,6 +134,9 @@ func replSetReconfig(c *Ctx) error {
 		return mongoerr.New(mongoerr.NewReplicaSetConfigurationIncompatible, "New replica set configuration version must be greater than old, but {version: %d, term: %d} is not greater than {version: %d, term: %d} for replica set %s",
 			cfg.Version, st.Term, old.Version, old.Term, cfg.Name)
 	}
+	if old.Multi() || cfg.Multi() {
+		return reconfigRaft(c, old, cfg, force)
+	}
 	if err := checkSelf(cfg, old.Members[0].Host); err != nil {
 		return err
 	}
@@ -176,6 +182,9 @@ func replSetStepDown(c *Ctx) error {
 	if !c.Env.Repl.IsWritablePrimary() {
 		return mongoerr.New(mongoerr.NotWritablePrimary, "not primary so can't step down")
 	}
+	if n := c.Env.Raft(); n != nil {
+		return stepDownRaft(c, n, time.Duration(secs)*time.Second, time.Duration(catchUp)*time.Second)
+	}
 	if !force {
 		// No secondary can catch up in a one-member set: mongod waits the
 		// catch-up period for one, then gives up.
@@ -200,6 +209,9 @@ func replSetFreeze(c *Ctx) error {
 		return err
 	}
 	secs, _ := newArgs(c).first().AsInt64()
+	if n := c.Env.Raft(); n != nil {
+		return freezeRaft(c, n, secs)
+	}
 	info, warning, err := c.Env.Repl.Freeze(secs)
 	if err != nil {
 		return err

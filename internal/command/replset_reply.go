@@ -110,8 +110,11 @@ func gossipIn(c *Ctx) error {
 // reads a replica-set readConcern, waiting for afterClusterTime.
 func checkReplCommand(c *Ctx, cmd *Command) error {
 	set := c.Env.Repl
-	if cmd.Write && c.DB != "local" && !set.IsWritablePrimary() {
+	if cmd.Write && c.DB != "local" && !c.applying && !set.IsWritablePrimary() {
 		return mongoerr.New(mongoerr.NotWritablePrimary, "not primary")
+	}
+	if err := checkSecondaryOk(c, cmd); err != nil {
+		return err
 	}
 	rc, ok := c.Body.Lookup("readConcern")
 	if !ok || rc.Type == bson.TypeNull {
@@ -306,6 +309,9 @@ func appendReplReply(c *Ctx, ok bool) {
 			r.AppendString("codeName", c.wcPending.CodeName())
 			r.AppendString("errmsg", c.wcPending.Message)
 			r.StartDocument("errInfo")
+			if c.wcTimeout {
+				r.AppendBool("wtimeout", true)
+			}
 			c.wc.appendDoc(r, "writeConcern")
 			r.End()
 			r.End()

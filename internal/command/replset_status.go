@@ -20,6 +20,9 @@ func replSetGetStatus(c *Ctx) error {
 		return err
 	}
 	cfg := st.Config
+	if cfg.Multi() && c.Env.Raft() != nil {
+		return replSetGetStatusMulti(c, st)
+	}
 	m := cfg.Members[0]
 	now := time.Now()
 	r := c.Reply

@@ -69,6 +69,10 @@ func (e *Env) AttachRepl(adoptName bool) error {
 	if cfg.Term > term {
 		term = cfg.Term
 	}
+	if cfg.Multi() {
+		e.Repl.Follow(cfg, term) // Raft decides, once the server listens (StartRepl)
+		return nil
+	}
 	return e.Repl.Load(cfg, term)
 }
 

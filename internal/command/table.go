@@ -1,6 +1,9 @@
 package command
 
-import "github.com/cairndb/cairn/internal/auth"
+import (
+	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/raftrepl"
+)
 
 // table lists every command Cairn answers. A name that is not here gets
 // CommandNotFound (59), as MongoDB answers unknown commands.
@@ -8,6 +11,11 @@ var table = []*Command{
 	{Name: "hello", Run: hello, Needs: auth.Open, Help: "the handshake: server role and limits"},
 	{Name: "isMaster", Aliases: []string{"ismaster"}, Run: hello, Needs: auth.Open, Help: "legacy name of hello"},
 	{Name: "ping", Run: ping, Needs: auth.Open, Help: "round trip"},
+	// The members' internal commands (internal/raftrepl). Members do not
+	// authenticate to each other yet (no --keyFile): with access control
+	// on both refuse to run (NotImplemented), whoever sends them.
+	{Name: raftrepl.CommandName, Run: raftMessages, AdminOnly: true, Needs: auth.ReplSetConfigure, Help: "internal: Raft messages between replica set members"},
+	{Name: raftrepl.JoinCommand, Run: raftJoin, AdminOnly: true, Needs: auth.ReplSetConfigure, Help: "internal: join the replica set whose primary sends it"},
 	{Name: "buildInfo", Aliases: []string{"buildinfo"}, Run: buildInfo, Needs: auth.Open, Help: "version and build information"},
 	{Name: "hostInfo", Run: hostInfo, Needs: auth.HostInfo, Help: "the host's hardware and OS"},
 	{Name: "whatsmyuri", Run: whatsmyuri, Needs: auth.Open, Help: "the client's address as the server sees it"},

@@ -62,6 +62,9 @@ func (l *Log) Append(tx *kv.Tx, e *Entry, stmt *repl.Stmt) (repl.Timestamp, erro
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if ts, ok, err := l.replayLocked(tx); ok || err != nil {
+		return ts, err
+	}
 	t, err := l.begin(tx)
 	if err != nil {
 		return 0, err

@@ -141,6 +141,9 @@ type Log struct {
 	txns txnBuffers
 	// pre is the pre-images' state (preimage.go).
 	pre preImages
+	// replaying is the entry a DDL command applied on a member that is
+	// not primary stands for (replay.go; under mu).
+	replaying *replay
 }
 
 type figures struct {

@@ -14,10 +14,14 @@ import (
 
 // The replica-set configuration: the document replSetInitiate and
 // replSetReconfig take, replSetGetConfig reports and local.system.replset
-// holds. Cairn runs one-member sets, so the validation is mongod's for one
-// member: the name must be --replSet's, the one member's host must be this
-// node, it must be electable. A configuration with more members is refused
-// (InvalidReplicaSetConfig) until replication between nodes exists.
+// holds. A set of one member is the member alone (this file and
+// replset.go); a set of several members runs on Raft (internal/raftrepl),
+// where every member votes and may be elected (votes 1, priority > 0) or
+// is a Raft learner (votes 0, priority 0, hidden or not); arbiters and
+// delayed members are refused (InvalidReplicaSetConfig).
+
+// MaxMembers is the largest set Cairn runs (mongod's voting members).
+const MaxMembers = 7
 
 // Member is the configuration's one member, normalized as mongod reports
 // it.
@@ -61,12 +65,18 @@ type Settings struct {
 	ReplicaSetID         [12]byte
 }
 
+// DefaultElectionTimeoutMillis is settings.electionTimeoutMillis when the
+// configuration does not set it: 1 s (mongod's is 10 s), so that a set on
+// a LAN elects a new primary within about 2 s of losing one (Raft waits a
+// random timeout between one and two election timeouts).
+const DefaultElectionTimeoutMillis = 1000
+
 func defaultSettings() Settings {
 	var b bson.Builder
 	b.AppendInt32("w", 1)
 	b.AppendInt32("wtimeout", 0)
 	return Settings{ChainingAllowed: true, HeartbeatIntervalMillis: 2000, HeartbeatTimeoutSecs: 10,
-		ElectionTimeoutMillis: 10000, CatchUpTimeoutMillis: -1, CatchUpTakeoverDelayMillis: 30000,
+		ElectionTimeoutMillis: DefaultElectionTimeoutMillis, CatchUpTimeoutMillis: -1, CatchUpTakeoverDelayMillis: 30000,
 		GetLastErrorModes: emptyDoc(), GetLastErrorDefaults: b.Finish()}
 }
 
@@ -216,11 +226,36 @@ func ParseConfig(d bson.Doc) (*Config, error) {
 	if len(c.Members) == 0 {
 		return nil, invalid("Replica set configuration must have at least one member")
 	}
-	if len(c.Members) > 1 {
-		return nil, invalid("Cairn runs one-member replica sets: this configuration has %d members; sets of several members come with replication between nodes", len(c.Members))
+	if len(c.Members) > MaxMembers {
+		return nil, invalid("Replica set configuration contains %d members, but must have at most %d members (Cairn: the members of its Raft group)", len(c.Members), MaxMembers)
 	}
-	m := c.Members[0]
-	if m.ArbiterOnly || m.Priority == 0 || m.Votes == 0 || m.Hidden || m.SecondaryDelaySecs != 0 {
+	electable, hosts := 0, map[string]bool{}
+	for _, m := range c.Members {
+		if hosts[m.Host] {
+			return nil, invalid("Found two member configurations with same host field, host == %s", m.Host)
+		}
+		hosts[m.Host] = true
+		if m.ArbiterOnly {
+			return nil, invalid("Cairn has no arbiters: member %s (_id %d) is arbiterOnly; every member holds the data", m.Host, m.ID)
+		}
+		if m.SecondaryDelaySecs != 0 {
+			return nil, invalid("Cairn does not delay members yet: member %s (_id %d) has secondaryDelaySecs", m.Host, m.ID)
+		}
+		if (m.Priority == 0) != (m.Votes == 0) {
+			return nil, invalid("Cairn's members either vote and may be elected (votes 1, priority > 0) or are Raft learners (votes 0, priority 0): member %s (_id %d) has votes %d and priority %v", m.Host, m.ID, m.Votes, m.Priority)
+		}
+		if m.Hidden && m.Votes != 0 {
+			return nil, invalid("priority must be 0 when hidden=true: member %s (_id %d)", m.Host, m.ID)
+		}
+		if m.Priority > 0 && m.Votes > 0 {
+			electable++
+		}
+	}
+	if electable == 0 {
+		return nil, mongoerr.New(mongoerr.InvalidReplicaSetConfig, "Replica set configuration must contain at least one non-arbiter member with priority > 0 and votes > 0")
+	}
+	if len(c.Members) == 1 && electable != 1 {
+		m := c.Members[0]
 		return nil, mongoerr.New(mongoerr.InvalidReplicaSetConfig, "Replica set configuration must contain at least one non-arbiter member with priority > 0 and votes > 0: member %s (_id %d) is not electable", m.Host, m.ID)
 	}
 	return c, nil

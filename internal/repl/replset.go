@@ -38,6 +38,8 @@ const (
 	StateStartup   State = 0
 	StatePrimary   State = 1
 	StateSecondary State = 2
+	// StateDown is how a member shows another it cannot reach.
+	StateDown State = 8
 )
 
 func (s State) String() string {
@@ -46,6 +48,8 @@ func (s State) String() string {
 		return "PRIMARY"
 	case StateSecondary:
 		return "SECONDARY"
+	case StateDown:
+		return "(not reachable/healthy)"
 	}
 	return "STARTUP"
 }
@@ -88,6 +92,10 @@ type Set struct {
 	applied     Timestamp
 	appliedWall time.Time
 	appliedCond chan struct{}
+	// multi: a set of several members, whose state the consensus sets
+	// (multi.go); primary is the primary's host there.
+	multi   bool
+	primary string
 }
 
 // NewSet returns the state of a member of the set name whose clock

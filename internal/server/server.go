@@ -357,6 +357,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	close(s.closed)
 	s.stop()
 	if s.env.Repl != nil {
+		s.env.StopRepl()
 		s.env.Repl.Stop()
 	}
 	s.mu.Lock()
@@ -406,6 +407,9 @@ func (s *Server) startRepl(l net.Listener) error {
 	}
 	if set.Me() == "" {
 		set.SetMe(l.Addr().String())
+	}
+	if err := s.env.StartRepl(); err != nil {
+		return fmt.Errorf("replica set %s: %w", set.Name, err)
 	}
 	if old := set.Status().Config; old != nil {
 		if moved, err := set.Rehost(set.Me()); err != nil {

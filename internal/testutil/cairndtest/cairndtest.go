@@ -97,11 +97,17 @@ func Start(t testing.TB, args ...string) *Server {
 // StartDir runs cairnd on dbpath (created if missing) and waits until it
 // accepts connections. The caller must Stop it.
 func StartDir(dbpath string, args ...string) (*Server, error) {
-	bin, err := Binary()
+	port, err := FreePort()
 	if err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
+	return StartDirPort(dbpath, port, args...)
+}
+
+// StartDirPort is StartDir on a given loopback port (a replica set's
+// member restarted at its address).
+func StartDirPort(dbpath string, port int, args ...string) (*Server, error) {
+	bin, err := Binary()
 	if err != nil {
 		return nil, err
 	}
@@ -168,6 +174,33 @@ func (s *Server) Stop() error {
 func (s *Server) Kill() {
 	_ = s.cmd.Process.Kill()
 	<-s.done
+}
+
+// Pause stops the server with SIGSTOP (a frozen process: its connections
+// stay open and nothing answers).
+func (s *Server) Pause() { _ = s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Dump makes the server print its goroutines and exit (SIGQUIT), for a
+// test's failure report.
+func (s *Server) Dump() {
+	_ = s.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-s.done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// Resume continues a paused server (SIGCONT).
+func (s *Server) Resume() { _ = s.cmd.Process.Signal(syscall.SIGCONT) }
+
+// Exited reports whether the process has ended.
+func (s *Server) Exited() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // Logs returns what the server printed so far.

@@ -1,0 +1,136 @@
+package raftrepl
+
+// Initiating a set of several members, and adding members.
+//
+// The member that receives replSetInitiate starts a Raft group of one
+// voter, itself (Start with bootstrap), wins its election at once and
+// becomes primary; its oplog is what the set starts from. It then adds the
+// other members one at a time (Raft's one-at-a-time membership changes
+// need no joint consensus): for each, it sends the internal command
+//
+//	{_raftJoin: 1, setName, config}
+//
+// which makes that member store the configuration and start a Raft node
+// with an empty log (it waits for the leader), and proposes the member's
+// addition (a voter, or a learner for votes: 0) with the configuration in
+// the change's context; once the change is applied, the next member
+// follows. The leader sends a new member the whole log from its first
+// entry: the member applies every oplog entry in it, which is how it gets
+// the data (the log is not compacted yet).
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/cairndb/cairn/internal/repl"
+	dbson "go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+)
+
+// JoinCommand is the internal command that makes a member join a set.
+const JoinCommand = "_raftJoin"
+
+// joinTimeout bounds how long the primary tries to reach a member it adds.
+const joinTimeout = 2 * time.Minute
+
+// AddMembers adds every member of cfg the Raft group does not have yet,
+// one at a time (run in the background after an initiate).
+func (n *Node) AddMembers(ctx context.Context, cfg *repl.Config) {
+	for _, m := range cfg.Members {
+		if RaftID(m) == n.id || n.inGroup(RaftID(m)) {
+			continue
+		}
+		if err := n.addMember(ctx, cfg, m); err != nil {
+			n.opts.Log.Error("Cannot add a member to the replica set", "c", "REPL", "host", m.Host, "error", err.Error())
+			return
+		}
+		n.opts.Log.Info("Added a member to the replica set", "c", "REPL", "host", m.Host, "votes", m.Votes)
+	}
+}
+
+func (n *Node) inGroup(id uint64) bool {
+	cs := n.node.Status().Config
+	_, voter := cs.Voters.IDs()[id]
+	_, learner := cs.Learners[id]
+	return voter || learner
+}
+
+func (n *Node) addMember(ctx context.Context, cfg *repl.Config, m repl.Member) error {
+	ctx, cancel := context.WithTimeout(ctx, joinTimeout)
+	defer cancel()
+	if err := SendJoin(ctx, m.Host, cfg); err != nil {
+		return err
+	}
+	for {
+		err := n.AddMember(ctx, cfg, m)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("adding %s: %w", m.Host, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// SendJoin asks the member at host to join the set cfg, retrying until it
+// answers or ctx ends.
+func SendJoin(ctx context.Context, host string, cfg *repl.Config) error {
+	opts := options.Client().ApplyURI("mongodb://" + host + "/?directConnection=true").
+		SetConnectTimeout(time.Second).SetServerSelectionTimeout(time.Second).SetAppName("cairnd raft")
+	client, err := mongo.Connect(opts)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = client.Disconnect(context.Background()) }()
+	cmd := dbson.D{{Key: JoinCommand, Value: 1}, {Key: "setName", Value: cfg.Name}, {Key: "config", Value: dbson.Raw(cfg.Doc())}}
+	for {
+		err = client.Database("admin").RunCommand(ctx, cmd).Err()
+		if err == nil {
+			return nil
+		}
+		var ce mongo.CommandError
+		if asCommandError(err, &ce) {
+			return fmt.Errorf("%s refused to join: %w", host, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s did not answer: %w", host, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+func asCommandError(err error, ce *mongo.CommandError) bool {
+	e, ok := err.(mongo.CommandError)
+	if ok {
+		*ce = e
+	}
+	return ok
+}
+
+// Diff returns the members next adds to old and those it removes (by _id).
+func Diff(old, next *repl.Config) (added, removed []repl.Member) {
+	in := func(c *repl.Config, id int64) bool {
+		for _, m := range c.Members {
+			if m.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	for _, m := range next.Members {
+		if !in(old, m.ID) {
+			added = append(added, m)
+		}
+	}
+	for _, m := range old.Members {
+		if !in(next, m.ID) {
+			removed = append(removed, m)
+		}
+	}
+	return added, removed
+}

@@ -1,0 +1,256 @@
+package raftrepl
+
+// The transport: Raft messages between members travel over the MongoDB
+// wire protocol, on each member's ordinary host:port, as the internal
+// command
+//
+//	{_raftMessages: 1, setName, from: <raft id>, msgs: [BinData, ...], $db: "admin"}
+//
+// sent with the official Go driver (one direct connection pool per peer).
+// Each peer has a bounded queue and one sender goroutine that sends what
+// has queued up in one command; when the queue is full (the peer is slow,
+// paused or gone) messages are dropped, which Raft tolerates (it resends),
+// and a failed send reports the peer unreachable so that the leader probes
+// it instead of streaming to it. The receiving member steps the messages
+// into its node (Node.Receive). The command needs the cluster privilege
+// only root holds when access control is on; members do not authenticate
+// to each other yet (no --keyFile), so a set of several members refuses to
+// initiate with access control on.
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/cairndb/cairn/bson"
+	pb "go.etcd.io/raft/v3/raftpb"
+	dbson "go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"google.golang.org/protobuf/proto"
+)
+
+// CommandName is the internal command that carries Raft messages.
+const CommandName = "_raftMessages"
+
+const (
+	// peerQueue bounds the messages waiting for one peer.
+	peerQueue = 4096
+	// maxBatchBytes bounds one command's messages.
+	maxBatchBytes = 8 << 20
+	// sendTimeout bounds one send (a paused peer).
+	sendTimeout = 2 * time.Second
+)
+
+// transport sends messages to the other members.
+type transport struct {
+	set    string
+	from   uint64
+	log    *slog.Logger
+	report func(id uint64) // the peer is unreachable
+
+	mu    sync.Mutex
+	peers map[uint64]*peer
+	done  chan struct{}
+	wg    sync.WaitGroup
+}
+
+type peer struct {
+	id   uint64
+	host string
+	q    chan *pb.Message
+	// lastOK is when a send last succeeded (replSetGetStatus'
+	// lastHeartbeat); rtt its round trip (pingMs).
+	mu     sync.Mutex
+	lastOK time.Time
+	rtt    time.Duration
+	fails  int
+}
+
+func newTransport(set string, from uint64, log *slog.Logger, report func(uint64)) *transport {
+	return &transport{set: set, from: from, log: log, report: report, peers: map[uint64]*peer{}, done: make(chan struct{})}
+}
+
+// setPeers makes the peers exactly hosts (raft id → host:port).
+func (t *transport) setPeers(hosts map[uint64]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, p := range t.peers {
+		if h, ok := hosts[id]; !ok || h != p.host {
+			close(p.q)
+			delete(t.peers, id)
+		}
+	}
+	for id, h := range hosts {
+		if id == t.from {
+			continue
+		}
+		if _, ok := t.peers[id]; ok {
+			continue
+		}
+		p := &peer{id: id, host: h, q: make(chan *pb.Message, peerQueue)}
+		t.peers[id] = p
+		t.wg.Add(1)
+		go t.run(p)
+	}
+}
+
+// send queues msgs for their peers, dropping what a full queue cannot take.
+func (t *transport) send(msgs []*pb.Message) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, m := range msgs {
+		p := t.peers[m.GetTo()]
+		if p == nil {
+			continue
+		}
+		select {
+		case p.q <- m:
+		default:
+		}
+	}
+}
+
+// peerInfo is what replSetGetStatus shows of a peer.
+type peerInfo struct {
+	lastOK time.Time
+	rtt    time.Duration
+	up     bool
+}
+
+func (t *transport) info(id uint64) (peerInfo, bool) {
+	t.mu.Lock()
+	p := t.peers[id]
+	t.mu.Unlock()
+	if p == nil {
+		return peerInfo{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return peerInfo{lastOK: p.lastOK, rtt: p.rtt, up: p.fails == 0 && !p.lastOK.IsZero()}, true
+}
+
+func (t *transport) stop() {
+	t.mu.Lock()
+	select {
+	case <-t.done:
+	default:
+		close(t.done)
+	}
+	for id, p := range t.peers {
+		close(p.q)
+		delete(t.peers, id)
+	}
+	t.mu.Unlock()
+	t.wg.Wait()
+}
+
+// run sends p's queue until it is closed.
+func (t *transport) run(p *peer) {
+	defer t.wg.Done()
+	opts := options.Client().ApplyURI("mongodb://" + p.host + "/?directConnection=true").
+		SetConnectTimeout(time.Second).SetServerSelectionTimeout(time.Second).
+		SetHeartbeatInterval(time.Second).SetMaxPoolSize(2).SetAppName("cairnd raft")
+	client, err := mongo.Connect(opts)
+	if err != nil {
+		t.log.Error("Cannot create a client for a replica set member", "c", "REPL", "host", p.host, "error", err.Error())
+		for range p.q {
+		}
+		return
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		_ = client.Disconnect(ctx)
+	}()
+	var batch []*pb.Message
+	for m := range p.q {
+		batch = append(batch[:0], m)
+		size := proto.Size(m)
+	more:
+		for size < maxBatchBytes {
+			select {
+			case m, ok := <-p.q:
+				if !ok {
+					break more
+				}
+				batch = append(batch, m)
+				size += proto.Size(m)
+			default:
+				break more
+			}
+		}
+		t.sendBatch(client, p, batch)
+	}
+}
+
+func (t *transport) sendBatch(client *mongo.Client, p *peer, batch []*pb.Message) {
+	msgs := make(dbson.A, 0, len(batch))
+	for _, m := range batch {
+		b, err := proto.Marshal(m)
+		if err != nil {
+			continue
+		}
+		msgs = append(msgs, dbson.Binary{Subtype: 0, Data: b})
+	}
+	cmd := dbson.D{{Key: CommandName, Value: 1}, {Key: "setName", Value: t.set},
+		{Key: "from", Value: int64(t.from)}, {Key: "msgs", Value: msgs}}
+	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-t.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	start := time.Now()
+	err := client.Database("admin").RunCommand(ctx, cmd).Err()
+	p.mu.Lock()
+	if err != nil {
+		p.fails++
+		first := p.fails == 1
+		p.mu.Unlock()
+		if first {
+			t.log.Info("A replica set member is unreachable", "c", "REPL", "host", p.host, "error", err.Error())
+		}
+		t.report(p.id)
+		return
+	}
+	if p.fails > 0 {
+		t.log.Info("A replica set member is reachable again", "c", "REPL", "host", p.host)
+	}
+	p.fails = 0
+	p.lastOK = time.Now()
+	p.rtt = p.lastOK.Sub(start)
+	p.mu.Unlock()
+}
+
+// DecodeMessages parses a _raftMessages command's msgs.
+func DecodeMessages(body bson.Doc) ([]*pb.Message, uint64, error) {
+	var out []*pb.Message
+	var from uint64
+	if v, ok := body.Lookup("from"); ok {
+		n, _ := v.AsInt64()
+		from = uint64(n)
+	}
+	v, ok := body.Lookup("msgs")
+	if !ok || v.Type != bson.TypeArray {
+		return nil, 0, errBadMessages
+	}
+	it := v.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Value.Type != bson.TypeBinary {
+			return nil, 0, errBadMessages
+		}
+		_, data := e.Value.Binary()
+		m := &pb.Message{}
+		if err := proto.Unmarshal(data, m); err != nil {
+			return nil, 0, errBadMessages
+		}
+		out = append(out, m)
+	}
+	return out, from, nil
+}

@@ -1,0 +1,331 @@
+package e2e
+
+// A replica set of three cairnd processes on loopback ports, replicated
+// on Raft (internal/raftrepl), driven through mongodb://h1,h2,h3/?replicaSet=rs0.
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
+	"go.mongodb.org/mongo-driver/v2/mongo/options"
+	"go.mongodb.org/mongo-driver/v2/mongo/readpref"
+	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
+
+	"github.com/cairndb/cairn/internal/testutil/cairndtest"
+)
+
+// raftSet is a running set.
+type raftSet struct {
+	t       *testing.T
+	name    string
+	ports   []int
+	dirs    []string
+	members []*cairndtest.Server
+	extra   []string
+}
+
+func (s *raftSet) host(i int) string { return fmt.Sprintf("127.0.0.1:%d", s.ports[i]) }
+
+// uri is the replica-set URI of the members.
+func (s *raftSet) uri() string {
+	hosts := make([]string, len(s.ports))
+	for i := range s.ports {
+		hosts[i] = s.host(i)
+	}
+	return "mongodb://" + strings.Join(hosts, ",") + "/?replicaSet=" + s.name
+}
+
+// start (re)starts member i on its port and data directory.
+func (s *raftSet) start(i int) {
+	s.t.Helper()
+	args := append([]string{"--replSet", s.name}, s.extra...)
+	srv, err := cairndtest.StartDirPort(s.dirs[i], s.ports[i], args...)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.members[i] = srv
+}
+
+// startRaftSet starts n members and initiates them with settings (nil:
+// the defaults); it returns once a primary and n-1 secondaries are seen.
+func startRaftSet(t *testing.T, n int, settings bson.D) *raftSet {
+	t.Helper()
+	s := &raftSet{t: t, name: "rs0", members: make([]*cairndtest.Server, n)}
+	for i := 0; i < n; i++ {
+		p, err := cairndtest.FreePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.ports = append(s.ports, p)
+		s.dirs = append(s.dirs, t.TempDir())
+	}
+	for i := 0; i < n; i++ {
+		s.start(i)
+	}
+	t.Cleanup(func() {
+		for i, m := range s.members {
+			if m != nil && !m.Exited() {
+				m.Resume()
+				if err := m.Stop(); err != nil {
+					t.Errorf("stopping member %d: %v\n%s", i, err, m.Logs())
+				}
+			}
+		}
+	})
+	members := bson.A{}
+	for i := 0; i < n; i++ {
+		members = append(members, bson.D{{Key: "_id", Value: i}, {Key: "host", Value: s.host(i)}})
+	}
+	cfg := bson.D{{Key: "_id", Value: s.name}, {Key: "members", Value: members}}
+	if settings != nil {
+		cfg = append(cfg, bson.E{Key: "settings", Value: settings})
+	}
+	c := s.direct(0)
+	if err := c.Database("admin").RunCommand(ctx(t), bson.D{{Key: "replSetInitiate", Value: cfg}}).Err(); err != nil {
+		t.Fatalf("replSetInitiate: %v\n%s", err, s.members[0].Logs())
+	}
+	s.waitHealthy(n)
+	return s
+}
+
+// direct is a direct connection to member i.
+func (s *raftSet) direct(i int) *mongo.Client {
+	s.t.Helper()
+	c, err := mongo.Connect(options.Client().ApplyURI(fmt.Sprintf("mongodb://%s/?directConnection=true", s.host(i))).SetTimeout(10 * time.Second))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { c.Disconnect(context.Background()) })
+	return c
+}
+
+// client connects through the replica-set URI.
+func (s *raftSet) client(opts ...*options.ClientOptions) *mongo.Client {
+	s.t.Helper()
+	o := options.Client().ApplyURI(s.uri()).SetTimeout(30 * time.Second)
+	c, err := mongo.Connect(options.MergeClientOptions(append([]*options.ClientOptions{o}, opts...)...))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	s.t.Cleanup(func() { c.Disconnect(context.Background()) })
+	return c
+}
+
+// hello runs hello on member i.
+func (s *raftSet) hello(c *mongo.Client) (bson.M, error) {
+	var h bson.M
+	cx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	err := c.Database("admin").RunCommand(cx, bson.D{{Key: "hello", Value: 1}}).Decode(&h)
+	return h, err
+}
+
+// primary returns the index of the member that says it is primary (-1:
+// none), among the running ones.
+func (s *raftSet) primary() int {
+	for i, m := range s.members {
+		if m == nil || m.Exited() {
+			continue
+		}
+		h, err := s.hello(s.direct(i))
+		if err == nil && h["isWritablePrimary"] == true {
+			return i
+		}
+	}
+	return -1
+}
+
+// waitHealthy waits (up to 30 s) until one member is primary and the
+// other want-1 members are secondaries that see it.
+func (s *raftSet) waitHealthy(want int) int {
+	s.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	clients := make([]*mongo.Client, len(s.members))
+	for {
+		primaries, secondaries, p := 0, 0, -1
+		for i, m := range s.members {
+			if m == nil || m.Exited() {
+				continue
+			}
+			if clients[i] == nil {
+				clients[i] = s.direct(i)
+			}
+			h, err := s.hello(clients[i])
+			if err != nil {
+				continue
+			}
+			if h["isWritablePrimary"] == true {
+				primaries++
+				p = i
+			} else if h["secondary"] == true && h["primary"] != nil && h["primary"] != "" {
+				secondaries++
+			}
+		}
+		if primaries == 1 && secondaries == want-1 {
+			return p
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("no healthy set within 30s (%d primaries, %d secondaries)\n%s", primaries, secondaries, s.logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// logs is the end of every member's log (failure reports).
+func (s *raftSet) logs() string {
+	var logs strings.Builder
+	for i, m := range s.members {
+		if m != nil {
+			var keep []string
+			for _, l := range strings.Split(m.Logs(), "\n") {
+				if !strings.Contains(l, `"c":"NETWORK"`) {
+					keep = append(keep, l)
+				}
+			}
+			fmt.Fprintf(&logs, "--- member %d ---\n%s\n", i, tail(strings.Join(keep, "\n"), 6000))
+		}
+	}
+	return logs.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// waitDoc waits (up to 20 s) until member i's secondary read finds filter
+// in db.coll.
+func (s *raftSet) waitDoc(c *mongo.Client, coll string, filter bson.D) bson.M {
+	s.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		var got bson.M
+		err := c.Database("test", options.Database().SetReadPreference(readpref.SecondaryPreferred())).
+			Collection(coll).FindOne(ctx(s.t), filter).Decode(&got)
+		if err == nil {
+			return got
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("document %v not replicated within 20s: %v", filter, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestRaftSetReplicates: a three-member set elects one primary; a
+// majority write through the replica-set URI reaches both secondaries,
+// which serve reads with secondaryOk and refuse them without it
+// (NotPrimaryNoSecondaryOk) and refuse writes (NotWritablePrimary); DDL
+// (createIndexes, drop) replicates; replSetGetStatus reports every member.
+func TestRaftSetReplicates(t *testing.T) {
+	s := startRaftSet(t, 3, nil)
+	c := s.client()
+	coll := c.Database("test").Collection("r", options.Collection().SetWriteConcern(writeconcern.Majority()))
+	if _, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: 1}, {Key: "x", Value: "a"}}); err != nil {
+		t.Fatalf("%v\n%s", err, s.logs())
+	}
+	if _, err := coll.UpdateOne(ctx(t), bson.D{{Key: "_id", Value: 1}}, bson.D{{Key: "$set", Value: bson.D{{Key: "x", Value: "b"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "x", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.InsertMany(ctx(t), []any{bson.D{{Key: "_id", Value: 2}}, bson.D{{Key: "_id", Value: 3}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := coll.DeleteOne(ctx(t), bson.D{{Key: "_id", Value: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	p := s.primary()
+	for i := range s.members {
+		if i == p {
+			continue
+		}
+		d := s.direct(i)
+		got := s.waitDoc(d, "r", bson.D{{Key: "_id", Value: 1}, {Key: "x", Value: "b"}})
+		if got["x"] != "b" {
+			t.Fatalf("member %d: %v", i, got)
+		}
+		s.waitDoc(d, "r", bson.D{{Key: "_id", Value: 2}})
+		sec := d.Database("test", options.Database().SetReadPreference(readpref.Secondary())).Collection("r")
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			n, err := sec.CountDocuments(ctx(t), bson.D{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("member %d holds %d documents, want 2 (the delete replicated)", i, n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		// The index was built on the secondary.
+		cur, err := sec.Indexes().List(ctx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idx []bson.M
+		if err := cur.All(ctx(t), &idx); err != nil {
+			t.Fatal(err)
+		}
+		if len(idx) != 2 {
+			t.Fatalf("member %d has indexes %v, want _id_ and x_1", i, idx)
+		}
+		// Without secondaryOk: 13435; writes: 10107.
+		// (The driver reads from a directly connected member with
+		// primaryPreferred: the raw command carries no read preference.)
+		raw := rawDial(t, s.members[i])
+		if code := codeOf(raw.command(marshal(t, bson.D{{Key: "find", Value: "r"}, {Key: "$db", Value: "test"}}))); code != 13435 {
+			t.Fatalf("member %d: find without secondaryOk answered code %d, want 13435", i, code)
+		}
+		if code := codeOf(raw.command(marshal(t, bson.D{{Key: "insert", Value: "r"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: 9}}}}, {Key: "$db", Value: "test"}}))); code != 10107 {
+			t.Fatalf("member %d: insert on a secondary answered code %d, want 10107", i, code)
+		}
+		var h bson.M
+		if err := d.Database("admin").RunCommand(ctx(t), bson.D{{Key: "hello", Value: 1}}).Decode(&h); err != nil {
+			t.Fatal(err)
+		}
+		if h["primary"] != s.host(p) || h["secondary"] != true || h["me"] != s.host(i) || len(h["hosts"].(bson.A)) != 3 {
+			t.Fatalf("member %d hello: %v", i, h)
+		}
+	}
+	var st struct {
+		Members []struct {
+			Name     string  `bson:"name"`
+			StateStr string  `bson:"stateStr"`
+			Health   float64 `bson:"health"`
+			Optime   struct {
+				TS bson.Timestamp `bson:"ts"`
+			} `bson:"optime"`
+			SyncSourceHost string `bson:"syncSourceHost"`
+		} `bson:"members"`
+	}
+	if err := s.direct(p).Database("admin").RunCommand(ctx(t), bson.D{{Key: "replSetGetStatus", Value: 1}}).Decode(&st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Members) != 3 {
+		t.Fatalf("replSetGetStatus members: %+v", st.Members)
+	}
+	for i, m := range st.Members {
+		want := "SECONDARY"
+		if i == p {
+			want = "PRIMARY"
+		}
+		if m.StateStr != want || m.Health != 1 || m.Optime.TS.T == 0 {
+			t.Fatalf("member %d status %+v, want %s, healthy, with an optime", i, m, want)
+		}
+		if i != p && m.SyncSourceHost != s.host(p) {
+			t.Fatalf("member %d syncs from %q, want the primary %s", i, m.SyncSourceHost, s.host(p))
+		}
+	}
+}
