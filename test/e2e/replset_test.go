@@ -87,10 +87,10 @@ func TestReplSetInitiate(t *testing.T) {
 	}{
 		{"wrong name", bson.D{{Key: "_id", Value: "other"}, {Key: "members", Value: bson.A{bson.D{{Key: "_id", Value: 0}, {Key: "host", Value: me(srv)}}}}}, 93},
 		{"not this node", bson.D{{Key: "_id", Value: "rs0"}, {Key: "members", Value: bson.A{bson.D{{Key: "_id", Value: 0}, {Key: "host", Value: "elsewhere:1"}}}}}, 74},
-		{"three members", bson.D{{Key: "_id", Value: "rs0"}, {Key: "members", Value: bson.A{
+		{"three members with an arbiter", bson.D{{Key: "_id", Value: "rs0"}, {Key: "members", Value: bson.A{
 			bson.D{{Key: "_id", Value: 0}, {Key: "host", Value: me(srv)}},
 			bson.D{{Key: "_id", Value: 1}, {Key: "host", Value: "b:1"}},
-			bson.D{{Key: "_id", Value: 2}, {Key: "host", Value: "c:1"}}}}}, 93},
+			bson.D{{Key: "_id", Value: 2}, {Key: "host", Value: "c:1"}, {Key: "arbiterOnly", Value: true}}}}}, 93},
 		{"no members", bson.D{{Key: "_id", Value: "rs0"}}, 93},
 		{"unknown field", bson.D{{Key: "_id", Value: "rs0"}, {Key: "x", Value: 1}, {Key: "members", Value: bson.A{bson.D{{Key: "_id", Value: 0}, {Key: "host", Value: me(srv)}}}}}, 93},
 	}
