@@ -1,15 +1,30 @@
 package kv
 
 // Tree watches. A reader that waits for new data in a tree (a tailable
-// cursor's getMore awaiting inserts into a capped collection) registers a
-// watch, reads the current snapshot, and, when it finds nothing new, waits
-// on the watch's channel: the first commit published after the
-// registration that changed (or created) the tree closes it. Registering
-// before reading means no commit can slip between the read and the wait. A
-// commit checks for watches with one atomic load, so writers pay nothing
-// while no one watches. Watches of one tree share a channel, counted so
-// that the last Cancel forgets it (a dropped tree's watchers are not woken:
-// they wait for their timeout or their cancellation).
+// cursor's getMore awaiting inserts into a capped collection, a change
+// stream's getMore awaiting oplog entries) registers a watch, reads the
+// current snapshot, and, when it finds nothing new, waits on the watch's
+// channel: the first commit published after the registration (or the last
+// Rearm) that changed (or created) the tree closes it. Watches of one tree
+// share an entry, counted so that the last Cancel forgets it (a dropped
+// tree's watchers are not woken: they wait for their timeout or their
+// cancellation).
+//
+// The commit path takes no lock of the watchers'. A commit checks for
+// watches with one atomic load (writers pay nothing while no one
+// watches), finds a changed tree's entry in a sync.Map, swaps a fresh
+// channel into it and closes the old one: one close wakes every waiter of
+// the tree. Register and Cancel serialize among themselves on a mutex the
+// writer never takes; Rearm takes none (it loads the entry's current
+// channel, the entry being kept alive by the watch's reference).
+//
+// No commit slips between a reader's read and its wait: the reader stores
+// its registration (or loads the channel, on Rearm) before it loads the
+// current snapshot, and the writer publishes the snapshot before it looks
+// for registrations and swaps the channel. Both are sequentially
+// consistent atomics, so either the reader's snapshot holds the commit or
+// the commit closes the channel the reader holds. A channel loaded just
+// before a swap is closed by it: a spurious wake-up at worst.
 
 import (
 	"sync"
@@ -19,14 +34,21 @@ import (
 // watches are the trees being waited on.
 type watches struct {
 	n  atomic.Int64 // number of entries in m: publish's cheap test
-	mu sync.Mutex
-	m  map[string]*watchEntry
+	mu sync.Mutex   // serializes register and release (never the writer)
+	m  sync.Map     // tree name → *watchEntry
 }
 
 // watchEntry is the channel the watches of one tree share.
 type watchEntry struct {
-	ch   chan struct{}
-	refs int
+	ch   atomic.Pointer[chan struct{}]
+	refs int // under watches.mu
+}
+
+func newWatchEntry() *watchEntry {
+	e := &watchEntry{}
+	ch := make(chan struct{})
+	e.ch.Store(&ch)
+	return e
 }
 
 // TreeWatch waits for commits that change one tree.
@@ -34,6 +56,7 @@ type TreeWatch struct {
 	db   *DB
 	name string
 	e    *watchEntry
+	c    chan struct{}
 }
 
 // WatchTree registers a watch on tree name: C is closed by the next commit
@@ -41,18 +64,18 @@ type TreeWatch struct {
 func (db *DB) WatchTree(name string) *TreeWatch {
 	w := &TreeWatch{db: db, name: name}
 	w.e = db.watches.register(name)
+	w.c = *w.e.ch.Load()
 	return w
 }
 
 // C is closed once a commit has changed the tree since the watch was
 // (re)armed.
-func (w *TreeWatch) C() <-chan struct{} { return w.e.ch }
+func (w *TreeWatch) C() <-chan struct{} { return w.c }
 
-// Rearm registers the watch again (after C was closed, or to start over):
-// the next commit that changes the tree closes the new C.
+// Rearm arms the watch again (after C was closed, or to start over): the
+// next commit that changes the tree closes the new C. It takes no lock.
 func (w *TreeWatch) Rearm() {
-	w.db.watches.release(w.name, w.e)
-	w.e = w.db.watches.register(w.name)
+	w.c = *w.e.ch.Load()
 }
 
 // Cancel ends the watch.
@@ -66,44 +89,42 @@ func (w *TreeWatch) Cancel() {
 func (ws *watches) register(name string) *watchEntry {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
-	if ws.m == nil {
-		ws.m = make(map[string]*watchEntry)
-	}
-	e, ok := ws.m[name]
-	if !ok {
-		e = &watchEntry{ch: make(chan struct{})}
-		ws.m[name] = e
-		ws.n.Store(int64(len(ws.m)))
+	var e *watchEntry
+	if v, ok := ws.m.Load(name); ok {
+		e = v.(*watchEntry)
+	} else {
+		e = newWatchEntry()
+		ws.m.Store(name, e)
+		ws.n.Add(1)
 	}
 	e.refs++
 	return e
 }
 
-// release drops one reference to e; the last one of an entry still
-// registered forgets it.
+// release drops one reference to e; the last one forgets the entry.
 func (ws *watches) release(name string, e *watchEntry) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
 	e.refs--
-	if e.refs == 0 && ws.m[name] == e {
-		delete(ws.m, name)
-		ws.n.Store(int64(len(ws.m)))
+	if e.refs == 0 {
+		ws.m.Delete(name)
+		ws.n.Add(-1)
 	}
 }
 
-// notify closes the channels of the changed trees (under the writer lock,
-// as the commit is published).
+// notify closes the channels of the changed trees, as the commit is
+// published (under the writer lock, taking no other lock).
 func (ws *watches) notify(changed func(yield func(name string))) {
 	if ws.n.Load() == 0 {
 		return
 	}
-	ws.mu.Lock()
-	defer ws.mu.Unlock()
 	changed(func(name string) {
-		if e, ok := ws.m[name]; ok {
-			close(e.ch)
-			delete(ws.m, name)
+		v, ok := ws.m.Load(name)
+		if !ok {
+			return
 		}
+		e := v.(*watchEntry)
+		ch := make(chan struct{})
+		close(*e.ch.Swap(&ch))
 	})
-	ws.n.Store(int64(len(ws.m)))
 }

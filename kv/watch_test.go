@@ -2,7 +2,11 @@ package kv
 
 import (
 	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn/kv/vfs"
 )
@@ -53,6 +57,79 @@ func TestWatchTree(t *testing.T) {
 	w.Rearm()
 	w.Cancel()
 	w2.Cancel()
+	if n := db.watches.n.Load(); n != 0 {
+		t.Fatalf("%d trees still watched after Cancel", n)
+	}
+}
+
+// TestWatchTreeConcurrent: watchers that read, find nothing new and wait
+// never miss a commit (a missed one would leave a watcher waiting for its
+// timeout), while others register and cancel around them. Bounded: 300
+// commits, 16 watchers, 10 s per wait.
+func TestWatchTreeConcurrent(t *testing.T) {
+	db := mustOpen(t, vfs.NewMem(), nil)
+	const commits, watchers = 300, 16
+	last := func() int {
+		tx, err := db.BeginRead()
+		if err != nil {
+			t.Error(err)
+			return commits
+		}
+		defer tx.Rollback()
+		tr, err := tx.Tree("a")
+		if err != nil {
+			return -1 // not created yet
+		}
+		k, _ := tr.Cursor().Last()
+		if k == nil {
+			return -1
+		}
+		return int(binary.BigEndian.Uint32(k))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, watchers)
+	for i := range watchers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w := db.WatchTree("a")
+			defer func() { w.Cancel() }()
+			for round := 0; ; round++ {
+				if last() == commits-1 {
+					return
+				}
+				select {
+				case <-w.C():
+				case <-time.After(10 * time.Second):
+					errs <- fmt.Errorf("watcher %d missed a commit (at %d of %d)", i, last(), commits)
+					return
+				}
+				if i%2 == 0 && round%3 == 0 {
+					// start over: the entry may be forgotten and recreated
+					w.Cancel()
+					w = db.WatchTree("a")
+				} else {
+					w.Rearm()
+				}
+			}
+		}()
+	}
+	for n := range commits {
+		if err := db.Update(context.Background(), func(tx *Tx) error {
+			tr, err := tx.CreateTreeIfNotExists("a")
+			if err != nil {
+				return err
+			}
+			return tr.Put(binary.BigEndian.AppendUint32(nil, uint32(n)), []byte("v"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
 	if n := db.watches.n.Load(); n != 0 {
 		t.Fatalf("%d trees still watched after Cancel", n)
 	}
