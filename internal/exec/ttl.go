@@ -98,6 +98,17 @@ func TTLPass(ctx context.Context, e *Engine, now time.Time) (int64, error) {
 
 func expire(ctx context.Context, e *Engine, c *catalog.Collection, spec *index.Spec, now time.Time) (int64, error) {
 	cutoff := now.Add(-time.Duration(spec.ExpireAfterSeconds) * time.Second).UnixMilli()
+	return removeExpired(ctx, e, c, nil, nil, func(v []byte) bool {
+		return expired(bson.Doc(v), spec.Fields[0].Parts, cutoff)
+	})
+}
+
+// removeExpired removes, in one transaction, the documents of c whose
+// storage keys lie in [lo, hi) (nil: unbounded) and for which isExpired
+// holds (nil: all of them), through the collection writer so that indexes
+// and the oplog follow. A collection dropped or recreated since c was read
+// is left alone.
+func removeExpired(ctx context.Context, e *Engine, c *catalog.Collection, lo, hi []byte, isExpired func(doc []byte) bool) (int64, error) {
 	var n int64
 	err := e.KV.Update(ctx, func(tx *kv.Tx) error {
 		coll, err := catalog.Get(tx, c.DB, c.Name)
@@ -115,8 +126,12 @@ func expire(ctx context.Context, e *Engine, c *catalog.Collection, spec *index.S
 		}
 		var victims []victim
 		cur := w.Data.Cursor()
-		for k, v := cur.First(); k != nil; k, v = cur.Next() {
-			if expired(bson.Doc(v), spec.Fields[0].Parts, cutoff) {
+		k, v := cur.First()
+		if lo != nil {
+			k, v = cur.Seek(lo)
+		}
+		for ; k != nil && (hi == nil || bytes.Compare(k, hi) < 0); k, v = cur.Next() {
+			if isExpired == nil || isExpired(v) {
 				victims = append(victims, victim{append([]byte(nil), k...), bson.Doc(append([]byte(nil), v...))})
 			}
 		}
@@ -165,36 +180,5 @@ func expireClustered(ctx context.Context, e *Engine, c *catalog.Collection, secs
 		return bson.Value{Type: bson.TypeDateTime, Data: b[:]}
 	}
 	lo, hi := DocKey(nil, date(math.MinInt64)), DocKey(nil, date(cutoff))
-	var n int64
-	err := e.KV.Update(ctx, func(tx *kv.Tx) error {
-		coll, err := catalog.Get(tx, c.DB, c.Name)
-		if err != nil || coll == nil || coll.UUID != c.UUID {
-			return err
-		}
-		w, err := OpenWriter(tx, coll)
-		if err != nil {
-			return err
-		}
-		w.Oplog = e.Oplog
-		type victim struct {
-			key []byte
-			doc bson.Doc
-		}
-		var victims []victim
-		cur := w.Data.Cursor()
-		for k, v := cur.Seek(lo); k != nil && bytes.Compare(k, hi) < 0; k, v = cur.Next() {
-			victims = append(victims, victim{append([]byte(nil), k...), bson.Doc(append([]byte(nil), v...))})
-		}
-		if err := cur.Err(); err != nil {
-			return err
-		}
-		for _, vic := range victims {
-			if err := w.Remove(vic.key, vic.doc); err != nil {
-				return err
-			}
-		}
-		n = int64(len(victims))
-		return nil
-	})
-	return n, err
+	return removeExpired(ctx, e, c, lo, hi, nil)
 }
