@@ -209,18 +209,37 @@ func dropAllRolesFromDatabase(c *Ctx) error {
 	return nil
 }
 
+// roleChangeRequest reads what the grant and revoke commands on a role
+// share: the auth manager, the command's one other field (field) and the
+// role it names.
+func roleChangeRequest(c *Ctx, field string) (*auth.Manager, args, auth.RoleRef, error) {
+	m, err := c.authManager()
+	if err != nil {
+		return nil, args{}, auth.RoleRef{}, err
+	}
+	a := newArgs(c)
+	if err := a.check(field); err != nil {
+		return nil, args{}, auth.RoleRef{}, err
+	}
+	ref, err := roleNameArg(c)
+	if err != nil {
+		return nil, args{}, auth.RoleRef{}, err
+	}
+	return m, a, ref, nil
+}
+
+// roleChangeAction is the privilege a grant (or a revoke) needs.
+func roleChangeAction(grant bool) auth.Action {
+	if grant {
+		return auth.GrantRole
+	}
+	return auth.RevokeRole
+}
+
 // changeRolePrivileges is grantPrivilegesToRole and
 // revokePrivilegesFromRole.
 func changeRolePrivileges(c *Ctx, grant bool) error {
-	m, err := c.authManager()
-	if err != nil {
-		return err
-	}
-	a := newArgs(c)
-	if err := a.check("privileges"); err != nil {
-		return err
-	}
-	ref, err := roleNameArg(c)
+	m, a, ref, err := roleChangeRequest(c, "privileges")
 	if err != nil {
 		return err
 	}
@@ -231,10 +250,7 @@ func changeRolePrivileges(c *Ctx, grant bool) error {
 	if len(privs) == 0 {
 		return mongoerr.New(mongoerr.BadValue, "%s command requires a non-empty \"privileges\" array", c.Name)
 	}
-	action := auth.RevokeRole
-	if grant {
-		action = auth.GrantRole
-	}
+	action := roleChangeAction(grant)
 	if err := c.require(ref.DB, action); err != nil {
 		return err
 	}
@@ -260,15 +276,7 @@ func revokePrivilegesFromRole(c *Ctx) error { return changeRolePrivileges(c, fal
 
 // changeRoleRoles is grantRolesToRole and revokeRolesFromRole.
 func changeRoleRoles(c *Ctx, grant bool) error {
-	m, err := c.authManager()
-	if err != nil {
-		return err
-	}
-	a := newArgs(c)
-	if err := a.check("roles"); err != nil {
-		return err
-	}
-	ref, err := roleNameArg(c)
+	m, a, ref, err := roleChangeRequest(c, "roles")
 	if err != nil {
 		return err
 	}
@@ -279,10 +287,7 @@ func changeRoleRoles(c *Ctx, grant bool) error {
 	if len(roles) == 0 {
 		return mongoerr.New(mongoerr.BadValue, "%s command requires a non-empty \"roles\" array", c.Name)
 	}
-	action := auth.RevokeRole
-	if grant {
-		action = auth.GrantRole
-	}
+	action := roleChangeAction(grant)
 	if err := mayGrant(c, roles, action); err != nil {
 		return err
 	}
