@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,9 +21,7 @@ import (
 // once while the server is killed with SIGKILL and restarted under it.
 func TestChangeStreamResumeAcrossKill9(t *testing.T) {
 	dir := t.TempDir()
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	rng, _ := seededRand(t)
 	var (
 		mu    sync.Mutex
 		acked = map[int64]bool{}

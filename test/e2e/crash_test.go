@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -20,9 +19,7 @@ import (
 // acknowledged insert is there and every index agrees with its collection.
 func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	dir := t.TempDir()
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	rng, _ := seededRand(t)
 	acked := map[int64]bool{}
 	var mu sync.Mutex
 	next := int64(0)

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"math/rand/v2"
 	"sync"
 	"testing"
 	"time"
@@ -27,9 +26,7 @@ import (
 // acknowledged write has exactly its entry.
 func TestOplogKill9MatchesData(t *testing.T) {
 	dir := t.TempDir()
-	seed := time.Now().UnixNano()
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(uint64(seed), 0))
+	rng, seed := seededRand(t)
 	type ack struct{ id, n int64 } // n 0: the insert
 	var acked []ack
 	var mu sync.Mutex
