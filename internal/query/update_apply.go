@@ -101,6 +101,11 @@ func (u *Update) ApplyContext(ctx context.Context, dst []byte, doc bson.Doc, md 
 		return nil, false, err
 	}
 	out := b.Finish()
+	if !upsertInsert {
+		if err := checkTopDollar(doc, out, u.topDollar); err != nil {
+			return nil, false, err
+		}
+	}
 	if err := checkIDUnchanged(doc, out, u.idPath); err != nil {
 		return nil, false, err
 	}
@@ -111,6 +116,24 @@ func (u *Update) ApplyContext(ctx context.Context, dst []byte, doc bson.Doc, md 
 		return nil, false, mongoerr.New(mongoerr.UpdateResultTooLarge, "Resulting document after update is larger than %d", bson.MaxDocumentSize)
 	}
 	return out, c.forceChanged || !bytes.Equal(out, doc), nil
+}
+
+// checkTopDollar refuses an update that wrote one of the top-level
+// $-prefixed fields its operators name (created it or changed its
+// value; removing one is allowed), with mongod 5.0+'s storage
+// validation error.
+func checkTopDollar(before, after bson.Doc, fields []string) error {
+	for _, f := range fields {
+		nv, has := after.Lookup(f)
+		if !has {
+			continue
+		}
+		if old, had := before.Lookup(f); had && old.Type == nv.Type && bytes.Equal(old.Data, nv.Data) {
+			continue
+		}
+		return mongoerr.New(mongoerr.DollarPrefixedFieldName, "The dollar ($) prefixed field '%s' in '%s' is not allowed in the context of an update's replacement document. Consider using an aggregation pipeline with $replaceWith.", f, f)
+	}
+	return nil
 }
 
 func checkIDUnchanged(before, after bson.Doc, path string) error {

@@ -26,6 +26,11 @@ type Update struct {
 	// idPath is the first update path that touches _id, for the message
 	// of an immutable field error.
 	idPath string
+	// topDollar lists the top-level $-prefixed fields the operators
+	// write ($set: {$a: 1}, $rename to $a): MongoDB 5.0+ stores nested
+	// $-prefixed fields but refuses to write a top-level one except when
+	// an upsert inserts.
+	topDollar []string
 }
 
 // updNode is a node of the update tree: one path component. Leaves carry
@@ -211,11 +216,20 @@ func (u *Update) validateUpdatePath(path string) ([]string, error) {
 				return nil, badValue("No array filter found for identifier '%s' in path '%s'", id, path)
 			}
 			u.usedFilters()[id] = true
-		default:
-			return nil, mongoerr.New(mongoerr.DollarPrefixedFieldName, "The dollar ($) prefixed field '%s' in '%s' is not valid for storage.", c, path)
+		case i == 0:
+			// A top-level $-prefixed field may be written only by an
+			// upsert's insert (checked when the update is applied, as
+			// mongod's storage validation checks the fields it changed).
+			u.topDollar = append(u.topDollar, c)
 		}
 	}
 	return parts, nil
+}
+
+// isDynamicComponent reports whether a path component is positional
+// ("$") or an array filter ("$[]", "$[id]"), not a field name.
+func isDynamicComponent(c string) bool {
+	return c == "$" || strings.HasPrefix(c, "$[") && strings.HasSuffix(c, "]")
 }
 
 func (u *Update) usedFilters() map[string]bool {
@@ -407,7 +421,7 @@ func (u *Update) parseRename(f bson.Element, from []string) error {
 	}
 	to := v.StringValue()
 	for _, c := range from {
-		if strings.HasPrefix(c, "$") {
+		if isDynamicComponent(c) {
 			return badValue("The source field for $rename may not be dynamic: %s", f.Key)
 		}
 	}
@@ -422,7 +436,7 @@ func (u *Update) parseRename(f bson.Element, from []string) error {
 		return err
 	}
 	for _, c := range toParts {
-		if strings.HasPrefix(c, "$") {
+		if isDynamicComponent(c) {
 			return badValue("The destination field for $rename may not be dynamic: %s", to)
 		}
 	}
