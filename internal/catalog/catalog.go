@@ -60,6 +60,12 @@ type Index struct {
 	// Multikey is set once any document put an array in an indexed field;
 	// the planner must then not intersect range bounds on it.
 	Multikey bool
+	// NumTypes, one byte per key field, is the set of numeric types each
+	// key field's entries have held (index.NumInt32 ...; it only grows),
+	// so that a covered plan returns numbers in their type
+	// (internal/index/numtypes.go). nil: not tracked (an index created
+	// before tracking, or one that covered plans never use).
+	NumTypes []byte
 }
 
 // Namespace returns "db.collection".
@@ -167,6 +173,9 @@ func (c *Collection) encode() bson.Doc {
 		if ix.Multikey {
 			b.AppendBool("multikey", true)
 		}
+		if ix.NumTypes != nil {
+			b.AppendBinary("numTypes", 0, ix.NumTypes)
+		}
 		if ix.Build != "" {
 			b.AppendString("build", ix.Build)
 		}
@@ -219,6 +228,10 @@ func decode(raw []byte) (*Collection, error) {
 			}
 			if m, ok := ixd.Lookup("multikey"); ok && m.Type == bson.TypeBoolean {
 				ix.Multikey = m.Boolean()
+			}
+			if n, ok := ixd.Lookup("numTypes"); ok && n.Type == bson.TypeBinary {
+				_, data := n.Binary()
+				ix.NumTypes = append([]byte{}, data...)
 			}
 			if b, ok := ixd.Lookup("build"); ok && b.Type == bson.TypeString {
 				ix.Build = strings.Clone(b.StringValue())

@@ -16,7 +16,9 @@ import (
 // Keys keep values exactly except in three ways, and an entry whose key
 // loses something the query needs is answered by fetching its document
 // instead: a number comes back as the narrowest numeric type that holds it
-// (so numbers, and symbols, are not returned from keys), null also stands
+// (so numbers are returned from keys only when the catalog knows the one
+// numeric type the field has held, index/numtypes.go; a field that held
+// several is not covered at all, and symbols never are), null also stands
 // for a missing field, and strings under a collation are stored as sort
 // keys that cannot be decoded. Hashed fields are never covered; multikey
 // indexes never are (an entry holds one array element).
@@ -38,6 +40,14 @@ type coverage struct {
 	parts [][]string
 	// last is the index of the last needed component (decoding stops there).
 	last int
+	// numAs, when the index tracks its fields' numeric types, is the type
+	// a returned component's numbers are given back in (0: it never held
+	// one); nil for an index that does not track them, whose numbers are
+	// then fetched.
+	numAs []bson.Type
+	// numSets is the index's NumTypes numAs was made from: a walk that
+	// finds them changed (a later batch) fetches instead.
+	numSets []byte
 }
 
 // CoverPlan marks p covered when spec's filter, projection and sort need
@@ -53,7 +63,8 @@ func CoverPlan(coll *catalog.Collection, spec *FindSpec, p *Plan) *Plan {
 	if s.Text != nil || s.IsGeo() || s.Wildcard != nil || s.Column != nil || len(s.Fields) == 0 {
 		return p
 	}
-	if ix := indexNamed(coll, p.Index); ix == nil || ix.Multikey || !ix.Ready {
+	ix := indexNamed(coll, p.Index)
+	if ix == nil || ix.Multikey || !ix.Ready {
 		return p
 	}
 	paths := map[string]int{}
@@ -113,6 +124,23 @@ func CoverPlan(coll *catalog.Collection, spec *FindSpec, p *Plan) *Plan {
 			if !need(f, needOutput) {
 				return p
 			}
+		}
+	}
+	if ix.NumTypes != nil && len(ix.NumTypes) == len(s.Fields) {
+		// The index knows each field's numeric types: a field returned
+		// by the projection gives numbers back in their one type, or
+		// the plan fetches (a field that held several numeric types).
+		cv.numAs = make([]bson.Type, len(s.Fields))
+		cv.numSets = ix.NumTypes
+		for i, n := range cv.needs {
+			if n != needOutput {
+				continue
+			}
+			t, ok := index.ExactNumType(ix.NumTypes[i])
+			if !ok {
+				return p
+			}
+			cv.numAs[i] = t
 		}
 	}
 	c := *p
@@ -238,25 +266,49 @@ func coverableProjection(proj bson.Doc) (paths []string, ok bool) {
 // ok is false when a needed value cannot be recovered exactly (the
 // document must then be fetched).
 func (cv *coverage) doc(b *bson.Builder, dst, key []byte) (bson.Doc, bool) {
-	b.Reset(dst)
-	var open []string // the path of the open sub-documents
+	// Decode the needed values first: the document is written with _id
+	// first, as stored documents have it, then the others in key order.
+	var local [8]bson.Value
+	vals := local[:0]
+	if cv.last >= len(local) {
+		vals = make([]bson.Value, 0, cv.last+1)
+	}
 	rest := key
+	idAt := -1
 	for i := 0; i <= cv.last; i++ {
 		v, r, err := bson.DecodeKey(rest)
 		if err != nil {
 			return nil, false
 		}
 		rest = r
+		vals = append(vals, v)
 		switch cv.needs[i] {
 		case needNone:
 			continue
 		case needOutput:
-			if !exactFromKey(v) {
+			if cv.numAs != nil && isKeyNumber(v.Type) {
+				if cv.numAs[i] == 0 {
+					return nil, false
+				}
+			} else if !exactFromKey(v) {
 				return nil, false
 			}
 		}
 		if v.Type == bson.TypeNull || hasSymbol(v) {
 			return nil, false // null may be a missing field
+		}
+		if len(cv.parts[i]) == 1 && cv.parts[i][0] == "_id" {
+			idAt = i
+		}
+	}
+	b.Reset(dst)
+	if idAt >= 0 && !cv.appendValue(b, idAt, vals[idAt]) {
+		return nil, false
+	}
+	var open []string // the path of the open sub-documents
+	for i, v := range vals {
+		if cv.needs[i] == needNone || i == idAt {
+			continue
 		}
 		parts := cv.parts[i]
 		common := 0
@@ -271,9 +323,27 @@ func (cv *coverage) doc(b *bson.Builder, dst, key []byte) (bson.Doc, bool) {
 			b.StartDocument(p)
 			open = append(open, p)
 		}
-		b.AppendValue(parts[len(parts)-1], v)
+		if !cv.appendValue(b, i, v) {
+			return nil, false
+		}
 	}
 	return b.Finish(), true
+}
+
+// appendValue appends component i's decoded value under its last path
+// component, a number in the type the field's numbers have.
+func (cv *coverage) appendValue(b *bson.Builder, i int, v bson.Value) bool {
+	name := cv.parts[i][len(cv.parts[i])-1]
+	if cv.needs[i] == needOutput && cv.numAs != nil && isKeyNumber(v.Type) {
+		return index.AppendNumAs(b, name, v, cv.numAs[i])
+	}
+	b.AppendValue(name, v)
+	return true
+}
+
+// isKeyNumber reports the types a number decodes to from a key.
+func isKeyNumber(t bson.Type) bool {
+	return t == bson.TypeInt32 || t == bson.TypeInt64 || t == bson.TypeDouble
 }
 
 // exactFromKey reports whether a decoded key value is the stored value

@@ -123,7 +123,7 @@ func newBuildID() (string, error) {
 // their empty tree and side tree in tx (step 1).
 func (b *IndexBuild) Register(tx *Tx, next *catalog.Collection) error {
 	for _, t := range b.Targets {
-		next.Indexes = append(next.Indexes, catalog.Index{Name: t.Spec.Name, Spec: t.Spec.Raw, Build: b.ID})
+		next.Indexes = append(next.Indexes, catalog.Index{Name: t.Spec.Name, Spec: t.Spec.Raw, Build: b.ID, NumTypes: t.Spec.NewNumTypes()})
 		for _, tree := range []string{next.IndexTree(t.Spec.Name), next.SideTree(t.Spec.Name)} {
 			if _, err := tx.CreateTree(tree); err != nil {
 				return fmt.Errorf("index %s of %s: %w", t.Spec.Name, next.Namespace(), err)
@@ -251,6 +251,7 @@ func (b *IndexBuild) build(c BuildCmd) error {
 				if ix := &next.Indexes[j]; ix.Name == name {
 					ix.Ready, ix.Build = true, ""
 					ix.Multikey = ix.Multikey || t.Multikey
+					ix.NumTypes = mergeNumTypes(ix.NumTypes, t.NumTypes)
 				}
 			}
 		}

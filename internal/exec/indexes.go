@@ -126,8 +126,9 @@ func (ib *IndexBuilder) Start(c BuildCmd, durability Durability, db, name string
 		if err := index.BuildAllWith(c, tx, data, next.Namespace(), targets, index.BuildOptions{TempDir: ib.Engine.SpillDir()}); err != nil {
 			return mongoerr.FromContext(err)
 		}
-		for _, s := range build {
-			next.Indexes = append(next.Indexes, catalog.Index{Name: s.Name, Spec: s.Raw, Ready: true})
+		for i, s := range build {
+			next.Indexes = append(next.Indexes, catalog.Index{Name: s.Name, Spec: s.Raw, Ready: true,
+				Multikey: targets[i].Multikey, NumTypes: targets[i].NumTypes})
 		}
 		if err := catalog.Put(tx, &next); err != nil {
 			return err

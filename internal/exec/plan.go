@@ -231,8 +231,8 @@ func walkBranch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *
 	cur := it.Cursor()
 	cv := p.Covered
 	if cv != nil {
-		if ix := indexNamed(coll, p.Index); ix == nil || ix.Multikey {
-			cv = nil // an array arrived between batches
+		if ix := indexNamed(coll, p.Index); ix == nil || ix.Multikey || (cv.numAs != nil && !bytes.Equal(ix.NumTypes, cv.numSets)) {
+			cv = nil // an array, or another numeric type, arrived between batches
 		}
 	}
 	n := 0

@@ -68,7 +68,8 @@ func indexSignature(coll *catalog.Collection) string {
 	for _, ix := range coll.Indexes {
 		sb.WriteString(ix.Name)
 		sb.WriteString(map[bool]string{false: "/0", true: "/1"}[ix.Ready])
-		sb.WriteString(map[bool]string{false: "/0;", true: "/1;"}[ix.Multikey])
+		sb.WriteString(map[bool]string{false: "/0", true: "/1"}[ix.Multikey])
+		fmt.Fprintf(&sb, "/%x;", ix.NumTypes)
 	}
 	return sb.String()
 }

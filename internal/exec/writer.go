@@ -119,6 +119,47 @@ func (w *CollWriter) markMultikey(i int, multikey bool) error {
 	return nil
 }
 
+// noteNumTypes records in the catalog the numeric types doc adds to
+// index i's key fields (internal/index/numtypes.go): once per new type,
+// so almost every write only looks.
+func (w *CollWriter) noteNumTypes(i int, doc bson.Doc) error {
+	p := w.pos[i]
+	cur := w.Coll.Indexes[p].NumTypes
+	if cur == nil || index.NumTypesSaturated(cur) {
+		return nil
+	}
+	spec := w.Indexes[i].Spec
+	if !spec.Applies(doc) {
+		return nil
+	}
+	var scratch [8]byte
+	grown := append(scratch[:0], cur...)
+	if !spec.AddNumTypes(doc, grown) {
+		return nil
+	}
+	c := *w.Coll
+	c.Indexes = append([]catalog.Index(nil), w.Coll.Indexes...)
+	c.Indexes[p].NumTypes = append([]byte(nil), grown...)
+	if err := catalog.Put(w.tx, &c); err != nil {
+		return err
+	}
+	w.Coll = &c
+	return nil
+}
+
+// mergeNumTypes is the union of two indexes' numeric type sets (nil:
+// untracked wins, as the index cannot be trusted for types).
+func mergeNumTypes(a, b []byte) []byte {
+	if a == nil || b == nil || len(a) != len(b) {
+		return nil
+	}
+	out := append([]byte(nil), a...)
+	for i, t := range b {
+		out[i] |= t
+	}
+	return out
+}
+
 // Insert validates doc as an insert does (size, nesting, _id rules; _id
 // generated and moved first), stores it and returns the stored document
 // and its _id. A duplicate _id is DuplicateKey.
@@ -281,6 +322,11 @@ func (w *CollWriter) applyIndexes(old, updated bson.Doc, key []byte) (added, rem
 		}
 		if err := w.markMultikey(i, ch.Multikey); err != nil {
 			return 0, 0, err
+		}
+		if updated != nil {
+			if err := w.noteNumTypes(i, updated); err != nil {
+				return 0, 0, err
+			}
 		}
 		a, r := ch.Counts()
 		added += a

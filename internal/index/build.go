@@ -22,6 +22,9 @@ type BuildTarget struct {
 	// Set by BuildAll:
 	Multikey bool
 	Entries  int64
+	// NumTypes is the numeric types of each key field (numtypes.go), nil
+	// for a spec that does not track them.
+	NumTypes []byte
 }
 
 // BuildOptions tune BuildAll. The zero value is the default.
@@ -180,6 +183,7 @@ type extractor struct {
 	runs     []run
 	cell     []byte // scratch: a column store entry's cell
 	multikey []bool
+	numTypes [][]byte // per target, as BuildTarget.NumTypes
 	kb       keyBuf
 	// budget is this worker's share of the memory budget; files are its
 	// spilled runs, per target.
@@ -273,6 +277,9 @@ func (x *extractor) add(id []byte, d bson.Doc) error {
 			return emitErr
 		}
 		x.multikey[ti] = x.multikey[ti] || mk
+		if nt := x.numTypes[ti]; nt != nil {
+			spec.AddNumTypes(d, nt)
+		}
 	}
 	if x.seen++; x.seen == sampleDocs {
 		x.reserve()
@@ -343,7 +350,11 @@ func Extract(ctx context.Context, data *kv.Tree, ns string, targets []*BuildTarg
 	}()
 	s.xs = make([]*extractor, workers)
 	for i := range s.xs {
-		s.xs[i] = &extractor{targets: targets, runs: make([]run, len(targets)), multikey: make([]bool, len(targets)),
+		nts := make([][]byte, len(targets))
+		for ti, t := range targets {
+			nts[ti] = t.Spec.NewNumTypes()
+		}
+		s.xs[i] = &extractor{targets: targets, runs: make([]run, len(targets)), multikey: make([]bool, len(targets)), numTypes: nts,
 			budget: budget / workers, files: make([][]*extsort.Run, len(targets)), spilled: make([]int64, len(targets)), spillTo: s.spill,
 			expect: int((data.Len() + int64(workers) - 1) / int64(workers))}
 	}
@@ -367,8 +378,12 @@ func Extract(ctx context.Context, data *kv.Tree, ns string, targets []*BuildTarg
 	}
 	wg.Wait()
 	for ti, t := range targets {
+		t.NumTypes = t.Spec.NewNumTypes()
 		for _, x := range s.xs {
 			t.Multikey = t.Multikey || x.multikey[ti]
+			for f, bits := range x.numTypes[ti] {
+				t.NumTypes[f] |= bits
+			}
 		}
 	}
 	return s, nil

@@ -146,9 +146,9 @@ func TestPlannerCovered(t *testing.T) {
 	}{
 		{"string range, string out", sRange, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_COVERED>IXSCAN[s_1_n_1]", true},
 		{"filter on the second field", bson.D{{Key: "s", Value: "s007"}, {Key: "n", Value: bson.D{{Key: "$gte", Value: 2}}}}, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: false}}, nil, nil, "PROJECTION_COVERED>IXSCAN[s_1_n_1]", true},
-		{"numbers out are fetched", sRange, bson.D{{Key: "s", Value: 1}, {Key: "n", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_COVERED>IXSCAN[s_1_n_1]", false},
+		{"numbers of several types out are fetched", sRange, bson.D{{Key: "s", Value: 1}, {Key: "n", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_DEFAULT>FETCH>IXSCAN[s_1_n_1]", false},
 		{"nested paths", bson.D{{Key: "d.x", Value: bson.D{{Key: "$in", Value: bson.A{"x1", "x5"}}}}}, bson.D{{Key: "d.x", Value: 1}, {Key: "d.y", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_COVERED>IXSCAN[d.x_1_d.y_-1]", true},
-		{"descending with _id in the index", bson.D{{Key: "t", Value: bson.D{{Key: "$gt", Value: "t05"}}}}, bson.D{{Key: "t", Value: 1}, {Key: "_id", Value: 1}}, nil, nil, "PROJECTION_COVERED>IXSCAN[t_-1__id_1]", false},
+		{"descending with _id in the index", bson.D{{Key: "t", Value: bson.D{{Key: "$gt", Value: "t05"}}}}, bson.D{{Key: "t", Value: 1}, {Key: "_id", Value: 1}}, nil, nil, "PROJECTION_COVERED>IXSCAN[t_-1__id_1]", true},
 		{"sort by the index", bson.D{{Key: "t", Value: bson.D{{Key: "$lte", Value: "t03"}}}}, bson.D{{Key: "t", Value: 1}, {Key: "_id", Value: 0}}, bson.D{{Key: "t", Value: -1}}, nil, "PROJECTION_COVERED>IXSCAN[t_-1__id_1]", true},
 		{"sort on a covered field", sRange, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}, bson.D{{Key: "n", Value: -1}, {Key: "s", Value: 1}}, nil, "PROJECTION_COVERED>SORT>IXSCAN[s_1_n_1]", false},
 		{"hinted full index", bson.D{}, bson.D{{Key: "d.x", Value: 1}, {Key: "_id", Value: 0}}, nil, "d.x_1_d.y_-1", "PROJECTION_COVERED>IXSCAN[d.x_1_d.y_-1]", true},
