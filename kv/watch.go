@@ -55,8 +55,11 @@ func newWatchEntry() *watchEntry {
 type TreeWatch struct {
 	db   *DB
 	name string
-	e    *watchEntry
-	c    chan struct{}
+	e    *watchEntry // nil once cancelled
+	// shared is e, never cleared: Current reads it concurrently with
+	// Cancel.
+	shared *watchEntry
+	c      chan struct{}
 }
 
 // WatchTree registers a watch on tree name: C is closed by the next commit
@@ -64,6 +67,7 @@ type TreeWatch struct {
 func (db *DB) WatchTree(name string) *TreeWatch {
 	w := &TreeWatch{db: db, name: name}
 	w.e = db.watches.register(name)
+	w.shared = w.e
 	w.c = *w.e.ch.Load()
 	return w
 }
@@ -76,6 +80,16 @@ func (w *TreeWatch) C() <-chan struct{} { return w.c }
 // next commit that changes the tree closes the new C. It takes no lock.
 func (w *TreeWatch) Rearm() {
 	w.c = *w.e.ch.Load()
+}
+
+// Current returns the channel the next commit that changes the tree
+// closes, without arming w: unlike C and Rearm it is safe for concurrent
+// use, so one long-lived watch can serve many waiters (a change stream
+// hub's), each loading the channel before it reads and waiting on it
+// after. It takes no lock. Once the watch is cancelled the channel it
+// returns may never be closed.
+func (w *TreeWatch) Current() <-chan struct{} {
+	return *w.shared.ch.Load()
 }
 
 // Cancel ends the watch.

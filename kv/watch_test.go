@@ -134,3 +134,65 @@ func TestWatchTreeConcurrent(t *testing.T) {
 		t.Fatalf("%d trees still watched after Cancel", n)
 	}
 }
+
+// TestWatchTreeShared: many waiters share one watch through Current (no
+// registration of their own), each loading the channel before it reads;
+// none misses a commit. Bounded: 300 commits, 16 waiters, 10 s per wait.
+func TestWatchTreeShared(t *testing.T) {
+	db := mustOpen(t, vfs.NewMem(), nil)
+	const commits, waiters = 300, 16
+	w := db.WatchTree("a")
+	defer w.Cancel()
+	last := func() int {
+		tx, err := db.BeginRead()
+		if err != nil {
+			return commits
+		}
+		defer tx.Rollback()
+		tr, err := tx.Tree("a")
+		if err != nil {
+			return -1
+		}
+		k, _ := tr.Cursor().Last()
+		if k == nil {
+			return -1
+		}
+		return int(binary.BigEndian.Uint32(k))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, waiters)
+	for i := range waiters {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				ch := w.Current() // before the read
+				if last() == commits-1 {
+					return
+				}
+				select {
+				case <-ch:
+				case <-time.After(10 * time.Second):
+					errs <- fmt.Errorf("waiter %d missed a commit (at %d of %d)", i, last(), commits)
+					return
+				}
+			}
+		}()
+	}
+	for n := range commits {
+		if err := db.Update(context.Background(), func(tx *Tx) error {
+			tr, err := tx.CreateTreeIfNotExists("a")
+			if err != nil {
+				return err
+			}
+			return tr.Put(binary.BigEndian.AppendUint32(nil, uint32(n)), []byte("v"))
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

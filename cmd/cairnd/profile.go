@@ -9,21 +9,29 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"runtime"
 	rpprof "runtime/pprof"
 	"time"
 )
 
 // profiling holds the profiling options: --cpuprofile writes a CPU profile
 // of the whole run (for PGO, see bench/pgo.sh), --pprofAddr serves
-// net/http/pprof on a loopback address.
+// net/http/pprof on a loopback address, whose mutex and block profiles
+// sample at --mutexProfileFraction (1 in N contention events; 0, the
+// default, records none) and --blockProfileRate (one blocking event per
+// that many nanoseconds blocked; 0, the default, records none).
 type profiling struct {
-	CPUProfile string
-	PprofAddr  string
+	CPUProfile           string
+	PprofAddr            string
+	MutexProfileFraction int
+	BlockProfileRate     int
 }
 
 func (p *profiling) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.CPUProfile, "cpuprofile", "", "write a CPU profile of the run to this file (written at clean shutdown)")
 	fs.StringVar(&p.PprofAddr, "pprofAddr", "", "serve net/http/pprof at this loopback host:port (off when empty)")
+	fs.IntVar(&p.MutexProfileFraction, "mutexProfileFraction", 0, "sample 1 in N mutex contention events for pprof's mutex profile (0: off)")
+	fs.IntVar(&p.BlockProfileRate, "blockProfileRate", 0, "sample one blocking event per N nanoseconds blocked for pprof's block profile (0: off)")
 }
 
 // startProfiling starts what the options ask for; the returned function
@@ -31,6 +39,11 @@ func (p *profiling) register(fs *flag.FlagSet) {
 // down).
 func startProfiling(p profiling, log *slog.Logger) (stop func(), err error) {
 	stop = func() {}
+	if p.MutexProfileFraction < 0 || p.BlockProfileRate < 0 {
+		return stop, errors.New("mutexProfileFraction and blockProfileRate must not be negative")
+	}
+	runtime.SetMutexProfileFraction(p.MutexProfileFraction)
+	runtime.SetBlockProfileRate(p.BlockProfileRate)
 	if p.PprofAddr != "" {
 		if _, err := servePprof(p.PprofAddr, log); err != nil {
 			return stop, err

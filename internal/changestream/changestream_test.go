@@ -190,7 +190,7 @@ func opTypes(evs []bson.Doc) []string {
 func TestStreamEventsAndResume(t *testing.T) {
 	h := newHarness(t)
 	h.write("c", func(_ *kv.Tx, w *exec.CollWriter) error { _, _, err := w.Insert(js(t, `{"_id": 0}`)); return err })
-	s, err := Open(h.db, h.log, Scope{DB: "db", Coll: "c"}, &Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff}, nil, nil)
+	s, err := Open(h.db, h.log, nil, Scope{DB: "db", Coll: "c"}, &Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestStreamEventsAndResume(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r, err := Open(h.db, h.log, Scope{DB: "db", Coll: "c"}, &Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff, ResumeAfter: &tok}, nil, nil)
+		r, err := Open(h.db, h.log, nil, Scope{DB: "db", Coll: "c"}, &Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff, ResumeAfter: &tok}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -248,7 +248,7 @@ func TestStreamEventsAndResume(t *testing.T) {
 	}
 	// An idle high-water mark resumes to every event.
 	hw, _ := DecodeToken(idle)
-	r, err := Open(h.db, h.log, Scope{DB: "db", Coll: "c"}, &Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff, StartAfter: &hw}, nil, nil)
+	r, err := Open(h.db, h.log, nil, Scope{DB: "db", Coll: "c"}, &Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff, StartAfter: &hw}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestStreamEventsAndResume(t *testing.T) {
 // documentKey._id skips entries without building their events.
 func TestStreamPushDown(t *testing.T) {
 	h := newHarness(t)
-	s, err := Open(h.db, h.log, Scope{DB: "db", Coll: "c"}, &Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff}, nil,
+	s, err := Open(h.db, h.log, nil, Scope{DB: "db", Coll: "c"}, &Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff}, nil,
 		[]bson.Doc{js(t, `{"$match": {"operationType": {"$in": ["delete"]}, "documentKey._id": 3}}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -306,7 +306,7 @@ func TestStreamPushDown(t *testing.T) {
 func TestHistoryLost(t *testing.T) {
 	h := newHarness(t)
 	h.write("c", func(_ *kv.Tx, w *exec.CollWriter) error { _, _, err := w.Insert(js(t, `{"_id": 0}`)); return err })
-	_, err := Open(h.db, h.log, Scope{DB: "db", Coll: "c"}, &Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff, StartAtOperationTime: 1}, nil, nil)
+	_, err := Open(h.db, h.log, nil, Scope{DB: "db", Coll: "c"}, &Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff, StartAtOperationTime: 1}, nil, nil)
 	if err == nil || !containsCode(err, mongoerr.ChangeStreamHistoryLost) {
 		t.Fatalf("start before the oplog: %v", err)
 	}

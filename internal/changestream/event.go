@@ -104,8 +104,8 @@ func (s *Stream) inScope(db, coll string) bool {
 }
 
 // kindOf returns the event's operationType and the namespace it is about
-// ("" when the operation yields no event for this stream).
-func (s *Stream) kindOf(o *op) (opType, db, coll string) {
+// ("" when the operation yields no event; expanded: showExpandedEvents).
+func kindOf(o *op, expanded bool) (opType, db, coll string) {
 	switch o.kind {
 	case oplog.OpInsert, oplog.OpDelete, oplog.OpUpdate:
 		db, coll = splitNS(o.ns)
@@ -147,7 +147,7 @@ func (s *Stream) kindOf(o *op) (opType, db, coll string) {
 	case "dropDatabase":
 		return "dropDatabase", db, ""
 	}
-	if !s.spec.ShowExpandedEvents {
+	if !expanded {
 		return "", "", ""
 	}
 	switch first.Key {
@@ -163,37 +163,77 @@ func (s *Stream) kindOf(o *op) (opType, db, coll string) {
 	return "", "", ""
 }
 
-// emitFn receives an event and its token; false stops the scan.
-type emitFn func(tok Token, ev bson.Doc) (bool, error)
+// emitFn receives an event (with its token); false stops the scan. The
+// event is only valid during the call.
+type emitFn func(ev *builtEvent) (bool, error)
 
-// entryEvents derives the events of the entry at ts, in order.
-func (s *Stream) entryEvents(tx *kv.Tx, ts repl.Timestamp, entry bson.Doc, out emitFn) (bool, error) {
-	o := op{ts: ts}
-	readOp(entry, &o)
-	if o.kind == oplog.OpCommand {
-		if first, ok := firstElement(o.o); ok && first.Key == "applyOps" && first.Value.Type == bson.TypeArray {
-			lsid, _ := entry.Lookup("lsid")
-			txn, _ := entry.Lookup("txnNumber")
-			it := first.Value.Document().Iter()
-			for i := int64(0); it.Next(); i++ {
-				if it.Element().Value.Type != bson.TypeDocument {
-					continue
-				}
-				sub := op{ts: ts, index: i, wall: o.wall, lsid: lsid, txn: txn}
-				readOp(it.Element().Value.Document(), &sub)
-				if ok, err := s.opEvents(tx, &sub, out); !ok || err != nil {
-					return ok, err
-				}
-			}
-			return true, nil
-		}
-	}
-	return s.opEvents(tx, &o, out)
+// shares reports whether the stream's events depend on the entry alone
+// (no updateLookup, no images), so that it can use the hub's shared
+// event documents.
+func (s *Stream) shares() bool {
+	return s.spec.FullDocument == FullDefault && s.spec.FullDocumentBeforeChange == BeforeOff
 }
 
-// opEvents derives the events of one operation.
-func (s *Stream) opEvents(tx *kv.Tx, o *op, out emitFn) (bool, error) {
-	opType, db, coll := s.kindOf(o)
+// event returns the event of the entry's operation i: the shared one
+// when the stream shares and the entry is cached (built now by the first
+// stream that needs it), or one built into the stream's own builder.
+func (s *Stream) event(tx *kv.Tx, e *entry, i, v int, opType, db, coll string) (*builtEvent, error) {
+	o := &e.ops[i]
+	tok := Token{TS: o.ts, Type: eventToken, TxnOpIndex: o.index, UUID: o.ui}
+	if e.events[v] == nil || !s.shares() {
+		doc, err := s.buildEvent(&s.b, tx, o, opType, db, coll, &tok)
+		if err != nil {
+			return nil, err
+		}
+		s.own = builtEvent{tok: tok, doc: doc}
+		return &s.own, nil
+	}
+	slot := &e.events[v][i]
+	if be := slot.Load(); be != nil {
+		return be, nil
+	}
+	var b bson.Builder
+	doc, err := s.buildEvent(&b, tx, o, opType, db, coll, &tok)
+	if err != nil {
+		return nil, err
+	}
+	be := &builtEvent{tok: tok, doc: doc}
+	if id, ok := doc.Lookup("_id"); ok && id.Type == bson.TypeDocument {
+		be.tokDoc = id.Document()
+	}
+	if s.hub != nil {
+		s.hub.Builds.Add(1)
+	}
+	if !slot.CompareAndSwap(nil, be) {
+		return slot.Load(), nil
+	}
+	return be, nil
+}
+
+// entryEvents derives the events of entry e, in order.
+func (s *Stream) entryEvents(tx *kv.Tx, e *entry, out emitFn) (bool, error) {
+	for i := range e.ops {
+		if ok, err := s.opEvents(tx, e, i, out); !ok || err != nil {
+			return ok, err
+		}
+	}
+	return true, nil
+}
+
+// variant is the stream's index into an entry's kinds and events.
+func (s *Stream) variant() int {
+	if s.spec.ShowExpandedEvents {
+		return 1
+	}
+	return 0
+}
+
+// opEvents derives the events of the entry's operation i.
+func (s *Stream) opEvents(tx *kv.Tx, e *entry, i int, out emitFn) (bool, error) {
+	o := &e.ops[i]
+	v := s.variant()
+	k := e.kinds[v][i]
+	opType, db, coll := k.opType, k.db, k.coll
 	if opType == "" {
 		return true, nil
 	}
@@ -229,12 +269,11 @@ func (s *Stream) opEvents(tx *kv.Tx, o *op, out emitFn) (bool, error) {
 				return true, nil
 			}
 		}
-		tok := Token{TS: o.ts, Type: eventToken, TxnOpIndex: o.index, UUID: o.ui}
-		ev, err := s.buildEvent(tx, o, opType, db, coll, &tok)
+		be, err := s.event(tx, e, i, v, opType, db, coll)
 		if err != nil {
 			return false, err
 		}
-		if ok, err := out(tok, ev); !ok || err != nil {
+		if ok, err := out(be); !ok || err != nil {
 			return ok, err
 		}
 	}
@@ -247,7 +286,7 @@ func (s *Stream) opEvents(tx *kv.Tx, o *op, out emitFn) (bool, error) {
 		if o.wall.Type == bson.TypeDateTime {
 			b.AppendValue("wallTime", o.wall)
 		}
-		return out(tok, b.Finish())
+		return out(&builtEvent{tok: tok, doc: b.Finish()})
 	}
 	return true, nil
 }
@@ -283,8 +322,9 @@ func without(d bson.Doc, skip string) bson.Doc {
 	return b.Finish()
 }
 
-// buildEvent builds the event document; it sets tok's eventIdentifier.
-func (s *Stream) buildEvent(tx *kv.Tx, o *op, opType, db, coll string, tok *Token) (bson.Doc, error) {
+// buildEvent builds the event document into b; it sets tok's
+// eventIdentifier.
+func (s *Stream) buildEvent(b *bson.Builder, tx *kv.Tx, o *op, opType, db, coll string, tok *Token) (bson.Doc, error) {
 	var key bson.Doc
 	switch o.kind {
 	case oplog.OpInsert, oplog.OpUpdate:
@@ -300,7 +340,6 @@ func (s *Stream) buildEvent(tx *kv.Tx, o *op, opType, db, coll string, tok *Toke
 		key = o.o
 	}
 	tok.EventID = eventID(opType, key)
-	b := &s.b
 	b.Reset(nil)
 	tok.Append(b, "_id")
 	b.AppendString("operationType", opType)

@@ -27,6 +27,7 @@ type Scope struct {
 type Stream struct {
 	kv      *kv.DB
 	log     *oplog.Log
+	hub     *Hub // nil: no sharing, a kv watch per wait
 	spec    *Spec
 	db      string
 	coll    string
@@ -35,22 +36,40 @@ type Stream struct {
 	// pos is the position the stream has delivered up to: every event
 	// whose token is not after it has been returned or filtered out.
 	pos Token
+	// posDoc is pos's {_data} when known (the shared event's _id it came
+	// from), nil otherwise.
+	posDoc bson.Doc
 	// ops (nil: any) and docID (nil: any) are the pushed-down parts of
 	// the pipeline's leading $match.
 	ops   map[string]bool
 	docID *bson.Value
-	done  bool
-	b     bson.Builder
+	done   bool
+	closed bool
+	b      bson.Builder
+	own    builtEvent // the last event built into b
 	// Examined counts the oplog entries read (the pushdown's effect is
 	// visible in it against the events returned).
 	Examined int64
 }
 
 // Open starts a stream on scope at the spec's start (the end of the oplog
-// when it has none), checking that the start is still in the oplog. pipe
-// (nil: none) is the pipeline's later stages and stages their
-// specifications, whose leading $match is pushed down.
-func Open(kvdb *kv.DB, log *oplog.Log, scope Scope, spec *Spec, pipe *agg.Pipeline, stages []bson.Doc) (*Stream, error) {
+// when it has none), checking that the start is still in the oplog. hub
+// (nil: none) is the server's shared cache and watch (hub.go). pipe (nil:
+// none) is the pipeline's later stages and stages their specifications,
+// whose leading $match is pushed down. Close the stream when done.
+func Open(kvdb *kv.DB, log *oplog.Log, hub *Hub, scope Scope, spec *Spec, pipe *agg.Pipeline, stages []bson.Doc) (*Stream, error) {
+	s, err := open(kvdb, log, scope, spec, pipe, stages)
+	if err != nil {
+		return nil, err
+	}
+	if hub != nil {
+		s.hub = hub
+		hub.acquire()
+	}
+	return s, nil
+}
+
+func open(kvdb *kv.DB, log *oplog.Log, scope Scope, spec *Spec, pipe *agg.Pipeline, stages []bson.Doc) (*Stream, error) {
 	s := &Stream{kv: kvdb, log: log, spec: spec, db: scope.DB, coll: scope.Coll, cluster: scope.Cluster, pipe: pipe}
 	if len(stages) > 0 {
 		s.pushDown(stages[0])
@@ -146,10 +165,32 @@ func (s *Stream) WatchTree() string { return s.log.TreeName() }
 
 // PostBatchResumeToken is the token of the stream's position: the last
 // event returned, or a high-water mark past every entry read.
-func (s *Stream) PostBatchResumeToken() bson.Doc { return s.pos.Doc() }
+func (s *Stream) PostBatchResumeToken() bson.Doc {
+	if s.posDoc != nil {
+		return s.posDoc
+	}
+	return s.pos.Doc()
+}
 
-// Close implements exec.Source.
-func (s *Stream) Close() {}
+// Changed returns the channel the next commit to the oplog closes, shared
+// by every stream of the hub (nil without a hub: the caller then watches
+// the oplog tree itself). Load it before Fill, wait on it after.
+func (s *Stream) Changed() <-chan struct{} {
+	if s.hub == nil || s.closed {
+		return nil
+	}
+	return s.hub.changed()
+}
+
+// Close implements exec.Source; it may be called more than once.
+func (s *Stream) Close() {
+	if !s.closed {
+		s.closed = true
+		if s.hub != nil {
+			s.hub.release()
+		}
+	}
+}
 
 // Fill implements exec.Source: it reads the oplog from the stream's
 // position in a new snapshot, emitting the events after the position
@@ -182,14 +223,15 @@ func (s *Stream) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, erro
 		}
 	}
 	stopped := false
-	out := func(tok Token, ev bson.Doc) (bool, error) {
+	out := func(be *builtEvent) (bool, error) {
+		tok := be.tok
 		if tok.Compare(s.pos) <= 0 {
 			return true, nil // delivered before
 		}
-		doc := ev
+		doc := be.doc
 		if s.pipe != nil {
 			var err error
-			if doc, err = s.transform(ev, tok); err != nil {
+			if doc, err = s.transform(be.doc, tok); err != nil {
 				return false, err
 			}
 		}
@@ -197,7 +239,7 @@ func (s *Stream) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, erro
 			stopped = true
 			return false, nil
 		}
-		s.pos = tok
+		s.pos, s.posDoc = tok, be.tokDoc
 		if tok.FromInvalidate {
 			s.done = true
 			return false, nil
@@ -212,7 +254,13 @@ func (s *Stream) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, erro
 		}
 		ts := repl.Timestamp(binary.BigEndian.Uint64(k))
 		s.Examined++
-		cont, err := s.entryEvents(tx, ts, bson.Doc(v), out)
+		var e *entry
+		if s.hub != nil {
+			e = s.hub.entry(ts, bson.Doc(v))
+		} else {
+			e = decodeEntry(ts, bson.Doc(v), false)
+		}
+		cont, err := s.entryEvents(tx, e, out)
 		if err != nil {
 			return false, err
 		}
@@ -220,7 +268,7 @@ func (s *Stream) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, erro
 			return s.done && !stopped, nil
 		}
 		if next := hwm(ts + 1); next.Compare(s.pos) > 0 {
-			s.pos = next
+			s.pos, s.posDoc = next, nil
 		}
 	}
 	if err := cur.Err(); err != nil {

@@ -76,7 +76,7 @@ func changeStream(c *Ctx, a args, name string, stages []bson.Doc, batchSize int6
 			return err
 		}
 	}
-	s, err := changestream.Open(c.Env.KV, c.Env.Oplog, scope, spec, pipe, rest)
+	s, err := changestream.Open(c.Env.KV, c.Env.Oplog, c.Env.ChangeStreams, scope, spec, pipe, rest)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/failpoint"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/changestream"
 	"github.com/cairndb/cairn/internal/opctx"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/internal/serverstatus"
@@ -75,6 +76,10 @@ type Env struct {
 	// Repl is the replica-set state in replica-set mode; nil on a
 	// standalone server.
 	Repl *repl.Set
+	// ChangeStreams is what the change streams on Oplog share (a cache of
+	// decoded entries and built events, one oplog watch); nil: each
+	// stream decodes for itself and watches the oplog per getMore.
+	ChangeStreams *changestream.Hub
 	// Sessions are the logical sessions (nil: lsids are not tracked).
 	Sessions *session.Registry
 	// PreAuthMaxMessageSize is the largest message a connection may send

@@ -120,8 +120,21 @@ func awaitTime(a args, cur *exec.Cursor) (time.Duration, error) {
 // await time is over, or the wait is ended (killed cursor, command
 // context). fill reads current data.
 func awaitFill(c *Ctx, cur *exec.Cursor, d time.Duration, first func() (bool, error), n *int64) (bool, error) {
-	watch := c.Env.KV.WatchTree(cur.Watch)
-	defer watch.Cancel()
+	// A change stream waits on its hub's shared oplog watch (loaded
+	// before each read, no registration of its own); other cursors
+	// register a watch of their tree.
+	var changed func() <-chan struct{}
+	if cn, ok := cur.Src.(changeNotifier); ok && cn.Changed() != nil {
+		changed = cn.Changed
+	} else {
+		watch := c.Env.KV.WatchTree(cur.Watch)
+		defer watch.Cancel()
+		changed = func() <-chan struct{} {
+			watch.Rearm()
+			return watch.C()
+		}
+	}
+	ch := changed()
 	exhausted, err := first()
 	if err != nil || exhausted || *n > 0 {
 		return exhausted, err
@@ -133,7 +146,7 @@ func awaitFill(c *Ctx, cur *exec.Cursor, d time.Duration, first func() (bool, er
 	}
 	for {
 		select {
-		case <-watch.C():
+		case <-ch:
 		case <-timer.C:
 			return false, nil
 		case <-c.Done():
@@ -142,12 +155,19 @@ func awaitFill(c *Ctx, cur *exec.Cursor, d time.Duration, first func() (bool, er
 			return false, mongoerr.New(mongoerr.CursorKilled, "cursor id %d was killed while awaiting data", cur.ID)
 		}
 		c.Env.Stats.AwaitWakeups.Add(1)
-		watch.Rearm()
+		ch = changed()
 		c.releaseSnapshot() // read what the commit wrote
 		if exhausted, err = first(); err != nil || exhausted || *n > 0 {
 			return exhausted, err
 		}
 	}
+}
+
+// changeNotifier is a source that provides its own wake-up channel (a
+// change stream's hub): Changed is loaded before each read and closed by
+// the next commit that may matter; nil means none.
+type changeNotifier interface {
+	Changed() <-chan struct{}
 }
 
 // awaitHook, when set (by tests), runs as a getMore starts waiting.

@@ -21,6 +21,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/colcache"
+	"github.com/cairndb/cairn/internal/changestream"
 	"github.com/cairndb/cairn/internal/command"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/failpoint"
@@ -248,6 +249,7 @@ func New(opts Options) (*Server, error) {
 		}
 		l.Term = s.env.Repl.WriteTerm
 		s.env.Oplog = l
+		s.env.ChangeStreams = changestream.NewHub(db, l, changestream.HubOptions{})
 		if opts.ReplHost != "" {
 			s.env.Repl.SetMe(opts.ReplHost)
 		}

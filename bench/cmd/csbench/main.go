@@ -21,6 +21,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,8 +59,17 @@ type cell struct {
 	// include the write's own round trip).
 	sendP50, sendP99 time.Duration
 	cpuPerEvent      time.Duration // server CPU per delivered event
-	delivered        int64
-	complete         bool
+	// serverCPU and clientCPU are the cell's CPU time (user + system) of
+	// cairnd and of this process (the watchers' driver and the writers),
+	// which share the machine's cores.
+	serverCPU, clientCPU time.Duration
+	elapsed              time.Duration
+	// getMores is the server's getMore count over the cell
+	// (serverStatus opcounters.getmore): delivered/getMores is the
+	// events a round trip carries.
+	getMores  int64
+	delivered int64
+	complete  bool
 }
 
 func main() {
@@ -69,7 +79,22 @@ func main() {
 	writers := flag.Int("writers", 8, "writer goroutines")
 	binary := flag.String("binary", "", "cairnd binary (default: build ../cmd/cairnd)")
 	cpuprofile := flag.String("server-cpuprofile", "", "write the server's CPU profile of the whole run to this file")
+	serverArgs := flag.String("server-args", "", "extra cairnd flags, space-separated (e.g. --pprofAddr 127.0.0.1:6060 --mutexProfileFraction 10)")
+	clientProfile := flag.String("client-cpuprofile", "", "write this process's (the driver's) CPU profile of the whole run to this file")
 	flag.Parse()
+	if *clientProfile != "" {
+		f, err := os.Create(*clientProfile)
+		if err != nil {
+			fail(err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fail(err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
 	dir, err := os.MkdirTemp("", "csbench")
 	if err != nil {
 		fail(err)
@@ -80,6 +105,7 @@ func main() {
 	if *cpuprofile != "" {
 		args = append(args, "--cpuprofile", *cpuprofile)
 	}
+	args = append(args, strings.Fields(*serverArgs)...)
 	srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: *binary, Dir: dir, Args: args})
 	if err != nil {
 		fail(err)
@@ -102,13 +128,13 @@ func main() {
 			if err != nil {
 				fail(err)
 			}
-			fmt.Fprintf(os.Stderr, "watchers %d rate %d: %.0f writes/s p50 %v p99 %v cpu/event %v complete %v\n",
-				c.watchers, c.rate, c.throughput, c.p50, c.p99, c.cpuPerEvent, c.complete)
+			fmt.Fprintf(os.Stderr, "watchers %d rate %d: %.0f writes/s p50 %v p99 %v cpu/event %v events/getMore %.1f server CPU %.0f%% client CPU %.0f%% complete %v\n",
+				c.watchers, c.rate, c.throughput, c.p50, c.p99, c.cpuPerEvent, c.perGetMore(), c.share(c.serverCPU), c.share(c.clientCPU), c.complete)
 			cells = append(cells, c)
 		}
 	}
-	fmt.Printf("| watchers | write rate | writes/s achieved | latency from ack p50 | p99 | max | from send p50 | p99 | server CPU per event per watcher | all events delivered |\n")
-	fmt.Printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
+	fmt.Printf("| watchers | write rate | writes/s achieved | latency from ack p50 | p99 | max | from send p50 | p99 | server CPU per event per watcher | events per getMore | server CPU | client CPU | all events delivered |\n")
+	fmt.Printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
 	for _, c := range cells {
 		rate := "unpaced"
 		if c.rate > 0 {
@@ -124,8 +150,40 @@ func main() {
 		if c.delivered > 0 {
 			cpu = fmt.Sprintf("%.1f µs", float64(c.cpuPerEvent.Nanoseconds())/1000)
 		}
-		fmt.Printf("| %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %v |\n", c.watchers, rate, c.throughput, lat(c.p50), lat(c.p99), lat(c.max), lat(c.sendP50), lat(c.sendP99), cpu, c.complete || c.watchers == 0)
+		per := "–"
+		if c.watchers > 0 {
+			per = fmt.Sprintf("%.1f", c.perGetMore())
+		}
+		fmt.Printf("| %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% | %v |\n", c.watchers, rate, c.throughput, lat(c.p50), lat(c.p99), lat(c.max), lat(c.sendP50), lat(c.sendP99), cpu, per, c.share(c.serverCPU), c.share(c.clientCPU), c.complete || c.watchers == 0)
 	}
+}
+
+// perGetMore is the events a getMore carried on average.
+func (c cell) perGetMore() float64 {
+	if c.getMores == 0 {
+		return 0
+	}
+	return float64(c.delivered) / float64(c.getMores)
+}
+
+// share is d as a percentage of one core over the cell.
+func (c cell) share(d time.Duration) float64 {
+	if c.elapsed <= 0 {
+		return 0
+	}
+	return 100 * d.Seconds() / c.elapsed.Seconds()
+}
+
+// getMores returns the server's getMore count (serverStatus
+// opcounters.getmore).
+func getMores(ctx context.Context, client *mongo.Client) (int64, error) {
+	var st struct {
+		Opcounters struct {
+			Getmore int64 `bson:"getmore"`
+		} `bson:"opcounters"`
+	}
+	err := client.Database("admin").RunCommand(ctx, bson.D{{Key: "serverStatus", Value: 1}}).Decode(&st)
+	return st.Opcounters.Getmore, err
 }
 
 func fail(err error) {
@@ -205,7 +263,11 @@ func run(ctx context.Context, client *mongo.Client, pid, nw, rate, writers int, 
 			}
 		}()
 	}
-	cpu0 := cairndproc.CPU(pid)
+	gm0, err := getMores(ctx, client)
+	if err != nil {
+		return c, err
+	}
+	cpu0, ccpu0 := cairndproc.CPU(pid), cairndproc.CPU(os.Getpid())
 	start := time.Now()
 	var seq atomic.Int64
 	var wwg sync.WaitGroup
@@ -252,6 +314,13 @@ func run(ctx context.Context, client *mongo.Client, pid, nw, rate, writers int, 
 	total.Store(n)
 	wg.Wait()
 	cpu := cairndproc.CPU(pid) - cpu0
+	c.serverCPU, c.clientCPU = cpu, cairndproc.CPU(os.Getpid())-ccpu0
+	c.elapsed = time.Since(start)
+	gm1, err := getMores(ctx, client)
+	if err != nil {
+		return c, err
+	}
+	c.getMores = gm1 - gm0
 	c.delivered = delivered.Load()
 	c.complete = c.delivered == n*int64(nw)
 	if nw == 0 && n > 0 {

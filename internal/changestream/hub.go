@@ -1,0 +1,238 @@
+package changestream
+
+// The hub: what the streams of one server share.
+//
+// A hundred streams on one collection see the same oplog entries and, when
+// their options agree, the same event documents. Without sharing, each of
+// them decodes every entry and builds every event itself (a token, the
+// ns, the documentKey, the fullDocument copied into a builder): the
+// server's cost per event per stream. The hub keeps, for the most recent
+// entries, the entry decoded once (its operations, each operation's
+// operationType and namespace under both values of showExpandedEvents)
+// and, built by the first stream that needs it, each operation's event
+// document with its token, immutable from then on. A stream whose
+// fullDocument is default and fullDocumentBeforeChange off — an event
+// that depends on the entry alone — appends those ready bytes to its
+// reply; the other streams use the decoded operations and build their own
+// events (an updateLookup reads the document in the batch's snapshot, a
+// pre-image reads the pre-image tree). Filtering stays per stream: the
+// scope, the pushed-down $match and the pipeline's later stages.
+//
+// The oplog stays the source of truth: each batch still opens a snapshot
+// and seeks the oplog tree to its position (one seek, then the entries
+// after it), and takes an entry's decoded form from the hub only when the
+// hub holds that ts with the same bytes. So the cache changes no result,
+// only who pays for the decoding: a stream behind the cache, or an entry
+// the cache refused, is decoded by the stream as before.
+//
+// The cache is direct-mapped: a fixed array of slots, an entry's slot a
+// hash of its ts, each slot an atomic pointer, so lookups and stores take
+// no lock and a newer entry simply replaces whatever held its slot. Its
+// memory is bounded by HubOptions.MaxBytes (an entry is charged three
+// times its raw size: the entry and its two event variants) and entries
+// larger than MaxEntryBytes are never cached.
+//
+// The hub also holds the streams' one kv watch of the oplog tree while any
+// stream is open: a waiting getMore loads the watch's current channel
+// (TreeWatch.Current, an atomic load) before it reads, and one commit's
+// close wakes them all. No getMore registers or cancels a watch of its
+// own, so 100 woken getMores do not queue on the watch registry's mutex.
+
+import (
+	"bytes"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/oplog"
+	"github.com/cairndb/cairn/internal/repl"
+	"github.com/cairndb/cairn/kv"
+)
+
+// HubOptions bound a hub's cache.
+type HubOptions struct {
+	// Slots is the number of cache slots, a power of two (default 4096;
+	// another value is rounded up to one).
+	Slots int
+	// MaxBytes bounds the memory the cached entries are charged (default
+	// 64 MiB).
+	MaxBytes int64
+	// MaxEntryBytes is the largest raw entry cached (default 64 KiB).
+	MaxEntryBytes int
+}
+
+// Hub is what the change streams of one server share: a cache of decoded
+// oplog entries and built events, and one watch of the oplog tree. Its
+// methods are safe for concurrent use.
+type Hub struct {
+	kv    *kv.DB
+	log   *oplog.Log
+	opts  HubOptions
+	shift uint
+	slots []atomic.Pointer[entry]
+	bytes atomic.Int64
+
+	mu    sync.Mutex // guards refs; the watch changes under it
+	refs  int
+	watch atomic.Pointer[kv.TreeWatch]
+
+	// Hits, Misses and Builds count cache lookups that found the entry,
+	// lookups that did not, and shared event documents built (tests and
+	// benchmarks read them).
+	Hits, Misses, Builds atomic.Int64
+}
+
+// NewHub returns the hub of the streams on kvdb's oplog log.
+func NewHub(kvdb *kv.DB, log *oplog.Log, o HubOptions) *Hub {
+	if o.Slots <= 0 {
+		o.Slots = 4096
+	}
+	n, shift := 1, uint(64)
+	for n < o.Slots {
+		n <<= 1
+		shift--
+	}
+	o.Slots = n
+	if o.MaxBytes <= 0 {
+		o.MaxBytes = 64 << 20
+	}
+	if o.MaxEntryBytes <= 0 {
+		o.MaxEntryBytes = 64 << 10
+	}
+	return &Hub{kv: kvdb, log: log, opts: o, shift: shift, slots: make([]atomic.Pointer[entry], n)}
+}
+
+// acquire notes an open stream: the first registers the oplog watch.
+func (h *Hub) acquire() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refs++; h.refs == 1 {
+		h.watch.Store(h.kv.WatchTree(h.log.TreeName()))
+	}
+}
+
+// release notes a closed stream: the last cancels the watch.
+func (h *Hub) release() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.refs--; h.refs == 0 {
+		if w := h.watch.Swap(nil); w != nil {
+			w.Cancel()
+		}
+	}
+}
+
+// changed returns the channel the next commit to the oplog closes (nil
+// when no stream is open). Load it before reading.
+func (h *Hub) changed() <-chan struct{} {
+	w := h.watch.Load()
+	if w == nil {
+		return nil
+	}
+	return w.Current()
+}
+
+// CachedBytes is the memory the cached entries are charged.
+func (h *Hub) CachedBytes() int64 { return h.bytes.Load() }
+
+func (h *Hub) slot(ts repl.Timestamp) *atomic.Pointer[entry] {
+	return &h.slots[(uint64(ts)*0x9E3779B97F4A7C15)>>h.shift]
+}
+
+// entry returns the decoded entry at ts whose raw bytes are raw, from the
+// cache or decoded now (and cached when it fits). raw is only valid in
+// the caller's snapshot: a cached entry holds its own copy.
+func (h *Hub) entry(ts repl.Timestamp, raw bson.Doc) *entry {
+	sl := h.slot(ts)
+	if e := sl.Load(); e != nil && e.ts == ts && bytes.Equal(e.raw, raw) {
+		h.Hits.Add(1)
+		return e
+	}
+	h.Misses.Add(1)
+	if len(raw) > h.opts.MaxEntryBytes {
+		return decodeEntry(ts, raw, false)
+	}
+	e := decodeEntry(ts, append(bson.Doc(nil), raw...), true)
+	old := sl.Load()
+	var freed int64
+	if old != nil {
+		freed = old.charge()
+	}
+	if h.bytes.Load()-freed+e.charge() > h.opts.MaxBytes {
+		return e // full: served, not kept
+	}
+	if !sl.CompareAndSwap(old, e) {
+		return e // another stream stored this slot meanwhile
+	}
+	h.bytes.Add(e.charge() - freed)
+	return e
+}
+
+// entry is a decoded oplog entry: its operations (the entry itself, or the
+// operations of its applyOps), each one's kind under both values of
+// showExpandedEvents, and, when the entry is cached, each operation's
+// shared event per variant, built on first use.
+type entry struct {
+	ts     repl.Timestamp
+	raw    bson.Doc
+	ops    []op
+	kinds  [2][]opKind
+	events [2][]atomic.Pointer[builtEvent] // nil unless cached
+}
+
+// charge is the memory a cached entry is charged: its bytes, and about as
+// much again for each of its two event variants.
+func (e *entry) charge() int64 { return 3*int64(len(e.raw)) + 256 }
+
+// opKind is an operation's event type and the namespace it is about
+// (opType "": no event).
+type opKind struct {
+	opType, db, coll string
+}
+
+// builtEvent is an event document with its token, shared by the streams
+// whose events depend on the entry alone. Never modified once stored.
+type builtEvent struct {
+	tok    Token
+	doc    bson.Doc
+	tokDoc bson.Doc // the token's {_data}: the event's _id
+}
+
+// decodeEntry decodes the entry at ts (raw must outlive the entry);
+// shared allocates the event slots of a cached entry.
+func decodeEntry(ts repl.Timestamp, raw bson.Doc, shared bool) *entry {
+	e := &entry{ts: ts, raw: raw}
+	o := op{ts: ts}
+	readOp(raw, &o)
+	e.ops = nil
+	if o.kind == oplog.OpCommand {
+		if first, ok := firstElement(o.o); ok && first.Key == "applyOps" && first.Value.Type == bson.TypeArray {
+			lsid, _ := raw.Lookup("lsid")
+			txn, _ := raw.Lookup("txnNumber")
+			it := first.Value.Document().Iter()
+			for i := int64(0); it.Next(); i++ {
+				if it.Element().Value.Type != bson.TypeDocument {
+					continue
+				}
+				sub := op{ts: ts, index: i, wall: o.wall, lsid: lsid, txn: txn}
+				readOp(it.Element().Value.Document(), &sub)
+				e.ops = append(e.ops, sub)
+			}
+		} else {
+			e.ops = []op{o}
+		}
+	} else {
+		e.ops = []op{o}
+	}
+	for v := range e.kinds {
+		e.kinds[v] = make([]opKind, len(e.ops))
+		for i := range e.ops {
+			k := &e.kinds[v][i]
+			k.opType, k.db, k.coll = kindOf(&e.ops[i], v == 1)
+		}
+		if shared {
+			e.events[v] = make([]atomic.Pointer[builtEvent], len(e.ops))
+		}
+	}
+	return e
+}
