@@ -41,8 +41,8 @@ type Stream struct {
 	posDoc bson.Doc
 	// ops (nil: any) and docID (nil: any) are the pushed-down parts of
 	// the pipeline's leading $match.
-	ops   map[string]bool
-	docID *bson.Value
+	ops    map[string]bool
+	docID  *bson.Value
 	done   bool
 	closed bool
 	b      bson.Builder

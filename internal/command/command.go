@@ -14,10 +14,10 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/changestream"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/failpoint"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/internal/changestream"
 	"github.com/cairndb/cairn/internal/opctx"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/internal/serverstatus"

@@ -20,8 +20,8 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
-	"github.com/cairndb/cairn/internal/colcache"
 	"github.com/cairndb/cairn/internal/changestream"
+	"github.com/cairndb/cairn/internal/colcache"
 	"github.com/cairndb/cairn/internal/command"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/failpoint"
