@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
@@ -44,7 +45,7 @@ type Stream struct {
 	ops    map[string]bool
 	docID  *bson.Value
 	done   bool
-	closed bool
+	closed atomic.Bool // Close may race a getMore at shutdown (KillAll)
 	b      bson.Builder
 	own    builtEvent // the last event built into b
 	// Examined counts the oplog entries read (the pushdown's effect is
@@ -176,7 +177,7 @@ func (s *Stream) PostBatchResumeToken() bson.Doc {
 // by every stream of the hub (nil without a hub: the caller then watches
 // the oplog tree itself). Load it before Fill, wait on it after.
 func (s *Stream) Changed() <-chan struct{} {
-	if s.hub == nil || s.closed {
+	if s.hub == nil || s.closed.Load() {
 		return nil
 	}
 	return s.hub.changed()
@@ -184,11 +185,8 @@ func (s *Stream) Changed() <-chan struct{} {
 
 // Close implements exec.Source; it may be called more than once.
 func (s *Stream) Close() {
-	if !s.closed {
-		s.closed = true
-		if s.hub != nil {
-			s.hub.release()
-		}
+	if s.closed.CompareAndSwap(false, true) && s.hub != nil {
+		s.hub.release()
 	}
 }
 
