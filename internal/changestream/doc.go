@@ -49,11 +49,23 @@
 //
 // # Waiting
 //
-// A getMore that finds nothing waits on the oplog tree's kv watch
-// (kv.DB.WatchTree): the watches of one tree share one channel, closed by
-// the next commit that changes it, so one commit wakes every waiting
-// stream with one close, and no stream polls. A woken stream reads only
-// the entries after its position.
+// A getMore that finds nothing waits for the next commit to the oplog
+// tree. The streams of a server share one kv watch of that tree, held by
+// their Hub while any stream is open: a getMore loads the watch's current
+// channel (one atomic load, no registration) before it reads and waits on
+// it after, and the commit's one close wakes every waiting stream; no
+// stream polls. A woken stream reads only the entries after its position,
+// all of them up to the batch's bounds (batchSize, 16 MiB).
+//
+// # Sharing
+//
+// The Hub (hub.go) also keeps the most recent oplog entries decoded once
+// and, for streams whose events depend on the entry alone (fullDocument
+// default, fullDocumentBeforeChange off), each event document built once
+// with its token: such a stream's batch appends ready bytes. Each batch
+// still seeks the oplog in its own snapshot and takes an entry from the
+// hub only when the hub holds that ts with the same bytes, so sharing
+// changes no result.
 //
 // # Images
 //
