@@ -10,6 +10,7 @@ import (
 	"github.com/cairndb/cairn/internal/extsort"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/internal/timeseries"
 )
 
 // DefaultMemoryLimit is the memory one blocking stage may use before it
@@ -162,6 +163,7 @@ func Parse(c *Context, stages []bson.Doc) (*Pipeline, error) {
 		return nil, mongoerr.New(mongoerr.BadValue, "Maximum number of nested sub-pipelines exceeded. Limit is %d", maxSubPipelineDepth)
 	}
 	p := &Pipeline{ctx: c}
+	stages = timeseries.Rewrite(stages)
 	// {$meta: "textScore"} is available from the first stage of a
 	// top-level pipeline over a $text query (the caller sets
 	// c.Expr.TextScore) until a stage that does not hand on each
@@ -283,6 +285,7 @@ func (p *Pipeline) optimize() {
 			}
 		}
 	}
+	p.narrowUnpacks()
 	out := p.stages[:0:0]
 	var outSpecs []bson.Doc
 	for i, s := range p.stages {

@@ -39,7 +39,7 @@ func ValidateCollectionName(db, coll string) error {
 	if strings.ContainsAny(coll, "$\x00") || strings.HasPrefix(coll, ".") {
 		return mongoerr.New(mongoerr.InvalidNamespace, "Invalid collection name: %s", coll)
 	}
-	if strings.HasPrefix(coll, "system.") && !allowedSystem[coll] && !(db == "config" && coll == "system.sessions") && !(db == "local" && coll == "system.replset") {
+	if strings.HasPrefix(coll, "system.") && !allowedSystem[coll] && !strings.HasPrefix(coll, "system.buckets.") && !(db == "config" && coll == "system.sessions") && !(db == "local" && coll == "system.replset") {
 		return mongoerr.New(mongoerr.InvalidNamespace, "Invalid system namespace: %s.%s", db, coll)
 	}
 	if len(db)+1+len(coll) > MaxNamespaceLength {
@@ -50,5 +50,6 @@ func ValidateCollectionName(db, coll string) error {
 
 // allowedSystem are the system collections any database may hold; the
 // local database also holds system.replset (the replica set's
-// configuration), as mongod's isLegalClientSystemNS.
+// configuration), as mongod's isLegalClientSystemNS; so may the buckets
+// collections of time-series collections (system.buckets.*).
 var allowedSystem = map[string]bool{"system.js": true, "system.profile": true}

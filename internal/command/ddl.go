@@ -15,7 +15,6 @@ import (
 // unsupportedCreateOptions are create options MongoDB has and Cairn does not
 // (yet); they are refused rather than ignored.
 var unsupportedCreateOptions = map[string]string{
-	"timeseries":      "time-series collections",
 	"pipeline":        "views (a pipeline without viewOn)",
 	"encryptedFields": "queryable encryption", "storageEngine": "storage engine options",
 	"indexOptionDefaults": "index option defaults", "idIndex": "custom _id indexes",
@@ -28,6 +27,9 @@ func create(c *Ctx) error {
 	}
 	if _, ok := c.Body.Lookup("viewOn"); ok {
 		return createView(c, name)
+	}
+	if _, ok := c.Body.Lookup("timeseries"); ok {
+		return createTimeseries(c, name)
 	}
 	// The options kept with the collection (listCollections shows them).
 	var opts bson.Builder
@@ -136,6 +138,12 @@ func drop(c *Ctx) error {
 	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {
 		coll, err := catalog.Get(tx, c.DB, name)
 		if err != nil || coll == nil {
+			return err
+		}
+		if ts, err := timeseriesOf(tx, coll); err != nil || ts != nil {
+			if err == nil {
+				nIndexes, err = c.Env.DropTimeseries(tx, ts)
+			}
 			return err
 		}
 		nIndexes = len(coll.Indexes)
@@ -252,6 +260,9 @@ func renameCollection(c *Ctx) error {
 		if src == nil {
 			return mongoerr.New(mongoerr.NamespaceNotFound, "Source collection %s does not exist", from)
 		}
+		if err := exec.CheckTimeseriesRename(tx, src); err != nil {
+			return err
+		}
 		if from == to {
 			return mongoerr.New(mongoerr.IllegalOperation, "Can't rename a collection to itself")
 		}
@@ -285,6 +296,9 @@ func collMod(c *Ctx) error {
 	}
 	wc, err := parseWriteConcern(c)
 	if err != nil {
+		return err
+	}
+	if ok, err := timeseriesCollMod(c, name, wc); ok || err != nil {
 		return err
 	}
 	var change, logged []bson.Element

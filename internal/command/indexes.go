@@ -10,6 +10,11 @@ import (
 )
 
 func createIndexes(c *Ctx) error {
+	if name, err := c.collectionArg(); err == nil {
+		if _, err := timeseriesIndexes(c, name); err != nil {
+			return err
+		}
+	}
 	a := newArgs(c)
 	if err := a.check("indexes", "commitQuorum", "ignoreUnknownIndexOptions", "isTimeseriesNamespace"); err != nil {
 		return err
@@ -138,6 +143,19 @@ func dropIndexes(c *Ctx) error {
 	which, ok := a.lookup("index")
 	if !ok {
 		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'dropIndexes.index' is missing but a required field")
+	}
+	if ts, err := timeseriesNamed(c, name); err != nil {
+		return err
+	} else if ts != nil {
+		// The index is the buckets', named or keyed as created.
+		name = ts.Buckets.Name
+		if which.Type == bson.TypeDocument {
+			k, err := ts.Opts.BucketIndexKey(which.Document())
+			if err != nil {
+				return err
+			}
+			which = bson.Value{Type: bson.TypeDocument, Data: k}
+		}
 	}
 	was := 0
 	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {

@@ -5,6 +5,7 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/session"
+	"github.com/cairndb/cairn/internal/timeseries"
 )
 
 // writeError is one entry of a write command's writeErrors.
@@ -60,6 +61,16 @@ func insert(c *Ctx) error {
 		if err != nil {
 			return err
 		}
+		// A time-series collection's measurements go into its buckets
+		// (timeseries.go), after every statement is checked.
+		ts, err := timeseriesOf(tx, coll)
+		if err != nil {
+			return err
+		}
+		var measurements []timeseries.Measurement
+		if ts != nil {
+			coll = ts.Buckets
+		}
 		cw, err := c.writer(tx, coll)
 		if err != nil {
 			return err
@@ -72,7 +83,14 @@ func insert(c *Ctx) error {
 				return nil
 			}
 			rs.start(i)
-			if _, _, err := cw.Insert(d); err != nil {
+			if ts != nil {
+				m, err := timeseries.Prepare(ts.Opts, d, exec.NewObjectID)
+				if err != nil {
+					rs.abandon()
+					return err
+				}
+				measurements = append(measurements, m)
+			} else if _, _, err := cw.Insert(d); err != nil {
 				rs.abandon()
 				return err
 			}
@@ -80,6 +98,9 @@ func insert(c *Ctx) error {
 			return fatal(rs.done(i, session.StmtResult{N: 1}))
 		})
 		if err != nil {
+			return err
+		}
+		if err := c.Env.InsertMeasurements(cw, ts, measurements); err != nil {
 			return err
 		}
 		return rs.finish()

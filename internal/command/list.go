@@ -104,15 +104,21 @@ func listCollections(c *Ctx) error {
 	if err != nil {
 		return err
 	}
+	defer tx.Rollback()
 	colls, err := catalog.List(tx, c.DB)
-	tx.Rollback()
 	if err != nil {
 		return err
 	}
 	var docs []bson.Doc
 	for _, coll := range colls {
 		var b bson.Builder
-		coll.AppendInfo(&b, nameOnly)
+		if ts, err := timeseriesOf(tx, coll); err != nil {
+			return err
+		} else if ts != nil {
+			exec.AppendTimeseriesInfo(&b, ts, nameOnly)
+		} else {
+			coll.AppendInfo(&b, nameOnly)
+		}
 		d := b.Finish()
 		if filter != nil && !filter.Match(d) {
 			continue
@@ -160,6 +166,10 @@ func listIndexes(c *Ctx) error {
 		return err
 	}
 	coll, err := catalog.Get(tx, c.DB, name)
+	var ts *exec.Timeseries
+	if err == nil {
+		ts, err = timeseriesOf(tx, coll)
+	}
 	tx.Rollback()
 	if err != nil {
 		return err
@@ -168,6 +178,14 @@ func listIndexes(c *Ctx) error {
 		return mongoerr.New(mongoerr.NamespaceNotFound, "ns does not exist: %s.%s", c.DB, name)
 	}
 	var docs []bson.Doc
+	if ts != nil {
+		// The buckets' indexes, with the keys the collection's users gave.
+		for _, ix := range ts.Buckets.Indexes {
+			if d, ok := timeseriesListedIndex(ts.Opts, ix.Spec); ok && ix.Ready {
+				docs = append(docs, d)
+			}
+		}
+	}
 	for _, ix := range coll.Indexes {
 		if ix.Ready {
 			docs = append(docs, ix.Spec)

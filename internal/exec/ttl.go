@@ -71,6 +71,11 @@ func TTLPass(ctx context.Context, e *Engine, now time.Time) (int64, error) {
 	}
 	var total int64
 	for _, c := range colls {
+		n, err := timeseriesTTL(ctx, e, c, now)
+		total += n
+		if err != nil {
+			return total, err
+		}
 		if secs := c.ClusteredExpireAfterSeconds(); secs >= 0 {
 			n, err := expireClustered(ctx, e, c, secs, now)
 			total += n

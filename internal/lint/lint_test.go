@@ -91,9 +91,9 @@ var importRules = []struct {
 		},
 	},
 	{
-		"the document layer (bson, query, expr, agg, geo, mongoerr) never touches storage",
+		"the document layer (bson, query, expr, agg, geo, mongoerr, timeseries) never touches storage",
 		func(pkg string) bool {
-			for _, d := range []string{"bson", "internal/query", "internal/expr", "internal/agg", "internal/geo", "internal/mongoerr"} {
+			for _, d := range []string{"bson", "internal/query", "internal/expr", "internal/agg", "internal/geo", "internal/mongoerr", "internal/timeseries"} {
 				if under(pkg, d) {
 					return true
 				}

@@ -1,0 +1,343 @@
+package timeseries
+
+import (
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+// Bucket is one bucket being built or grown: its measurements' fields as
+// columns. Values may point into the stored bucket it was decoded from.
+type Bucket struct {
+	ID [12]byte
+	// Start is the bucket's rounded start (ms since the epoch).
+	Start   int64
+	Meta    bson.Value // Type 0: the measurements have no meta value
+	Count   int
+	columns []column
+	byName  map[string]int
+	// size estimates the encoded size (bytes).
+	size int
+}
+
+// column is one field's values by position (Type 0: missing there).
+type column struct {
+	name string
+	vals []bson.Value
+}
+
+// oidProcess and oidCounter make bucket _ids unique after their
+// timestamp, as mongod's ObjectId generator.
+var (
+	oidProcess [5]byte
+	oidCounter atomic.Uint32
+)
+
+func init() {
+	var seed [8]byte
+	_, _ = rand.Read(oidProcess[:])
+	_, _ = rand.Read(seed[:])
+	oidCounter.Store(binary.LittleEndian.Uint32(seed[:]))
+}
+
+// roundDown rounds t (ms) down to a multiple of rounding seconds.
+func roundDown(t, rounding int64) int64 {
+	r := rounding * 1000
+	q := t / r
+	if t%r < 0 {
+		q--
+	}
+	return q * r
+}
+
+// NewBucket starts a bucket for meta whose first measurement is at t (ms).
+func NewBucket(o *Options, meta bson.Value, t int64) *Bucket {
+	b := &Bucket{Start: roundDown(t, o.Rounding), Meta: meta, byName: map[string]int{}}
+	binary.BigEndian.PutUint32(b.ID[:4], uint32(int32(b.Start/1000)))
+	copy(b.ID[4:9], oidProcess[:])
+	n := oidCounter.Add(1)
+	b.ID[9], b.ID[10], b.ID[11] = byte(n>>16), byte(n>>8), byte(n)
+	b.size = 200 + len(meta.Data)
+	return b
+}
+
+// Holds reports whether a measurement at t (ms) belongs in the bucket's
+// span.
+func (b *Bucket) Holds(o *Options, t int64) bool {
+	return t >= b.Start && t < b.Start+o.MaxSpan*1000
+}
+
+// Size is the bucket's estimated encoded size in bytes.
+func (b *Bucket) Size() int { return b.size }
+
+// Measurement is a measurement ready for a bucket: its time, its meta
+// value and its other fields.
+type Measurement struct {
+	Doc  bson.Doc
+	Time int64
+	Meta bson.Value // Type 0: none
+	// MetaKey identifies the meta value (its type and bytes).
+	MetaKey string
+}
+
+// Prepare checks an inserted measurement (its timeField must be a date)
+// and gives it an _id when it has none, with newID.
+func Prepare(o *Options, d bson.Doc, newID func() [12]byte) (Measurement, error) {
+	m := Measurement{Doc: d}
+	tv, ok := d.Lookup(o.TimeField)
+	if !ok || tv.Type != bson.TypeDateTime {
+		return m, mongoerr.New(mongoerr.BadValue, "'%s' must be present and contain a valid BSON UTC datetime value", o.TimeField)
+	}
+	m.Time = tv.DateTime()
+	if o.MetaField != "" {
+		if mv, ok := d.Lookup(o.MetaField); ok {
+			m.Meta = mv
+			m.MetaKey = string(rune(mv.Type)) + string(mv.Data)
+		}
+	}
+	if _, ok := d.Lookup("_id"); !ok {
+		var b bson.Builder
+		b.AppendObjectID("_id", newID())
+		it := d.Iter()
+		for it.Next() {
+			b.AppendElement(it.Element())
+		}
+		m.Doc = b.Finish()
+	}
+	return m, nil
+}
+
+// MeasurementSize is what a measurement adds to a bucket, about.
+func MeasurementSize(m Measurement) int { return len(m.Doc) + 8*m.Doc.Len() }
+
+// Add appends a measurement (not its meta field) at the next position.
+func (b *Bucket) Add(o *Options, m Measurement) {
+	pos := b.Count
+	b.Count++
+	it := m.Doc.Iter()
+	for it.Next() {
+		e := it.Element()
+		if o.MetaField != "" && e.Key == o.MetaField {
+			continue
+		}
+		i, ok := b.byName[e.Key]
+		if !ok {
+			i = len(b.columns)
+			b.columns = append(b.columns, column{name: e.Key})
+			b.byName[e.Key] = i
+		}
+		c := &b.columns[i]
+		for len(c.vals) < pos {
+			c.vals = append(c.vals, bson.Value{})
+		}
+		c.vals = append(c.vals, e.Value)
+		b.size += len(e.Value.Data) + len(strconv.Itoa(pos)) + 2
+	}
+}
+
+// Encode builds the bucket document (control.version 1).
+func (b *Bucket) Encode(o *Options) bson.Doc {
+	var d bson.Builder
+	d.AppendObjectID("_id", b.ID)
+	d.StartDocument("control")
+	d.AppendInt32("version", 1)
+	for _, which := range []int{-1, 1} {
+		if which < 0 {
+			d.StartDocument("min")
+		} else {
+			d.StartDocument("max")
+		}
+		for _, c := range b.columns {
+			var best bson.Value
+			for _, v := range c.vals {
+				if v.Type == 0 {
+					continue
+				}
+				if best.Type == 0 || bson.Compare(v, best)*which > 0 {
+					best = v
+				}
+			}
+			if best.Type == 0 {
+				continue
+			}
+			if which < 0 && c.name == o.TimeField {
+				d.AppendDateTime(c.name, b.Start)
+				continue
+			}
+			d.AppendValue(c.name, best)
+		}
+		d.End()
+	}
+	d.End()
+	if b.Meta.Type != 0 {
+		d.AppendValue("meta", b.Meta)
+	}
+	d.StartDocument("data")
+	var key []byte
+	for _, c := range b.columns {
+		d.StartDocument(c.name)
+		for i, v := range c.vals {
+			if v.Type != 0 {
+				key = strconv.AppendInt(key[:0], int64(i), 10)
+				d.AppendValue(string(key), v)
+			}
+		}
+		d.End()
+	}
+	d.End()
+	return d.Finish()
+}
+
+// Decode reads a stored bucket (control.version 1) for more
+// measurements; its values point into doc.
+func Decode(o *Options, doc bson.Doc) (*Bucket, error) {
+	b := &Bucket{byName: map[string]int{}, size: len(doc)}
+	id, ok := doc.Lookup("_id")
+	if !ok || id.Type != bson.TypeObjectID {
+		return nil, fmt.Errorf("timeseries: bucket without an ObjectId _id")
+	}
+	b.ID = id.ObjectID()
+	if v, ok := doc.LookupPath("control", "version"); ok {
+		if n, _ := v.AsInt64(); n != 1 {
+			return nil, mongoerr.New(mongoerr.TimeseriesBucketCompressionFailed, "Cairn does not read time-series buckets of control.version %d", n)
+		}
+	}
+	start, ok := doc.LookupPath("control", "min", o.TimeField)
+	if !ok || start.Type != bson.TypeDateTime {
+		return nil, fmt.Errorf("timeseries: bucket %x without control.min.%s", b.ID, o.TimeField)
+	}
+	b.Start = start.DateTime()
+	if m, ok := doc.Lookup("meta"); ok {
+		b.Meta = m
+	}
+	data, ok := doc.Lookup("data")
+	if !ok || data.Type != bson.TypeDocument {
+		return nil, fmt.Errorf("timeseries: bucket %x without data", b.ID)
+	}
+	it := data.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Value.Type != bson.TypeDocument {
+			return nil, fmt.Errorf("timeseries: bucket %x: data.%s is not an object", b.ID, e.Key)
+		}
+		c := column{name: e.Key}
+		cit := e.Value.Document().Iter()
+		for cit.Next() {
+			ce := cit.Element()
+			pos, err := strconv.Atoi(ce.Key)
+			if err != nil || pos < len(c.vals) || pos > MaxCount*100 {
+				return nil, fmt.Errorf("timeseries: bucket %x: data.%s has key %q out of order", b.ID, e.Key, ce.Key)
+			}
+			for len(c.vals) < pos {
+				c.vals = append(c.vals, bson.Value{})
+			}
+			c.vals = append(c.vals, ce.Value)
+		}
+		b.Count = max(b.Count, len(c.vals))
+		b.byName[c.name] = len(b.columns)
+		b.columns = append(b.columns, c)
+	}
+	return b, nil
+}
+
+// Unpacker turns buckets back into measurements.
+type Unpacker struct {
+	TimeField, MetaField string
+	// Include, when not nil, lists the only fields to build (the
+	// pipeline after the unpacking reads no others).
+	Include map[string]bool
+	cols    []unpackCol
+	b       bson.Builder
+}
+
+type unpackCol struct {
+	name string
+	it   bson.Iter
+	pos  int // position of the next value; -1: no more
+	val  bson.Value
+}
+
+func (c *unpackCol) advance() {
+	for c.it.Next() {
+		e := c.it.Element()
+		if n, err := strconv.Atoi(e.Key); err == nil {
+			c.pos, c.val = n, e.Value
+			return
+		}
+	}
+	c.pos = -1
+}
+
+// Unpack calls emit with each measurement of bucket, in position order:
+// the time first, then the meta value, then the other fields as the
+// bucket lists them. emit returning false stops it.
+func (u *Unpacker) Unpack(bucket bson.Doc, emit func(bson.Doc) bool) error {
+	data, ok := bucket.Lookup("data")
+	if !ok || data.Type != bson.TypeDocument {
+		return fmt.Errorf("timeseries: bucket without data")
+	}
+	if v, ok := bucket.LookupPath("control", "version"); ok {
+		if n, _ := v.AsInt64(); n != 1 {
+			return mongoerr.New(mongoerr.TimeseriesBucketCompressionFailed, "Cairn does not read time-series buckets of control.version %d", n)
+		}
+	}
+	var meta bson.Value
+	if u.MetaField != "" && (u.Include == nil || u.Include[u.MetaField]) {
+		meta, _ = bucket.Lookup("meta")
+	}
+	u.cols = u.cols[:0]
+	timeAt := -1
+	it := data.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Value.Type != bson.TypeDocument {
+			continue
+		}
+		if e.Key != u.TimeField && u.Include != nil && !u.Include[e.Key] {
+			continue
+		}
+		c := unpackCol{name: e.Key, it: e.Value.Document().Iter()}
+		c.advance()
+		if e.Key == u.TimeField {
+			timeAt = len(u.cols)
+		}
+		u.cols = append(u.cols, c)
+	}
+	if timeAt < 0 {
+		return nil
+	}
+	includeTime := u.Include == nil || u.Include[u.TimeField]
+	for u.cols[timeAt].pos >= 0 {
+		pos := u.cols[timeAt].pos
+		u.b.Reset(nil)
+		if includeTime {
+			u.b.AppendValue(u.TimeField, u.cols[timeAt].val)
+		}
+		if meta.Type != 0 {
+			u.b.AppendValue(u.MetaField, meta)
+		}
+		for i := range u.cols {
+			c := &u.cols[i]
+			if i == timeAt {
+				continue
+			}
+			for c.pos >= 0 && c.pos < pos {
+				c.advance() // a value at a position without a time
+			}
+			if c.pos == pos {
+				u.b.AppendValue(c.name, c.val)
+				c.advance()
+			}
+		}
+		u.cols[timeAt].advance()
+		if !emit(u.b.Finish()) {
+			return nil
+		}
+	}
+	return nil
+}
