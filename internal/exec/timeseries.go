@@ -350,7 +350,6 @@ func timeseriesTTL(ctx context.Context, e *Engine, c *catalog.Collection, now ti
 	return n, nil
 }
 
-
 // CheckTimeseriesRename refuses to rename a time-series collection or
 // its buckets, as mongod 7.0.
 func CheckTimeseriesRename(tx *Tx, src *catalog.Collection) error {
