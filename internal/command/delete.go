@@ -117,6 +117,12 @@ func deleteOne(c *Ctx, a args, tx *exec.Tx, coll *catalog.Collection, st bson.Do
 	if coll == nil {
 		return 0, nil
 	}
+	if ts, err := timeseriesOf(tx, coll); err != nil || ts != nil {
+		if err != nil {
+			return 0, err
+		}
+		return c.Env.DeleteMeasurements(c, tx, ts, q, &where, int(limit))
+	}
 	w, err := c.writer(tx, coll)
 	if err != nil {
 		return 0, err

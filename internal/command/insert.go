@@ -100,7 +100,7 @@ func insert(c *Ctx) error {
 		if err != nil {
 			return err
 		}
-		if err := c.Env.InsertMeasurements(cw, ts, measurements); err != nil {
+		if err := c.Env.InsertMeasurements(c, cw, ts, measurements); err != nil {
 			return err
 		}
 		return rs.finish()

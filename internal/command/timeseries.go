@@ -267,3 +267,20 @@ func timeseriesIndexChange(o *timeseries.Options, change bson.Doc) bson.Doc {
 	}
 	return b.Finish()
 }
+
+// timeseriesUpdate runs an update statement (raw, parsed as st) on a
+// time-series collection, refusing what MongoDB 7.0 refuses.
+func timeseriesUpdate(c *Ctx, tx *exec.Tx, ts *exec.Timeseries, raw bson.Doc, st *exec.UpdateStmt) (exec.UpdateResult, error) {
+	u, _ := raw.Lookup("u")
+	if err := ts.Opts.UpdateError(u, st.Multi, st.Upsert); err != nil {
+		return exec.UpdateResult{}, err
+	}
+	var q bson.Doc
+	if v, ok := raw.Lookup("q"); ok && v.Type == bson.TypeDocument {
+		q = v.Document()
+	}
+	if !ts.Opts.MetaOnly(q) {
+		return exec.UpdateResult{}, ts.Opts.NotMetaQueryError()
+	}
+	return c.Env.UpdateMeasurements(c, tx, ts, q, st)
+}

@@ -181,7 +181,15 @@ func update(c *Ctx) error {
 				st.Hook = func() { h(sc.c) }
 			}
 			var res exec.UpdateResult
-			if res, coll, err = c.Env.ApplyUpdate(sc.c, tx, c.DB, w.name, coll, st); err != nil {
+			if ts, err := timeseriesOf(tx, coll); err != nil {
+				return err
+			} else if ts != nil {
+				res, err = timeseriesUpdate(sc.c, tx, ts, raw, st)
+				if err != nil {
+					rs.abandon()
+					return err
+				}
+			} else if res, coll, err = c.Env.ApplyUpdate(sc.c, tx, c.DB, w.name, coll, st); err != nil {
 				rs.abandon()
 				return err
 			}

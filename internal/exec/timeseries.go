@@ -17,6 +17,7 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/internal/timeseries"
 )
 
@@ -192,6 +193,8 @@ func (e *Engine) DropTimeseries(tx *Tx, ts *Timeseries) (int, error) {
 
 // bucketStore is a buckets collection's writer as timeseries.Store.
 type bucketStore struct {
+	e   *Engine
+	ctx context.Context
 	w   *CollWriter
 	key []byte
 }
@@ -216,13 +219,48 @@ func (s *bucketStore) Replace(id [12]byte, old, updated bson.Doc) error {
 	return s.w.Replace(DocKey(nil, oidValue(id)), old, updated)
 }
 
+// Reopen finds buckets for a measurement of meta at t through the
+// buckets' index on meta and time when there is one (a scan otherwise).
+func (s *bucketStore) Reopen(o *timeseries.Options, meta bson.Value, t int64) ([][12]byte, error) {
+	var b bson.Builder
+	if meta.Type != 0 {
+		b.AppendValue("meta", meta)
+	} else {
+		b.StartDocument("meta")
+		b.AppendBool("$exists", false)
+		b.End()
+	}
+	b.StartDocument("control.min." + o.TimeField)
+	b.AppendDateTime("$lte", t)
+	b.AppendDateTime("$gt", t-o.MaxSpan*1000)
+	b.End()
+	wf, err := CompileWriteFilter(b.Finish(), &query.Options{})
+	if err != nil {
+		return nil, err
+	}
+	ms, err := s.e.SelectDocs(s.ctx, s.w.tx, s.w.Coll, s.w.Data, &wf, bson.Value{}, nil, 16)
+	if err != nil {
+		return nil, err
+	}
+	var ids [][12]byte
+	for _, m := range ms {
+		if len(ids) == 4 {
+			break
+		}
+		if id, ok := m.Doc.Lookup("_id"); ok && id.Type == bson.TypeObjectID {
+			ids = append(ids, id.ObjectID())
+		}
+	}
+	return ids, nil
+}
+
 // InsertMeasurements puts measurements into the buckets through w (the
 // buckets collection's writer).
-func (e *Engine) InsertMeasurements(w *CollWriter, ts *Timeseries, ms []timeseries.Measurement) error {
+func (e *Engine) InsertMeasurements(ctx context.Context, w *CollWriter, ts *Timeseries, ms []timeseries.Measurement) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	return e.BucketCatalog().Insert(&bucketStore{w: w}, ts.Buckets.UUID, ts.Opts, ms)
+	return e.BucketCatalog().Insert(&bucketStore{e: e, ctx: ctx, w: w}, ts.Buckets.UUID, ts.Opts, ms)
 }
 
 // expireBuckets removes the buckets of buckets collection c (with

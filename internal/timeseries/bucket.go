@@ -341,3 +341,53 @@ func (u *Unpacker) Unpack(bucket bson.Doc, emit func(bson.Doc) bool) error {
 	}
 	return nil
 }
+
+// Rebuild is a bucket with _id id, start and meta holding only the
+// measurements keep (unpacked measurements, in order).
+func Rebuild(o *Options, id [12]byte, start int64, meta bson.Value, keep []bson.Doc) bson.Doc {
+	b := &Bucket{ID: id, Start: start, Meta: meta, byName: map[string]int{}}
+	for _, d := range keep {
+		m := Measurement{Doc: d, Meta: meta}
+		if tv, ok := d.Lookup(o.TimeField); ok {
+			m.Time = tv.DateTime()
+		}
+		b.Add(o, m)
+	}
+	return b.Encode(o)
+}
+
+// WithMeta is bucket with its meta value replaced (Type 0: removed).
+func WithMeta(bucket bson.Doc, meta bson.Value) bson.Doc {
+	var b bson.Builder
+	done := false
+	it := bucket.Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "meta":
+			if meta.Type != 0 {
+				b.AppendValue("meta", meta)
+			}
+			done = true
+		case "data":
+			if !done && meta.Type != 0 {
+				b.AppendValue("meta", meta)
+			}
+			done = true
+			b.AppendElement(e)
+		default:
+			b.AppendElement(e)
+		}
+	}
+	return b.Finish()
+}
+
+// BucketID reads a bucket's _id and start (control.min of the time).
+func BucketID(o *Options, bucket bson.Doc) (id [12]byte, start int64, ok bool) {
+	v, ok1 := bucket.Lookup("_id")
+	s, ok2 := bucket.LookupPath("control", "min", o.TimeField)
+	if !ok1 || !ok2 || v.Type != bson.TypeObjectID || s.Type != bson.TypeDateTime {
+		return id, 0, false
+	}
+	return v.ObjectID(), s.DateTime(), true
+}

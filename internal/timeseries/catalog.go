@@ -16,6 +16,10 @@ type Store interface {
 	Insert(doc bson.Doc) error
 	// Replace stores updated in place of old (same _id).
 	Replace(id [12]byte, old, updated bson.Doc) error
+	// Reopen returns the _ids of some buckets with meta value meta
+	// (Type 0: none) whose span may hold time t (ms) and that are not
+	// full: mongod 7.0's query for an archived bucket to reopen.
+	Reopen(o *Options, meta bson.Value, t int64) ([][12]byte, error)
 }
 
 // Catalog remembers, per buckets collection and meta value, the buckets
@@ -40,7 +44,7 @@ type hint struct {
 // the collection's hints start again: buckets are then fuller than they
 // could be, never wrong).
 const (
-	hintsPerMeta = 4
+	hintsPerMeta = 8
 	maxMetas     = 200000
 )
 
@@ -144,6 +148,37 @@ func (c *Catalog) insertGroup(st Store, uuid [16]byte, o *Options, key string, m
 			}
 			into = w
 			break
+		}
+		if into == nil {
+			// No remembered bucket: look for one to reopen.
+			ids, err := st.Reopen(o, m.Meta, m.Time)
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				known := false
+				for _, h := range hs {
+					known = known || h.id == id
+				}
+				if known {
+					continue
+				}
+				doc, err := st.Get(id)
+				if err != nil {
+					return err
+				}
+				if doc == nil {
+					continue
+				}
+				b, err := Decode(o, doc)
+				if err != nil || !bson.Equal(b.Meta, m.Meta) || !b.Holds(o, m.Time) || b.Count >= MaxCount || b.Size()+size > MaxSize {
+					continue
+				}
+				into = &working{b: b, old: doc}
+				hs = append([]hint{{id: b.ID, start: b.Start}}, hs...)
+				buckets = append([]*working{into}, buckets...)
+				break
+			}
 		}
 		if into == nil {
 			into = &working{b: NewBucket(o, m.Meta, m.Time)}

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 // UnpackSpec is a $_internalUnpackBucket stage's specification.
@@ -186,4 +187,104 @@ func (s UnpackSpec) timePredicates(v bson.Value) []bson.Doc {
 		}
 	}
 	return out
+}
+
+// BucketFilter is a filter on buckets that every bucket holding a
+// measurement matching filter matches (an empty document when none of
+// filter bounds the buckets).
+func (o *Options) BucketFilter(filter bson.Doc) bson.Doc {
+	s := UnpackSpec{TimeField: o.TimeField, MetaField: o.MetaField, MaxSpan: o.MaxSpan}
+	preds := s.bucketPredicates(filter)
+	if len(preds) == 0 {
+		return bson.EmptyDoc
+	}
+	m := matchOf(preds)
+	v, _ := m.Lookup("$match")
+	return v.Document()
+}
+
+// MetaOnly reports whether filter tests nothing but the metaField (and
+// its subfields), as an update's filter on a time-series collection must.
+func (o *Options) MetaOnly(filter bson.Doc) bool {
+	it := filter.Iter()
+	for it.Next() {
+		e := it.Element()
+		switch {
+		case e.Key == "$and" || e.Key == "$or" || e.Key == "$nor":
+			if e.Value.Type != bson.TypeArray {
+				return false
+			}
+			ait := e.Value.Document().Iter()
+			for ait.Next() {
+				v := ait.Element().Value
+				if v.Type != bson.TypeDocument || !o.MetaOnly(v.Document()) {
+					return false
+				}
+			}
+		case e.Key == "$comment":
+		case o.MetaField != "" && (e.Key == o.MetaField || strings.HasPrefix(e.Key, o.MetaField+".")):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// UpdateError checks an update statement on a time-series collection as
+// MongoDB 7.0 does: multi, no upsert, an operator update that changes
+// only the metaField (its $rename too). It returns nil when allowed.
+func (o *Options) UpdateError(u bson.Value, multi, upsert bool) error {
+	if !multi {
+		return mongoerr.New(mongoerr.InvalidOptions, "Cannot perform a non-multi update on a time-series collection")
+	}
+	if upsert {
+		return mongoerr.New(mongoerr.InvalidOptions, "Cannot perform an upsert on a time-series collection")
+	}
+	if u.Type == bson.TypeArray {
+		return mongoerr.New(mongoerr.InvalidOptions, "Cannot perform an update on a time-series collection using a pipeline update")
+	}
+	if u.Type != bson.TypeDocument {
+		return nil // the update's own parsing answers
+	}
+	notMeta := mongoerr.New(mongoerr.InvalidOptions, "Cannot perform an update on a time-series collection which updates a field that is not the metaField '%s'", o.MetaField)
+	isMeta := func(f string) bool {
+		return o.MetaField != "" && (f == o.MetaField || strings.HasPrefix(f, o.MetaField+"."))
+	}
+	it := u.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if !strings.HasPrefix(e.Key, "$") {
+			return mongoerr.New(mongoerr.InvalidOptions, "Cannot perform an update on a time-series collection using a replacement document")
+		}
+		if e.Value.Type != bson.TypeDocument {
+			continue
+		}
+		fit := e.Value.Document().Iter()
+		for fit.Next() {
+			f := fit.Element()
+			if !isMeta(f.Key) {
+				return notMeta
+			}
+			if e.Key == "$rename" && (f.Value.Type != bson.TypeString || !isMeta(f.Value.StringValue())) {
+				return notMeta
+			}
+		}
+	}
+	return nil
+}
+
+// NotMetaQueryError is MongoDB's refusal of an update filter on other
+// fields than the metaField.
+func (o *Options) NotMetaQueryError() error {
+	return mongoerr.New(mongoerr.InvalidOptions, "Cannot perform an update or delete on a time-series collection when querying on a field that is not the metaField '%s'", o.MetaField)
+}
+
+// MetaDoc is the measurement-shaped document {<metaField>: meta} that a
+// meta-only filter or update applies to (empty without a meta value).
+func (o *Options) MetaDoc(meta bson.Value) bson.Doc {
+	var b bson.Builder
+	if meta.Type != 0 && o.MetaField != "" {
+		b.AppendValue(o.MetaField, meta)
+	}
+	return b.Finish()
 }

@@ -1,0 +1,250 @@
+package timeseries
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/mongoerr"
+)
+
+func doc(t testing.TB, js string) bson.Doc {
+	t.Helper()
+	d, err := bson.UnmarshalExtJSON([]byte(js), false)
+	if err != nil {
+		t.Fatalf("%s: %v", js, err)
+	}
+	return d
+}
+
+func docValue(d bson.Doc) bson.Value { return bson.Value{Type: bson.TypeDocument, Data: d} }
+
+func TestParse(t *testing.T) {
+	cases := []struct {
+		spec string
+		code int32  // 0: accepted
+		want string // the listed options when accepted
+	}{
+		{`{"timeField": "t"}`, 0, `{"timeField": "t", "granularity": "seconds", "bucketMaxSpanSeconds": 3600}`},
+		{`{"timeField": "t", "metaField": "m", "granularity": "minutes"}`, 0, `{"timeField": "t", "metaField": "m", "granularity": "minutes", "bucketMaxSpanSeconds": 86400}`},
+		{`{"timeField": "t", "granularity": "hours", "bucketMaxSpanSeconds": 2592000}`, 0, `{"timeField": "t", "granularity": "hours", "bucketMaxSpanSeconds": 2592000}`},
+		{`{"timeField": "t", "bucketMaxSpanSeconds": 600, "bucketRoundingSeconds": 600}`, 0, `{"timeField": "t", "bucketRoundingSeconds": 600, "bucketMaxSpanSeconds": 600}`},
+		{`{"timeField": "t", "bucketMaxSpanSeconds": 600}`, mongoerr.InvalidOptions, ""},
+		{`{"timeField": "t", "bucketMaxSpanSeconds": 600, "bucketRoundingSeconds": 60}`, mongoerr.InvalidOptions, ""},
+		{`{"timeField": "t", "granularity": "minutes", "bucketMaxSpanSeconds": 3600}`, mongoerr.InvalidOptions, ""},
+		{`{"timeField": "t", "granularity": "minutes", "bucketRoundingSeconds": 3600}`, mongoerr.InvalidOptions, ""},
+		{`{"timeField": "t", "bucketMaxSpanSeconds": 0, "bucketRoundingSeconds": 0}`, mongoerr.BadValue, ""},
+		{`{"timeField": "t", "granularity": "days"}`, mongoerr.BadValue, ""},
+		{`{"timeField": 1}`, mongoerr.TypeMismatch, ""},
+		{`{"metaField": "m"}`, mongoerr.IDLFailedToParse, ""},
+		{`{"timeField": "t", "x": 1}`, mongoerr.IDLUnknownField, ""},
+		{`{"timeField": "a.b"}`, mongoerr.InvalidOptions, ""},
+		{`{"timeField": "t", "metaField": "t"}`, mongoerr.InvalidOptions, ""},
+		{`{"timeField": "t", "metaField": "_id"}`, mongoerr.InvalidOptions, ""},
+		{`{"timeField": "t", "metaField": "m.x"}`, mongoerr.InvalidOptions, ""},
+	}
+	for _, c := range cases {
+		o, err := Parse("create", docValue(doc(t, c.spec)))
+		if c.code != 0 {
+			if me, ok := err.(*mongoerr.Error); !ok || me.Code != c.code {
+				t.Errorf("%s: got %v, want code %d", c.spec, err, c.code)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", c.spec, err)
+			continue
+		}
+		if got, want := o.Doc(), doc(t, c.want); !bson.Equal(docValue(got), docValue(want)) {
+			t.Errorf("%s: listed %s, want %s", c.spec, got, want)
+		}
+		var sb bson.Builder
+		sb.AppendDocument("timeseries", o.Doc())
+		if back := FromCollection(sb.Finish()); back == nil || !back.Equal(o) {
+			t.Errorf("%s: stored options read back as %+v, want %+v", c.spec, back, o)
+		}
+	}
+}
+
+func TestCollMod(t *testing.T) {
+	o, _ := Parse("create", docValue(doc(t, `{"timeField": "t"}`)))
+	cases := []struct {
+		from, mod string
+		code      int32
+		changed   bool
+	}{
+		{`{"timeField": "t"}`, `{"granularity": "minutes"}`, 0, true},
+		{`{"timeField": "t", "granularity": "minutes"}`, `{"granularity": "hours"}`, 0, true},
+		{`{"timeField": "t", "granularity": "hours"}`, `{"granularity": "minutes"}`, mongoerr.InvalidOptions, false},
+		{`{"timeField": "t", "granularity": "minutes"}`, `{"granularity": "seconds"}`, mongoerr.InvalidOptions, false},
+		{`{"timeField": "t"}`, `{"granularity": "seconds"}`, 0, false},
+		{`{"timeField": "t"}`, `{"bucketMaxSpanSeconds": 7200, "bucketRoundingSeconds": 7200}`, 0, true},
+		{`{"timeField": "t"}`, `{"bucketMaxSpanSeconds": 7200}`, mongoerr.InvalidOptions, false},
+		{`{"timeField": "t", "granularity": "minutes"}`, `{"bucketMaxSpanSeconds": 60, "bucketRoundingSeconds": 60}`, mongoerr.InvalidOptions, false},
+		{`{"timeField": "t"}`, `{"nope": 1}`, mongoerr.IDLUnknownField, false},
+	}
+	for _, c := range cases {
+		from, _ := Parse("create", docValue(doc(t, c.from)))
+		if from == nil {
+			from = o
+		}
+		n, changed, err := from.CollMod(docValue(doc(t, c.mod)))
+		if c.code != 0 {
+			if me, ok := err.(*mongoerr.Error); !ok || me.Code != c.code {
+				t.Errorf("%s + %s: got %v, want code %d", c.from, c.mod, err, c.code)
+			}
+			continue
+		}
+		if err != nil || changed != c.changed || n == nil {
+			t.Errorf("%s + %s: changed %v err %v, want changed %v", c.from, c.mod, changed, err, c.changed)
+		}
+	}
+}
+
+// TestBucketRoundTrip: measurements added to buckets (fields missing here
+// and there, in any order) unpack to the same measurements, and the
+// control fields bound the data.
+func TestBucketRoundTrip(t *testing.T) {
+	seed := rand.Int64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(uint64(seed), 1))
+	o, _ := Parse("create", docValue(doc(t, `{"timeField": "t", "metaField": "m"}`)))
+	meta := bson.Value{Type: bson.TypeString, Data: []byte("\x02\x00\x00\x00a\x00")}
+	base := int64(1_700_000_000_000)
+	var in []bson.Doc
+	b := NewBucket(o, meta, base)
+	for i := 0; i < 300; i++ {
+		var d bson.Builder
+		d.AppendInt32("_id", int32(i))
+		d.AppendDateTime("t", base+int64(r.IntN(3_600_000)))
+		if r.IntN(3) > 0 {
+			d.AppendDouble("v", r.Float64())
+		}
+		if r.IntN(4) == 0 {
+			d.AppendString("s", "x")
+		}
+		d.AppendValue("m", meta)
+		m, err := Prepare(o, d.Finish(), func() [12]byte { return [12]byte{} })
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Add(o, m)
+		in = append(in, m.Doc)
+	}
+	enc := b.Encode(o)
+	dec, err := Decode(o, enc)
+	if err != nil || dec.Count != len(in) {
+		t.Fatalf("decode: %v count %d", err, dec.Count)
+	}
+	if !bson.Equal(docValue(dec.Encode(o)), docValue(enc)) {
+		t.Fatal("decode/encode changed the bucket")
+	}
+	var out []bson.Doc
+	u := &Unpacker{TimeField: "t", MetaField: "m"}
+	if err := u.Unpack(enc, func(d bson.Doc) bool { out = append(out, d); return true }); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != len(in) {
+		t.Fatalf("unpacked %d, want %d", len(out), len(in))
+	}
+	lo, _ := enc.LookupPath("control", "min", "t")
+	hi, _ := enc.LookupPath("control", "max", "t")
+	for i := range in {
+		for _, k := range []string{"_id", "t", "v", "s", "m"} {
+			a, okA := in[i].Lookup(k)
+			c, okC := out[i].Lookup(k)
+			if okA != okC || (okA && !bson.Equal(a, c)) {
+				t.Fatalf("measurement %d field %s: %v vs %v", i, k, a, c)
+			}
+		}
+		tv, _ := out[i].Lookup("t")
+		if tv.DateTime() < lo.DateTime() || tv.DateTime() > hi.DateTime() {
+			t.Fatalf("time %d outside [%d, %d]", tv.DateTime(), lo.DateTime(), hi.DateTime())
+		}
+	}
+	// Only the included fields are built.
+	u = &Unpacker{TimeField: "t", MetaField: "m", Include: map[string]bool{"v": true}}
+	_ = u.Unpack(enc, func(d bson.Doc) bool {
+		if _, ok := d.Lookup("_id"); ok {
+			t.Fatalf("excluded _id built: %s", d)
+		}
+		return false
+	})
+}
+
+func TestRewrite(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`[{"$_internalUnpackBucket": {"timeField": "t", "metaField": "m", "bucketMaxSpanSeconds": 3600}}, {"$match": {"m.a": 1, "t": {"$gte": {"$date": {"$numberLong": "1000"}}, "$lt": {"$date": {"$numberLong": "5000"}}}, "v": 3}}]`,
+			`[{"$match": {"$and": [{"meta.a": 1}, {"control.max.t": {"$gte": {"$date": {"$numberLong": "1000"}}}}, {"control.min.t": {"$lt": {"$date": {"$numberLong": "5000"}}}}]}}, {"$_internalUnpackBucket": {"timeField": "t", "metaField": "m", "bucketMaxSpanSeconds": 3600}}, {"$match": {"m.a": 1, "t": {"$gte": {"$date": {"$numberLong": "1000"}}, "$lt": {"$date": {"$numberLong": "5000"}}}, "v": 3}}]`},
+		{`[{"$_internalUnpackBucket": {"timeField": "t", "bucketMaxSpanSeconds": 3600}}, {"$match": {"v": 3}}]`,
+			`[{"$_internalUnpackBucket": {"timeField": "t", "bucketMaxSpanSeconds": 3600}}, {"$match": {"v": 3}}]`},
+		{`[{"$_internalUnpackBucket": {"timeField": "t", "metaField": "m", "bucketMaxSpanSeconds": 60}}, {"$match": {"t": {"$date": {"$numberLong": "7"}}}}]`,
+			`[{"$match": {"$and": [{"control.min.t": {"$lte": {"$date": {"$numberLong": "7"}}}}, {"control.max.t": {"$gte": {"$date": {"$numberLong": "7"}}}}]}}, {"$_internalUnpackBucket": {"timeField": "t", "metaField": "m", "bucketMaxSpanSeconds": 60}}, {"$match": {"t": {"$date": {"$numberLong": "7"}}}}]`},
+		{`[{"$match": {"a": 1}}]`, `[{"$match": {"a": 1}}]`},
+	}
+	for _, c := range cases {
+		in := doc(t, `{"p": `+c.in+`}`)
+		want := doc(t, `{"p": `+c.want+`}`)
+		pv, _ := in.Lookup("p")
+		var stages []bson.Doc
+		for _, v := range pv.Document().Values() {
+			stages = append(stages, v.Document())
+		}
+		got := Rewrite(stages)
+		var b bson.Builder
+		b.StartArray("p")
+		for i, s := range got {
+			b.AppendDocument(bson.Index(i), s)
+		}
+		b.End()
+		if g := b.Finish(); !bson.Equal(docValue(g), docValue(want)) {
+			t.Errorf("%s:\n got %s\nwant %s", c.in, g, want)
+		}
+	}
+}
+
+func TestIndexKeys(t *testing.T) {
+	o, _ := Parse("create", docValue(doc(t, `{"timeField": "t", "metaField": "m"}`)))
+	cases := []struct{ user, buckets string }{
+		{`{"m": 1}`, `{"meta": 1}`},
+		{`{"m.a": -1, "t": 1}`, `{"meta.a": -1, "control.min.t": 1, "control.max.t": 1}`},
+		{`{"t": -1}`, `{"control.max.t": -1, "control.min.t": -1}`},
+		{`{"v": 1}`, `{"control.min.v": 1, "control.max.v": 1}`},
+	}
+	for _, c := range cases {
+		got, err := o.BucketIndexKey(doc(t, c.user))
+		if err != nil || !bson.Equal(docValue(got), docValue(doc(t, c.buckets))) {
+			t.Errorf("%s: %s %v, want %s", c.user, got, err, c.buckets)
+			continue
+		}
+		back, ok := o.UserIndexKey(got)
+		if !ok || !bson.Equal(docValue(back), docValue(doc(t, c.user))) {
+			t.Errorf("%s: back %s", c.user, back)
+		}
+	}
+	if _, err := o.BucketIndexKey(doc(t, `{"v": "text"}`)); err == nil {
+		t.Error("a text key on a measurement field was translated")
+	}
+}
+
+// FuzzUnpack: decoding and unpacking any bytes as a bucket fails cleanly
+// or yields measurements; it never panics.
+func FuzzUnpack(f *testing.F) {
+	o, _ := Parse("create", docValue(bson.Doc(nil)))
+	_ = o
+	opts := &Options{TimeField: "t", MetaField: "m", MaxSpan: 3600, Rounding: 60}
+	b := NewBucket(opts, bson.Value{}, 1000)
+	var d bson.Builder
+	d.AppendDateTime("t", 1000)
+	d.AppendInt32("v", 1)
+	b.Add(opts, Measurement{Doc: d.Finish(), Time: 1000})
+	f.Add([]byte(b.Encode(opts)))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if bson.Validate(data, bson.MaxDepth) != nil {
+			return
+		}
+		_, _ = Decode(opts, bson.Doc(data))
+		u := &Unpacker{TimeField: "t", MetaField: "m"}
+		_ = u.Unpack(bson.Doc(data), func(bson.Doc) bool { return true })
+	})
+}
