@@ -40,10 +40,6 @@ func timeseriesNamed(c *Ctx, name string) (*exec.Timeseries, error) {
 	return timeseriesOf(tx, coll)
 }
 
-// timeseriesCreateOptions are the create options mongod allows beside
-// timeseries (kAllowedCollectionCreationOptions) that Cairn takes.
-var timeseriesCreateOptions = map[string]bool{"timeseries": true, "expireAfterSeconds": true, "collation": true}
-
 // createTimeseries handles create with timeseries.
 func createTimeseries(c *Ctx, name string) error {
 	r := &exec.TimeseriesCreate{DB: c.DB, Name: name, Expire: -1}
