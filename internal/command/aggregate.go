@@ -162,6 +162,15 @@ func expandView(c *Ctx, name string, stages []bson.Doc) (string, []bson.Doc, err
 	if err != nil || !isView {
 		return name, stages, err
 	}
+	if len(stages) > 0 && stages[0].Len() == 1 {
+		if _, ok := stages[0].Lookup("$collStats"); ok {
+			// $collStats on a time-series collection reports its buckets
+			// (exec.CollStatsDoc): the view's pipeline does not run.
+			if ts, err := exec.TimeseriesOf(tx, c.DB, name); err != nil || ts != nil {
+				return name, stages, err
+			}
+		}
+	}
 	return source, append(vstages, stages...), nil
 }
 

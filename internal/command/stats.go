@@ -46,13 +46,25 @@ func collStats(c *Ctx) error {
 	if coll == nil {
 		return mongoerr.New(mongoerr.NamespaceNotFound, "Collection [%s.%s] not found.", c.DB, name)
 	}
+	ns := coll.Namespace()
+	ts, err := timeseriesOf(tx, coll)
+	if err != nil {
+		return err
+	}
+	if ts != nil {
+		coll = ts.Buckets // a time-series collection's storage is its buckets'
+	}
 	count, size, err := exec.CollSizes(tx, coll)
 	if err != nil {
 		return err
 	}
 	r := c.Reply
-	r.AppendString("ns", coll.Namespace())
-	return exec.AppendStorageStats(r, tx, coll, count, size, scale)
+	r.AppendString("ns", ns)
+	if err := exec.AppendStorageStats(r, tx, coll, count, size, scale); err != nil {
+		return err
+	}
+	exec.AppendTimeseriesStats(r, ts, count, size)
+	return nil
 }
 
 func dbStats(c *Ctx) error {

@@ -77,13 +77,22 @@ func CollStatsDoc(tx *kv.Tx, db, name string, spec bson.Doc, latency func() [4][
 	if coll == nil {
 		return nil, mongoerr.New(mongoerr.NamespaceNotFound, "Unable to retrieve storageStats in $collStats stage :: caused by :: Collection [%s.%s] not found.", db, name)
 	}
+	ns := coll.Namespace()
+	var ts *Timeseries
+	if _, _, isView := coll.View(); isView {
+		if ts, err = TimeseriesOf(tx, db, name); err != nil {
+			return nil, err
+		} else if ts != nil {
+			coll = ts.Buckets // a time-series collection's storage is its buckets'
+		}
+	}
 	count, size, err := CollSizes(tx, coll)
 	if err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
 	var b bson.Builder
-	b.AppendString("ns", coll.Namespace())
+	b.AppendString("ns", ns)
 	b.AppendString("host", host)
 	b.AppendDateTime("localTime", time.Now().UnixMilli())
 	it := spec.Iter()
@@ -114,6 +123,7 @@ func CollStatsDoc(tx *kv.Tx, db, name string, spec bson.Doc, latency func() [4][
 			if err := AppendStorageStats(&b, tx, coll, count, size, scale); err != nil {
 				return nil, err
 			}
+			AppendTimeseriesStats(&b, ts, count, size)
 			b.End()
 		case "count":
 			b.AppendInt64("count", count)

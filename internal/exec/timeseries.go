@@ -403,3 +403,21 @@ func CheckTimeseriesRename(tx *Tx, src *catalog.Collection) error {
 	}
 	return nil
 }
+
+// AppendTimeseriesStats appends collStats' timeseries section for ts
+// (nothing when nil): the buckets namespace, how many buckets there are
+// and their average size.
+func AppendTimeseriesStats(b *bson.Builder, ts *Timeseries, buckets, size int64) {
+	if ts == nil {
+		return
+	}
+	b.StartDocument("timeseries")
+	b.AppendString("bucketsNs", ts.Buckets.Namespace())
+	b.AppendInt64("bucketCount", buckets)
+	if buckets > 0 {
+		b.AppendInt64("avgBucketSize", size/buckets)
+	} else {
+		b.AppendInt64("avgBucketSize", 0)
+	}
+	b.End()
+}

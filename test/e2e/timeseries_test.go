@@ -141,6 +141,21 @@ func TestTimeseriesCollection(t *testing.T) {
 	}
 	t.Logf("%d measurements in random order: %d buckets", len(all), len(bdocs))
 
+	// collStats and $collStats report the buckets' storage under the
+	// collection's name, with a timeseries section.
+	var cs bson.Raw
+	if err := db.RunCommand(ctx(t), bson.D{{Key: "collStats", Value: "w"}}).Decode(&cs); err != nil {
+		t.Fatal(err)
+	}
+	if cs.Lookup("ns").StringValue() != "tsdb.w" || cs.Lookup("timeseries", "bucketsNs").StringValue() != "tsdb.system.buckets.w" ||
+		cs.Lookup("timeseries", "bucketCount").AsInt64() != int64(len(bdocs)) || cs.Lookup("size").AsInt64() <= 0 {
+		t.Fatalf("collStats: %v", cs)
+	}
+	sdocs := aggregateAll(t, coll, mongo.Pipeline{{{Key: "$collStats", Value: bson.D{{Key: "storageStats", Value: bson.D{}}}}}})
+	if len(sdocs) != 1 || sdocs[0].Lookup("storageStats", "timeseries", "bucketCount").AsInt64() != int64(len(bdocs)) {
+		t.Fatalf("$collStats: %v", sdocs)
+	}
+
 	// In time order, each sensor's hours fill one bucket each.
 	ordered := db.Collection("ordered")
 	if err := db.CreateCollection(ctx(t), "ordered", options.CreateCollection().SetTimeSeriesOptions(to)); err != nil {
