@@ -185,6 +185,11 @@ type Ctx struct {
 	// one), reported as atClusterTime.
 	snapAt       repl.Timestamp
 	linearizable bool
+	// On a set of several members: the rollback epoch the command
+	// started in, and whether it reads with readConcern "majority"
+	// (replset_multi.go).
+	raftEpoch    uint64
+	majorityRead bool
 	// wcTimeout: the write concern's wait ran out of wtimeout
 	// (writeConcernError.errInfo.wtimeout).
 	wcTimeout bool
@@ -308,6 +313,9 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 		if err := checkReplCommand(c, cmd); err != nil {
 			return c.fail(c.finishTxnStatement(err))
 		}
+		if err := beginRaftRead(c); err != nil {
+			return c.fail(c.finishTxnStatement(err))
+		}
 	}
 	start := time.Now()
 	op := beginOp(c, cmd.Name, start)
@@ -356,7 +364,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 		err = cmd.Run(c)
 	}
 	err = c.finishTxnStatement(err)
-	if err == nil && c.linearizable {
+	if err == nil && (c.linearizable || c.majorityRead) {
 		err = finishLinearizable(c)
 	}
 	if err != nil {

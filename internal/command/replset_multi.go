@@ -18,6 +18,9 @@ import (
 	"github.com/cairndb/cairn/internal/opctx"
 	"github.com/cairndb/cairn/internal/raftrepl"
 	"github.com/cairndb/cairn/internal/repl"
+	"github.com/cairndb/cairn/internal/session"
+	"github.com/cairndb/cairn/kv"
+	"go.etcd.io/raft/v3"
 )
 
 // Raft is the member's Raft node (nil: not a member of a set of several
@@ -32,7 +35,7 @@ func (e *Env) startRaft(cfg *repl.Config, bootstrap bool) (*raftrepl.Node, error
 		return n, nil
 	}
 	n, err := raftrepl.Start(raftrepl.Options{Set: e.Repl, DB: e.KV, Oplog: e.Oplog, Log: e.Log,
-		ApplyCommand: e.applyCommand, StoreConfig: e.storeReplConfig}, cfg, bootstrap)
+		ApplyCommand: e.applyCommand, StoreConfig: e.storeReplConfig, OnRollback: e.rollBackSession}, cfg, bootstrap)
 	if err != nil {
 		return nil, err
 	}
@@ -203,7 +206,7 @@ func waitWriteConcern(c *Ctx) {
 	}
 	var err error
 	if wc.majority || wc.mode != "" {
-		err = n.WaitCommitted(ctx, ts)
+		err = n.WaitCommitted(ctx, ts, c.raftEpoch)
 	} else {
 		err = n.WaitReplicated(ctx, ts, int(wc.w))
 	}
@@ -326,6 +329,80 @@ func reconfigRaft(c *Ctx, old, next *repl.Config, force bool) error {
 	}
 	if err != nil {
 		return mongoerr.New(mongoerr.NewReplicaSetConfigurationIncompatible, "reconfig failed: %v", err)
+	}
+	return nil
+}
+
+// beginRaftRead records the rollback epoch the command starts in and,
+// for a linearizable read, confirms the leadership through Raft's
+// ReadIndex before the read (internal/raftrepl/reads.go).
+func beginRaftRead(c *Ctx) error {
+	n := c.Env.Raft()
+	if n == nil || c.applying {
+		return nil
+	}
+	c.raftEpoch = n.Epoch()
+	if !c.linearizable {
+		return nil
+	}
+	// Raft drops a ReadIndex request of a leader that lost its
+	// leadership: the wait is bounded.
+	ctx, cancel := context.WithTimeout(c, readIndexWait)
+	defer cancel()
+	if err := n.ReadIndex(ctx); err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && c.Err() == nil {
+			err = raftrepl.ErrNotPrimary
+		}
+		return raftReadErr(err)
+	}
+	return nil
+}
+
+// readIndexWait bounds a linearizable read's leadership confirmation.
+const readIndexWait = 5 * time.Second
+
+// finishRaftRead waits, after a majority or linearizable read, until the
+// commit point covers everything the read could have seen.
+func finishRaftRead(c *Ctx) error {
+	if err := c.Env.Raft().ReadCommitted(c, c.raftEpoch); err != nil {
+		return raftReadErr(err)
+	}
+	return nil
+}
+
+func raftReadErr(err error) error {
+	switch {
+	case errors.Is(err, raftrepl.ErrRolledBack):
+		return mongoerr.New(mongoerr.InterruptedDueToReplStateChange, "operation was interrupted because the member rolled back writes while it read")
+	case errors.Is(err, raftrepl.ErrNotPrimary), errors.Is(err, raft.ErrProposalDropped):
+		return mongoerr.New(mongoerr.PrimarySteppedDown, "the member stopped being primary before the read was confirmed")
+	}
+	return ctxErr(err)
+}
+
+// rollBackSession takes back, in tx, the session record of an entry the
+// member rolled back: a retryable write's statement runs again when
+// retried, a transaction's commit is no longer answered as committed.
+func (e *Env) rollBackSession(tx *kv.Tx, entry bson.Doc) error {
+	lsid, ok := entry.Lookup("lsid")
+	if !ok || lsid.Type != bson.TypeDocument {
+		return nil
+	}
+	k, ok := session.LSIDKey(lsid.Document())
+	if !ok {
+		return nil
+	}
+	num, _ := entry.Lookup("txnNumber")
+	txnNumber, _ := num.AsInt64()
+	if stmt, ok := entry.Lookup("stmtId"); ok {
+		id, _ := stmt.AsInt64()
+		return session.ForgetStatement(tx, k, txnNumber, int32(id))
+	}
+	if err := session.ForgetTxn(tx, k, txnNumber); err != nil {
+		return err
+	}
+	if e.Sessions != nil {
+		e.Sessions.RolledBackTxn(k, txnNumber)
 	}
 	return nil
 }

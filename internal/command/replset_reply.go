@@ -134,7 +134,9 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 				return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'readConcern.level' is the wrong type '%s', expected type 'string'", e.Value.Type)
 			}
 			switch l := e.Value.StringValue(); l {
-			case "local", "available", "majority":
+			case "local", "available":
+			case "majority":
+				c.majorityRead = c.txn == nil && c.txnStart == nil
 			case "linearizable":
 				if !set.IsWritablePrimary() {
 					return mongoerr.New(mongoerr.NotWritablePrimary, "cannot satisfy linearizable read concern on non-primary node")
@@ -286,8 +288,16 @@ func waitApplied(c *Ctx, ts repl.Timestamp) error {
 }
 
 // finishLinearizable makes the read linearizable: the journal holds every
-// write acknowledged before the read (mongod writes a majority no-op).
+// write acknowledged before the read (mongod writes a majority no-op). On
+// a set of several members, a linearizable or majority read waits for the
+// commit point instead (finishRaftRead).
 func finishLinearizable(c *Ctx) error {
+	if c.Env.Raft() != nil {
+		return finishRaftRead(c)
+	}
+	if !c.linearizable {
+		return nil
+	}
 	return c.writeTx(exec.Sync, func(*exec.Tx) error { return nil })
 }
 

@@ -29,6 +29,9 @@ type Entry struct {
 	// Pre, when set, is the document before the change, kept as its
 	// pre-image (preimage.go; UI must be set).
 	Pre bson.Doc
+	// Old is the document an update or a delete replaced, kept in the
+	// entry's undo record while undo records are on (undo.go).
+	Old bson.Doc
 }
 
 // Logged reports whether writes to db.coll are logged: not those of the
@@ -58,12 +61,27 @@ func Logged(db, coll string) bool {
 // entry (txn.go) and the ts is 0.
 func (l *Log) Append(tx *kv.Tx, e *Entry, stmt *repl.Stmt) (repl.Timestamp, error) {
 	if tx.Concurrent() {
-		return 0, l.txns.add(tx, e)
+		return 0, l.txns.add(tx, e, l.undo.Load())
 	}
+	var rec bson.Doc
+	if l.undo.Load() {
+		rec = undoRecord(e.Old)
+	}
+	return l.append(tx, e, stmt, rec)
+}
+
+// append writes e and, when rec is not nil, its undo record.
+func (l *Log) append(tx *kv.Tx, e *Entry, stmt *repl.Stmt, rec bson.Doc) (repl.Timestamp, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if ts, ok, err := l.replayLocked(tx); ok || err != nil {
 		return ts, err
+	}
+	if l.quiet {
+		return 0, nil
+	}
+	if l.fenced {
+		return 0, errFenced()
 	}
 	t, err := l.begin(tx)
 	if err != nil {
@@ -102,6 +120,11 @@ func (l *Log) Append(tx *kv.Tx, e *Entry, stmt *repl.Stmt) (repl.Timestamp, erro
 	}
 	if e.Pre != nil && e.UI != nil {
 		if err := l.writePreImage(tx, ts, 0, *e.UI, e.Pre); err != nil {
+			return 0, err
+		}
+	}
+	if rec != nil {
+		if err := l.writeUndo(tx, ts, rec); err != nil {
 			return 0, err
 		}
 	}
@@ -173,7 +196,7 @@ func (l *Log) Update(tx *kv.Tx, coll *catalog.Collection, old, updated bson.Doc,
 		return nil // nothing changed: mongod logs nothing either
 	}
 	id, _ := updated.Lookup("_id")
-	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: o, ID: &id, Pre: preImageOf(coll, old)}, stmt)
+	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: o, ID: &id, Pre: preImageOf(coll, old), Old: old}, stmt)
 	return err
 }
 
@@ -191,7 +214,7 @@ func (l *Log) Replace(tx *kv.Tx, coll *catalog.Collection, old, updated bson.Doc
 		return nil
 	}
 	id, _ := updated.Lookup("_id")
-	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: updated, ID: &id, Pre: preImageOf(coll, old)}, stmt)
+	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: updated, ID: &id, Pre: preImageOf(coll, old), Old: old}, stmt)
 	return err
 }
 
@@ -200,7 +223,7 @@ func (l *Log) Delete(tx *kv.Tx, coll *catalog.Collection, old bson.Doc, id bson.
 	if l == nil || !CollectionLogged(coll) {
 		return nil
 	}
-	_, err := l.Append(tx, &Entry{Op: OpDelete, NS: coll.Namespace(), UI: &coll.UUID, O: idDoc(id), Pre: preImageOf(coll, old)}, stmt)
+	_, err := l.Append(tx, &Entry{Op: OpDelete, NS: coll.Namespace(), UI: &coll.UUID, O: idDoc(id), Pre: preImageOf(coll, old), Old: old}, stmt)
 	return err
 }
 

@@ -144,6 +144,11 @@ type Log struct {
 	// replaying is the entry a DDL command applied on a member that is
 	// not primary stands for (replay.go; under mu).
 	replaying *replay
+	// undo: appends write undo records (undo.go); fenced: appends are
+	// refused; quiet: appends write nothing (fenced and quiet under mu).
+	undo   atomic.Bool
+	fenced bool
+	quiet  bool
 }
 
 type figures struct {

@@ -46,11 +46,14 @@ type txnBuffers struct {
 }
 
 // add buffers e for concurrent transaction tx.
-func (t *txnBuffers) add(tx *kv.Tx, e *Entry) error {
+func (t *txnBuffers) add(tx *kv.Tx, e *Entry, undo bool) error {
 	var b bson.Builder
 	e.appendOp(&b)
 	if e.Pre != nil && e.UI != nil {
 		b.AppendDocument(preImageField, e.Pre)
+	}
+	if undo && e.Old != nil {
+		b.AppendDocument(oldField, e.Old)
 	}
 	op := b.Finish()
 	t.mu.Lock()
@@ -109,18 +112,30 @@ func (l *Log) AppendTxn(wt *kv.Tx, lsid bson.Doc, txnNumber int64, ops []bson.Do
 		doc   bson.Doc
 	}
 	var pres []pre
-	var b bson.Builder
+	var b, olds bson.Builder
 	b.StartArray("applyOps")
+	olds.StartArray("olds")
 	for i, op := range ops {
 		op, p := takePreImage(op)
 		if p != nil {
 			pres = append(pres, pre{i, p})
 		}
+		op, old := takeOld(op)
+		if old != nil {
+			olds.AppendDocument(bson.Index(i), old)
+		} else {
+			olds.AppendNull(bson.Index(i))
+		}
 		b.AppendDocument(bson.Index(i), op)
 	}
 	b.End()
-	ts, err := l.Append(wt, &Entry{Op: OpCommand, NS: "admin.$cmd", O: b.Finish()},
-		&repl.Stmt{LSID: lsid, TxnNumber: txnNumber, StmtID: -1})
+	olds.End()
+	var rec bson.Doc
+	if l.undo.Load() {
+		rec = olds.Finish()
+	}
+	ts, err := l.append(wt, &Entry{Op: OpCommand, NS: "admin.$cmd", O: b.Finish()},
+		&repl.Stmt{LSID: lsid, TxnNumber: txnNumber, StmtID: -1}, rec)
 	if err != nil {
 		return 0, err
 	}

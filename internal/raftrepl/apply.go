@@ -105,6 +105,12 @@ func (n *Node) apply(ctx context.Context, ents []*pb.Entry) error {
 		n.applied = e.GetIndex()
 		n.mu.Unlock()
 	}
+	if len(ents) > 0 {
+		n.mu.Lock()
+		close(n.commitCh) // ReadIndex waits on the applied index
+		n.commitCh = make(chan struct{})
+		n.mu.Unlock()
+	}
 	return nil
 }
 

@@ -35,6 +35,10 @@ type Options struct {
 	// StoreConfig stores a configuration the set committed where the
 	// member reads it at start (local.system.replset); required.
 	StoreConfig func(cfg *repl.Config) error
+	// OnRollback takes back, in the rollback's transaction tx, what the
+	// member recorded of entry's session (a retryable write's statement,
+	// a transaction's commit); nil: nothing (rollback.go).
+	OnRollback func(tx *kv.Tx, entry bson.Doc) error
 	// Tick is Raft's logical clock period (default 50ms); the heartbeat
 	// is two ticks and the election timeout is the configuration's
 	// settings.electionTimeoutMillis in ticks.
@@ -59,7 +63,9 @@ type Node struct {
 	leader   bool   // Raft leader
 	primary  bool   // applied its term's first entry: accepts writes
 	termFrom uint64 // index of the leader's first entry of its term
-	applied  uint64
+	// leaderTerm is the term the member last became leader in.
+	leaderTerm uint64
+	applied    uint64
 	// advanced is applied once Raft was told (Advance): a configuration
 	// change proposed before would be refused as a second pending one.
 	advanced uint64
@@ -78,6 +84,17 @@ type Node struct {
 	// frozenUntil: the member does not run for election before
 	// (replSetFreeze, replSetStepDown): its vote requests are dropped.
 	frozenUntil time.Time
+	// Rollback (rollback.go): writable is set while the member accepts
+	// writes, in writableTerm; epoch counts rollbacks (odd: one is under
+	// way) and marks record the last ones; prunedTS is the commit point
+	// up to which the undo records are dropped.
+	writable         bool
+	writableTerm     uint64
+	epoch            uint64
+	marks            []rollbackMark
+	rollbackFailures int
+	prunedTS         repl.Timestamp
+	prunedAt         time.Time
 
 	stopc chan struct{}
 	wg    sync.WaitGroup
@@ -123,6 +140,13 @@ func Start(opts Options, cfg *repl.Config, bootstrap bool) (*Node, error) {
 	}
 	n := &Node{opts: opts, id: id, mem: mem, cfg: cfg, commitCh: make(chan struct{}),
 		reads: map[string]chan uint64{}, stopc: make(chan struct{}), applied: st.applied}
+	// Writes taken locally before the set commits them are rolled back
+	// when it does not (rollback.go): the records first, then what a
+	// previous run left.
+	opts.Oplog.SetUndo(true)
+	if err := n.rollBackAtStart(context.Background()); err != nil {
+		return nil, err
+	}
 	n.tr = newTransport(cfg.Name, id, opts.Log, func(to uint64) { n.node.ReportUnreachable(to) })
 	n.tr.setPeers(hostsOf(cfg))
 	election := int(time.Duration(electionMillis(cfg)) * time.Millisecond / opts.Tick)
@@ -245,22 +269,29 @@ func (n *Node) handle(rd raft.Ready) error {
 			}
 		}
 	}
-	if rd.SoftState != nil {
-		n.mu.Lock()
-		n.lead = rd.SoftState.Lead
-		wasLeader := n.leader
-		n.leader = rd.SoftState.RaftState == raft.StateLeader
-		if n.leader && !wasLeader {
-			last, _ := n.mem.LastIndex()
-			n.termFrom = last
-			n.proposed = nil
-		}
-		n.mu.Unlock()
-	}
+	n.mu.Lock()
 	if rd.HardState != nil && rd.HardState.GetTerm() > 0 {
-		n.mu.Lock()
 		n.term = rd.HardState.GetTerm()
-		n.mu.Unlock()
+	}
+	wasLeader := n.leader
+	if rd.SoftState != nil {
+		n.lead = rd.SoftState.Lead
+		n.leader = rd.SoftState.RaftState == raft.StateLeader
+	}
+	if n.leader && (!wasLeader || n.term != n.leaderTerm) {
+		last, _ := n.mem.LastIndex()
+		n.termFrom, n.leaderTerm = last, n.term
+		n.proposed = nil
+	}
+	// A member that accepted writes and is no longer the leader of that
+	// term takes back what the set did not commit before it applies
+	// anything of a later term (rollback.go).
+	lost := n.writable && (!n.leader || n.term != n.writableTerm)
+	n.mu.Unlock()
+	if lost {
+		if err := n.rollBackUncommitted(ctx); err != nil {
+			return err
+		}
 	}
 	if n.isLeader() {
 		n.noteProposed(rd.Entries)
@@ -278,7 +309,7 @@ func (n *Node) handle(rd raft.Ready) error {
 		n.mu.Unlock()
 	}
 	n.publish()
-	return nil
+	return n.prune(ctx)
 }
 
 // unfrozen drops the member's own vote requests while it is frozen: its
@@ -349,6 +380,10 @@ func (n *Node) publish() {
 		close(n.commitCh) // waiting writers re-check their primary
 		n.commitCh = make(chan struct{})
 	}
+	if n.primary && !n.writable {
+		n.writable, n.writableTerm = true, n.term
+		n.opts.Oplog.Fence(false)
+	}
 	commit := n.commitTS
 	n.mu.Unlock()
 	host := ""
@@ -415,12 +450,18 @@ func (n *Node) Config() *repl.Config {
 }
 
 // WaitCommitted waits until the majority commit point reaches ts, the
-// member stops being primary (ErrNotPrimary) or ctx ends.
-func (n *Node) WaitCommitted(ctx context.Context, ts repl.Timestamp) error {
+// write having been taken in epoch (Epoch), the member stops being
+// primary (ErrNotPrimary) or ctx ends. A write a rollback took back is
+// ErrNotPrimary even when the commit point passes its ts (rollback.go).
+func (n *Node) WaitCommitted(ctx context.Context, ts repl.Timestamp, epoch uint64) error {
 	for {
 		n.mu.Lock()
 		commit, ch, primary := n.commitTS, n.commitCh, n.primary
+		survived := n.survived(ts, epoch)
 		n.mu.Unlock()
+		if !survived {
+			return ErrNotPrimary
+		}
 		if commit >= ts {
 			return nil
 		}

@@ -91,7 +91,7 @@ func TestSingleVoterCommits(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		ts := m.insert(t, i)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := n.WaitCommitted(ctx, ts)
+		err := n.WaitCommitted(ctx, ts, n.Epoch())
 		cancel()
 		if err != nil {
 			t.Fatalf("write %d (ts %v): %v (commit point %v)", i, ts, err, n.Status().Commit)

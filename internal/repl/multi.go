@@ -7,6 +7,8 @@ package repl
 // the consensus decided (the member's state, the term, the primary's
 // host); Install records a configuration the consensus committed.
 
+import "time"
+
 // Multi reports whether cfg is a set of several members (run on Raft).
 func (c *Config) Multi() bool { return c != nil && len(c.Members) > 1 }
 
@@ -67,4 +69,19 @@ func (s *Set) IsMulti() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.multi
+}
+
+// RolledBack moves the member's applied optime back to ts (wall its
+// date) after it took back the writes above it (internal/raftrepl's
+// rollback): hello's opTime and afterClusterTime waits then see what the
+// member holds.
+func (s *Set) RolledBack(ts Timestamp, wall time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if ts >= s.applied {
+		return
+	}
+	s.applied, s.appliedWall = ts, wall
+	close(s.appliedCond)
+	s.appliedCond = make(chan struct{})
 }

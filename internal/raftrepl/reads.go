@@ -1,0 +1,67 @@
+package raftrepl
+
+// Reads at the commit point.
+//
+// A secondary applies only entries Raft committed, so what it holds is
+// committed; a primary holds its own writes before the set commits them
+// (rollback.go). A read with readConcern "majority" or "linearizable"
+// must return only committed data, so after the read the member waits
+// until the commit point covers the last entry the read could have seen
+// (ReadCommitted): on a primary, a Raft round trip at most; on a
+// secondary, nothing. A rollback that began since the read started fails
+// it (the read may have seen writes taken back). A linearizable read also
+// confirms, before it reads, that the member is still the leader with a
+// majority and has applied everything committed when it asked (Raft's
+// ReadIndex, node.go): no write acknowledged before the read began can
+// be missing from it.
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cairndb/cairn/internal/oplog"
+	"github.com/cairndb/cairn/internal/repl"
+	"github.com/cairndb/cairn/kv"
+)
+
+// ErrRolledBack: a rollback began while the read ran.
+var ErrRolledBack = errors.New("raftrepl: a rollback began during the read")
+
+// ReadCommitted waits, after a read that started in epoch (Epoch), until
+// everything the read could have seen is committed: the commit point
+// reaches the member's last oplog entry. It fails with ErrRolledBack when
+// a rollback began since epoch, ErrNotPrimary when the member stopped
+// being primary with the read's data not committed, or ctx's error.
+func (n *Node) ReadCommitted(ctx context.Context, epoch uint64) error {
+	var last repl.Timestamp
+	if err := n.opts.DB.View(func(tx *kv.Tx) error {
+		ts, _, _, err := oplog.Last(tx)
+		last = ts
+		return err
+	}); err != nil {
+		return err
+	}
+	for {
+		n.mu.Lock()
+		commit, ch, primary, writable, cur := n.commitTS, n.commitCh, n.primary, n.writable, n.epoch
+		n.mu.Unlock()
+		if cur != epoch {
+			return ErrRolledBack
+		}
+		if !writable || commit >= last {
+			// A member that does not take writes holds committed
+			// entries only: it took back its own when it stopped.
+			return nil
+		}
+		if !primary {
+			return ErrNotPrimary
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.stopc:
+			return ErrStopped
+		}
+	}
+}
