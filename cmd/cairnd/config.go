@@ -38,13 +38,18 @@ type config struct {
 	OplogSizeMB            int64
 	OplogMinRetentionHours float64
 	Port                   int
-	BindIP                 string
-	BindIPAll              bool
-	LogPath                string
-	LogAppend              bool
-	ConfigFile             string
-	JournalCommitInterval  time.Duration
-	SyncDelay              time.Duration
+	// ReplHost, when set, is the host:port the member is known by in its
+	// replica set's configuration, when others reach it at another
+	// address than it listens on (a TCP proxy, a NAT): --replHost, a
+	// Cairn extension.
+	ReplHost              string
+	BindIP                string
+	BindIPAll             bool
+	LogPath               string
+	LogAppend             bool
+	ConfigFile            string
+	JournalCommitInterval time.Duration
+	SyncDelay             time.Duration
 	// JournalCompressor is none, snappy (default) or zstd.
 	JournalCompressor string
 	// CacheSizeGB is the storage engine's cache budget for clean leaf
@@ -125,6 +130,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	cfg.tls.register(fs)
 	cfg.repl.register(fs)
 	fs.StringVar(&cfg.ReplSet, "replSet", "", "run as a member of the replica set of this name (replication.replSetName)")
+	fs.StringVar(&cfg.ReplHost, "replHost", "", "host:port this member is known by in the replica set configuration when it differs from its listening address (a proxy or NAT; default: from --bind_ip and --port)")
 	fs.Int64Var(&cfg.OplogSizeMB, "oplogSize", 0, "size of the oplog in MB (replication.oplogSizeMB; default: 5% of free disk space, 990 MB to 50 GB)")
 	fs.Float64Var(&cfg.OplogMinRetentionHours, "oplogMinRetentionHours", 0, "keep oplog entries at least this many hours even past the oplog's size (storage.oplogMinRetentionHours)")
 	fs.BoolVar(&cfg.NoScripting, "noscripting", false, "disable server-side JavaScript ($where, $function, $accumulator, mapReduce; security.javascriptEnabled: false)")

@@ -56,6 +56,9 @@ const defaultReplSet = "rs0"
 // wildcard one, else the first (loopback) bind address, and the host's
 // name when listening on every interface.
 func (cfg config) replHost() string {
+	if cfg.ReplHost != "" {
+		return cfg.ReplHost
+	}
 	port := strconv.Itoa(cfg.Port)
 	var addrs []string
 	for _, h := range strings.Split(cfg.BindIP, ",") {

@@ -17,6 +17,7 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
 
 	"github.com/cairndb/cairn/internal/testutil/cairndtest"
+	"github.com/cairndb/cairn/internal/testutil/netproxy"
 )
 
 // raftSet is a running set.
@@ -27,9 +28,18 @@ type raftSet struct {
 	dirs    []string
 	members []*cairndtest.Server
 	extra   []string
+	// proxies, when set, stand in front of the members: member i is
+	// known by (and reached at) proxies[i]'s address (--replHost).
+	proxies []*netproxy.Proxy
 }
 
-func (s *raftSet) host(i int) string { return fmt.Sprintf("127.0.0.1:%d", s.ports[i]) }
+// host is member i's address in the set (its proxy's, when proxied).
+func (s *raftSet) host(i int) string {
+	if s.proxies != nil {
+		return s.proxies[i].Addr()
+	}
+	return fmt.Sprintf("127.0.0.1:%d", s.ports[i])
+}
 
 // uri is the replica-set URI of the members.
 func (s *raftSet) uri() string {
@@ -44,6 +54,9 @@ func (s *raftSet) uri() string {
 func (s *raftSet) start(i int) {
 	s.t.Helper()
 	args := append([]string{"--replSet", s.name}, s.extra...)
+	if s.proxies != nil {
+		args = append(args, "--replHost", s.host(i))
+	}
 	srv, err := cairndtest.StartDirPort(s.dirs[i], s.ports[i], args...)
 	if err != nil {
 		s.t.Fatal(err)
@@ -54,6 +67,12 @@ func (s *raftSet) start(i int) {
 // startRaftSet starts n members and initiates them with settings (nil:
 // the defaults); it returns once a primary and n-1 secondaries are seen.
 func startRaftSet(t *testing.T, n int, settings bson.D) *raftSet {
+	return startRaftSetWith(t, n, settings, 0)
+}
+
+// startRaftSetWith starts a set as startRaftSet does; seed != 0 puts a
+// netproxy in front of each member (seeded with seed+i).
+func startRaftSetWith(t *testing.T, n int, settings bson.D, seed int64) *raftSet {
 	t.Helper()
 	s := &raftSet{t: t, name: "rs0", members: make([]*cairndtest.Server, n)}
 	for i := 0; i < n; i++ {
@@ -63,6 +82,14 @@ func startRaftSet(t *testing.T, n int, settings bson.D) *raftSet {
 		}
 		s.ports = append(s.ports, p)
 		s.dirs = append(s.dirs, t.TempDir())
+		if seed != 0 {
+			px, err := netproxy.Listen(fmt.Sprintf("127.0.0.1:%d", p), seed+int64(i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(px.Close)
+			s.proxies = append(s.proxies, px)
+		}
 	}
 	for i := 0; i < n; i++ {
 		s.start(i)
