@@ -134,13 +134,13 @@ var registerModel = porcupine.NondeterministicModel{
 
 // history collects the operations of every client.
 type history struct {
-	mu      sync.Mutex
-	ops     []porcupine.Operation
-	written map[int64]bool // every value a write or cas tried
-	acked   []string       // acknowledged inserts into test.acks
-	stale   []string       // majority reads of a value nobody wrote
+	mu                sync.Mutex
+	ops               []porcupine.Operation
+	written           map[int64]bool // every value a write or cas tried
+	acked             []string       // acknowledged inserts into test.acks
+	stale             []string       // majority reads of a value nobody wrote
 	majReads, unknown int
-	start   time.Time
+	start             time.Time
 }
 
 func (h *history) now() int64 { return int64(time.Since(h.start)) }
