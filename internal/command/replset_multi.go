@@ -18,8 +18,6 @@ import (
 	"github.com/cairndb/cairn/internal/opctx"
 	"github.com/cairndb/cairn/internal/raftrepl"
 	"github.com/cairndb/cairn/internal/repl"
-	"github.com/cairndb/cairn/internal/session"
-	"github.com/cairndb/cairn/kv"
 	"go.etcd.io/raft/v3"
 )
 
@@ -35,7 +33,7 @@ func (e *Env) startRaft(cfg *repl.Config, bootstrap bool) (*raftrepl.Node, error
 		return n, nil
 	}
 	n, err := raftrepl.Start(raftrepl.Options{Set: e.Repl, DB: e.KV, Oplog: e.Oplog, Log: e.Log,
-		ApplyCommand: e.applyCommand, StoreConfig: e.storeReplConfig, OnRollback: e.rollBackSession}, cfg, bootstrap)
+		ApplyCommand: e.applyCommand, StoreConfig: e.storeReplConfig, OnRollback: e.Sessions.RollBackEntry}, cfg, bootstrap)
 	if err != nil {
 		return nil, err
 	}
@@ -378,31 +376,4 @@ func raftReadErr(err error) error {
 		return mongoerr.New(mongoerr.PrimarySteppedDown, "the member stopped being primary before the read was confirmed")
 	}
 	return ctxErr(err)
-}
-
-// rollBackSession takes back, in tx, the session record of an entry the
-// member rolled back: a retryable write's statement runs again when
-// retried, a transaction's commit is no longer answered as committed.
-func (e *Env) rollBackSession(tx *kv.Tx, entry bson.Doc) error {
-	lsid, ok := entry.Lookup("lsid")
-	if !ok || lsid.Type != bson.TypeDocument {
-		return nil
-	}
-	k, ok := session.LSIDKey(lsid.Document())
-	if !ok {
-		return nil
-	}
-	num, _ := entry.Lookup("txnNumber")
-	txnNumber, _ := num.AsInt64()
-	if stmt, ok := entry.Lookup("stmtId"); ok {
-		id, _ := stmt.AsInt64()
-		return session.ForgetStatement(tx, k, txnNumber, int32(id))
-	}
-	if err := session.ForgetTxn(tx, k, txnNumber); err != nil {
-		return err
-	}
-	if e.Sessions != nil {
-		e.Sessions.RolledBackTxn(k, txnNumber)
-	}
-	return nil
 }

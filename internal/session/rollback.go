@@ -64,3 +64,31 @@ func (r *Registry) RolledBackTxn(k Key, txnNumber int64) {
 	}
 	<-s.use
 }
+
+// RollBackEntry takes back, in tx, what the member recorded of an oplog
+// entry's session that a rollback takes back: a retryable write's
+// statement runs again when retried, a transaction's commit is no longer
+// answered as committed. r may be nil (no live sessions to update).
+func (r *Registry) RollBackEntry(tx *kv.Tx, entry bson.Doc) error {
+	lsid, ok := entry.Lookup("lsid")
+	if !ok || lsid.Type != bson.TypeDocument {
+		return nil
+	}
+	k, ok := LSIDKey(lsid.Document())
+	if !ok {
+		return nil
+	}
+	num, _ := entry.Lookup("txnNumber")
+	txnNumber, _ := num.AsInt64()
+	if stmt, ok := entry.Lookup("stmtId"); ok {
+		id, _ := stmt.AsInt64()
+		return ForgetStatement(tx, k, txnNumber, int32(id))
+	}
+	if err := ForgetTxn(tx, k, txnNumber); err != nil {
+		return err
+	}
+	if r != nil {
+		r.RolledBackTxn(k, txnNumber)
+	}
+	return nil
+}
