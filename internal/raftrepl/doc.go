@@ -26,7 +26,11 @@
 // re-delivered after a restart). A secondary never applies an entry Raft
 // has not committed, so nothing it applied is ever rolled back. A member
 // that wins an election becomes primary (accepts writes) only once it has
-// applied its term's first entry, so it holds every committed write.
+// applied its term's first entry, so it holds every committed write. A
+// primary that loses its leadership takes back the writes it committed
+// locally that Raft did not commit (rollback.go) before it applies any
+// entry of the next term, and a member does the same at start; majority
+// and linearizable reads wait for the commit point (reads.go).
 //
 // # Storage
 //
