@@ -26,6 +26,11 @@ import (
 // catalogTree is the kv tree that holds one metadata document per collection.
 const catalogTree = "_catalog"
 
+// TreeName is the name of the catalog's kv tree, keyed by namespace
+// ("db.coll"): a replica-set snapshot copies it without the local
+// database's entries.
+const TreeName = catalogTree
+
 // Collection is one collection's metadata.
 type Collection struct {
 	DB, Name string

@@ -27,13 +27,20 @@ func (e *Env) Raft() *raftrepl.Node { return e.state.raft.Load() }
 
 // startRaft starts the member's Raft node for cfg.
 func (e *Env) startRaft(cfg *repl.Config, bootstrap bool) (*raftrepl.Node, error) {
+	return e.startRaftTerm(cfg, bootstrap, 1)
+}
+
+// startRaftTerm starts the member's Raft node for cfg; a bootstrapped group
+// begins in term.
+func (e *Env) startRaftTerm(cfg *repl.Config, bootstrap bool, term uint64) (*raftrepl.Node, error) {
 	e.state.raftMu.Lock()
 	defer e.state.raftMu.Unlock()
 	if n := e.state.raft.Load(); n != nil {
 		return n, nil
 	}
 	n, err := raftrepl.Start(raftrepl.Options{Set: e.Repl, DB: e.KV, Oplog: e.Oplog, Log: e.Log,
-		ApplyCommand: e.applyCommand, StoreConfig: e.storeReplConfig, OnRollback: e.Sessions.RollBackEntry}, cfg, bootstrap)
+		ApplyCommand: e.applyCommand, StoreConfig: e.storeReplConfig, OnRollback: e.Sessions.RollBackEntry, BootstrapTerm: term,
+		Snapshots: e.snapshotOptions(), Restored: e.restored}, cfg, bootstrap)
 	if err != nil {
 		return nil, err
 	}
@@ -233,6 +240,9 @@ func checkSecondaryOk(c *Ctx, cmd *Command) error {
 	if c.applying || !secondaryReads[cmd.Name] || c.DB == "local" || c.Env.Raft() == nil || c.Env.Repl.IsWritablePrimary() {
 		return nil
 	}
+	if c.Env.Repl.Status().State == repl.StateStartup2 {
+		return mongoerr.New(mongoerr.NotPrimaryOrSecondary, "node is not in primary or recovering state")
+	}
 	if rp, ok := c.Body.Lookup("$readPreference"); ok && rp.Type == bson.TypeDocument {
 		if m, _ := rp.Document().Lookup("mode"); m.Type == bson.TypeString && m.StringValue() != "primary" {
 			return nil
@@ -287,12 +297,12 @@ func errNoMemberAuth() error {
 
 // reconfigRaft is replSetReconfig on a set of several members: one member
 // added or removed at a time (Raft's single-member changes), or the same
-// members with other settings. A one-member set does not grow this way:
-// a set of several members is initiated as one.
+// members with other settings. A one-member set grows by starting Raft
+// (growRaft).
 func reconfigRaft(c *Ctx, old, next *repl.Config, force bool) error {
 	n := c.Env.Raft()
-	if n == nil {
-		return mongoerr.New(mongoerr.InvalidReplicaSetConfig, "Cairn does not grow a one-member replica set into several members yet: initiate the set with all its members (replSetInitiate)")
+	if n == nil && !force {
+		return growRaft(c, old, next)
 	}
 	if force {
 		return mongoerr.New(mongoerr.NotImplemented, "Cairn does not support forced reconfigs of a set of several members: Raft needs a majority for every configuration change")

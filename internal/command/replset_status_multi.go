@@ -50,6 +50,7 @@ func replSetGetStatusMulti(c *Ctx, st repl.Status) error {
 	r.AppendDateTime("lastDurableWallTime", st.AppliedAt.UnixMilli())
 	r.End()
 	r.AppendTimestamp("lastStableRecoveryTimestamp", ns.Commit.T(), ns.Commit.I())
+	appendInitialSyncStatus(c, n)
 	r.StartArray("members")
 	for i, m := range members {
 		r.StartDocument(bson.Index(i))

@@ -15,6 +15,7 @@ var table = []*Command{
 	// authenticate to each other yet (no --keyFile): with access control
 	// on both refuse to run (NotImplemented), whoever sends them.
 	{Name: raftrepl.CommandName, Run: raftMessages, AdminOnly: true, Needs: auth.ReplSetConfigure, Help: "internal: Raft messages between replica set members"},
+	{Name: raftrepl.SnapshotCommand, Run: raftSnapshot, AdminOnly: true, Needs: auth.ReplSetConfigure, Help: "internal: a chunk of a snapshot for a member's initial sync"},
 	{Name: raftrepl.JoinCommand, Run: raftJoin, AdminOnly: true, Needs: auth.ReplSetConfigure, Help: "internal: join the replica set whose primary sends it"},
 	{Name: "buildInfo", Aliases: []string{"buildinfo"}, Run: buildInfo, Needs: auth.Open, Help: "version and build information"},
 	{Name: "hostInfo", Run: hostInfo, Needs: auth.HostInfo, Help: "the host's hardware and OS"},

@@ -43,6 +43,17 @@ type Options struct {
 	// is two ticks and the election timeout is the configuration's
 	// settings.electionTimeoutMillis in ticks.
 	Tick time.Duration
+	// BootstrapTerm is the term a group started by Start with bootstrap
+	// begins in (default 1): a one-member set that grows into several
+	// keeps its terms growing, as drivers expect of electionId.
+	BootstrapTerm uint64
+	// Log compaction, snapshots and initial sync (compact.go,
+	// snapshot.go): their documented defaults apply to zero fields.
+	Snapshots SnapshotOptions
+	// Restored, if set, runs after the member installed a snapshot of
+	// another member's data, so that the layers above drop what they
+	// derived from the data it replaced.
+	Restored func()
 }
 
 // RaftID is a member's Raft id: its _id plus one (Raft's ids are non-zero).
@@ -96,6 +107,10 @@ type Node struct {
 	prunedTS         repl.Timestamp
 	prunedAt         time.Time
 
+	// snap is the state of compaction, snapshots and initial sync
+	// (compact.go, snapshot.go, snaprecv.go).
+	snap snapState
+
 	stopc chan struct{}
 	wg    sync.WaitGroup
 }
@@ -130,6 +145,13 @@ func Start(opts Options, cfg *repl.Config, bootstrap bool) (*Node, error) {
 	if id == 0 {
 		return nil, fmt.Errorf("raftrepl: %s is not a member of the configuration", me)
 	}
+	fresh := false
+	if bootstrap {
+		var err error
+		if fresh, err = bootstrapLog(opts.DB, id, opts.BootstrapTerm); err != nil {
+			return nil, err
+		}
+	}
 	st, err := load(opts.DB)
 	if err != nil {
 		return nil, err
@@ -147,6 +169,7 @@ func Start(opts Options, cfg *repl.Config, bootstrap bool) (*Node, error) {
 	if err := n.rollBackAtStart(context.Background()); err != nil {
 		return nil, err
 	}
+	n.snapStart(st, fresh)
 	n.tr = newTransport(cfg.Name, id, opts.Log, func(to uint64) { n.node.ReportUnreachable(to) })
 	n.tr.setPeers(hostsOf(cfg))
 	election := int(time.Duration(electionMillis(cfg)) * time.Millisecond / opts.Tick)
@@ -154,7 +177,7 @@ func Start(opts Options, cfg *repl.Config, bootstrap bool) (*Node, error) {
 		ID:                        id,
 		ElectionTick:              max(election, 4),
 		HeartbeatTick:             2,
-		Storage:                   mem,
+		Storage:                   &logStorage{MemoryStorage: mem, n: n, conf: st.conf},
 		Applied:                   st.applied,
 		MaxSizePerMsg:             1 << 20,
 		MaxInflightMsgs:           256,
@@ -165,18 +188,13 @@ func Start(opts Options, cfg *repl.Config, bootstrap bool) (*Node, error) {
 		StepDownOnRemoval:         true,
 		Logger:                    &raftLogger{opts.Log},
 	}
-	switch {
-	case st.exists && len(st.entries) > 0:
-		n.node = raft.RestartNode(rc)
-	case bootstrap:
-		n.node = raft.StartNode(rc, []raft.Peer{{ID: id}})
-	default:
-		n.node = raft.RestartNode(rc) // joining: the leader sends the log
-	}
+	// A member that joins starts with no log: the leader sends it a
+	// snapshot, then the log.
+	n.node = raft.RestartNode(rc)
 	n.wg.Add(2)
 	go n.run()
 	go n.ship()
-	if bootstrap && !(st.exists && len(st.entries) > 0) {
+	if fresh {
 		// A one-voter group: the member wins its election at once.
 		go func() { _ = n.node.Campaign(context.Background()) }()
 	}
@@ -223,6 +241,10 @@ func (n *Node) Receive(ctx context.Context, msgs []*pb.Message) error {
 		if m.GetTo() != n.id {
 			continue
 		}
+		if m.GetType() == pb.MsgSnap {
+			n.receiveSnapshot(m) // stepped once its data is here
+			continue
+		}
 		if err := n.node.Step(ctx, m); err != nil && !errors.Is(err, raft.ErrStopped) {
 			return err
 		}
@@ -250,12 +272,21 @@ func (n *Node) run() {
 			n.mu.Lock()
 			n.advanced = n.applied
 			n.mu.Unlock()
+			if err := n.afterReady(); err != nil {
+				n.opts.Log.Error("Replication stopped: cannot compact the raft log", "c", "REPL", "error", err.Error())
+				return
+			}
 		}
 	}
 }
 
 func (n *Node) handle(rd raft.Ready) error {
 	ctx := context.Background()
+	if !raft.IsEmptySnap(rd.Snapshot) {
+		if err := n.installSnapshot(ctx, rd.Snapshot); err != nil {
+			return err
+		}
+	}
 	if len(rd.Entries) > 0 || (rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState)) {
 		if err := save(ctx, n.opts.DB, rd.HardState, rd.Entries); err != nil {
 			return err
@@ -374,6 +405,8 @@ func (n *Node) publish() {
 	state := repl.StateSecondary
 	if n.primary {
 		state = repl.StatePrimary
+	} else if n.syncing() {
+		state = repl.StateStartup2
 	}
 	term, lead, cfg := int64(n.term), n.lead, n.cfg
 	if n.primary != wasPrimary {
@@ -617,15 +650,14 @@ func (n *Node) StepDown(ctx context.Context) error {
 	}
 }
 
-// AddMember proposes the addition of m (a voter, or a learner when it
-// does not vote) with the configuration next, and waits until it is
-// applied.
+// AddMember adds m with the configuration next: a member that does not
+// vote as a Raft learner; a voter first as a learner, promoted once it
+// caught up (members.go). It returns once m is in the group.
 func (n *Node) AddMember(ctx context.Context, next *repl.Config, m repl.Member) error {
-	t := pb.ConfChangeAddNode
 	if m.Votes == 0 {
-		t = pb.ConfChangeAddLearnerNode
+		return n.confChange(ctx, next, pb.ConfChangeAddLearnerNode, RaftID(m))
 	}
-	return n.confChange(ctx, next, t, RaftID(m))
+	return n.addVoter(ctx, next, RaftID(m))
 }
 
 // RemoveMember proposes the removal of the member with Raft id id.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairndb/cairn/internal/repl"
 	pb "go.etcd.io/raft/v3/raftpb"
+	"go.etcd.io/raft/v3/tracker"
 )
 
 // MemberStatus is what this member knows of one member of the set
@@ -49,8 +50,16 @@ func (n *Node) Members(applied repl.Timestamp) []MemberStatus {
 		} else if leadHost != "" {
 			ms.SyncSource = leadHost
 		}
+		if !ms.Self && rs.Progress != nil {
+			if pr, ok := rs.Progress[id]; ok && pr.State == tracker.StateSnapshot {
+				ms.State = repl.StateStartup2 // fetching a snapshot
+			}
+		}
 		if ms.Self {
 			ms.Health, ms.OpTime = true, applied
+			if n.syncing() {
+				ms.State = repl.StateStartup2
+			}
 			if ms.State == repl.StatePrimary && !st.Primary {
 				ms.State = repl.StateSecondary // elected, not yet caught up
 			}

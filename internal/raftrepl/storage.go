@@ -11,8 +11,14 @@ package raftrepl
 // send), and a later entry at an index already stored replaces it and
 // every entry after it (the leader overwrote an uncommitted suffix). At
 // start the tree is read into a raft.MemoryStorage, which serves the raft
-// library's reads. The log is not compacted (no snapshot yet): it grows
-// with the writes, as docs/compatibility.md says.
+// library's reads.
+//
+// The log is compacted (compact.go): "s" holds the index and term of the
+// last entry removed from its head (raftpb.SnapshotMetadata) and "t" the
+// majority commit point's ts at that index; the entries after it follow.
+// A member that installed a snapshot (snapshot.go) holds the snapshot's
+// index there and no entry before it. "c" is the configuration state as
+// of the applied index (raft's InitialState at a restart).
 
 import (
 	"context"
@@ -32,6 +38,8 @@ var (
 	keyHard    = []byte("h")
 	keyConf    = []byte("c")
 	keyApplied = []byte("a")
+	keySnap    = []byte("s")
+	keySnapTS  = []byte("t")
 )
 
 func entryKey(i uint64) []byte {
@@ -46,6 +54,10 @@ type stored struct {
 	hard    *pb.HardState
 	conf    *pb.ConfState
 	applied uint64
+	// snap is the log's compaction point (index and term of the last
+	// entry removed; zero when none), snapTS the commit point's ts there.
+	snap    *pb.SnapshotMetadata
+	snapTS  uint64
 	entries []*pb.Entry
 	// exists: the member has started Raft before (restart, not bootstrap).
 	exists bool
@@ -82,8 +94,21 @@ func load(db *kv.DB) (*stored, error) {
 		} else if len(v) == 8 {
 			st.applied = binary.BigEndian.Uint64(v)
 		}
+		if v, err := t.Get(keySnap); err != nil {
+			return err
+		} else if v != nil {
+			st.snap = &pb.SnapshotMetadata{}
+			if err := proto.Unmarshal(v, st.snap); err != nil {
+				return fmt.Errorf("snapshot metadata: %w", err)
+			}
+		}
+		if v, err := t.Get(keySnapTS); err != nil {
+			return err
+		} else if len(v) == 8 {
+			st.snapTS = binary.BigEndian.Uint64(v)
+		}
 		cur := t.Cursor()
-		for k, v := cur.Seek([]byte("e")); k != nil && k[0] == 'e'; k, v = cur.Next() {
+		for k, v := cur.Seek(entryKey(st.snapIndex() + 1)); k != nil && k[0] == 'e'; k, v = cur.Next() {
 			e := &pb.Entry{}
 			if err := proto.Unmarshal(v, e); err != nil {
 				return fmt.Errorf("entry %x: %w", k, err)
@@ -98,9 +123,22 @@ func load(db *kv.DB) (*stored, error) {
 	return st, nil
 }
 
+// snapIndex is the index of the log's compaction point (0: none).
+func (st *stored) snapIndex() uint64 { return st.snap.GetIndex() }
+
+// hasLog reports whether the member ran Raft before with a log (restart).
+func (st *stored) hasLog() bool {
+	return st.exists && (len(st.entries) > 0 || st.snapIndex() > 0)
+}
+
 // memory returns a MemoryStorage holding st.
 func (st *stored) memory() (*raft.MemoryStorage, error) {
 	m := raft.NewMemoryStorage()
+	if st.snapIndex() > 0 {
+		if err := m.ApplySnapshot(&pb.Snapshot{Metadata: st.snap}); err != nil {
+			return nil, fmt.Errorf("raftrepl: loading the raft log's compaction point: %w", err)
+		}
+	}
 	if len(st.entries) > 0 {
 		if err := m.Append(st.entries); err != nil {
 			return nil, fmt.Errorf("raftrepl: loading the raft log: %w", err)
@@ -179,3 +217,68 @@ func putConf(tx *kv.Tx, cs *pb.ConfState) error {
 	}
 	return t.Put(keyConf, b)
 }
+
+// putSnapMeta records, in tx, the log's compaction point: the index and
+// term of the last entry removed from its head, and the commit point's ts
+// there.
+func putSnapMeta(t *kv.Tree, index, term, ts uint64) error {
+	b, err := proto.Marshal(&pb.SnapshotMetadata{Index: &index, Term: &term})
+	if err != nil {
+		return err
+	}
+	if err := t.Put(keySnap, b); err != nil {
+		return err
+	}
+	var v [8]byte
+	binary.BigEndian.PutUint64(v[:], ts)
+	return t.Put(keySnapTS, v[:])
+}
+
+// storedApplied reads the applied index recorded in t (0: none).
+func storedApplied(t *kv.Tree) (uint64, error) {
+	v, err := t.Get(keyApplied)
+	if err != nil || len(v) != 8 {
+		return 0, err
+	}
+	return binary.BigEndian.Uint64(v), nil
+}
+
+// storedConf reads the configuration state recorded in t (nil: none).
+func storedConf(t *kv.Tree) (*pb.ConfState, error) {
+	v, err := t.Get(keyConf)
+	if err != nil || v == nil {
+		return nil, err
+	}
+	cs := &pb.ConfState{}
+	if err := proto.Unmarshal(v, cs); err != nil {
+		return nil, fmt.Errorf("conf state: %w", err)
+	}
+	return cs, nil
+}
+
+// logStorage is the raft library's Storage: the MemoryStorage loaded from
+// kv, with the configuration state of the applied index at a restart
+// (InitialState) and snapshots made on demand from a kv snapshot
+// (Snapshot, snapshot.go) instead of stored ones.
+type logStorage struct {
+	*raft.MemoryStorage
+	n    *Node
+	conf *pb.ConfState
+}
+
+// InitialState returns the stored hard state and the configuration state
+// as of the applied index: raft re-applies only the entries after it.
+func (s *logStorage) InitialState() (*pb.HardState, *pb.ConfState, error) {
+	hs, _, err := s.MemoryStorage.InitialState()
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.conf == nil {
+		return hs, &pb.ConfState{}, nil
+	}
+	return hs, proto.Clone(s.conf).(*pb.ConfState), nil
+}
+
+// Snapshot returns the snapshot the leader sends a member that needs
+// entries the log no longer holds (snapshot.go).
+func (s *logStorage) Snapshot() (*pb.Snapshot, error) { return s.n.sourceSnapshot() }

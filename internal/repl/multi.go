@@ -21,6 +21,9 @@ func (s *Set) Follow(cfg *Config, term int64) {
 	defer s.mu.Unlock()
 	s.cfg, s.term, s.state = cfg, term, StateSecondary
 	s.multi = true
+	if s.timer != nil {
+		s.timer.Stop() // a one-member set's pending election
+	}
 	s.bump()
 }
 

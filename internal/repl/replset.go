@@ -38,6 +38,10 @@ const (
 	StateStartup   State = 0
 	StatePrimary   State = 1
 	StateSecondary State = 2
+	// StateStartup2 is a member of a set of several members that has not
+	// installed its initial sync yet (or installs a snapshot): it serves
+	// no reads.
+	StateStartup2 State = 5
 	// StateDown is how a member shows another it cannot reach.
 	StateDown State = 8
 )
@@ -48,6 +52,8 @@ func (s State) String() string {
 		return "PRIMARY"
 	case StateSecondary:
 		return "SECONDARY"
+	case StateStartup2:
+		return "STARTUP2"
 	case StateDown:
 		return "(not reachable/healthy)"
 	}
