@@ -256,10 +256,7 @@ func (n *Node) fetchTo(ctx context.Context, d *descriptor) (string, error) {
 		}
 		var size int64
 		for _, s := range reply.Segments {
-			w.Write(binary.AppendUvarint(nil, uint64(len(s.T))))
-			w.WriteString(s.T)
-			w.Write(binary.AppendUvarint(nil, uint64(len(s.D))))
-			if _, err := w.Write(s.D); err != nil {
+			if err := writeSegment(w, s.T, s.D); err != nil {
 				return path, fmt.Errorf("staging the snapshot: %w", err)
 			}
 			size += int64(len(s.D))
@@ -277,6 +274,16 @@ func (n *Node) fetchTo(ctx context.Context, d *descriptor) (string, error) {
 		return path, fmt.Errorf("staging the snapshot: %w", err)
 	}
 	return path, nil
+}
+
+// writeSegment stages a segment: uvarint name length, name, uvarint data
+// length, data.
+func writeSegment(w *bufio.Writer, name string, data []byte) error {
+	w.Write(binary.AppendUvarint(nil, uint64(len(name))))
+	w.WriteString(name)
+	w.Write(binary.AppendUvarint(nil, uint64(len(data))))
+	_, err := w.Write(data)
+	return err
 }
 
 // recordReader reads a staged snapshot's records.
