@@ -80,6 +80,10 @@ type config struct {
 	// NoScripting turns server-side JavaScript off (--noscripting,
 	// security.javascriptEnabled: false).
 	NoScripting bool
+	// KeyFile is the file of the key the members of a replica set
+	// authenticate to each other with (--keyFile, security.keyFile); it
+	// turns access control on, as mongod's.
+	KeyFile string
 	// params are the server parameters given at startup, as given
 	// (getCmdLineOpts' parsed.setParameter).
 	params map[string]string
@@ -135,6 +139,7 @@ func parseArgs(args []string, stderr io.Writer) (config, error) {
 	fs.Float64Var(&cfg.OplogMinRetentionHours, "oplogMinRetentionHours", 0, "keep oplog entries at least this many hours even past the oplog's size (storage.oplogMinRetentionHours)")
 	fs.BoolVar(&cfg.NoScripting, "noscripting", false, "disable server-side JavaScript ($where, $function, $accumulator, mapReduce; security.javascriptEnabled: false)")
 	fs.BoolVar(&cfg.Auth, "auth", false, "require clients to authenticate (SCRAM-SHA-256, SCRAM-SHA-1) and check their roles")
+	fs.StringVar(&cfg.KeyFile, "keyFile", "", "file of the key replica set members authenticate to each other with (implies --auth)")
 	verbose := fs.Bool("v", false, "verbose logging")
 	var params []string
 	fs.Func("setParameter", "server parameter name=value (ttlMonitorSleepSecs, preAuthMaximumMessageSizeBytes, authFailuresPerMinute, authFailureBurst, localLogicalSessionTimeoutMinutes, logicalSessionRefreshMillis, enableTestCommands); repeatable", func(v string) error {
@@ -236,6 +241,7 @@ type fileConfig struct {
 	Security struct {
 		Authorization     *string `yaml:"authorization"`
 		JavascriptEnabled *bool   `yaml:"javascriptEnabled"`
+		KeyFile           *string `yaml:"keyFile"`
 	} `yaml:"security"`
 	Replication struct {
 		ReplSetName *string `yaml:"replSetName"`
@@ -322,6 +328,9 @@ func merge(cfg *config, fc *fileConfig, set map[string]bool) {
 	}
 	if v := fc.Security.JavascriptEnabled; v != nil && !set["noscripting"] {
 		cfg.NoScripting = !*v
+	}
+	if v := fc.Security.KeyFile; v != nil && !set["keyFile"] {
+		cfg.KeyFile = *v
 	}
 	if v := fc.Security.Authorization; v != nil && !set["auth"] {
 		switch *v {
@@ -450,9 +459,14 @@ func (cfg config) parsedDoc() bson.Doc {
 	b.AppendString("mode", "off")
 	b.AppendInt64("slowOpThresholdMs", cfg.SlowMS)
 	b.End()
-	if cfg.Auth {
+	if cfg.Auth || cfg.KeyFile != "" {
 		b.StartDocument("security")
-		b.AppendString("authorization", "enabled")
+		if cfg.Auth {
+			b.AppendString("authorization", "enabled")
+		}
+		if cfg.KeyFile != "" {
+			b.AppendString("keyFile", cfg.KeyFile)
+		}
 		b.End()
 	}
 	if len(cfg.params) > 0 {

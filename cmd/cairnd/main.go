@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/colcache"
 	"github.com/cairndb/cairn/internal/command"
 	"github.com/cairndb/cairn/internal/logging"
@@ -71,6 +72,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		log.Error("Cannot create data directory", "c", "STORAGE", "ctx", "initandlisten", "dbPath", cfg.DBPath, "error", err.Error())
 		return 1
 	}
+	var key string
+	if cfg.KeyFile != "" {
+		content, err := os.ReadFile(cfg.KeyFile)
+		if err == nil {
+			key, err = auth.ParseKeyFile(string(content))
+		}
+		if err != nil {
+			log.Error("Error reading the key file", "c", "ACCESS", "ctx", "initandlisten", "keyFile", cfg.KeyFile, "error", err.Error())
+			return 1
+		}
+	}
 	compressor, _ := kv.ParseCompression(cfg.JournalCompressor) // checked by parseArgs
 	replSet, replInitiate, _ := cfg.replMode()                  // checked by parseArgs
 	srv, err := server.New(server.Options{
@@ -80,7 +92,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		TTLMonitorInterval:     cfg.TTLMonitorSleep,
 		SessionTimeout:         cfg.SessionTimeout,
 		SessionRefreshInterval: cfg.SessionRefresh,
-		Auth:                   cfg.Auth,
+		Auth:                   cfg.Auth || key != "",
+		KeyFile:                key,
 		TestCommands:           cfg.TestCommands,
 		NoScripting:            cfg.NoScripting,
 		ReplSet:                replSet,

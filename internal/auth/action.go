@@ -77,6 +77,10 @@ const (
 	ReplSetStateChange
 	GetClusterParameter
 	SetClusterParameter
+	// Internal is what the members of a replica set need to run the
+	// commands they send each other: only the __system user (internal
+	// authentication with --keyFile) holds it, as mongod's "internal".
+	Internal
 
 	lastAction
 )
@@ -98,7 +102,7 @@ const AllActions = lastAction - 1
 const ClusterActions = ServerStatus | HostInfo | GetCmdLineOpts | GetParameter | SetParameter | GetLog |
 	Top | InProg | KillOp | ListDatabases | Fsync | LogRotate | DropConnections | GetDefaultRWConcern | SetDefaultRWConcern | KillAnySession | KillAnyCursor | ListSessions |
 	ReplSetResizeOplog | ReplSetGetStatus | ReplSetGetConfig | ReplSetConfigure | ReplSetStateChange |
-	GetClusterParameter | SetClusterParameter
+	GetClusterParameter | SetClusterParameter | Internal
 
 // DBActions are the actions that apply to a database.
 const DBActions = AllActions &^ ClusterActions
@@ -112,7 +116,7 @@ var actionNames = []string{
 	"serverStatus", "hostInfo", "getCmdLineOpts", "getParameter", "setParameter", "getLog", "top", "inprog",
 	"killop", "listDatabases", "fsync", "logRotate", "dropConnections", "getDefaultRWConcern", "setDefaultRWConcern", "killAnySession",
 	"killAnyCursor", "listSessions", "replSetResizeOplog", "replSetGetStatus", "replSetGetConfig", "replSetConfigure", "replSetStateChange",
-	"getClusterParameter", "setClusterParameter",
+	"getClusterParameter", "setClusterParameter", "internal",
 }
 
 // Names lists the actions of a as MongoDB spells them.

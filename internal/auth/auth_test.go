@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/xdg-go/scram"
@@ -251,7 +252,12 @@ func TestPrivileges(t *testing.T) {
 		{[]RoleRef{{"clusterMonitor", "admin"}}, "", ServerStatus, true},
 		{[]RoleRef{{"clusterMonitor", "admin"}}, "x", Find, false},
 		{[]RoleRef{{"clusterMonitor", "admin"}}, "", SetParameter, false},
-		{[]RoleRef{{"root", "admin"}}, "x", AllActions, true},
+		{[]RoleRef{{"root", "admin"}}, "x", AllActions &^ Internal, true},
+		// Only the members' __system user runs their commands (--keyFile).
+		{[]RoleRef{{"root", "admin"}}, "admin", Internal, false},
+		{[]RoleRef{{"clusterAdmin", "admin"}}, "admin", Internal, false},
+		{[]RoleRef{{"__system", "admin"}}, "admin", Internal, true},
+		{[]RoleRef{{"__system", "admin"}}, "x", AllActions, true},
 		{[]RoleRef{{"readWrite", "app"}, {"read", "other"}}, "other", Find, true},
 		{nil, "app", Find, false},
 	}
@@ -286,5 +292,25 @@ func TestSessionSeesRevocation(t *testing.T) {
 	}
 	if !s.Logout("admin") || s.Authenticated() {
 		t.Fatal("logout")
+	}
+}
+
+func TestParseKeyFile(t *testing.T) {
+	cases := []struct {
+		in, key string
+		ok      bool
+	}{
+		{"abcdef", "abcdef", true},
+		{"  abc def\n\tghi+/=\r\n", "abcdefghi+/=", true},
+		{"abc", "", false},
+		{"abcdef!", "", false},
+		{strings.Repeat("a", 1025), "", false},
+		{strings.Repeat("a", 1024), strings.Repeat("a", 1024), true},
+	}
+	for _, tc := range cases {
+		key, err := ParseKeyFile(tc.in)
+		if (err == nil) != tc.ok || key != tc.key {
+			t.Errorf("ParseKeyFile(%q) = %q, %v; want %q, ok %v", tc.in, key, err, tc.key, tc.ok)
+		}
 	}
 }

@@ -28,6 +28,10 @@ type Options struct {
 	SHA1Iterations, SHA256Iterations int
 	// Logger receives authentication successes and failures.
 	Logger *slog.Logger
+	// KeyFile is the content of the --keyFile (whitespace removed; ""
+	// when none): the password of the __system user the members of a
+	// replica set authenticate as (internal.go).
+	KeyFile string
 }
 
 // Manager is the server's access control state: whether it is on, the
@@ -39,6 +43,8 @@ type Manager struct {
 	gen      atomic.Uint64
 	hasUsers atomic.Bool
 	limiter  *failureLimiter
+	// system is the __system user when a key file is set.
+	system *User
 }
 
 // NewManager prepares access control over db's user store.
@@ -56,6 +62,13 @@ func NewManager(db *kv.DB, opts Options) (*Manager, error) {
 		opts.FailureBurst = DefaultFailureBurst
 	}
 	m := &Manager{opts: opts, db: db, limiter: newFailureLimiter(max(0, opts.FailuresPerMinute), opts.FailureBurst)}
+	if opts.KeyFile != "" {
+		u, err := systemUser(opts.KeyFile, opts)
+		if err != nil {
+			return nil, err
+		}
+		m.system = u
+	}
 	if err := m.Changed(); err != nil {
 		return nil, err
 	}
@@ -92,6 +105,9 @@ func (m *Manager) Changed() error {
 
 // lookup reads a user in a fresh snapshot.
 func (m *Manager) lookup(db, name string) (*User, error) {
+	if u := m.systemUser(db, name); u != nil {
+		return u, nil
+	}
 	var u *User
 	err := m.db.View(func(tx *kv.Tx) error {
 		var err error

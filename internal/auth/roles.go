@@ -54,8 +54,11 @@ var builtinRoles = map[string]builtinRole{
 	"dbAdminAnyDatabase":   {any: dbAdminActions, cluster: ListDatabases, adminOnly: true},
 	"clusterMonitor":       {any: CollStats | DBStats | ListIndexes | ListCollections | PlanCacheRead | IndexStats, cluster: monitorActions, adminOnly: true},
 	"clusterAdmin": {any: CollStats | DBStats | ListIndexes | ListCollections | Validate | Compact | IndexStats,
-		cluster: ClusterActions, adminOnly: true},
-	"root": {any: DBActions, cluster: ClusterActions, adminOnly: true},
+		cluster: ClusterActions &^ Internal, adminOnly: true},
+	"root": {any: DBActions, cluster: ClusterActions &^ Internal, adminOnly: true},
+	// __system is the role of the __system user members authenticate as
+	// (--keyFile): everything, the internal action included.
+	"__system": {any: DBActions, cluster: ClusterActions, adminOnly: true},
 }
 
 // IsBuiltin reports whether r is a built-in role that exists on its

@@ -76,9 +76,12 @@ func (s *Session) Privileges(m *Manager) (*Privileges, []RoleRef, error) {
 		var roles []RoleRef
 		var privs *Privileges
 		err := m.db.View(func(tx *kv.Tx) error {
-			u, err := GetUser(tx, s.user.DB, s.user.User)
-			if err != nil || u == nil {
-				return err
+			var err error
+			u := m.systemUser(s.user.DB, s.user.User)
+			if u == nil {
+				if u, err = GetUser(tx, s.user.DB, s.user.User); err != nil || u == nil {
+					return err
+				}
 			}
 			roles = u.Roles
 			privs, _, err = ResolveRoles(tx, roles)

@@ -39,7 +39,7 @@ func (e *Env) startRaftTerm(cfg *repl.Config, bootstrap bool, term uint64) (*raf
 		return n, nil
 	}
 	n, err := raftrepl.Start(raftrepl.Options{Set: e.Repl, DB: e.KV, Oplog: e.Oplog, Log: e.Log,
-		ApplyCommand: e.applyCommand, StoreConfig: e.storeReplConfig, OnRollback: e.Sessions.RollBackEntry, BootstrapTerm: term,
+		ApplyCommand: e.applyCommand, StoreConfig: e.storeReplConfig, OnRollback: e.Sessions.RollBackEntry, BootstrapTerm: term, MemberKey: e.Auth.MemberKey(),
 		Snapshots: e.snapshotOptions(), Restored: e.restored}, cfg, bootstrap)
 	if err != nil {
 		return nil, err
@@ -91,7 +91,7 @@ func (e *Env) storeReplConfig(cfg *repl.Config) error {
 // configuration, starts a Raft group of itself and adds the others in the
 // background (raftrepl/join.go).
 func (e *Env) initiateRaft(cfg *repl.Config) error {
-	if e.Auth != nil && e.Auth.Enabled() {
+	if e.noMemberAuth() {
 		return errNoMemberAuth()
 	}
 	if _, err := e.persistReplConfig(cfg, 0); err != nil {
@@ -126,7 +126,7 @@ func (e *Env) applyCommand(ctx context.Context, db string, o bson.Doc) error {
 
 // raftMessages steps a peer's Raft messages into this member's node.
 func raftMessages(c *Ctx) error {
-	if c.Env.Auth != nil && c.Env.Auth.Enabled() {
+	if c.Env.noMemberAuth() {
 		return errNoMemberAuth()
 	}
 	n := c.Env.Raft()
@@ -149,7 +149,7 @@ func raftJoin(c *Ctx) error {
 	if set == nil {
 		return errNoRepl()
 	}
-	if c.Env.Auth != nil && c.Env.Auth.Enabled() {
+	if c.Env.noMemberAuth() {
 		return errNoMemberAuth()
 	}
 	v, _ := c.Body.Lookup("config")
@@ -290,9 +290,15 @@ func freezeRaft(c *Ctx, n *raftrepl.Node, secs int64) error {
 	return nil
 }
 
-// errNoMemberAuth: members do not authenticate to each other yet.
+// noMemberAuth reports access control on without a key file: the members
+// could not authenticate to each other.
+func (e *Env) noMemberAuth() bool {
+	return e.Auth != nil && e.Auth.Enabled() && !e.Auth.HasKeyFile()
+}
+
+// errNoMemberAuth: access control is on and members have no key.
 func errNoMemberAuth() error {
-	return mongoerr.New(mongoerr.NotImplemented, "Cairn's members do not authenticate to each other yet (no --keyFile): a replica set of several members cannot run with access control on")
+	return mongoerr.New(mongoerr.InvalidReplicaSetConfig, "a replica set of several members with access control on needs --keyFile (security.keyFile): its members authenticate to each other with it")
 }
 
 // reconfigRaft is replSetReconfig on a set of several members: one member
@@ -327,7 +333,7 @@ func reconfigRaft(c *Ctx, old, next *repl.Config, force bool) error {
 	var err error
 	switch {
 	case len(added) == 1:
-		if err = raftrepl.SendJoin(ctx, added[0].Host, next); err == nil {
+		if err = raftrepl.SendJoin(ctx, added[0].Host, next, c.Env.Auth.MemberKey()); err == nil {
 			err = n.AddMember(ctx, next, added[0])
 		}
 	case len(removed) == 1:

@@ -20,7 +20,7 @@ import (
 // raftSnapshot answers one chunk of a snapshot this member serves:
 // {_raftSnapshot: <id>, setName, tree: <n>, after: BinData}.
 func raftSnapshot(c *Ctx) error {
-	if c.Env.Auth != nil && c.Env.Auth.Enabled() {
+	if c.Env.noMemberAuth() {
 		return errNoMemberAuth()
 	}
 	n := c.Env.Raft()
@@ -77,7 +77,7 @@ func raftSnapshot(c *Ctx) error {
 // that electionIds keep growing), becomes its primary, then adds the new
 // member, which receives a snapshot of its data (its initial sync).
 func growRaft(c *Ctx, old, next *repl.Config) error {
-	if c.Env.Auth != nil && c.Env.Auth.Enabled() {
+	if c.Env.noMemberAuth() {
 		return errNoMemberAuth()
 	}
 	if !c.Env.Repl.IsWritablePrimary() {
@@ -109,7 +109,7 @@ func growRaft(c *Ctx, old, next *repl.Config) error {
 		}
 	}
 	next.Term = c.Env.Repl.Status().Term
-	if err = raftrepl.SendJoin(ctx, added[0].Host, next); err == nil {
+	if err = raftrepl.SendJoin(ctx, added[0].Host, next, c.Env.Auth.MemberKey()); err == nil {
 		err = n.AddMember(ctx, next, added[0])
 	}
 	if err != nil {

@@ -11,12 +11,12 @@ var table = []*Command{
 	{Name: "hello", Run: hello, Needs: auth.Open, Help: "the handshake: server role and limits"},
 	{Name: "isMaster", Aliases: []string{"ismaster"}, Run: hello, Needs: auth.Open, Help: "legacy name of hello"},
 	{Name: "ping", Run: ping, Needs: auth.Open, Help: "round trip"},
-	// The members' internal commands (internal/raftrepl). Members do not
-	// authenticate to each other yet (no --keyFile): with access control
-	// on both refuse to run (NotImplemented), whoever sends them.
-	{Name: raftrepl.CommandName, Run: raftMessages, AdminOnly: true, Needs: auth.ReplSetConfigure, Help: "internal: Raft messages between replica set members"},
-	{Name: raftrepl.SnapshotCommand, Run: raftSnapshot, AdminOnly: true, Needs: auth.ReplSetConfigure, Help: "internal: a chunk of a snapshot for a member's initial sync"},
-	{Name: raftrepl.JoinCommand, Run: raftJoin, AdminOnly: true, Needs: auth.ReplSetConfigure, Help: "internal: join the replica set whose primary sends it"},
+	// The members' internal commands (internal/raftrepl). With access
+	// control on they need the internal action, which only the __system
+	// user holds (members authenticate as it with --keyFile).
+	{Name: raftrepl.CommandName, Run: raftMessages, AdminOnly: true, Needs: auth.Internal, Help: "internal: Raft messages between replica set members"},
+	{Name: raftrepl.SnapshotCommand, Run: raftSnapshot, AdminOnly: true, Needs: auth.Internal, Help: "internal: a chunk of a snapshot for a member's initial sync"},
+	{Name: raftrepl.JoinCommand, Run: raftJoin, AdminOnly: true, Needs: auth.Internal, Help: "internal: join the replica set whose primary sends it"},
 	{Name: "buildInfo", Aliases: []string{"buildinfo"}, Run: buildInfo, Needs: auth.Open, Help: "version and build information"},
 	{Name: "hostInfo", Run: hostInfo, Needs: auth.HostInfo, Help: "the host's hardware and OS"},
 	{Name: "whatsmyuri", Run: whatsmyuri, Needs: auth.Open, Help: "the client's address as the server sees it"},

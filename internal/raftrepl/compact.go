@@ -94,6 +94,9 @@ type snapState struct {
 	// promoteCheck is when learners were last looked at.
 	promoting    bool
 	promoteCheck time.Time
+	// priorityCheck is when the leader last looked for a member of
+	// higher priority (priority.go).
+	priorityCheck time.Time
 	// counters (metrics) and the initial sync's progress.
 	stats SnapshotStats
 	sync  syncProgress
@@ -175,6 +178,7 @@ func bootstrapLog(db *kv.DB, id, term uint64) (bool, error) {
 func (n *Node) afterReady() error {
 	n.serveSnapshots()
 	n.promoteLearners()
+	n.priorityTakeover()
 	return n.maybeCompact()
 }
 

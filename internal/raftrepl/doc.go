@@ -36,10 +36,14 @@
 //
 // The Raft log, hard state, configuration state and applied index live in
 // the member's kv, in the tree _raft (storage.go), written with kv.Sync
-// before a Ready's messages are sent. The log is not compacted yet (no
-// snapshot): a member added later receives the whole log, which holds
-// every oplog entry since the set was initiated, and that is its initial
-// sync.
+// before a Ready's messages are sent. The log keeps a tail behind the
+// applied index and is compacted beyond it (compact.go). A member that
+// needs entries the leader no longer holds (a new member, a long-absent
+// one) receives a Raft snapshot of the leader's data, made from a kv read
+// snapshot and pulled in chunks over the members' port (snapshot.go),
+// which it installs in one kv transaction before it follows the log
+// (snaprecv.go): that is its initial sync. New voters join as learners
+// and are promoted once caught up (members.go).
 //
 // # Transport
 //

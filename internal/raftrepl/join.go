@@ -12,11 +12,12 @@ package raftrepl
 //
 // which makes that member store the configuration and start a Raft node
 // with an empty log (it waits for the leader), and proposes the member's
-// addition (a voter, or a learner for votes: 0) with the configuration in
+// addition (a voter at once, as mongod's initiate makes every member; a
+// learner with votes: 0; members added later by a reconfig join as
+// learners first, see members.go) with the configuration in
 // the change's context; once the change is applied, the next member
-// follows. The leader sends a new member the whole log from its first
-// entry: the member applies every oplog entry in it, which is how it gets
-// the data (the log is not compacted yet).
+// follows. A bootstrapped group compacts its log at once, so the leader
+// sends a new member a snapshot of its data (snapshot.go), then the log.
 
 import (
 	"context"
@@ -24,9 +25,9 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/internal/repl"
+	pb "go.etcd.io/raft/v3/raftpb"
 	dbson "go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 )
 
 // JoinCommand is the internal command that makes a member join a set.
@@ -60,11 +61,18 @@ func (n *Node) inGroup(id uint64) bool {
 func (n *Node) addMember(ctx context.Context, cfg *repl.Config, m repl.Member) error {
 	ctx, cancel := context.WithTimeout(ctx, joinTimeout)
 	defer cancel()
-	if err := SendJoin(ctx, m.Host, cfg); err != nil {
+	if err := SendJoin(ctx, m.Host, cfg, n.opts.MemberKey); err != nil {
 		return err
 	}
+	t := pb.ConfChangeAddNode
+	if m.Votes == 0 {
+		t = pb.ConfChangeAddLearnerNode
+	}
 	for {
-		err := n.AddMember(ctx, cfg, m)
+		// The initiated set's members vote at once, as mongod's
+		// replSetInitiate makes them: they start empty, and their
+		// snapshot is the initiating member's data.
+		err := n.confChange(ctx, cfg, t, RaftID(m))
 		if err == nil {
 			return nil
 		}
@@ -77,11 +85,9 @@ func (n *Node) addMember(ctx context.Context, cfg *repl.Config, m repl.Member) e
 }
 
 // SendJoin asks the member at host to join the set cfg, retrying until it
-// answers or ctx ends.
-func SendJoin(ctx context.Context, host string, cfg *repl.Config) error {
-	opts := options.Client().ApplyURI("mongodb://" + host + "/?directConnection=true").
-		SetConnectTimeout(time.Second).SetServerSelectionTimeout(time.Second).SetAppName("cairnd raft")
-	client, err := mongo.Connect(opts)
+// answers or ctx ends; key is the members' key (--keyFile; "": none).
+func SendJoin(ctx context.Context, host string, cfg *repl.Config, key string) error {
+	client, err := mongo.Connect(memberClientOptions(host, key).SetServerSelectionTimeout(time.Second))
 	if err != nil {
 		return err
 	}

@@ -28,11 +28,17 @@ import (
 // is promoted.
 const promoteLag = 64
 
-// memberClientOptions are the options of a client to another member.
-func memberClientOptions(host string) *options.ClientOptions {
-	return options.Client().ApplyURI("mongodb://" + host + "/?directConnection=true").
+// memberClientOptions are the options of a client to another member:
+// with a key (--keyFile), it authenticates as the __system user of local
+// with SCRAM-SHA-256, as mongod's internal authentication.
+func memberClientOptions(host, key string) *options.ClientOptions {
+	o := options.Client().ApplyURI("mongodb://" + host + "/?directConnection=true").
 		SetConnectTimeout(time.Second).SetServerSelectionTimeout(5 * time.Second).
 		SetAppName("cairnd raft")
+	if key != "" {
+		o.SetAuth(options.Credential{AuthMechanism: "SCRAM-SHA-256", AuthSource: "local", Username: "__system", Password: key})
+	}
+	return o
 }
 
 func (n *Node) isVoter(id uint64) bool {

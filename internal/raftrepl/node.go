@@ -43,6 +43,9 @@ type Options struct {
 	// is two ticks and the election timeout is the configuration's
 	// settings.electionTimeoutMillis in ticks.
 	Tick time.Duration
+	// MemberKey is the key members authenticate to each other with
+	// (--keyFile; "": none).
+	MemberKey string
 	// BootstrapTerm is the term a group started by Start with bootstrap
 	// begins in (default 1): a one-member set that grows into several
 	// keeps its terms growing, as drivers expect of electionId.
@@ -170,7 +173,7 @@ func Start(opts Options, cfg *repl.Config, bootstrap bool) (*Node, error) {
 		return nil, err
 	}
 	n.snapStart(st, fresh)
-	n.tr = newTransport(cfg.Name, id, opts.Log, func(to uint64) { n.node.ReportUnreachable(to) })
+	n.tr = newTransport(cfg.Name, id, opts.MemberKey, opts.Log, func(to uint64) { n.node.ReportUnreachable(to) })
 	n.tr.setPeers(hostsOf(cfg))
 	election := int(time.Duration(electionMillis(cfg)) * time.Millisecond / opts.Tick)
 	rc := &raft.Config{
@@ -343,11 +346,12 @@ func (n *Node) handle(rd raft.Ready) error {
 	return n.prune(ctx)
 }
 
-// unfrozen drops the member's own vote requests while it is frozen: its
-// campaigns fail, and it still votes for others and follows a leader.
+// unfrozen drops the member's own vote requests while it is frozen or has
+// priority 0 (priority.go): its campaigns fail, and it still votes for
+// others and follows a leader.
 func (n *Node) unfrozen(msgs []*pb.Message) []*pb.Message {
 	n.mu.Lock()
-	frozen := time.Now().Before(n.frozenUntil)
+	frozen := time.Now().Before(n.frozenUntil) || !n.electableLocked()
 	n.mu.Unlock()
 	if !frozen {
 		return msgs
@@ -619,7 +623,7 @@ func (n *Node) StepDown(ctx context.Context) error {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	for _, id := range ids {
 		p := rs.Progress[id]
-		if id == n.id || p.IsLearner {
+		if id == n.id || p.IsLearner || !n.electableID(id) {
 			continue
 		}
 		if best == 0 || p.Match > bestMatch {

@@ -12,10 +12,9 @@ package raftrepl
 // paused or gone) messages are dropped, which Raft tolerates (it resends),
 // and a failed send reports the peer unreachable so that the leader probes
 // it instead of streaming to it. The receiving member steps the messages
-// into its node (Node.Receive). The command needs the cluster privilege
-// only root holds when access control is on; members do not authenticate
-// to each other yet (no --keyFile), so a set of several members refuses to
-// initiate with access control on.
+// into its node (Node.Receive). With access control on, the members
+// authenticate as __system with the --keyFile key (memberClientOptions),
+// and the command needs the internal action only __system holds.
 
 import (
 	"context"
@@ -27,7 +26,6 @@ import (
 	pb "go.etcd.io/raft/v3/raftpb"
 	dbson "go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
-	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -47,6 +45,7 @@ const (
 type transport struct {
 	set    string
 	from   uint64
+	key    string // the members' key (--keyFile)
 	log    *slog.Logger
 	report func(id uint64) // the peer is unreachable
 
@@ -68,8 +67,8 @@ type peer struct {
 	fails  int
 }
 
-func newTransport(set string, from uint64, log *slog.Logger, report func(uint64)) *transport {
-	return &transport{set: set, from: from, log: log, report: report, peers: map[uint64]*peer{}, done: make(chan struct{})}
+func newTransport(set string, from uint64, key string, log *slog.Logger, report func(uint64)) *transport {
+	return &transport{set: set, from: from, key: key, log: log, report: report, peers: map[uint64]*peer{}, done: make(chan struct{})}
 }
 
 // setPeers makes the peers exactly hosts (raft id → host:port).
@@ -149,9 +148,8 @@ func (t *transport) stop() {
 // run sends p's queue until it is closed.
 func (t *transport) run(p *peer) {
 	defer t.wg.Done()
-	opts := options.Client().ApplyURI("mongodb://" + p.host + "/?directConnection=true").
-		SetConnectTimeout(time.Second).SetServerSelectionTimeout(time.Second).
-		SetHeartbeatInterval(time.Second).SetMaxPoolSize(2).SetAppName("cairnd raft")
+	opts := memberClientOptions(p.host, t.key).SetServerSelectionTimeout(time.Second).
+		SetHeartbeatInterval(time.Second).SetMaxPoolSize(2)
 	client, err := mongo.Connect(opts)
 	if err != nil {
 		t.log.Error("Cannot create a client for a replica set member", "c", "REPL", "host", p.host, "error", err.Error())

@@ -241,8 +241,8 @@ func ParseConfig(d bson.Doc) (*Config, error) {
 		if m.SecondaryDelaySecs != 0 {
 			return nil, invalid("Cairn does not delay members yet: member %s (_id %d) has secondaryDelaySecs", m.Host, m.ID)
 		}
-		if (m.Priority == 0) != (m.Votes == 0) {
-			return nil, invalid("Cairn's members either vote and may be elected (votes 1, priority > 0) or are Raft learners (votes 0, priority 0): member %s (_id %d) has votes %d and priority %v", m.Host, m.ID, m.Votes, m.Priority)
+		if m.Votes == 0 && m.Priority != 0 {
+			return nil, invalid("priority must be 0 when non-voting (votes:0): member %s (_id %d) has priority %v", m.Host, m.ID, m.Priority)
 		}
 		if m.Hidden && m.Votes != 0 {
 			return nil, invalid("priority must be 0 when hidden=true: member %s (_id %d)", m.Host, m.ID)

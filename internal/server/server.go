@@ -92,6 +92,10 @@ type Options struct {
 	RecentLog func() ([]string, int)
 	// Auth turns access control on (--auth).
 	Auth bool
+	// KeyFile is the members' key (--keyFile's content without
+	// whitespace; "" when none): they authenticate to each other as
+	// __system with it.
+	KeyFile string
 	// MessageTimeout bounds how long the rest of a message may take to
 	// arrive once its first bytes have (default 60 s; negative: no limit).
 	// Idle connections between messages are not timed out.
@@ -259,7 +263,7 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.env.Sessions = session.New(session.Options{Timeout: opts.SessionTimeout})
-	am, err := auth.NewManager(db, auth.Options{Enabled: opts.Auth, FailureDelay: opts.AuthFailureDelay, Logger: opts.Logger,
+	am, err := auth.NewManager(db, auth.Options{Enabled: opts.Auth, FailureDelay: opts.AuthFailureDelay, Logger: opts.Logger, KeyFile: opts.KeyFile,
 		FailuresPerMinute: opts.AuthFailuresPerMinute, FailureBurst: opts.AuthFailureBurst})
 	if err != nil {
 		db.Close()

@@ -127,6 +127,23 @@ func TestRaftInitialSync(t *testing.T) {
 	waitApplied(t, s, []int{1, 2}, "test", "live", wrote.Load()+1)
 	compareHashes(t, s, []int{0, 1, 2}, "test", "other")
 	s.waitHealthy(3)
+	// Both new members were promoted to voters once caught up.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var st struct {
+			Voting int32 `bson:"votingMembersCount"`
+		}
+		if err := admin.RunCommand(ctx(t), bson.D{{Key: "replSetGetStatus", Value: 1}}).Decode(&st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Voting == 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("votingMembersCount %d, want 3\n%s", st.Voting, s.logs())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 func waitPrimary(t *testing.T, c *mongo.Client) {
