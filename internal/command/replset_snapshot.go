@@ -90,6 +90,15 @@ func growRaft(c *Ctx, old, next *repl.Config) error {
 	if len(added) > 1 {
 		return mongoerr.New(mongoerr.NewReplicaSetConfigurationIncompatible, "Only one member can be added or removed at a time (Cairn's Raft membership changes)")
 	}
+	// mongod's quorum check: the new member must answer before anything
+	// changes here (it is told to join, and waits for the leader).
+	qctx, qcancel := context.WithTimeout(c, 5*time.Second)
+	err := raftrepl.SendJoin(qctx, added[0].Host, next, c.Env.Auth.MemberKey())
+	qcancel()
+	if err != nil {
+		return mongoerr.New(mongoerr.NodeNotFound, "Quorum check failed because not enough voting nodes responded; required 2 but only the following 1 voters responded: %s; the following nodes did not respond affirmatively: %s failed with %v",
+			old.Members[0].Host, added[0].Host, err)
+	}
 	st := c.Env.Repl.Status()
 	cur := *old
 	cur.Term = st.Term
@@ -109,10 +118,7 @@ func growRaft(c *Ctx, old, next *repl.Config) error {
 		}
 	}
 	next.Term = c.Env.Repl.Status().Term
-	if err = raftrepl.SendJoin(ctx, added[0].Host, next, c.Env.Auth.MemberKey()); err == nil {
-		err = n.AddMember(ctx, next, added[0])
-	}
-	if err != nil {
+	if err = n.AddMember(ctx, next, added[0]); err != nil {
 		return mongoerr.New(mongoerr.NewReplicaSetConfigurationIncompatible, "reconfig failed: %v", err)
 	}
 	return nil
