@@ -376,7 +376,19 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 		}
 	}
 	err := feedWorkers(g.ctx, src, fns, func() bool { return !g.ctx.AllowDiskUse && mem.Load() > limit })
-	if err == nil && mem.Load() > limit && !g.ctx.AllowDiskUse {
+	return g.finishParallel(ws, mem.Load(), err)
+}
+
+// finishParallel merges the groups of workers that have folded their
+// input (err: the first failure, if any; mem: the memory their groups
+// take) and returns the group's results.
+func (g *groupStage) finishParallel(ws []*groupWorker, mem int64, err error) (func() (bson.Doc, error), error) {
+	closeAll := func() {
+		for _, w := range ws {
+			w.spill.close()
+		}
+	}
+	if err == nil && mem > g.ctx.memLimit() && !g.ctx.AllowDiskUse {
 		err = errMemory("$group")
 	}
 	if err == nil {
@@ -391,7 +403,7 @@ func (g *groupStage) runParallel(src BatchSource, prefix []stage, fields []strin
 		closeAll()
 		return nil, err
 	}
-	st.mem = mem.Load()
+	st.mem = mem
 	spills := make([]*groupSpill, len(ws))
 	for i, w := range ws {
 		spills[i] = w.spill

@@ -28,6 +28,11 @@ func (s *countStage) runParallel(c *Context, src BatchSource, prefix []stage, fi
 	for _, k := range counts {
 		n += k
 	}
+	return s.result(n), nil
+}
+
+// result serves the stage's document for a count of n.
+func (s *countStage) result(n int64) func() (bson.Doc, error) {
 	done := n == 0
 	return func() (bson.Doc, error) {
 		if done {
@@ -41,7 +46,7 @@ func (s *countStage) runParallel(c *Context, src BatchSource, prefix []stage, fi
 			b.AppendInt64(s.field, n)
 		}
 		return b.Finish(), nil
-	}, nil
+	}
 }
 
 // runParallel keeps a top-k in each worker, keyed by the sort key and the

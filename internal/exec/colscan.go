@@ -58,7 +58,7 @@ func (e *Engine) columnScan(ctx context.Context, tx *kv.Tx, coll *catalog.Collec
 	if err != nil || set == nil {
 		return nil, mongoerr.FromContext(err)
 	}
-	return &colScan{ctx: ctx, Scan: set.Scan()}, nil
+	return &colScan{ctx: ctx, Scan: set.Scan(), set: set}, nil
 }
 
 // wantColumns notes that an index scan of coll for fields examined keys
@@ -80,6 +80,7 @@ func (e *Engine) wantColumns(tx *kv.Tx, coll *catalog.Collection, fields []strin
 type colScan struct {
 	ctx context.Context
 	*colcache.Scan
+	set *colcache.Set // the columns, for vectorized runs (agg.ColumnSource)
 }
 
 // NextBatch implements agg.BatchSource.

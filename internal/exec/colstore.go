@@ -163,5 +163,9 @@ func (e *Engine) explainColumnScan(tx *kv.Tx, db, source string, p *agg.Pipeline
 			r.AppendDocument("filter", filter)
 		}
 		r.AppendBool("columnCache", e.ColumnCache.Covers(t, fields))
+		// vectorized: the leading $match stages and the $group or $count
+		// run over the columns' chunks without building documents
+		// (agg.RunVector).
+		r.AppendBool("vectorized", p.CanRunVector(fields))
 	}
 }

@@ -56,6 +56,9 @@ func (e *Engine) ParallelPipeline(ctx context.Context, tx *kv.Tx, db, name strin
 			return nil, false, err
 		}
 		if src != nil {
+			if it, ok, err := p.RunVector(src.set, workers); err != nil || ok {
+				return it, ok, err
+			}
 			narrowByEqualities(src, planFilter, p.QueryOptions())
 			return p.RunParallel(src, workers)
 		}

@@ -342,13 +342,7 @@ func (a *minMaxAcc) Add(root bson.Doc, env *Env) error {
 	if err != nil {
 		return err
 	}
-	if nullish(v) {
-		return nil
-	}
-	if a.cur.Type == 0 || a.sign*bson.CompareCollated(v, a.cur, a.spec.opts.Collation) > 0 {
-		a.cur = copyValue(v)
-	}
-	return nil
+	return a.AddArg(v)
 }
 
 func (a *minMaxAcc) Result() bson.Value {
@@ -377,13 +371,7 @@ func (a *firstLastAcc) Add(root bson.Doc, env *Env) error {
 	if err != nil {
 		return err
 	}
-	a.seen = true
-	if a.first && a.al != nil {
-		a.cur = a.al.Value(v)
-	} else {
-		a.cur = copyValue(v)
-	}
-	return nil
+	return a.AddArg(v)
 }
 
 func (a *firstLastAcc) Result() bson.Value {
@@ -409,22 +397,7 @@ func (a *pushAcc) Add(root bson.Doc, env *Env) error {
 	if err != nil {
 		return err
 	}
-	if v.Type == 0 {
-		return nil
-	}
-	if a.set && !a.insertKey(v) {
-		return nil
-	}
-	a.bytes += len(v.Data) + 16
-	if a.bytes > maxAccumulatorBytes {
-		name := "$push"
-		if a.set {
-			name = "$addToSet"
-		}
-		return errf(mongoerr.ExceededMemoryLimit, "%s used too much memory and cannot spill to disk. Memory limit: %d bytes", name, maxAccumulatorBytes)
-	}
-	a.vals = append(a.vals, copyValue(v))
-	return nil
+	return a.AddArg(v)
 }
 
 func (a *pushAcc) Result() bson.Value {

@@ -1,0 +1,476 @@
+package agg
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/expr"
+)
+
+// Vectorized runs (RunVector) execute a pipeline's leading $match stages
+// and its $group or $count over a ColumnSource's chunks instead of
+// documents. A worker takes a chunk at a time and walks it in vectors of
+// vecRows rows:
+//
+//   - the $match predicates that compile (vector_match.go) narrow a
+//     selection vector of row numbers, predicate by predicate, reading
+//     only their column; rows some predicate is unsure of, and every row
+//     of a stage with conditions that did not compile, are matched by the
+//     stage itself on their narrow document (late materialisation);
+//   - $count adds up the rows selected;
+//   - $group computes each selected row's key from its column (a field
+//     path _id) or once (a constant _id), looks its group up in the
+//     worker's hash table, and folds the accumulators of field-path and
+//     constant arguments from the columns (expr.ArgAdder); an _id or an
+//     argument of another expression is evaluated on the row's narrow
+//     document, built once per row that needs it.
+//
+// The groups are those of the parallel run (parallel.go): the same
+// tables, memory accounting, spilling past the limit and merge by first
+// input position, so the output is the row path's document for document
+// and in the same order. A row's input position is its chunk's number
+// times vecChunkSpan plus its row number.
+
+// vecRows is the length of a selection vector.
+const vecRows = 2048
+
+// vecChunkSpan spaces the input positions of consecutive chunks.
+const vecChunkSpan = 1 << 24
+
+// vecAcc is how a worker folds one accumulator.
+type vecAcc struct {
+	col   int        // the column of a "$field" argument, or -1
+	cnst  bson.Value // a constant argument (with col < 0 and !doc)
+	doc   bool       // the argument is another expression: Add on the document
+	fixed bool       // constant argument
+}
+
+// vecPlan is a pipeline's vectorized prefix and terminal stage.
+type vecPlan struct {
+	p       *Pipeline
+	ti      int
+	matches []vecMatch
+	group   *groupStage
+	count   *countStage
+	// For the group: how its _id and accumulators read the columns.
+	idCol   int        // the column of a "$field" _id, or -1
+	idConst bson.Value // a constant _id (with idCol < 0 and !idDoc)
+	idDoc   bool       // the _id is another expression
+	accs    []vecAcc
+	// fields are the source's columns; names their element keys' lengths.
+	fields []string
+}
+
+// vecMatch is a $match stage compiled for a vectorized run.
+type vecMatch struct {
+	m        *matchStage
+	preds    []vecPred
+	residual bool
+}
+
+// planVector checks that the pipeline's parallel prefix can run
+// vectorized over columns fields, and plans it.
+func (p *Pipeline) planVector(fields []string) (*vecPlan, bool) {
+	ti := p.parallelTerminal()
+	if ti < 0 || p.ctx.collation() != nil {
+		return nil, false
+	}
+	need := readFields(p.stages[:ti+1], p.stageSpecs[:ti+1])
+	if need == nil {
+		return nil, false
+	}
+	colOf := map[string]int{}
+	for i, f := range fields {
+		colOf[f] = i
+	}
+	for _, f := range need {
+		if _, ok := colOf[f]; !ok {
+			return nil, false
+		}
+	}
+	col := func(f string) int {
+		if i, ok := colOf[f]; ok {
+			return i
+		}
+		return -1
+	}
+	vp := &vecPlan{p: p, ti: ti, fields: fields, idCol: -1}
+	switch st := p.stages[ti].(type) {
+	case *groupStage:
+		if st.fam != nil || st.firstKeys > 0 {
+			return nil, false
+		}
+		vp.group = st
+	case *countStage:
+		vp.count = st
+	default:
+		return nil, false
+	}
+	for _, s := range p.stages[:ti] {
+		switch st := s.(type) {
+		case *matchStage:
+			vm := vecMatch{m: st, residual: st.exp != nil}
+			var res bool
+			vm.preds, res = compileMatch(st.plain, col)
+			vm.residual = vm.residual || res
+			vp.matches = append(vp.matches, vm)
+		case *projectStage:
+			// A projection of no computed field changes no count.
+			if vp.count == nil || !computesNothing(st.p.root) {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	if g := vp.group; g != nil {
+		if path, ok := expr.FieldPath(g.id); ok && col(path) >= 0 {
+			vp.idCol = col(path)
+		} else if c, ok := expr.Constant(g.id); ok {
+			vp.idConst = c
+			if vp.idConst.Type == 0 {
+				vp.idConst = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+			}
+		} else {
+			vp.idDoc = true
+		}
+		probe := expr.AccAlloc{}
+		for _, a := range g.accs {
+			va := vecAcc{col: -1}
+			_, adds := a.NewIn(&probe).(expr.ArgAdder)
+			arg := a.Arg()
+			switch {
+			case !adds:
+				va.doc = true
+			case arg == nil:
+				va.fixed = true // $count
+			default:
+				if path, ok := expr.FieldPath(arg); ok && col(path) >= 0 {
+					va.col = col(path)
+				} else if c, ok := expr.Constant(arg); ok {
+					va.cnst, va.fixed = c, true
+				} else {
+					va.doc = true
+				}
+			}
+			vp.accs = append(vp.accs, va)
+		}
+	}
+	return vp, true
+}
+
+// computesNothing reports whether a projection computes nothing (it then
+// cannot fail on any document).
+func computesNothing(n *projNode) bool {
+	for _, f := range n.fields {
+		if f.value != nil || (f.child != nil && !computesNothing(f.child)) {
+			return false
+		}
+	}
+	return true
+}
+
+// CanRunVector reports whether RunVector applies to the pipeline over a
+// source of the columns fields.
+func (p *Pipeline) CanRunVector(fields []string) bool {
+	_, ok := p.planVector(fields)
+	return ok
+}
+
+// RunVector runs the pipeline with its leading $match stages and its
+// $group or $count vectorized over src's chunks, on the given number of
+// goroutines, and the stages after them as RunParallel does. It reports
+// false, and runs nothing, when CanRunVector is false.
+func (p *Pipeline) RunVector(src ColumnSource, workers int) (Iterator, bool, error) {
+	vp, ok := p.planVector(src.ColumnFields())
+	if !ok {
+		return nil, false, nil
+	}
+	workers = max(workers, 1)
+	var out func() (bson.Doc, error)
+	var in Iterator = FuncIterator(func() (bson.Doc, error) {
+		if out == nil {
+			var err error
+			if vp.group != nil {
+				out, err = vp.runGroup(src, workers)
+			} else {
+				out, err = vp.runCount(src, workers)
+			}
+			if err != nil {
+				return nil, err
+			}
+		}
+		return out()
+	})
+	in, err := openAfterParallel(in, p.stages[vp.ti+1:], workers)
+	return in, true, err
+}
+
+// vecWorker is one goroutine's state of a vectorized run.
+type vecWorker struct {
+	vp     *vecPlan
+	env    *expr.Env
+	sel    []int32
+	unsure []bool
+	doc    []byte // the current row's narrow document, when built
+	docRow int    // the row doc holds, or -1
+}
+
+func (vp *vecPlan) newWorker() *vecWorker {
+	return &vecWorker{vp: vp, env: expr.NewEnv(vp.p.ctx.Expr), sel: make([]int32, 0, vecRows), unsure: make([]bool, vecRows)}
+}
+
+// rowDoc returns row r's narrow document (base: the vector's first row).
+func (w *vecWorker) rowDoc(ch *ColumnChunk, r int) bson.Doc {
+	if w.docRow != r {
+		w.doc = ch.Doc(w.doc[:0], r)
+		w.docRow = r
+	}
+	return w.doc
+}
+
+// selectRows fills w.sel with the rows of [base, base+n) of ch that pass
+// the $match stages.
+func (w *vecWorker) selectRows(ch *ColumnChunk, base, n int) error {
+	sel := w.sel[:0]
+	for r := base; r < base+n; r++ {
+		sel = append(sel, int32(r))
+	}
+	for mi := range w.vp.matches {
+		vm := &w.vp.matches[mi]
+		check := vm.residual
+		if !check {
+			clear(w.unsure[:n])
+		}
+		for pi := range vm.preds {
+			pr := &vm.preds[pi]
+			c := &ch.Cols[pr.col]
+			j := 0
+			for _, r := range sel {
+				switch pr.test(c, int(r)) {
+				case vecYes:
+					sel[j] = r
+					j++
+				case vecUnsure:
+					sel[j] = r
+					j++
+					w.unsure[int(r)-base] = true
+					check = true
+				}
+			}
+			sel = sel[:j]
+		}
+		if !check {
+			continue
+		}
+		j := 0
+		for _, r := range sel {
+			if vm.residual || w.unsure[int(r)-base] {
+				w.env.NewDocument()
+				ok, err := vm.m.match(w.rowDoc(ch, int(r)), w.env)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					continue
+				}
+			}
+			sel[j] = r
+			j++
+		}
+		sel = sel[:j]
+	}
+	w.sel = sel
+	return nil
+}
+
+// eachChunk runs fn for every chunk of src on workers goroutines, each
+// taking the next chunk in order, until the chunks end, a call fails or
+// stop reports true.
+func (vp *vecPlan) eachChunk(src ColumnSource, ws []*vecWorker, fn func(w int, ci int, ch *ColumnChunk) error, stop func() bool) error {
+	var next atomic.Int64
+	var failed atomic.Bool
+	errs := make([]error, len(ws))
+	n := src.ColumnChunks()
+	var wg sync.WaitGroup
+	for i := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !failed.Load() && !stop() {
+				ci := int(next.Add(1) - 1)
+				if ci >= n {
+					return
+				}
+				if err := vp.p.ctx.check(); err != nil {
+					errs[i] = err
+					failed.Store(true)
+					return
+				}
+				ch := src.ColumnChunk(ci)
+				ws[i].docRow = -1
+				if err := fn(i, ci, &ch); err != nil {
+					errs[i] = err
+					failed.Store(true)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runCount counts the rows that pass the $match stages.
+func (vp *vecPlan) runCount(src ColumnSource, workers int) (func() (bson.Doc, error), error) {
+	ws := make([]*vecWorker, workers)
+	counts := make([]int64, workers)
+	for i := range ws {
+		ws[i] = vp.newWorker()
+	}
+	err := vp.eachChunk(src, ws, func(i, _ int, ch *ColumnChunk) error {
+		if len(vp.matches) == 0 {
+			counts[i] += int64(ch.Rows)
+			return nil
+		}
+		for base := 0; base < ch.Rows; base += vecRows {
+			if err := ws[i].selectRows(ch, base, min(vecRows, ch.Rows-base)); err != nil {
+				return err
+			}
+			counts[i] += int64(len(ws[i].sel))
+		}
+		return nil
+	}, func() bool { return false })
+	if err != nil {
+		return nil, err
+	}
+	var n int64
+	for _, k := range counts {
+		n += k
+	}
+	return vp.count.result(n), nil
+}
+
+// runGroup folds the selected rows into groups, one table per worker,
+// and merges them as a parallel run does.
+func (vp *vecPlan) runGroup(src ColumnSource, workers int) (func() (bson.Doc, error), error) {
+	g := vp.group
+	gws := make([]*groupWorker, workers)
+	ws := make([]*vecWorker, workers)
+	for i := range ws {
+		gw, err := g.newWorker(nil, nil, workers)
+		if err != nil {
+			return nil, err
+		}
+		gws[i], ws[i] = gw, vp.newWorker()
+	}
+	var mem atomic.Int64
+	limit := g.ctx.memLimit()
+	err := vp.eachChunk(src, ws, func(i, ci int, ch *ColumnChunk) error {
+		for base := 0; base < ch.Rows; base += vecRows {
+			if err := ws[i].selectRows(ch, base, min(vecRows, ch.Rows-base)); err != nil {
+				return err
+			}
+			grown, err := ws[i].fold(gws[i], ch, int64(ci)*vecChunkSpan, mem.Load() > limit)
+			mem.Add(grown)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}, func() bool { return !g.ctx.AllowDiskUse && mem.Load() > limit })
+	return g.finishParallel(gws, mem.Load(), err)
+}
+
+// fold adds the selected rows of ch to gw's groups; seq is the input
+// position of the chunk's first row. When full is set the rows of keys
+// gw does not hold are spilled. It returns the memory its new groups
+// take.
+func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool) (int64, error) {
+	vp, g := w.vp, w.vp.group
+	var grown int64
+	var id bson.Value
+	key := gw.key
+	if !vp.idDoc && vp.idCol < 0 {
+		id = vp.idConst
+		key = g.groupKey(key[:0], id)
+	}
+	for _, r32 := range w.sel {
+		r := int(r32)
+		pos := seq + int64(r)
+		needEnv := true
+		switch {
+		case vp.idCol >= 0:
+			if id = ch.Cols[vp.idCol].Value(r); id.Type == 0 {
+				id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+			}
+			key = g.groupKey(key[:0], id)
+		case vp.idDoc:
+			w.env.NewDocument()
+			needEnv = false
+			var err error
+			if id, key, err = g.idKey(key, w.rowDoc(ch, r), w.env); err != nil {
+				return grown, err
+			}
+		}
+		h, gr := gw.st.tab.lookup(key)
+		if gr == nil {
+			if full {
+				if err := gw.spill.add(h, key, pos, id, w.rowDoc(ch, r)); err != nil {
+					return grown, err
+				}
+				continue
+			}
+			gr = g.newGroup(&gw.st, key, id)
+			gw.st.tab.insert(h, gr)
+			gw.st.order = append(gw.st.order, gr)
+			gr.firstSeq = pos
+			grown += g.groupBytes(key, id)
+		}
+		gr.lastSeq = pos
+		if g.heavy {
+			grown += int64(w.docLen(ch, r))
+		}
+		for ai := range vp.accs {
+			va := &vp.accs[ai]
+			var err error
+			switch {
+			case va.doc:
+				if needEnv {
+					w.env.NewDocument()
+					needEnv = false
+				}
+				err = gr.accs[ai].Add(w.rowDoc(ch, r), w.env)
+			case va.col >= 0:
+				err = gr.accs[ai].(expr.ArgAdder).AddArg(ch.Cols[va.col].Value(r))
+			default:
+				err = gr.accs[ai].(expr.ArgAdder).AddArg(va.cnst)
+			}
+			if err != nil {
+				return grown, err
+			}
+		}
+	}
+	gw.key = key
+	return grown, nil
+}
+
+// docLen is the length of row r's narrow document, as the row path
+// counts a heavy group's input.
+func (w *vecWorker) docLen(ch *ColumnChunk, r int) int {
+	n := 5
+	for f := range ch.Cols {
+		c := &ch.Cols[f]
+		if lo, hi := c.Off[r], c.Off[r+1]; hi > lo {
+			n += len(w.vp.fields[f]) + 1 + int(hi-lo)
+		}
+	}
+	return n
+}
+

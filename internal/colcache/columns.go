@@ -1,0 +1,59 @@
+package colcache
+
+import (
+	"encoding/binary"
+
+	"github.com/cairndb/cairn/internal/agg"
+)
+
+// The set's columns are also read chunk by chunk, without documents, by
+// agg's vectorized runs (agg.ColumnSource): a chunk's columns are handed
+// out as they are held, and documents are assembled only for the rows a
+// run needs whole.
+
+// ColumnFields implements agg.ColumnSource.
+func (s *Set) ColumnFields() []string { return s.fields }
+
+// ColumnChunks implements agg.ColumnSource.
+func (s *Set) ColumnChunks() int { return (s.rows + chunkRows - 1) / chunkRows }
+
+// ColumnChunk implements agg.ColumnSource.
+func (s *Set) ColumnChunk(ci int) agg.ColumnChunk {
+	chunks := make([]*chunk, len(s.cols))
+	cols := make([]agg.Column, len(s.cols))
+	for f, col := range s.cols {
+		ch := col.chunks[ci]
+		chunks[f] = ch
+		cols[f] = agg.Column{Off: ch.off, Data: ch.data}
+	}
+	keys := make([][]byte, len(s.fields))
+	for f, name := range s.fields {
+		keys[f] = append([]byte(name), 0)
+	}
+	order := make([]int, len(chunks))
+	return agg.ColumnChunk{
+		Rows: min(chunkRows, s.rows-ci*chunkRows),
+		Cols: cols,
+		Doc: func(buf []byte, i int) []byte {
+			for f := range order {
+				order[f] = f
+			}
+			sortByOrdinal(order, chunks, i)
+			at := len(buf)
+			buf = append(buf, 0, 0, 0, 0)
+			for _, f := range order {
+				ch := chunks[f]
+				lo, hi := ch.off[i], ch.off[i+1]
+				if lo == hi {
+					continue
+				}
+				buf = append(buf, ch.data[lo])
+				buf = append(buf, keys[f]...)
+				buf = append(buf, ch.data[lo+1:hi]...)
+			}
+			buf = append(buf, 0)
+			binary.LittleEndian.PutUint32(buf[at:], uint32(len(buf)-at))
+			return buf
+		},
+	}
+}
