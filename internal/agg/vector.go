@@ -473,4 +473,3 @@ func (w *vecWorker) docLen(ch *ColumnChunk, r int) int {
 	}
 	return n
 }
-
