@@ -1,6 +1,8 @@
 package agg
 
 import (
+	"encoding/binary"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -57,7 +59,12 @@ type vecPlan struct {
 	idCol   int        // the column of a "$field" _id, or -1
 	idConst bson.Value // a constant _id (with idCol < 0 and !idDoc)
 	idDoc   bool       // the _id is another expression
-	accs    []vecAcc
+	// idCols and idKeys: an _id that is a document of field paths
+	// ({k: "$f", ...}): per key, its column and its element key (with
+	// the NUL).
+	idCols []int
+	idKeys [][]byte
+	accs   []vecAcc
 	// fields are the source's columns; names their element keys' lengths.
 	fields []string
 }
@@ -127,6 +134,8 @@ func (p *Pipeline) planVector(fields []string) (*vecPlan, bool) {
 	if g := vp.group; g != nil {
 		if path, ok := expr.FieldPath(g.id); ok && col(path) >= 0 {
 			vp.idCol = col(path)
+		} else if cols, keys, ok := fieldDocID(p.stageSpecs[ti], col); ok {
+			vp.idCols, vp.idKeys = cols, keys
 		} else if c, ok := expr.Constant(g.id); ok {
 			vp.idConst = c
 			if vp.idConst.Type == 0 {
@@ -158,6 +167,37 @@ func (p *Pipeline) planVector(fields []string) (*vecPlan, bool) {
 		}
 	}
 	return vp, true
+}
+
+// fieldDocID recognizes a $group specification whose _id is a document
+// of paths to top-level columns ({k: "$f", ...}, as ClickBench's "count
+// distinct" pipelines group), and returns each key's column and element
+// key.
+func fieldDocID(spec bson.Doc, col func(string) int) ([]int, [][]byte, bool) {
+	g, ok := spec.Lookup("$group")
+	if !ok || g.Type != bson.TypeDocument {
+		return nil, nil, false
+	}
+	id, ok := g.Document().Lookup("_id")
+	if !ok || id.Type != bson.TypeDocument {
+		return nil, nil, false
+	}
+	var cols []int
+	var keys [][]byte
+	it := id.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if strings.HasPrefix(e.Key, "$") || e.Value.Type != bson.TypeString {
+			return nil, nil, false
+		}
+		path := e.Value.StringValue()
+		if !strings.HasPrefix(path, "$") || strings.HasPrefix(path, "$$") || strings.Contains(path, ".") || col(path[1:]) < 0 {
+			return nil, nil, false
+		}
+		cols = append(cols, col(path[1:]))
+		keys = append(keys, append([]byte(e.Key), 0))
+	}
+	return cols, keys, len(cols) > 0
 }
 
 // computesNothing reports whether a projection computes nothing (it then
@@ -214,6 +254,7 @@ type vecWorker struct {
 	sel    []int32
 	unsure []bool
 	doc    []byte // the current row's narrow document, when built
+	idBuf  []byte // the current row's _id of field paths
 	docRow int    // the row doc holds, or -1
 }
 
@@ -411,6 +452,9 @@ func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool)
 				id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
 			}
 			key = g.groupKey(key[:0], id)
+		case vp.idCols != nil:
+			id = w.fieldDoc(ch, r)
+			key = g.groupKey(key[:0], id)
 		case vp.idDoc:
 			w.env.NewDocument()
 			needEnv = false
@@ -459,6 +503,27 @@ func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool)
 	}
 	gw.key = key
 	return grown, nil
+}
+
+// fieldDoc builds row r's _id of field paths: the document of the keys
+// whose columns the row has, in the specification's order (a missing
+// value leaves its key out, as an object expression does).
+func (w *vecWorker) fieldDoc(ch *ColumnChunk, r int) bson.Value {
+	buf := append(w.idBuf[:0], 0, 0, 0, 0)
+	for k, c := range w.vp.idCols {
+		col := &ch.Cols[c]
+		lo, hi := col.Off[r], col.Off[r+1]
+		if lo == hi {
+			continue
+		}
+		buf = append(buf, col.Data[lo])
+		buf = append(buf, w.vp.idKeys[k]...)
+		buf = append(buf, col.Data[lo+1:hi]...)
+	}
+	buf = append(buf, 0)
+	binary.LittleEndian.PutUint32(buf, uint32(len(buf)))
+	w.idBuf = buf
+	return bson.Value{Type: bson.TypeDocument, Data: buf}
 }
 
 // docLen is the length of row r's narrow document, as the row path
