@@ -17,7 +17,8 @@ func (s *Set) ColumnFields() []string { return s.fields }
 // ColumnChunks implements agg.ColumnSource.
 func (s *Set) ColumnChunks() int { return (s.rows + chunkRows - 1) / chunkRows }
 
-// ColumnChunk implements agg.ColumnSource.
+// ColumnChunk implements agg.ColumnSource. The chunk's Doc is for one
+// goroutine at a time (each caller gets its own).
 func (s *Set) ColumnChunk(ci int) agg.ColumnChunk {
 	chunks := make([]*chunk, len(s.cols))
 	cols := make([]agg.Column, len(s.cols))
@@ -30,15 +31,26 @@ func (s *Set) ColumnChunk(ci int) agg.ColumnChunk {
 	for f, name := range s.fields {
 		keys[f] = append([]byte(name), 0)
 	}
-	order := make([]int, len(chunks))
+	// The fields go in the documents' order: once for the chunk when
+	// every field has one place in it, else per document.
+	order, fixed := make([]int, len(chunks)), true
+	for f, ch := range chunks {
+		order[f] = f
+		fixed = fixed && ch.pos == nil
+	}
+	if fixed {
+		sortByOrdinal(order, chunks, 0)
+	}
 	return agg.ColumnChunk{
 		Rows: min(chunkRows, s.rows-ci*chunkRows),
 		Cols: cols,
 		Doc: func(buf []byte, i int) []byte {
-			for f := range order {
-				order[f] = f
+			if !fixed {
+				for f := range order {
+					order[f] = f
+				}
+				sortByOrdinal(order, chunks, i)
 			}
-			sortByOrdinal(order, chunks, i)
 			at := len(buf)
 			buf = append(buf, 0, 0, 0, 0)
 			for _, f := range order {
