@@ -35,15 +35,18 @@ func run(b *testing.B, env *Env, db string, body dbson.D) bson.Doc {
 // other failure aborts it and counts as an abort) beside the same n
 // updates without a transaction, at 1 and 8 clients, keys uniform or
 // hot (Zipf s=1.1: a few keys take most updates), in replica-set mode,
-// w:1 j:false. One op is one transaction (or its n plain updates):
-// ops/s counts committed ones, p99-ms is their 99th percentile latency,
-// abort-% the share of transactions aborted, cpu-µs/op the process's CPU
-// time per op. Every write states {w: 1, j: false} (the plain updates and
+// w:1 j:false, at 1, 8 and 40 clients. One op is one transaction (or its
+// n plain updates): ops/s counts committed ones, p99-ms is their 99th
+// percentile latency, abort-% the share of transactions aborted,
+// cpu-µs/op the process's CPU time per op, and stalled-s the whole
+// seconds of the run in which nothing committed (0 unless the run
+// deadlocked or stalled; the run's seconds are counted from its start,
+// its last partial second excluded). Every write states {w: 1, j: false} (the plain updates and
 // commitTransaction; a transaction's statements take none): the replica
 // set's implicit default, {w: "majority"}, would wait for the journal.
 func BenchmarkTxnUpdates(b *testing.B) {
 	for _, n := range []int{1, 4, 16} {
-		for _, clients := range []int{1, 8} {
+		for _, clients := range []int{1, 8, 40} {
 			for _, dist := range []string{"uniform", "hot"} {
 				for _, mode := range []string{"plain", "txn"} {
 					b.Run(fmt.Sprintf("stmts=%d/clients=%d/%s/%s", n, clients, dist, mode), func(b *testing.B) {
@@ -71,6 +74,17 @@ func benchTxnUpdates(b *testing.B, n, clients int, hot, txn bool) {
 	}
 	var next, committed, aborted atomic.Int64
 	lat := make([][]time.Duration, clients)
+	// perSecond counts the commits of each second of the run (an hour at
+	// most; later seconds are not checked).
+	var perSecond [3600]atomic.Int64
+	commit := func(t0 time.Time, start time.Time, c int) {
+		committed.Add(1)
+		now := time.Now()
+		lat[c] = append(lat[c], now.Sub(t0))
+		if s := int(now.Sub(start) / time.Second); s < len(perSecond) {
+			perSecond[s].Add(1)
+		}
+	}
 	var wg sync.WaitGroup
 	b.ResetTimer()
 	start, cpu := time.Now(), processCPU()
@@ -96,8 +110,7 @@ func benchTxnUpdates(b *testing.B, n, clients int, hot, txn bool) {
 					for range n {
 						dispatch(b, env, append(update(key()), w1))
 					}
-					committed.Add(1)
-					lat[c] = append(lat[c], time.Since(t0))
+					commit(t0, start, c)
 					continue
 				}
 				txnNumber++
@@ -120,13 +133,19 @@ func benchTxnUpdates(b *testing.B, n, clients int, hot, txn bool) {
 					aborted.Add(1)
 					continue
 				}
-				committed.Add(1)
-				lat[c] = append(lat[c], time.Since(t0))
+				commit(t0, start, c)
 			}
 		}()
 	}
 	wg.Wait()
 	el := time.Since(start)
+	stalled := 0
+	for s := range min(int(el/time.Second), len(perSecond)) {
+		if perSecond[s].Load() == 0 {
+			stalled++
+		}
+	}
+	b.ReportMetric(float64(stalled), "stalled-s")
 	all := slices.Concat(lat...)
 	slices.Sort(all)
 	b.ReportMetric(float64(committed.Load())/el.Seconds(), "ops/s")
