@@ -417,7 +417,9 @@ func (db *DB) commitConcurrent(tx *Tx, d Durability) error {
 	cc.mu.Unlock()
 	wt := db.newWriteTx()
 	wt.replayOf = c
-	err := replayParts(wt, tx.log.parts())
+	// The puts keep the log's bytes (never pooled or reused: see
+	// journalOps.putRef) instead of copying them again.
+	err := replayParts(wt, tx.log.parts(), true)
 	if err == nil && c.onCommit != nil {
 		err = c.onCommit(wt)
 	}

@@ -12,8 +12,9 @@ package kv
 //
 // A Put of a concurrent transaction into a tree that is not empty
 // therefore only validates, claims and logs the put, as before, and
-// appends its key and value (copied into the transaction's arena) to the
-// tree's later list, in put order, bumping the tree's modification count
+// appends its key and value to the tree's later list (not copied again:
+// the list holds the log's copies, which stay as they are, since a
+// concurrent transaction's log is never pooled or reused), in put order, bumping the tree's modification count
 // (cursors revalidate). The list is applied to the private tree, in
 // order, by ordinary puts (settleLater), the first time the transaction
 // uses the tree otherwise: a cursor, Delete, DeleteRange, Len, Height (the
@@ -39,7 +40,7 @@ package kv
 
 import "fmt"
 
-// kvRef is one later put: key and value copies in the transaction's arena.
+// kvRef is one later put: the key and value as its log holds them.
 type kvRef struct{ k, v []byte }
 
 // laterScan is the longest later list a Get searches in place for a key
@@ -52,12 +53,16 @@ const kvRefCost = 48
 // putLater records a put of concurrent transaction t.tx into t's later
 // list (validated and claimed by Put).
 func (t *Tree) putLater(key, value []byte) {
-	k, v := t.tx.copyKV(key, value)
+	k, v := t.tx.log.putRef(t.tr.name, key, value)
+	if k == nil {
+		// Not logged (a concurrent transaction's log is never off; kept
+		// for safety): copy into the arena.
+		k, v = t.tx.copyKV(key, value)
+	}
 	t.tr.later = append(t.tr.later, kvRef{k, v})
 	t.tx.conc.nodes += kvRefCost
 	t.tr.mod++
 	t.tx.dirty = true
-	t.tx.log.put(t.tr.name, k, v)
 }
 
 // laterGet returns the value of the last later put of key in tr.

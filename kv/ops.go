@@ -151,6 +151,25 @@ func (o *journalOps) put(name string, k, v []byte) {
 	}
 }
 
+// putRef logs a put like put and returns the logged copies of k and v, or
+// nils when the log is off. The copies stay valid and unchanged as long as
+// the log's chunks are not reused: only for the logs of concurrent
+// transactions, which are never pooled (their puts keep these copies
+// instead of copies of their own: later.go).
+func (o *journalOps) putRef(name string, k, v []byte) ([]byte, []byte) {
+	if !o.room() {
+		return nil, nil
+	}
+	o.use(name)
+	o.grow(len(k) + len(v) + 24)
+	o.buf = append(o.buf, opPut)
+	o.bytesField(k)
+	kEnd := len(o.buf)
+	o.bytesField(v)
+	end := len(o.buf)
+	return o.buf[kEnd-len(k) : kEnd : kEnd], o.buf[end-len(v) : end : end]
+}
+
 func (o *journalOps) del(name string, k []byte) {
 	if o.room() {
 		o.use(name)
@@ -257,11 +276,14 @@ func walkOps(parts [][]byte, fn func(op byte, tree string, k, v []byte) error) e
 }
 
 // replayOps applies an encoded op list to write transaction tx.
-func replayOps(tx *Tx, p []byte) error { return replayParts(tx, [][]byte{p}) }
+func replayOps(tx *Tx, p []byte) error { return replayParts(tx, [][]byte{p}, false) }
 
 // replayParts applies an encoded op list, in consecutive chunks, to write
-// transaction tx.
-func replayParts(tx *Tx, parts [][]byte) error {
+// transaction tx. With own, the puts keep the keys and values where they
+// lie in parts instead of copying them into tx's arena: only for chunks
+// that nothing will change or reuse (a concurrent transaction's log, which
+// is never pooled, replayed by its commit).
+func replayParts(tx *Tx, parts [][]byte, own bool) error {
 	var cur *Tree
 	return walkOps(parts, func(op byte, name string, k, v []byte) error {
 		var err error
@@ -273,7 +295,7 @@ func replayParts(tx *Tx, parts [][]byte) error {
 		case opDrop:
 			err = tx.DropTree(name)
 		case opPut:
-			err = cur.Put(k, v)
+			err = cur.put(k, v, !own)
 		case opDel:
 			_, err = cur.Delete(k)
 		case opDelRange:

@@ -111,7 +111,11 @@ func (t *Tree) Get(key []byte) ([]byte, error) {
 }
 
 // Put sets key to value. The engine copies both.
-func (t *Tree) Put(key, value []byte) error {
+func (t *Tree) Put(key, value []byte) error { return t.put(key, value, true) }
+
+// put is Put; without copy, key and value are kept as they are (the
+// caller guarantees that nothing changes them: replayParts' own).
+func (t *Tree) put(key, value []byte, copy bool) error {
 	if err := t.tx.checkWrite(); err != nil {
 		return err
 	}
@@ -143,7 +147,10 @@ func (t *Tree) Put(key, value []byte) error {
 		t.tx.log.put(t.tr.name, k, v)
 		return nil
 	}
-	k, v := t.tx.copyKV(key, value)
+	k, v := key, value
+	if copy {
+		k, v = t.tx.copyKV(key, value)
+	}
 	if err := t.tx.treePut(t.tr, k, v); err != nil {
 		return fmt.Errorf("kv: put in %q: %w", t.tr.name, err)
 	}

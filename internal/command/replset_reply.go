@@ -35,6 +35,7 @@ package command
 //     applied optime covers every commit.
 
 import (
+	"encoding/binary"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
@@ -339,13 +340,7 @@ func appendReplReply(c *Ctx, ok bool) {
 	if now == 0 {
 		return // not initiated: no cluster time yet
 	}
-	r.StartDocument("$clusterTime")
-	r.AppendTimestamp("clusterTime", now.T(), now.I())
-	r.StartDocument("signature")
-	r.AppendBinary("hash", 0, make([]byte, 20))
-	r.AppendInt64("keyId", 0)
-	r.End()
-	r.End()
+	appendClusterTime(r, now)
 	op := c.opTime
 	if op == 0 && c.snapAt != 0 {
 		op = c.snapAt // a snapshot read's operationTime is its read time, as mongod's
@@ -354,4 +349,38 @@ func appendReplReply(c *Ctx, ok bool) {
 		op = st.Applied
 	}
 	r.AppendTimestamp("operationTime", op.T(), op.I())
+}
+
+// clusterTimeDoc is the $clusterTime document of every reply, {clusterTime:
+// Timestamp(0, 0), signature: {hash: BinData(0, 20 zero bytes), keyId:
+// Long(0)}} (mongod's signature without keys), encoded once: a reply
+// copies it and sets the timestamp, at clusterTimeAt.
+var clusterTimeDoc = func() bson.Doc {
+	var b bson.Builder
+	b.AppendTimestamp("clusterTime", 0, 0)
+	b.StartDocument("signature")
+	b.AppendBinary("hash", 0, make([]byte, 20))
+	b.AppendInt64("keyId", 0)
+	b.End()
+	d := b.Finish()
+	if len(d) != clusterTimeLen {
+		panic("command: $clusterTime template is not 88 bytes")
+	}
+	return d
+}()
+
+// clusterTimeLen is the size of clusterTimeDoc.
+const clusterTimeLen = 88
+
+// clusterTimeAt is the offset of clusterTime's 8 bytes in clusterTimeDoc:
+// after the length, the type byte and the key "clusterTime" with its NUL.
+const clusterTimeAt = 4 + 1 + len("clusterTime") + 1
+
+// appendClusterTime appends $clusterTime {clusterTime: ts, signature} to r.
+func appendClusterTime(r *bson.Builder, ts repl.Timestamp) {
+	var d [clusterTimeLen]byte
+	n := copy(d[:], clusterTimeDoc)
+	binary.LittleEndian.PutUint32(d[clusterTimeAt:], ts.I())
+	binary.LittleEndian.PutUint32(d[clusterTimeAt+4:], ts.T())
+	r.AppendDocument("$clusterTime", bson.Doc(d[:n]))
 }

@@ -64,7 +64,15 @@ type Key struct {
 
 // UserDigest is the uid of the sessions of user ("name@db"; "" when
 // nobody is authenticated): SHA-256 of the name.
-func UserDigest(user string) [32]byte { return sha256.Sum256([]byte(user)) }
+func UserDigest(user string) [32]byte {
+	if user == "" {
+		return noUserDigest // every command of a server without auth asks
+	}
+	return sha256.Sum256([]byte(user))
+}
+
+// noUserDigest is UserDigest("").
+var noUserDigest = sha256.Sum256(nil)
 
 // ParseLSID reads an lsid as a client sends it ({id: UUID[, uid]}) for
 // the user whose digest is uid. A uid given by the client must be the

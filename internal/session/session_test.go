@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"testing"
 	"time"
@@ -208,5 +209,15 @@ func TestKeyStrings(t *testing.T) {
 	}
 	if got := k.String(); got != "ab000000-0000-0000-0000-000000000000 - 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=" {
 		t.Errorf("String() = %s", got)
+	}
+}
+
+// TestUserDigest checks the digests of nobody (precomputed) and of a user
+// against SHA-256 of their names.
+func TestUserDigest(t *testing.T) {
+	for _, u := range []string{"", "alice@admin", "bob@test"} {
+		if got, want := UserDigest(u), sha256.Sum256([]byte(u)); got != want {
+			t.Errorf("UserDigest(%q) = %x, want %x", u, got, want)
+		}
 	}
 }
