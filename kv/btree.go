@@ -173,7 +173,7 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot, edge boo
 		return nil, false, false, err
 	}
 	if len(res) == 1 && res[0] == child && !appended {
-		return []*node{n}, found, false, nil // child changed in place; n already private
+		return tx.single(n), found, false, nil // child changed in place; n already private
 	}
 	m := tx.mutable(n) // n itself when the child changed in place
 	if len(res) > 1 || res[0] != child {
@@ -263,7 +263,7 @@ func (tx *Tx) maybeSplit(m *node, at int) []*node {
 		minE = 2
 	}
 	if m.size <= ps || len(m.keys) < 2*minE {
-		return []*node{m}
+		return tx.single(m)
 	}
 	limit := ps
 	if at < len(m.keys)-1 && m.size <= 2*ps-pageHeaderSize {

@@ -130,7 +130,7 @@ func (tx *Tx) shedInto(m *node, last int, s, c *node, j int) {
 // children, so that a new root grows above the two pieces.
 func (tx *Tx) tailRoot(r *node) []*node {
 	if r.txid != tx.id || r.count() <= tailMax {
-		return []*node{r}
+		return tx.single(r)
 	}
 	k := r.count() - 2
 	restSize := pageHeaderSize

@@ -33,6 +33,18 @@ type Tx struct {
 
 	conc     *concTx // a concurrent transaction (BeginConcurrent)
 	replayOf *concTx // the commit of this concurrent transaction's writes
+
+	// one backs the one-node results of insert's levels (single), so
+	// that a put that splits nothing allocates no result slice per level.
+	one [1]*node
+}
+
+// single returns the one-node result n of a level of insert (or of
+// maybeSplit, tailRoot). It is valid until the next call: each level reads
+// its child's result before producing its own.
+func (tx *Tx) single(n *node) []*node {
+	tx.one[0] = n
+	return tx.one[:1:1]
 }
 
 // copyKV copies key and value for the tree, from a per-transaction arena
