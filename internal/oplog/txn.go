@@ -48,6 +48,9 @@ type txnBuffers struct {
 // add buffers e for concurrent transaction tx.
 func (t *txnBuffers) add(tx *kv.Tx, e *Entry, undo bool) error {
 	var b bson.Builder
+	// Sized for the fields appendOp writes, so that the buffer is not
+	// regrown from nothing field by field.
+	b.Reset(make([]byte, 0, len(e.O)+len(e.O2)+len(e.Pre)+len(e.NS)+96))
 	e.appendOp(&b)
 	if e.Pre != nil && e.UI != nil {
 		b.AppendDocument(preImageField, e.Pre)
@@ -112,7 +115,12 @@ func (l *Log) AppendTxn(wt *kv.Tx, lsid bson.Doc, txnNumber int64, ops []bson.Do
 		doc   bson.Doc
 	}
 	var pres []pre
+	size := 32
+	for _, op := range ops {
+		size += len(op) + 8 // type, index key and NUL
+	}
 	var b, olds bson.Builder
+	b.Reset(make([]byte, 0, size))
 	b.StartArray("applyOps")
 	olds.StartArray("olds")
 	for i, op := range ops {

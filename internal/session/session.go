@@ -37,6 +37,7 @@ package session
 import (
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"sync"
@@ -138,13 +139,26 @@ func (k Key) AppendDoc(b *bson.Builder, key string) {
 	b.End()
 }
 
-// Doc returns {id, uid}.
+// Doc returns {id, uid}: {id: BinData(4, ID), uid: BinData(0, UID)},
+// encoded directly into one allocation of its keyDocLen bytes (every
+// transaction's commit and session record builds it).
 func (k Key) Doc() bson.Doc {
-	var b bson.Builder
-	b.AppendBinary("id", 4, k.ID[:])
-	b.AppendBinary("uid", 0, k.UID[:])
-	return b.Finish()
+	d := make([]byte, 0, keyDocLen)
+	d = binary.LittleEndian.AppendUint32(d, keyDocLen)
+	d = append(d, byte(bson.TypeBinary), 'i', 'd', 0)
+	d = binary.LittleEndian.AppendUint32(d, uint32(len(k.ID)))
+	d = append(d, 4)
+	d = append(d, k.ID[:]...)
+	d = append(d, byte(bson.TypeBinary), 'u', 'i', 'd', 0)
+	d = binary.LittleEndian.AppendUint32(d, uint32(len(k.UID)))
+	d = append(d, 0)
+	d = append(d, k.UID[:]...)
+	return bson.Doc(append(d, 0))
 }
+
+// keyDocLen is the size of Key.Doc: the length, two binary elements
+// (type, key and NUL, length, subtype, bytes) and the terminating NUL.
+const keyDocLen = 4 + (1 + 3 + 4 + 1 + 16) + (1 + 4 + 4 + 1 + 32) + 1
 
 // UUID formats the id as mongod prints a UUID.
 func (k Key) UUID() string {

@@ -221,3 +221,19 @@ func TestUserDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyDoc checks the hand-encoded {id, uid} against the same document
+// built with bson.Builder.
+func TestKeyDoc(t *testing.T) {
+	var k Key
+	for i := range k.ID {
+		k.ID[i] = byte(i + 1)
+	}
+	k.UID = UserDigest("alice@admin")
+	var b bson.Builder
+	b.AppendBinary("id", 4, k.ID[:])
+	b.AppendBinary("uid", 0, k.UID[:])
+	if got, want := k.Doc(), b.Finish(); string(got) != string(want) {
+		t.Fatalf("Doc() = %v, want %v", got, want)
+	}
+}

@@ -286,6 +286,7 @@ func abortSlots(slots []*Slot) {
 // txnNum, lastWriteOpTime: {ts, t}, lastWriteDate, state}.
 func RecordTxn(tx *kv.Tx, k Key, txnNumber int64, ts repl.Timestamp, state string, now time.Time, term int64) error {
 	var b bson.Builder
+	b.Reset(make([]byte, 0, txnRecordLen+len(state))) // one buffer, not regrown field by field
 	k.AppendDoc(&b, "_id")
 	b.AppendInt64("txnNum", txnNumber)
 	b.StartDocument("lastWriteOpTime")
@@ -296,6 +297,10 @@ func RecordTxn(tx *kv.Tx, k Key, txnNumber int64, ts repl.Timestamp, state strin
 	b.AppendString("state", state)
 	return putDoc(tx, TransactionsColl, k, b.Finish())
 }
+
+// txnRecordLen is the size of RecordTxn's document but for the state
+// string's bytes.
+const txnRecordLen = 4 + (1 + 4 + keyDocLen) + (1 + 7 + 8) + (1 + 16 + 4 + (1 + 3 + 8) + (1 + 2 + 8) + 1) + (1 + 14 + 8) + (1 + 6 + 4 + 1) + 1
 
 // IdleTxn describes an open transaction that no command holds (an
 // inactive session, as currentOp's idleSessions lists it).
