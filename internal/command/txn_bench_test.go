@@ -37,7 +37,8 @@ func run(b *testing.B, env *Env, db string, body dbson.D) bson.Doc {
 // hot (Zipf s=1.1: a few keys take most updates), in replica-set mode,
 // w:1 j:false, at 1, 8 and 40 clients. One op is one transaction (or its
 // n plain updates): ops/s counts committed ones, p99-ms is their 99th
-// percentile latency, abort-% the share of transactions aborted,
+// percentile latency (max-ms the longest), abort-% the share of
+// transactions aborted,
 // cpu-µs/op the process's CPU time per op, and stalled-s the whole
 // seconds of the run in which nothing committed (0 unless the run
 // deadlocked or stalled; the run's seconds are counted from its start,
@@ -154,6 +155,7 @@ func benchTxnUpdates(b *testing.B, n, clients int, hot, txn bool) {
 	b.ReportMetric(float64(processCPU()-cpu)/1e3/float64(b.N), "cpu-µs/op")
 	if len(all) > 0 {
 		b.ReportMetric(float64(all[len(all)*99/100].Microseconds())/1000, "p99-ms")
+		b.ReportMetric(float64(all[len(all)-1].Microseconds())/1000, "max-ms")
 	}
 	b.ReportMetric(100*float64(aborted.Load())/float64(max(committed.Load()+aborted.Load(), 1)), "abort-%")
 }
