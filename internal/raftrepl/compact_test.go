@@ -41,10 +41,11 @@ func startSingle(t *testing.T, m *member, snaps SnapshotOptions, bootstrap bool)
 
 func commitWrite(t *testing.T, m *member, n *Node, id int) {
 	t.Helper()
+	epoch := n.Epoch()
 	ts := m.insert(t, id)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := n.WaitCommitted(ctx, ts); err != nil {
+	if err := n.WaitCommitted(ctx, ts, epoch); err != nil {
 		t.Fatalf("write %d: %v", id, err)
 	}
 }
