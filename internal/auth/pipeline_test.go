@@ -20,7 +20,7 @@ var (
 		"$lookup", "$merge", "$out", "$planCacheStats", "$unionWith"}
 	plainStages = []string{"$addFields", "$bucket", "$bucketAuto", "$count", "$densify", "$documents", "$fill",
 		"$group", "$limit", "$match", "$project", "$redact", "$replaceRoot", "$replaceWith", "$sample", "$set",
-		"$setWindowFields", "$skip", "$sort", "$sortByCount", "$unset", "$unwind"}
+		"$setWindowFields", "$skip", "$sort", "$sortByCount", "$unset", "$unwind", "$_internalUnpackBucket"}
 )
 
 func TestEveryStageIsClassifiedForAuthorization(t *testing.T) {
