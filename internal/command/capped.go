@@ -4,26 +4,9 @@ package command
 // exec/capped_ddl.go's; these are the handlers.
 
 import (
-	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
-
-// cappedCreateOptions are create's capped options (ddl.go).
-type cappedCreateOptions struct {
-	exec.CappedCreateOptions
-	autoIndexID bool
-}
-
-func (o *cappedCreateOptions) take(e bson.Element) (bool, error) {
-	ok, err := o.Take(e)
-	o.autoIndexID = o.AutoIndexID
-	return ok, err
-}
-
-func (o *cappedCreateOptions) check(db, name string) error { return o.Check(db, name) }
-
-func (o *cappedCreateOptions) storedOptions(rest bson.Doc) bson.Doc { return o.StoredOptions(rest) }
 
 func convertToCapped(c *Ctx) error {
 	a := newArgs(c)

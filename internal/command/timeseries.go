@@ -82,7 +82,7 @@ func createTimeseries(c *Ctx, name string) error {
 				r.Collation = v.Document()
 			}
 		default:
-			if what, ok := unsupportedCreateOptions[e.Key]; ok && e.Key != "pipeline" && e.Key != "idIndex" {
+			if what, ok := exec.UnsupportedCreateOption(e.Key); ok && e.Key != "pipeline" && e.Key != "idIndex" {
 				return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support %s (create option '%s')", what, e.Key)
 			}
 			return mongoerr.New(mongoerr.InvalidOptions, "%s.%s: 'timeseries' is not allowed with '%s'", c.DB, name, e.Key)
