@@ -13,7 +13,7 @@ import (
 // depend on their arguments (aggregate with $out or $merge, explain,
 // renameCollection, the write commands with upserts) are refined by
 // requirements, and the user-management commands check the roles they
-// grant themselves (mayGrant).
+// grant themselves (auth.MayGrant).
 
 // need is a set of actions on one database.
 type need = auth.Need

@@ -1,8 +1,6 @@
 package command
 
 import (
-	"slices"
-
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/exec"
@@ -12,11 +10,10 @@ import (
 // Role management: createRole, updateRole, dropRole,
 // dropAllRolesFromDatabase, grantPrivilegesToRole,
 // revokePrivilegesFromRole, grantRolesToRole, revokeRolesFromRole and
-// rolesInfo. The roles, their validation and their resolution are
-// internal/auth's (customroles.go); this file parses the requests, checks
-// the privileges each command needs beyond its declared one (granting a
-// role needs grantRole on the role's database, as mongod) and commits
-// through userTx, which announces the change to open connections.
+// rolesInfo. This file parses the requests; the changes and their checks
+// are internal/auth's (manage_roles.go, customroles.go), rolesInfo's
+// answer auth's info.go. Changes commit through userTx, which announces
+// them to open connections.
 
 // roleNameArg is the command's first field: the role's name on the
 // request's database.
@@ -53,16 +50,26 @@ func refuseAuthRestrictions(c *Ctx, a args) error {
 	return nil
 }
 
-func createRole(c *Ctx) error {
+// roleRequest reads what every role command shares: the auth manager,
+// the command's other fields (fields) and the role it names.
+func roleRequest(c *Ctx, fields ...string) (*auth.Manager, args, auth.RoleRef, error) {
 	m, err := c.authManager()
 	if err != nil {
-		return err
+		return nil, args{}, auth.RoleRef{}, err
 	}
 	a := newArgs(c)
-	if err := a.check("privileges", "roles", "authenticationRestrictions"); err != nil {
-		return err
+	if err := a.check(fields...); err != nil {
+		return nil, args{}, auth.RoleRef{}, err
 	}
 	ref, err := roleNameArg(c)
+	if err != nil {
+		return nil, args{}, auth.RoleRef{}, err
+	}
+	return m, a, ref, nil
+}
+
+func createRole(c *Ctx) error {
+	m, a, ref, err := roleRequest(c, "privileges", "roles", "authenticationRestrictions")
 	if err != nil {
 		return err
 	}
@@ -77,53 +84,26 @@ func createRole(c *Ctx) error {
 	if err := refuseAuthRestrictions(c, a); err != nil {
 		return err
 	}
-	if err := mayGrantToRole(c, ref, roles, privs, auth.GrantRole); err != nil {
+	if err := auth.MayGrantToRole(requirer{c}, ref, roles, privs, auth.GrantRole); err != nil {
 		return err
 	}
-	return userTx(c, m, func(tx *exec.Tx) error {
-		role, err := auth.NewRole(tx, ref, privs, roles)
-		if err != nil {
-			return err
-		}
-		return auth.PutRole(tx, role)
-	})
-}
-
-// mayGrantToRole: giving role privileges needs grantRole on its database,
-// giving it roles grantRole on theirs (revoking: revokeRole).
-func mayGrantToRole(c *Ctx, role auth.RoleRef, roles []auth.RoleRef, privs []auth.Privilege, action auth.Action) error {
-	if len(privs) > 0 {
-		if err := c.require(role.DB, action); err != nil {
-			return err
-		}
-	}
-	return mayGrant(c, roles, action)
+	return userTx(c, m, func(tx *exec.Tx) error { return auth.AddRole(tx, ref, privs, roles) })
 }
 
 func updateRole(c *Ctx) error {
-	m, err := c.authManager()
+	m, a, ref, err := roleRequest(c, "privileges", "roles", "authenticationRestrictions")
 	if err != nil {
 		return err
 	}
-	a := newArgs(c)
-	if err := a.check("privileges", "roles", "authenticationRestrictions"); err != nil {
-		return err
-	}
-	ref, err := roleNameArg(c)
-	if err != nil {
-		return err
-	}
-	var privs []auth.Privilege
-	var roles []auth.RoleRef
-	pv, setPrivs := a.lookup("privileges")
-	if setPrivs {
-		if privs, err = auth.ParsePrivileges("updateRole.privileges", pv); err != nil {
+	up := &auth.RoleUpdate{Ref: ref}
+	var pv, rv bson.Value
+	if pv, up.SetPrivs = a.lookup("privileges"); up.SetPrivs {
+		if up.Privileges, err = auth.ParsePrivileges("updateRole.privileges", pv); err != nil {
 			return err
 		}
 	}
-	rv, setRoles := a.lookup("roles")
-	if setRoles {
-		if roles, err = parseRoles(c, "roles", rv); err != nil {
+	if rv, up.SetRoles = a.lookup("roles"); up.SetRoles {
+		if up.Roles, err = parseRoles(c, "roles", rv); err != nil {
 			return err
 		}
 	}
@@ -131,115 +111,43 @@ func updateRole(c *Ctx) error {
 		return err
 	}
 	_, setRestrictions := a.lookup("authenticationRestrictions")
-	if !setPrivs && !setRoles && !setRestrictions {
+	if !up.SetPrivs && !up.SetRoles && !setRestrictions {
 		return mongoerr.New(mongoerr.BadValue, "Must specify at least one field to update in updateRole")
 	}
-	if err := mayGrantToRole(c, ref, roles, privs, auth.GrantRole); err != nil {
+	if err := auth.MayGrantToRole(requirer{c}, ref, up.Roles, up.Privileges, auth.GrantRole); err != nil {
 		return err
 	}
 	if err := c.require(ref.DB, auth.RevokeRole); err != nil {
 		return err
 	}
-	return userTx(c, m, func(tx *exec.Tx) error {
-		role, err := auth.ModifiableRole(tx, ref)
-		if err != nil {
-			return err
-		}
-		if setRoles {
-			if err := auth.CheckGrantRoles(tx, ref, roles); err != nil {
-				return err
-			}
-			role.Roles = roles
-		}
-		if setPrivs {
-			if err := auth.CheckGrantPrivileges(ref, privs); err != nil {
-				return err
-			}
-			role.Privileges = privs
-		}
-		return auth.PutRole(tx, role)
-	})
+	return userTx(c, m, up.Apply)
 }
 
 func dropRole(c *Ctx) error {
-	m, err := c.authManager()
+	m, _, ref, err := roleRequest(c)
 	if err != nil {
 		return err
 	}
-	if err := newArgs(c).check(); err != nil {
-		return err
-	}
-	ref, err := roleNameArg(c)
-	if err != nil {
-		return err
-	}
-	return userTx(c, m, func(tx *exec.Tx) error {
-		if _, err := auth.ModifiableRole(tx, ref); err != nil {
-			return err
-		}
-		return auth.DropRoles(tx, []auth.RoleRef{ref})
-	})
+	return userTx(c, m, func(tx *exec.Tx) error { return auth.RemoveRole(tx, ref) })
 }
 
 func dropAllRolesFromDatabase(c *Ctx) error {
-	m, err := c.authManager()
+	m, err := userRequest(c)
 	if err != nil {
-		return err
-	}
-	if err := newArgs(c).check(); err != nil {
 		return err
 	}
 	n := 0
-	err = userTx(c, m, func(tx *exec.Tx) error {
-		roles, err := auth.ListRoles(tx, c.DB)
-		if err != nil {
-			return err
-		}
-		refs := make([]auth.RoleRef, len(roles))
-		for i, r := range roles {
-			refs[i] = r.Ref()
-		}
-		n = len(refs)
-		return auth.DropRoles(tx, refs)
-	})
-	if err != nil {
+	if err = userTx(c, m, func(tx *exec.Tx) (err error) { n, err = auth.DropAllRoles(tx, c.DB); return err }); err != nil {
 		return err
 	}
 	c.Reply.AppendInt32("n", int32(n))
 	return nil
 }
 
-// roleChangeRequest reads what the grant and revoke commands on a role
-// share: the auth manager, the command's one other field (field) and the
-// role it names.
-func roleChangeRequest(c *Ctx, field string) (*auth.Manager, args, auth.RoleRef, error) {
-	m, err := c.authManager()
-	if err != nil {
-		return nil, args{}, auth.RoleRef{}, err
-	}
-	a := newArgs(c)
-	if err := a.check(field); err != nil {
-		return nil, args{}, auth.RoleRef{}, err
-	}
-	ref, err := roleNameArg(c)
-	if err != nil {
-		return nil, args{}, auth.RoleRef{}, err
-	}
-	return m, a, ref, nil
-}
-
-// roleChangeAction is the privilege a grant (or a revoke) needs.
-func roleChangeAction(grant bool) auth.Action {
-	if grant {
-		return auth.GrantRole
-	}
-	return auth.RevokeRole
-}
-
 // changeRolePrivileges is grantPrivilegesToRole and
 // revokePrivilegesFromRole.
 func changeRolePrivileges(c *Ctx, grant bool) error {
-	m, a, ref, err := roleChangeRequest(c, "privileges")
+	m, a, ref, err := roleRequest(c, "privileges")
 	if err != nil {
 		return err
 	}
@@ -250,25 +158,10 @@ func changeRolePrivileges(c *Ctx, grant bool) error {
 	if len(privs) == 0 {
 		return mongoerr.New(mongoerr.BadValue, "%s command requires a non-empty \"privileges\" array", c.Name)
 	}
-	action := roleChangeAction(grant)
-	if err := c.require(ref.DB, action); err != nil {
+	if err := c.require(ref.DB, auth.GrantAction(grant)); err != nil {
 		return err
 	}
-	return userTx(c, m, func(tx *exec.Tx) error {
-		role, err := auth.ModifiableRole(tx, ref)
-		if err != nil {
-			return err
-		}
-		if grant {
-			if err := auth.CheckGrantPrivileges(ref, privs); err != nil {
-				return err
-			}
-			role.Privileges = auth.AddPrivileges(role.Privileges, privs)
-		} else {
-			role.Privileges = auth.RemovePrivileges(role.Privileges, privs)
-		}
-		return auth.PutRole(tx, role)
-	})
+	return userTx(c, m, func(tx *exec.Tx) error { return auth.ChangeRolePrivileges(tx, ref, privs, grant) })
 }
 
 func grantPrivilegesToRole(c *Ctx) error    { return changeRolePrivileges(c, true) }
@@ -276,7 +169,7 @@ func revokePrivilegesFromRole(c *Ctx) error { return changeRolePrivileges(c, fal
 
 // changeRoleRoles is grantRolesToRole and revokeRolesFromRole.
 func changeRoleRoles(c *Ctx, grant bool) error {
-	m, a, ref, err := roleChangeRequest(c, "roles")
+	m, a, ref, err := roleRequest(c, "roles")
 	if err != nil {
 		return err
 	}
@@ -287,33 +180,55 @@ func changeRoleRoles(c *Ctx, grant bool) error {
 	if len(roles) == 0 {
 		return mongoerr.New(mongoerr.BadValue, "%s command requires a non-empty \"roles\" array", c.Name)
 	}
-	action := roleChangeAction(grant)
-	if err := mayGrant(c, roles, action); err != nil {
+	if err := auth.MayGrant(requirer{c}, roles, auth.GrantAction(grant)); err != nil {
 		return err
 	}
-	return userTx(c, m, func(tx *exec.Tx) error {
-		role, err := auth.ModifiableRole(tx, ref)
-		if err != nil {
-			return err
-		}
-		if grant {
-			if err := auth.CheckGrantRoles(tx, ref, roles); err != nil {
-				return err
-			}
-			for _, r := range roles {
-				if !slices.Contains(role.Roles, r) {
-					role.Roles = append(role.Roles, r)
-				}
-			}
-		} else {
-			if err := auth.CheckRolesExist(tx, roles); err != nil {
-				return err
-			}
-			role.Roles = slices.DeleteFunc(role.Roles, func(r auth.RoleRef) bool { return slices.Contains(roles, r) })
-		}
-		return auth.PutRole(tx, role)
-	})
+	return userTx(c, m, func(tx *exec.Tx) error { return auth.ChangeRoleRoles(tx, ref, roles, grant) })
 }
 
 func grantRolesToRole(c *Ctx) error    { return changeRoleRoles(c, true) }
 func revokeRolesFromRole(c *Ctx) error { return changeRoleRoles(c, false) }
+
+// rolesInfo: {rolesInfo: 1} (the database's user-defined roles, with
+// showBuiltinRoles its built-in ones too), a name, {role, db} or an array
+// of those; showPrivileges true or "asUserFragment" (auth.AppendRolesInfo).
+func rolesInfo(c *Ctx) error {
+	m, err := c.authManager()
+	if err != nil {
+		return err
+	}
+	a := newArgs(c)
+	if err := a.check("showPrivileges", "showBuiltinRoles", "showAuthenticationRestrictions"); err != nil {
+		return err
+	}
+	var o auth.RolesInfoOptions
+	if v, ok := a.lookup("showPrivileges"); ok {
+		switch {
+		case v.Type == bson.TypeString && v.StringValue() == "asUserFragment":
+			o.Fragment = true
+		case v.Type == bson.TypeBoolean || v.IsNumber():
+			o.Privileges = v.Truthy()
+		default:
+			return mongoerr.New(mongoerr.FailedToParse, "showPrivileges must be a boolean or the string \"asUserFragment\"")
+		}
+	}
+	if o.Builtin, _, err = a.boolean("showBuiltinRoles"); err != nil {
+		return err
+	}
+	if _, _, err := a.boolean("showAuthenticationRestrictions"); err != nil {
+		return err
+	}
+	target, err := auth.ParseInfoTarget(c.Name, c.DB, a.first(), true)
+	if err != nil {
+		return err
+	}
+	tx, err := c.readTx()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := auth.MayViewRoles(m, c.Conn.session(), tx, requirer{c}, c.DB, target); err != nil {
+		return err
+	}
+	return auth.AppendRolesInfo(c.Reply, tx, c.DB, target, o)
+}

@@ -9,23 +9,21 @@ import (
 
 // User management: createUser, updateUser, dropUser,
 // dropAllUsersFromDatabase, usersInfo, grantRolesToUser and
-// revokeRolesFromUser. Users are stored by internal/auth; every change is
-// committed durably and then announced to the Manager, so that open
-// connections re-read their roles at their next command.
+// revokeRolesFromUser. This file parses the requests; the changes, their
+// privilege checks and usersInfo's answer are internal/auth's
+// (manage_users.go, info.go). Every change is committed durably and then
+// announced to the Manager (userTx), so that open connections re-read
+// their roles at their next command.
+
+// requirer is the command's connection as auth.Requirer.
+type requirer struct{ c *Ctx }
+
+func (r requirer) Require(db string, a auth.Action) error { return r.c.require(db, a) }
+func (r requirer) NotAuthorized(db string) error          { return notAuthorized(r.c, db) }
 
 // parseRoles reads a roles array (auth.ParseRoleRefs).
 func parseRoles(c *Ctx, field string, v bson.Value) ([]auth.RoleRef, error) {
 	return auth.ParseRoleRefs(c.Name, field, c.DB, v)
-}
-
-// mayGrant checks the privilege to grant (or revoke) each role.
-func mayGrant(c *Ctx, roles []auth.RoleRef, action auth.Action) error {
-	for _, r := range roles {
-		if err := c.require(r.DB, action); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // userNameArg is the command's first field: the user's name.
@@ -43,24 +41,9 @@ func userNameArg(c *Ctx) (string, error) {
 	return v.StringValue(), nil
 }
 
-func userNotFound(name, db string) error {
-	return mongoerr.New(mongoerr.UserNotFound, "Could not find user \"%s\" for db \"%s\"", name, db)
-}
-
-// parseMechanisms reads the mechanisms field (default: both SCRAM ones).
-func parseMechanisms(c *Ctx) ([]string, bool, error) {
-	arr, ok, err := newArgs(c).array("mechanisms")
-	if err != nil || !ok {
-		return auth.Mechanisms, false, err
-	}
-	mechs, err := auth.ParseMechanisms(c.Name, arr)
-	return mechs, err == nil, err
-}
-
 // passwordArg reads pwd (and refuses digestPassword: false, which only
 // pre-digested SCRAM-SHA-1 passwords use).
-func passwordArg(c *Ctx) (string, bool, error) {
-	a := newArgs(c)
+func passwordArg(a args) (string, bool, error) {
 	pwd, ok, err := a.str("pwd")
 	if err != nil || !ok {
 		return "", ok, err
@@ -88,206 +71,98 @@ func userTx(c *Ctx, m *auth.Manager, fn func(tx *exec.Tx) error) error {
 	return m.Changed()
 }
 
-func customDataArg(c *Ctx) (bson.Doc, bool, error) {
-	d, ok, err := newArgs(c).doc("customData")
-	if ok {
-		d = bson.Doc(append([]byte(nil), d...))
-	}
-	return d, ok, err
-}
-
-// userSpec is what createUser and updateUser accept; set* tell which
-// fields were given.
-type userSpec struct {
-	m                                     *auth.Manager
-	name, pwd                             string
-	roles                                 []auth.RoleRef
-	custom                                bson.Doc
-	mechs                                 []string
-	setPwd, setRoles, setCustom, setMechs bool
-}
-
-func parseUserSpec(c *Ctx) (*userSpec, error) {
+// parseUserSpec reads createUser's and updateUser's request.
+func parseUserSpec(c *Ctx) (*auth.Manager, *auth.UserSpec, error) {
 	m, err := c.authManager()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a := newArgs(c)
 	if err := a.check("pwd", "roles", "customData", "mechanisms", "digestPassword"); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	u := &userSpec{m: m}
-	if u.name, err = userNameArg(c); err != nil {
-		return nil, err
+	u := &auth.UserSpec{DB: c.DB, Mechs: auth.Mechanisms}
+	if u.Name, err = userNameArg(c); err != nil {
+		return nil, nil, err
 	}
-	if u.pwd, u.setPwd, err = passwordArg(c); err != nil {
-		return nil, err
+	if u.Pwd, u.SetPwd, err = passwordArg(a); err != nil {
+		return nil, nil, err
 	}
 	if rv, ok := a.lookup("roles"); ok {
-		if u.roles, err = parseRoles(c, "roles", rv); err != nil {
-			return nil, err
+		if u.Roles, err = parseRoles(c, "roles", rv); err != nil {
+			return nil, nil, err
 		}
-		u.setRoles = true
+		u.SetRoles = true
 	}
-	if u.custom, u.setCustom, err = customDataArg(c); err != nil {
-		return nil, err
+	if u.Custom, u.SetCustom, err = a.doc("customData"); err != nil {
+		return nil, nil, err
+	} else if u.SetCustom {
+		u.Custom = bson.Doc(append([]byte(nil), u.Custom...))
 	}
-	if u.mechs, u.setMechs, err = parseMechanisms(c); err != nil {
-		return nil, err
+	if arr, ok, err := a.array("mechanisms"); err != nil {
+		return nil, nil, err
+	} else if ok {
+		if u.Mechs, err = auth.ParseMechanisms(c.Name, arr); err != nil {
+			return nil, nil, err
+		}
+		u.SetMechs = true
 	}
-	return u, nil
+	return m, u, nil
 }
 
 func createUser(c *Ctx) error {
-	spec, err := parseUserSpec(c)
+	m, spec, err := parseUserSpec(c)
 	if err != nil {
 		return err
 	}
-	if !spec.setPwd {
-		return mongoerr.New(mongoerr.BadValue, "Must provide a 'pwd' field for all user documents, except those with '$external' as the user's source db")
-	}
-	if !spec.setRoles {
-		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'createUser.roles' is missing but a required field")
-	}
-	if err := mayGrant(c, spec.roles, auth.GrantRole); err != nil {
-		return err
-	}
-	creds, err := spec.m.Credentials(spec.name, spec.pwd, spec.mechs)
+	u, err := m.NewUser(spec, requirer{c})
 	if err != nil {
 		return err
 	}
-	id, err := auth.NewUserID()
-	if err != nil {
-		return err
-	}
-	u := &auth.User{Name: spec.name, DB: c.DB, ID: id, Credentials: creds, Roles: spec.roles, CustomData: spec.custom}
-	if u.Roles == nil {
-		u.Roles = []auth.RoleRef{}
-	}
-	return userTx(c, spec.m, func(tx *exec.Tx) error {
-		old, err := auth.GetUser(tx, c.DB, spec.name)
-		if err != nil {
-			return err
-		}
-		if old != nil {
-			return mongoerr.New(mongoerr.UserAlreadyExists, "User \"%s@%s\" already exists", spec.name, c.DB)
-		}
-		if err := auth.CheckRolesExist(tx, u.Roles); err != nil {
-			return err
-		}
-		return auth.PutUser(tx, u)
-	})
+	return userTx(c, m, func(tx *exec.Tx) error { return auth.AddUser(tx, u) })
 }
 
 func updateUser(c *Ctx) error {
-	spec, err := parseUserSpec(c)
+	m, spec, err := parseUserSpec(c)
 	if err != nil {
 		return err
 	}
-	if !spec.setPwd && !spec.setRoles && !spec.setCustom && !spec.setMechs {
-		return mongoerr.New(mongoerr.BadValue, "Must specify at least one field to update in updateUser")
+	up, err := m.PrepareUpdate(spec, requirer{c})
+	if err != nil {
+		return err
 	}
-	if spec.setPwd {
-		if err := c.require(c.DB, auth.ChangePassword); err != nil {
-			return err
-		}
+	return userTx(c, m, up.Apply)
+}
+
+// userRequest reads what dropUser and dropAllUsersFromDatabase share:
+// the manager and no other field.
+func userRequest(c *Ctx) (*auth.Manager, error) {
+	m, err := c.authManager()
+	if err != nil {
+		return nil, err
 	}
-	if spec.setCustom {
-		if err := c.require(c.DB, auth.ChangeCustomData); err != nil {
-			return err
-		}
-	}
-	var creds map[string]auth.Credential
-	if spec.setPwd {
-		if creds, err = spec.m.Credentials(spec.name, spec.pwd, spec.mechs); err != nil {
-			return err
-		}
-	}
-	return userTx(c, spec.m, func(tx *exec.Tx) error {
-		u, err := auth.GetUser(tx, c.DB, spec.name)
-		if err != nil {
-			return err
-		}
-		if u == nil {
-			return userNotFound(spec.name, c.DB)
-		}
-		if spec.setRoles {
-			if err := mayGrant(c, spec.roles, auth.GrantRole); err != nil {
-				return err
-			}
-			if err := mayGrant(c, u.Roles, auth.RevokeRole); err != nil {
-				return err
-			}
-			if err := auth.CheckRolesExist(tx, spec.roles); err != nil {
-				return err
-			}
-			u.Roles = spec.roles
-		}
-		if spec.setCustom {
-			u.CustomData = spec.custom
-		}
-		switch {
-		case spec.setPwd:
-			u.Credentials = creds
-		case spec.setMechs:
-			if err := u.KeepMechanisms(spec.mechs); err != nil {
-				return err
-			}
-		}
-		if u.Roles == nil {
-			u.Roles = []auth.RoleRef{}
-		}
-		return auth.PutUser(tx, u)
-	})
+	return m, newArgs(c).check()
 }
 
 func dropUser(c *Ctx) error {
-	m, err := c.authManager()
+	m, err := userRequest(c)
 	if err != nil {
-		return err
-	}
-	if err := newArgs(c).check(); err != nil {
 		return err
 	}
 	name, err := userNameArg(c)
 	if err != nil {
 		return err
 	}
-	return userTx(c, m, func(tx *exec.Tx) error {
-		ok, err := auth.DeleteUser(tx, c.DB, name)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return userNotFound(name, c.DB)
-		}
-		return nil
-	})
+	return userTx(c, m, func(tx *exec.Tx) error { return auth.RemoveUser(tx, c.DB, name) })
 }
 
 func dropAllUsersFromDatabase(c *Ctx) error {
-	m, err := c.authManager()
+	m, err := userRequest(c)
 	if err != nil {
-		return err
-	}
-	if err := newArgs(c).check(); err != nil {
 		return err
 	}
 	n := 0
-	err = userTx(c, m, func(tx *exec.Tx) error {
-		users, err := auth.ListUsers(tx, c.DB)
-		if err != nil {
-			return err
-		}
-		for _, u := range users {
-			if _, err := auth.DeleteUser(tx, u.DB, u.Name); err != nil {
-				return err
-			}
-		}
-		n = len(users)
-		return nil
-	})
-	if err != nil {
+	if err = userTx(c, m, func(tx *exec.Tx) (err error) { n, err = auth.DropAllUsers(tx, c.DB); return err }); err != nil {
 		return err
 	}
 	c.Reply.AppendInt32("n", int32(n))
@@ -308,39 +183,60 @@ func changeRoles(c *Ctx, grant bool) error {
 	if err != nil {
 		return err
 	}
-	rv, ok := a.lookup("roles")
-	if !ok {
-		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.roles' is missing but a required field", c.Name)
-	}
-	roles, err := parseRoles(c, "roles", rv)
+	roles, err := requiredRoles(c, a)
 	if err != nil {
 		return err
 	}
 	if len(roles) == 0 {
 		return mongoerr.New(mongoerr.BadValue, "%s command requires a non-empty \"roles\" array", c.Name)
 	}
-	action := auth.RevokeRole
-	if grant {
-		action = auth.GrantRole
-	}
-	if err := mayGrant(c, roles, action); err != nil {
+	if err := auth.MayGrant(requirer{c}, roles, auth.GrantAction(grant)); err != nil {
 		return err
 	}
-	return userTx(c, m, func(tx *exec.Tx) error {
-		u, err := auth.GetUser(tx, c.DB, name)
-		if err != nil {
-			return err
-		}
-		if u == nil {
-			return userNotFound(name, c.DB)
-		}
-		if err := auth.CheckRolesExist(tx, roles); err != nil {
-			return err
-		}
-		u.GrantRoles(roles, grant)
-		return auth.PutUser(tx, u)
-	})
+	return userTx(c, m, func(tx *exec.Tx) error { return auth.ChangeUserRoles(tx, c.DB, name, roles, grant) })
 }
 
 func grantRolesToUser(c *Ctx) error    { return changeRoles(c, true) }
 func revokeRolesFromUser(c *Ctx) error { return changeRoles(c, false) }
+
+// usersInfo: {usersInfo: 1} (the database's users), a name, {user, db},
+// an array of those, or {forAllDBs: true} (auth.AppendUsersInfo).
+func usersInfo(c *Ctx) error {
+	m, err := c.authManager()
+	if err != nil {
+		return err
+	}
+	a := newArgs(c)
+	if err := a.check("showCredentials", "showCustomData", "showPrivileges", "showAuthenticationRestrictions", "filter"); err != nil {
+		return err
+	}
+	if _, ok := a.lookup("filter"); ok {
+		return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support usersInfo's filter")
+	}
+	var o auth.UsersInfoOptions
+	if o.Credentials, _, err = a.boolean("showCredentials"); err != nil {
+		return err
+	}
+	var set bool
+	if o.CustomData, set, err = a.boolean("showCustomData"); err != nil {
+		return err
+	} else if !set {
+		o.CustomData = true
+	}
+	if o.Privileges, _, err = a.boolean("showPrivileges"); err != nil {
+		return err
+	}
+	target, err := auth.ParseInfoTarget(c.Name, c.DB, a.first(), false)
+	if err != nil {
+		return err
+	}
+	if err := auth.MayViewUsers(m, c.Conn.session(), requirer{c}, c.DB, target); err != nil {
+		return err
+	}
+	tx, err := c.readTx()
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return auth.AppendUsersInfo(c.Reply, tx, c.DB, target, o)
+}
