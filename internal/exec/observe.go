@@ -29,6 +29,8 @@ type Observer interface {
 	// Sorted records a blocking (in-memory) sort, which spilled to disk
 	// or not (mongod's hasSortStage and usedDisk).
 	Sorted(spilled bool)
+	// Spilled records that a stage wrote to disk (mongod's usedDisk).
+	Spilled()
 }
 
 // NoteExamined reports what a query stage examined to ctx's Observer, if
@@ -45,6 +47,13 @@ func (e *Engine) Examined(ctx context.Context, plan string, keys, docs int64) {
 	NoteExamined(ctx, plan, keys, docs)
 	e.Counters.KeysExamined.Add(keys)
 	e.Counters.DocsExamined.Add(docs)
+}
+
+// NoteSpilled records in ctx's Observer, if any, that a stage spilled.
+func NoteSpilled(ctx context.Context) {
+	if o, ok := ctx.Value(StatsKey{}).(Observer); ok {
+		o.Spilled()
+	}
 }
 
 // NoteSorted records a blocking (in-memory) sort: in ctx's Observer, and
