@@ -102,7 +102,9 @@ func explainFind(c *Ctx, spec *exec.FindSpec) error {
 	x.AppendQueryPlanner(r, "")
 	if c.explain.verbosity != "queryPlanner" {
 		start := time.Now()
-		st, err := x.Run(c, &c.Env.Engine, func(scan *exec.ScanSource) (exec.Source, error) { return newSortedSource(c, scan, spec) })
+		st, err := x.Run(c, &c.Env.Engine, func(scan *exec.ScanSource) (exec.Source, error) {
+			return c.Env.SortedFind(c, scan, spec, allowDiskUse(c))
+		})
 		if err != nil {
 			return err
 		}

@@ -210,160 +210,33 @@ func orEmptyDoc(d bson.Doc) bson.Doc {
 	return d
 }
 
-// checkHint accepts a hint that names an existing index (by name or key
-// pattern); Cairn's planner then picks its own plan, which returns the same
-// documents. A hint naming no index is an error, as in MongoDB.
+// checkHint checks a hint against collection name in the command's
+// snapshot (exec.CheckHint).
 func checkHint(c *Ctx, name string, hint bson.Value) error {
 	tx, coll, err := c.snapshotCollection(name)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	switch hint.Type {
-	case bson.TypeString:
-		if coll == nil {
-			return nil
-		}
-		for _, ix := range coll.Indexes {
-			if ix.Ready && ix.Name == hint.StringValue() {
-				return nil
-			}
-		}
-	case bson.TypeDocument:
-		if hint.Document().Len() == 0 {
-			return nil
-		}
-		if v, ok := hint.Document().Lookup("$natural"); ok && v.IsNumber() {
-			return nil
-		}
-		if coll == nil {
-			return nil
-		}
-		for _, ix := range coll.Indexes {
-			if key, ok := ix.Spec.Lookup("key"); ok && ix.Ready && bson.Equal(key, hint) {
-				return nil
-			}
-		}
-	default:
-		return mongoerr.New(mongoerr.FailedToParse, "hint must be a string or an object")
-	}
-	return mongoerr.New(mongoerr.BadValue, "error processing query: planner returned error :: caused by :: hint provided does not correspond to an existing index")
+	return exec.CheckHint(coll, hint)
 }
 
-// openFind plans a find: a point lookup when the filter pins _id, otherwise
-// a scan of the collection in _id order; a sort collects the matches and
-// sorts them (a top-k when there is a limit).
+// openFind chooses the find's source in the command's snapshot
+// (exec.Engine.OpenFind).
 func openFind(c *Ctx, spec *exec.FindSpec) (exec.Source, error) {
-	if spec.Text != nil {
-		return exec.NewTextSource(&c.Env.Engine, spec, false), nil
-	}
-	if spec.Near != nil {
-		return exec.NewNearSource(&c.Env.Engine, spec), nil
-	}
-	scan := &exec.ScanSource{Env: &c.Env.Engine, Spec: spec, Skip: spec.Skip}
-	if spec.HasMinMax() {
-		// The hinted index's min/max range (exec's findopts.go), sorted
-		// after reading when a sort is asked for.
-		if spec.Sort != nil && spec.Sort.Natural() == 0 {
-			return newSortedSource(c, scan, spec)
-		}
-		return scan, nil
-	}
-	// A sort on _id alone is the data tree's order: scan it (within the
-	// filter's _id bounds) instead of sorting, unless another index would
-	// select the documents.
-	if dir := exec.IDSortDirection(spec.SortDoc); dir != 0 && spec.Hint.Type == 0 {
-		_, bounded := exec.IDRange(spec)
-		if (bounded || spec.FilterDoc.Len() == 0) && scansByID(c, spec.Coll) {
-			scan.Reverse = dir < 0
-			scan.CollScanOnly = true
-			return scan, nil
-		}
-	}
-	if spec.Sort != nil && spec.Sort.Natural() == 0 {
-		p, err := sortedPlan(c, spec)
-		if err != nil {
-			return nil, err
-		}
-		if p != nil {
-			scan.Plan, scan.Planned = p, true
-			return scan, nil
-		}
-		return newSortedSource(c, scan, spec)
-	}
-	if exec.NaturalBackward(spec) {
-		scan.Reverse = true
-	}
-	return scan, nil
-}
-
-// scansByID reports whether the collection's data tree is in _id order
-// (not a capped collection's record order).
-func scansByID(c *Ctx, name string) bool {
-	coll, err := c.collectionMeta(name)
-	return err != nil || exec.ScansByID(coll)
-}
-
-// sortedPlan is the index plan that returns spec's documents in its sort
-// order, if the planner picks one (nil: sort after reading).
-func sortedPlan(c *Ctx, spec *exec.FindSpec) (*exec.Plan, error) {
-	if _, byID := spec.Filter.IDEquality(); byID || spec.Hint.Type != 0 {
-		return nil, nil
-	}
 	tx, coll, err := c.snapshotCollection(spec.Coll)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
-	base, _, err := c.Env.PlanQuery(c, tx, coll, spec.FilterDoc, spec.Filter, spec.Opts, spec.Hint)
-	if err != nil {
-		return nil, err
-	}
-	if p := exec.ChoosePlanFind(coll, spec, base); p != nil && p.Sorted {
-		return exec.CoverPlan(coll, spec, p), nil
-	}
-	return nil, nil
+	return c.Env.OpenFind(c, tx, coll, spec, allowDiskUse(c))
 }
 
-// newSortedSource runs the scan to the end, sorting the matching documents
-// (an external sort beyond the memory budget, a top-k with a limit), and
-// serves them with skip, limit and projection applied.
-func newSortedSource(c *Ctx, scan *exec.ScanSource, spec *exec.FindSpec) (exec.Source, error) {
-	scan.Skip = 0
-	// returnKey and showRecordId shape each result in the scan (they need
-	// its index key and record); the sort then reads the stored document.
-	shaped := spec.ReturnKey || spec.ShowRecordID
-	scan.Raw = !shaped
-	st := &exec.Sorter{AllowDisk: true, Parent: c.Env.tempDir()}
+// allowDiskUse is find's allowDiskUse: MongoDB 7.0 allows disk use unless
+// told not to.
+func allowDiskUse(c *Ctx) bool {
 	if v, ok := c.Body.Lookup("allowDiskUse"); ok && v.Type == bson.TypeBoolean {
-		st.AllowDisk = v.Boolean() // MongoDB 7.0 allows disk use unless told not to
+		return v.Boolean()
 	}
-	if spec.Limit > 0 {
-		st.Keep = spec.Skip + spec.Limit
-	}
-	var addErr error
-	_, err := scan.Fill(c, func(d bson.Doc) bool {
-		orig := d
-		if shaped {
-			orig = scan.Orig
-		}
-		if addErr = spec.Sort.Check(orig); addErr != nil {
-			return false
-		}
-		addErr = st.Add(spec.Sort.Key(nil, orig), d)
-		return addErr == nil
-	})
-	if err == nil {
-		err = addErr
-	}
-	var stream exec.SortedStream
-	if err == nil {
-		stream, err = st.Finish()
-	}
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	noteSorted(c, st.Spilled())
-	return &exec.SortedSource{Stream: stream, Spec: spec, Skip: spec.Skip, Projected: shaped}, nil
+	return true
 }
