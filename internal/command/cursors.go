@@ -9,124 +9,44 @@ import (
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
-// batchOptions bound one batch of a cursor reply.
+// batchOptions bound one batch of a cursor reply (exec.BatchOptions has
+// their meaning).
 type batchOptions struct {
-	batchSize int64 // 0 = no count limit
-	// firstBatch selects the field name and MongoDB's default of 101
-	// documents for the first batch when batchSize is absent.
-	firstBatch bool
-	// empty is an explicit batchSize of 0: the first batch holds nothing
-	// and the cursor is opened for getMore.
-	empty bool
-	// tailable and awaitData open a tailable cursor on the data tree
-	// watch (tailable.go); await is a getMore's wait for data.
+	batchSize           int64
+	firstBatch, empty   bool
 	tailable, awaitData bool
 	watch               string
 	await               time.Duration
 }
 
-// maxBatchBytes bounds the documents of one reply, leaving room for the
-// reply's own fields within the 16 MiB a BSON object may have.
-const maxBatchBytes = MaxBSONObjectSize - 16*1024
-
 // writeBatch fills one batch from src into the reply as
 // cursor: {firstBatch|nextBatch: [...], id, ns}, keeping or closing the
-// cursor. cur is nil for a new (first) batch; the cursor is then registered
-// if documents remain. limit is the number of documents the cursor may
-// still return (0 = unlimited); singleBatch closes after the first batch.
+// cursor (exec/batch.go). cur is nil for a new (first) batch; the cursor
+// is then registered if documents remain. limit is the number of
+// documents the cursor may still return (0 = unlimited); singleBatch
+// closes after the first batch.
 func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int64, opt batchOptions, singleBatch bool) error {
 	r := c.Reply
 	r.StartDocument("cursor")
-	field := "nextBatch"
-	if opt.firstBatch {
-		field = "firstBatch"
-	}
-	r.StartArray(field)
-	var n, bytes int64
-	maxDocs := opt.batchSize
-	if maxDocs <= 0 && opt.firstBatch {
-		maxDocs = 101
-	}
-	if limit > 0 && (maxDocs <= 0 || limit < maxDocs) {
-		maxDocs = limit
-	}
-	// emit refuses (and the source keeps for the next batch) a document
-	// that would overflow the batch.
-	emit := func(d bson.Doc) bool {
-		if opt.empty || (maxDocs > 0 && n >= maxDocs) {
-			return false
-		}
-		if n > 0 && bytes+int64(len(d)) > maxBatchBytes {
-			return false
-		}
-		r.AppendDocument(bson.Index(int(n)), d)
-		n++
-		bytes += int64(len(d))
-		return true
-	}
-	fill := func() (bool, error) { return src.Fill(c, emit) }
-	var exhausted bool
-	var err error
-	if cur != nil && opt.await > 0 {
-		exhausted, err = awaitFill(c, cur, opt.await, fill, &n)
-	} else {
-		exhausted, err = fill()
-	}
+	eo := exec.BatchOptions{BatchSize: opt.batchSize, FirstBatch: opt.firstBatch, Empty: opt.empty,
+		Tailable: opt.tailable, AwaitData: opt.awaitData, Watch: opt.watch, Await: opt.await}
+	b := &exec.Batch{Cur: cur, Src: src, Limit: limit, Opt: eo, Release: c.releaseSnapshot, Wakeups: &c.Env.Stats.AwaitWakeups}
+	n, exhausted, err := c.Env.FillBatch(c, c.Env.Cursors, r, b)
 	if err != nil {
-		if cur != nil {
-			c.Env.Cursors.Remove(cur.ID)
-			cur.Close()
-		} else {
-			src.Close()
-		}
 		return err
 	}
-	r.End()
 	if pb, ok := src.(postBatchResumer); ok {
 		r.AppendDocument("postBatchResumeToken", pb.PostBatchResumeToken())
 	}
 	c.Env.Stats.DocsReturned.Add(n)
 	noteReturned(c, n)
-	limited := limit > 0
-	if limited {
-		limit -= n
+	var nc *exec.Cursor
+	if cur == nil {
+		nc = newCursor(c)
 	}
-	done := exhausted || singleBatch || (limited && limit <= 0)
-	var id int64
-	switch {
-	case done:
-		if cur != nil {
-			c.Env.Cursors.Remove(cur.ID)
-			cur.Close()
-		} else {
-			src.Close()
-		}
-	case cur != nil:
-		cur.Limit = limit
-		cur.LastUsed = time.Now()
-		id = cur.ID
-	default:
-		nc := &exec.Cursor{NS: ns, Src: src, Limit: limit, Owner: cursorOwner(c), Origin: cursorOrigin(c),
-			Tailable: opt.tailable, AwaitData: opt.awaitData, Watch: opt.watch, AtClusterTime: uint64(c.snapAt)}
-		if opt.awaitData {
-			nc.NewKilled()
-		}
-		if c.snap.Open() && !opt.tailable { // a tailable cursor reads current data
-			if nc.Snap, err = c.snap.Clone(); err != nil {
-				src.Close()
-				return err
-			}
-		}
-		if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
-			if idv, ok := lsid.Document().Lookup("id"); ok && idv.Type == bson.TypeBinary {
-				nc.Lsid = append([]byte(nil), idv.Data...)
-			}
-		}
-		if v, ok := c.Body.Lookup("noCursorTimeout"); ok && v.Truthy() {
-			nc.NoTimeout = true
-		}
-		c.Env.Cursors.Add(nc)
-		id = nc.ID
+	id, err := c.Env.Cursors.FinishBatch(b, n, exhausted || singleBatch, ns, nc, &c.snap)
+	if err != nil {
+		return err
 	}
 	r.AppendInt64("id", id)
 	r.AppendString("ns", ns)
@@ -135,6 +55,22 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 	}
 	r.End()
 	return nil
+}
+
+// newCursor is the cursor a first batch opens, with what only the
+// command knows: its owner, its origin's privileges, its session, its
+// snapshot read's time and noCursorTimeout.
+func newCursor(c *Ctx) *exec.Cursor {
+	nc := &exec.Cursor{Owner: cursorOwner(c), Origin: cursorOrigin(c), AtClusterTime: uint64(c.snapAt)}
+	if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
+		if idv, ok := lsid.Document().Lookup("id"); ok && idv.Type == bson.TypeBinary {
+			nc.Lsid = append([]byte(nil), idv.Data...)
+		}
+	}
+	if v, ok := c.Body.Lookup("noCursorTimeout"); ok && v.Truthy() {
+		nc.NoTimeout = true
+	}
+	return nc
 }
 
 func getMore(c *Ctx) error {

@@ -8,10 +8,10 @@ package command
 // maxTimeMS (drivers send maxAwaitTimeMS there; 1 second by default, as
 // mongod) — for a commit that changes the collection's data tree (a kv tree
 // watch, registered before each read so no commit slips between the read
-// and the wait), then reads again. The wait ends early, with the command's
-// error, when the command is killed, its client disconnects or the server
-// shuts down (the command's context), and with CursorKilled when
-// killCursors kills the cursor. It never polls.
+// and the wait), then reads again (exec/batch.go). The wait ends early,
+// with the command's error, when the command is killed, its client
+// disconnects or the server shuts down (the command's context), and with
+// CursorKilled when killCursors kills the cursor. It never polls.
 
 import (
 	"time"
@@ -20,10 +20,6 @@ import (
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
-
-// defaultAwaitTime is how long an awaitData getMore without maxTimeMS
-// waits (mongod's default).
-const defaultAwaitTime = time.Second
 
 // tailOptions are find's tailable options.
 type tailOptions struct {
@@ -101,7 +97,7 @@ func awaitTime(a args, cur *exec.Cursor) (time.Duration, error) {
 	v, ok := a.lookup("maxTimeMS")
 	if !ok || v.Type == bson.TypeNull {
 		if cur.AwaitData {
-			return defaultAwaitTime, nil
+			return exec.DefaultAwaitTime, nil
 		}
 		return 0, nil
 	}
@@ -114,61 +110,3 @@ func awaitTime(a args, cur *exec.Cursor) (time.Duration, error) {
 	}
 	return time.Duration(ms) * time.Millisecond, nil
 }
-
-// awaitFill waits, after a fill that returned nothing, for a commit to the
-// cursor's collection and fills again, until a document came (n > 0), the
-// await time is over, or the wait is ended (killed cursor, command
-// context). fill reads current data.
-func awaitFill(c *Ctx, cur *exec.Cursor, d time.Duration, first func() (bool, error), n *int64) (bool, error) {
-	// A change stream waits on its hub's shared oplog watch (loaded
-	// before each read, no registration of its own); other cursors
-	// register a watch of their tree.
-	var changed func() <-chan struct{}
-	if cn, ok := cur.Src.(changeNotifier); ok && cn.Changed() != nil {
-		changed = cn.Changed
-	} else {
-		watch := c.Env.KV.WatchTree(cur.Watch)
-		defer watch.Cancel()
-		changed = func() <-chan struct{} {
-			watch.Rearm()
-			return watch.C()
-		}
-	}
-	ch := changed()
-	exhausted, err := first()
-	if err != nil || exhausted || *n > 0 {
-		return exhausted, err
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	if awaitHook != nil {
-		awaitHook(cur)
-	}
-	for {
-		select {
-		case <-ch:
-		case <-timer.C:
-			return false, nil
-		case <-c.Done():
-			return false, ctxErr(c.Err())
-		case <-cur.Killed():
-			return false, mongoerr.New(mongoerr.CursorKilled, "cursor id %d was killed while awaiting data", cur.ID)
-		}
-		c.Env.Stats.AwaitWakeups.Add(1)
-		ch = changed()
-		c.releaseSnapshot() // read what the commit wrote
-		if exhausted, err = first(); err != nil || exhausted || *n > 0 {
-			return exhausted, err
-		}
-	}
-}
-
-// changeNotifier is a source that provides its own wake-up channel (a
-// change stream's hub): Changed is loaded before each read and closed by
-// the next commit that may matter; nil means none.
-type changeNotifier interface {
-	Changed() <-chan struct{}
-}
-
-// awaitHook, when set (by tests), runs as a getMore starts waiting.
-var awaitHook func(cur *exec.Cursor)

@@ -114,8 +114,7 @@ func TestAwaitDataWakesOnInsert(t *testing.T) {
 		return id
 	}
 	waiting := make(chan *exec.Cursor, 1)
-	awaitHook = func(cur *exec.Cursor) { waiting <- cur }
-	t.Cleanup(func() { awaitHook = nil })
+	env.Cursors.AwaitHook = func(cur *exec.Cursor) { waiting <- cur } // this server's, not a global
 
 	// An insert during the wait (after a write elsewhere, which must not
 	// end it) is returned by that getMore.

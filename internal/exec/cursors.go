@@ -1,9 +1,9 @@
 // The cursor registry. A Cursor is what a find, aggregate or listing
 // leaves open for getMore: its Source (which holds no transaction between
 // batches), the read snapshot of the command that opened it, and who may
-// continue it. Cursors maps ids to cursors; the command layer (getMore,
-// killCursors, writeBatch in internal/command's cursors.go) fills batches
-// from them under the cursor's Mu, and the reaper closes idle ones.
+// continue it. Cursors maps ids to cursors; batches are filled from them
+// (batch.go; getMore holds the cursor's Mu), and the reaper closes idle
+// ones.
 
 package exec
 
@@ -79,6 +79,9 @@ type Cursors struct {
 	// opened and timedOut count cursors opened and reaped idle since start
 	// (serverStatus metrics.cursor.totalOpened and timedOut).
 	opened, timedOut atomic.Int64
+	// AwaitHook, when set (by tests, before the server serves), runs as
+	// an awaitData getMore starts waiting (batch.go).
+	AwaitHook func(cur *Cursor)
 }
 
 // NewCursors returns an empty cursor table whose idle cursors expire after
