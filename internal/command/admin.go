@@ -2,11 +2,9 @@ package command
 
 import (
 	"sort"
-	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/serverstatus"
 )
@@ -14,81 +12,6 @@ import (
 // hostInfo describes the machine (internal/serverstatus).
 func hostInfo(c *Ctx) error {
 	serverstatus.AppendHostInfo(c.Reply)
-	return nil
-}
-
-// parameters are the server parameters getParameter reports.
-func parameters() map[string]func(b *bson.Builder, key string) {
-	return map[string]func(b *bson.Builder, key string){
-		"featureCompatibilityVersion": func(b *bson.Builder, key string) {
-			b.StartDocument(key)
-			b.AppendString("version", "7.0")
-			b.End()
-		},
-		"authenticationMechanisms": func(b *bson.Builder, key string) {
-			b.StartArray(key)
-			b.AppendString("0", "SCRAM-SHA-1")
-			b.AppendString("1", "SCRAM-SHA-256")
-			b.End()
-		},
-		"maxBSONDepth": func(b *bson.Builder, key string) { b.AppendInt32(key, bson.MaxDepth) },
-		"internalQueryMaxBlockingSortMemoryUsageBytes": func(b *bson.Builder, key string) { b.AppendInt32(key, int32(exec.SortMemoryBudget())) },
-	}
-}
-
-// envParameters are the server parameters that depend on the environment.
-func envParameters(e *Env) map[string]func(b *bson.Builder, key string) {
-	p := parameters()
-	p["logLevel"] = func(b *bson.Builder, key string) { b.AppendInt32(key, e.state.logLevel.Load()) }
-	p["minSnapshotHistoryWindowInSeconds"] = func(b *bson.Builder, key string) { b.AppendInt32(key, int32(e.snapWindow()/time.Second)) }
-	p["transactionLifetimeLimitSeconds"] = func(b *bson.Builder, key string) { b.AppendInt32(key, int32(e.txnLifetime()/time.Second)) }
-	p["enableTestCommands"] = func(b *bson.Builder, key string) { b.AppendBool(key, e.TestCommands) }
-	p["ttlMonitorSleepSecs"] = func(b *bson.Builder, key string) { b.AppendInt32(key, int32(e.TTLInterval()/time.Second)) }
-	p["cursorTimeoutMillis"] = func(b *bson.Builder, key string) { b.AppendInt64(key, int64(e.Cursors.Timeout()/time.Millisecond)) }
-	p["preAuthMaximumMessageSizeBytes"] = func(b *bson.Builder, key string) { b.AppendInt64(key, int64(e.PreAuthMaxMessageSizeBytes())) }
-	if e.Auth != nil {
-		p["authFailuresPerMinute"] = func(b *bson.Builder, key string) { n, _ := e.Auth.FailureLimit(); b.AppendInt64(key, n) }
-		p["authFailureBurst"] = func(b *bson.Builder, key string) { _, n := e.Auth.FailureLimit(); b.AppendInt64(key, n) }
-	}
-	return p
-}
-
-func getParameter(c *Ctx) error {
-	params := envParameters(c.Env)
-	first := newArgs(c).first()
-	all := first.Type == bson.TypeString && first.StringValue() == "*"
-	if first.Type == bson.TypeDocument {
-		if v, ok := first.Document().Lookup("allParameters"); ok && v.Truthy() {
-			all = true
-		}
-	}
-	if all {
-		names := make([]string, 0, len(params))
-		for n := range params {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, n := range names {
-			params[n](c.Reply, n)
-		}
-		return nil
-	}
-	found := 0
-	it := c.Body.Iter()
-	it.Next()
-	for it.Next() {
-		k := it.Element().Key
-		if genericFields[k] {
-			continue
-		}
-		if f, ok := params[k]; ok {
-			f(c.Reply, k)
-			found++
-		}
-	}
-	if found == 0 {
-		return mongoerr.New(mongoerr.InvalidOptions, "no option found to get")
-	}
 	return nil
 }
 

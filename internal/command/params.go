@@ -1,129 +1,99 @@
 package command
 
 import (
+	"fmt"
 	"log/slog"
+	"math"
 	"time"
 
+	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/params"
 	"github.com/cairndb/cairn/internal/wire"
 )
+
+// The server parameters (internal/params): getParameter lists them,
+// setParameter changes those mongod changes at run time (logLevel,
+// minSnapshotHistoryWindowInSeconds, ttlMonitorSleepSecs,
+// transactionLifetimeLimitSeconds, cursorTimeoutMillis,
+// internalQueryMaxBlockingSortMemoryUsageBytes,
+// preAuthMaximumMessageSizeBytes) and Cairn's authFailuresPerMinute and
+// authFailureBurst; the others are startup-only.
 
 // MinPreAuthMaxMessageSize is the smallest preAuthMaximumMessageSizeBytes
 // accepted: below it a driver's first hello would not fit.
 const MinPreAuthMaxMessageSize = 4096
 
-// setParameter changes server parameters at run time: every parameter
-// getParameter lists that mongod sets at run time (logLevel,
-// minSnapshotHistoryWindowInSeconds, ttlMonitorSleepSecs,
-// transactionLifetimeLimitSeconds, cursorTimeoutMillis,
-// internalQueryMaxBlockingSortMemoryUsageBytes,
-// preAuthMaximumMessageSizeBytes) and Cairn's authFailuresPerMinute and
-// authFailureBurst; the startup-only ones it lists answer BadValue.
-// It answers each parameter's previous value as "was", as mongod does.
+// parameters is the registry over the server's state.
+func (e *Env) parameters() *params.Registry {
+	secs := func(d time.Duration) int64 { return int64(d / time.Second) }
+	ps := []params.Param{
+		params.Fixed("featureCompatibilityVersion", func(b *bson.Builder, key string) {
+			b.StartDocument(key)
+			b.AppendString("version", "7.0")
+			b.End()
+		}),
+		params.Fixed("authenticationMechanisms", func(b *bson.Builder, key string) {
+			b.StartArray(key)
+			b.AppendString("0", "SCRAM-SHA-1")
+			b.AppendString("1", "SCRAM-SHA-256")
+			b.End()
+		}),
+		params.Fixed("maxBSONDepth", func(b *bson.Builder, key string) { b.AppendInt32(key, bson.MaxDepth) }),
+		params.Fixed("enableTestCommands", func(b *bson.Builder, key string) { b.AppendBool(key, e.TestCommands) }),
+		params.Int{Name: "internalQueryMaxBlockingSortMemoryUsageBytes", Min: 1, Max: math.MaxInt32,
+			Msg:  "internalQueryMaxBlockingSortMemoryUsageBytes must be a number of at least 1",
+			Load: func() int64 { return int64(int32(exec.SortMemoryBudget())) }, Store: exec.SetSortMemoryBudget}.Param(),
+		params.Int{Name: "logLevel", Min: 0, Max: 5, Msg: "logLevel must be a number from 0 to 5",
+			Load: func() int64 { return int64(e.state.logLevel.Load()) }, Store: e.setLogLevel}.Param(),
+		params.Int{Name: "minSnapshotHistoryWindowInSeconds", Min: 0, Max: math.MaxInt32,
+			Msg:  "minSnapshotHistoryWindowInSeconds must be a number of at least 0",
+			Load: func() int64 { return secs(e.snapWindow()) }, Store: func(n int64) { e.state.snapWindowSecs.Store(n + 1) }}.Param(),
+		params.Int{Name: "transactionLifetimeLimitSeconds", Min: 1, Max: math.MaxInt32,
+			Msg:  "transactionLifetimeLimitSeconds must be a number of at least 1",
+			Load: func() int64 { return secs(e.txnLifetime()) }, Store: e.state.txnLifetimeSecs.Store}.Param(),
+		params.Int{Name: "ttlMonitorSleepSecs", Min: 1, Max: math.MaxInt32, Msg: "ttlMonitorSleepSecs must be a number of at least 1",
+			Load: func() int64 { return secs(e.TTLInterval()) }, Store: e.state.ttlSleepSecs.Store}.Param(),
+		params.Int{Name: "cursorTimeoutMillis", Min: 0, Max: math.MaxInt64, Wide: true, Msg: "cursorTimeoutMillis must be a number of at least 0",
+			Load:  func() int64 { return int64(e.Cursors.Timeout() / time.Millisecond) },
+			Store: func(n int64) { e.Cursors.SetTimeout(time.Duration(n) * time.Millisecond) }}.Param(),
+		params.Int{Name: "preAuthMaximumMessageSizeBytes", Min: MinPreAuthMaxMessageSize, Max: wire.MaxMessageSize, Wide: true,
+			Msg:  fmt.Sprintf("preAuthMaximumMessageSizeBytes must be a number from %d to %d", MinPreAuthMaxMessageSize, wire.MaxMessageSize),
+			Load: func() int64 { return int64(e.PreAuthMaxMessageSizeBytes()) }, Store: e.PreAuthMaxMessageSize.Store}.Param(),
+	}
+	if m := e.Auth; m != nil {
+		perMinute := func() int64 { n, _ := m.FailureLimit(); return n }
+		burst := func() int64 { _, n := m.FailureLimit(); return n }
+		ps = append(ps,
+			params.Int{Name: "authFailuresPerMinute", Min: 0, Max: math.MaxInt64, Wide: true,
+				Msg:  "authFailuresPerMinute must be a number of at least 0 (0: no limit)",
+				Load: perMinute, Store: func(n int64) { m.SetFailureLimit(n, burst()) }}.Param(),
+			params.Int{Name: "authFailureBurst", Min: 1, Max: math.MaxInt64, Wide: true, Msg: "authFailureBurst must be a number of at least 1",
+				Load: burst, Store: func(n int64) { m.SetFailureLimit(perMinute(), n) }}.Param())
+	}
+	return params.NewRegistry(ps...)
+}
+
+// setLogLevel is setParameter's logLevel: mongod's level, and the log's
+// debug lines on from 1.
+func (e *Env) setLogLevel(n int64) {
+	e.state.logLevel.Store(int32(n))
+	if e.LogLevel != nil {
+		if n > 0 {
+			e.LogLevel.Set(slog.LevelDebug)
+		} else {
+			e.LogLevel.Set(slog.LevelInfo)
+		}
+	}
+}
+
+func getParameter(c *Ctx) error {
+	return c.Env.parameters().Get(c.Reply, newArgs(c).first(), c.Body, isGenericField)
+}
+
 func setParameter(c *Ctx) error {
-	set := 0
-	it := c.Body.Iter()
-	it.Next()
-	for it.Next() {
-		e := it.Element()
-		if genericFields[e.Key] {
-			continue
-		}
-		switch e.Key {
-		case "logLevel":
-			n, ok := e.Value.AsInt64()
-			if !ok || n < 0 || n > 5 {
-				return mongoerr.New(mongoerr.BadValue, "logLevel must be a number from 0 to 5")
-			}
-			c.Reply.AppendInt32("was", c.Env.state.logLevel.Load())
-			c.Env.state.logLevel.Store(int32(n))
-			if c.Env.LogLevel != nil {
-				if n > 0 {
-					c.Env.LogLevel.Set(slog.LevelDebug)
-				} else {
-					c.Env.LogLevel.Set(slog.LevelInfo)
-				}
-			}
-			set++
-		case "preAuthMaximumMessageSizeBytes":
-			n, ok := e.Value.AsInt64()
-			if !ok || n < MinPreAuthMaxMessageSize || n > wire.MaxMessageSize {
-				return mongoerr.New(mongoerr.BadValue, "preAuthMaximumMessageSizeBytes must be a number from %d to %d", MinPreAuthMaxMessageSize, wire.MaxMessageSize)
-			}
-			c.Reply.AppendInt64("was", int64(c.Env.PreAuthMaxMessageSizeBytes()))
-			c.Env.PreAuthMaxMessageSize.Store(n)
-			set++
-		case "authFailuresPerMinute", "authFailureBurst":
-			if c.Env.Auth == nil {
-				return mongoerr.New(mongoerr.InvalidOptions, "unrecognized parameter: %s", e.Key)
-			}
-			n, ok := e.Value.AsInt64()
-			perMinute, burst := c.Env.Auth.FailureLimit()
-			was := perMinute
-			if e.Key == "authFailuresPerMinute" {
-				if !ok || n < 0 {
-					return mongoerr.New(mongoerr.BadValue, "authFailuresPerMinute must be a number of at least 0 (0: no limit)")
-				}
-				perMinute = n
-			} else {
-				if !ok || n < 1 {
-					return mongoerr.New(mongoerr.BadValue, "authFailureBurst must be a number of at least 1")
-				}
-				was, burst = burst, n
-			}
-			c.Reply.AppendInt64("was", was)
-			c.Env.Auth.SetFailureLimit(perMinute, burst)
-			set++
-		case "minSnapshotHistoryWindowInSeconds":
-			n, ok := e.Value.AsInt64()
-			if !ok || n < 0 || n > 1<<31-1 {
-				return mongoerr.New(mongoerr.BadValue, "minSnapshotHistoryWindowInSeconds must be a number of at least 0")
-			}
-			c.Reply.AppendInt32("was", int32(c.Env.snapWindow()/time.Second))
-			c.Env.state.snapWindowSecs.Store(n + 1)
-			set++
-		case "ttlMonitorSleepSecs", "transactionLifetimeLimitSeconds":
-			n, ok := e.Value.AsInt64()
-			if !ok || n < 1 || n > 1<<31-1 {
-				return mongoerr.New(mongoerr.BadValue, "%s must be a number of at least 1", e.Key)
-			}
-			if e.Key == "ttlMonitorSleepSecs" {
-				c.Reply.AppendInt32("was", int32(c.Env.TTLInterval()/time.Second))
-				c.Env.state.ttlSleepSecs.Store(n)
-			} else {
-				c.Reply.AppendInt32("was", int32(c.Env.txnLifetime()/time.Second))
-				c.Env.state.txnLifetimeSecs.Store(n)
-			}
-			set++
-		case "cursorTimeoutMillis":
-			n, ok := e.Value.AsInt64()
-			if !ok || n < 0 {
-				return mongoerr.New(mongoerr.BadValue, "cursorTimeoutMillis must be a number of at least 0")
-			}
-			c.Reply.AppendInt64("was", int64(c.Env.Cursors.Timeout()/time.Millisecond))
-			c.Env.Cursors.SetTimeout(time.Duration(n) * time.Millisecond)
-			set++
-		case "internalQueryMaxBlockingSortMemoryUsageBytes":
-			n, ok := e.Value.AsInt64()
-			if !ok || n < 1 || n > 1<<31-1 {
-				return mongoerr.New(mongoerr.BadValue, "internalQueryMaxBlockingSortMemoryUsageBytes must be a number of at least 1")
-			}
-			c.Reply.AppendInt32("was", int32(exec.SortMemoryBudget()))
-			exec.SetSortMemoryBudget(n)
-			set++
-		default:
-			if _, listed := parameters()[e.Key]; listed || e.Key == "enableTestCommands" {
-				// Listed by getParameter but set at startup only, as in mongod.
-				return mongoerr.New(mongoerr.BadValue, "not allowed to change [%s] at runtime", e.Key)
-			}
-			return mongoerr.New(mongoerr.InvalidOptions, "unrecognized parameter: %s", e.Key)
-		}
-	}
-	if set == 0 {
-		return mongoerr.New(mongoerr.InvalidOptions, "no option found to set, use help:true to see options ")
-	}
-	return nil
+	return c.Env.parameters().Set(c.Reply, c.Body, isGenericField)
 }
 
 // logRotate rotates the log file, as SIGUSR1 does.
@@ -136,3 +106,12 @@ func logRotate(c *Ctx) error {
 	}
 	return nil
 }
+
+// checkAPIParameters applies the Stable API rules to the command cmd that
+// c names (internal/params).
+func checkAPIParameters(c *Ctx, cmd *Command) error { return params.CheckAPI(cmd.Name, c.Body) }
+
+// testAPICommand is mongod's testVersion2, testVersions1And2,
+// testDeprecation and testDeprecationInVersion2: test commands that do
+// nothing, for drivers' Stable API tests.
+func testAPICommand(c *Ctx) error { return nil }

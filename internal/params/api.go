@@ -1,4 +1,4 @@
-package command
+package params
 
 // The Stable API (apiVersion, apiStrict, apiDeprecationErrors), checked as
 // mongod 7.0's initializeAPIParameters checks them once the command is
@@ -52,13 +52,13 @@ var neverInV1Stages = map[string]bool{
 	"$queryStats": true, "$shardedDataDistribution": true, "$changeStreamSplitLargeEvent": true,
 }
 
-// checkAPIParameters applies the Stable API rules to the command cmd that
-// c names.
-func checkAPIParameters(c *Ctx, cmd *Command) error {
+// CheckAPI applies the Stable API rules to the command cmd (its
+// canonical name) whose request is body.
+func CheckAPI(cmd string, body bson.Doc) error {
 	var version string
 	var hasVersion, strict, deprecationErrors, hasStrict, hasDeprecation bool
 	for _, f := range [...]string{"apiVersion", "apiStrict", "apiDeprecationErrors"} {
-		v, ok := c.Body.Lookup(f)
+		v, ok := body.Lookup(f)
 		if !ok {
 			continue
 		}
@@ -87,15 +87,15 @@ func checkAPIParameters(c *Ctx, cmd *Command) error {
 	if version != "1" {
 		return mongoerr.New(mongoerr.APIVersionError, "API version must be \"1\"")
 	}
-	info, inV1 := apiV1[cmd.Name]
+	info, inV1 := apiV1[cmd]
 	if strict && !inV1 {
-		return mongoerr.New(mongoerr.APIStrictError, "Provided apiStrict:true, but the command %s is not in API Version %s", cmd.Name, version)
+		return mongoerr.New(mongoerr.APIStrictError, "Provided apiStrict:true, but the command %s is not in API Version %s", cmd, version)
 	}
 	if deprecationErrors && inV1 && info.deprecated {
-		return mongoerr.New(mongoerr.APIDeprecationError, "Provided apiDeprecationErrors:true, but the command %s is deprecated in API Version %s", cmd.Name, version)
+		return mongoerr.New(mongoerr.APIDeprecationError, "Provided apiDeprecationErrors:true, but the command %s is deprecated in API Version %s", cmd, version)
 	}
-	if strict && cmd.Name == "aggregate" {
-		if p, ok := c.Body.Lookup("pipeline"); ok && p.Type == bson.TypeArray {
+	if strict && cmd == "aggregate" {
+		if p, ok := body.Lookup("pipeline"); ok && p.Type == bson.TypeArray {
 			return checkStrictStages(p.Document(), version)
 		}
 	}
@@ -149,8 +149,3 @@ func checkStrictStages(pipeline bson.Doc, version string) error {
 	}
 	return nil
 }
-
-// testAPICommand is mongod's testVersion2, testVersions1And2,
-// testDeprecation and testDeprecationInVersion2: test commands that do
-// nothing, for drivers' Stable API tests.
-func testAPICommand(c *Ctx) error { return nil }
