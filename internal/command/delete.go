@@ -117,7 +117,7 @@ func deleteOne(c *Ctx, a args, tx *exec.Tx, coll *catalog.Collection, st bson.Do
 	if coll == nil {
 		return 0, nil
 	}
-	if ts, err := timeseriesOf(tx, coll); err != nil || ts != nil {
+	if ts, err := exec.TimeseriesOfCollection(tx, coll); err != nil || ts != nil {
 		if err != nil {
 			return 0, err
 		}

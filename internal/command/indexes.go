@@ -4,7 +4,6 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/exec"
-	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/opctx"
 )
@@ -45,42 +44,9 @@ func createIndexes(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	var specs []*index.Spec
-	it := arr.Iter()
-	for it.Next() {
-		v := it.Element().Value
-		if v.Type != bson.TypeDocument {
-			return mongoerr.New(mongoerr.TypeMismatch, "The elements of the 'indexes' array must be objects, but got %s", v.Type)
-		}
-		d := v.Document()
-		if ignoreUnknown {
-			var b bson.Builder
-			ei := d.Iter()
-			for ei.Next() {
-				if index.IsIndexOption(ei.Element().Key) {
-					b.AppendElement(ei.Element())
-				}
-			}
-			d = b.Finish()
-		}
-		if _, ok := d.Lookup("collation"); !ok && def != nil {
-			// An index without a collation takes the collection's.
-			var b bson.Builder
-			ei := d.Iter()
-			for ei.Next() {
-				b.AppendElement(ei.Element())
-			}
-			def.AppendSpec(&b, "collation")
-			d = b.Finish()
-		}
-		s, err := index.Parse(d)
-		if err != nil {
-			return err
-		}
-		specs = append(specs, s)
-	}
-	if len(specs) == 0 {
-		return mongoerr.New(mongoerr.BadValue, "Must specify at least one index to create")
+	specs, err := exec.ParseIndexSpecs(arr, def, ignoreUnknown)
+	if err != nil {
+		return err
 	}
 	cancel, err := withMaxTime(c)
 	if err != nil {

@@ -63,7 +63,7 @@ func insert(c *Ctx) error {
 		}
 		// A time-series collection's measurements go into its buckets
 		// (timeseries.go), after every statement is checked.
-		ts, err := timeseriesOf(tx, coll)
+		ts, err := exec.TimeseriesOfCollection(tx, coll)
 		if err != nil {
 			return err
 		}

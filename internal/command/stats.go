@@ -47,7 +47,7 @@ func collStats(c *Ctx) error {
 		return mongoerr.New(mongoerr.NamespaceNotFound, "Collection [%s.%s] not found.", c.DB, name)
 	}
 	ns := coll.Namespace()
-	ts, err := timeseriesOf(tx, coll)
+	ts, err := exec.TimeseriesOfCollection(tx, coll)
 	if err != nil {
 		return err
 	}

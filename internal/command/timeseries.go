@@ -13,18 +13,6 @@ import (
 // command layer only reads the requests and routes them to the
 // collection's buckets.
 
-// timeseriesOf returns coll as a time-series collection (nil when it is
-// none: only views are).
-func timeseriesOf(tx *exec.Tx, coll *catalog.Collection) (*exec.Timeseries, error) {
-	if coll == nil {
-		return nil, nil
-	}
-	if _, _, isView := coll.View(); !isView {
-		return nil, nil
-	}
-	return exec.TimeseriesOf(tx, coll.DB, coll.Name)
-}
-
 // timeseriesNamed returns db.name of c's database as a time-series
 // collection (nil: it is none), in a read snapshot.
 func timeseriesNamed(c *Ctx, name string) (*exec.Timeseries, error) {
@@ -37,7 +25,7 @@ func timeseriesNamed(c *Ctx, name string) (*exec.Timeseries, error) {
 	if err != nil {
 		return nil, err
 	}
-	return timeseriesOf(tx, coll)
+	return exec.TimeseriesOfCollection(tx, coll)
 }
 
 // createTimeseries handles create with timeseries.
@@ -171,26 +159,6 @@ func timeseriesIndexSpec(o *timeseries.Options, spec bson.Doc) (bson.Doc, error)
 		}
 	}
 	return b.Finish(), nil
-}
-
-// timeseriesListedIndex translates a buckets index specification for
-// listIndexes on the collection (ok false: it has no user form).
-func timeseriesListedIndex(o *timeseries.Options, spec bson.Doc) (bson.Doc, bool) {
-	var b bson.Builder
-	it := spec.Iter()
-	for it.Next() {
-		e := it.Element()
-		if e.Key == "key" && e.Value.Type == bson.TypeDocument {
-			k, ok := o.UserIndexKey(e.Value.Document())
-			if !ok {
-				return nil, false
-			}
-			b.AppendDocument("key", k)
-			continue
-		}
-		b.AppendElement(e)
-	}
-	return b.Finish(), true
 }
 
 // timeseriesCollMod handles collMod on a time-series collection: its

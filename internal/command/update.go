@@ -181,7 +181,7 @@ func update(c *Ctx) error {
 				st.Hook = func() { h(sc.c) }
 			}
 			var res exec.UpdateResult
-			if ts, err := timeseriesOf(tx, coll); err != nil {
+			if ts, err := exec.TimeseriesOfCollection(tx, coll); err != nil {
 				return err
 			} else if ts != nil {
 				res, err = timeseriesUpdate(sc.c, tx, ts, raw, st)

@@ -142,14 +142,11 @@ func (e *Engine) DropCollection(tx *Tx, db, name string) (int, error) {
 	if err != nil || coll == nil {
 		return 0, err
 	}
-	if _, _, isView := coll.View(); isView {
-		ts, err := TimeseriesOf(tx, db, name)
+	if ts, err := TimeseriesOfCollection(tx, coll); err != nil || ts != nil {
 		if err != nil {
 			return 0, err
 		}
-		if ts != nil { // the view and its buckets go together
-			return e.DropTimeseries(tx, ts)
-		}
+		return e.DropTimeseries(tx, ts) // the view and its buckets go together
 	}
 	if err := catalog.Drop(tx, coll); err != nil {
 		return 0, err

@@ -8,6 +8,7 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/index"
 	"github.com/cairndb/cairn/internal/mongoerr"
+	"github.com/cairndb/cairn/internal/query"
 )
 
 // MaxIndexes is the most indexes a collection may have, as in MongoDB.
@@ -24,6 +25,50 @@ type BuildStart struct {
 	// Build is set when the indexes are registered and must be built
 	// (IndexBuild.Run); otherwise they are ready.
 	Build *IndexBuild
+}
+
+// ParseIndexSpecs reads createIndexes' indexes array: with ignoreUnknown
+// the options an index does not have are dropped (ignoreUnknownIndexOptions),
+// and an index without a collation takes the collection's default (def,
+// nil: none).
+func ParseIndexSpecs(arr bson.Doc, def *query.Collation, ignoreUnknown bool) ([]*index.Spec, error) {
+	var specs []*index.Spec
+	it := arr.Iter()
+	for it.Next() {
+		v := it.Element().Value
+		if v.Type != bson.TypeDocument {
+			return nil, mongoerr.New(mongoerr.TypeMismatch, "The elements of the 'indexes' array must be objects, but got %s", v.Type)
+		}
+		d := v.Document()
+		if ignoreUnknown {
+			var b bson.Builder
+			ei := d.Iter()
+			for ei.Next() {
+				if index.IsIndexOption(ei.Element().Key) {
+					b.AppendElement(ei.Element())
+				}
+			}
+			d = b.Finish()
+		}
+		if _, ok := d.Lookup("collation"); !ok && def != nil {
+			var b bson.Builder
+			ei := d.Iter()
+			for ei.Next() {
+				b.AppendElement(ei.Element())
+			}
+			def.AppendSpec(&b, "collation")
+			d = b.Finish()
+		}
+		s, err := index.Parse(d)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	if len(specs) == 0 {
+		return nil, mongoerr.New(mongoerr.BadValue, "Must specify at least one index to create")
+	}
+	return specs, nil
 }
 
 // Start validates the requested indexes against db.name (creating it if

@@ -45,14 +45,23 @@ type Timeseries struct {
 // it is none (absent, a collection or an ordinary view).
 func TimeseriesOf(tx *Tx, db, name string) (*Timeseries, error) {
 	view, err := catalog.Get(tx, db, name)
-	if err != nil || view == nil {
+	if err != nil {
 		return nil, err
 	}
-	viewOn, _, ok := view.View()
-	if !ok || viewOn != timeseries.BucketsName(name) {
+	return TimeseriesOfCollection(tx, view)
+}
+
+// TimeseriesOfCollection returns the catalog entry view (nil: absent) as
+// a time-series collection, or nil when it is none.
+func TimeseriesOfCollection(tx *Tx, view *catalog.Collection) (*Timeseries, error) {
+	if view == nil {
 		return nil, nil
 	}
-	buckets, err := catalog.Get(tx, db, viewOn)
+	viewOn, _, ok := view.View()
+	if !ok || viewOn != timeseries.BucketsName(view.Name) {
+		return nil, nil
+	}
+	buckets, err := catalog.Get(tx, view.DB, viewOn)
 	if err != nil || buckets == nil {
 		return nil, err
 	}
