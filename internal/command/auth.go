@@ -182,41 +182,9 @@ func connectionStatus(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	var user *auth.UserName
-	var roles []auth.RoleRef
-	var privs *auth.Privileges
+	var s *auth.Session
 	if c.Conn != nil && c.Env.Auth != nil {
-		s := c.Conn.session()
-		user = s.User()
-		if privs, roles, err = s.Privileges(c.Env.Auth); err != nil {
-			return err
-		}
+		s = c.Conn.session()
 	}
-	r := c.Reply
-	r.StartDocument("authInfo")
-	r.StartArray("authenticatedUsers")
-	if user != nil {
-		r.StartDocument("0")
-		r.AppendString("user", user.User)
-		r.AppendString("db", user.DB)
-		r.End()
-	}
-	r.End()
-	r.StartArray("authenticatedUserRoles")
-	for i, role := range roles {
-		r.StartDocument(bson.Index(i))
-		r.AppendString("role", role.Role)
-		r.AppendString("db", role.DB)
-		r.End()
-	}
-	r.End()
-	if showPrivs {
-		r.StartArray("authenticatedUserPrivileges")
-		if privs != nil {
-			privs.AppendTo(r)
-		}
-		r.End()
-	}
-	r.End()
-	return nil
+	return c.Env.Auth.AppendConnectionStatus(c.Reply, s, showPrivs)
 }

@@ -200,27 +200,9 @@ func (c *Ctx) require(db string, actions auth.Action) error {
 // authorizedDatabases does. authorizedDatabases: false without the
 // privilege is refused.
 func (c *Ctx) visibleDatabases() (func(string) bool, error) {
-	m := c.Env.Auth
-	if !m.Enabled() || c.Conn == nil {
-		return nil, nil
-	}
-	privs, _, err := c.Conn.session().Privileges(m)
-	if err != nil {
-		return nil, err
-	}
-	if privs.Allows("", auth.ListDatabases) {
-		return nil, nil
-	}
-	if v, ok := c.Body.Lookup("authorizedDatabases"); ok && v.Type == bson.TypeBoolean && !v.Boolean() {
-		return nil, notAuthorized(c, "admin")
-	}
-	dbs := map[string]bool{}
-	if privs != nil {
-		for _, db := range privs.Databases() {
-			dbs[db] = true
-		}
-	}
-	return func(db string) bool { return dbs[db] }, nil
+	v, ok := c.Body.Lookup("authorizedDatabases")
+	refuse := ok && v.Type == bson.TypeBoolean && !v.Boolean()
+	return c.Env.Auth.VisibleDatabases(connSession(c.Conn), refuse, func() error { return notAuthorized(c, "admin") })
 }
 
 // viewNeeds adds what a view's definition reads (auth.ViewNeeds).

@@ -3,40 +3,21 @@ package command
 import (
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/exec"
-	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
-// Cursor ownership under access control, as mongod: a cursor belongs to
-// the user authenticated on the connection that opened it; getMore needs
-// that same user (isCoauthorizedWith), killCursors needs that user or the
-// killAnyCursor privilege on the cluster.
+// Cursor ownership under access control (auth/cursors.go): the cursor's
+// owner and the privileges of the command that opened it.
 
-// cursorOwner is the user a cursor opened by c belongs to: nil without
-// access control or without an authenticated user.
-func cursorOwner(c *Ctx) *auth.UserName {
-	if !c.Env.Auth.Enabled() || c.Conn == nil {
+// connSession is cn's authentication state (nil: no connection).
+func connSession(cn *Conn) *auth.Session {
+	if cn == nil {
 		return nil
 	}
-	if u := c.Conn.session().User(); u != nil {
-		owner := *u
-		return &owner
-	}
-	return nil
+	return cn.session()
 }
 
-// ownsCursor reports whether the user authenticated on cn is the one that
-// opened cur (both none counts: a cursor opened without a user, under the
-// localhost exception, stays usable without one).
-func ownsCursor(env *Env, cn *Conn, cur *exec.Cursor) bool {
-	if !env.Auth.Enabled() || cn == nil {
-		return true
-	}
-	u := cn.session().User()
-	if u == nil || cur.Owner == nil {
-		return u == nil && cur.Owner == nil
-	}
-	return *u == *cur.Owner
-}
+// cursorOwner is the user a cursor opened by c belongs to.
+func cursorOwner(c *Ctx) *auth.UserName { return c.Env.Auth.CursorOwner(connSession(c.Conn)) }
 
 // cursorOrigin is what the command opening a cursor needed (nil without
 // access control).
@@ -47,36 +28,14 @@ func cursorOrigin(c *Ctx) []need {
 	return requirements(c, c.cmd)
 }
 
-// mayContinueCursor checks a getMore as mongod does: the cursor must be
-// the caller's, and the caller must still hold the privileges of the
-// command that opened it (a role revoked meanwhile stops the cursor).
+// mayContinueCursor checks a getMore of cur.
 func mayContinueCursor(c *Ctx, cur *exec.Cursor) error {
-	if !ownsCursor(c.Env, c.Conn, cur) {
-		return mongoerr.New(mongoerr.Unauthorized, "cursor id %d was not created by the authenticated user", cur.ID)
-	}
-	if len(cur.Origin) == 0 {
-		return nil
-	}
-	privs, _, err := c.Conn.session().Privileges(c.Env.Auth)
-	if err != nil {
-		return err
-	}
-	for _, n := range cur.Origin {
-		if !privs.Permits(n) {
-			return mongoerr.New(mongoerr.Unauthorized, "not authorized for getMore with cursor id %d", cur.ID)
-		}
-	}
-	return nil
+	return c.Env.Auth.MayContinueCursor(connSession(c.Conn), cur.ID, cur.Owner, cur.Origin)
 }
 
-// mayKillCursor reports whether cn may kill cur: its owner, or a user
-// with killAnyCursor on the cluster.
+// mayKillCursor reports whether cn may kill cur.
 func mayKillCursor(env *Env, cn *Conn, cur *exec.Cursor) bool {
-	if ownsCursor(env, cn, cur) {
-		return true
-	}
-	privs, _, err := cn.session().Privileges(env.Auth)
-	return err == nil && privs.Allows("", auth.KillAnyCursor)
+	return env.Auth.MayKillCursor(connSession(cn), cur.Owner)
 }
 
 // KillCursorFor kills cursor id for OP_KILL_CURSORS when the connection
