@@ -113,9 +113,6 @@ func (e *Env) PreAuthMaxMessageSizeBytes() int {
 	return DefaultPreAuthMaxMessageSize
 }
 
-// tempDir is where spill files go.
-func (e *Env) tempDir() string { return e.SpillDir() }
-
 // Stats are the server-wide counters serverStatus reports
 // (internal/serverstatus).
 type Stats = serverstatus.Stats

@@ -78,10 +78,6 @@ func commandCollection(c *Ctx) string {
 	return it.Element().Value.StringValue()
 }
 
-// statsOf returns the figures ctx's stages add to, or nil outside a
-// command.
-func statsOf(ctx context.Context) *opctx.Stats { return opctx.StatsOf(ctx) }
-
 // writeFiguresOf returns the write figures ctx's writes add to, or nil.
 func writeFiguresOf(ctx context.Context) *exec.WriteFigures { return opctx.WriteFiguresOf(ctx) }
 
@@ -93,11 +89,6 @@ func noteExamined(ctx context.Context, plan string, keys, docs int64) {
 
 // noteReturned counts documents a command returned to the client.
 func noteReturned(ctx context.Context, n int64) { opctx.NoteReturned(ctx, n) }
-
-// noteSorted records a blocking (in-memory) sort, as mongod's
-// hasSortStage and usedDisk, and counts it in
-// metrics.operation.scanAndOrder.
-func noteSorted(c *Ctx, spilled bool) { c.Env.NoteSorted(c, spilled) }
 
 // statement is one update or delete statement being run: its own context
 // for the figures its stages add, and its start.

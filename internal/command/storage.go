@@ -1,7 +1,6 @@
 package command
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -107,13 +106,6 @@ func (c *Ctx) currentTx() (*exec.Tx, error) { return c.Env.Current() }
 
 // releaseSnapshot ends the command's snapshot (clones live on).
 func (c *Ctx) releaseSnapshot() { c.snap.Release() }
-
-// snapshotOf begins a read of ctx's command snapshot when ctx is a
-// command (sources read through it in every batch), else of the current
-// data.
-func snapshotOf(ctx context.Context, env *Env) (*exec.Tx, error) {
-	return exec.SnapshotOf(ctx, &env.Engine)
-}
 
 // ReadSnapshot is the command's read snapshot (exec.Snapshotter).
 func (c *Ctx) ReadSnapshot() (*exec.Tx, error) { return c.readTx() }
