@@ -8,10 +8,11 @@ import (
 )
 
 // tlsConfig holds mongod's TLS options: --tlsMode, --tlsCertificateKeyFile,
-// --tlsCAFile and --tlsAllowConnectionsWithoutCertificates, or net.tls.* in
-// the configuration file.
+// --tlsCAFile, --tlsClusterFile and --tlsAllowConnectionsWithoutCertificates,
+// or net.tls.* in the configuration file.
 type tlsConfig struct {
 	Mode, CertificateKeyFile, CAFile    string
+	ClusterFile                         string
 	AllowConnectionsWithoutCertificates bool
 }
 
@@ -20,6 +21,7 @@ type tlsFile struct {
 	Mode                                *string `yaml:"mode"`
 	CertificateKeyFile                  *string `yaml:"certificateKeyFile"`
 	CAFile                              *string `yaml:"CAFile"`
+	ClusterFile                         *string `yaml:"clusterFile"`
 	AllowConnectionsWithoutCertificates *bool   `yaml:"allowConnectionsWithoutCertificates"`
 }
 
@@ -27,6 +29,7 @@ func (t *tlsConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.Mode, "tlsMode", server.TLSDisabled, "disabled, allowTLS, preferTLS (TLS and plain clients on the same port) or requireTLS")
 	fs.StringVar(&t.CertificateKeyFile, "tlsCertificateKeyFile", "", "PEM file with the server's certificate and private key")
 	fs.StringVar(&t.CAFile, "tlsCAFile", "", "PEM bundle of the authorities whose client certificates are required and verified")
+	fs.StringVar(&t.ClusterFile, "tlsClusterFile", "", "PEM file with the certificate and key a replica set member presents to the others (default: --tlsCertificateKeyFile)")
 	fs.BoolVar(&t.AllowConnectionsWithoutCertificates, "tlsAllowConnectionsWithoutCertificates", false, "with --tlsCAFile, also accept clients that present no certificate")
 }
 
@@ -41,6 +44,9 @@ func (t *tlsConfig) merge(f tlsFile, set map[string]bool) {
 	if f.CAFile != nil && !set["tlsCAFile"] {
 		t.CAFile = *f.CAFile
 	}
+	if f.ClusterFile != nil && !set["tlsClusterFile"] {
+		t.ClusterFile = *f.ClusterFile
+	}
 	if f.AllowConnectionsWithoutCertificates != nil && !set["tlsAllowConnectionsWithoutCertificates"] {
 		t.AllowConnectionsWithoutCertificates = *f.AllowConnectionsWithoutCertificates
 	}
@@ -51,7 +57,7 @@ func (t tlsConfig) options() *server.TLSOptions {
 	if t.Mode == "" || t.Mode == server.TLSDisabled {
 		return nil
 	}
-	return &server.TLSOptions{Mode: t.Mode, CertificateKeyFile: t.CertificateKeyFile, CAFile: t.CAFile,
+	return &server.TLSOptions{Mode: t.Mode, CertificateKeyFile: t.CertificateKeyFile, CAFile: t.CAFile, ClusterFile: t.ClusterFile,
 		AllowConnectionsWithoutCertificates: t.AllowConnectionsWithoutCertificates}
 }
 
@@ -62,7 +68,10 @@ func (t tlsConfig) check() error {
 	if o == nil {
 		return nil
 	}
-	_, err := o.Config()
+	if _, err := o.Config(); err != nil {
+		return err
+	}
+	_, err := o.MemberConfig()
 	return err
 }
 
@@ -76,6 +85,9 @@ func (t tlsConfig) appendParsed(b *bson.Builder) {
 	b.AppendString("certificateKeyFile", t.CertificateKeyFile)
 	if t.CAFile != "" {
 		b.AppendString("CAFile", t.CAFile)
+	}
+	if t.ClusterFile != "" {
+		b.AppendString("clusterFile", t.ClusterFile)
 	}
 	if t.AllowConnectionsWithoutCertificates {
 		b.AppendBool("allowConnectionsWithoutCertificates", true)

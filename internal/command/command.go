@@ -6,6 +6,7 @@ package command
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -59,6 +60,9 @@ type Env struct {
 	Top opctx.Top
 	// rw holds the default read and write concerns (rwconcern.go).
 	rw rwDefaultsState
+	// MemberTLS is the TLS configuration of the connections to the other
+	// members of the set (nil: plain; server.TLSOptions.MemberConfig).
+	MemberTLS *tls.Config
 	// Auth is access control: users, roles and whether commands are
 	// checked (nil: no checks, no user commands).
 	Auth *auth.Manager

@@ -39,7 +39,7 @@ func (e *Env) startRaftTerm(cfg *repl.Config, bootstrap bool, term uint64) (*raf
 		return n, nil
 	}
 	n, err := raftrepl.Start(raftrepl.Options{Set: e.Repl, DB: e.KV, Oplog: e.Oplog, Log: e.Log,
-		ApplyCommand: e.applyCommand, StoreConfig: e.storeReplConfig, OnRollback: e.Sessions.RollBackEntry, BootstrapTerm: term, MemberKey: e.Auth.MemberKey(),
+		ApplyCommand: e.applyCommand, StoreConfig: e.storeReplConfig, OnRollback: e.Sessions.RollBackEntry, BootstrapTerm: term, MemberKey: e.Auth.MemberKey(), MemberTLS: e.MemberTLS,
 		Snapshots: e.snapshotOptions(), Restored: e.restored}, cfg, bootstrap)
 	if err != nil {
 		return nil, err
@@ -290,6 +290,11 @@ func freezeRaft(c *Ctx, n *raftrepl.Node, secs int64) error {
 	return nil
 }
 
+// memberAuth is how this member connects to the others: its key and TLS.
+func (e *Env) memberAuth() raftrepl.MemberAuth {
+	return raftrepl.MemberAuth{Key: e.Auth.MemberKey(), TLS: e.MemberTLS}
+}
+
 // noMemberAuth reports access control on without a key file: the members
 // could not authenticate to each other.
 func (e *Env) noMemberAuth() bool {
@@ -333,7 +338,7 @@ func reconfigRaft(c *Ctx, old, next *repl.Config, force bool) error {
 	var err error
 	switch {
 	case len(added) == 1:
-		if err = raftrepl.SendJoin(ctx, added[0].Host, next, c.Env.Auth.MemberKey()); err == nil {
+		if err = raftrepl.SendJoin(ctx, added[0].Host, next, c.Env.memberAuth()); err == nil {
 			err = n.AddMember(ctx, next, added[0])
 		}
 	case len(removed) == 1:

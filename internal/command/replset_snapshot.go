@@ -93,7 +93,7 @@ func growRaft(c *Ctx, old, next *repl.Config) error {
 	// mongod's quorum check: the new member must answer before anything
 	// changes here (it is told to join, and waits for the leader).
 	qctx, qcancel := context.WithTimeout(c, 5*time.Second)
-	err := raftrepl.SendJoin(qctx, added[0].Host, next, c.Env.Auth.MemberKey())
+	err := raftrepl.SendJoin(qctx, added[0].Host, next, c.Env.memberAuth())
 	qcancel()
 	if err != nil {
 		return mongoerr.New(mongoerr.NodeNotFound, "Quorum check failed because not enough voting nodes responded; required 2 but only the following 1 voters responded: %s; the following nodes did not respond affirmatively: %s failed with %v",

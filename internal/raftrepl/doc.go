@@ -50,9 +50,12 @@
 // Members talk on their ordinary host:port over the MongoDB wire protocol:
 // Raft messages travel in the internal command _raftMessages, a new member
 // is told to join with _raftJoin (transport.go, join.go), both sent with
-// the official Go driver. Members do not authenticate to each other yet
-// (no --keyFile): a set of several members refuses to run with access
-// control on.
+// the official Go driver. With --keyFile the members authenticate to each
+// other as __system with the key and the internal commands need an action
+// only __system holds, so no other client can join or inject entries;
+// with --tlsMode preferTLS or requireTLS they connect with TLS, presenting
+// --tlsClusterFile's certificate (members.go, MemberAuth). A set of
+// several members with access control on and no key refuses to run.
 //
 // # Elections and membership
 //

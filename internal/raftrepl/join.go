@@ -61,7 +61,7 @@ func (n *Node) inGroup(id uint64) bool {
 func (n *Node) addMember(ctx context.Context, cfg *repl.Config, m repl.Member) error {
 	ctx, cancel := context.WithTimeout(ctx, joinTimeout)
 	defer cancel()
-	if err := SendJoin(ctx, m.Host, cfg, n.opts.MemberKey); err != nil {
+	if err := SendJoin(ctx, m.Host, cfg, n.memberAuth()); err != nil {
 		return err
 	}
 	t := pb.ConfChangeAddNode
@@ -85,9 +85,9 @@ func (n *Node) addMember(ctx context.Context, cfg *repl.Config, m repl.Member) e
 }
 
 // SendJoin asks the member at host to join the set cfg, retrying until it
-// answers or ctx ends; key is the members' key (--keyFile; "": none).
-func SendJoin(ctx context.Context, host string, cfg *repl.Config, key string) error {
-	client, err := mongo.Connect(memberClientOptions(host, key).SetServerSelectionTimeout(time.Second))
+// answers or ctx ends, connecting as auth says.
+func SendJoin(ctx context.Context, host string, cfg *repl.Config, auth MemberAuth) error {
+	client, err := mongo.Connect(memberClientOptions(host, auth).SetServerSelectionTimeout(time.Second))
 	if err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ package raftrepl
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"time"
 
@@ -28,15 +29,30 @@ import (
 // is promoted.
 const promoteLag = 64
 
-// memberClientOptions are the options of a client to another member:
-// with a key (--keyFile), it authenticates as the __system user of local
-// with SCRAM-SHA-256, as mongod's internal authentication.
-func memberClientOptions(host, key string) *options.ClientOptions {
+// MemberAuth is how a member connects to the others, as mongod's internal
+// connections: with a key (--keyFile), it authenticates as the __system
+// user of local with SCRAM-SHA-256; with a TLS configuration (--tlsMode
+// preferTLS or requireTLS), it speaks TLS, presenting the cluster
+// certificate and verifying the peer's.
+type MemberAuth struct {
+	Key string
+	TLS *tls.Config
+}
+
+func (n *Node) memberAuth() MemberAuth {
+	return MemberAuth{Key: n.opts.MemberKey, TLS: n.opts.MemberTLS}
+}
+
+// memberClientOptions are the options of a client to another member.
+func memberClientOptions(host string, auth MemberAuth) *options.ClientOptions {
 	o := options.Client().ApplyURI("mongodb://" + host + "/?directConnection=true").
 		SetConnectTimeout(time.Second).SetServerSelectionTimeout(5 * time.Second).
 		SetAppName("cairnd raft")
-	if key != "" {
-		o.SetAuth(options.Credential{AuthMechanism: "SCRAM-SHA-256", AuthSource: "local", Username: "__system", Password: key})
+	if auth.Key != "" {
+		o.SetAuth(options.Credential{AuthMechanism: "SCRAM-SHA-256", AuthSource: "local", Username: "__system", Password: auth.Key})
+	}
+	if auth.TLS != nil {
+		o.SetTLSConfig(auth.TLS.Clone())
 	}
 	return o
 }

@@ -3,6 +3,7 @@ package raftrepl
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -46,6 +47,9 @@ type Options struct {
 	// MemberKey is the key members authenticate to each other with
 	// (--keyFile; "": none).
 	MemberKey string
+	// MemberTLS is the TLS configuration of the connections to the other
+	// members (nil: plain).
+	MemberTLS *tls.Config
 	// BootstrapTerm is the term a group started by Start with bootstrap
 	// begins in (default 1): a one-member set that grows into several
 	// keeps its terms growing, as drivers expect of electionId.
@@ -173,7 +177,7 @@ func Start(opts Options, cfg *repl.Config, bootstrap bool) (*Node, error) {
 		return nil, err
 	}
 	n.snapStart(st, fresh)
-	n.tr = newTransport(cfg.Name, id, opts.MemberKey, opts.Log, func(to uint64) { n.node.ReportUnreachable(to) })
+	n.tr = newTransport(cfg.Name, id, n.memberAuth(), opts.Log, func(to uint64) { n.node.ReportUnreachable(to) })
 	n.tr.setPeers(hostsOf(cfg))
 	election := int(time.Duration(electionMillis(cfg)) * time.Millisecond / opts.Tick)
 	rc := &raft.Config{

@@ -227,7 +227,7 @@ func (n *Node) fetchTo(ctx context.Context, d *descriptor) (string, error) {
 	path := file.Name()
 	defer file.Close()
 	w := bufio.NewWriterSize(file, 1<<20)
-	client, err := mongo.Connect(memberClientOptions(d.Host, n.opts.MemberKey))
+	client, err := mongo.Connect(memberClientOptions(d.Host, n.memberAuth()))
 	if err != nil {
 		return path, err
 	}

@@ -14,7 +14,8 @@ package raftrepl
 // it instead of streaming to it. The receiving member steps the messages
 // into its node (Node.Receive). With access control on, the members
 // authenticate as __system with the --keyFile key (memberClientOptions),
-// and the command needs the internal action only __system holds.
+// and the command needs the internal action only __system holds; with
+// --tlsMode preferTLS or requireTLS they connect with TLS (MemberAuth).
 
 import (
 	"context"
@@ -45,7 +46,7 @@ const (
 type transport struct {
 	set    string
 	from   uint64
-	key    string // the members' key (--keyFile)
+	auth   MemberAuth // the members' key (--keyFile) and TLS
 	log    *slog.Logger
 	report func(id uint64) // the peer is unreachable
 
@@ -67,8 +68,8 @@ type peer struct {
 	fails  int
 }
 
-func newTransport(set string, from uint64, key string, log *slog.Logger, report func(uint64)) *transport {
-	return &transport{set: set, from: from, key: key, log: log, report: report, peers: map[uint64]*peer{}, done: make(chan struct{})}
+func newTransport(set string, from uint64, auth MemberAuth, log *slog.Logger, report func(uint64)) *transport {
+	return &transport{set: set, from: from, auth: auth, log: log, report: report, peers: map[uint64]*peer{}, done: make(chan struct{})}
 }
 
 // setPeers makes the peers exactly hosts (raft id → host:port).
@@ -148,7 +149,7 @@ func (t *transport) stop() {
 // run sends p's queue until it is closed.
 func (t *transport) run(p *peer) {
 	defer t.wg.Done()
-	opts := memberClientOptions(p.host, t.key).SetServerSelectionTimeout(time.Second).
+	opts := memberClientOptions(p.host, t.auth).SetServerSelectionTimeout(time.Second).
 		SetHeartbeatInterval(time.Second).SetMaxPoolSize(2)
 	client, err := mongo.Connect(opts)
 	if err != nil {

@@ -194,8 +194,13 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: opts.Logger, db: db, conns: make(map[*conn]struct{}), closed: make(chan struct{}),
 		mem: newMemBudget(opts.MaxRequestMemory)}
 	s.stopping, s.stop = context.WithCancel(context.Background())
+	var memberTLS *tls.Config
 	if opts.TLS.enabled() {
 		if s.tlsCfg, err = opts.TLS.Config(); err != nil {
+			db.Close()
+			return nil, err
+		}
+		if memberTLS, err = opts.TLS.MemberConfig(); err != nil {
 			db.Close()
 			return nil, err
 		}
@@ -236,6 +241,7 @@ func New(opts Options) (*Server, error) {
 		NoScripting:     opts.NoScripting,
 		FailPoints:      failpoint.NewRegistry(failpoint.Defs()...),
 		TTLMonitorSleep: opts.TTLMonitorInterval,
+		MemberTLS:       memberTLS,
 	}
 	if opts.TestCommands {
 		opts.Logger.Warn("Test commands are enabled (enableTestCommands): configureFailPoint lets any client make this server fail commands, stall and drop connections; for tests only", "c", "CONTROL")

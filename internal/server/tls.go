@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
-// TLS modes, as mongod's --tlsMode names them. A standalone makes no
-// outgoing connections, so allowTLS and preferTLS behave alike: both
-// accept TLS and plain clients on the same port.
+// TLS modes, as mongod's --tlsMode names them. allowTLS and preferTLS
+// both accept TLS and plain clients on the same port; they differ in the
+// connections a member of a replica set makes to the others, plain with
+// allowTLS and TLS with preferTLS and requireTLS (MemberConfig).
 const (
 	TLSDisabled = "disabled"
 	TLSAllow    = "allowTLS"
@@ -36,6 +37,9 @@ type TLSOptions struct {
 	// AllowConnectionsWithoutCertificates accepts clients that present no
 	// certificate (a certificate that is presented is still verified).
 	AllowConnectionsWithoutCertificates bool
+	// ClusterFile is the PEM file of the certificate and key a member
+	// presents to the others (--tlsClusterFile; "": CertificateKeyFile).
+	ClusterFile string
 	// HandshakeTimeout bounds detection and handshake of a new connection
 	// (default 10 s).
 	HandshakeTimeout time.Duration
@@ -62,13 +66,9 @@ func (o *TLSOptions) Config() (*tls.Config, error) {
 	}
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 	if o.CAFile != "" {
-		pem, err := os.ReadFile(o.CAFile)
+		pool, err := loadPool(o.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("reading tlsCAFile: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tlsCAFile %s holds no PEM certificate", o.CAFile)
+			return nil, err
 		}
 		cfg.ClientCAs = pool
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
@@ -77,6 +77,47 @@ func (o *TLSOptions) Config() (*tls.Config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// MemberConfig is the TLS configuration of the connections a member of a
+// replica set makes to the other members, as mongod's: TLS in preferTLS
+// and requireTLS modes (nil, plain, otherwise), presenting the cluster
+// certificate (--tlsClusterFile, else --tlsCertificateKeyFile) and
+// verifying the peer's certificate and host name against --tlsCAFile (the
+// system's authorities without one).
+func (o *TLSOptions) MemberConfig() (*tls.Config, error) {
+	if o == nil || (o.Mode != TLSPrefer && o.Mode != TLSRequire) {
+		return nil, nil
+	}
+	certFile := o.ClusterFile
+	if certFile == "" {
+		certFile = o.CertificateKeyFile
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, certFile)
+	if err != nil {
+		return nil, fmt.Errorf("loading the cluster certificate %s: %w", certFile, err)
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	if o.CAFile != "" {
+		pool, err := loadPool(o.CAFile)
+		if err != nil {
+			return nil, err
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}
+
+func loadPool(file string) (*x509.CertPool, error) {
+	pem, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading tlsCAFile: %w", err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pem) {
+		return nil, fmt.Errorf("tlsCAFile %s holds no PEM certificate", file)
+	}
+	return pool, nil
 }
 
 // tlsConn negotiates the connection's transport on its first read: in

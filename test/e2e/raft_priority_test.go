@@ -23,7 +23,15 @@ import (
 // votes, ...); it returns once a primary and the secondaries are seen.
 func startRaftSetMembers(t *testing.T, fields []bson.D, extra ...string) *raftSet {
 	t.Helper()
-	n := len(fields)
+	s := newRaftSet(t, len(fields), extra...)
+	s.launch(fields)
+	return s
+}
+
+// newRaftSet prepares a set of n members started with the arguments
+// extra: their ports and data directories (launch starts them).
+func newRaftSet(t *testing.T, n int, extra ...string) *raftSet {
+	t.Helper()
 	s := &raftSet{t: t, name: "rs0", members: make([]*cairndtest.Server, n), extra: extra}
 	for i := 0; i < n; i++ {
 		p, err := cairndtest.FreePort()
@@ -33,6 +41,16 @@ func startRaftSetMembers(t *testing.T, fields []bson.D, extra ...string) *raftSe
 		s.ports = append(s.ports, p)
 		s.dirs = append(s.dirs, t.TempDir())
 	}
+	return s
+}
+
+// launch starts the members and initiates the set on member 0 (member i's
+// configuration document getting fields[i]); it returns once a primary and
+// the secondaries are seen.
+func (s *raftSet) launch(fields []bson.D) {
+	t := s.t
+	t.Helper()
+	n := len(fields)
 	for i := 0; i < n; i++ {
 		s.start(i)
 	}
@@ -50,7 +68,6 @@ func startRaftSetMembers(t *testing.T, fields []bson.D, extra ...string) *raftSe
 		t.Fatalf("replSetInitiate: %v\n%s", err, s.logs())
 	}
 	s.waitHealthy(n)
-	return s
 }
 
 // config is the set's configuration document of version v, member i's

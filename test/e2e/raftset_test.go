@@ -5,6 +5,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"strings"
 	"testing"
@@ -31,6 +32,9 @@ type raftSet struct {
 	// proxies, when set, stand in front of the members: member i is
 	// known by (and reached at) proxies[i]'s address (--replHost).
 	proxies []*netproxy.Proxy
+	// tls, when set, is the test's clients' TLS configuration (members
+	// started with --tlsMode requireTLS).
+	tls *tls.Config
 }
 
 // host is member i's address in the set (its proxy's, when proxied).
@@ -123,7 +127,11 @@ func startRaftSetWith(t *testing.T, n int, settings bson.D, seed int64) *raftSet
 // direct is a direct connection to member i.
 func (s *raftSet) direct(i int) *mongo.Client {
 	s.t.Helper()
-	c, err := mongo.Connect(options.Client().ApplyURI(fmt.Sprintf("mongodb://%s/?directConnection=true", s.host(i))).SetTimeout(10 * time.Second))
+	o := options.Client().ApplyURI(fmt.Sprintf("mongodb://%s/?directConnection=true", s.host(i))).SetTimeout(10 * time.Second)
+	if s.tls != nil {
+		o.SetTLSConfig(s.tls.Clone())
+	}
+	c, err := mongo.Connect(o)
 	if err != nil {
 		s.t.Fatal(err)
 	}
@@ -135,6 +143,9 @@ func (s *raftSet) direct(i int) *mongo.Client {
 func (s *raftSet) client(opts ...*options.ClientOptions) *mongo.Client {
 	s.t.Helper()
 	o := options.Client().ApplyURI(s.uri()).SetTimeout(30 * time.Second)
+	if s.tls != nil {
+		o.SetTLSConfig(s.tls.Clone())
+	}
 	c, err := mongo.Connect(options.MergeClientOptions(append([]*options.ClientOptions{o}, opts...)...))
 	if err != nil {
 		s.t.Fatal(err)
