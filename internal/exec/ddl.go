@@ -24,13 +24,6 @@ var unsupportedCreateOptions = map[string]string{
 	"indexOptionDefaults": "index option defaults", "idIndex": "custom _id indexes",
 }
 
-// UnsupportedCreateOption reports whether k is a create option MongoDB has
-// and Cairn does not, and what it is.
-func UnsupportedCreateOption(k string) (string, bool) {
-	what, ok := unsupportedCreateOptions[k]
-	return what, ok
-}
-
 // CreateOptions are a collection's create options, parsed.
 type CreateOptions struct {
 	// Stored is the options document kept with the collection

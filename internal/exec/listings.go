@@ -11,7 +11,6 @@ import (
 	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
-	"github.com/cairndb/cairn/internal/timeseries"
 )
 
 // DatabaseSize is one database of listDatabases: its name and the bytes
@@ -133,7 +132,7 @@ func IndexSpecs(tx *Tx, db, name string) ([]bson.Doc, error) {
 	if ts != nil {
 		// The buckets' indexes, with the keys the collection's users gave.
 		for _, ix := range ts.Buckets.Indexes {
-			if d, ok := timeseriesListedIndex(ts.Opts, ix.Spec); ok && ix.Ready {
+			if d, ok := ts.Opts.UserIndexSpec(ix.Spec); ok && ix.Ready {
 				docs = append(docs, d)
 			}
 		}
@@ -144,24 +143,4 @@ func IndexSpecs(tx *Tx, db, name string) ([]bson.Doc, error) {
 		}
 	}
 	return docs, nil
-}
-
-// timeseriesListedIndex translates a buckets index specification for
-// listIndexes on the collection (ok false: it has no user form).
-func timeseriesListedIndex(o *timeseries.Options, spec bson.Doc) (bson.Doc, bool) {
-	var b bson.Builder
-	it := spec.Iter()
-	for it.Next() {
-		e := it.Element()
-		if e.Key == "key" && e.Value.Type == bson.TypeDocument {
-			k, ok := o.UserIndexKey(e.Value.Document())
-			if !ok {
-				return nil, false
-			}
-			b.AppendDocument("key", k)
-			continue
-		}
-		b.AppendElement(e)
-	}
-	return b.Finish(), true
 }

@@ -100,3 +100,76 @@ func (o *Options) DefaultIndex() (key bson.Doc, name string) {
 	b.AppendInt32("control.max."+o.TimeField, 1)
 	return b.Finish(), o.MetaField + "_1_" + o.TimeField + "_1"
 }
+
+// BucketIndexSpec translates a createIndexes specification on the
+// collection into one on its buckets: the key (BucketIndexKey), and
+// mongod 7.0's refusals of unique and partial indexes.
+func (o *Options) BucketIndexSpec(spec bson.Doc) (bson.Doc, error) {
+	var b bson.Builder
+	it := spec.Iter()
+	for it.Next() {
+		e := it.Element()
+		switch e.Key {
+		case "key":
+			if e.Value.Type != bson.TypeDocument {
+				b.AppendElement(e)
+				continue
+			}
+			k, err := o.BucketIndexKey(e.Value.Document())
+			if err != nil {
+				return nil, err
+			}
+			b.AppendDocument("key", k)
+		case "unique":
+			if e.Value.Truthy() {
+				return nil, mongoerr.New(mongoerr.InvalidOptions, "Unique indexes are not supported on time-series collections")
+			}
+			b.AppendElement(e)
+		case "partialFilterExpression":
+			return nil, mongoerr.New(mongoerr.NotImplemented, "Cairn does not support partial indexes on time-series collections")
+		default:
+			b.AppendElement(e)
+		}
+	}
+	return b.Finish(), nil
+}
+
+// BucketIndexChange translates collMod's index.keyPattern on the
+// collection to the buckets' key (left as given when it does not
+// translate: the index is then not found).
+func (o *Options) BucketIndexChange(change bson.Doc) bson.Doc {
+	var b bson.Builder
+	it := change.Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Key == "keyPattern" && e.Value.Type == bson.TypeDocument {
+			if k, err := o.BucketIndexKey(e.Value.Document()); err == nil {
+				b.AppendDocument(e.Key, k)
+				continue
+			}
+		}
+		b.AppendElement(e)
+	}
+	return b.Finish()
+}
+
+// UserIndexSpec translates a buckets index specification for
+// listIndexes on the collection (UserIndexKey); ok is false for an index
+// whose key does not translate back.
+func (o *Options) UserIndexSpec(spec bson.Doc) (bson.Doc, bool) {
+	var b bson.Builder
+	it := spec.Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Key == "key" && e.Value.Type == bson.TypeDocument {
+			k, ok := o.UserIndexKey(e.Value.Document())
+			if !ok {
+				return nil, false
+			}
+			b.AppendDocument("key", k)
+			continue
+		}
+		b.AppendElement(e)
+	}
+	return b.Finish(), true
+}
