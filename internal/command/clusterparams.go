@@ -1,19 +1,16 @@
 package command
 
-// setClusterParameter and getClusterParameter for the one cluster
-// parameter Cairn has, changeStreamOptions ({preAndPostImages:
-// {expireAfterSeconds: <seconds> | "off"}}): how long pre-images are kept
-// (internal/oplog/preimage.go). It is stored with the oplog, so it
-// survives restarts, as mongod's config.clusterParameters document.
+// setClusterParameter and getClusterParameter (internal/params/cluster.go
+// reads and answers changeStreamOptions); the value is stored with the
+// oplog.
 
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/oplog"
+	"github.com/cairndb/cairn/internal/params"
 )
-
-const changeStreamOptions = "changeStreamOptions"
 
 func setClusterParameter(c *Ctx) error {
 	a := newArgs(c)
@@ -27,18 +24,7 @@ func setClusterParameter(c *Ctx) error {
 	if first.Type != bson.TypeDocument {
 		return a.wrongType("setClusterParameter", first, "object")
 	}
-	param := first.Document()
-	el, ok := firstElementOf(param)
-	if !ok || param.Len() != 1 {
-		return mongoerr.New(mongoerr.IllegalOperation, "Cluster parameter value must be a document with exactly one field, the parameter's name")
-	}
-	if el.Key != changeStreamOptions {
-		return mongoerr.New(mongoerr.NoSuchKey, "Unknown Cluster Parameter %s", el.Key)
-	}
-	if el.Value.Type != bson.TypeDocument {
-		return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'changeStreamOptions' is the wrong type '%s', expected type 'object'", el.Value.Type)
-	}
-	opts, err := parseChangeStreamOptions(el.Value.Document())
+	opts, err := params.ParseSetClusterParameter(first.Document())
 	if err != nil {
 		return err
 	}
@@ -48,45 +34,6 @@ func setClusterParameter(c *Ctx) error {
 	}
 	l.SetPreImageExpiry(oplog.ExpiryOf(opts))
 	return nil
-}
-
-// parseChangeStreamOptions checks changeStreamOptions and returns it as
-// stored: {preAndPostImages: {expireAfterSeconds: <long> | "off"}}.
-func parseChangeStreamOptions(d bson.Doc) (bson.Doc, error) {
-	var b bson.Builder
-	b.StartDocument("preAndPostImages")
-	expire := false
-	it := d.Iter()
-	for it.Next() {
-		e := it.Element()
-		if e.Key != "preAndPostImages" {
-			return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field 'changeStreamOptions.%s' is an unknown field.", e.Key)
-		}
-		if e.Value.Type != bson.TypeDocument {
-			return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'changeStreamOptions.preAndPostImages' is the wrong type '%s', expected type 'object'", e.Value.Type)
-		}
-		pit := e.Value.Document().Iter()
-		for pit.Next() {
-			pe := pit.Element()
-			if pe.Key != "expireAfterSeconds" {
-				return nil, mongoerr.New(mongoerr.IDLUnknownField, "BSON field 'changeStreamOptions.preAndPostImages.%s' is an unknown field.", pe.Key)
-			}
-			switch n, isNum := pe.Value.AsInt64(); {
-			case pe.Value.Type == bson.TypeString && pe.Value.StringValue() == "off":
-				b.AppendString("expireAfterSeconds", "off")
-			case pe.Value.IsNumber() && isNum && n > 0:
-				b.AppendInt64("expireAfterSeconds", n)
-			default:
-				return nil, mongoerr.New(mongoerr.BadValue, "Expected 'expireAfterSeconds' to be either 'off' or a positive number, but found %s", pe.Value.String())
-			}
-			expire = true
-		}
-	}
-	if !expire {
-		b.AppendString("expireAfterSeconds", "off")
-	}
-	b.End()
-	return b.Finish(), nil
 }
 
 func getClusterParameter(c *Ctx) error {
@@ -112,10 +59,8 @@ func getClusterParameter(c *Ctx) error {
 	default:
 		return a.wrongType("getClusterParameter", first, "string or array of strings")
 	}
-	for _, n := range names {
-		if n != "*" && n != changeStreamOptions {
-			return mongoerr.New(mongoerr.NoSuchKey, "Unknown Cluster Parameter %s", n)
-		}
+	if err := params.CheckClusterParameterNames(names); err != nil {
+		return err
 	}
 	tx, err := c.ReadSnapshot()
 	if err != nil {
@@ -125,26 +70,6 @@ func getClusterParameter(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if opts == nil {
-		opts, _ = parseChangeStreamOptions(nil)
-	}
-	r := c.Reply
-	r.StartArray("clusterParameters")
-	r.StartDocument("0")
-	r.AppendString("_id", changeStreamOptions)
-	it := opts.Iter()
-	for it.Next() {
-		r.AppendElement(it.Element())
-	}
-	r.End()
-	r.End()
+	params.AppendClusterParameters(c.Reply, opts)
 	return nil
-}
-
-func firstElementOf(d bson.Doc) (bson.Element, bool) {
-	it := d.Iter()
-	if !it.Next() {
-		return bson.Element{}, false
-	}
-	return it.Element(), true
 }
