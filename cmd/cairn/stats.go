@@ -20,8 +20,12 @@ import (
 // line per interval with the operation counts per second (from
 // opcounters), the network traffic per second, the open connections,
 // resident memory, and the storage engine's journal commits and fsyncs
-// per second and checkpoints (from the "cairn" section). The first line
-// shows the rates since the server started.
+// per second and checkpoints (from the "cairn" section), and on a member
+// of a replica set its state (repl: PRI, SEC, as mongostat) and the
+// replication lag (from repl.raft: lag, the largest lag of a member in
+// seconds, which the primary knows; lagops, the largest in Raft log
+// entries, which a secondary knows of itself). The first line shows the
+// rates since the server started.
 
 // statColumns are the columns of a stats line, with how each is derived
 // from two successive serverStatus replies (prev is nil for the first).
@@ -42,12 +46,62 @@ var statColumns = []struct {
 	{"net_in", byteRate("network", "bytesIn")},
 	{"net_out", byteRate("network", "bytesOut")},
 	{"conn", gauge("connections", "current")},
+	{"repl", replState},
+	{"lag", maxLag("lagSecs")},
+	{"lagops", maxLag("lagEntries")},
 	{"time", func(cur, _ bson.Doc, _ float64) string {
 		if v, ok := cur.Lookup("localTime"); ok && v.Type == bson.TypeDateTime {
 			return time.UnixMilli(v.DateTime()).Format("15:04:05")
 		}
 		return "-"
 	}},
+}
+
+// replState is the member's state as mongostat's repl column shows it.
+func replState(cur, _ bson.Doc, _ float64) string {
+	v, ok := cur.Lookup("repl")
+	if !ok || v.Type != bson.TypeDocument {
+		return "-"
+	}
+	r := v.Document()
+	if p, _ := r.Lookup("isWritablePrimary"); p.Type == bson.TypeBoolean && p.Boolean() {
+		return "PRI"
+	}
+	if s, _ := r.Lookup("secondary"); s.Type == bson.TypeBoolean && s.Boolean() {
+		return "SEC"
+	}
+	return "OTHER"
+}
+
+// maxLag is the largest field of repl.raft.members' entries ("-" when no
+// member reports it).
+func maxLag(field string) func(cur, prev bson.Doc, secs float64) string {
+	return func(cur, _ bson.Doc, _ float64) string {
+		v, ok := cur.LookupPath("repl", "raft", "members")
+		if !ok || v.Type != bson.TypeArray {
+			return "-"
+		}
+		best, seen := int64(0), false
+		it := v.Document().Iter()
+		for it.Next() {
+			m := it.Element().Value
+			if m.Type != bson.TypeDocument {
+				continue
+			}
+			if f, ok := m.Document().Lookup(field); ok {
+				if n, ok := f.AsInt64(); ok {
+					best, seen = max(best, n), true
+				}
+			}
+		}
+		if !seen {
+			return "-"
+		}
+		if field == "lagSecs" {
+			return strconv.FormatInt(best, 10) + "s"
+		}
+		return strconv.FormatInt(best, 10)
+	}
 }
 
 func number(d bson.Doc, path []string) (float64, bool) {

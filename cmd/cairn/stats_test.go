@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+
+	cbson "github.com/cairndb/cairn/bson"
 )
 
 func TestStats(t *testing.T) {
@@ -34,5 +36,53 @@ func TestStats(t *testing.T) {
 	}
 	if row["conn"] == "" || row["conn"] == "-" || row["res"] == "-" || row["commits"] == "-" || row["insert"] == "-" {
 		t.Fatalf("stats row: %v", row)
+	}
+}
+
+// TestStatsReplColumns: repl shows the member's state, lag the largest
+// lag in seconds and lagops in entries that serverStatus' repl.raft
+// reports; "-" where they are not reported.
+func TestStatsReplColumns(t *testing.T) {
+	doc := func(d bson.D) cbson.Doc {
+		b, err := bson.Marshal(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cbson.Doc(b)
+	}
+	members := bson.A{
+		bson.D{{Key: "host", Value: "a:1"}, {Key: "self", Value: true}, {Key: "lagEntries", Value: int64(0)}, {Key: "lagSecs", Value: int64(0)}},
+		bson.D{{Key: "host", Value: "b:1"}, {Key: "lagEntries", Value: int64(42)}, {Key: "lagSecs", Value: int64(3)}},
+		bson.D{{Key: "host", Value: "c:1"}, {Key: "lagEntries", Value: int64(7)}},
+	}
+	cases := []struct {
+		name           string
+		status         bson.D
+		repl, lag, ops string
+	}{
+		{"standalone", bson.D{{Key: "ok", Value: 1}}, "-", "-", "-"},
+		{"one-member set", bson.D{{Key: "repl", Value: bson.D{{Key: "isWritablePrimary", Value: true}, {Key: "secondary", Value: false}}}}, "PRI", "-", "-"},
+		{"primary of three", bson.D{{Key: "repl", Value: bson.D{{Key: "isWritablePrimary", Value: true},
+			{Key: "raft", Value: bson.D{{Key: "members", Value: members}}}}}}, "PRI", "3s", "42"},
+		{"secondary", bson.D{{Key: "repl", Value: bson.D{{Key: "isWritablePrimary", Value: false}, {Key: "secondary", Value: true},
+			{Key: "raft", Value: bson.D{{Key: "members", Value: bson.A{bson.D{{Key: "host", Value: "b:1"}, {Key: "self", Value: true}, {Key: "lagEntries", Value: int64(5)}}}}}}}}}, "SEC", "-", "5"},
+		{"neither", bson.D{{Key: "repl", Value: bson.D{{Key: "isWritablePrimary", Value: false}, {Key: "secondary", Value: false}}}}, "OTHER", "-", "-"},
+	}
+	col := func(name string) func(cur, prev cbson.Doc, secs float64) string {
+		for _, c := range statColumns {
+			if c.name == name {
+				return c.val
+			}
+		}
+		t.Fatalf("no column %s", name)
+		return nil
+	}
+	for _, tc := range cases {
+		d := doc(tc.status)
+		for name, want := range map[string]string{"repl": tc.repl, "lag": tc.lag, "lagops": tc.ops} {
+			if got := col(name)(d, nil, 1); got != want {
+				t.Errorf("%s: %s = %q, want %q", tc.name, name, got, want)
+			}
+		}
 	}
 }

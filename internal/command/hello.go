@@ -147,16 +147,21 @@ func (e *Env) TopologyVersion() (int64, <-chan struct{}) {
 // isWritablePrimary/ismaster, secondary, primary, me, electionId,
 // lastWrite; a member without a configuration says so instead.
 func appendReplHello(c *Ctx) {
-	r := c.Reply
+	primaryKey := "isWritablePrimary"
+	if c.Name != "hello" {
+		primaryKey = "ismaster"
+	}
+	appendReplFields(c, c.Reply, primaryKey)
+}
+
+// appendReplFields appends the replica set fields of hello (and of
+// serverStatus' repl section) to r, primaryKey naming the primary flag.
+func appendReplFields(c *Ctx, r *bson.Builder, primaryKey string) {
 	st := c.Env.Repl.Status()
 	r.StartDocument("topologyVersion")
 	r.AppendObjectID("processId", processID)
 	r.AppendInt64("counter", st.Counter)
 	r.End()
-	primaryKey := "isWritablePrimary"
-	if c.Name != "hello" {
-		primaryKey = "ismaster"
-	}
 	if st.Config == nil {
 		r.AppendBool(primaryKey, false)
 		r.AppendBool("secondary", false)

@@ -1,7 +1,9 @@
 // Package metrics owns Cairn's Prometheus endpoint: it exposes the figures
 // serverStatus reports — connections, opcounters, network, documents, and
 // the storage engine's journal, checkpoint and file figures — with
-// conventional names, plus command latency histograms by class. Counters
+// conventional names, plus command latency histograms by class and, on a
+// member of a set of several members, the replication figures (Raft term,
+// leader changes, commit latency, each member's lag). Counters
 // are read from the server's own statistics at scrape time, so serving
 // metrics costs the request path nothing but the histogram observation.
 package metrics
@@ -19,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/cairndb/cairn/internal/command"
+	"github.com/cairndb/cairn/internal/raftrepl"
 )
 
 // collector reads the server's statistics at scrape time.
@@ -65,6 +68,12 @@ func newCollector(env *command.Env) *collector {
 		"failed":     desc("kv_failed", "1 when the engine refuses writes after an I/O failure."),
 		"cacheBytes": desc("kv_cache_bytes", "Bytes of clean leaves held by the page cache (bounded by the cache size)."),
 		"cacheMax":   desc("kv_cache_budget_bytes", "The page cache's budget (storage.wiredTiger.engineConfig.cacheSizeGB)."),
+		"term":       desc("repl_raft_term", "The Raft term this replica set member is in."),
+		"primary":    desc("repl_primary", "1 when this member is the replica set's primary."),
+		"leaders":    desc("repl_leader_changes_total", "New Raft leaders (primaries) this member saw elected since it started."),
+		"commitLat":  desc("repl_commit_latency_seconds", "On the primary: time from appending an oplog batch to its Raft log to applying it committed by a majority."),
+		"lagEntries": desc("repl_member_lag_entries", "Raft log entries a member lacks (the primary reports every member, a secondary itself).", "member"),
+		"lagSecs":    desc("repl_member_lag_seconds", "A member's optime behind the primary's, in whole seconds (reported by the primary).", "member"),
 	}}
 }
 
@@ -128,6 +137,38 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		failed = 1
 	}
 	gauge("failed", failed)
+	c.collectRepl(ch)
+}
+
+// collectRepl adds the replication figures of a member of a set of
+// several members (raftrepl.Metrics).
+func (c *collector) collectRepl(ch chan<- prometheus.Metric) {
+	n := c.env.Raft()
+	if n == nil {
+		return
+	}
+	applied, _ := c.env.Repl.Applied()
+	m := n.Metrics(applied)
+	ch <- prometheus.MustNewConstMetric(c.descs["term"], prometheus.GaugeValue, float64(m.Term))
+	primary := 0.0
+	if m.Primary {
+		primary = 1
+	}
+	ch <- prometheus.MustNewConstMetric(c.descs["primary"], prometheus.GaugeValue, primary)
+	ch <- prometheus.MustNewConstMetric(c.descs["leaders"], prometheus.CounterValue, float64(m.LeaderChanges))
+	buckets := map[float64]uint64{}
+	var cum uint64
+	for i, b := range raftrepl.CommitBuckets {
+		cum += m.CommitCounts[i]
+		buckets[b.Seconds()] = cum
+	}
+	ch <- prometheus.MustNewConstHistogram(c.descs["commitLat"], m.Commits, m.CommitTotal.Seconds(), buckets)
+	for _, ml := range m.Members {
+		ch <- prometheus.MustNewConstMetric(c.descs["lagEntries"], prometheus.GaugeValue, float64(ml.Entries), ml.Host)
+		if ml.HasSeconds {
+			ch <- prometheus.MustNewConstMetric(c.descs["lagSecs"], prometheus.GaugeValue, float64(ml.Seconds), ml.Host)
+		}
+	}
 }
 
 // Serve exposes /metrics on addr until ctx ends. Command latencies are

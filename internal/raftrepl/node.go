@@ -117,6 +117,8 @@ type Node struct {
 	// snap is the state of compaction, snapshots and initial sync
 	// (compact.go, snapshot.go, snaprecv.go).
 	snap snapState
+	// met holds the replication figures (metrics.go).
+	met metrics
 
 	stopc chan struct{}
 	wg    sync.WaitGroup
@@ -325,7 +327,10 @@ func (n *Node) handle(rd raft.Ready) error {
 	// term takes back what the set did not commit before it applies
 	// anything of a later term (rollback.go).
 	lost := n.writable && (!n.leader || n.term != n.writableTerm)
+	lead, leader := n.lead, n.leader
 	n.mu.Unlock()
+	n.met.noteLead(lead)
+	n.met.appended(leader, rd.Entries)
 	if lost {
 		if err := n.rollBackUncommitted(ctx); err != nil {
 			return err
@@ -338,6 +343,7 @@ func (n *Node) handle(rd raft.Ready) error {
 	if err := n.apply(ctx, rd.CommittedEntries); err != nil {
 		return err
 	}
+	n.met.committed(rd.CommittedEntries)
 	for _, rs := range rd.ReadStates {
 		n.mu.Lock()
 		if ch, ok := n.reads[string(rs.RequestCtx)]; ok {

@@ -29,6 +29,8 @@ type raftSet struct {
 	dirs    []string
 	members []*cairndtest.Server
 	extra   []string
+	// args, when set, are member i's own arguments after extra.
+	args [][]string
 	// proxies, when set, stand in front of the members: member i is
 	// known by (and reached at) proxies[i]'s address (--replHost).
 	proxies []*netproxy.Proxy
@@ -58,6 +60,9 @@ func (s *raftSet) uri() string {
 func (s *raftSet) start(i int) {
 	s.t.Helper()
 	args := append([]string{"--replSet", s.name}, s.extra...)
+	if i < len(s.args) {
+		args = append(args, s.args[i]...)
+	}
 	if s.proxies != nil {
 		args = append(args, "--replHost", s.host(i))
 	}
@@ -135,8 +140,16 @@ func (s *raftSet) direct(i int) *mongo.Client {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.t.Cleanup(func() { c.Disconnect(context.Background()) })
+	s.t.Cleanup(func() { disconnectSoon(c) })
 	return c
+}
+
+// disconnectSoon disconnects c, waiting at most two seconds: a client of
+// a killed member would otherwise wait out its monitor's dial (30 s).
+func disconnectSoon(c *mongo.Client) {
+	cx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	_ = c.Disconnect(cx)
 }
 
 // client connects through the replica-set URI.
@@ -150,7 +163,7 @@ func (s *raftSet) client(opts ...*options.ClientOptions) *mongo.Client {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.t.Cleanup(func() { c.Disconnect(context.Background()) })
+	s.t.Cleanup(func() { disconnectSoon(c) })
 	return c
 }
 
