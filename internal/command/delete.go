@@ -42,6 +42,7 @@ func deleteCmd(c *Ctx) error {
 			}
 			sc := beginStatement(c)
 			rs.start(i)
+			sc.c.stmt = c.stmt // the statement's copy of c writes it
 			k, err := deleteOne(sc.c, a, tx, coll, st)
 			sc.stats.Writes().Ndeleted.Add(int64(k))
 			sc.end("remove", w.name, st, err)

@@ -129,6 +129,12 @@ func findAndModify(c *Ctx) error {
 			return err
 		}
 		rs.start(0)
+		if c.stmt != nil {
+			c.stmt.RetryImage = session.PostImage
+			if remove || !returnNew {
+				c.stmt.RetryImage = session.PreImage
+			}
+		}
 		if res, value, err = c.Env.FindAndModify(c, tx, c.DB, name, remove, returnNew, st); err != nil {
 			rs.abandon()
 			return err

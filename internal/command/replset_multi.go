@@ -198,6 +198,15 @@ func waitWriteConcern(c *Ctx) {
 	if ts == 0 {
 		ts, _ = c.Env.Repl.Applied() // no write: wait for what the client may have seen
 	}
+	// A command that logged nothing (a retried write answered from its
+	// record, an update that matched nothing) holds a clock stamp that no
+	// entry carries, which no commit point would reach until another
+	// write: it waits, as mongod's, for the last entry the member holds.
+	if c.Env.Oplog != nil {
+		if last := c.Env.Oplog.LastAppended(); ts > last {
+			ts = last
+		}
+	}
 	// The operation's own context: a command's maxTimeMS context ended
 	// with its handler; wtimeout bounds the wait.
 	var ctx context.Context = c.Context

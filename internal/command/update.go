@@ -177,6 +177,7 @@ func update(c *Ctx) error {
 				return mongoerr.New(mongoerr.InvalidOptions, "Cannot use (or request) retryable writes with multi=true")
 			}
 			rs.start(i)
+			sc.c.stmt = c.stmt // the statement's copy of c writes it
 			if h := c.Env.state.updateHook; h != nil {
 				st.Hook = func() { h(sc.c) }
 			}

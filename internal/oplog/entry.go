@@ -112,6 +112,9 @@ func (l *Log) append(tx *kv.Tx, e *Entry, stmt *repl.Stmt, rec bson.Doc) (repl.T
 			b.AppendInt64("t", term)
 		}
 		b.End()
+		if stmt.RetryImage != "" && (e.Op != OpInsert || stmt.RetryImage == "postImage") {
+			b.AppendString("needsRetryImage", stmt.RetryImage)
+		}
 	}
 	entry := b.Finish()
 	l.buf = entry[:0] // Put copies: the buffer serves the next entry

@@ -237,8 +237,12 @@ func (n *Node) applyDocs(ctx context.Context, index uint64, docs []bson.Doc) err
 		if ok {
 			continue
 		}
-		if err := applyOp(tx, d); err != nil {
+		pre, post, err := applyOp(tx, d)
+		if err != nil {
 			return fmt.Errorf("applying %s: %w", d, err)
+		}
+		if err := recordStatement(tx, d, pre, post); err != nil {
+			return fmt.Errorf("recording the retryable write of %s: %w", d, err)
 		}
 		if err := n.opts.Oplog.PutRaw(tx, ts, d); err != nil {
 			return err
@@ -360,41 +364,43 @@ func cutDot(ns string) (db, coll string, ok bool) {
 }
 
 // applyOp applies one document entry (or a transaction's applyOps) in tx,
-// without logging it (the caller writes the entry as it is).
-func applyOp(tx *kv.Tx, d bson.Doc) error {
+// without logging it (the caller writes the entry as it is). It returns
+// the document before and after the change (nil: none), the images a
+// retryable findAndModify's record keeps.
+func applyOp(tx *kv.Tx, d bson.Doc) (pre, post bson.Doc, err error) {
 	op, _ := d.Lookup("op")
 	ns, _ := d.Lookup("ns")
 	o, _ := d.Lookup("o")
 	if op.Type != bson.TypeString {
-		return fmt.Errorf("no op")
+		return nil, nil, fmt.Errorf("no op")
 	}
 	switch op.StringValue() {
 	case "n":
-		return nil
+		return nil, nil, nil
 	case "c":
 		ops, ok := o.Document().Lookup("applyOps")
 		if !ok || ops.Type != bson.TypeArray {
-			return fmt.Errorf("unexpected command entry")
+			return nil, nil, fmt.Errorf("unexpected command entry")
 		}
 		it := ops.Document().Iter()
 		for it.Next() {
-			if err := applyOp(tx, it.Element().Value.Document()); err != nil {
-				return err
+			if _, _, err := applyOp(tx, it.Element().Value.Document()); err != nil {
+				return nil, nil, err
 			}
 		}
-		return nil
+		return nil, nil, nil
 	}
 	db, coll, _ := cutDot(ns.StringValue())
 	c, err := exec.CollectionForWrite(tx, db, coll, op.StringValue() == "i", nil)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if c == nil {
-		return nil // dropped since: nothing to change
+		return nil, nil, nil // dropped since: nothing to change
 	}
 	w, err := exec.OpenWriter(tx, c)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	w.Bypass = true
 	switch op.StringValue() {
@@ -403,39 +409,40 @@ func applyOp(tx *kv.Tx, d bson.Doc) error {
 		id, _ := doc.Lookup("_id")
 		key, old, err := exec.LookupID(tx, c, w.Data, nil, id)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		if old != nil {
-			return w.Replace(key, bson.Doc(append([]byte(nil), old...)), doc)
+			return nil, doc, w.Replace(key, bson.Doc(append([]byte(nil), old...)), doc)
 		}
 		_, _, err = w.Insert(doc)
-		return err
+		return nil, doc, err
 	case "u":
 		o2, _ := d.Lookup("o2")
 		id, _ := o2.Document().Lookup("_id")
 		key, old, err := exec.LookupID(tx, c, w.Data, nil, id)
 		if err != nil || old == nil {
-			return err
+			return nil, nil, err
 		}
 		prev := bson.Doc(append([]byte(nil), old...))
 		next := o.Document()
 		if diff, ok := next.Lookup("diff"); ok {
 			if v, _ := next.Lookup("$v"); v.IsNumber() {
 				if next, err = oplog.ApplyDiff(prev, diff.Document()); err != nil {
-					return err
+					return nil, nil, err
 				}
 			}
 		}
-		return w.Replace(key, prev, next)
+		return prev, next, w.Replace(key, prev, next)
 	case "d":
 		id, _ := o.Document().Lookup("_id")
 		key, old, err := exec.LookupID(tx, c, w.Data, nil, id)
 		if err != nil || old == nil {
-			return err
+			return nil, nil, err
 		}
-		return w.Remove(key, bson.Doc(append([]byte(nil), old...)))
+		prev := bson.Doc(append([]byte(nil), old...))
+		return prev, nil, w.Remove(key, prev)
 	}
-	return fmt.Errorf("unknown op %q", op.StringValue())
+	return nil, nil, fmt.Errorf("unknown op %q", op.StringValue())
 }
 
 // ship proposes the primary's oplog entries (see the top of the file).

@@ -17,6 +17,12 @@ type Stmt struct {
 	// LastOpTime is the timestamp of the previous entry written for this
 	// lsid and txnNumber (0: none), the next entry's prevOpTime.
 	LastOpTime Timestamp
+	// RetryImage is a findAndModify's image kind ("preImage",
+	// "postImage"; "": not a findAndModify): its update and delete entry
+	// carries it as needsRetryImage, as mongod's, and so does the insert
+	// of an upsert that returns the new document, so that a member
+	// applying the entry can store the image a retry answers.
+	RetryImage string
 }
 
 // StmtWriter is implemented by the owner of a write (the command's

@@ -83,7 +83,14 @@ func startRaftSet(t *testing.T, n int, settings bson.D) *raftSet {
 // netproxy in front of each member (seeded with seed+i).
 func startRaftSetWith(t *testing.T, n int, settings bson.D, seed int64) *raftSet {
 	t.Helper()
-	s := &raftSet{t: t, name: "rs0", members: make([]*cairndtest.Server, n)}
+	return startRaftSetArgs(t, n, settings, seed)
+}
+
+// startRaftSetArgs starts a set as startRaftSetWith does, each member
+// with the extra arguments extra.
+func startRaftSetArgs(t *testing.T, n int, settings bson.D, seed int64, extra ...string) *raftSet {
+	t.Helper()
+	s := &raftSet{t: t, name: "rs0", members: make([]*cairndtest.Server, n), extra: extra}
 	for i := 0; i < n; i++ {
 		p, err := cairndtest.FreePort()
 		if err != nil {
