@@ -71,6 +71,9 @@ func (tx *Tx) copyKV(key, val []byte) ([]byte, []byte) {
 	return tx.chunk[off : off+len(key) : off+len(key)], tx.chunk[off+len(key) : off+n : off+n]
 }
 
+// DB returns the database tx belongs to.
+func (tx *Tx) DB() *DB { return tx.db }
+
 // Writable reports whether tx is a write transaction.
 func (tx *Tx) Writable() bool { return tx.writable }
 

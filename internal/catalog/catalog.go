@@ -360,11 +360,15 @@ func Create(tx *kv.Tx, db, name string, options bson.Doc) (*Collection, error) {
 	}
 	c := &Collection{DB: db, Name: name, Created: time.Now(), Options: options,
 		Indexes: []Index{{Name: "_id_", Spec: IDIndexSpec(), Ready: true}}}
-	if _, err := rand.Read(c.UUID[:]); err != nil {
-		return nil, fmt.Errorf("catalog: uuid: %w", err)
+	if u, ok := sourcedUUID(tx, db, name); ok {
+		c.UUID = u // the primary's (uuidsource.go)
+	} else {
+		if _, err := rand.Read(c.UUID[:]); err != nil {
+			return nil, fmt.Errorf("catalog: uuid: %w", err)
+		}
+		c.UUID[6] = c.UUID[6]&0x0f | 0x40 // version 4
+		c.UUID[8] = c.UUID[8]&0x3f | 0x80 // RFC 4122 variant
 	}
-	c.UUID[6] = c.UUID[6]&0x0f | 0x40 // version 4
-	c.UUID[8] = c.UUID[8]&0x3f | 0x80 // RFC 4122 variant
 	c.setCapped()
 	if v, ok := options.Lookup("autoIndexId"); ok && !v.Truthy() {
 		c.Indexes = nil // autoIndexId: false (local only, checked by create)

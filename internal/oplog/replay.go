@@ -88,3 +88,35 @@ func (l *Log) replayLocked(tx *kv.Tx) (repl.Timestamp, bool, error) {
 	r.used = true
 	return r.ts, true, l.putRawLocked(tx, r.ts, r.doc)
 }
+
+// ReplayedUUID answers, while a create entry of db.name is being replayed
+// (Replay), the collection UUID the entry carries (its ui): the member
+// creates the collection with the primary's UUID (catalog.UUIDSource).
+func (l *Log) ReplayedUUID(db, name string) ([16]byte, bool) {
+	var u [16]byte
+	l.mu.Lock()
+	r := l.replaying
+	l.mu.Unlock()
+	if r == nil {
+		return u, false
+	}
+	ns, _ := r.doc.Lookup("ns")
+	o, _ := r.doc.Lookup("o")
+	ui, _ := r.doc.Lookup("ui")
+	if ns.Type != bson.TypeString || ns.StringValue() != db+".$cmd" || o.Type != bson.TypeDocument || ui.Type != bson.TypeBinary {
+		return u, false
+	}
+	it := o.Document().Iter()
+	if !it.Next() {
+		return u, false
+	}
+	if e := it.Element(); e.Key != "create" || e.Value.Type != bson.TypeString || e.Value.StringValue() != name {
+		return u, false
+	}
+	_, data := ui.Binary()
+	if len(data) != len(u) {
+		return u, false
+	}
+	copy(u[:], data)
+	return u, true
+}

@@ -281,6 +281,11 @@ func (n *Node) applyDDL(ctx context.Context, ts repl.Timestamp, d bson.Doc) erro
 	db, _, _ := cutDot(ns.StringValue())
 	cmd, skip := ddlCommand(o.Document())
 	if !skip {
+		if it := cmd.Iter(); it.Next() && it.Element().Key == "renameCollection" {
+			db = "admin" // renameCollection runs on admin only
+		}
+	}
+	if !skip {
 		done := n.opts.Oplog.Replay(ts, d)
 		err := n.opts.ApplyCommand(ctx, db, cmd)
 		done()

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/catalog"
 	"github.com/cairndb/cairn/internal/oplog"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/kv"
@@ -200,6 +201,9 @@ func Start(opts Options, cfg *repl.Config, bootstrap bool) (*Node, error) {
 	// A member that joins starts with no log: the leader sends it a
 	// snapshot, then the log.
 	n.node = raft.RestartNode(rc)
+	// Collections created by applying the primary's create entries take
+	// its UUIDs.
+	catalog.SetUUIDSource(opts.DB, opts.Oplog.ReplayedUUID)
 	n.wg.Add(2)
 	go n.run()
 	go n.ship()
@@ -237,6 +241,7 @@ func (n *Node) Stop() {
 	close(n.stopc)
 	n.node.Stop()
 	n.wg.Wait()
+	catalog.SetUUIDSource(n.opts.DB, nil)
 	n.tr.stop()
 	n.mu.Lock()
 	close(n.commitCh)
