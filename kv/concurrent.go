@@ -434,6 +434,7 @@ func (db *DB) commitConcurrent(tx *Tx, d Durability) error {
 		cc.mu.Unlock()
 		return fmt.Errorf("kv: commit of a concurrent transaction: %w", err)
 	}
+	wt.SetMark(tx.mark)
 	err = db.commit(wt, d)
 	cc.mu.Lock()
 	if c.state != concEnded { // the commit failed before publishing

@@ -371,6 +371,11 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 			// durable.
 			db.fail(fmt.Errorf("checkpoint of a reserved commit: %w", err))
 		}
+		if err == nil {
+			// The checkpoint made this commit, and every one before
+			// it, durable.
+			db.journal.checkpointedMark(tx.mark)
+		}
 		db.releaseWriter()
 		if err != nil {
 			return fmt.Errorf("kv: commit %d: %w", tx.id, err)
@@ -380,7 +385,7 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 		return nil
 	}
 	tx.settleRetired()
-	slot := db.journal.reserve(tx.id, tx.log.size())
+	slot := db.journal.reserve(tx.id, tx.log.size(), tx.mark)
 	db.publish(snap, tx.freed, tx)
 	db.releaseWriter()
 	// Compress and write the record outside the writer lock, in commit

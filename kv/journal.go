@@ -112,6 +112,11 @@ type journal struct {
 	durableRecs uint64
 	syncing     bool
 	err         error
+	// writtenMark is the largest mark of the records written; marks
+	// (durable.go) hold the largest mark made durable and the channel
+	// its next advance closes.
+	writtenMark uint64
+	marks       durableMarks
 
 	syncs        atomic.Uint64
 	syncNanos    atomic.Uint64 // time spent in those fdatasyncs
@@ -160,14 +165,15 @@ func recordCRC(salt uint64, rec []byte) uint32 {
 // slot is a record's place in the journal, reserved in commit order.
 type slot struct {
 	seq, txid, salt uint64
-	need            int64 // reserved bytes: header + uncompressed payload
+	need            int64  // reserved bytes: header + uncompressed payload
+	mark            uint64 // the commit's durability mark (durable.go)
 }
 
 // reserve takes the next place in the journal for transaction txid's
 // record of (at most) payload bytes. Called with the writer lock held,
 // after fits.
-func (j *journal) reserve(txid uint64, payload int) slot {
-	s := slot{seq: j.next, txid: txid, salt: j.salt, need: journalHeaderSize + int64(payload)}
+func (j *journal) reserve(txid uint64, payload int, mark uint64) slot {
+	s := slot{seq: j.next, txid: txid, salt: j.salt, need: journalHeaderSize + int64(payload), mark: mark}
 	j.next++
 	j.reservedSeq.Store(j.next)
 	j.amu.Lock()
@@ -282,6 +288,7 @@ func (j *journal) writeCodec(s slot, codec int, parts ...[]byte) (int64, error) 
 	j.mu.Lock()
 	j.written = lsn
 	j.writtenRecs++
+	j.writtenMark = max(j.writtenMark, s.mark)
 	j.mu.Unlock()
 	return lsn, nil
 }
@@ -318,7 +325,7 @@ func (j *journal) waitDurable(lsn int64) error {
 		j.mu.Unlock()
 		_ = j.waitWritten() // a write error surfaces at its own committer
 		j.mu.Lock()
-		target, recs, f := j.written, j.writtenRecs, j.f
+		target, recs, mark, f := j.written, j.writtenRecs, j.writtenMark, j.f
 		j.mu.Unlock()
 		t0 := time.Now()
 		err := f.Datasync()
@@ -335,6 +342,7 @@ func (j *journal) waitDurable(lsn int64) error {
 			j.noteGroup(recs - j.durableRecs)
 			j.durable, j.durableRecs = target, recs
 		}
+		j.marks.advance(mark)
 		j.cond.Broadcast()
 	}
 	return nil
@@ -431,6 +439,7 @@ func (j *journal) switchFiles(salt uint64) (bool, error) {
 	j.salt = salt
 	j.base = j.written
 	j.durable, j.durableRecs = j.written, j.writtenRecs
+	j.marks.advance(j.writtenMark)
 	j.cond.Broadcast()
 	j.mu.Unlock()
 	j.amu.Unlock()

@@ -34,6 +34,9 @@ type Tx struct {
 	conc     *concTx // a concurrent transaction (BeginConcurrent)
 	replayOf *concTx // the commit of this concurrent transaction's writes
 
+	// mark is the commit's durability mark (SetMark, durable.go).
+	mark uint64
+
 	// one backs the one-node results of insert's levels (single), so
 	// that a put that splits nothing allocates no result slice per level.
 	one [1]*node

@@ -113,8 +113,11 @@ type harness struct {
 	log *oplog.Log
 }
 
-func newHarness(t *testing.T) *harness {
-	db, err := kv.Open("/db", &kv.Options{FS: vfs.NewMem(), Durability: kv.NoSync, JournalSize: 4 << 20})
+func newHarness(t *testing.T) *harness { return newHarnessFS(t, vfs.NewMem()) }
+
+// newHarnessFS is newHarness on fs (a fault-injecting one, for instance).
+func newHarnessFS(t *testing.T, fs vfs.FS) *harness {
+	db, err := kv.Open("/db", &kv.Options{FS: fs, JournalSize: 4 << 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +154,7 @@ func (h *harness) write(coll string, fn func(tx *kv.Tx, w *exec.CollWriter) erro
 	if err := fn(tx, w); err != nil {
 		h.t.Fatal(err)
 	}
-	if err := tx.CommitWith(kv.NoSync); err != nil {
+	if err := tx.CommitWith(kv.Sync); err != nil { // durable: streams see it
 		h.t.Fatal(err)
 	}
 }

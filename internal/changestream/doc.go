@@ -49,13 +49,16 @@
 //
 // # Waiting
 //
-// A getMore that finds nothing waits for the next commit to the oplog
-// tree. The streams of a server share one kv watch of that tree, held by
-// their Hub while any stream is open: a getMore loads the watch's current
-// channel (one atomic load, no registration) before it reads and waits on
-// it after, and the commit's one close wakes every waiting stream; no
-// stream polls. A woken stream reads only the entries after its position,
-// all of them up to the batch's bounds (batchSize, 16 MiB).
+// A stream returns only majority-committed events (commit.go): it reads
+// the oplog up to the commit point it loaded before its snapshot — on a
+// one-member set the journaled point, on a set of several Raft's commit
+// point — and a getMore that finds nothing waits for that point to
+// advance. Its channel is shared by every stream of the server: a getMore
+// loads it (one atomic load, no registration) before it reads and waits
+// on it after, and one journal flush or Raft commit wakes every waiting
+// stream once for all the writes it covers; no stream polls. A woken
+// stream reads only the entries after its position, all of them up to
+// the commit point and the batch's bounds (batchSize, 16 MiB).
 //
 // # Sharing
 //

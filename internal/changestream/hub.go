@@ -32,15 +32,14 @@ package changestream
 // times its raw size: the entry and its two event variants) and entries
 // larger than MaxEntryBytes are never cached.
 //
-// The hub also holds the streams' one kv watch of the oplog tree while any
-// stream is open: a waiting getMore loads the watch's current channel
-// (TreeWatch.Current, an atomic load) before it reads, and one commit's
-// close wakes them all. No getMore registers or cancels a watch of its
-// own, so 100 woken getMores do not queue on the watch registry's mutex.
+// The hub also holds what the streams wait on: the commit point
+// (HubOptions.CommitPoint; commit.go), with the channel its next advance
+// closes. A waiting getMore loads that channel before it reads, and one
+// advance — one journal flush, one Raft commit — wakes them all; no
+// getMore registers a watch of its own or polls.
 
 import (
 	"bytes"
-	"sync"
 	"sync/atomic"
 
 	"github.com/cairndb/cairn/bson"
@@ -59,11 +58,14 @@ type HubOptions struct {
 	MaxBytes int64
 	// MaxEntryBytes is the largest raw entry cached (default 64 KiB).
 	MaxEntryBytes int
+	// CommitPoint is what the streams deliver up to (commit.go): the
+	// oplog's durable point when nil.
+	CommitPoint CommitPoint
 }
 
 // Hub is what the change streams of one server share: a cache of decoded
-// oplog entries and built events, and one watch of the oplog tree. Its
-// methods are safe for concurrent use.
+// oplog entries and built events, and the commit point they deliver up
+// to. Its methods are safe for concurrent use.
 type Hub struct {
 	kv    *kv.DB
 	log   *oplog.Log
@@ -71,10 +73,6 @@ type Hub struct {
 	shift uint
 	slots []atomic.Pointer[entry]
 	bytes atomic.Int64
-
-	mu    sync.Mutex // guards refs; the watch changes under it
-	refs  int
-	watch atomic.Pointer[kv.TreeWatch]
 
 	// Hits, Misses and Builds count cache lookups that found the entry,
 	// lookups that did not, and shared event documents built (tests and
@@ -99,37 +97,10 @@ func NewHub(kvdb *kv.DB, log *oplog.Log, o HubOptions) *Hub {
 	if o.MaxEntryBytes <= 0 {
 		o.MaxEntryBytes = 64 << 10
 	}
+	if o.CommitPoint == nil {
+		o.CommitPoint = log.Durable
+	}
 	return &Hub{kv: kvdb, log: log, opts: o, shift: shift, slots: make([]atomic.Pointer[entry], n)}
-}
-
-// acquire notes an open stream: the first registers the oplog watch.
-func (h *Hub) acquire() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.refs++; h.refs == 1 {
-		h.watch.Store(h.kv.WatchTree(h.log.TreeName()))
-	}
-}
-
-// release notes a closed stream: the last cancels the watch.
-func (h *Hub) release() {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.refs--; h.refs == 0 {
-		if w := h.watch.Swap(nil); w != nil {
-			w.Cancel()
-		}
-	}
-}
-
-// changed returns the channel the next commit to the oplog closes (nil
-// when no stream is open). Load it before reading.
-func (h *Hub) changed() <-chan struct{} {
-	w := h.watch.Load()
-	if w == nil {
-		return nil
-	}
-	return w.Current()
 }
 
 // CachedBytes is the memory the cached entries are charged.

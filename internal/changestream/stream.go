@@ -26,14 +26,17 @@ type Scope struct {
 // events of the oplog after its position, passed through the pipeline's
 // later stages. It holds no transaction between batches.
 type Stream struct {
-	kv      *kv.DB
-	log     *oplog.Log
-	hub     *Hub // nil: no sharing, a kv watch per wait
-	spec    *Spec
-	db      string
-	coll    string
-	cluster bool
-	pipe    *agg.Pipeline
+	kv  *kv.DB
+	log *oplog.Log
+	hub *Hub // nil: no sharing
+	// committed is the commit point the stream delivers up to
+	// (commit.go): the hub's, or the oplog's durable point.
+	committed CommitPoint
+	spec      *Spec
+	db        string
+	coll      string
+	cluster   bool
+	pipe      *agg.Pipeline
 	// pos is the position the stream has delivered up to: every event
 	// whose token is not after it has been returned or filtered out.
 	pos Token
@@ -63,9 +66,9 @@ func Open(kvdb *kv.DB, log *oplog.Log, hub *Hub, scope Scope, spec *Spec, pipe *
 	if err != nil {
 		return nil, err
 	}
+	s.committed = log.Durable
 	if hub != nil {
-		s.hub = hub
-		hub.acquire()
+		s.hub, s.committed = hub, hub.opts.CommitPoint
 	}
 	return s, nil
 }
@@ -173,30 +176,32 @@ func (s *Stream) PostBatchResumeToken() bson.Doc {
 	return s.pos.Doc()
 }
 
-// Changed returns the channel the next commit to the oplog closes, shared
-// by every stream of the hub (nil without a hub: the caller then watches
-// the oplog tree itself). Load it before Fill, wait on it after.
+// Changed returns the channel the next advance of the commit point closes
+// (commit.go), shared by every stream of the server; nil once the stream
+// is closed. Load it before Fill, wait on it after.
 func (s *Stream) Changed() <-chan struct{} {
-	if s.hub == nil || s.closed.Load() {
+	if s.closed.Load() {
 		return nil
 	}
-	return s.hub.changed()
+	_, ch := s.committed()
+	return ch
 }
 
 // Close implements exec.Source; it may be called more than once.
-func (s *Stream) Close() {
-	if s.closed.CompareAndSwap(false, true) && s.hub != nil {
-		s.hub.release()
-	}
-}
+func (s *Stream) Close() { s.closed.Store(true) }
 
 // Fill implements exec.Source: it reads the oplog from the stream's
 // position in a new snapshot, emitting the events after the position
-// until emit refuses one (which the next Fill derives again) or the oplog
-// ends. It is exhausted once it has returned an invalidate.
+// until emit refuses one (which the next Fill derives again) or the
+// entries up to the commit point (commit.go) are all read. It is
+// exhausted once it has returned an invalidate.
 func (s *Stream) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
 	if s.done {
 		return true, nil
+	}
+	commit, _ := s.committed() // before the snapshot: it holds every entry up to commit
+	if commit < s.pos.TS {
+		return false, nil // nothing committed after the position yet
 	}
 	tx, err := s.kv.BeginRead()
 	if err != nil {
@@ -251,6 +256,9 @@ func (s *Stream) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, erro
 			}
 		}
 		ts := repl.Timestamp(binary.BigEndian.Uint64(k))
+		if ts > commit {
+			break // not majority-committed yet: a later batch reads it
+		}
 		s.Examined++
 		var e *entry
 		if s.hub != nil {
@@ -271,6 +279,11 @@ func (s *Stream) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, erro
 	}
 	if err := cur.Err(); err != nil {
 		return false, fmt.Errorf("change stream: reading the oplog: %w", err)
+	}
+	if next := hwm(commit + 1); next.Compare(s.pos) > 0 {
+		// Every entry at or before the commit point has been read: the
+		// post-batch token advances with it, matching or not.
+		s.pos, s.posDoc = next, nil
 	}
 	return false, nil
 }

@@ -407,3 +407,20 @@ func raftReadErr(err error) error {
 	}
 	return ctxErr(err)
 }
+
+// StreamCommitPoint is what change streams deliver up to
+// (internal/changestream/commit.go): on a member of a set of several, the
+// Raft commit point; on a one-member set, the oplog's durable (journaled)
+// point, the majority of one member being the member. A member of a set
+// of several whose Raft node has not started yet delivers nothing: what
+// its oplog holds may still be rolled back.
+func (e *Env) StreamCommitPoint() (repl.Timestamp, <-chan struct{}) {
+	if n := e.Raft(); n != nil {
+		return n.CommitPoint()
+	}
+	ts, ch := e.Oplog.Durable()
+	if e.Repl.IsMulti() {
+		return 0, ch
+	}
+	return ts, ch
+}

@@ -107,10 +107,14 @@ const (
 // Log is a node's oplog. Its methods that take a write transaction must be
 // called inside that transaction (kv's single writer orders them).
 type Log struct {
+	db    *kv.DB
 	clock *repl.Clock
 	tree  string
-	uuid  [16]byte
-	now   func() time.Time
+	// opened is the ts of the last entry when the log was opened (all of
+	// it durable): the floor of Durable.
+	opened repl.Timestamp
+	uuid   [16]byte
+	now    func() time.Time
 
 	maxBytes     atomic.Int64
 	minRetention atomic.Int64 // nanoseconds; 0: none
@@ -173,7 +177,7 @@ type Config struct {
 // when 0; an existing oplog keeps its size, as mongod ignores --oplogSize
 // then), reads its figures, and advances the clock past its last entry.
 func Open(db *kv.DB, clock *repl.Clock, cfg Config, defaultSize func() int64) (*Log, error) {
-	l := &Log{clock: clock, now: cfg.Now}
+	l := &Log{db: db, clock: clock, now: cfg.Now}
 	if l.now == nil {
 		l.now = time.Now
 	}
@@ -219,7 +223,8 @@ func Open(db *kv.DB, clock *repl.Clock, cfg Config, defaultSize func() int64) (*
 		}
 		l.acct = f
 		if k, _ := t.Cursor().Last(); k != nil {
-			clock.Observe(repl.Timestamp(binary.BigEndian.Uint64(k)))
+			l.opened = repl.Timestamp(binary.BigEndian.Uint64(k))
+			clock.Observe(l.opened)
 		}
 		if p, err := tx.Tree(preTree); err == nil && p.Len() > 0 {
 			l.pre.any.Store(true)
@@ -408,6 +413,7 @@ func (l *Log) put(tx *kv.Tx, t *kv.Tree, ts repl.Timestamp, doc bson.Doc) error 
 	if err := t.Put(key(ts), doc); err != nil {
 		return fmt.Errorf("oplog: appending: %w", err)
 	}
+	tx.SetMark(uint64(ts)) // Durable: ts order is commit order
 	l.pend.bytes += int64(len(doc))
 	l.pend.count++
 	l.pend.sinceMeta++
@@ -496,3 +502,14 @@ func (l *Log) term() int64 {
 // TreeName returns the name of the kv tree that holds the entries (keyed
 // by ts, 8 bytes big-endian): readers seek it and watch it.
 func (l *Log) TreeName() string { return l.tree }
+
+// Durable returns the ts up to which every entry is durable (journaled),
+// and a channel closed when that point next advances: every append marks
+// its kv commit with its ts (kv.Tx.SetMark), and kv reports the largest
+// mark its journal flushes have made durable; the entries found at Open
+// are durable. On a one-member replica set this is the majority commit
+// point, which change streams deliver up to.
+func (l *Log) Durable() (repl.Timestamp, <-chan struct{}) {
+	ch := l.db.DurableChanged() // before the mark: an advance after closes it
+	return max(repl.Timestamp(l.db.DurableMark()), l.opened), ch
+}

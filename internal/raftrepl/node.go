@@ -501,6 +501,17 @@ func (n *Node) Config() *repl.Config {
 	return n.cfg
 }
 
+// CommitPoint returns the majority commit point (every entry at or
+// before it is committed by a majority and applied here, so never rolled
+// back) and a channel closed when it may have advanced (also on other
+// changes of the node's state: a spurious wake-up at worst). Change
+// streams deliver events up to it.
+func (n *Node) CommitPoint() (repl.Timestamp, <-chan struct{}) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.commitTS, n.commitCh
+}
+
 // WaitCommitted waits until the majority commit point reaches ts, the
 // write having been taken in epoch (Epoch), the member stops being
 // primary (ErrNotPrimary) or ctx ends. A write a rollback took back is

@@ -259,7 +259,7 @@ func New(opts Options) (*Server, error) {
 		}
 		l.Term = s.env.Repl.WriteTerm
 		s.env.Oplog = l
-		s.env.ChangeStreams = changestream.NewHub(db, l, changestream.HubOptions{})
+		s.env.ChangeStreams = changestream.NewHub(db, l, changestream.HubOptions{CommitPoint: s.env.StreamCommitPoint})
 		if opts.ReplHost != "" {
 			s.env.Repl.SetMe(opts.ReplHost)
 		}
