@@ -44,6 +44,7 @@ const vecChunkSpan = 1 << 24
 type vecAcc struct {
 	col   int        // the column of a "$field" argument, or -1
 	cnst  bson.Value // a constant argument (with col < 0 and !doc)
+	x     *vecExpr   // an argument compiled from the columns (vector_expr.go)
 	doc   bool       // the argument is another expression: Add on the document
 	fixed bool       // constant argument
 }
@@ -64,7 +65,11 @@ type vecPlan struct {
 	// the NUL).
 	idCols []int
 	idKeys [][]byte
+	// idExpr is an _id compiled from the columns (vector_expr.go); rows
+	// it is unsure of evaluate the _id on their document.
+	idExpr *vecExpr
 	accs   []vecAcc
+	slots  int // the compiled expressions' scratch buffers
 	// fields are the source's columns; names their element keys' lengths.
 	fields []string
 }
@@ -144,8 +149,13 @@ func (p *Pipeline) planVector(fields []string) (*vecPlan, bool) {
 		} else {
 			vp.idDoc = true
 		}
+		idSpec, argSpecs := groupSpecParts(p.stageSpecs[ti])
+		cc := &vxCompiler{col: col}
+		if vp.idDoc {
+			vp.idExpr, _ = cc.compile(idSpec, true)
+		}
 		probe := expr.AccAlloc{}
-		for _, a := range g.accs {
+		for ai, a := range g.accs {
 			va := vecAcc{col: -1}
 			_, adds := a.NewIn(&probe).(expr.ArgAdder)
 			arg := a.Arg()
@@ -161,12 +171,46 @@ func (p *Pipeline) planVector(fields []string) (*vecPlan, bool) {
 					va.cnst, va.fixed = c, true
 				} else {
 					va.doc = true
+					// $first evaluates its argument until it has a
+					// value only: the engine's Add keeps that.
+					if ai < len(argSpecs) && a.Op != "$first" {
+						va.x, _ = cc.compile(argSpecs[ai], true)
+					}
 				}
 			}
 			vp.accs = append(vp.accs, va)
 		}
+		vp.slots = cc.slots
 	}
 	return vp, true
+}
+
+// groupSpecParts returns a $group specification's _id and, in order, its
+// accumulators' arguments.
+func groupSpecParts(spec bson.Doc) (bson.Value, []bson.Value) {
+	var id bson.Value
+	var args []bson.Value
+	g, ok := spec.Lookup("$group")
+	if !ok || g.Type != bson.TypeDocument {
+		return id, nil
+	}
+	it := g.Document().Iter()
+	for it.Next() {
+		e := it.Element()
+		if e.Key == "_id" {
+			id = e.Value
+			continue
+		}
+		var arg bson.Value
+		if e.Value.Type == bson.TypeDocument {
+			ait := e.Value.Document().Iter()
+			if ait.Next() {
+				arg = ait.Element().Value
+			}
+		}
+		args = append(args, arg)
+	}
+	return id, args
 }
 
 // fieldDocID recognizes a $group specification whose _id is a document
@@ -256,10 +300,12 @@ type vecWorker struct {
 	doc    []byte // the current row's narrow document, when built
 	idBuf  []byte // the current row's _id of field paths
 	docRow int    // the row doc holds, or -1
+	xs     vxScratch
 }
 
 func (vp *vecPlan) newWorker() *vecWorker {
-	return &vecWorker{vp: vp, env: expr.NewEnv(vp.p.ctx.Expr), sel: make([]int32, 0, vecRows), unsure: make([]bool, vecRows)}
+	return &vecWorker{vp: vp, env: expr.NewEnv(vp.p.ctx.Expr), sel: make([]int32, 0, vecRows), unsure: make([]bool, vecRows),
+		xs: make(vxScratch, vp.slots)}
 }
 
 // rowDoc returns row r's narrow document (base: the vector's first row).
@@ -438,9 +484,13 @@ func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool)
 	var grown int64
 	var id bson.Value
 	key := gw.key
-	if !vp.idDoc && vp.idCol < 0 {
+	// A constant _id's group is looked up once per vector.
+	constID := !vp.idDoc && vp.idCol < 0 && vp.idCols == nil
+	var cgr *group
+	if constID {
 		id = vp.idConst
 		key = g.groupKey(key[:0], id)
+		_, cgr = gw.st.tab.lookup(key)
 	}
 	for _, r32 := range w.sel {
 		r := int(r32)
@@ -455,6 +505,21 @@ func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool)
 		case vp.idCols != nil:
 			id = w.fieldDoc(ch, r)
 			key = g.groupKey(key[:0], id)
+		case vp.idExpr != nil:
+			v, ok := vp.idExpr.eval(ch, r, w.xs)
+			if ok {
+				if id = v; id.Type == 0 {
+					id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+				}
+				key = g.groupKey(key[:0], id)
+				break
+			}
+			w.env.NewDocument()
+			needEnv = false
+			var err error
+			if id, key, err = g.idKey(key, w.rowDoc(ch, r), w.env); err != nil {
+				return grown, err
+			}
 		case vp.idDoc:
 			w.env.NewDocument()
 			needEnv = false
@@ -463,7 +528,11 @@ func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool)
 				return grown, err
 			}
 		}
-		h, gr := gw.st.tab.lookup(key)
+		var h uint64
+		gr := cgr
+		if gr == nil {
+			h, gr = gw.st.tab.lookup(key)
+		}
 		if gr == nil {
 			if full {
 				if err := gw.spill.add(h, key, pos, id, w.rowDoc(ch, r)); err != nil {
@@ -476,6 +545,9 @@ func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool)
 			gw.st.order = append(gw.st.order, gr)
 			gr.firstSeq = pos
 			grown += g.groupBytes(key, id)
+			if constID {
+				cgr = gr
+			}
 		}
 		gr.lastSeq = pos
 		if g.heavy {
@@ -485,6 +557,16 @@ func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool)
 			va := &vp.accs[ai]
 			var err error
 			switch {
+			case va.x != nil:
+				if v, ok := va.x.eval(ch, r, w.xs); ok {
+					err = gr.accs[ai].(expr.ArgAdder).AddArg(v)
+					break
+				}
+				if needEnv {
+					w.env.NewDocument()
+					needEnv = false
+				}
+				err = gr.accs[ai].Add(w.rowDoc(ch, r), w.env)
 			case va.doc:
 				if needEnv {
 					w.env.NewDocument()

@@ -150,9 +150,16 @@ func randomMatch(r *rand.Rand, fields []string) string {
 
 func randomGroup(r *rand.Rand, fields []string) string {
 	f := func() string { return fields[r.IntN(len(fields))] }
-	ids := []string{"null", `"x"`, `"$` + f() + `"`, `"$` + f() + `"`, fmt.Sprintf(`{"p": "$%s", "q": "$%s"}`, f(), f()), fmt.Sprintf(`{"$toString": "$%s"}`, f())}
+	ids := []string{"null", `"x"`, `"$` + f() + `"`, `"$` + f() + `"`, fmt.Sprintf(`{"p": "$%s", "q": "$%s"}`, f(), f()), fmt.Sprintf(`{"$toString": "$%s"}`, f()),
+		// Expressions compiled from the columns (vector_expr.go).
+		fmt.Sprintf(`{"$concat": ["$%s", "|", {"$toString": "$%s"}]}`, f(), f()),
+		fmt.Sprintf(`{"$concat": [{"$toString": "$%s"}, "-", {"$toString": ["$%s"]}]}`, f(), f()),
+		fmt.Sprintf(`{"p": "$%s", "m": {"$minute": "$%s"}, "h": {"$hour": ["$%s"]}}`, f(), f(), f()),
+		fmt.Sprintf(`{"$strLenBytes": "$%s"}`, f())}
 	accs := []string{`{"$sum": 1}`, `{"$count": {}}`, `{"$sum": "$%s"}`, `{"$avg": "$%s"}`, `{"$min": "$%s"}`, `{"$max": "$%s"}`,
-		`{"$first": "$%s"}`, `{"$last": "$%s"}`, `{"$addToSet": "$%s"}`, `{"$sum": {"$add": ["$%s", 1]}}`, `{"$sum": 2.5}`}
+		`{"$first": "$%s"}`, `{"$last": "$%s"}`, `{"$addToSet": "$%s"}`, `{"$sum": {"$add": ["$%s", 1]}}`, `{"$sum": 2.5}`,
+		`{"$avg": {"$strLenBytes": "$%s"}}`, `{"$sum": {"$toDecimal": "$%s"}}`, `{"$avg": {"$toDecimal": "$%s"}}`,
+		`{"$last": {"$concat": ["$%s", "!"]}}`, `{"$max": {"$second": "$%s"}}`}
 	parts := []string{`"_id": ` + ids[r.IntN(len(ids))]}
 	var sets []string
 	for i := range 1 + r.IntN(4) {
@@ -197,7 +204,9 @@ func TestVectorMatchesRowPath(t *testing.T) {
 	docs := randomDocs(t, r, fields, 2000)
 	vectorized := 0
 	deadline := time.Now().Add(10 * time.Second)
-	for round := 0; round < 300 && time.Now().Before(deadline); round++ {
+	// Up to 300 rounds within the deadline, and past it until 20
+	// pipelines ran vectorized (a loaded machine), at most 1000.
+	for round := 0; round < 1000 && (round < 300 && time.Now().Before(deadline) || vectorized < 20); round++ {
 		var stages []string
 		for range r.IntN(3) {
 			stages = append(stages, randomMatch(r, fields))
@@ -219,6 +228,9 @@ func TestVectorMatchesRowPath(t *testing.T) {
 			}
 		}
 		pipeline := "[" + strings.Join(stages, ", ") + "]"
+		if os.Getenv("VXDBG") != "" {
+			t.Logf("%v %s", time.Now().Format("05.000"), pipeline)
+		}
 		mk := func() *Pipeline {
 			ctx := &Context{DB: "test", Coll: "c", AllowDiskUse: true, TempDir: t.TempDir(), MemoryLimit: memLimit}
 			p, err := Parse(ctx, parseJSONArray(t, pipeline))
@@ -338,4 +350,40 @@ func sortedDocs(t *testing.T, docs []bson.Doc) []bson.Doc {
 		return strings.Compare(canonical(t, []bson.Doc{a}), canonical(t, []bson.Doc{b}))
 	})
 	return out
+}
+
+// TestVectorCompilesExpressions checks that the _id and arguments of
+// ClickBench's shapes are computed from the columns (vector_expr.go), and
+// that the others stay on the document.
+func TestVectorCompilesExpressions(t *testing.T) {
+	fields := []string{"_id", "a", "b", "s", "t"}
+	for _, c := range []struct {
+		pipeline string
+		id       bool   // the _id is a compiled expression
+		args     []bool // per accumulator: its argument is compiled
+	}{
+		{`[{"$group": {"_id": {"$concat": ["$s", "|", {"$toString": "$a"}]}, "c": {"$sum": 1}}}]`, true, []bool{false}},
+		{`[{"$group": {"_id": {"u": "$a", "s": "$s", "m": {"$minute": "$t"}}, "c": {"$sum": 1}}}]`, true, []bool{false}},
+		{`[{"$group": {"_id": null, "x": {"$avg": {"$toDecimal": "$a"}}}}]`, false, []bool{true}},
+		{`[{"$group": {"_id": "$b", "l": {"$avg": {"$strLenBytes": "$s"}}, "f": {"$first": {"$toString": "$a"}}}}]`, false, []bool{true, false}},
+		{`[{"$group": {"_id": {"$toLower": "$s"}, "x": {"$sum": {"$multiply": ["$a", 2]}}}}]`, false, []bool{false}},
+		{`[{"$group": {"_id": {"$concat": ["$s", {"$substrBytes": ["$s", 0, 1]}]}, "x": {"$max": {"$hour": {"date": "$t", "timezone": "+01"}}}}}]`, false, []bool{false}},
+	} {
+		p, err := Parse(&Context{DB: "test", Coll: "c"}, parseJSONArray(t, c.pipeline))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vp, ok := p.planVector(fields)
+		if !ok {
+			t.Fatalf("%s: not vectorized", c.pipeline)
+		}
+		if got := vp.idExpr != nil; got != c.id {
+			t.Errorf("%s: compiled _id %v, want %v", c.pipeline, got, c.id)
+		}
+		for i, want := range c.args {
+			if got := vp.accs[i].x != nil; got != want {
+				t.Errorf("%s: accumulator %d compiled %v, want %v", c.pipeline, i, got, want)
+			}
+		}
+	}
 }

@@ -55,6 +55,7 @@ type config struct {
 	versus     string
 	duckdb     bool
 	colstore   bool
+	serverArgs []string
 }
 
 func main() {
@@ -82,6 +83,7 @@ func main() {
 	flag.StringVar(&c.versus, "versus", "", "a second cairnd binary to compare with: it serves its own copy of the table (DIR/versus), and the two servers take turns run by run (A B B A ...)")
 	flag.BoolVar(&c.duckdb, "duckdb", false, "also load the rows into DuckDB (embedded, DIR/duck.db) and run ClickBench's DuckDB SQL, with as many threads as cores")
 	flag.BoolVar(&c.colstore, "columnstore", false, "also create a column store index ({\"$**\": \"columnstore\"}) after the 15 indexes")
+	serverArgs := flag.String("cairndArgs", "", "more cairnd options, separated by spaces (e.g. --columnCacheSizeGB=-1 for the row path)")
 	render := flag.String("render", "", "re-render NAME.md and NAME.png from a report JSON file; runs nothing")
 	flag.Parse()
 	if *render != "" {
@@ -90,6 +92,11 @@ func main() {
 			os.Exit(1)
 		}
 		return
+	}
+	c.serverArgs = strings.Fields(*serverArgs)
+	if c.inproc && len(c.serverArgs) > 0 {
+		fmt.Fprintln(os.Stderr, "clickbench: -cairndArgs needs a cairnd process (not -inproc)")
+		os.Exit(2)
 	}
 	var err error
 	if c.queries, err = parseQueries(qs, len(queryText)); err != nil {

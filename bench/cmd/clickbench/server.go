@@ -101,6 +101,7 @@ func startServer(ctx context.Context, c *config) (*cairnServer, error) {
 	}
 	s.proc = exec.Command(bin, "--dbpath", s.dbpath, "--port", s.port, "--logpath", filepath.Join(c.dir, "cairnd.log"),
 		"--wiredTigerCacheSizeGB", strconv.FormatFloat(c.cacheGB, 'g', -1, 64))
+	s.proc.Args = append(s.proc.Args, c.serverArgs...)
 	if err := s.proc.Start(); err != nil {
 		return nil, err
 	}
