@@ -128,22 +128,10 @@ func (s *raftSet) primaryOf(clients []*mongo.Client) int {
 	return -1
 }
 
-// majorityWrite inserts one document with w: "majority" through the
-// replica-set URI, retrying (up to 30 s) while the set elects a primary.
-func majorityWrite(t *testing.T, s *raftSet, id string) {
-	t.Helper()
-	coll := s.client().Database("test").Collection("prio", options.Collection().SetWriteConcern(writeconcern.Majority()))
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		_, err := coll.InsertOne(ctx(t), bson.D{{Key: "_id", Value: id}})
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("majority write %s: %v\n%s", id, err, s.logs())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+// prioColl is the collection TestRaftPriorities writes to, with
+// w: "majority", through the replica-set URI.
+func prioColl(s *raftSet) *mongo.Collection {
+	return s.client().Database("test").Collection("prio", options.Collection().SetWriteConcern(writeconcern.Majority()))
 }
 
 // TestRaftPriorities: members of priorities 1, 0 and 2. Member 0
@@ -162,7 +150,7 @@ func TestRaftPriorities(t *testing.T) {
 	s := startRaftSetMembers(t, fields)
 	cl := s.clients()
 	s.waitPrimaryIs(cl, 2, 30*time.Second, 1)
-	majorityWrite(t, s, "on-2")
+	majorityWrite(t, s, prioColl(s), "on-2")
 
 	// The configuration says so.
 	var cfg struct {
@@ -182,7 +170,7 @@ func TestRaftPriorities(t *testing.T) {
 	// Member 2 killed: member 0 succeeds it, member 1 never does.
 	s.members[2].Kill()
 	s.waitPrimaryIs(cl, 0, 30*time.Second, 1)
-	majorityWrite(t, s, "on-0")
+	majorityWrite(t, s, prioColl(s), "on-0")
 	// Member 1 is the only other member up, and it cannot be primary.
 	err := s.direct(0).Database("admin").RunCommand(ctx(t), bson.D{{Key: "replSetStepDown", Value: 5}, {Key: "secondaryCatchUpPeriodSecs", Value: 2}}).Err()
 	cmdErr(t, err, 262)
@@ -199,7 +187,7 @@ func TestRaftPriorities(t *testing.T) {
 	// Member 2 restarts, catches up and takes the primary over.
 	s.start(2)
 	s.waitPrimaryIs(cl, 2, 30*time.Second, 1)
-	majorityWrite(t, s, "on-2-again")
+	majorityWrite(t, s, prioColl(s), "on-2-again")
 	s.waitDoc(s.direct(1), "prio", bson.D{{Key: "_id", Value: "on-2-again"}})
 
 	// A reconfig raises member 1's priority above member 2's.
@@ -216,5 +204,5 @@ func TestRaftPriorities(t *testing.T) {
 		t.Fatalf("replSetReconfig: %v\n%s", err, s.logs())
 	}
 	s.waitPrimaryIs(cl, 1, 30*time.Second)
-	majorityWrite(t, s, fmt.Sprint("on-1-", time.Now().UnixNano()))
+	majorityWrite(t, s, prioColl(s), fmt.Sprint("on-1-", time.Now().UnixNano()))
 }
