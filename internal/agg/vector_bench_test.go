@@ -42,6 +42,10 @@ func BenchmarkVectorGroup(b *testing.B) {
 		{"CountNe", `[{"$match": {"adv": {"$ne": 0}}}, {"$count": "c"}]`},
 		{"GroupInt64", `[{"$group": {"_id": "$user", "c": {"$sum": 1}}}, {"$sort": {"c": -1}}, {"$limit": 10}]`},
 		{"GroupConcat", `[{"$group": {"_id": {"$concat": ["$phrase", "|", {"$toString": "$user"}]}, "c": {"$sum": 1}}}, {"$sort": {"c": -1}}, {"$limit": 10}]`},
+		// The same _id through the expression engine ($substrBytes does
+		// not compile): the row path's cost of the expression.
+		{"GroupConcatDoc", `[{"$group": {"_id": {"$concat": ["$phrase", {"$substrBytes": ["|", 0, 1]}, {"$toString": "$user"}]}, "c": {"$sum": 1}}}, {"$sort": {"c": -1}}, {"$limit": 10}]`},
+		{"AvgStrLenDoc", `[{"$group": {"_id": "$adv", "l": {"$avg": {"$strLenBytes": {"$substrBytes": ["$phrase", 0, 100]}}}, "c": {"$sum": 1}}}]`},
 		{"GroupMinute", `[{"$group": {"_id": {"u": "$user", "m": {"$minute": "$t"}}, "c": {"$sum": 1}}}, {"$sort": {"c": -1}}, {"$limit": 10}]`},
 		{"AvgStrLen", `[{"$group": {"_id": "$adv", "l": {"$avg": {"$strLenBytes": "$phrase"}}, "c": {"$sum": 1}}}]`},
 	} {
