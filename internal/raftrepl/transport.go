@@ -11,7 +11,10 @@ package raftrepl
 // has queued up in one command; when the queue is full (the peer is slow,
 // paused or gone) messages are dropped, which Raft tolerates (it resends),
 // and a failed send reports the peer unreachable so that the leader probes
-// it instead of streaming to it. The receiving member steps the messages
+// it instead of streaming to it. A peer sent nothing for a heartbeat
+// period gets an empty command, so that every member knows the health and
+// round trip of every other (replSetGetStatus), as mongod's heartbeats
+// between all members. The receiving member steps the messages
 // into its node (Node.Receive). With access control on, the members
 // authenticate as __system with the --keyFile key (memberClientOptions),
 // and the command needs the internal action only __system holds; with
@@ -40,6 +43,9 @@ const (
 	maxBatchBytes = 8 << 20
 	// sendTimeout bounds one send (a paused peer).
 	sendTimeout = 2 * time.Second
+	// heartbeat is how long a peer may go without a command before it is
+	// sent an empty one (mongod's heartbeatIntervalMillis is 2 s).
+	heartbeat = time.Second
 )
 
 // transport sends messages to the other members.
@@ -66,6 +72,11 @@ type peer struct {
 	lastOK time.Time
 	rtt    time.Duration
 	fails  int
+	// lastSent is when a send last started: a peer idle for a heartbeat
+	// period gets an empty command, so that every member knows every
+	// other's health (Raft's own messages go between the leader and the
+	// followers only).
+	lastSent time.Time
 }
 
 func newTransport(set string, from uint64, auth MemberAuth, log *slog.Logger, report func(uint64)) *transport {
@@ -164,7 +175,25 @@ func (t *transport) run(p *peer) {
 		_ = client.Disconnect(ctx)
 	}()
 	var batch []*pb.Message
-	for m := range p.q {
+	beat := time.NewTicker(heartbeat)
+	defer beat.Stop()
+	for {
+		var m *pb.Message
+		select {
+		case msg, ok := <-p.q:
+			if !ok {
+				return
+			}
+			m = msg
+		case <-beat.C:
+			p.mu.Lock()
+			idle := time.Since(p.lastSent) >= heartbeat
+			p.mu.Unlock()
+			if idle {
+				t.sendBatch(client, p, nil) // a heartbeat: no messages
+			}
+			continue
+		}
 		batch = append(batch[:0], m)
 		size := proto.Size(m)
 	more:
@@ -205,6 +234,9 @@ func (t *transport) sendBatch(client *mongo.Client, p *peer, batch []*pb.Message
 		}
 	}()
 	start := time.Now()
+	p.mu.Lock()
+	p.lastSent = start
+	p.mu.Unlock()
 	err := client.Database("admin").RunCommand(ctx, cmd).Err()
 	p.mu.Lock()
 	if err != nil {

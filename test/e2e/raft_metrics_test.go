@@ -73,7 +73,8 @@ func (st replStatus) memberLag(host string) (int64, int64, bool) {
 // TestRaftMetrics: member 0 (priority 2) stays primary. After majority
 // writes its serverStatus reports the Raft term of replSetGetStatus, the
 // writes' commit latencies and three members not lagging, and its metrics
-// the same; a secondary reports only itself. A paused secondary lags (in
+// the same; a secondary reports only itself, and its replSetGetStatus
+// shows the other secondary healthy (heartbeats). A paused secondary lags (in
 // entries, and in seconds once writes went on for more than a second) on
 // the primary's figures and catches up once resumed. The primary killed,
 // the new primary's leader changes and term grow.
@@ -146,6 +147,29 @@ func TestRaftMetrics(t *testing.T) {
 	if v := seriesValue(t, scrapeMetrics(t, ports[1]), "cairn_repl_primary"); v != 0 {
 		t.Errorf("cairn_repl_primary %v on a secondary", v)
 	}
+	// A secondary knows the other secondary's health, though Raft's
+	// messages go between the leader and the followers only (the members'
+	// heartbeats).
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var rst struct {
+			Members []struct {
+				Name     string  `bson:"name"`
+				StateStr string  `bson:"stateStr"`
+				Health   float64 `bson:"health"`
+			} `bson:"members"`
+		}
+		if err := cl[1].Database("admin").RunCommand(ctx(t), bson.D{{Key: "replSetGetStatus", Value: 1}}).Decode(&rst); err != nil {
+			t.Fatal(err)
+		}
+		if len(rst.Members) == 3 && rst.Members[2].Health == 1 && rst.Members[2].StateStr == "SECONDARY" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("member 1's replSetGetStatus of member 2: %+v", rst.Members)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 
 	// Member 2 paused: it lags while writes go on for over a second.
 	s.members[2].Pause()
@@ -172,7 +196,7 @@ func TestRaftMetrics(t *testing.T) {
 	// The primary killed: a new one is elected, and sees its election.
 	before := []replStatus{{}, serverRepl(t, cl[1]), serverRepl(t, cl[2])}
 	s.members[0].Kill()
-	deadline := time.Now().Add(30 * time.Second)
+	deadline = time.Now().Add(30 * time.Second)
 	for {
 		p := s.primaryOf(cl)
 		if p > 0 {
