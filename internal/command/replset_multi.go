@@ -194,14 +194,16 @@ func waitWriteConcern(c *Ctx) {
 	if wc.unacknowledged() || (!wc.majority && wc.mode == "" && wc.w <= 1) {
 		return
 	}
+	// Wait for the command's last oplog entry or, without a write, for
+	// what the client may have seen: at most the last entry this member
+	// appended. A write transaction without an oplog entry (a drop of a
+	// missing collection, a write to an unreplicated namespace) is
+	// stamped with a ts of the member's clock that no entry carries:
+	// the commit point would pass it only with the next write.
 	ts := c.opTime
 	if ts == 0 {
-		ts, _ = c.Env.Repl.Applied() // no write: wait for what the client may have seen
+		ts, _ = c.Env.Repl.Applied()
 	}
-	// A command that logged nothing (a retried write answered from its
-	// record, an update that matched nothing) holds a clock stamp that no
-	// entry carries, which no commit point would reach until another
-	// write: it waits, as mongod's, for the last entry the member holds.
 	if c.Env.Oplog != nil {
 		if last := c.Env.Oplog.LastAppended(); ts > last {
 			ts = last

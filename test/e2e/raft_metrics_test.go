@@ -231,3 +231,21 @@ func (s *raftSet) waitLag(c *mongo.Client, ok func(replStatus) bool, what string
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestRaftMajorityNoWrite: a command that takes a write concern and
+// writes nothing (a drop of a missing collection) answers w: "majority"
+// at once on an idle set, though its write transaction advanced the
+// member's applied optime past every oplog entry (it waited for the next
+// write before).
+func TestRaftMajorityNoWrite(t *testing.T) {
+	s := startRaftSet(t, 3, nil)
+	db := s.client().Database("test", options.Database().SetWriteConcern(writeconcern.Majority()))
+	for i := 0; i < 3; i++ {
+		cx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := db.Collection(fmt.Sprint("missing", i)).Drop(cx)
+		cancel()
+		if err != nil {
+			t.Fatalf("drop %d of a missing collection with w: majority: %v\n%s", i, err, s.logs())
+		}
+	}
+}
