@@ -16,7 +16,11 @@ package raftrepl
 //     document);
 //   - an update: n 1, nModified 1; with needsRetryImage a findAndModify
 //     that updated an existing document, its pre- or post-image;
-//   - a delete: n 1; with needsRetryImage the pre-image.
+//   - a delete: n 1; with needsRetryImage the pre-image;
+//   - a multi-document transaction's commit (its applyOps entry, with
+//     lsid and txnNumber but no stmtId): config.transactions records it
+//     committed, so that a commitTransaction retried on the new primary
+//     answers ok (internal/command's restoreTxn).
 
 import (
 	"github.com/cairndb/cairn/bson"
@@ -29,7 +33,7 @@ import (
 func recordStatement(tx *kv.Tx, d, pre, post bson.Doc) error {
 	k, txnNumber, stmtID, ok := session.EntryStmt(d)
 	if !ok {
-		return nil
+		return recordTxn(tx, d)
 	}
 	op, _ := d.Lookup("op")
 	if op.Type != bson.TypeString {
@@ -78,4 +82,36 @@ func recordStatement(tx *kv.Tx, d, pre, post bson.Doc) error {
 		a.Result.Image = ""
 	}
 	return session.RecordApplied(tx, a)
+}
+
+// recordTxn records a transaction's applyOps entry d committed.
+func recordTxn(tx *kv.Tx, d bson.Doc) error {
+	lsid, ok := d.Lookup("lsid")
+	if !ok || lsid.Type != bson.TypeDocument {
+		return nil
+	}
+	if _, ok := d.Lookup("stmtId"); ok {
+		return nil
+	}
+	o, _ := d.Lookup("o")
+	if o.Type != bson.TypeDocument {
+		return nil
+	}
+	if ops, ok := o.Document().Lookup("applyOps"); !ok || ops.Type != bson.TypeArray {
+		return nil
+	}
+	k, ok := session.LSIDKey(lsid.Document())
+	if !ok {
+		return nil
+	}
+	num, _ := d.Lookup("txnNumber")
+	txnNumber, ok := num.AsInt64()
+	if !ok {
+		return nil
+	}
+	var term int64
+	if t, ok := d.Lookup("t"); ok {
+		term, _ = t.AsInt64()
+	}
+	return session.RecordTxn(tx, k, txnNumber, docTS(d), "committed", docWall(d), term)
 }

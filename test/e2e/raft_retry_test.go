@@ -111,7 +111,9 @@ func (k *killOnFirstFailure) monitor() *event.CommandMonitor {
 // drops after the write, retried by the driver against the new primary
 // after the kill -9 of the old one, each answer their first outcome
 // (retriedStmtIds / retriedStmtId in the reply) and apply once; the
-// secondaries' config.transactions records match the primary's.
+// secondaries' config.transactions records match the primary's; a
+// committed transaction's commitTransaction retried on the new primary
+// answers ok.
 func TestRaftRetryableFailover(t *testing.T) {
 	s := startRaftSetArgs(t, 3, nil, 0, "--setParameter", "enableTestCommands=1")
 	k := &killOnFirstFailure{t: t, s: s, killed: -1}
@@ -207,6 +209,34 @@ func TestRaftRetryableFailover(t *testing.T) {
 		}
 		s.start(p)
 	}
+	s.waitHealthy(3)
+
+	// A transaction committed with w: "majority", then the kill -9 of the
+	// primary: commitTransaction retried on the new primary answers ok
+	// (the members recorded the commit in config.transactions), and the
+	// transaction's write is there once.
+	p := s.primary()
+	pdb := s.direct(p).Database("test")
+	lsid := newLSID(t)
+	mustRetryable(t, pdb, bson.D{{Key: "insert", Value: "rw"}, {Key: "documents", Value: bson.A{bson.D{{Key: "_id", Value: "txn"}}}},
+		{Key: "startTransaction", Value: true}, {Key: "autocommit", Value: false}}, lsid, 1)
+	commit := bson.D{{Key: "commitTransaction", Value: 1}, {Key: "autocommit", Value: false}, {Key: "writeConcern", Value: bson.D{{Key: "w", Value: "majority"}}}}
+	mustRetryable(t, s.direct(p).Database("admin"), commit, lsid, 1)
+	applied := onSecondaries(p, bson.D{{Key: "_id", Value: "txn"}})
+	for deadline := time.Now().Add(20 * time.Second); !applied(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the transaction's write did not reach the secondaries\n%s", s.logs())
+		}
+	}
+	s.members[p].Kill()
+	np := s.waitOtherPrimary(p)
+	if _, err := retryable(t, s.direct(np).Database("admin"), commit, lsid, 1); err != nil {
+		t.Fatalf("commitTransaction retried on the new primary: %v (want ok: the commit was recorded)", err)
+	}
+	if n := count(t, c.Database("test").Collection("rw"), bson.D{{Key: "_id", Value: "txn"}}); n != 1 {
+		t.Fatalf("the transaction's document: %d, want 1", n)
+	}
+	s.start(p)
 	s.waitHealthy(3)
 	// Every member holds the same session records (the driver's
 	// sessions and their last txnNumbers).
