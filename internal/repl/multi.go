@@ -20,7 +20,7 @@ func (s *Set) Follow(cfg *Config, term int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg, s.term, s.state = cfg, term, StateSecondary
-	s.multi = true
+	s.multi.Store(true)
 	if s.timer != nil {
 		s.timer.Stop() // a one-member set's pending election
 	}
@@ -32,7 +32,9 @@ func (s *Set) Install(cfg *Config) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.cfg = cfg
-	s.multi = cfg.Multi() || s.multi
+	if cfg.Multi() {
+		s.multi.Store(true)
+	}
 	s.bump()
 }
 
@@ -50,7 +52,7 @@ func (s *Set) Become(state State, term int64, primary string, electionTS Timesta
 		return
 	}
 	s.state, s.term, s.primary = state, term, primary
-	s.multi = true
+	s.multi.Store(true)
 	s.bump()
 }
 
@@ -58,7 +60,7 @@ func (s *Set) Become(state State, term int64, primary string, electionTS Timesta
 func (s *Set) Primary() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.multi {
+	if !s.multi.Load() {
 		if s.state == StatePrimary {
 			return s.me
 		}
@@ -68,10 +70,9 @@ func (s *Set) Primary() string {
 }
 
 // IsMulti reports whether the member belongs to a set of several members.
+// It takes no lock (a change stream's every batch asks).
 func (s *Set) IsMulti() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.multi
+	return s.multi.Load()
 }
 
 // RolledBack moves the member's applied optime back to ts (wall its

@@ -99,8 +99,9 @@ type Set struct {
 	appliedWall time.Time
 	appliedCond chan struct{}
 	// multi: a set of several members, whose state the consensus sets
-	// (multi.go); primary is the primary's host there.
-	multi   bool
+	// (multi.go; set under mu, read without); primary is the primary's
+	// host there.
+	multi   atomic.Bool
 	primary string
 }
 
