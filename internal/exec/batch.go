@@ -12,7 +12,7 @@ package exec
 //
 // A tailable awaitData cursor's getMore that finds nothing waits, up to
 // its await time, for a commit that changes the collection's data tree:
-// a kv tree watch (a change stream: its hub's shared oplog watch,
+// a kv tree watch (a change stream: its commit point's shared channel,
 // ChangeNotifier) is armed before each read, so no commit slips
 // between the read and the wait, and each wake-up reads again in a fresh
 // snapshot (the caller's Release drops the command's). The wait ends
@@ -119,9 +119,9 @@ func (e *Engine) FillBatch(ctx context.Context, cs *Cursors, r *bson.Builder, b 
 // data.
 func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func() (bool, error), n *int64) (bool, error) {
 	cur := b.Cur
-	// A change stream waits on its hub's shared oplog watch (loaded
-	// before each read, no registration of its own); other cursors
-	// register a watch of their tree.
+	// A change stream waits for the majority commit point to advance
+	// (its shared channel, loaded before each read, no registration of
+	// its own); other cursors register a watch of their tree.
 	var changed func() <-chan struct{}
 	if cn, ok := cur.Src.(ChangeNotifier); ok && cn.Changed() != nil {
 		changed = cn.Changed
@@ -167,8 +167,8 @@ func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func
 }
 
 // ChangeNotifier is a source that provides its own wake-up channel (a
-// change stream's hub): Changed is loaded before each read and closed by
-// the next commit that may matter; nil means none.
+// change stream's commit point): Changed is loaded before each read and
+// closed by the next advance that may matter; nil means none.
 type ChangeNotifier interface {
 	Changed() <-chan struct{}
 }
