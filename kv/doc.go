@@ -56,6 +56,9 @@
 // recovery restores a prefix of them: after a crash the database holds
 // exactly the transactions of some prefix of the commit order, each whole,
 // including every transaction whose commit was acknowledged as durable.
+// A reader that must see only durable commits marks them (Tx.SetMark) and
+// reads how far they are durable (DB.DurableMark, DB.DurableChanged:
+// durable.go).
 //
 // Durability (Durability, chosen per commit with Tx.CommitWith or for the
 // database with Options.Durability):
