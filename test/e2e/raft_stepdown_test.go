@@ -40,7 +40,10 @@ func majorityWrite(t *testing.T, s *raftSet, coll *mongo.Collection, id string) 
 // (it becomes SECONDARY with the data) and removes it; through all of it
 // the driver follows the new primary and majority writes succeed.
 func TestRaftSetStepDownFreezeReconfig(t *testing.T) {
+	began := time.Now()
+	phase := func(name string) { t.Logf("%s: %v", name, time.Since(began).Round(time.Millisecond)) }
 	s := startRaftSet(t, 3, nil)
+	phase("set started")
 	c := s.client()
 	coll := c.Database("test").Collection("sd", options.Collection().SetWriteConcern(writeconcern.Majority()))
 	majorityWrite(t, s, coll, "before")
@@ -67,6 +70,7 @@ func TestRaftSetStepDownFreezeReconfig(t *testing.T) {
 		t.Fatalf("replSetStepDown on a secondary: %v, want NotWritablePrimary (10107)", err)
 	}
 
+	phase("stepped down")
 	// replSetFreeze on the third member, then (the old primary's
 	// step-down period over) a step-down of the new primary: the old
 	// primary, the one member free to run, takes over.
@@ -93,6 +97,7 @@ func TestRaftSetStepDownFreezeReconfig(t *testing.T) {
 		t.Fatalf("replSetFreeze 0: %v %v", unfreeze, err)
 	}
 
+	phase("frozen member passed over")
 	// rs.add: a fourth member joins and syncs; rs.remove takes it out.
 	port, err := cairndtest.FreePort()
 	if err != nil {
@@ -112,6 +117,7 @@ func TestRaftSetStepDownFreezeReconfig(t *testing.T) {
 		t.Fatalf("replSetReconfig adding member 3: %v\n%s", err, s.logs())
 	}
 	waitSecondaryState(t, s, 3, 60*time.Second)
+	phase("fourth member SECONDARY")
 	s.waitDoc(s.direct(3), "sd", bson.D{{Key: "_id", Value: "frozen"}})
 	majorityWrite(t, s, coll, "four")
 	s.waitDoc(s.direct(3), "sd", bson.D{{Key: "_id", Value: "four"}})
@@ -134,12 +140,15 @@ func TestRaftSetStepDownFreezeReconfig(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	phase("fourth member removed")
 	if err := s.members[3].Stop(); err != nil {
 		t.Fatalf("stopping the removed member: %v", err)
 	}
+	phase("removed member stopped")
 	s.members = s.members[:3]
 	s.ports, s.dirs = s.ports[:3], s.dirs[:3]
 	majorityWrite(t, s, coll, "three-again")
+	phase("written")
 	if n := count(t, coll, bson.D{}); n != 5 {
 		t.Fatalf("%d documents, want 5", n)
 	}
