@@ -79,7 +79,7 @@ func TestRaftSetStepDownFreezeReconfig(t *testing.T) {
 		t.Fatalf("replSetFreeze: %v", err)
 	}
 	time.Sleep(time.Until(stepped.Add(4 * time.Second)))
-	if err := s.direct(next).Database("admin").RunCommand(ctx(t), bson.D{{Key: "replSetStepDown", Value: 30}, {Key: "secondaryCatchUpPeriodSecs", Value: 5}}).Err(); err != nil {
+	if err := s.direct(next).Database("admin").RunCommand(ctx(t), bson.D{{Key: "replSetStepDown", Value: 6}, {Key: "secondaryCatchUpPeriodSecs", Value: 5}}).Err(); err != nil {
 		t.Fatalf("replSetStepDown of %d with %d frozen: %v\n%s", next, third, err, s.logs())
 	}
 	if p := s.waitOtherPrimary(next); p != old {
