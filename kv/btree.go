@@ -32,6 +32,9 @@ type treeRoot struct {
 	// not empty, in put order, not yet applied to its private copy (see
 	// the top of later.go).
 	later []kvRef
+	// discards holds the keys of Tree.Discard not yet removed (see the
+	// top of discard.go); values are empty.
+	discards *pendingPuts
 }
 
 func (tr *treeRoot) clone(txid uint64) *treeRoot {
@@ -128,9 +131,9 @@ func (tx *Tx) pageSize() int { return tx.db.pageSize }
 // put appended to the tree: n is on its right edge (edge: the root, or the
 // last child of a node on it) and key sorts after every key below n. An
 // append keeps the right edge short (tail.go, shedTail).
-func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot, edge bool) (res []*node, found, appended bool, err error) {
+func (tx *Tx) insert(n *node, key, val []byte, kp uint64, s span, depth int, tr *treeRoot, edge bool) (res []*node, found, appended bool, err error) {
 	if n.leaf {
-		i, found := n.find(key)
+		i, found := n.findP(key, kp, s)
 		appended := edge && !found && i == n.count()
 		if !found && n.count() == 1 && n.size > tx.pageSize() {
 			// n holds one oversized entry (a multi-page extent). Put the new
@@ -163,12 +166,12 @@ func (tx *Tx) insert(n *node, key, val []byte, depth int, tr *treeRoot, edge boo
 	if depth >= tr.height {
 		return nil, false, false, errDepth(n, tr)
 	}
-	i := n.child(key)
+	i := n.childP(key, kp, s)
 	child, err := tx.db.load(n.kids[i])
 	if err != nil {
 		return nil, false, false, err
 	}
-	res, found, appended, err = tx.insert(child, key, val, depth+1, tr, edge && i == len(n.kids)-1)
+	res, found, appended, err = tx.insert(child, key, val, kp, n.childSpan(i, s), depth+1, tr, edge && i == len(n.kids)-1)
 	if err != nil {
 		return nil, false, false, err
 	}
@@ -370,7 +373,7 @@ func (tx *Tx) treePut(tr *treeRoot, key, val []byte) error {
 	if err != nil {
 		return err
 	}
-	res, found, appended, err := tx.insert(root, key, val, 1, tr, true)
+	res, found, appended, err := tx.insert(root, key, val, prefix64(key), fullSpan, 1, tr, true)
 	if err != nil {
 		return err
 	}
@@ -391,9 +394,9 @@ func (tx *Tx) treePut(tr *treeRoot, key, val []byte) error {
 
 // remove deletes key below n. It returns the replacement of n (possibly
 // empty or underfull; the caller merges) and whether the key existed.
-func (tx *Tx) remove(n *node, key []byte, depth int, tr *treeRoot) (*node, bool, error) {
+func (tx *Tx) remove(n *node, key []byte, kp uint64, s span, depth int, tr *treeRoot) (*node, bool, error) {
 	if n.leaf {
-		i, found := n.find(key)
+		i, found := n.findP(key, kp, s)
 		if !found {
 			return n, false, nil
 		}
@@ -409,12 +412,12 @@ func (tx *Tx) remove(n *node, key []byte, depth int, tr *treeRoot) (*node, bool,
 	if depth >= tr.height {
 		return nil, false, errDepth(n, tr)
 	}
-	i := n.child(key)
+	i := n.childP(key, kp, s)
 	child, err := tx.db.load(n.kids[i])
 	if err != nil {
 		return nil, false, err
 	}
-	res, found, err := tx.remove(child, key, depth+1, tr)
+	res, found, err := tx.remove(child, key, kp, n.childSpan(i, s), depth+1, tr)
 	if err != nil || !found {
 		return n, found, err
 	}
@@ -429,7 +432,12 @@ func (tx *Tx) remove(n *node, key []byte, depth int, tr *treeRoot) (*node, bool,
 }
 
 // rebalance fixes child i of the private branch m after a removal: an empty
-// child is dropped, a small one is merged with a sibling if they fit.
+// child is dropped, a small one is merged with a sibling if they fit. While
+// deferred discards are applied in key order (tx.sweep, discard.go), any
+// child is merged with its left sibling (which the sweep has finished
+// with) if they fit, else with its right one: the leaves the sweep leaves
+// behind are nearly full, not half empty, and the commit writes half the
+// pages.
 func (tx *Tx) rebalance(m *node, i int, c *node) error {
 	if c.count() == 0 {
 		m.size -= branchEntrySize(m.keys[i])
@@ -448,28 +456,25 @@ func (tx *Tx) rebalance(m *node, i int, c *node) error {
 		return nil
 	}
 	ps := tx.pageSize()
-	if c.size >= ps/4 || len(m.kids) < 2 {
+	if (c.size >= ps/4 && !tx.sweep) || len(m.kids) < 2 {
 		return nil
 	}
 	l := i
-	if i+1 >= len(m.kids) {
+	if i+1 >= len(m.kids) || tx.sweep && i > 0 {
 		l = i - 1
 	}
-	left, err := tx.db.load(m.kids[l])
-	if err != nil {
-		return err
+	left, right, fits, err := tx.mergeable(m, l)
+	if err == nil && !fits && tx.sweep && l == i-1 && i+1 < len(m.kids) {
+		l = i
+		left, right, fits, err = tx.mergeable(m, l)
 	}
-	right, err := tx.db.load(m.kids[l+1])
-	if err != nil {
+	if err != nil || !fits {
 		return err
 	}
 	rsep := m.keys[l+1]
 	extra := 0
 	if !right.leaf {
 		extra = branchEntrySize(rsep) - branchEntrySize(right.keys[0])
-	}
-	if left.size+right.size-pageHeaderSize+extra > ps {
-		return nil
 	}
 	merged := &node{leaf: left.leaf, txid: tx.id, size: left.size + right.size - pageHeaderSize + extra}
 	if left.leaf {
@@ -493,12 +498,33 @@ func (tx *Tx) rebalance(m *node, i int, c *node) error {
 	return nil
 }
 
+// mergeable loads children l and l+1 of branch m and reports whether they
+// fit in one page together.
+func (tx *Tx) mergeable(m *node, l int) (left, right *node, fits bool, err error) {
+	if left, err = tx.db.load(m.kids[l]); err != nil {
+		return nil, nil, false, err
+	}
+	if right, err = tx.db.load(m.kids[l+1]); err != nil {
+		return nil, nil, false, err
+	}
+	extra := 0
+	if !right.leaf {
+		extra = branchEntrySize(m.keys[l+1]) - branchEntrySize(right.keys[0])
+	}
+	return left, right, left.size+right.size-pageHeaderSize+extra <= tx.pageSize(), nil
+}
+
 func (tx *Tx) treeDelete(tr *treeRoot, key []byte) (bool, error) {
+	return tx.treeDeleteP(tr, key, prefix64(key))
+}
+
+// treeDeleteP is treeDelete with the key's prefix64 precomputed.
+func (tx *Tx) treeDeleteP(tr *treeRoot, key []byte, kp uint64) (bool, error) {
 	root, err := tx.db.load(tr.root)
 	if err != nil {
 		return false, err
 	}
-	res, found, err := tx.remove(root, key, 1, tr)
+	res, found, err := tx.remove(root, key, kp, fullSpan, 1, tr)
 	if err != nil || !found {
 		return false, err
 	}

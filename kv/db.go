@@ -335,6 +335,10 @@ func (db *DB) commit(tx *Tx, d Durability) error {
 		}
 		return nil
 	}
+	if err := tx.settleAllDiscards(); err != nil {
+		db.releaseWriter()
+		return fmt.Errorf("kv: commit %d: %w", tx.id, err)
+	}
 	tx.settleAll()
 	snap := &snapshot{txid: tx.id, trees: tx.trees}
 	start := time.Now()

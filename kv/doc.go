@@ -152,7 +152,10 @@
 // A write Tx belongs to one goroutine at a time. Tx.CreateTree,
 // CreateTreeIfNotExists, DropTree and ForEachTree manage trees; Tree.Put,
 // Delete and DeleteRange(start, end) change entries; the engine copies the
-// keys and values it is given.
+// keys and values it is given. Tree.Discard removes a key without
+// reporting whether it was there: a transaction's discards are applied
+// together, in key order, when the tree is next used (or at commit), which
+// makes removing many keys much cheaper than Delete.
 //
 // # Iterating
 //

@@ -302,6 +302,25 @@ func (r *modelRun) writeTx() {
 				r.fatalf("put: %v", err)
 			}
 			m[string(k)] = string(v)
+		case op < 80 && r.rng.IntN(3) == 0:
+			// Discard a random key, or about half of the tree's keys
+			// (deferred and applied in key order: discard.go).
+			tr, _ := tx.Tree(name)
+			keys := []string{string(r.randKey())}
+			if r.rng.IntN(2) == 0 {
+				for _, k := range slices.Sorted(maps.Keys(m)) {
+					if r.rng.IntN(2) == 0 {
+						keys = append(keys, k)
+					}
+				}
+				r.rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+			}
+			for _, k := range keys {
+				if err := tr.Discard([]byte(k)); err != nil {
+					r.fatalf("discard %.20q: %v", k, err)
+				}
+				delete(m, k)
+			}
 		case op < 80:
 			tr, _ := tx.Tree(name)
 			k := r.randKey()

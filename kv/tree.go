@@ -54,6 +54,11 @@ func (t *Tree) ready() error {
 // empty (Tx.settle) and a concurrent transaction's later ones
 // (Tx.settleLater).
 func (t *Tree) settle() error {
+	if t.tr.discards != nil {
+		if err := t.tx.settleDiscards(t.tr); err != nil {
+			return err
+		}
+	}
 	if t.tr.pending != nil {
 		t.tx.settle(t.tr)
 	}
@@ -69,6 +74,11 @@ func (t *Tree) settle() error {
 func (t *Tree) Get(key []byte) ([]byte, error) {
 	if err := t.check(); err != nil {
 		return nil, err
+	}
+	if t.tr.discards != nil {
+		if err := t.tx.settleDiscards(t.tr); err != nil {
+			return nil, err
+		}
 	}
 	if t.tr.later != nil {
 		if v, ok := t.tr.laterGet(key); ok {
@@ -127,6 +137,11 @@ func (t *Tree) put(key, value []byte, copy bool) error {
 	}
 	if len(value) > MaxValueSize {
 		return fmt.Errorf("%w: %d bytes (max %d)", ErrValueTooLarge, len(value), MaxValueSize)
+	}
+	if t.tr.discards != nil {
+		if err := t.tx.settleDiscards(t.tr); err != nil {
+			return err
+		}
 	}
 	if t.tx.coordinated() {
 		if err := t.claimPut(key, value); err != nil {

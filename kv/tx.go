@@ -28,8 +28,13 @@ type Tx struct {
 	// extent yet; a checkpoint may be writing them (settleRetired).
 	retiredDirty []*node
 	log          journalOps
-	forceCkpt    bool   // commit through a checkpoint (bulk load, huge tx)
-	chunk        []byte // arena for copies of small keys and values
+	forceCkpt    bool // commit through a checkpoint (bulk load, huge tx)
+	// settleErr is the first failure to apply deferred discards: the
+	// transaction can no longer commit (discard.go).
+	settleErr error
+	sweep     bool   // applying deferred discards in key order (rebalance)
+	ahead     byte   // keeps settleDiscards' loads ahead from being dropped
+	chunk     []byte // arena for copies of small keys and values
 
 	conc     *concTx // a concurrent transaction (BeginConcurrent)
 	replayOf *concTx // the commit of this concurrent transaction's writes
@@ -199,7 +204,7 @@ func (tx *Tx) DropTree(name string) error {
 	if err != nil {
 		return err
 	}
-	tr.pending, tr.later = nil, nil
+	tr.pending, tr.later, tr.discards = nil, nil, nil
 	if tx.conc == nil { // a concurrent transaction frees nothing
 		if err := tx.freeTree(tr.root, tr.height); err != nil {
 			return fmt.Errorf("kv: drop tree %q: %w", name, err)
