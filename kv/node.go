@@ -264,14 +264,6 @@ func (n *node) appendEntries(keys, vals [][]byte) ([][]byte, [][]byte) {
 	return keys, vals
 }
 
-// find returns the first index i with keys[i] >= key and whether it is an
-// exact match.
-func (n *node) find(key []byte) (int, bool) {
-	if n.pfx == nil {
-		return n.search(key)
-	}
-	return n.findP(key, prefix64(key), noSpan)
-}
 
 // A span bounds the search prefixes of the keys below one child of a
 // branch: the child's keys lie between two separators of its parent, so
@@ -310,7 +302,8 @@ func (n *node) childSpan(i int, s span) span {
 	return s
 }
 
-// findP is find with the key's prefix64 precomputed and the span of the
+// findP returns the first index i of leaf n with key(i) >= key and whether
+// it is an exact match; kp is the key's prefix64 and s the span of the
 // node's search prefixes, if known (noSpan otherwise).
 func (n *node) findP(key []byte, kp uint64, s span) (int, bool) {
 	if n.pfx == nil {
@@ -353,16 +346,10 @@ func (n *node) findP(key []byte, kp uint64, s span) (int, bool) {
 	return lo, false
 }
 
-// child returns the index of the child of branch n that may hold key.
-func (n *node) child(key []byte) int {
-	if n.pfx == nil {
-		return childIndex(n.keys, key)
-	}
-	return n.childP(key, prefix64(key), noSpan)
-}
 
-// childP is child with the key's prefix64 precomputed and the span of the
-// node's search prefixes, if known (noSpan otherwise).
+// childP returns the index of the child of branch n that may hold key; kp
+// is the key's prefix64 and s the span of the node's search prefixes, if
+// known (noSpan otherwise).
 func (n *node) childP(key []byte, kp uint64, s span) int {
 	if n.pfx == nil {
 		return childIndex(n.keys, key)
