@@ -264,7 +264,6 @@ func (n *node) appendEntries(keys, vals [][]byte) ([][]byte, [][]byte) {
 	return keys, vals
 }
 
-
 // A span bounds the search prefixes of the keys below one child of a
 // branch: the child's keys lie between two separators of its parent, so
 // their search prefixes (when the child strips the same prefix as the
@@ -345,7 +344,6 @@ func (n *node) findP(key []byte, kp uint64, s span) (int, bool) {
 	}
 	return lo, false
 }
-
 
 // childP returns the index of the child of branch n that may hold key; kp
 // is the key's prefix64 and s the span of the node's search prefixes, if
