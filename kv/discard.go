@@ -36,7 +36,9 @@ import (
 // Discard removes key from the tree if it is there, without reporting
 // whether it was (see Delete). Removing many keys this way is much cheaper
 // than Delete: the removals are applied together, in key order, when the
-// tree is next used.
+// tree is next used. A discard counts as a change of the tree even if the
+// key was absent: the commit writes it to the journal and the tree's
+// Version changes.
 func (t *Tree) Discard(key []byte) error {
 	if err := t.tx.checkWrite(); err != nil {
 		return err
