@@ -517,19 +517,32 @@ func (n *Node) CommitPoint() (repl.Timestamp, <-chan struct{}) {
 // primary (ErrNotPrimary) or ctx ends. A write a rollback took back is
 // ErrNotPrimary even when the commit point passes its ts (rollback.go).
 func (n *Node) WaitCommitted(ctx context.Context, ts repl.Timestamp, epoch uint64) error {
+	return n.waitCommitPoint(ctx, func() (bool, error) {
+		if !n.survived(ts, epoch) {
+			return true, ErrNotPrimary
+		}
+		if n.commitTS >= ts {
+			return true, nil
+		}
+		if !n.primary {
+			return true, ErrNotPrimary
+		}
+		return false, nil
+	})
+}
+
+// waitCommitPoint calls done, with n.mu held, until it reports that the
+// wait is over (with its error, nil for success), waiting between calls
+// for the commit point's channel (CommitPoint), ctx's end or the node's
+// stop (ErrStopped). ReadCommitted and WaitCommitted wait through it.
+func (n *Node) waitCommitPoint(ctx context.Context, done func() (bool, error)) error {
 	for {
 		n.mu.Lock()
-		commit, ch, primary := n.commitTS, n.commitCh, n.primary
-		survived := n.survived(ts, epoch)
+		ch := n.commitCh
+		over, err := done()
 		n.mu.Unlock()
-		if !survived {
-			return ErrNotPrimary
-		}
-		if commit >= ts {
-			return nil
-		}
-		if !primary {
-			return ErrNotPrimary
+		if over {
+			return err
 		}
 		select {
 		case <-ch:

@@ -41,27 +41,18 @@ func (n *Node) ReadCommitted(ctx context.Context, epoch uint64) error {
 	}); err != nil {
 		return err
 	}
-	for {
-		n.mu.Lock()
-		commit, ch, primary, writable, cur := n.commitTS, n.commitCh, n.primary, n.writable, n.epoch
-		n.mu.Unlock()
-		if cur != epoch {
-			return ErrRolledBack
+	return n.waitCommitPoint(ctx, func() (bool, error) {
+		if n.epoch != epoch {
+			return true, ErrRolledBack
 		}
-		if !writable || commit >= last {
+		if !n.writable || n.commitTS >= last {
 			// A member that does not take writes holds committed
 			// entries only: it took back its own when it stopped.
-			return nil
+			return true, nil
 		}
-		if !primary {
-			return ErrNotPrimary
+		if !n.primary {
+			return true, ErrNotPrimary
 		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-n.stopc:
-			return ErrStopped
-		}
-	}
+		return false, nil
+	})
 }
