@@ -126,15 +126,9 @@ func (e *Env) applyCommand(ctx context.Context, db string, o bson.Doc) error {
 
 // raftMessages steps a peer's Raft messages into this member's node.
 func raftMessages(c *Ctx) error {
-	if c.Env.noMemberAuth() {
-		return errNoMemberAuth()
-	}
-	n := c.Env.Raft()
-	if n == nil {
-		return mongoerr.New(mongoerr.NotYetInitialized, "no replset config has been received")
-	}
-	if v, _ := c.Body.Lookup("setName"); v.Type != bson.TypeString || v.StringValue() != c.Env.Repl.Name {
-		return mongoerr.New(mongoerr.InvalidReplicaSetConfig, "message for another replica set")
+	n, err := memberNode(c, "message")
+	if err != nil {
+		return err
 	}
 	msgs, _, err := raftrepl.DecodeMessages(c.Body)
 	if err != nil {
@@ -310,6 +304,24 @@ func (e *Env) memberAuth() raftrepl.MemberAuth {
 // could not authenticate to each other.
 func (e *Env) noMemberAuth() bool {
 	return e.Auth != nil && e.Auth.Enabled() && !e.Auth.HasKeyFile()
+}
+
+// memberNode is the node a request from another member of the set
+// (Raft messages, a snapshot's chunk) goes to, after the checks all such
+// requests pass: members can authenticate, the node runs, and the body's
+// setName is this set's; what names the request in the last error.
+func memberNode(c *Ctx, what string) (*raftrepl.Node, error) {
+	if c.Env.noMemberAuth() {
+		return nil, errNoMemberAuth()
+	}
+	n := c.Env.Raft()
+	if n == nil {
+		return nil, mongoerr.New(mongoerr.NotYetInitialized, "no replset config has been received")
+	}
+	if v, _ := c.Body.Lookup("setName"); v.Type != bson.TypeString || v.StringValue() != c.Env.Repl.Name {
+		return nil, mongoerr.New(mongoerr.InvalidReplicaSetConfig, "%s for another replica set", what)
+	}
+	return n, nil
 }
 
 // errNoMemberAuth: access control is on and members have no key.

@@ -20,15 +20,9 @@ import (
 // raftSnapshot answers one chunk of a snapshot this member serves:
 // {_raftSnapshot: <id>, setName, tree: <n>, after: BinData}.
 func raftSnapshot(c *Ctx) error {
-	if c.Env.noMemberAuth() {
-		return errNoMemberAuth()
-	}
-	n := c.Env.Raft()
-	if n == nil {
-		return mongoerr.New(mongoerr.NotYetInitialized, "no replset config has been received")
-	}
-	if v, _ := c.Body.Lookup("setName"); v.Type != bson.TypeString || v.StringValue() != c.Env.Repl.Name {
-		return mongoerr.New(mongoerr.InvalidReplicaSetConfig, "snapshot request for another replica set")
+	n, err := memberNode(c, "snapshot request")
+	if err != nil {
+		return err
 	}
 	idv, _ := c.Body.Lookup(raftrepl.SnapshotCommand)
 	id, ok := idv.AsInt64()
