@@ -1,10 +1,6 @@
 package colcache
 
-import (
-	"encoding/binary"
-
-	"github.com/cairndb/cairn/internal/agg"
-)
+import "github.com/cairndb/cairn/internal/agg"
 
 // The set's columns are also read chunk by chunk, without documents, by
 // agg's vectorized runs (agg.ColumnSource): a chunk's columns are handed
@@ -33,14 +29,7 @@ func (s *Set) ColumnChunk(ci int) agg.ColumnChunk {
 	}
 	// The fields go in the documents' order: once for the chunk when
 	// every field has one place in it, else per document.
-	order, fixed := make([]int, len(chunks)), true
-	for f, ch := range chunks {
-		order[f] = f
-		fixed = fixed && ch.pos == nil
-	}
-	if fixed {
-		sortByOrdinal(order, chunks, 0)
-	}
+	order, fixed := fieldOrder(make([]int, 0, len(chunks)), chunks)
 	return agg.ColumnChunk{
 		Rows: min(chunkRows, s.rows-ci*chunkRows),
 		Cols: cols,
@@ -51,21 +40,7 @@ func (s *Set) ColumnChunk(ci int) agg.ColumnChunk {
 				}
 				sortByOrdinal(order, chunks, i)
 			}
-			at := len(buf)
-			buf = append(buf, 0, 0, 0, 0)
-			for _, f := range order {
-				ch := chunks[f]
-				lo, hi := ch.off[i], ch.off[i+1]
-				if lo == hi {
-					continue
-				}
-				buf = append(buf, ch.data[lo])
-				buf = append(buf, keys[f]...)
-				buf = append(buf, ch.data[lo+1:hi]...)
-			}
-			buf = append(buf, 0)
-			binary.LittleEndian.PutUint32(buf[at:], uint32(len(buf)-at))
-			return buf
+			return appendRow(buf, order, chunks, keys, i)
 		},
 	}
 }

@@ -89,14 +89,7 @@ func (sc *Scan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 	ends := sc.ends[:0]
 	// The fields go in the documents' order: once for the batch when every
 	// field has one place in the chunk, else per document.
-	order, fixed := sc.order[:0], true
-	for f, ch := range chunks {
-		order = append(order, f)
-		fixed = fixed && ch.pos == nil
-	}
-	if fixed {
-		sortByOrdinal(order, chunks, 0)
-	}
+	order, fixed := fieldOrder(sc.order, chunks)
 	for i := start; i < start+n; i++ {
 		if len(sc.eqs) > 0 && !sc.keep(chunks, i) {
 			continue
@@ -104,20 +97,7 @@ func (sc *Scan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 		if !fixed {
 			sortByOrdinal(order, chunks, i)
 		}
-		at := len(buf)
-		buf = append(buf, 0, 0, 0, 0)
-		for _, f := range order {
-			ch := chunks[f]
-			lo, hi := ch.off[i], ch.off[i+1]
-			if lo == hi {
-				continue
-			}
-			buf = append(buf, ch.data[lo])
-			buf = append(buf, sc.keys[f]...)
-			buf = append(buf, ch.data[lo+1:hi]...)
-		}
-		buf = append(buf, 0)
-		binary.LittleEndian.PutUint32(buf[at:], uint32(len(buf)-at))
+		buf = appendRow(buf, order, chunks, sc.keys, i)
 		ends = append(ends, len(buf))
 	}
 	// buf may have moved while growing: cut the documents at the end.
@@ -135,6 +115,43 @@ func (sc *Scan) NextBatch(dst []bson.Doc, max int) ([]bson.Doc, error) {
 		sc.bufs[&dst[:1][0]] = buf
 	}
 	return dst, nil
+}
+
+// fieldOrder lists the field indexes of chunks in order (reusing its
+// storage) and reports whether every field has one place in the chunk's
+// documents (fixed); the list is then already in the documents' order,
+// else the caller sorts it per row (sortByOrdinal).
+func fieldOrder(order []int, chunks []*chunk) ([]int, bool) {
+	order, fixed := order[:0], true
+	for f, ch := range chunks {
+		order = append(order, f)
+		fixed = fixed && ch.pos == nil
+	}
+	if fixed {
+		sortByOrdinal(order, chunks, 0)
+	}
+	return order, fixed
+}
+
+// appendRow appends row i's document to buf: the values of the fields in
+// order (the documents' order), each under its key (keys[f], with its
+// NUL), a field the row lacks left out.
+func appendRow(buf []byte, order []int, chunks []*chunk, keys [][]byte, i int) []byte {
+	at := len(buf)
+	buf = append(buf, 0, 0, 0, 0)
+	for _, f := range order {
+		ch := chunks[f]
+		lo, hi := ch.off[i], ch.off[i+1]
+		if lo == hi {
+			continue
+		}
+		buf = append(buf, ch.data[lo])
+		buf = append(buf, keys[f]...)
+		buf = append(buf, ch.data[lo+1:hi]...)
+	}
+	buf = append(buf, 0)
+	binary.LittleEndian.PutUint32(buf[at:], uint32(len(buf)-at))
+	return buf
 }
 
 // sortByOrdinal orders the field indexes by the place of their values in
