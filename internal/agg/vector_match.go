@@ -2,6 +2,7 @@ package agg
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"math"
 	"strings"
@@ -107,6 +108,13 @@ func operandOf(v bson.Value) (vecOperand, bool) {
 // fields into predicates; residual reports that some condition was not
 // compiled.
 func compileMatch(filter bson.Doc, col func(string) int) (preds []vecPred, residual bool) {
+	add := func(col int, op vecOp, v bson.Value) {
+		if p, ok := compilePred(col, op, v); ok {
+			preds = append(preds, p)
+		} else {
+			residual = true
+		}
+	}
 	it := filter.Iter()
 	for it.Next() {
 		e := it.Element()
@@ -131,21 +139,11 @@ func compileMatch(filter bson.Doc, col func(string) int) (preds []vecPred, resid
 					residual = true
 					continue
 				}
-				p, ok := compilePred(c, op, oe.Value)
-				if !ok {
-					residual = true
-					continue
-				}
-				preds = append(preds, p)
+				add(c, op, oe.Value)
 			}
 			continue
 		}
-		p, ok := compilePred(c, vecEq, e.Value)
-		if !ok {
-			residual = true
-			continue
-		}
-		preds = append(preds, p)
+		add(c, vecEq, e.Value)
 	}
 	return preds, residual
 }
@@ -245,7 +243,7 @@ func cmpOperand(t bson.Type, data []byte, o *vecOperand) int {
 				return cmpUnsure
 			}
 			if !o.isInt {
-				return cmpFloat(f, o.f)
+				return cmp.Compare(f, o.f) // neither is NaN (operandOf)
 			}
 			return bson.Compare(bson.Value{Type: t, Data: data}, o.v)
 		}
@@ -256,7 +254,7 @@ func cmpOperand(t bson.Type, data []byte, o *vecOperand) int {
 			x = int64(binary.LittleEndian.Uint64(data))
 		}
 		if o.isInt {
-			return cmpInt(x, o.i)
+			return cmp.Compare(x, o.i)
 		}
 		return bson.Compare(bson.Value{Type: t, Data: data}, o.v)
 	case bson.TypeString:
@@ -271,32 +269,12 @@ func cmpOperand(t bson.Type, data []byte, o *vecOperand) int {
 		if o.class != classDate {
 			return cmpOther
 		}
-		return cmpInt(int64(binary.LittleEndian.Uint64(data)), o.i)
+		return cmp.Compare(int64(binary.LittleEndian.Uint64(data)), o.i)
 	case bson.TypeBoolean:
 		if o.class != classBool {
 			return cmpOther
 		}
-		return cmpInt(int64(data[0]), o.i)
+		return cmp.Compare(int64(data[0]), o.i)
 	}
 	return cmpOther
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
