@@ -357,44 +357,20 @@ func (o *Options) CollMod(v bson.Value) (next *Options, changed bool, err error)
 // date, data an object).
 func (o *Options) Validator() bson.Doc {
 	var b bson.Builder
-	b.StartDocument("$jsonSchema")
-	b.AppendString("bsonType", "object")
-	b.StartArray("required")
-	b.AppendString("0", "_id")
-	b.AppendString("1", "control")
-	b.AppendString("2", "data")
-	b.End()
+	startObject(&b, "$jsonSchema", "_id", "control", "data")
 	b.StartDocument("properties")
-	b.StartDocument("_id")
-	b.AppendString("bsonType", "objectId")
-	b.End()
-	b.StartDocument("control")
-	b.AppendString("bsonType", "object")
-	b.StartArray("required")
-	b.AppendString("0", "version")
-	b.AppendString("1", "min")
-	b.AppendString("2", "max")
-	b.End()
+	typed(&b, "_id", "objectId")
+	startObject(&b, "control", "version", "min", "max")
 	b.StartDocument("properties")
-	b.StartDocument("version")
-	b.AppendString("bsonType", "number")
-	b.End()
+	typed(&b, "version", "number")
 	for _, k := range []string{"min", "max"} {
-		b.StartDocument(k)
-		b.AppendString("bsonType", "object")
-		b.StartArray("required")
-		b.AppendString("0", o.TimeField)
-		b.End()
+		startObject(&b, k, o.TimeField)
 		b.StartDocument("properties")
-		b.StartDocument(o.TimeField)
-		b.AppendString("bsonType", "date")
-		b.End()
+		typed(&b, o.TimeField, "date")
 		b.End()
 		b.End()
 	}
-	b.StartDocument("closed")
-	b.AppendString("bsonType", "bool")
-	b.End()
+	typed(&b, "closed", "bool")
 	b.StartDocument("count")
 	b.AppendString("bsonType", "number")
 	b.AppendInt32("minimum", 1)
@@ -402,8 +378,7 @@ func (o *Options) Validator() bson.Doc {
 	b.End()
 	b.AppendBool("additionalProperties", false)
 	b.End()
-	b.StartDocument("data")
-	b.AppendString("bsonType", "object")
+	startObject(&b, "data")
 	b.End()
 	b.StartDocument("meta")
 	b.End()
@@ -411,4 +386,27 @@ func (o *Options) Validator() bson.Doc {
 	b.AppendBool("additionalProperties", false)
 	b.End()
 	return b.Finish()
+}
+
+// startObject opens the schema of an object under key: {bsonType:
+// "object", required: [required...]} (no required array when none), left
+// open for its properties.
+func startObject(b *bson.Builder, key string, required ...string) {
+	b.StartDocument(key)
+	b.AppendString("bsonType", "object")
+	if len(required) == 0 {
+		return
+	}
+	b.StartArray("required")
+	for i, r := range required {
+		b.AppendString(bson.Index(i), r)
+	}
+	b.End()
+}
+
+// typed appends the schema {bsonType: t} under key.
+func typed(b *bson.Builder, key, t string) {
+	b.StartDocument(key)
+	b.AppendString("bsonType", t)
+	b.End()
 }
