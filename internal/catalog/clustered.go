@@ -227,6 +227,13 @@ func (c *Collection) ClusteredExpireAfterSeconds() int64 {
 	if !c.Clustered() {
 		return -1
 	}
+	return c.ExpireAfterSeconds()
+}
+
+// ExpireAfterSeconds is the expireAfterSeconds of c's options (a
+// clustered or a time-series buckets collection's TTL), -1 when they have
+// none.
+func (c *Collection) ExpireAfterSeconds() int64 {
 	v, ok := c.Options.Lookup("expireAfterSeconds")
 	if !ok {
 		return -1

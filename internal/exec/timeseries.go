@@ -69,19 +69,7 @@ func TimeseriesOfCollection(tx *Tx, view *catalog.Collection) (*Timeseries, erro
 	if o == nil {
 		return nil, nil
 	}
-	return &Timeseries{View: view, Buckets: buckets, Opts: o, Expire: bucketsExpiry(buckets)}, nil
-}
-
-func bucketsExpiry(c *catalog.Collection) int64 {
-	v, ok := c.Options.Lookup("expireAfterSeconds")
-	if !ok {
-		return -1
-	}
-	n, ok := v.AsInt64()
-	if !ok {
-		return -1
-	}
-	return n
+	return &Timeseries{View: view, Buckets: buckets, Opts: o, Expire: buckets.ExpireAfterSeconds()}, nil
 }
 
 // TimeseriesCreate is create's request for a time-series collection.
@@ -386,7 +374,7 @@ func timeseriesTTL(ctx context.Context, e *Engine, c *catalog.Collection, now ti
 		return 0, nil
 	}
 	o := timeseries.FromCollection(c.Options)
-	secs := bucketsExpiry(c)
+	secs := c.ExpireAfterSeconds()
 	if o == nil || secs < 0 {
 		return 0, nil
 	}
