@@ -14,8 +14,6 @@ import (
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/mongo/writeconcern"
-
-	"github.com/cairndb/cairn/internal/testutil/cairndtest"
 )
 
 // startRaftSetMembers starts len(fields) members and initiates them on
@@ -32,16 +30,7 @@ func startRaftSetMembers(t *testing.T, fields []bson.D, extra ...string) *raftSe
 // extra: their ports and data directories (launch starts them).
 func newRaftSet(t *testing.T, n int, extra ...string) *raftSet {
 	t.Helper()
-	s := &raftSet{t: t, name: "rs0", members: make([]*cairndtest.Server, n), extra: extra}
-	for i := 0; i < n; i++ {
-		p, err := cairndtest.FreePort()
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.ports = append(s.ports, p)
-		s.dirs = append(s.dirs, t.TempDir())
-	}
-	return s
+	return newRaftSetSeeded(t, n, 0, extra...)
 }
 
 // launch starts the members and initiates the set on member 0 (member i's
@@ -51,19 +40,7 @@ func (s *raftSet) launch(fields []bson.D) {
 	t := s.t
 	t.Helper()
 	n := len(fields)
-	for i := 0; i < n; i++ {
-		s.start(i)
-	}
-	t.Cleanup(func() {
-		for i, m := range s.members {
-			if m != nil && !m.Exited() {
-				m.Resume()
-				if err := m.Stop(); err != nil {
-					t.Errorf("stopping member %d: %v\n%s", i, err, m.Logs())
-				}
-			}
-		}
-	})
+	s.startAll()
 	if err := s.direct(0).Database("admin").RunCommand(ctx(t), bson.D{{Key: "replSetInitiate", Value: s.config(fields, 1)}}).Err(); err != nil {
 		t.Fatalf("replSetInitiate: %v\n%s", err, s.logs())
 	}

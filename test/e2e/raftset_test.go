@@ -90,6 +90,30 @@ func startRaftSetWith(t *testing.T, n int, settings bson.D, seed int64) *raftSet
 // with the extra arguments extra.
 func startRaftSetArgs(t *testing.T, n int, settings bson.D, seed int64, extra ...string) *raftSet {
 	t.Helper()
+	s := newRaftSetSeeded(t, n, seed, extra...)
+	s.startAll()
+	members := bson.A{}
+	for i := 0; i < n; i++ {
+		members = append(members, bson.D{{Key: "_id", Value: i}, {Key: "host", Value: s.host(i)}})
+	}
+	cfg := bson.D{{Key: "_id", Value: s.name}, {Key: "members", Value: members}}
+	if settings != nil {
+		cfg = append(cfg, bson.E{Key: "settings", Value: settings})
+	}
+	c := s.direct(0)
+	if err := c.Database("admin").RunCommand(ctx(t), bson.D{{Key: "replSetInitiate", Value: cfg}}).Err(); err != nil {
+		t.Fatalf("replSetInitiate: %v\n%s", err, s.members[0].Logs())
+	}
+	s.waitHealthy(n)
+	return s
+}
+
+// newRaftSetSeeded prepares a set of n members started with the
+// arguments extra (their ports and data directories; startAll starts
+// them); seed != 0 puts a netproxy in front of each member (seeded with
+// seed+i).
+func newRaftSetSeeded(t *testing.T, n int, seed int64, extra ...string) *raftSet {
+	t.Helper()
 	s := &raftSet{t: t, name: "rs0", members: make([]*cairndtest.Server, n), extra: extra}
 	for i := 0; i < n; i++ {
 		p, err := cairndtest.FreePort()
@@ -107,6 +131,15 @@ func startRaftSetArgs(t *testing.T, n int, settings bson.D, seed int64, extra ..
 			s.proxies = append(s.proxies, px)
 		}
 	}
+	return s
+}
+
+// startAll starts every member and stops, at the test's end, those still
+// running.
+func (s *raftSet) startAll() {
+	t := s.t
+	t.Helper()
+	n := len(s.members)
 	for i := 0; i < n; i++ {
 		s.start(i)
 	}
@@ -120,20 +153,6 @@ func startRaftSetArgs(t *testing.T, n int, settings bson.D, seed int64, extra ..
 			}
 		}
 	})
-	members := bson.A{}
-	for i := 0; i < n; i++ {
-		members = append(members, bson.D{{Key: "_id", Value: i}, {Key: "host", Value: s.host(i)}})
-	}
-	cfg := bson.D{{Key: "_id", Value: s.name}, {Key: "members", Value: members}}
-	if settings != nil {
-		cfg = append(cfg, bson.E{Key: "settings", Value: settings})
-	}
-	c := s.direct(0)
-	if err := c.Database("admin").RunCommand(ctx(t), bson.D{{Key: "replSetInitiate", Value: cfg}}).Err(); err != nil {
-		t.Fatalf("replSetInitiate: %v\n%s", err, s.members[0].Logs())
-	}
-	s.waitHealthy(n)
-	return s
 }
 
 // direct is a direct connection to member i.
