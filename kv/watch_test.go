@@ -114,17 +114,7 @@ func TestWatchTreeConcurrent(t *testing.T) {
 			}
 		}()
 	}
-	for n := range commits {
-		if err := db.Update(context.Background(), func(tx *Tx) error {
-			tr, err := tx.CreateTreeIfNotExists("a")
-			if err != nil {
-				return err
-			}
-			return tr.Put(binary.BigEndian.AppendUint32(nil, uint32(n)), []byte("v"))
-		}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	putCommits(t, db, commits)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -179,20 +169,27 @@ func TestWatchTreeShared(t *testing.T) {
 			}
 		}()
 	}
-	for n := range commits {
+	putCommits(t, db, commits)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// putCommits commits n transactions, the i-th putting key i (big-endian
+// uint32) in tree "a", which the first creates.
+func putCommits(t *testing.T, db *DB, n int) {
+	t.Helper()
+	for i := range n {
 		if err := db.Update(context.Background(), func(tx *Tx) error {
 			tr, err := tx.CreateTreeIfNotExists("a")
 			if err != nil {
 				return err
 			}
-			return tr.Put(binary.BigEndian.AppendUint32(nil, uint32(n)), []byte("v"))
+			return tr.Put(binary.BigEndian.AppendUint32(nil, uint32(i)), []byte("v"))
 		}); err != nil {
 			t.Fatal(err)
 		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
 	}
 }
