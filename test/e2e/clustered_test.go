@@ -169,20 +169,7 @@ func TestClusteredTTL(t *testing.T) {
 	if _, err := coll.InsertMany(ctx(t), docs); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		n, err := coll.CountDocuments(ctx(t), bson.D{{Key: "k", Value: "old"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d expired documents remain after 20 s", n)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitExpired(t, coll, bson.D{{Key: "k", Value: "old"}}, 20*time.Second, "documents")
 	if n, err := coll.CountDocuments(ctx(t), bson.D{}); err != nil || n != 3 {
 		t.Fatalf("%d documents remain (%v), want the future date, the string and the number", n, err)
 	}
@@ -195,4 +182,25 @@ func mustMarshal(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// waitExpired waits, up to within, until no document of coll matches
+// filter (the TTL monitor removed them), failing with the count of what
+// is left (what names it) otherwise.
+func waitExpired(t *testing.T, coll *mongo.Collection, filter bson.D, within time.Duration, what string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		n, err := coll.CountDocuments(ctx(t), filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d expired %s remain after %v", n, what, within)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }

@@ -356,20 +356,7 @@ func TestTimeseriesTTL(t *testing.T) {
 	if _, err := coll.InsertMany(ctx(t), docs); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		n, err := coll.CountDocuments(ctx(t), bson.D{{Key: "m", Value: "old"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d expired measurements left after 15 s", n)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	waitExpired(t, coll, bson.D{{Key: "m", Value: "old"}}, 15*time.Second, "measurements")
 	if n, err := coll.CountDocuments(ctx(t), bson.D{{Key: "m", Value: "new"}}); err != nil || n != 50 {
 		t.Fatalf("recent measurements: %d %v", n, err)
 	}
