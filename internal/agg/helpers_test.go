@@ -175,3 +175,15 @@ func errCode(err error) int32 {
 	}
 	return 0
 }
+
+// runSerial runs p over docs (a copy of the slice) on the row path and
+// drains it: its documents and the error the run ends with (a pipeline
+// that does not start fails the test).
+func runSerial(t testing.TB, p *Pipeline, docs []bson.Doc) ([]bson.Doc, error) {
+	t.Helper()
+	it, err := p.Run(&SliceIterator{Docs: append([]bson.Doc(nil), docs...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Drain(it)
+}

@@ -87,11 +87,7 @@ func TestParallelNarrowSource(t *testing.T) {
 		if !sameSet(fields, tc.fields) {
 			t.Fatalf("%s: ParallelFields %v, want %v", tc.pipeline, fields, tc.fields)
 		}
-		it, err := mk().Run(&SliceIterator{Docs: append([]bson.Doc(nil), docs...)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		serial, err := Drain(it)
+		serial, err := runSerial(t, mk(), docs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -87,11 +87,7 @@ func runBoth(t *testing.T, docs []bson.Doc, pipeline string, memLimit int64, all
 		}
 		return p
 	}
-	it, err := mk().Run(&SliceIterator{Docs: append([]bson.Doc(nil), docs...)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	serial, serr := Drain(it)
+	serial, serr := runSerial(t, mk(), docs)
 	want := canonical(t, serial)
 	for _, workers := range []int{1, 2, 4} {
 		pit, ok, err := mk().RunParallel(&sliceBatches{docs: docs}, workers)

@@ -239,11 +239,7 @@ func TestVectorMatchesRowPath(t *testing.T) {
 			}
 			return p
 		}
-		it, err := mk().Run(&SliceIterator{Docs: append([]bson.Doc(nil), docs...)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		serial, serr := Drain(it)
+		serial, serr := runSerial(t, mk(), docs)
 		want := canonical(t, serial)
 		src := &sliceColumns{fields: append([]string{"_id"}, fields...), docs: docs, rows: 1 + r.IntN(700)}
 		p := mk()
