@@ -531,29 +531,6 @@ func (n *Node) WaitCommitted(ctx context.Context, ts repl.Timestamp, epoch uint6
 	})
 }
 
-// waitCommitPoint calls done, with n.mu held, until it reports that the
-// wait is over (with its error, nil for success), waiting between calls
-// for the commit point's channel (CommitPoint), ctx's end or the node's
-// stop (ErrStopped). ReadCommitted and WaitCommitted wait through it.
-func (n *Node) waitCommitPoint(ctx context.Context, done func() (bool, error)) error {
-	for {
-		n.mu.Lock()
-		ch := n.commitCh
-		over, err := done()
-		n.mu.Unlock()
-		if over {
-			return err
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-n.stopc:
-			return ErrStopped
-		}
-	}
-}
-
 // ErrNoElectable: no voter took the leadership over (step down).
 var ErrNoElectable = errors.New("raftrepl: no electable secondary caught up")
 

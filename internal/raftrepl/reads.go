@@ -56,3 +56,26 @@ func (n *Node) ReadCommitted(ctx context.Context, epoch uint64) error {
 		return false, nil
 	})
 }
+
+// waitCommitPoint calls done, with n.mu held, until it reports that the
+// wait is over (with its error, nil for success), waiting between calls
+// for the commit point's channel (CommitPoint), ctx's end or the node's
+// stop (ErrStopped). ReadCommitted and WaitCommitted wait through it.
+func (n *Node) waitCommitPoint(ctx context.Context, done func() (bool, error)) error {
+	for {
+		n.mu.Lock()
+		ch := n.commitCh
+		over, err := done()
+		n.mu.Unlock()
+		if over {
+			return err
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-n.stopc:
+			return ErrStopped
+		}
+	}
+}
