@@ -301,6 +301,17 @@ func (n *Node) handle(rd raft.Ready) error {
 			return err
 		}
 	}
+	// The leader sends its appends before it writes them to its own log
+	// (Raft thesis §10.2.1, as etcd's server does): the followers' log
+	// writes overlap the leader's, and an entry still commits only once a
+	// majority, the leader counted at Advance after its write, holds it.
+	// Its term and vote were written before it campaigned. Followers and
+	// candidates send after the write (a vote or an append's ack must not
+	// precede the state it vouches for).
+	early := raft.IsEmptySnap(rd.Snapshot) && n.leaderAfter(rd)
+	if early {
+		n.tr.send(n.unfrozen(rd.Messages))
+	}
 	if len(rd.Entries) > 0 || (rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState)) {
 		if err := save(ctx, n.opts.DB, rd.HardState, rd.Entries); err != nil {
 			return err
@@ -344,7 +355,9 @@ func (n *Node) handle(rd raft.Ready) error {
 	if n.isLeader() {
 		n.noteProposed(rd.Entries)
 	}
-	n.tr.send(n.unfrozen(rd.Messages))
+	if !early {
+		n.tr.send(n.unfrozen(rd.Messages))
+	}
 	if err := n.apply(ctx, rd.CommittedEntries); err != nil {
 		return err
 	}
@@ -359,6 +372,15 @@ func (n *Node) handle(rd raft.Ready) error {
 	}
 	n.publish()
 	return n.prune(ctx)
+}
+
+// leaderAfter reports whether the member leads once rd is handled: rd's
+// soft state when it has one, else the state it had.
+func (n *Node) leaderAfter(rd raft.Ready) bool {
+	if rd.SoftState != nil {
+		return rd.SoftState.RaftState == raft.StateLeader
+	}
+	return n.isLeader()
 }
 
 // unfrozen drops the member's own vote requests while it is frozen or has
