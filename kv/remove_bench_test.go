@@ -34,18 +34,7 @@ func removeHalf(b *testing.B, discard bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		err = db.Update(ctx, func(tx *Tx) error {
-			tr, err := tx.CreateTree("t")
-			if err != nil {
-				return err
-			}
-			for j := range keys {
-				if err := tr.Put(keys[j], vals[j]); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
+		err = fillTree(ctx, db, "t", keys, vals)
 		if err != nil {
 			b.Fatal(err)
 		}
