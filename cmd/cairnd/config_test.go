@@ -125,6 +125,8 @@ systemLog:
 		{"tls mode without certificate", []string{"--tlsMode", "requireTLS"}, nil, "need tlsCertificateKeyFile"},
 		{"bad tls mode", []string{"--tlsMode", "sometimes", "--tlsCertificateKeyFile", "x"}, nil, "tlsMode"},
 		{"tls from the file", []string{"--config", tlsConf}, nil, "loading tlsCertificateKeyFile /nonexistent.pem"},
+		{"tls cluster file without a mode", []string{"--tlsClusterFile", "/x.pem"}, nil, "need to enable TLS via the tlsMode flag"},
+		{"tls certificate with tls disabled", []string{"--tlsMode", "disabled", "--tlsCertificateKeyFile", "/x.pem"}, nil, "need to enable TLS via the tlsMode flag"},
 		{"tls disabled", []string{"--tlsMode", "disabled"}, func(t *testing.T, c config) {
 			if c.tls.options() != nil {
 				t.Error("TLS options with tlsMode disabled")

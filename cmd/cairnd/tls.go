@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 
 	"github.com/cairndb/cairn/bson"
@@ -66,6 +67,11 @@ func (t tlsConfig) options() *server.TLSOptions {
 func (t tlsConfig) check() error {
 	o := t.options()
 	if o == nil {
+		// As mongod: TLS settings without a mode that enables TLS are a
+		// mistake, not something to ignore.
+		if t.CertificateKeyFile != "" || t.CAFile != "" || t.ClusterFile != "" || t.AllowConnectionsWithoutCertificates {
+			return errors.New("need to enable TLS via the tlsMode flag when using TLS configuration parameters")
+		}
 		return nil
 	}
 	if _, err := o.Config(); err != nil {
