@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 
 	"github.com/cairndb/cairn/bson"
@@ -38,6 +39,17 @@ func (e *Engine) ParallelPipeline(ctx context.Context, tx *kv.Tx, db, name strin
 		}
 	}
 	fields, lf := p.ParallelFields(), p.LateFields()
+	if pl != nil && !hinted && e.ColumnCache.Enabled() {
+		// A selective index plan beats any column scan: the columns are
+		// read whole, the index only over the plan's ranges.
+		selective, err := selectivePlan(tx, coll, pl)
+		if err != nil {
+			return nil, false, err
+		}
+		if selective {
+			return p.RunParallel(&indexScan{ctx: ctx, tx: tx, coll: coll, plan: pl}, workers)
+		}
+	}
 	if !hinted && fields == nil && lf != nil {
 		src, err := e.columnScan(ctx, tx, coll, lf, pl != nil)
 		if err != nil {
@@ -184,4 +196,42 @@ func fetchByID(tx *kv.Tx, coll *catalog.Collection) func(cut bson.Doc) (bson.Doc
 		}
 		return append(bson.Doc(nil), v...), nil
 	}
+}
+
+// selectivePlan reports whether the index plan pl reaches at most a
+// 1/wantColumnsShare of coll's documents — the share below which an index
+// scan costs less than a column scan of the whole collection (wantColumns'
+// measure). It counts pl's index entries, stopping at that bound, so it
+// reads at most a sixteenth of the index; a union plan counts all its
+// branches.
+func selectivePlan(tx *kv.Tx, coll *catalog.Collection, pl *Plan) (bool, error) {
+	data, err := DataTree(tx, coll)
+	if err != nil {
+		return false, err
+	}
+	limit := data.Len() / wantColumnsShare
+	branches := pl.Or
+	if branches == nil {
+		branches = []*Plan{pl}
+	}
+	var n int64
+	for _, b := range branches {
+		it, err := tx.Tree(coll.IndexTree(b.Index))
+		if err != nil {
+			return false, nil // dropped: the scan itself reports it
+		}
+		cur := it.Cursor()
+		for _, r := range b.Ranges {
+			var st WalkState
+			for k, _ := seekRangeForward(cur, r, &st); k != nil && r.BeforeEnd(k) && r.PastStart(k); k, _ = cur.Next() {
+				if n++; n > limit {
+					return false, nil
+				}
+			}
+			if err := cur.Err(); err != nil {
+				return false, fmt.Errorf("counting index %s of %s: %w", b.Index, coll.Namespace(), err)
+			}
+		}
+	}
+	return true, nil
 }

@@ -207,3 +207,66 @@ func TestColumnCacheAnswers(t *testing.T) {
 	}
 	compare("write from another connection", "renamed")
 }
+
+// TestColumnCacheSelectiveIndex: once the column cache holds a field, a
+// pipeline whose leading $match an index answers with a few entries still
+// walks the index (ClickBench's Q19: a UserID equality), while one the
+// index would answer with most of the collection reads the columns.
+func TestColumnCacheSelectiveIndex(t *testing.T) {
+	srv := cairndtest.Start(t)
+	client := dial(t, srv.URI)
+	c := client.Database("e2ecol").Collection("sel")
+	var docs []any
+	for i := range 4000 {
+		docs = append(docs, bson.D{{Key: "_id", Value: i}, {Key: "u", Value: int32(i)}, {Key: "pad", Value: "filler filler filler"}})
+	}
+	if _, err := c.InsertMany(ctx(t), docs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "u", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	count := func(match bson.M) int32 {
+		t.Helper()
+		cur, err := c.Aggregate(ctx(t), bson.A{bson.M{"$match": match}, bson.M{"$group": bson.M{"_id": nil, "n": bson.M{"$sum": 1}, "s": bson.M{"$sum": "$u"}}}})
+		r := aggAll(t, cur, err)
+		if len(r) != 1 {
+			t.Fatalf("%v: %v", match, r)
+		}
+		return r[0]["n"].(int32)
+	}
+	// An unfiltered $group on u builds the column.
+	cur, err := c.Aggregate(ctx(t), bson.A{bson.M{"$group": bson.M{"_id": nil, "m": bson.M{"$max": "$u"}}}})
+	if r := aggAll(t, cur, err); len(r) != 1 || r[0]["m"] != int32(3999) {
+		t.Fatalf("max: %v", r)
+	}
+	// An index scan that reads most of the collection asks the cache to
+	// serve u to index plans from then on; the next runs read the column.
+	for range 3 {
+		if got := count(bson.M{"u": bson.M{"$gte": 100}}); got != 3900 {
+			t.Fatalf("warm-up: n = %d", got)
+		}
+	}
+	if st := columnCacheStats(t, client); st["builds"].(int64) == 0 || st["hits"].(int64) == 0 {
+		t.Fatalf("the column of u is not served: %v", st)
+	}
+	for _, tc := range []struct {
+		match   bson.M
+		want    int32
+		columns bool
+	}{
+		{bson.M{"u": 1234}, 1, false},
+		{bson.M{"u": bson.M{"$in": bson.A{5, 17, 3000}}}, 3, false},
+		{bson.M{"u": bson.M{"$gte": 3900}}, 100, false},
+		{bson.M{"u": bson.M{"$gte": 100}}, 3900, true},
+	} {
+		before := columnCacheStats(t, client)["hits"].(int64)
+		if got := count(tc.match); got != tc.want {
+			t.Errorf("%v: n = %d, want %d", tc.match, got, tc.want)
+		}
+		after := columnCacheStats(t, client)["hits"].(int64)
+		if used := after > before; used != tc.columns {
+			t.Errorf("%v: served by the column cache = %v, want %v (hits %d -> %d)", tc.match, used, tc.columns, before, after)
+		}
+	}
+}
