@@ -197,7 +197,7 @@ func (s *Stream) event(tx *kv.Tx, e *entry, i, v int, opType, db, coll string) (
 	if err != nil {
 		return nil, err
 	}
-	be := &builtEvent{tok: tok, doc: doc}
+	be := &builtEvent{tok: tok, doc: doc, shared: true}
 	if id, ok := doc.Lookup("_id"); ok && id.Type == bson.TypeDocument {
 		be.tokDoc = id.Document()
 	}

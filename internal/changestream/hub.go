@@ -67,12 +67,13 @@ type HubOptions struct {
 // oplog entries and built events, and the commit point they deliver up
 // to. Its methods are safe for concurrent use.
 type Hub struct {
-	kv    *kv.DB
-	log   *oplog.Log
-	opts  HubOptions
-	shift uint
-	slots []atomic.Pointer[entry]
-	bytes atomic.Int64
+	kv          *kv.DB
+	log         *oplog.Log
+	opts        HubOptions
+	shift       uint
+	slots       []atomic.Pointer[entry]
+	bytes       atomic.Int64
+	shapesState // the pipeline shapes (shape.go)
 
 	// Hits, Misses and Builds count cache lookups that found the entry,
 	// lookups that did not, and shared event documents built (tests and
@@ -167,6 +168,9 @@ type builtEvent struct {
 	tok    Token
 	doc    bson.Doc
 	tokDoc bson.Doc // the token's {_data}: the event's _id
+	// shared is set on the events the hub keeps (the only ones a shape
+	// caches outputs for: their pointer identifies the event).
+	shared bool
 }
 
 // decodeEntry decodes the entry at ts (raw must outlive the entry);

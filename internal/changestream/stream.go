@@ -29,6 +29,9 @@ type Stream struct {
 	kv  *kv.DB
 	log *oplog.Log
 	hub *Hub // nil: no sharing
+	// shape (nil: none) holds the outputs this stream shares with the
+	// identical streams of the hub (shape.go).
+	shape *shape
 	// committed is the commit point the stream delivers up to
 	// (commit.go): the hub's, or the oplog's durable point.
 	committed CommitPoint
@@ -69,6 +72,9 @@ func Open(kvdb *kv.DB, log *oplog.Log, hub *Hub, scope Scope, spec *Spec, pipe *
 	s.committed = log.Durable
 	if hub != nil {
 		s.hub, s.committed = hub, hub.opts.CommitPoint
+		if key := s.shapeKey(stages); key != "" {
+			s.shape = hub.joinShape(key)
+		}
 	}
 	return s, nil
 }
@@ -188,7 +194,11 @@ func (s *Stream) Changed() <-chan struct{} {
 }
 
 // Close implements exec.Source; it may be called more than once.
-func (s *Stream) Close() { s.closed.Store(true) }
+func (s *Stream) Close() {
+	if !s.closed.Swap(true) && s.shape != nil {
+		s.hub.leaveShape(s.shape)
+	}
+}
 
 // Fill implements exec.Source: it reads the oplog from the stream's
 // position in a new snapshot, emitting the events after the position
@@ -234,7 +244,12 @@ func (s *Stream) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, erro
 		doc := be.doc
 		if s.pipe != nil {
 			var err error
-			if doc, err = s.transform(be.doc, tok); err != nil {
+			if s.shape != nil && be.shared {
+				doc, err = s.sharedTransform(be)
+			} else {
+				doc, err = s.transform(be.doc, tok)
+			}
+			if err != nil {
 				return false, err
 			}
 		}
