@@ -58,6 +58,10 @@ type HubOptions struct {
 	MaxBytes int64
 	// MaxEntryBytes is the largest raw entry cached (default 64 KiB).
 	MaxEntryBytes int
+	// ShapeSlots is the number of outputs each pipeline shape keeps
+	// (shape.go), a power of two (default 1024; another value is
+	// rounded up to one).
+	ShapeSlots int
 	// CommitPoint is what the streams deliver up to (commit.go): the
 	// oplog's durable point when nil.
 	CommitPoint CommitPoint
@@ -97,6 +101,15 @@ func NewHub(kvdb *kv.DB, log *oplog.Log, o HubOptions) *Hub {
 	}
 	if o.MaxEntryBytes <= 0 {
 		o.MaxEntryBytes = 64 << 10
+	}
+	if o.ShapeSlots <= 0 {
+		o.ShapeSlots = defaultShapeSlots
+	}
+	for n := 1; ; n <<= 1 {
+		if n >= o.ShapeSlots {
+			o.ShapeSlots = n
+			break
+		}
 	}
 	if o.CommitPoint == nil {
 		o.CommitPoint = log.Durable

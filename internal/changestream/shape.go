@@ -25,8 +25,8 @@ package changestream
 // stages modified the _id) is never cached — each stream computes and
 // reports its own.
 //
-// The cache is direct-mapped like the hub's (a slot per (ts, txnOpIndex)
-// hash, an atomic pointer each, a newer event replacing an older one), so
+// The cache is direct-mapped like the hub's (HubOptions.ShapeSlots slots,
+// an event's slot a hash of its ts and txnOpIndex, an atomic pointer each, a newer event replacing an older one), so
 // an output lives until a later event takes its slot — by then every
 // stream that keeps up has passed it, and a stream behind the cache
 // computes the output itself, as an unshared stream would. Outputs that
@@ -44,8 +44,8 @@ import (
 	"github.com/cairndb/cairn/bson"
 )
 
-// shapeSlots is the number of outputs a shape keeps (a power of two).
-const shapeSlots = 1024
+// defaultShapeSlots is the number of outputs a shape keeps by default.
+const defaultShapeSlots = 1024
 
 // volatile are the names that make a stage's output depend on more than
 // the event (the time, randomness, scripts): a pipeline naming one is
@@ -59,7 +59,7 @@ var volatile = [][]byte{
 type shape struct {
 	key   string
 	refs  int // streams holding it, under Hub.shapesMu
-	slots [shapeSlots]atomic.Pointer[shapeResult]
+	slots []atomic.Pointer[shapeResult] // a power of two
 	// Hits and Computes count outputs served from the cache and computed
 	// into it (tests read them).
 	Hits, Computes atomic.Int64
@@ -73,8 +73,8 @@ type shapeResult struct {
 }
 
 func (sh *shape) slot(be *builtEvent) *atomic.Pointer[shapeResult] {
-	h := (uint64(be.tok.TS)*0x9E3779B97F4A7C15 + uint64(be.tok.TxnOpIndex)*0xBF58476D1CE4E5B9) >> (64 - 10)
-	return &sh.slots[h&(shapeSlots-1)]
+	h := (uint64(be.tok.TS) ^ uint64(be.tok.TxnOpIndex)*0xBF58476D1CE4E5B9) * 0x9E3779B97F4A7C15
+	return &sh.slots[(h>>32)&uint64(len(sh.slots)-1)]
 }
 
 // shapeKey returns the canonical key of a stream's outputs, or "" when the
@@ -131,7 +131,7 @@ func (h *Hub) joinShape(key string) *shape {
 	}
 	sh := h.shapes[key]
 	if sh == nil {
-		sh = &shape{key: key}
+		sh = &shape{key: key, slots: make([]atomic.Pointer[shapeResult], h.opts.ShapeSlots)}
 		h.shapes[key] = sh
 	}
 	sh.refs++

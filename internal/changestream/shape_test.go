@@ -85,85 +85,90 @@ func TestShapeSharesResults(t *testing.T) {
 	spec := Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff}
 	scope := Scope{DB: "db", Coll: "c"}
 	for _, sh := range shapes {
-		t.Run(sh.name, func(t *testing.T) {
-			h := newHarness(t)
-			hub := NewHub(h.db, h.log, HubOptions{})
-			stages := docs(t, sh.stages)
-			open := func(withHub bool, sp Spec) *Stream {
-				var hb *Hub
-				if withHub {
-					hb = hub
+		for _, opts := range []HubOptions{{}, {ShapeSlots: 1}, {Slots: 2, ShapeSlots: 2, MaxBytes: 2000}} {
+			t.Run(fmt.Sprintf("%s/slots=%d,%d", sh.name, opts.Slots, opts.ShapeSlots), func(t *testing.T) {
+				h := newHarness(t)
+				hub := NewHub(h.db, h.log, opts)
+				stages := docs(t, sh.stages)
+				open := func(withHub bool, sp Spec) *Stream {
+					var hb *Hub
+					if withHub {
+						hb = hub
+					}
+					s, err := Open(h.db, h.log, hb, scope, &sp, parsePipe(t, stages, nil), stages)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return s
 				}
-				s, err := Open(h.db, h.log, hb, scope, &sp, parsePipe(t, stages, nil), stages)
-				if err != nil {
-					t.Fatal(err)
+				plain := open(false, spec)
+				var shared []*Stream
+				for range 4 {
+					shared = append(shared, open(true, spec))
 				}
-				return s
-			}
-			plain := open(false, spec)
-			var shared []*Stream
-			for range 4 {
-				shared = append(shared, open(true, spec))
-			}
-			if shared[0].shape == nil || shared[0].shape != shared[3].shape || hub.Shapes() != 1 {
-				t.Fatalf("identical streams do not share a shape (%d shapes)", hub.Shapes())
-			}
-			hubWrites(t, h, 0, 12)
-			want, wantPB, wantErr := drainBatches(t, plain, 1<<30)
-			if sh.fatal {
-				if !containsCode(wantErr, mongoerr.ChangeStreamFatalError) {
-					t.Fatalf("plain stream: %v, want ChangeStreamFatalError", wantErr)
+				if shared[0].shape == nil || shared[0].shape != shared[3].shape || hub.Shapes() != 1 {
+					t.Fatalf("identical streams do not share a shape (%d shapes)", hub.Shapes())
 				}
-			} else if wantErr != nil || len(want) == 0 {
-				t.Fatalf("plain stream: %d events, %v", len(want), wantErr)
-			}
-			for i, s := range shared {
-				n := []int{1 << 30, 1, 2, 3}[i] // batch sizes: whole, and ending mid-entry
-				got, pb, err := drainBatches(t, s, n)
-				if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
-					t.Fatalf("stream %d: error %v, want %v", i, err, wantErr)
+				hubWrites(t, h, 0, 12)
+				want, wantPB, wantErr := drainBatches(t, plain, 1<<30)
+				if sh.fatal {
+					if !containsCode(wantErr, mongoerr.ChangeStreamFatalError) {
+						t.Fatalf("plain stream: %v, want ChangeStreamFatalError", wantErr)
+					}
+				} else if wantErr != nil || len(want) == 0 {
+					t.Fatalf("plain stream: %d events, %v", len(want), wantErr)
 				}
-				same(t, fmt.Sprintf("stream %d", i), got, want)
-				if n == 1<<30 && !sh.fatal && (len(pb) != len(wantPB) || pb[len(pb)-1] != wantPB[len(wantPB)-1]) {
-					t.Errorf("stream %d: postBatchResumeToken %q, want %q", i, pb, wantPB)
+				for i, s := range shared {
+					n := []int{1 << 30, 1, 2, 3}[i] // batch sizes: whole, and ending mid-entry
+					got, pb, err := drainBatches(t, s, n)
+					if (err == nil) != (wantErr == nil) || (err != nil && err.Error() != wantErr.Error()) {
+						t.Fatalf("stream %d: error %v, want %v", i, err, wantErr)
+					}
+					same(t, fmt.Sprintf("stream %d", i), got, want)
+					if n == 1<<30 && !sh.fatal && (len(pb) != len(wantPB) || pb[len(pb)-1] != wantPB[len(wantPB)-1]) {
+						t.Errorf("stream %d: postBatchResumeToken %q, want %q", i, pb, wantPB)
+					}
+					if !sh.fatal && string(s.PostBatchResumeToken()) != string(plain.PostBatchResumeToken()) {
+						t.Errorf("stream %d: final postBatchResumeToken differs", i)
+					}
 				}
-				if !sh.fatal && string(s.PostBatchResumeToken()) != string(plain.PostBatchResumeToken()) {
-					t.Errorf("stream %d: final postBatchResumeToken differs", i)
+				if !sh.fatal && opts.Slots == 0 && opts.ShapeSlots == 0 {
+					if c := shared[0].shape.Computes.Load(); c == 0 || shared[0].shape.Hits.Load() < 3*c {
+						t.Errorf("outputs computed %d times, served from the shape %d times: not shared", c, shared[0].shape.Hits.Load())
+					}
 				}
-			}
-			if !sh.fatal {
-				if c := shared[0].shape.Computes.Load(); c == 0 || shared[0].shape.Hits.Load() < 3*c {
-					t.Errorf("outputs computed %d times, served from the shape %d times: not shared", c, shared[0].shape.Hits.Load())
+				// Resumed after each event, a shared stream returns what a
+				// plain resumed stream does.
+				for i, ev := range want {
+					id, _ := ev.Lookup("_id")
+					tok, err := DecodeToken(id.Document())
+					if err != nil {
+						t.Fatal(err)
+					}
+					sp := spec
+					sp.ResumeAfter = &tok
+					a, b := open(false, sp), open(true, sp)
+					wa, _, ea := drainBatches(t, a, 1<<30)
+					wb, _, eb := drainBatches(t, b, 2)
+					if (ea == nil) != (eb == nil) {
+						t.Fatalf("resumed after %d: errors %v and %v", i, ea, eb)
+					}
+					same(t, fmt.Sprintf("resumed after %d", i), wb, wa)
+					a.Close()
+					b.Close()
 				}
-			}
-			// Resumed after each event, a shared stream returns what a
-			// plain resumed stream does.
-			for i, ev := range want {
-				id, _ := ev.Lookup("_id")
-				tok, err := DecodeToken(id.Document())
-				if err != nil {
-					t.Fatal(err)
+				plain.Close()
+				for _, s := range shared {
+					s.Close()
 				}
-				sp := spec
-				sp.ResumeAfter = &tok
-				a, b := open(false, sp), open(true, sp)
-				wa, _, ea := drainBatches(t, a, 1<<30)
-				wb, _, eb := drainBatches(t, b, 2)
-				if (ea == nil) != (eb == nil) {
-					t.Fatalf("resumed after %d: errors %v and %v", i, ea, eb)
+				if hub.Shapes() != 0 {
+					t.Errorf("%d shapes left after every stream closed", hub.Shapes())
 				}
-				same(t, fmt.Sprintf("resumed after %d", i), wb, wa)
-				a.Close()
-				b.Close()
-			}
-			plain.Close()
-			for _, s := range shared {
-				s.Close()
-			}
-			if hub.Shapes() != 0 {
-				t.Errorf("%d shapes left after every stream closed", hub.Shapes())
-			}
-		})
+				if b := hub.CachedBytes(); opts.MaxBytes > 0 && b > opts.MaxBytes {
+					t.Errorf("cache holds %d bytes, bound %d", b, opts.MaxBytes)
+				}
+			})
+		}
 	}
 }
 
