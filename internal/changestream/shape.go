@@ -58,7 +58,7 @@ var volatile = [][]byte{
 // shape is the shared outputs of the streams with one key.
 type shape struct {
 	key   string
-	refs  int // streams holding it, under Hub.shapesMu
+	refs  int                           // streams holding it, under Hub.shapesMu
 	slots []atomic.Pointer[shapeResult] // a power of two
 	// Hits and Computes count outputs served from the cache and computed
 	// into it (tests read them).
