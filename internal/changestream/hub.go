@@ -41,6 +41,7 @@ package changestream
 import (
 	"bytes"
 	"sync/atomic"
+	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/oplog"
@@ -62,6 +63,12 @@ type HubOptions struct {
 	// (shape.go), a power of two (default 1024; another value is
 	// rounded up to one).
 	ShapeSlots int
+	// Linger is how long a woken getMore whose read brought at least
+	// LingerEvents events waits for more before it answers (commit.go;
+	// default DefaultLinger, negative: never), and LingerEvents that
+	// count (default DefaultLingerEvents).
+	Linger       time.Duration
+	LingerEvents int64
 	// CommitPoint is what the streams deliver up to (commit.go): the
 	// oplog's durable point when nil.
 	CommitPoint CommitPoint
@@ -110,6 +117,12 @@ func NewHub(kvdb *kv.DB, log *oplog.Log, o HubOptions) *Hub {
 			o.ShapeSlots = n
 			break
 		}
+	}
+	if o.Linger == 0 {
+		o.Linger = DefaultLinger
+	}
+	if o.LingerEvents <= 0 {
+		o.LingerEvents = DefaultLingerEvents
 	}
 	if o.CommitPoint == nil {
 		o.CommitPoint = log.Durable

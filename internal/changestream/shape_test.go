@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
@@ -252,6 +253,39 @@ func same(t *testing.T, what string, got, want []bson.Doc) {
 	for i := range want {
 		if string(got[i]) != string(want[i]) {
 			t.Fatalf("%s: event %d:\n got %s\nwant %s", what, i, str(t, got[i]), str(t, want[i]))
+		}
+	}
+}
+
+// TestLingerPolicy: a stream of a hub lingers after a wake-up read that
+// brought LingerEvents events or more, for the hub's Linger; a stream
+// without a hub, or a hub whose Linger is negative, never does.
+func TestLingerPolicy(t *testing.T) {
+	h := newHarness(t)
+	spec := Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff}
+	open := func(hub *Hub) *Stream {
+		s, err := Open(h.db, h.log, hub, Scope{DB: "db", Coll: "c"}, &spec, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		return s
+	}
+	tests := []struct {
+		name string
+		hub  *Hub
+		n    int64
+		want time.Duration
+	}{
+		{"default, few events", NewHub(h.db, h.log, HubOptions{}), DefaultLingerEvents - 1, 0},
+		{"default, a group", NewHub(h.db, h.log, HubOptions{}), DefaultLingerEvents, DefaultLinger},
+		{"set", NewHub(h.db, h.log, HubOptions{Linger: 7 * time.Millisecond, LingerEvents: 2}), 2, 7 * time.Millisecond},
+		{"disabled", NewHub(h.db, h.log, HubOptions{Linger: -1}), 100, 0},
+		{"no hub", nil, 100, 0},
+	}
+	for _, tc := range tests {
+		if got := open(tc.hub).Linger(tc.n); got != tc.want {
+			t.Errorf("%s: Linger(%d) = %v, want %v", tc.name, tc.n, got, tc.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
@@ -193,6 +194,31 @@ func (s *Stream) Changed() <-chan struct{} {
 	return ch
 }
 
+// DefaultLinger is how long a woken getMore lingers for more events when
+// its commit-point advance brought DefaultLingerEvents or more
+// (HubOptions.Linger, HubOptions.LingerEvents). One advance bringing four
+// events means four writes grouped in one journal flush or Raft commit:
+// writers faster than the flushes, whose next group is about one flush
+// away. A paced writer whose writes each get their own flush (1,000
+// writes/s against a sub-millisecond fdatasync) brings one or two and is
+// answered at once.
+const (
+	DefaultLinger       = 2 * time.Millisecond
+	DefaultLingerEvents = 4
+)
+
+// Linger implements exec.Lingerer: a getMore woken by an advance of the
+// commit point whose read brought n events keeps reading at each advance
+// for the hub's Linger when n is at least LingerEvents, so that its round
+// trip carries the events of several flushes (DefaultLinger). Streams
+// without a hub never linger.
+func (s *Stream) Linger(n int64) time.Duration {
+	if s.hub == nil || s.hub.opts.Linger <= 0 || n < s.hub.opts.LingerEvents {
+		return 0
+	}
+	return s.hub.opts.Linger
+}
+
 // Close implements exec.Source; it may be called more than once.
 func (s *Stream) Close() {
 	if !s.closed.Swap(true) && s.shape != nil {
@@ -362,4 +388,7 @@ func ResumableLabel(err error) error {
 	return &mongoerr.Error{Code: e.Code, Message: e.Message, Extra: b.Finish()}
 }
 
-var _ exec.Source = (*Stream)(nil)
+var (
+	_ exec.Source   = (*Stream)(nil)
+	_ exec.Lingerer = (*Stream)(nil)
+)

@@ -19,6 +19,15 @@ package exec
 // early with the command's error when its context ends (killOp, maxTimeMS,
 // a disconnect, shutdown), and with CursorKilled when killCursors kills
 // the cursor. It never polls.
+//
+// A source may ask a woken getMore to linger (Lingerer): when the read
+// after a wake-up brought documents and more are coming fast — a change
+// stream whose one commit-point advance brought several events —, the
+// getMore waits a short, bounded moment and reads once more into the
+// same batch before it answers, so that one round trip carries the
+// events of several commits instead of one: it reads again at each
+// advance until the linger time is over (never past the await time), and
+// a context end or killCursors meanwhile answers the batch read so far.
 
 import (
 	"context"
@@ -161,9 +170,53 @@ func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func
 			b.Release() // read what the commit wrote
 		}
 		if exhausted, err = fill(); err != nil || exhausted || *n > 0 {
+			if err == nil && !exhausted {
+				return e.linger(ctx, cur, timer, ch, changed, fill, *n)
+			}
 			return exhausted, err
 		}
 	}
+}
+
+// linger, when the cursor's source asks for it after a wake-up read that
+// brought n documents, keeps reading into the batch at each advance of ch
+// (loaded before that read; changed loads the next) until the source's
+// linger time is over.
+func (e *Engine) linger(ctx context.Context, cur *Cursor, await *time.Timer, ch <-chan struct{}, changed func() <-chan struct{}, fill func() (bool, error), n int64) (bool, error) {
+	lg, ok := cur.Src.(Lingerer)
+	if !ok {
+		return false, nil
+	}
+	d := lg.Linger(n)
+	if d <= 0 {
+		return false, nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ch:
+		case <-t.C:
+			return false, nil
+		case <-await.C:
+			return false, nil
+		case <-ctx.Done():
+			return false, nil // answer what the batch holds
+		case <-cur.Killed():
+			return false, nil
+		}
+		ch = changed()
+		if exhausted, err := fill(); err != nil || exhausted {
+			return exhausted, err
+		}
+	}
+}
+
+// Lingerer is a source that may ask a woken awaitData getMore whose read
+// brought n documents to wait d for more before it answers (0: answer
+// now).
+type Lingerer interface {
+	Linger(n int64) (d time.Duration)
 }
 
 // ChangeNotifier is a source that provides its own wake-up channel (a

@@ -38,6 +38,9 @@ import (
 
 func ints(s string) []int {
 	var out []int
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
 	for _, f := range strings.Split(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil {
@@ -59,6 +62,10 @@ type cell struct {
 	// include the write's own round trip).
 	sendP50, sendP99 time.Duration
 	cpuPerEvent      time.Duration // server CPU per delivered event
+	// clientCPUPerEvent is the same for this process: the watchers'
+	// driver receiving and decoding the events (the cell's client CPU
+	// less the same writes' client CPU without watchers).
+	clientCPUPerEvent time.Duration
 	// serverCPU and clientCPU are the cell's CPU time (user + system) of
 	// cairnd and of this process (the watchers' driver and the writers),
 	// which share the machine's cores.
@@ -73,7 +80,7 @@ type cell struct {
 }
 
 func main() {
-	rates := flag.String("rates", "1000,10000", "paced write rates (writes/s)")
+	rates := flag.String("rates", "1000,10000", "paced write rates (writes/s; the unpaced cell always runs, \"\" for it alone)")
 	watchers := flag.String("watchers", "0,1,10,100,1000", "watcher counts")
 	duration := flag.Duration("duration", 4*time.Second, "writing time per cell")
 	writers := flag.Int("writers", 8, "writer goroutines")
@@ -123,18 +130,18 @@ func main() {
 	defer client.Disconnect(ctx)
 	var cells []cell
 	for _, w := range ws {
-		for _, r := range append([]int{0}, ints(*rates)...) {
+		for _, r := range append([]int{0}, ints(*rates)...) { // 0: unpaced
 			c, err := run(ctx, client, srv.Pid(), w, r, *writers, *duration)
 			if err != nil {
 				fail(err)
 			}
-			fmt.Fprintf(os.Stderr, "watchers %d rate %d: %.0f writes/s p50 %v p99 %v cpu/event %v events/getMore %.1f server CPU %.0f%% client CPU %.0f%% complete %v\n",
-				c.watchers, c.rate, c.throughput, c.p50, c.p99, c.cpuPerEvent, c.perGetMore(), c.share(c.serverCPU), c.share(c.clientCPU), c.complete)
+			fmt.Fprintf(os.Stderr, "watchers %d rate %d: %.0f writes/s p50 %v p99 %v cpu/event %v client cpu/event %v events/getMore %.1f server CPU %.0f%% client CPU %.0f%% complete %v\n",
+				c.watchers, c.rate, c.throughput, c.p50, c.p99, c.cpuPerEvent, c.clientCPUPerEvent, c.perGetMore(), c.share(c.serverCPU), c.share(c.clientCPU), c.complete)
 			cells = append(cells, c)
 		}
 	}
-	fmt.Printf("| watchers | write rate | writes/s achieved | latency from ack p50 | p99 | max | from send p50 | p99 | server CPU per event per watcher | events per getMore | server CPU | client CPU | all events delivered |\n")
-	fmt.Printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
+	fmt.Printf("| watchers | write rate | writes/s achieved | latency from ack p50 | p99 | max | from send p50 | p99 | server CPU per event per watcher | client CPU per event per watcher | events per getMore | server CPU | client CPU | all events delivered |\n")
+	fmt.Printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|:---:|\n")
 	for _, c := range cells {
 		rate := "unpaced"
 		if c.rate > 0 {
@@ -146,15 +153,16 @@ func main() {
 			}
 			return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000)
 		}
-		cpu := "–"
+		cpu, ccpu := "–", "–"
 		if c.delivered > 0 {
 			cpu = fmt.Sprintf("%.1f µs", float64(c.cpuPerEvent.Nanoseconds())/1000)
+			ccpu = fmt.Sprintf("%.1f µs", float64(c.clientCPUPerEvent.Nanoseconds())/1000)
 		}
 		per := "–"
 		if c.watchers > 0 {
 			per = fmt.Sprintf("%.1f", c.perGetMore())
 		}
-		fmt.Printf("| %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% | %v |\n", c.watchers, rate, c.throughput, lat(c.p50), lat(c.p99), lat(c.max), lat(c.sendP50), lat(c.sendP99), cpu, per, c.share(c.serverCPU), c.share(c.clientCPU), c.complete || c.watchers == 0)
+		fmt.Printf("| %d | %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %.0f %% | %.0f %% | %v |\n", c.watchers, rate, c.throughput, lat(c.p50), lat(c.p99), lat(c.max), lat(c.sendP50), lat(c.sendP99), cpu, ccpu, per, c.share(c.serverCPU), c.share(c.clientCPU), c.complete || c.watchers == 0)
 	}
 }
 
@@ -191,9 +199,9 @@ func fail(err error) {
 	os.Exit(1)
 }
 
-// writeCPU is the server CPU per write of the watcher-less cell of each
-// rate (measured first).
-var writeCPU = map[int]time.Duration{}
+// writeCPU and clientWriteCPU are the server's and this process's CPU
+// per write of the watcher-less cell of each rate (measured first).
+var writeCPU, clientWriteCPU = map[int]time.Duration{}, map[int]time.Duration{}
 
 // run measures one cell on a fresh collection.
 func run(ctx context.Context, client *mongo.Client, pid, nw, rate, writers int, d time.Duration) (cell, error) {
@@ -325,11 +333,13 @@ func run(ctx context.Context, client *mongo.Client, pid, nw, rate, writers int, 
 	c.complete = c.delivered == n*int64(nw)
 	if nw == 0 && n > 0 {
 		writeCPU[rate] = cpu / time.Duration(n)
+		clientWriteCPU[rate] = c.clientCPU / time.Duration(n)
 	}
 	if c.delivered > 0 {
 		// The watchers' share: the cell's CPU less what the same writes
 		// cost without watchers.
 		c.cpuPerEvent = (cpu - writeCPU[rate]*time.Duration(n)) / time.Duration(c.delivered)
+		c.clientCPUPerEvent = (c.clientCPU - clientWriteCPU[rate]*time.Duration(n)) / time.Duration(c.delivered)
 	}
 	if nw > 0 {
 		all := hdrhistogram.New(1, int64(time.Minute/time.Microsecond), 3)
