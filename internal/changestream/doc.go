@@ -68,7 +68,17 @@
 // with its token: such a stream's batch appends ready bytes. Each batch
 // still seeks the oplog in its own snapshot and takes an entry from the
 // hub only when the hub holds that ts with the same bytes, so sharing
-// changes no result.
+// changes no result. Streams whose scope, options, collation, let
+// variables and later stages agree share those stages' outputs too
+// (shape.go): each shared event's output is computed once per shape.
+//
+// # Lingering
+//
+// A getMore woken by an advance of the commit point whose read brought a
+// group of events (DefaultLingerEvents: writers faster than the flushes)
+// keeps reading at each advance for DefaultLinger before it answers
+// (Stream.Linger, exec.Lingerer), so that one round trip carries several
+// flushes' events; a lone event is answered at once.
 //
 // # Images
 //

@@ -25,9 +25,10 @@ package changestream
 // stages modified the _id) is never cached — each stream computes and
 // reports its own.
 //
-// The cache is direct-mapped like the hub's (HubOptions.ShapeSlots slots,
-// an event's slot a hash of its ts and txnOpIndex, an atomic pointer each, a newer event replacing an older one), so
-// an output lives until a later event takes its slot — by then every
+// The cache is direct-mapped like the hub's (HubOptions.ShapeSlots
+// slots, an event's slot a hash of its ts and txnOpIndex, an atomic
+// pointer each, a newer event replacing an older one), so an output
+// lives until a later event takes its slot — by then every
 // stream that keeps up has passed it, and a stream behind the cache
 // computes the output itself, as an unshared stream would. Outputs that
 // are the event's own bytes (a $match that keeps the event) cost a
