@@ -30,6 +30,7 @@ import (
 	"github.com/cairndb/cairn/internal/oplog"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/kv"
+	"go.etcd.io/raft/v3"
 	pb "go.etcd.io/raft/v3/raftpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -97,6 +98,9 @@ type snapState struct {
 	// priorityCheck is when the leader last looked for a member of
 	// higher priority (priority.go).
 	priorityCheck time.Time
+	// tail: the sizes of the applied entries the log holds (the byte
+	// bound of compaction), touched by the Ready loop only.
+	tail tailSizes
 	// counters (metrics) and the initial sync's progress.
 	stats SnapshotStats
 	sync  syncProgress
@@ -206,25 +210,11 @@ func (n *Node) maybeCompact() error {
 	case applied-first+1 > uint64(opts.LogTail+opts.LogTail/4):
 		to = applied - uint64(opts.LogTail)
 	default:
-		// The byte bound: walk the tail back from the applied index.
-		ents, err := n.mem.Entries(first, applied+1, ^uint64(0))
-		if err != nil {
+		// The byte bound, on the sizes tracked as entries are applied.
+		if err := n.snap.tail.track(n.mem, first, applied); err != nil {
 			return nil
 		}
-		size := 0
-		for i := len(ents) - 1; i >= 0; i-- {
-			size += proto.Size(ents[i])
-			if size > opts.LogTailBytes+opts.LogTailBytes/4 {
-				// Keep LogTailBytes: find where that tail starts.
-				kept := 0
-				j := len(ents) - 1
-				for ; j > 0 && kept+proto.Size(ents[j]) <= opts.LogTailBytes; j-- {
-					kept += proto.Size(ents[j])
-				}
-				to = ents[j].GetIndex()
-				break
-			}
-		}
+		to = n.snap.tail.cut(opts.LogTailBytes)
 	}
 	to = min(to, limit)
 	if to < first {
@@ -245,6 +235,7 @@ func (n *Node) maybeCompact() error {
 	n.snap.mu.Lock()
 	n.snap.base = false
 	n.snap.compacted = to
+	n.snap.tail.drop(to + 1)
 	n.snap.stats.Compactions++
 	n.snap.stats.EntriesCompacted += int64(to - first + 1)
 	n.snap.mu.Unlock()
@@ -298,4 +289,71 @@ func (n *Node) SnapshotStats() SnapshotStats {
 	n.snap.mu.Lock()
 	defer n.snap.mu.Unlock()
 	return n.snap.stats
+}
+
+// entryOverhead approximates what an entry costs beyond its payload (its
+// index, term and type, and its key in the _raft tree).
+const entryOverhead = 24
+
+// tailSizes tracks the sizes of the log's applied entries, from index
+// from on: an applied entry is committed and never changes, so each is
+// sized once, when it is first seen applied, rather than the whole tail at
+// every Ready (which cost most of a member's CPU under a write load).
+type tailSizes struct {
+	from  uint64 // index of sizes[0]
+	sizes []int
+	total int
+}
+
+// track makes the sizes cover exactly the log's applied part [first,
+// applied], sizing the entries applied since the last call.
+func (t *tailSizes) track(mem *raft.MemoryStorage, first, applied uint64) error {
+	if end := t.from + uint64(len(t.sizes)); t.from == 0 || first < t.from || first > end || applied+1 < end {
+		// Not loaded yet, or the log changed under it (a snapshot
+		// installed): start over.
+		t.from, t.sizes, t.total = first, t.sizes[:0], 0
+	}
+	t.drop(first)
+	end := t.from + uint64(len(t.sizes))
+	if end > applied {
+		return nil
+	}
+	ents, err := mem.Entries(end, applied+1, ^uint64(0))
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		sz := len(e.GetData()) + entryOverhead
+		t.sizes = append(t.sizes, sz)
+		t.total += sz
+	}
+	return nil
+}
+
+// drop forgets the entries before index from (compacted).
+func (t *tailSizes) drop(from uint64) {
+	if from <= t.from {
+		return
+	}
+	k := int(min(from-t.from, uint64(len(t.sizes))))
+	for _, sz := range t.sizes[:k] {
+		t.total -= sz
+	}
+	t.sizes = append(t.sizes[:0], t.sizes[k:]...)
+	t.from = from
+}
+
+// cut returns the last index to compact so that keep bytes of applied
+// entries remain, once the tracked tail exceeds keep plus a quarter (0:
+// nothing to compact).
+func (t *tailSizes) cut(keep int) uint64 {
+	if t.total <= keep+keep/4 || len(t.sizes) == 0 {
+		return 0
+	}
+	kept := 0
+	j := len(t.sizes) - 1
+	for ; j > 0 && kept+t.sizes[j] <= keep; j-- {
+		kept += t.sizes[j]
+	}
+	return t.from + uint64(j)
 }

@@ -57,6 +57,8 @@ type flags struct {
 	render      string
 	seed        uint64
 	dist        string
+	initiate    string
+	raftStats   bool
 }
 
 func main() {
@@ -80,6 +82,8 @@ func main() {
 	flag.StringVar(&f.render, "render", "", "re-render the table and charts of an earlier NAME.json; runs nothing")
 	flag.Uint64Var(&f.seed, "seed", 1, "random seed")
 	flag.StringVar(&f.dist, "requestdistribution", "", "override the workloads' request distribution: zipfian, uniform, latest or hotspot (hotspot: 80 % of operations on 20 % of the keys)")
+	flag.StringVar(&f.initiate, "initiate", "", "initiate the replica set NAME/HOST,HOST,... (replSetInitiate on the first host), wait for a primary and secondaries, and exit")
+	flag.BoolVar(&f.raftStats, "raftstats", false, "print the Raft commit latency of the -uri server (serverStatus().repl.raft) and exit")
 	flag.Parse()
 	if err := mainErr(f); err != nil {
 		fmt.Fprintln(os.Stderr, "ycsb:", err)
@@ -99,6 +103,12 @@ func mainErr(f flags) error {
 		}
 		dir := filepath.Dir(f.render)
 		return r.write(dir, strings.TrimSuffix(filepath.Base(f.render), ".json"))
+	}
+	if f.initiate != "" {
+		return initiate(context.Background(), f.initiate, time.Minute)
+	}
+	if f.raftStats {
+		return raftStats(context.Background(), f.uri)
 	}
 	ws, err := parseWorkloads(f.workloads)
 	if err != nil {
