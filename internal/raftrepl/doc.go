@@ -19,7 +19,7 @@
 // # How entries are applied
 //
 // Every member applies every committed entry in log order, from the Ready
-// loop (node.go): an oplog entry its own oplog does not hold yet is applied
+// loop (ready.go): an oplog entry its own oplog does not hold yet is applied
 // to its data and written to its oplog as the primary wrote it (ts, t,
 // wall), in one kv transaction with the applied index; one it holds is
 // skipped, so applying is idempotent (the primary's own entries, entries
