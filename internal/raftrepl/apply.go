@@ -15,9 +15,18 @@ package raftrepl
 //
 // The shipper runs on the primary: it reads its oplog after the last ts
 // the committed log covers and proposes what it finds, in batches of up
-// to maxShip bytes, as soon as a write commits (repl.Set.AppliedAt wakes
-// it). A primary therefore commits a write to its own data first (w: 1
-// is acknowledged there, as mongod's) and the write is majority-committed
+// to maxShip bytes, as soon as a write's commit is published (a kv watch
+// of the oplog tree wakes it). kv publishes a commit before its journal
+// flush, so the proposal, the leader's log write and the followers' run
+// while the primary's own flush of the write is under way, rather than
+// after it. That is safe: kv makes commits durable in commit order, so
+// the leader's log write (kv.Sync, after the write's commit) makes the
+// write durable too; an entry Raft commits with the two followers alone
+// is in a majority's logs, and a primary that crashed before its flush
+// gets it back from the log like any member missing an entry; and the
+// writer itself still waits for its flush (w: "majority" commits with
+// kv.Sync) before it waits for the commit point. A write is acknowledged
+// w: 1 once it is in the primary's data (as mongod's) and w: "majority"
 // once Raft commits the entry carrying it. On becoming primary a member
 // reships whatever its oplog holds beyond the committed log (entries of
 // an earlier term of its own that never committed); members that hold
@@ -455,6 +464,10 @@ func (n *Node) ship() {
 	defer n.wg.Done()
 	var shipped repl.Timestamp
 	wasPrimary := false
+	// The oplog tree's watch wakes the shipper when a commit publishes,
+	// before that commit's journal flush (see the top of the file).
+	w := n.opts.DB.WatchTree(n.opts.Oplog.TreeName())
+	defer w.Cancel()
 	for {
 		n.mu.Lock()
 		primary, commit, c := n.primary, n.commitTS, n.commitCh
@@ -472,6 +485,7 @@ func (n *Node) ship() {
 		if !wasPrimary {
 			shipped, wasPrimary = commit, true
 		}
+		w.Rearm() // before the read: a commit after it closes w.C()
 		next, err := n.shipFrom(shipped)
 		if err != nil {
 			n.opts.Log.Error("Reading the oplog to replicate it failed", "c", "REPL", "error", err.Error())
@@ -480,9 +494,8 @@ func (n *Node) ship() {
 			shipped = next
 			continue
 		}
-		_, wake := n.opts.Set.AppliedAt(shipped + 1)
 		select {
-		case <-wake:
+		case <-w.C():
 		case <-c:
 		case <-time.After(50 * time.Millisecond):
 		case <-n.stopc:
