@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# YCSB A and C at 8 clients on one member (cairnd's default one-member set,
-# w: 1, j: true) beside a 3-member set (w: "majority", reads from the
-# primary), all four processes on this machine, the two deployments run
-# alternately (one, three, one, three, ...) so that both see the same
-# machine load. Prints the ycsb tables of each run; results in $B.
+# YCSB on one member (cairnd's default one-member set, w: 1, j: true)
+# beside a 3-member set (w: "majority"), all processes on this machine,
+# the deployments run alternately (one, three, one, three, ...) so that
+# they see the same machine load. With CAIRND_BASE a second 3-member set
+# runs that cairnd binary (a base build) and joins the rotation (three-base),
+# for an A B A B comparison of two builds in one run. Each member gets
+# --wiredTigerCacheSizeGB 0.5 and GOMEMLIMIT=1GiB. Prints the ycsb tables
+# of each run and the Raft commit latency of each set's primary; results
+# in $B.
 #
-# Usage: bench/ycsb-replset.sh [REPS]   (default 2; needs mongosh to initiate)
+# Usage: bench/ycsb-replset.sh [REPS]   (default 2)
 # Environment: B (work directory, default /tmp/cairn-ycsb-replset),
-# PORT (base port, default 37600), RECORDS (20000), OPS (20000 per run).
+# PORT (base port, default 37600), RECORDS (20000), OPS (20000 per run),
+# MAXTIME (30s per run), WORKLOADS (a,c), THREADS (8; a list such as 8,40
+# runs each count), CAIRND_BASE (a base cairnd binary; unset: none),
+# SECONDARY (1: also run the 3-member set with readPreference=secondary,
+# reads spread over the two secondaries: three-sec).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-2}
@@ -15,42 +23,87 @@ B=${B:-/tmp/cairn-ycsb-replset}
 PORT=${PORT:-37600}
 RECORDS=${RECORDS:-20000}
 OPS=${OPS:-20000}
+MAXTIME=${MAXTIME:-30s}
+WORKLOADS=${WORKLOADS:-a,c}
+THREADS=${THREADS:-8}
 rm -rf "$B"
 mkdir -p "$B"
 go build -o "$B/cairnd" ./cmd/cairnd
 (cd bench && go build -o "$B/ycsb" ./cmd/ycsb)
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
-"$B/cairnd" --bind_ip 127.0.0.1 --port "$PORT" --dbpath "$B/one" >"$B/one.log" 2>&1 &
-pids+=($!)
-for i in 1 2 3; do
-	mkdir -p "$B/m$i"
-	"$B/cairnd" --replSet rs0 --bind_ip 127.0.0.1 --port $((PORT + i)) --dbpath "$B/m$i" >"$B/m$i.log" 2>&1 &
+member() { # BIN DIR PORT [ARGS...]
+	local bin=$1 dir=$2 port=$3
+	shift 3
+	mkdir -p "$dir"
+	GOMEMLIMIT=1GiB "$bin" --bind_ip 127.0.0.1 --port "$port" --dbpath "$dir" --wiredTigerCacheSizeGB 0.5 "$@" >"$dir.log" 2>&1 &
 	pids+=($!)
+	dpids[${dir##*/}]="${dpids[${dir##*/}]:-} $!"
+}
+declare -A dpids
+# cputicks NAME: the user+sys clock ticks the deployment's processes spent.
+cputicks() {
+	local t=0 p
+	for p in ${dpids[$1]}; do
+		t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat")))
+	done
+	echo "$t"
+}
+# startset NAME BIN FIRSTPORT: three members on FIRSTPORT..FIRSTPORT+2.
+startset() {
+	local name=$1 bin=$2 p=$3
+	for i in 0 1 2; do
+		member "$bin" "$B/$name-m$i" $((p + i)) --replSet rs0
+		dpids[$name]="${dpids[$name]:-} ${dpids[$name-m$i]}"
+	done
+	"$B/ycsb" -initiate "rs0/127.0.0.1:$p,127.0.0.1:$((p + 1)),127.0.0.1:$((p + 2))"
+}
+member "$B/cairnd" "$B/one" "$PORT"
+sets=(three)
+startset three "$B/cairnd" $((PORT + 1))
+if [ -n "${CAIRND_BASE:-}" ]; then
+	sets+=(three-base)
+	startset three-base "$CAIRND_BASE" $((PORT + 4))
+fi
+uri() { # DEPLOYMENT
+	case $1 in
+	one) echo "mongodb://127.0.0.1:$PORT/?directConnection=true&w=1&journal=true" ;;
+	three*)
+		local p=$((PORT + 1))
+		[ "$1" = three-base ] && p=$((PORT + 4))
+		local u="mongodb://127.0.0.1:$p,127.0.0.1:$((p + 1)),127.0.0.1:$((p + 2))/?replicaSet=rs0&w=majority"
+		[ "$1" = three-sec ] && u="$u&readPreference=secondary"
+		echo "$u"
+		;;
+	esac
+}
+rotation=(one three)
+[ "${SECONDARY:-0}" = 1 ] && rotation+=(three-sec)
+[ -n "${CAIRND_BASE:-}" ] && rotation+=(three-base)
+for d in one "${sets[@]}"; do
+	"$B/ycsb" -uri "$(uri "$d")" -recordcount "$RECORDS" -loadonly -loadthreads 8 >"$B/load-$d.txt" 2>&1
 done
-first="mongodb://127.0.0.1:$((PORT + 1))/?directConnection=true"
-for _ in $(seq 1 40); do
-	mongosh --quiet "$first" --eval 'db.adminCommand({ping: 1}).ok' >/dev/null 2>&1 && break
-	sleep 0.5
-done
-mongosh --quiet "$first" --eval "db.adminCommand({replSetInitiate: {_id: 'rs0', members: [
-  {_id: 0, host: '127.0.0.1:$((PORT + 1))'}, {_id: 1, host: '127.0.0.1:$((PORT + 2))'}, {_id: 2, host: '127.0.0.1:$((PORT + 3))'}]}}).ok" >/dev/null
-for _ in $(seq 1 60); do
-	s=$(mongosh --quiet "$first" --eval 'rs.status().members.map(m => m.stateStr).sort().join(",")' 2>/dev/null || true)
-	[ "$s" = "PRIMARY,SECONDARY,SECONDARY" ] && break
-	sleep 0.5
-done
-one="mongodb://127.0.0.1:$PORT/?directConnection=true&w=1&journal=true"
-three="mongodb://127.0.0.1:$((PORT + 1)),127.0.0.1:$((PORT + 2)),127.0.0.1:$((PORT + 3))/?replicaSet=rs0&w=majority"
-"$B/ycsb" -uri "$one" -recordcount "$RECORDS" -loadonly -loadthreads 8 >"$B/load-one.txt" 2>&1
-"$B/ycsb" -uri "$three" -recordcount "$RECORDS" -loadonly -loadthreads 8 >"$B/load-three.txt" 2>&1
 for rep in $(seq 1 "$reps"); do
-	for which in one three; do
-		uri=$one
-		[ "$which" = three ] && uri=$three
-		"$B/ycsb" -uri "$uri" -recordcount "$RECORDS" -skipload -workloads a,c -threads 8 -operationcount "$OPS" -maxtime 30s >"$B/run-$which-$rep.txt" 2>&1
-		echo "== $which, repetition $rep"
-		grep -E '^\| (a|c) ' "$B/run-$which-$rep.txt"
+	for n in ${THREADS//,/ }; do
+		for which in "${rotation[@]}"; do
+			d=${which%-sec}
+			c0=$(cputicks "$d")
+			w0=$(date +%s.%N)
+			"$B/ycsb" -uri "$(uri "$which")" -recordcount "$RECORDS" -skipload -workloads "$WORKLOADS" -threads "$n" \
+				-operationcount "$OPS" -maxtime "$MAXTIME" >"$B/run-$which-$n-$rep.txt" 2>&1
+			c1=$(cputicks "$d")
+			w1=$(date +%s.%N)
+			echo "== $which, $n clients, repetition $rep: servers' CPU $(((c1 - c0) * 10)) ms (user+sys) in $(awk "BEGIN{printf \"%.1f\", $w1 - $w0}") s wall, load $(cut -d' ' -f1-3 /proc/loadavg)"
+			grep -E '^\| [a-f] \(' "$B/run-$which-$n-$rep.txt"
+		done
 	done
 done
-mongosh --quiet "$first" --eval 'const r = db.serverStatus().repl.raft; print("commit latency on the primary: " + r.commitLatency.count + " batches, mean " + Math.round(r.commitLatency.totalMicros / r.commitLatency.count) + " µs")'
+for s in "${sets[@]}"; do
+	p=$((PORT + 1))
+	[ "$s" = three-base ] && p=$((PORT + 4))
+	for i in 0 1 2; do
+		if r=$("$B/ycsb" -uri "mongodb://127.0.0.1:$((p + i))/?directConnection=true" -raftstats 2>/dev/null); then
+			echo "$s: $r"
+		fi
+	done
+done
