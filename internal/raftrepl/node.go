@@ -88,6 +88,10 @@ type Node struct {
 	// advanced is applied once Raft was told (Advance): a configuration
 	// change proposed before would be refused as a second pending one.
 	advanced uint64
+	// confPending is the leader's last configuration entry (or its
+	// term's first index, as Raft counts it): a configuration change is
+	// pending while it is beyond advanced (confChange).
+	confPending uint64
 	// commitTS is the majority commit point: the last ts of the
 	// entries applied from the committed log; raftTS the same (kept
 	// apart for clarity of the shipper's start).
@@ -510,23 +514,26 @@ func (n *Node) confChange(ctx context.Context, next *repl.Config, t pb.ConfChang
 	if !n.isLeader() {
 		return ErrNotPrimary
 	}
-	if err := n.node.ProposeConfChange(ctx, cc); err != nil {
-		return err
-	}
-	// A proposal Raft dropped (leadership lost) is never applied: the
+	// Raft ignores a configuration change proposed while another is
+	// pending (it logs an empty entry in its place): a learner's
+	// promotion (members.go) or the previous change, proposed but not
+	// yet applied and advanced. So the change is proposed once none is
+	// pending, and again when it was ignored (still not applied, nothing
+	// pending); applying one twice changes nothing the second time. A
+	// proposal Raft dropped (leadership lost) is never applied: the
 	// caller proposes again after the deadline.
 	deadline := time.Now().Add(5 * time.Second)
+	var proposed time.Time
 	for {
 		if time.Now().After(deadline) {
 			return errors.New("raftrepl: the configuration change was not applied in time")
 		}
 		n.mu.Lock()
 		cur, c := n.cfg, n.commitCh
+		settled := n.advanced >= n.applied
+		idle := n.confPending <= n.advanced
 		n.mu.Unlock()
 		in := n.inGroup(id)
-		n.mu.Lock()
-		settled := n.advanced >= n.applied
-		n.mu.Unlock()
 		done := settled && bytes.Equal(cur.Doc(), next.Doc())
 		switch t {
 		case pb.ConfChangeAddNode, pb.ConfChangeAddLearnerNode:
@@ -536,6 +543,15 @@ func (n *Node) confChange(ctx context.Context, next *repl.Config, t pb.ConfChang
 		}
 		if done {
 			return nil
+		}
+		n.snap.mu.Lock()
+		promoting := n.snap.promoting
+		n.snap.mu.Unlock()
+		if idle && !promoting && time.Since(proposed) > confRetry {
+			if err := n.node.ProposeConfChange(ctx, cc); err != nil {
+				return err
+			}
+			proposed = time.Now()
 		}
 		select {
 		case <-c:
@@ -547,3 +563,7 @@ func (n *Node) confChange(ctx context.Context, next *repl.Config, t pb.ConfChang
 		}
 	}
 }
+
+// confRetry is how long a configuration change's proposal may stay
+// unapplied, with no other pending, before it is proposed again.
+const confRetry = 500 * time.Millisecond

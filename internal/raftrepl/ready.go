@@ -111,6 +111,14 @@ func (n *Node) handle(rd raft.Ready) error {
 		last, _ := n.mem.LastIndex()
 		n.termFrom, n.leaderTerm = last, n.term
 		n.proposed = nil
+		n.confPending = last // Raft's pendingConfIndex at becoming leader
+	}
+	if n.leader {
+		for _, e := range rd.Entries {
+			if e.GetType() == pb.EntryConfChange || e.GetType() == pb.EntryConfChangeV2 {
+				n.confPending = max(n.confPending, e.GetIndex())
+			}
+		}
 	}
 	// A member that accepted writes and is no longer the leader of that
 	// term takes back what the set did not commit before it applies

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -143,15 +144,24 @@ func (s *raftSet) startAll() {
 	for i := 0; i < n; i++ {
 		s.start(i)
 	}
+	// The members stop at once, not one after the other: each takes
+	// about a second (its peers' connections close), which adds up over
+	// the tests' sets.
 	t.Cleanup(func() {
+		var wg sync.WaitGroup
 		for i, m := range s.members {
 			if m != nil && !m.Exited() {
-				m.Resume()
-				if err := m.Stop(); err != nil {
-					t.Errorf("stopping member %d: %v\n%s", i, err, m.Logs())
-				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					m.Resume()
+					if err := m.Stop(); err != nil {
+						t.Errorf("stopping member %d: %v\n%s", i, err, m.Logs())
+					}
+				}()
 			}
 		}
+		wg.Wait()
 	})
 }
 

@@ -105,8 +105,35 @@ func TestTransactionAnomalies(t *testing.T) {
 	ac := &anomalyCluster{t: t, dbpath: t.TempDir()}
 	ac.start()
 	defer ac.close()
+	runTxnAnomalies(t, seed, dur, anomalyTarget{
+		client: ac.client.Load,
+		crash:  ac.crash,
+		kills:  func() int { return ac.kills },
+		pause:  func(r *rand.Rand) time.Duration { return time.Duration(1500+r.IntN(3000)) * time.Millisecond },
+	})
+}
+
+// anomalyTarget is what runTxnAnomalies runs against: a client of the
+// deployment's current incarnation, its nemesis (crash, every pause), and
+// the session options of the transactions (nil: the client's defaults).
+type anomalyTarget struct {
+	client func() *mongo.Client
+	crash  func()
+	kills  func() int
+	pause  func(r *rand.Rand) time.Duration
+	sess   *options.SessionOptionsBuilder
+}
+
+// runTxnAnomalies runs TestTransactionAnomalies' workload and nemesis for
+// dur against tg and checks the history (see the test's comment).
+func runTxnAnomalies(t *testing.T, seed uint64, dur time.Duration, tg anomalyTarget) {
+	t.Helper()
+	var sessOpts []options.Lister[options.SessionOptions]
+	if tg.sess != nil {
+		sessOpts = append(sessOpts, tg.sess)
+	}
 	bg := context.Background()
-	setup := ac.client.Load()
+	setup := tg.client()
 	la := setup.Database("anom").Collection("la")
 	bank := setup.Database("anom").Collection("bank")
 	for k := range anomalyKeys {
@@ -133,7 +160,7 @@ func TestTransactionAnomalies(t *testing.T) {
 		defer wg.Done()
 		r := rand.New(rand.NewPCG(seed, uint64(id)))
 		for time.Now().Before(deadline) {
-			body(r, ac.client.Load())
+			body(r, tg.client())
 		}
 	}
 	const laWorkers = 6
@@ -153,7 +180,7 @@ func TestTransactionAnomalies(t *testing.T) {
 			r.Shuffle(len(plan), func(i, j int) { plan[i], plan[j] = plan[j], plan[i] })
 			var atts []*laAttempt
 			lastCB := error(nil)
-			sess, err := c.StartSession()
+			sess, err := c.StartSession(sessOpts...)
 			if err != nil {
 				failed.Add(1)
 				time.Sleep(20 * time.Millisecond)
@@ -209,7 +236,7 @@ func TestTransactionAnomalies(t *testing.T) {
 		wg.Add(1)
 		go worker(100+w, func(r *rand.Rand, c *mongo.Client) {
 			coll := c.Database("anom").Collection("bank")
-			sess, err := c.StartSession()
+			sess, err := c.StartSession(sessOpts...)
 			if err != nil {
 				time.Sleep(20 * time.Millisecond)
 				return
@@ -269,17 +296,17 @@ func TestTransactionAnomalies(t *testing.T) {
 	// The nemesis: kill -9 and restart at random moments.
 	nem := rand.New(rand.NewPCG(seed, 999))
 	for {
-		wait := time.Duration(1500+nem.IntN(3000)) * time.Millisecond
+		wait := tg.pause(nem)
 		if time.Now().Add(wait).After(deadline) {
 			break
 		}
 		time.Sleep(wait)
-		ac.crash()
+		tg.crash()
 	}
 	wg.Wait()
-	ac.crash() // every acknowledged commit must survive this one too
+	tg.crash() // every acknowledged commit must survive this one too
 
-	c := ac.client.Load()
+	c := tg.client()
 	final := map[int][]int64{}
 	cur, err := c.Database("anom").Collection("la").Find(bg, bson.D{})
 	if err != nil {
@@ -322,7 +349,7 @@ func TestTransactionAnomalies(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d: %d kills; list-append: %d attempts (%d committed, %d unknown outcome, %d aborted), %d in the dependency graph, %d write-skew (G2) cycles; bank: %d transfers, %d snapshot totals read; %d anomalies",
-		seed, ac.kills, len(history), ok, unknown, aborted, rep.checked, rep.g2, transfers.Load(), bankReads.Load(), len(rep.anomalies)+int(badTotals.Load()))
+		seed, tg.kills(), len(history), ok, unknown, aborted, rep.checked, rep.g2, transfers.Load(), bankReads.Load(), len(rep.anomalies)+int(badTotals.Load()))
 	for _, a := range rep.anomalies {
 		t.Errorf("anomaly: %s", a)
 	}
