@@ -107,7 +107,7 @@ func (s *raftSet) waitOtherPrimary(old int) int {
 			if i == old || s.members[i] == nil || s.members[i].Exited() {
 				continue
 			}
-			if h, err := s.hello(s.direct(i)); err == nil && h["isWritablePrimary"] == true {
+			if h, err := s.hello(s.poller(i)); err == nil && h["isWritablePrimary"] == true {
 				return i
 			}
 		}

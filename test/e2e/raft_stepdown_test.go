@@ -131,7 +131,7 @@ func TestRaftSetStepDownFreezeReconfig(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		h, err := s.hello(s.direct(p))
+		h, err := s.hello(s.poller(p))
 		if err == nil && len(h["hosts"].(bson.A)) == 3 {
 			break
 		}

@@ -38,6 +38,53 @@ type raftSet struct {
 	// tls, when set, is the test's clients' TLS configuration (members
 	// started with --tlsMode requireTLS).
 	tls *tls.Config
+	// polls are the direct clients the polling helpers (primary,
+	// waitOtherPrimary) reuse, by host: a new client per poll left
+	// hundreds to disconnect at the test's end.
+	pollMu sync.Mutex
+	polls  map[string]*mongo.Client
+	// made are every client direct and client made, disconnected
+	// together at the test's end (one by one, those of a member already
+	// stopped each waited out disconnectSoon's 2 s).
+	made []*mongo.Client
+}
+
+// track registers c for the disconnect at the test's end; the first
+// registers the cleanup, which so runs before the members stop.
+func (s *raftSet) track(c *mongo.Client) {
+	s.pollMu.Lock()
+	defer s.pollMu.Unlock()
+	if s.made == nil {
+		s.t.Cleanup(func() {
+			s.pollMu.Lock()
+			cs := s.made
+			s.pollMu.Unlock()
+			var wg sync.WaitGroup
+			for _, c := range cs {
+				wg.Add(1)
+				go func() { defer wg.Done(); disconnectSoon(c) }()
+			}
+			wg.Wait()
+		})
+	}
+	s.made = append(s.made, c)
+}
+
+// poller is a direct client of member i for the polling helpers, made
+// once per host (the driver reconnects it when the member restarts).
+func (s *raftSet) poller(i int) *mongo.Client {
+	s.pollMu.Lock()
+	defer s.pollMu.Unlock()
+	h := s.host(i)
+	if c, ok := s.polls[h]; ok {
+		return c
+	}
+	if s.polls == nil {
+		s.polls = map[string]*mongo.Client{}
+	}
+	c := s.direct(i)
+	s.polls[h] = c
+	return c
 }
 
 // host is member i's address in the set (its proxy's, when proxied).
@@ -176,7 +223,7 @@ func (s *raftSet) direct(i int) *mongo.Client {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.t.Cleanup(func() { disconnectSoon(c) })
+	s.track(c)
 	return c
 }
 
@@ -199,7 +246,7 @@ func (s *raftSet) client(opts ...*options.ClientOptions) *mongo.Client {
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	s.t.Cleanup(func() { disconnectSoon(c) })
+	s.track(c)
 	return c
 }
 
@@ -219,7 +266,7 @@ func (s *raftSet) primary() int {
 		if m == nil || m.Exited() {
 			continue
 		}
-		h, err := s.hello(s.direct(i))
+		h, err := s.hello(s.poller(i))
 		if err == nil && h["isWritablePrimary"] == true {
 			return i
 		}
