@@ -16,6 +16,7 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/changestream"
+	"github.com/cairndb/cairn/internal/concern"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/failpoint"
 	"github.com/cairndb/cairn/internal/mongoerr"
@@ -59,7 +60,7 @@ type Env struct {
 	// Top accumulates per-namespace usage (top).
 	Top opctx.Top
 	// rw holds the default read and write concerns (rwconcern.go).
-	rw rwDefaultsState
+	rw concern.Defaults
 	// MemberTLS is the TLS configuration of the connections to the other
 	// members of the set (nil: plain; server.TLSOptions.MemberConfig).
 	MemberTLS *tls.Config
@@ -179,7 +180,7 @@ type Ctx struct {
 	// the error a one-member set reports after the write (nil: met), the
 	// stamp of the write transaction in progress and of the last one
 	// committed, and whether the read is linearizable.
-	wc           writeConcern
+	wc           concern.Write
 	wcPending    *mongoerr.Error
 	txTS, opTime repl.Timestamp
 	// snapAt is a snapshot read's cluster time (snapshot_read.go; 0: not
@@ -264,31 +265,10 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if err := checkTxnFields(c); err != nil {
 		return c.fail(err)
 	}
-	if rc, ok := c.Body.Lookup("readConcern"); ok && c.Env.Repl == nil {
+	if c.Env.Repl == nil {
 		// A replica set member checks its readConcern in checkReplCommand.
-		if err := checkReadConcernShape(rc); err != nil {
+		if err := concern.CheckStandalone(c.Body.Lookup("readConcern")); err != nil {
 			return c.fail(err)
-		}
-	}
-	if rc, ok := c.Body.Lookup("readConcern"); ok && rc.Type == bson.TypeDocument && c.Env.Repl == nil {
-		// A standalone has no replica set to read a snapshot across
-		// batches or to confirm a linearizable read.
-		if l, _ := rc.Document().Lookup("level"); l.Type == bson.TypeString {
-			switch l.StringValue() {
-			case "snapshot":
-				return c.fail(mongoerr.New(mongoerr.NotAReplicaSet, "node needs to be a replica set member to use readConcern: snapshot"))
-			case "linearizable":
-				return c.fail(mongoerr.New(mongoerr.NotAReplicaSet, "node needs to be a replica set member to use read concern"))
-			}
-		}
-		// A standalone has no cluster time to wait for.
-		for _, name := range []string{"afterClusterTime", "atClusterTime"} {
-			if _, ok := rc.Document().Lookup(name); ok {
-				return c.fail(mongoerr.New(mongoerr.IllegalOperation, "Cannot specify %s readConcern without replication enabled", name))
-			}
-		}
-		if _, ok := rc.Document().Lookup("afterOpTime"); ok {
-			return c.fail(mongoerr.New(mongoerr.NotAReplicaSet, "node needs to be a replica set member to use read concern"))
 		}
 	}
 	cmd, ok := Lookup(c.Name)
@@ -428,13 +408,7 @@ func (c *Ctx) fail(err error) bson.Doc {
 	}
 	if c.Env.Repl != nil {
 		if code := asMongoErr(err).Code; mongoerr.InCategory(code, mongoerr.CategoryNotPrimaryError) || mongoerr.InCategory(code, mongoerr.CategoryShutdownError) {
-			// As mongod: a driver compares it with the topologyVersion it
-			// has, and ignores a state change error it already knows of.
-			counter, _ := c.Env.Repl.Topology()
-			c.Reply.StartDocument("topologyVersion")
-			c.Reply.AppendObjectID("processId", processID)
-			c.Reply.AppendInt64("counter", counter)
-			c.Reply.End()
+			c.Env.member().AppendTopologyVersion(c.Reply, processID)
 		}
 		appendReplReply(c, false)
 	}

@@ -1,12 +1,11 @@
 package command
 
 import (
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/internal/index"
-	"github.com/cairndb/cairn/internal/raftrepl"
+	"github.com/cairndb/cairn/internal/replset"
 )
 
 // envState is the commands' mutable state that is neither configuration,
@@ -28,18 +27,12 @@ type envState struct {
 	// txnLifetimeSecs is transactionLifetimeLimitSeconds (0: the
 	// default).
 	txnLifetimeSecs atomic.Int64
-	// snaps are the snapshots kept for snapshot reads at a past cluster
-	// time (snapshot_read.go); snapWindowSecs is
-	// minSnapshotHistoryWindowInSeconds plus one (0: the default).
-	snaps          snapHistory
-	snapWindowSecs atomic.Int64
 	// ttlSleepSecs is ttlMonitorSleepSecs as setParameter set it (0:
 	// Env.TTLMonitorSleep, the startup value).
 	ttlSleepSecs atomic.Int64
-	// raft is the member's Raft node in a set of several members
-	// (replset_multi.go); raftMu serializes its start.
-	raft   atomic.Pointer[raftrepl.Node]
-	raftMu sync.Mutex
+	// rs is the replica-set member's state: its Raft node and the
+	// snapshots retained for snapshot reads (replset_multi.go).
+	rs replset.State
 }
 
 // TTLInterval is ttlMonitorSleepSecs: how long the TTL monitor sleeps

@@ -7,7 +7,6 @@ import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/internal/repl"
 )
 
 // Wire-protocol facts Cairn announces as a MongoDB 7.0 standalone.
@@ -143,69 +142,11 @@ func (e *Env) TopologyVersion() (int64, <-chan struct{}) {
 }
 
 // appendReplHello appends a replica-set member's fields in mongod's order
-// (HelloResponse::addToBSON): topologyVersion, hosts, setName, setVersion,
-// isWritablePrimary/ismaster, secondary, primary, me, electionId,
-// lastWrite; a member without a configuration says so instead.
+// (replset.Member's AppendHelloFields).
 func appendReplHello(c *Ctx) {
 	primaryKey := "isWritablePrimary"
 	if c.Name != "hello" {
 		primaryKey = "ismaster"
 	}
-	appendReplFields(c, c.Reply, primaryKey)
-}
-
-// appendReplFields appends the replica set fields of hello (and of
-// serverStatus' repl section) to r, primaryKey naming the primary flag.
-func appendReplFields(c *Ctx, r *bson.Builder, primaryKey string) {
-	st := c.Env.Repl.Status()
-	r.StartDocument("topologyVersion")
-	r.AppendObjectID("processId", processID)
-	r.AppendInt64("counter", st.Counter)
-	r.End()
-	if st.Config == nil {
-		r.AppendBool(primaryKey, false)
-		r.AppendBool("secondary", false)
-		r.AppendString("info", "Does not have a valid replica set config")
-		r.AppendBool("isreplicaset", true)
-		return
-	}
-	cfg := st.Config
-	r.StartArray("hosts")
-	for i, h := range cfg.Hosts() {
-		r.AppendString(bson.Index(i), h)
-	}
-	r.End()
-	r.AppendString("setName", cfg.Name)
-	r.AppendInt32("setVersion", int32(cfg.Version))
-	primary := st.State == repl.StatePrimary
-	r.AppendBool(primaryKey, primary)
-	r.AppendBool("secondary", st.State == repl.StateSecondary)
-	me, primaryHost := cfg.Members[0].Host, cfg.Members[0].Host
-	majority, majorityAt := st.Applied, st.AppliedAt
-	if cfg.Multi() {
-		me, primaryHost = st.Me, c.Env.Repl.Primary()
-		if n := c.Env.Raft(); n != nil {
-			ns := n.Status()
-			majority, majorityAt = ns.Commit, ns.CommitWall
-		}
-		for _, m := range cfg.Members {
-			if m.Host == me && m.Hidden {
-				r.AppendBool("hidden", true)
-			}
-		}
-	}
-	if primaryHost != "" && (primary || cfg.Multi()) {
-		r.AppendString("primary", primaryHost)
-	}
-	r.AppendString("me", me)
-	if primary {
-		r.AppendObjectID("electionId", repl.ElectionID(st.Term))
-	}
-	date := st.AppliedAt.Unix() * 1000 // mongod's lastWriteDate has whole seconds
-	r.StartDocument("lastWrite")
-	appendOpTime(r, "opTime", st.Applied, st.Term)
-	r.AppendDateTime("lastWriteDate", date)
-	appendOpTime(r, "majorityOpTime", majority, st.Term)
-	r.AppendDateTime("majorityWriteDate", majorityAt.Unix()*1000)
-	r.End()
+	c.Env.member().AppendHelloFields(c.Reply, primaryKey, processID)
 }

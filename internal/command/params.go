@@ -49,7 +49,7 @@ func (e *Env) parameters() *params.Registry {
 			Load: func() int64 { return int64(e.state.logLevel.Load()) }, Store: e.setLogLevel}.Param(),
 		params.Int{Name: "minSnapshotHistoryWindowInSeconds", Min: 0, Max: math.MaxInt32,
 			Msg:  "minSnapshotHistoryWindowInSeconds must be a number of at least 0",
-			Load: func() int64 { return secs(e.snapWindow()) }, Store: func(n int64) { e.state.snapWindowSecs.Store(n + 1) }}.Param(),
+			Load: func() int64 { return secs(e.state.rs.SnapWindow()) }, Store: func(n int64) { e.state.rs.SnapWindowSecs.Store(n + 1) }}.Param(),
 		params.Int{Name: "transactionLifetimeLimitSeconds", Min: 1, Max: math.MaxInt32,
 			Msg:  "transactionLifetimeLimitSeconds must be a number of at least 1",
 			Load: func() int64 { return secs(e.txnLifetime()) }, Store: e.state.txnLifetimeSecs.Store}.Param(),

@@ -1,21 +1,18 @@
 package command
 
 import (
-	"time"
-
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/repl"
+	"github.com/cairndb/cairn/internal/replset"
 )
 
-// The replSet* commands of a one-member replica set (internal/repl holds
-// the state). A standalone answers every one as mongod does without
-// --replSet: NoReplicationEnabled (76).
+// The replSet* commands (internal/replset holds the mechanism). A
+// standalone answers every one as mongod does without --replSet:
+// NoReplicationEnabled (76).
 
 // errNoRepl is a standalone's answer (checkReplEnabledForCommand).
-func errNoRepl() error {
-	return mongoerr.New(mongoerr.NoReplicationEnabled, "not running with --replSet")
-}
+func errNoRepl() error { return replset.ErrNoRepl() }
 
 // replEnabled is mongod's checkReplEnabledForCommand: a standalone answers
 // 76, a member without a configuration NotYetInitialized (94).
@@ -34,46 +31,7 @@ func replSetInitiate(c *Ctx) error {
 	if c.Env.Repl == nil {
 		return mongoerr.New(mongoerr.NoReplicationEnabled, "This node was not started with replication enabled.")
 	}
-	set := c.Env.Repl
-	if set.Status().Config != nil {
-		return repl.ErrAlreadyInitialized // checked first, as mongod
-	}
-	v := newArgs(c).first()
-	var cfg *repl.Config
-	if v.Type == bson.TypeDocument && v.Document().Len() > 0 {
-		var err error
-		if cfg, err = repl.ParseConfig(v.Document()); err != nil {
-			return err
-		}
-		cfg.Term = 0 // an initiate's configuration is of the first term
-		if cfg.Name != set.Name {
-			return mongoerr.New(mongoerr.InvalidReplicaSetConfig, "Rejecting initiate with a set name that differs from command line set name, initiate set name: %s, command line set name: %s", cfg.Name, set.Name)
-		}
-		if err := checkSelf(cfg, set.Me()); err != nil {
-			return err
-		}
-	} else {
-		c.Reply.AppendString("info2", "no configuration specified. Using a default configuration for the set")
-		c.Reply.AppendString("me", set.Me())
-		cfg = repl.DefaultConfig(set.Name, set.Me())
-	}
-	cfg.Settings.ReplicaSetID = repl.NewObjectID()
-	c.Env.Log.Info("replSetInitiate admin command received from client", "c", "REPL", "id", 21356, "config", cfg.Name)
-	if cfg.Multi() {
-		return c.Env.initiateRaft(cfg)
-	}
-	return set.Initiate(cfg)
-}
-
-// checkSelf requires the one member to be this node, as mongod's
-// findSelfInConfig.
-func checkSelf(cfg *repl.Config, me string) error {
-	for _, m := range cfg.Members {
-		if m.Host == me {
-			return nil
-		}
-	}
-	return mongoerr.New(mongoerr.NodeNotFound, "No host described in new configuration with {version: %d, term: %d} for replica set %s maps to this node", cfg.Version, cfg.Term, cfg.Name)
+	return c.Env.member().Initiate(newArgs(c).first(), c.Reply)
 }
 
 func replSetGetConfig(c *Ctx) error {
@@ -114,37 +72,7 @@ func replSetReconfig(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := repl.ParseConfig(v.Document())
-	if err != nil {
-		return err
-	}
-	old := st.Config
-	if cfg.Name != old.Name {
-		return mongoerr.New(mongoerr.NewReplicaSetConfigurationIncompatible, "New and old configurations differ in replica set name; old was %s, and new is %s", old.Name, cfg.Name)
-	}
-	if id := cfg.Settings.ReplicaSetID; id != ([12]byte{}) && id != old.Settings.ReplicaSetID {
-		return mongoerr.New(mongoerr.NewReplicaSetConfigurationIncompatible, "New and old configurations differ in replica set ID; old was %x, and new is %x", old.Settings.ReplicaSetID, id)
-	}
-	cfg.Settings.ReplicaSetID = old.Settings.ReplicaSetID
-	if force {
-		// mongod moves a forced configuration's version far ahead, so that
-		// it wins over any configuration elsewhere.
-		cfg.Version = max(cfg.Version, old.Version) + 10000 + time.Now().UnixNano()%100000
-	} else if cfg.Version <= old.Version {
-		return mongoerr.New(mongoerr.NewReplicaSetConfigurationIncompatible, "New replica set configuration version must be greater than old, but {version: %d, term: %d} is not greater than {version: %d, term: %d} for replica set %s",
-			cfg.Version, st.Term, old.Version, old.Term, cfg.Name)
-	}
-	if old.Multi() || cfg.Multi() {
-		return reconfigRaft(c, old, cfg, force)
-	}
-	if err := checkSelf(cfg, old.Members[0].Host); err != nil {
-		return err
-	}
-	if cfg.Members[0].ID != old.Members[0].ID && !force {
-		return mongoerr.New(mongoerr.NewReplicaSetConfigurationIncompatible, "New and old configurations both have members with host of %s but in the new configuration the _id field is %d and in the old configuration it is %d for replica set %s",
-			old.Members[0].Host, cfg.Members[0].ID, old.Members[0].ID, cfg.Name)
-	}
-	return c.Env.Repl.Reconfig(cfg, force)
+	return c.Env.member().Reconfig(c, st, v, force)
 }
 
 func replSetStepDown(c *Ctx) error {
@@ -182,26 +110,7 @@ func replSetStepDown(c *Ctx) error {
 	if !c.Env.Repl.IsWritablePrimary() {
 		return mongoerr.New(mongoerr.NotWritablePrimary, "not primary so can't step down")
 	}
-	if n := c.Env.Raft(); n != nil {
-		return stepDownRaft(c, n, time.Duration(secs)*time.Second, time.Duration(catchUp)*time.Second)
-	}
-	if !force {
-		// No secondary can catch up in a one-member set: mongod waits the
-		// catch-up period for one, then gives up.
-		if catchUp > 0 {
-			t := time.NewTimer(time.Duration(catchUp) * time.Second)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-c.Done():
-				return ctxErr(c.Err())
-			}
-		}
-		return mongoerr.New(mongoerr.ExceededTimeLimit, "No electable secondaries caught up as of %s. Please use the replSetStepDown command with the argument {force: true} to force node to step down.",
-			time.Now().Format("2006-01-02T15:04:05.000-07:00"))
-	}
-	c.Env.Log.Info("Attempting to step down in response to replSetStepDown command", "c", "REPL", "id", 21579)
-	return c.Env.Repl.StepDown(time.Duration(secs) * time.Second)
+	return c.Env.member().StepDown(c, secs, catchUp, force)
 }
 
 func replSetFreeze(c *Ctx) error {
@@ -209,18 +118,19 @@ func replSetFreeze(c *Ctx) error {
 		return err
 	}
 	secs, _ := newArgs(c).first().AsInt64()
-	if n := c.Env.Raft(); n != nil {
-		return freezeRaft(c, n, secs)
+	return c.Env.member().Freeze(secs, c.Reply)
+}
+
+// replSetGetStatus reports the set as mongod's prepareStatusResponse does
+// (replset.Member's AppendStatus).
+func replSetGetStatus(c *Ctx) error {
+	if err := newArgs(c).check("initialSync"); err != nil {
+		return err
 	}
-	info, warning, err := c.Env.Repl.Freeze(secs)
+	st, err := replEnabled(c)
 	if err != nil {
 		return err
 	}
-	if info != "" {
-		c.Reply.AppendString("info", info)
-	}
-	if warning != "" {
-		c.Reply.AppendString("warning", warning)
-	}
+	c.Env.member().AppendStatus(c.Reply, st, c.Body)
 	return nil
 }

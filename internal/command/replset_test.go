@@ -8,6 +8,7 @@ import (
 	dbson "go.mongodb.org/mongo-driver/v2/bson"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/concern"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/kv"
@@ -256,11 +257,11 @@ func TestReplWriteConcern(t *testing.T) {
 		pending int32
 		prov    string
 	}{
-		{"implicit default", nil, kv.Sync, 0, provImplicit},
-		{"w1", dbson.D{{Key: "w", Value: 1}}, kv.Lazy, 0, provClient},
-		{"majority", dbson.D{{Key: "w", Value: "majority"}, {Key: "wtimeout", Value: 10}}, kv.Sync, 0, provClient},
-		{"w2", dbson.D{{Key: "w", Value: 2}}, kv.Lazy, 100, provClient},
-		{"unknown mode", dbson.D{{Key: "w", Value: "dc1"}}, kv.Sync, 79, provClient},
+		{"implicit default", nil, kv.Sync, 0, concern.ProvImplicit},
+		{"w1", dbson.D{{Key: "w", Value: 1}}, kv.Lazy, 0, concern.ProvClient},
+		{"majority", dbson.D{{Key: "w", Value: "majority"}, {Key: "wtimeout", Value: 10}}, kv.Sync, 0, concern.ProvClient},
+		{"w2", dbson.D{{Key: "w", Value: 2}}, kv.Lazy, 100, concern.ProvClient},
+		{"unknown mode", dbson.D{{Key: "w", Value: "dc1"}}, kv.Sync, 79, concern.ProvClient},
 	}
 	for _, tc := range cases {
 		body := dbson.D{{Key: "insert", Value: "c"}}
@@ -277,8 +278,8 @@ func TestReplWriteConcern(t *testing.T) {
 		if c.wcPending != nil {
 			pending = c.wcPending.Code
 		}
-		if (tc.name != "unknown mode" && wc.durability() != tc.dur) || pending != tc.pending || wc.provenance != tc.prov {
-			t.Fatalf("%s: durability %v, pending %d, provenance %s", tc.name, wc.durability(), pending, wc.provenance)
+		if (tc.name != "unknown mode" && wc.durability() != tc.dur) || pending != tc.pending || wc.Provenance != tc.prov {
+			t.Fatalf("%s: durability %v, pending %d, provenance %s", tc.name, wc.durability(), pending, wc.Provenance)
 		}
 	}
 	r := runIn(t, context.Background(), env, "admin", dbson.D{{Key: "getDefaultRWConcern", Value: 1}})

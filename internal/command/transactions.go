@@ -353,7 +353,7 @@ func (e *Env) RunTxnReaper(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			e.state.snaps.prune(now, e.snapWindow())
+			e.state.rs.Snaps.Prune(now, e.state.rs.SnapWindow())
 			if n := e.Sessions.ExpireTxns(now); n > 0 {
 				e.Log.Info("Aborting transactions that exceeded transactionLifetimeLimitSeconds", "c", "TXN", "count", n)
 			}

@@ -1,4 +1,4 @@
-package command
+package replset
 
 // Snapshot reads outside transactions (readConcern {level: "snapshot"},
 // with or without atClusterTime, on find, aggregate and distinct), as
@@ -51,12 +51,8 @@ const maxSnapHistory = 64
 // defaultSnapWindow is minSnapshotHistoryWindowInSeconds' default.
 const defaultSnapWindow = 300 * time.Second
 
-// snapshotReadCommands are the commands that take readConcern snapshot
-// outside a transaction (mongod 5.0+).
-var snapshotReadCommands = map[string]bool{"find": true, "aggregate": true, "distinct": true}
-
-// snapHistory is the retained snapshots, ascending by cluster time.
-type snapHistory struct {
+// SnapHistory is the retained snapshots, ascending by cluster time.
+type SnapHistory struct {
 	mu      sync.Mutex
 	entries []snapEntry
 }
@@ -67,16 +63,16 @@ type snapEntry struct {
 	kept time.Time
 }
 
-// snapWindow is minSnapshotHistoryWindowInSeconds.
-func (e *Env) snapWindow() time.Duration {
-	if s := e.state.snapWindowSecs.Load(); s > 0 {
+// SnapWindow is minSnapshotHistoryWindowInSeconds.
+func (s *State) SnapWindow() time.Duration {
+	if s := s.SnapWindowSecs.Load(); s > 0 {
 		return time.Duration(s-1) * time.Second
 	}
 	return defaultSnapWindow
 }
 
 // keep retains tx (a clone the history now owns) as the snapshot at ts.
-func (h *snapHistory) keep(ts repl.Timestamp, tx *exec.Tx, now time.Time, window time.Duration) {
+func (h *SnapHistory) keep(ts repl.Timestamp, tx *exec.Tx, now time.Time, window time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.pruneLocked(now, window)
@@ -101,7 +97,7 @@ func (h *snapHistory) keep(ts repl.Timestamp, tx *exec.Tx, now time.Time, window
 
 // at returns a clone of the newest retained snapshot at or before ts and
 // its time (nil: none).
-func (h *snapHistory) at(ts repl.Timestamp, now time.Time, window time.Duration) (*exec.Tx, repl.Timestamp, error) {
+func (h *SnapHistory) at(ts repl.Timestamp, now time.Time, window time.Duration) (*exec.Tx, repl.Timestamp, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.pruneLocked(now, window)
@@ -114,14 +110,14 @@ func (h *snapHistory) at(ts repl.Timestamp, now time.Time, window time.Duration)
 	return tx, e.ts, err
 }
 
-// prune drops the snapshots kept longer than the window.
-func (h *snapHistory) prune(now time.Time, window time.Duration) {
+// Prune drops the snapshots kept longer than the window.
+func (h *SnapHistory) Prune(now time.Time, window time.Duration) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.pruneLocked(now, window)
 }
 
-func (h *snapHistory) pruneLocked(now time.Time, window time.Duration) {
+func (h *SnapHistory) pruneLocked(now time.Time, window time.Duration) {
 	n := 0
 	for _, e := range h.entries {
 		if now.Sub(e.kept) > window || window <= 0 {
@@ -136,14 +132,14 @@ func (h *snapHistory) pruneLocked(now time.Time, window time.Duration) {
 }
 
 // Len is the number of retained snapshots.
-func (h *snapHistory) Len() int {
+func (h *SnapHistory) Len() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.entries)
 }
 
-// closeAll drops every retained snapshot (shutdown).
-func (h *snapHistory) closeAll() {
+// CloseAll drops every retained snapshot (shutdown).
+func (h *SnapHistory) CloseAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, e := range h.entries {
@@ -152,57 +148,47 @@ func (h *snapHistory) closeAll() {
 	h.entries = nil
 }
 
-// CloseSnapshots drops the snapshots retained for snapshot reads (before
-// the engine closes).
-func (e *Env) CloseSnapshots() { e.state.snaps.closeAll() }
-
-// openSnapshotRead opens the command's snapshot for a snapshot read: at
-// atClusterTime at (0: the current data), and retains it.
-func openSnapshotRead(c *Ctx, at repl.Timestamp) error {
-	e := c.Env
-	now, window := time.Now(), e.snapWindow()
-	tx, err := c.snapshot()
-	if err != nil {
-		return err
-	}
+// OpenSnapshot makes tx, the command's snapshot, the snapshot of a
+// snapshot read at atClusterTime at (0: the current data), and retains
+// it. It returns the read's cluster time and, when the read is of a
+// retained snapshot instead, that snapshot (a clone the command adopts).
+func (m Member) OpenSnapshot(tx *exec.Tx, at repl.Timestamp) (repl.Timestamp, *exec.Tx, error) {
+	now, window := time.Now(), m.SnapWindow()
 	last, _, ok, err := oplog.Last(tx)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	if !ok {
-		last = e.Repl.Clock.Now()
+		last = m.Set.Clock.Now()
 	}
 	if at == 0 || last <= at {
 		ts := last
 		if at != 0 {
 			ts = at
 		}
-		c.snapAt = ts
 		keep, err := tx.Clone()
 		if err != nil {
-			return err
+			return 0, nil, err
 		}
-		e.state.snaps.keep(last, keep, now, window)
-		return nil
+		m.Snaps.keep(last, keep, now, window)
+		return ts, nil, nil
 	}
-	old, oldTS, err := e.state.snaps.at(at, now, window)
+	old, oldTS, err := m.Snaps.at(at, now, window)
 	if err != nil {
-		return err
+		return 0, nil, err
 	}
 	if old != nil {
 		valid, err := unchangedSince(tx, oldTS, at)
 		if err != nil {
 			old.Rollback()
-			return err
+			return 0, nil, err
 		}
 		if valid {
-			c.snap.Adopt(old)
-			c.snapAt = at
-			return nil
+			return at, old, nil
 		}
 		old.Rollback()
 	}
-	return mongoerr.New(mongoerr.SnapshotTooOld, "Read timestamp %s is older than the oldest available timestamp.", at)
+	return 0, nil, mongoerr.New(mongoerr.SnapshotTooOld, "Read timestamp %s is older than the oldest available timestamp.", at)
 }
 
 // unchangedSince reports whether the oplog of tx shows no change in (from,
@@ -220,13 +206,4 @@ func unchangedSince(tx *exec.Tx, from, to repl.Timestamp) (bool, error) {
 		return false, nil
 	}
 	return true, r.Err()
-}
-
-// snapReadTime is the cluster time a batch reports as atClusterTime (0:
-// not a snapshot read).
-func snapReadTime(c *Ctx, cur *exec.Cursor) repl.Timestamp {
-	if cur != nil {
-		return repl.Timestamp(cur.AtClusterTime)
-	}
-	return c.snapAt
 }

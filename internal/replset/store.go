@@ -1,4 +1,4 @@
-package command
+package replset
 
 import (
 	"context"
@@ -21,20 +21,17 @@ const (
 	replElectionColl = "replset.election"
 )
 
-// AttachRepl connects the replica-set state to storage: it installs the
+// Attach connects the replica-set state to storage: it installs the
 // persister and, when local.system.replset holds a configuration (a set
 // initiated before a restart), loads it and elects the member. A stored
 // configuration of another set is refused unless adoptName (the server
 // runs its default set, whose name the user did not choose): the member
 // then keeps the stored set's name.
-func (e *Env) AttachRepl(adoptName bool) error {
-	if e.Repl == nil {
-		return nil
-	}
-	e.Repl.SetPersister(e.persistReplConfig)
+func (m Member) Attach(adoptName bool) error {
+	m.Set.SetPersister(m.persistConfig)
 	var cfgDoc bson.Doc
 	var term int64
-	err := e.KV.View(func(tx *exec.Tx) error {
+	err := m.Engine.KV.View(func(tx *exec.Tx) error {
 		d, err := firstDoc(tx, replConfigColl)
 		if err != nil || d == nil {
 			return err
@@ -59,21 +56,21 @@ func (e *Env) AttachRepl(adoptName bool) error {
 	if err != nil {
 		return fmt.Errorf("local.%s holds an invalid configuration: %w", replConfigColl, err)
 	}
-	if cfg.Name != e.Repl.Name && adoptName {
-		e.Log.Info("The data directory holds another replica set: keeping its name", "c", "REPL", "set", cfg.Name, "default", e.Repl.Name)
-		e.Repl.Name = cfg.Name
+	if cfg.Name != m.Set.Name && adoptName {
+		m.Log.Info("The data directory holds another replica set: keeping its name", "c", "REPL", "set", cfg.Name, "default", m.Set.Name)
+		m.Set.Name = cfg.Name
 	}
-	if cfg.Name != e.Repl.Name {
-		return fmt.Errorf("local.%s is the configuration of replica set %q, but the server was started with --replSet %s", replConfigColl, cfg.Name, e.Repl.Name)
+	if cfg.Name != m.Set.Name {
+		return fmt.Errorf("local.%s is the configuration of replica set %q, but the server was started with --replSet %s", replConfigColl, cfg.Name, m.Set.Name)
 	}
 	if cfg.Term > term {
 		term = cfg.Term
 	}
 	if cfg.Multi() {
-		e.Repl.Follow(cfg, term) // Raft decides, once the server listens (StartRepl)
+		m.Set.Follow(cfg, term) // Raft decides, once the server listens (Start)
 		return nil
 	}
-	return e.Repl.Load(cfg, term)
+	return m.Set.Load(cfg, term)
 }
 
 // firstDoc returns the first document of local.name (nil if none).
@@ -94,16 +91,16 @@ func firstDoc(tx *exec.Tx, name string) (bson.Doc, error) {
 	return bson.Doc(append([]byte(nil), v...)), nil
 }
 
-// persistReplConfig writes the configuration and the term (repl.Persister).
+// persistConfig writes the configuration and the term (repl.Persister).
 // The transaction is stamped like any write, and its stamp is the optime
 // the caller records.
-func (e *Env) persistReplConfig(cfg *repl.Config, term int64) (repl.Timestamp, error) {
-	tx, err := e.KV.BeginWrite(context.Background())
+func (m Member) persistConfig(cfg *repl.Config, term int64) (repl.Timestamp, error) {
+	tx, err := m.Engine.KV.BeginWrite(context.Background())
 	if err != nil {
 		return 0, fmt.Errorf("writing the replica set configuration: %w", err)
 	}
 	defer tx.Rollback()
-	ts, err := e.noteReplChange(tx, cfg, term)
+	ts, err := m.noteChange(tx, cfg, term)
 	if err != nil {
 		return 0, err
 	}
@@ -123,20 +120,20 @@ func (e *Env) persistReplConfig(cfg *repl.Config, term int64) (repl.Timestamp, e
 	return ts, nil
 }
 
-// noteReplChange stamps a configuration or term change: with an oplog, by
+// noteChange stamps a configuration or term change: with an oplog, by
 // the no-op entry mongod writes for it ("initiating set" at initiation,
 // "new primary" when the member is elected in a new term, "Reconfig set"
 // for a new configuration), otherwise by a fresh stamp of the clock.
-func (e *Env) noteReplChange(tx *exec.Tx, cfg *repl.Config, term int64) (repl.Timestamp, error) {
-	if e.Oplog == nil {
-		return e.Repl.Clock.Next(), nil
+func (m Member) noteChange(tx *exec.Tx, cfg *repl.Config, term int64) (repl.Timestamp, error) {
+	if m.Engine.Oplog == nil {
+		return m.Set.Clock.Next(), nil
 	}
 	prev, err := firstDoc(tx, replConfigColl)
 	if err != nil {
 		return 0, err
 	}
 	if prev == nil {
-		return e.Oplog.Initiated(tx)
+		return m.Engine.Oplog.Initiated(tx)
 	}
 	var b bson.Builder
 	election, err := firstDoc(tx, replElectionColl)
@@ -155,7 +152,7 @@ func (e *Env) noteReplChange(tx *exec.Tx, cfg *repl.Config, term int64) (repl.Ti
 		b.AppendString("msg", "Reconfig set")
 		b.AppendInt64("version", cfg.Version)
 	}
-	return e.Oplog.Noop(tx, b.Finish())
+	return m.Engine.Oplog.Noop(tx, b.Finish())
 }
 
 // replaceOnly makes doc the only document of local.name.
