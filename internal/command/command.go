@@ -175,7 +175,7 @@ type Ctx struct {
 	txn *session.Slot
 	// txnStart is the transaction the command starts, begun by openTxn
 	// (nil: none).
-	txnStart *txnStart
+	txnStart *session.Start
 	// Replica-set mode (replset_reply.go): the parsed write concern and
 	// the error a one-member set reports after the write (nil: met), the
 	// stamp of the write transaction in progress and of the last one

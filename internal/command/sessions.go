@@ -29,10 +29,6 @@ type sessionInfo struct {
 	slot *session.Slot
 }
 
-// retryableCommands are the commands that take a txnNumber outside
-// transactions, by canonical name.
-var retryableCommands = map[string]bool{"insert": true, "update": true, "delete": true, "findAndModify": true}
-
 // sessionUser is the name ("user@db") of the user authenticated on the
 // command's connection ("" when none).
 func sessionUser(c *Ctx) string {
@@ -49,49 +45,8 @@ func sessionUser(c *Ctx) string {
 func sessionDigest(c *Ctx) [32]byte { return session.UserDigest(sessionUser(c)) }
 
 // checkTxnFields refuses, before anything runs, the transaction fields a
-// request may not carry: as mongod, txnNumber needs an lsid and a replica
-// set, autocommit needs a txnNumber and startTransaction autocommit.
-func checkTxnFields(c *Ctx) error {
-	_, hasLsid := c.Body.Lookup("lsid")
-	txn, hasTxn := c.Body.Lookup("txnNumber")
-	ac, hasAC := c.Body.Lookup("autocommit")
-	st, hasST := c.Body.Lookup("startTransaction")
-	if !hasTxn && !hasAC && !hasST {
-		return nil
-	}
-	if hasTxn {
-		if !hasLsid {
-			return mongoerr.New(mongoerr.InvalidOptions, "Transaction number requires a session ID to also be specified")
-		}
-		if c.Env.Repl == nil {
-			// A standalone refuses transaction numbers before running
-			// anything, so that no write of a transaction lands outside one.
-			return mongoerr.New(mongoerr.IllegalOperation, "Transaction numbers are only allowed on a replica set member or mongos")
-		}
-		if txn.Type != bson.TypeInt64 {
-			return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'OperationSessionInfo.txnNumber' is the wrong type '%s', expected type 'long'", txn.Type)
-		}
-		if txn.Int64() < 0 {
-			return mongoerr.New(mongoerr.InvalidOptions, "Transaction number cannot be negative")
-		}
-	} else if hasAC {
-		return mongoerr.New(mongoerr.InvalidOptions, "'autocommit' field requires a transaction number to also be specified")
-	}
-	if hasAC {
-		if ac.Type != bson.TypeBoolean {
-			return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'OperationSessionInfo.autocommit' is the wrong type '%s', expected type 'bool'", ac.Type)
-		}
-		if ac.Boolean() {
-			return mongoerr.New(mongoerr.InvalidOptions, "Specifying autocommit=true is not allowed.")
-		}
-	} else if hasST {
-		return mongoerr.New(mongoerr.InvalidOptions, "'startTransaction' field requires 'autocommit' field to also be specified")
-	}
-	if hasST && (st.Type != bson.TypeBoolean || !st.Boolean()) {
-		return mongoerr.New(mongoerr.InvalidOptions, "Specifying startTransaction=false is not allowed.")
-	}
-	return nil
-}
+// request may not carry (session.CheckFields).
+func checkTxnFields(c *Ctx) error { return session.CheckFields(c.Body, c.Env.Repl != nil) }
 
 // beginSession reads the request's lsid for cmd (after the command is
 // known and authorized): the session is created or touched, and a
@@ -121,7 +76,7 @@ func beginSession(c *Ctx, cmd *Command) error {
 		return beginTxnStatement(c, cmd, k, txn.Int64())
 	}
 	if hasTxn {
-		if !retryableCommands[cmd.Name] {
+		if !session.RetryableCommands[cmd.Name] {
 			return mongoerr.New(mongoerr.NotARetryableWriteCommand, "txnNumber may only be provided for multi-document transactions and retryable write commands. autocommit:false was not provided, and %s is not a retryable write command.", cmd.Name)
 		}
 		c.sess.retryable, c.sess.txnNumber = true, txn.Int64()
@@ -132,10 +87,7 @@ func beginSession(c *Ctx, cmd *Command) error {
 
 // checkRetryableAgainstTxn checks the session's slot out for retryable
 // write n (one command of a session at a time, as mongod) and checks it
-// against the session's transaction, as mongod's beginOrContinue: a
-// lower number than the transaction's is TransactionTooOld, the
-// transaction's own number IncompleteTransactionHistory, and a higher one
-// aborts the open transaction.
+// against the session's transaction (session.CheckRetryable).
 func checkRetryableAgainstTxn(c *Ctx, k session.Key, n int64) error {
 	slot := c.Env.Sessions.Slot(k)
 	if slot == nil {
@@ -145,16 +97,7 @@ func checkRetryableAgainstTxn(c *Ctx, k session.Key, n int64) error {
 		return ctxErr(c.Err())
 	}
 	c.sess.slot = slot
-	switch {
-	case slot.Number < 0:
-	case n < slot.Number:
-		return mongoerr.New(mongoerr.TransactionTooOld, "Cannot start transaction with { txnNumber: %d, txnRetryCounter: 0 } on session %s because a newer transaction with txnNumberAndRetryCounter { txnNumber: %d, txnRetryCounter: 0 } has already started on this session.", n, k, slot.Number)
-	case n == slot.Number:
-		return mongoerr.New(mongoerr.IncompleteTransactionHistory, "Cannot retry a retryable write that has been converted into a transaction")
-	case slot.State == session.TxnInProgress:
-		slot.End(false)
-	}
-	return nil
+	return session.CheckRetryable(slot, k, n)
 }
 
 // KillSessions kills the cursors and running operations of the sessions
@@ -216,26 +159,9 @@ func startSession(c *Ctx) error {
 }
 
 // sessionList reads the array of lsids of refreshSessions, endSessions
-// and killSessions.
+// and killSessions (session.ParseList).
 func sessionList(c *Ctx) ([]session.Key, error) {
-	first := newArgs(c).first()
-	if first.Type != bson.TypeArray {
-		return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type 'array'", c.Name, c.Name, first.Type)
-	}
-	uid := sessionDigest(c)
-	var keys []session.Key
-	it := first.Document().Iter()
-	for it.Next() {
-		k, err := session.ParseLSID(it.Element().Value, uid, c.Name+"."+c.Name)
-		if err != nil {
-			return nil, err
-		}
-		keys = append(keys, k)
-	}
-	if len(keys) > MaxWriteBatchSize*10 {
-		return nil, mongoerr.New(mongoerr.BadValue, "%s may list at most %d sessions", c.Name, MaxWriteBatchSize*10)
-	}
-	return keys, nil
+	return session.ParseList(newArgs(c).first(), sessionDigest(c), c.Name, MaxWriteBatchSize*10)
 }
 
 func refreshSessions(c *Ctx) error {

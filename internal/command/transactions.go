@@ -5,20 +5,7 @@ package command
 // and txnNumber; checkTxnFields checked their shapes) checks its
 // session's transaction slot out (internal/session/transaction.go) for
 // its whole run, and begins or continues the transaction by mongod's
-// rules (beginOrContinue):
-//
-//   - a txnNumber lower than the session's active one is TransactionTooOld;
-//   - startTransaction with a higher one aborts the open transaction and
-//     begins a new one; at the active number it is
-//     ConflictingOperationInProgress (only a shard may restart one);
-//   - without startTransaction the txnNumber must be the open (or ended)
-//     transaction's: else NoSuchTransaction; an aborted one answers
-//     NoSuchTransaction, a committed one TransactionCommitted (except
-//     commitTransaction, which answers its outcome again);
-//   - readConcern only on the first statement, writeConcern only on
-//     commitTransaction/abortTransaction (InvalidOptions);
-//   - only the commands of txnCommands run in a transaction
-//     (OperationNotSupportedInTransaction); count has its own message.
+// rules (session.BeginStatement, internal/session/statement.go).
 //
 // A statement reads the transaction's concurrent kv transaction (the
 // command's snapshot is it: exec.Snapshot.UseTxn) and writes in it
@@ -40,13 +27,6 @@ import (
 	"github.com/cairndb/cairn/internal/session"
 )
 
-// txnCommands are the commands allowed in a multi-document transaction.
-var txnCommands = map[string]bool{
-	"find": true, "getMore": true, "killCursors": true, "aggregate": true, "distinct": true,
-	"insert": true, "update": true, "delete": true, "findAndModify": true, "bulkWrite": true,
-	"commitTransaction": true, "abortTransaction": true, "create": true, "createIndexes": true,
-}
-
 // defaultTxnLifetime is transactionLifetimeLimitSeconds' default.
 const defaultTxnLifetime = 60 * time.Second
 
@@ -58,18 +38,13 @@ func (e *Env) txnLifetime() time.Duration {
 	return defaultTxnLifetime
 }
 
-func isCommitOrAbort(name string) bool {
-	return name == "commitTransaction" || name == "abortTransaction"
-}
+func isCommitOrAbort(name string) bool { return session.IsCommitOrAbort(name) }
 
 // beginTxnStatement checks session k's slot out for cmd, a statement of
 // transaction n, and begins or continues the transaction.
 func beginTxnStatement(c *Ctx, cmd *Command, k session.Key, n int64) error {
-	if !txnCommands[cmd.Name] {
-		if cmd.Name == "count" {
-			return mongoerr.New(mongoerr.OperationNotSupportedInTransaction, "Cannot run 'count' in a multi-document transaction. Please see http://dochub.mongodb.org/core/transaction-count for a recommended alternative.")
-		}
-		return mongoerr.New(mongoerr.OperationNotSupportedInTransaction, "Cannot run '%s' in a multi-document transaction.", cmd.Name)
+	if err := session.CheckTxnCommand(cmd.Name); err != nil {
+		return err
 	}
 	slot := c.Env.Sessions.Slot(k)
 	if slot == nil {
@@ -84,53 +59,19 @@ func beginTxnStatement(c *Ctx, cmd *Command, k session.Key, n int64) error {
 			return err
 		}
 	}
-	_, start := c.Body.Lookup("startTransaction")
 	active := max(c.Env.Sessions.ActiveTxn(k), slot.Number)
-	if n < active {
-		return mongoerr.New(mongoerr.TransactionTooOld, "Cannot start transaction with { txnNumber: %d, txnRetryCounter: 0 } on session %s because a newer transaction with txnNumberAndRetryCounter { txnNumber: %d, txnRetryCounter: 0 } has already started on this session.", n, k, active)
-	}
-	if _, ok := c.Body.Lookup("writeConcern"); ok && !isCommitOrAbort(cmd.Name) {
-		return mongoerr.New(mongoerr.InvalidOptions, "Cannot set write concern after starting a transaction: writeConcern is not allowed within a multi-statement transaction")
-	}
-	rc, hasRC := c.Body.Lookup("readConcern")
-	if start {
-		if n == active {
-			return mongoerr.New(mongoerr.ConflictingOperationInProgress, "Only servers in a sharded cluster can start a new transaction at the active transaction number")
-		}
-		var rcDoc bson.Doc
-		if hasRC && rc.Type == bson.TypeDocument {
-			rcDoc = append(bson.Doc(nil), rc.Document()...)
-			if l, ok := rcDoc.Lookup("level"); ok && l.Type == bson.TypeString {
-				switch l.StringValue() {
-				case "local", "majority", "snapshot":
-				default:
-					return mongoerr.New(mongoerr.InvalidOptions, "The readConcern level must be either 'local' (default), 'majority' or 'snapshot' in order to run in a transaction")
-				}
-			}
-			if _, ok := rcDoc.Lookup("atClusterTime"); ok {
-				return mongoerr.New(mongoerr.InvalidOptions, "readConcern atClusterTime in a transaction is not supported by Cairn: a transaction reads the latest snapshot")
-			}
-		}
+	how, start, err := session.BeginStatement(slot, k, n, active, cmd.Name, c.Body)
+	switch {
+	case err != nil:
+		return err
+	case how == session.Starting:
 		// The transaction begins in openTxn, after any afterClusterTime
 		// wait (its snapshot includes what was waited for) and the
 		// failCommand fail point (which fires before it, as mongod's).
-		c.txnStart = &txnStart{slot: slot, key: k, n: n, readConcern: rcDoc}
+		c.txnStart = start
 		return nil
-	}
-	if hasRC && !isCommitOrAbort(cmd.Name) {
-		return mongoerr.New(mongoerr.InvalidOptions, "Only the first command in a transaction may specify a readConcern")
-	}
-	if slot.Number != n || slot.State == session.TxnNone {
-		return mongoerr.New(mongoerr.NoSuchTransaction, "Given transaction number %d does not match any in-progress transactions. The active transaction number is %d", n, active)
-	}
-	switch slot.State {
-	case session.TxnAborted:
-		return mongoerr.New(mongoerr.NoSuchTransaction, "Transaction with { txnNumber: %d } has been aborted.", n)
-	case session.TxnCommitted:
-		if cmd.Name == "commitTransaction" {
-			return nil // answers its outcome again
-		}
-		return mongoerr.New(mongoerr.TransactionCommitted, "Transaction with { txnNumber: %d } has been committed.", n)
+	case how == session.Answered:
+		return nil
 	}
 	c.txn = slot
 	return c.useTxn()
@@ -155,14 +96,6 @@ func restoreTxn(c *Ctx, slot *session.Slot, k session.Key) error {
 	return nil
 }
 
-// txnStart is a transaction a command starts.
-type txnStart struct {
-	slot        *session.Slot
-	key         session.Key
-	n           int64
-	readConcern bson.Doc
-}
-
 // openTxn begins the transaction that the command starts (after
 // checkReplCommand's waits and the fail points).
 func (c *Ctx) openTxn() error {
@@ -171,11 +104,11 @@ func (c *Ctx) openTxn() error {
 		return nil
 	}
 	c.txnStart = nil
-	if err := c.Env.Sessions.BeginTxn(st.key, st.n); err != nil {
+	if err := c.Env.Sessions.BeginTxn(st.Key, st.N); err != nil {
 		return err
 	}
-	slot := st.slot
-	slot.Begin(st.n, nil, st.readConcern, c.Env.txnLifetime(), time.Now())
+	slot := st.Slot
+	slot.Begin(st.N, nil, st.ReadConcern, c.Env.txnLifetime(), time.Now())
 	c.txn = slot
 	tx, err := c.Env.KV.BeginConcurrent(context.Background())
 	if err != nil {
@@ -308,26 +241,10 @@ func asTxnErr(err error, n int64) error {
 	return e
 }
 
-// txnLabel is the TransientTransactionError label's rule (mongod's
-// isTransientTransactionError): only for a command of a transaction.
+// transientTxnError is the TransientTransactionError label's rule
+// (session.TransientError).
 func (c *Ctx) transientTxnError(code int32, hasWCError bool) bool {
-	if _, ok := c.Body.Lookup("autocommit"); !ok {
-		return false
-	}
-	if _, ok := c.Body.Lookup("txnNumber"); !ok {
-		return false
-	}
-	switch code {
-	case mongoerr.WriteConflict, mongoerr.LockTimeout, mongoerr.PreparedTransactionInProgress,
-		mongoerr.SnapshotTooOld, mongoerr.SnapshotUnavailable:
-		return !(isCommitOrAbort(c.Name) && hasWCError)
-	case mongoerr.NoSuchTransaction:
-		return !(isCommitOrAbort(c.Name) && hasWCError)
-	}
-	if isCommitOrAbort(c.Name) {
-		return false
-	}
-	return mongoerr.InCategory(code, mongoerr.CategoryRetriableError)
+	return session.TransientError(c.Name, c.Body, code, hasWCError)
 }
 
 // hasField reports whether the raw document d has field name.
