@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
+	"github.com/cairndb/cairn/internal/concern"
 	"github.com/cairndb/cairn/internal/failpoint"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
@@ -96,27 +97,10 @@ func (c *Ctx) retryableLabel(e *mongoerr.Error) bool {
 	return failpoint.RetryableWriteError(c.Name, txn, autocommit, e.Code, 0)
 }
 
-// userWriteCommands are the commands besides Write ones that take a write
-// concern.
-var userWriteCommands = map[string]bool{
-	"createUser": true, "updateUser": true, "dropUser": true, "dropAllUsersFromDatabase": true,
-	"grantRolesToUser": true, "revokeRolesFromUser": true, "createRole": true, "updateRole": true,
-	"dropRole": true, "dropAllRolesFromDatabase": true, "grantRolesToRole": true, "revokeRolesFromRole": true,
-	"grantPrivilegesToRole": true, "revokePrivilegesFromRole": true,
-	"commitTransaction": true, "abortTransaction": true,
-}
-
 // takesWriteConcern reports whether the command accepts a write concern
-// (mongod's supportsWriteConcern): the writes and DDL, user and role
-// management, and an aggregate ending in $out or $merge.
+// (concern.TakesWriteConcern).
 func takesWriteConcern(cmd *Command, body bson.Doc) bool {
-	if cmd.Name == "compact" {
-		return false // a Write command that takes no write concern in mongod
-	}
-	if cmd.Write || userWriteCommands[cmd.Name] {
-		return true
-	}
-	return cmd.Name == "aggregate" && writeStage(body) != ""
+	return concern.TakesWriteConcern(cmd.Name, cmd.Write, func() string { return writeStage(body) })
 }
 
 // writeStage is agg.WriteStage.

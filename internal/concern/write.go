@@ -197,3 +197,28 @@ func ParseDoc(d bson.Doc, replSet bool) (Write, error) {
 	}
 	return wc, nil
 }
+
+// userWriteCommands are the commands besides write ones that take a write
+// concern.
+var userWriteCommands = map[string]bool{
+	"createUser": true, "updateUser": true, "dropUser": true, "dropAllUsersFromDatabase": true,
+	"grantRolesToUser": true, "revokeRolesFromUser": true, "createRole": true, "updateRole": true,
+	"dropRole": true, "dropAllRolesFromDatabase": true, "grantRolesToRole": true, "revokeRolesFromRole": true,
+	"grantPrivilegesToRole": true, "revokePrivilegesFromRole": true,
+	"commitTransaction": true, "abortTransaction": true,
+}
+
+// TakesWriteConcern reports whether command name (a write command when
+// write) accepts a write concern (mongod's supportsWriteConcern): the
+// writes and DDL, user and role management, and an aggregate ending in
+// $out or $merge (writeStage: body's, "" if none; called only for an
+// aggregate).
+func TakesWriteConcern(name string, write bool, writeStage func() string) bool {
+	if name == "compact" {
+		return false // a write command that takes no write concern in mongod
+	}
+	if write || userWriteCommands[name] {
+		return true
+	}
+	return name == "aggregate" && writeStage() != ""
+}
