@@ -10,10 +10,9 @@ import (
 // Access control. With --auth every command is checked here, centrally,
 // before it runs: Command.Needs names the privilege actions it requires on
 // the request's database (or the cluster); a few commands whose needs
-// depend on their arguments (aggregate with $out or $merge, explain,
-// renameCollection, the write commands with upserts) are refined by
-// requirements, and the user-management commands check the roles they
-// grant themselves (auth.MayGrant).
+// depend on their arguments are refined by auth.Requirements
+// (internal/auth/needs.go), and the user-management commands check the
+// roles they grant themselves (auth.MayGrant).
 
 // need is a set of actions on one database.
 type need = auth.Need
@@ -42,7 +41,7 @@ func authorize(c *Ctx, cmd *Command) error {
 		}
 		return mongoerr.New(mongoerr.Unauthorized, "Command %s requires authentication", cmd.Name)
 	}
-	if cmd.Needs == auth.Authenticated && !needsRefined(cmd.Name) {
+	if cmd.Needs == auth.Authenticated && !auth.NeedsRefined(cmd.Name) {
 		return nil
 	}
 	privs, _, err := s.Privileges(m)
@@ -67,100 +66,33 @@ func notAuthorized(c *Ctx, db string) error {
 	return mongoerr.New(mongoerr.Unauthorized, "not authorized on %s to execute command %s", db, opctx.Redacted(c.Name, c.Body).String())
 }
 
-// needsRefined lists the commands declared Authenticated whose real
-// requirement depends on their arguments.
-func needsRefined(name string) bool { return name == "explain" }
-
-// requirements is what cmd, with these arguments, needs.
+// requirements is what cmd, with these arguments, needs
+// (auth.Requirements).
 func requirements(c *Ctx, cmd *Command) []need {
-	actions := cmd.Needs
-	if actions == 0 {
-		actions = auth.AllActions
-	}
-	db, coll := c.DB, collectionOf(c, cmd)
-	switch cmd.Name {
-	case "explain":
-		inner, ok := c.Body.Lookup("explain")
-		if !ok || inner.Type != bson.TypeDocument {
-			return nil // the command answers the bad argument
-		}
-		it := inner.Document().Iter()
-		if !it.Next() {
-			return nil
-		}
-		ic, ok := Lookup(it.Element().Key)
-		if !ok || ic.Name == "explain" {
-			return nil
-		}
-		ictx := *c
-		ictx.Body = inner.Document()
-		return requirements(&ictx, ic)
-	case "aggregate":
-		return aggregateNeeds(c)
-	case "update":
-		if hasUpsert(c, "updates") {
-			actions |= auth.Insert
-		}
-	case "findAndModify":
-		if v, ok := c.Body.Lookup("remove"); ok && v.Truthy() {
-			actions = auth.Find | auth.Remove
-		} else if v, ok := c.Body.Lookup("upsert"); ok && v.Truthy() {
-			actions |= auth.Insert
-		}
-	case "renameCollection":
-		return renameNeeds(c)
-	case "dataSize":
-		// find on the namespace named, whatever the request's database.
-		if d, cl, err := dataSizeNamespace(c); err == nil {
-			db, coll = d, cl
-		}
-	case "create", "collMod":
-		return viewNeeds(c, []need{{DB: db, Coll: coll, Actions: actions}})
-	}
-	return []need{{DB: db, Coll: coll, Actions: actions}}
-}
-
-// collectionOf is the collection cmd acts on when its first field names
-// one (user and role management name a user or role there), so that a
-// privilege on that collection alone grants it.
-func collectionOf(c *Ctx, cmd *Command) string {
-	const names = auth.CreateUser | auth.DropUser | auth.CreateRole | auth.DropRole
-	if cmd.Needs&names != 0 || cmd.Needs&auth.DBActions == 0 {
-		return ""
-	}
-	if v := newArgs(c).first(); v.Type == bson.TypeString {
-		return v.StringValue()
-	}
-	return ""
-}
-
-// hasUpsert reports whether any statement of a write command upserts.
-func hasUpsert(c *Ctx, field string) bool {
-	stmts, _, err := c.docs(field)
-	if err != nil {
-		return false
-	}
-	for _, s := range stmts {
-		if v, ok := s.Lookup("upsert"); ok && v.Truthy() {
-			return true
-		}
-	}
-	return false
-}
-
-// aggregateNeeds: find on the database, and everything the pipeline
-// involves at any depth (authz_pipeline.go).
-func aggregateNeeds(c *Ctx) []need {
-	out := []need{{DB: c.DB, Coll: collectionOf(c, &Command{Needs: auth.Find}), Actions: auth.Find}}
-	p, _ := c.Body.Lookup("pipeline")
-	return append(out, auth.PipelineNeeds(c.DB, p)...)
-}
-
-// renameNeeds: renameCollection's namespaces (auth.RenameNeeds).
-func renameNeeds(c *Ctx) []need {
-	from, _ := c.Body.Lookup("renameCollection")
-	to, _ := c.Body.Lookup("to")
-	return auth.RenameNeeds(c.DB, from, to)
+	return auth.Requirements(auth.Request{Name: cmd.Name, DB: c.DB, Body: c.Body, Needs: cmd.Needs,
+		Statements: func(body bson.Doc, field string) []bson.Doc {
+			cc := *c
+			cc.Body = body
+			stmts, _, err := cc.docs(field)
+			if err != nil {
+				return nil
+			}
+			return stmts
+		},
+		DataSizeNS: func(body bson.Doc) (string, string, bool) {
+			cc := *c
+			cc.Body = body
+			db, coll, err := dataSizeNamespace(&cc)
+			return db, coll, err == nil
+		},
+		Lookup: func(name string) (string, auth.Action, bool) {
+			ic, ok := Lookup(name)
+			if !ok {
+				return "", 0, false
+			}
+			return ic.Name, ic.Needs, true
+		},
+	})
 }
 
 // allowed reports whether the connection holds actions on db (always true
@@ -203,9 +135,4 @@ func (c *Ctx) visibleDatabases() (func(string) bool, error) {
 	v, ok := c.Body.Lookup("authorizedDatabases")
 	refuse := ok && v.Type == bson.TypeBoolean && !v.Boolean()
 	return c.Env.Auth.VisibleDatabases(connSession(c.Conn), refuse, func() error { return notAuthorized(c, "admin") })
-}
-
-// viewNeeds adds what a view's definition reads (auth.ViewNeeds).
-func viewNeeds(c *Ctx, base []need) []need {
-	return append(base, auth.ViewNeeds(c.DB, c.Body)...)
 }
