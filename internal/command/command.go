@@ -183,7 +183,7 @@ type Ctx struct {
 	wc           concern.Write
 	wcPending    *mongoerr.Error
 	txTS, opTime repl.Timestamp
-	// snapAt is a snapshot read's cluster time (snapshot_read.go; 0: not
+	// snapAt is a snapshot read's cluster time (replset_reply.go; 0: not
 	// one), reported as atClusterTime.
 	snapAt       repl.Timestamp
 	linearizable bool

@@ -27,7 +27,7 @@ type Tree = kv.Tree
 // Durability is how a write transaction's commit reaches the disk.
 type Durability = kv.Durability
 
-// The durabilities a command's write concern chooses (writeconcern.go).
+// The durabilities a command's write concern chooses (internal/concern/write.go).
 const (
 	// Sync returns once the commit is in the journal on disk (j: true).
 	Sync = kv.Sync
