@@ -27,6 +27,7 @@ package oplog
 
 import (
 	"strconv"
+	"sync"
 
 	"github.com/cairndb/cairn/bson"
 )
@@ -59,17 +60,52 @@ func UpdateObject(old, updated bson.Doc) bson.Doc {
 // documents are the same. (mongod logs an operator's $set of a whole
 // array as the new array; here it is the array's element changes.)
 func ModifierObject(old, updated bson.Doc) bson.Doc {
+	var d diffBuf
+	o := d.modifierObject(old, updated)
+	if o == nil {
+		return nil
+	}
+	return append(bson.Doc(nil), o...) // d's buffer is sized for reuse
+}
+
+// diffBuf builds update entries' o in one pass into a buffer kept across
+// updates (a sync.Pool's: Log.Update runs under kv's writer and, in
+// multi-document transactions, concurrently).
+type diffBuf struct {
+	b   bson.Builder
+	buf []byte
+}
+
+var diffBufs = sync.Pool{New: func() any { return &diffBuf{buf: make([]byte, 0, 512)} }}
+
+func getDiffBuf() *diffBuf { return diffBufs.Get().(*diffBuf) }
+
+// putDiffBuf returns d to the pool, unless an unusually large diff grew
+// its buffer.
+func putDiffBuf(d *diffBuf) {
+	if cap(d.buf) <= 64<<10 {
+		diffBufs.Put(d)
+	}
+}
+
+// modifierObject is ModifierObject in d's buffer: the result is valid
+// until d's next use.
+func (d *diffBuf) modifierObject(old, updated bson.Doc) bson.Doc {
 	if string(old) == string(updated) {
 		return nil
 	}
-	var db bson.Builder
-	if !docDiff(&db, old, updated, true) {
+	b := &d.b
+	b.Reset(d.buf)
+	b.AppendInt32("$v", 2)
+	b.StartDocument("diff")
+	changed := docDiff(b, old, updated, true)
+	b.End()
+	o := b.Finish()
+	d.buf = o[:0]
+	if !changed {
 		return nil
 	}
-	var b bson.Builder
-	b.AppendInt32("$v", 2)
-	b.AppendDocument("diff", db.Finish())
-	return b.Finish()
+	return o
 }
 
 // Diff returns the doc_diff of old into updated, nil when they are equal.
@@ -84,14 +120,26 @@ func Diff(old, updated bson.Doc) bson.Doc {
 type subDiff struct {
 	key  string
 	diff bson.Doc
+	// pre and post are the two values of an exact sub-diff, written into
+	// the builder in place (diff nil).
+	pre, post bson.Value
 }
 
 // docDiff appends the object diff of pre into post to b and reports
-// whether it has anything.
+// whether it has anything. The fields are gathered first (sections d, u
+// and i come before the sub-diffs), in slices backed by arrays on the
+// stack for the usual handful of changed fields.
 func docDiff(b *bson.Builder, pre, post bson.Doc, exact bool) bool {
-	var deletes []string
-	var updates, inserts []bson.Element
-	var subs []subDiff
+	var (
+		deleteArr [4]string
+		updateArr [4]bson.Element
+		insertArr [4]bson.Element
+		subArr    [4]subDiff
+		deletes   = deleteArr[:0]
+		updates   = updateArr[:0]
+		inserts   = insertArr[:0]
+		subs      = subArr[:0]
+	)
 	pi, qi := pre.Iter(), post.Iter()
 	pok, qok := pi.Next(), qi.Next()
 	for pok && qok {
@@ -101,11 +149,18 @@ func docDiff(b *bson.Builder, pre, post bson.Doc, exact bool) bool {
 			pok = pi.Next()
 			continue
 		}
-		if sub, ok := valueDiff(p.Value, q.Value, exact); ok {
-			if sub != nil {
-				subs = append(subs, subDiff{"s" + q.Key, sub})
-			} else {
-				updates = append(updates, q)
+		switch {
+		case p.Value.Type == q.Value.Type && string(p.Value.Data) == string(q.Value.Data):
+		case exact && p.Value.Type == q.Value.Type && (p.Value.Type == bson.TypeDocument || p.Value.Type == bson.TypeArray):
+			// Kept whatever its size: written in place below.
+			subs = append(subs, subDiff{key: q.Key, pre: p.Value, post: q.Value})
+		default:
+			if sub, ok := valueDiff(p.Value, q.Value, exact); ok {
+				if sub != nil {
+					subs = append(subs, subDiff{key: q.Key, diff: sub})
+				} else {
+					updates = append(updates, q)
+				}
 			}
 		}
 		pok, qok = pi.Next(), qi.Next()
@@ -148,7 +203,17 @@ func docDiff(b *bson.Builder, pre, post bson.Doc, exact bool) bool {
 		b.End()
 	}
 	for _, s := range subs {
-		b.AppendDocument(s.key, s.diff)
+		if s.diff != nil {
+			b.AppendDocument("s"+s.key, s.diff)
+			continue
+		}
+		b.StartDocument("s" + s.key)
+		if s.pre.Type == bson.TypeDocument {
+			docDiff(b, s.pre.Document(), s.post.Document(), true)
+		} else {
+			arrayDiff(b, s.pre.Document(), s.post.Document(), true)
+		}
+		b.End()
 	}
 	return true
 }

@@ -24,8 +24,10 @@ type Entry struct {
 	UI *[16]byte // the collection's UUID; nil: none
 	O  bson.Doc
 	O2 bson.Doc // nil: none
-	// ID, when set (and O2 nil), makes o2 the document key {_id: ID}.
-	ID *bson.Value
+	// ID, when set (its Type not 0, and O2 nil), makes o2 the document
+	// key {_id: ID}. (A value, not a pointer: the entry's fields leak to
+	// the heap through Append, so a pointer cost an allocation a write.)
+	ID bson.Value
 	// Pre, when set, is the document before the change, kept as its
 	// pre-image (preimage.go; UI must be set).
 	Pre bson.Doc
@@ -164,9 +166,9 @@ func (e *Entry) appendOp(b *bson.Builder) {
 	switch {
 	case e.O2 != nil:
 		b.AppendDocument("o2", e.O2)
-	case e.ID != nil:
+	case e.ID.Type != 0:
 		b.StartDocument("o2")
-		b.AppendValue("_id", *e.ID)
+		b.AppendValue("_id", e.ID)
 		b.End()
 	}
 }
@@ -178,28 +180,46 @@ func idDoc(id bson.Value) bson.Doc {
 	return b.Finish()
 }
 
+// nsName is a cached namespace string (Log.ns).
+type nsName struct{ db, coll, ns string }
+
+// namespace returns coll's namespace, "db.coll", without building the
+// string again when the previous write was to the same collection (the
+// common case: a write path's entries each name their collection).
+func (l *Log) namespace(coll *catalog.Collection) string {
+	if c := l.ns.Load(); c != nil && c.db == coll.DB && c.coll == coll.Name {
+		return c.ns
+	}
+	c := &nsName{db: coll.DB, coll: coll.Name, ns: coll.Namespace()}
+	l.ns.Store(c)
+	return c.ns
+}
+
 // Insert logs the insert of doc (as stored, _id first) into coll.
 func (l *Log) Insert(tx *kv.Tx, coll *catalog.Collection, doc bson.Doc, id bson.Value, stmt *repl.Stmt) error {
 	if l == nil || !CollectionLogged(coll) {
 		return nil
 	}
-	_, err := l.Append(tx, &Entry{Op: OpInsert, NS: coll.Namespace(), UI: &coll.UUID, O: doc, ID: &id}, stmt)
+	_, err := l.Append(tx, &Entry{Op: OpInsert, NS: l.namespace(coll), UI: &coll.UUID, O: doc, ID: id}, stmt)
 	return err
 }
 
 // Update logs an update with operators (or a pipeline) of old into
 // updated, as mongod 5.0+ records it: o is {$v: 2, diff} (diff.go's
-// ModifierObject).
+// ModifierObject), built in a pooled buffer (Append copies o into the
+// entry, or into a transaction's buffered operation, and keeps nothing).
 func (l *Log) Update(tx *kv.Tx, coll *catalog.Collection, old, updated bson.Doc, stmt *repl.Stmt) error {
 	if l == nil || !CollectionLogged(coll) {
 		return nil
 	}
-	o := ModifierObject(old, updated)
+	d := getDiffBuf()
+	defer putDiffBuf(d)
+	o := d.modifierObject(old, updated)
 	if o == nil {
 		return nil // nothing changed: mongod logs nothing either
 	}
 	id, _ := updated.Lookup("_id")
-	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: o, ID: &id, Pre: preImageOf(coll, old), Old: old}, stmt)
+	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: l.namespace(coll), UI: &coll.UUID, O: o, ID: id, Pre: preImageOf(coll, old), Old: old}, stmt)
 	return err
 }
 
@@ -217,7 +237,7 @@ func (l *Log) Replace(tx *kv.Tx, coll *catalog.Collection, old, updated bson.Doc
 		return nil
 	}
 	id, _ := updated.Lookup("_id")
-	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: coll.Namespace(), UI: &coll.UUID, O: updated, ID: &id, Pre: preImageOf(coll, old), Old: old}, stmt)
+	_, err := l.Append(tx, &Entry{Op: OpUpdate, NS: l.namespace(coll), UI: &coll.UUID, O: updated, ID: id, Pre: preImageOf(coll, old), Old: old}, stmt)
 	return err
 }
 
@@ -226,7 +246,7 @@ func (l *Log) Delete(tx *kv.Tx, coll *catalog.Collection, old bson.Doc, id bson.
 	if l == nil || !CollectionLogged(coll) {
 		return nil
 	}
-	_, err := l.Append(tx, &Entry{Op: OpDelete, NS: coll.Namespace(), UI: &coll.UUID, O: idDoc(id), Pre: preImageOf(coll, old), Old: old}, stmt)
+	_, err := l.Append(tx, &Entry{Op: OpDelete, NS: l.namespace(coll), UI: &coll.UUID, O: idDoc(id), Pre: preImageOf(coll, old), Old: old}, stmt)
 	return err
 }
 

@@ -126,9 +126,14 @@ type Log struct {
 	mu sync.Mutex
 	// last is the ts of the entry appended last (under mu).
 	last repl.Timestamp
-	// b and buf build the entries (under mu).
-	b   bson.Builder
-	buf []byte
+	// b and buf build the entries, keyBuf holds their keys (under mu;
+	// kv's Put copies both).
+	b      bson.Builder
+	buf    []byte
+	keyBuf [8]byte
+	// ns caches the namespace string of the collection written last
+	// (namespace, entry.go).
+	ns atomic.Pointer[nsName]
 	// acct is the figures of the tree at version acct.ver (committed).
 	acct figures
 	// pend is the figures as the transaction pendTx leaves them.
@@ -408,9 +413,11 @@ func (l *Log) begin(tx *kv.Tx) (*kv.Tree, error) {
 	return t, nil
 }
 
-// put appends the entry doc under ts and keeps the size, in tx.
+// put appends the entry doc under ts and keeps the size, in tx (l.mu
+// held).
 func (l *Log) put(tx *kv.Tx, t *kv.Tree, ts repl.Timestamp, doc bson.Doc) error {
-	if err := t.Put(key(ts), doc); err != nil {
+	binary.BigEndian.PutUint64(l.keyBuf[:], uint64(ts))
+	if err := t.Put(l.keyBuf[:], doc); err != nil {
 		return fmt.Errorf("oplog: appending: %w", err)
 	}
 	tx.SetMark(uint64(ts)) // Durable: ts order is commit order
