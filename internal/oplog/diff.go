@@ -60,12 +60,8 @@ func UpdateObject(old, updated bson.Doc) bson.Doc {
 // documents are the same. (mongod logs an operator's $set of a whole
 // array as the new array; here it is the array's element changes.)
 func ModifierObject(old, updated bson.Doc) bson.Doc {
-	var d diffBuf
-	o := d.modifierObject(old, updated)
-	if o == nil {
-		return nil
-	}
-	return append(bson.Doc(nil), o...) // d's buffer is sized for reuse
+	var d diffBuf // not reused: the result may keep its buffer
+	return d.modifierObject(old, updated)
 }
 
 // diffBuf builds update entries' o in one pass into a buffer kept across
