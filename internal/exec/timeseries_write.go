@@ -60,12 +60,11 @@ func (e *Engine) DeleteMeasurements(c WriteCmd, tx *Tx, ts *Timeseries, q bson.D
 		if len(keep) == 0 {
 			err = w.Remove(m.Key, m.Doc)
 		} else {
-			id, start, ok := timeseries.BucketID(ts.Opts, m.Doc)
-			if !ok {
-				return n, fmt.Errorf("timeseries: malformed bucket in %s", ts.Buckets.Namespace())
+			var rebuilt bson.Doc
+			if rebuilt, err = timeseries.RebuildLike(ts.Opts, m.Doc, keep); err != nil {
+				return n, fmt.Errorf("%s: %w", ts.Buckets.Namespace(), err)
 			}
-			meta, _ := m.Doc.Lookup("meta")
-			err = w.Replace(m.Key, m.Doc, timeseries.Rebuild(ts.Opts, id, start, meta, keep))
+			err = w.Replace(m.Key, m.Doc, rebuilt)
 		}
 		if err != nil {
 			return n, err
@@ -114,12 +113,7 @@ func (e *Engine) UpdateMeasurements(c WriteCmd, tx *Tx, ts *Timeseries, q bson.D
 	return res, nil
 }
 
-// bucketCount is how many measurements a bucket holds (its time column's
-// length).
+// bucketCount is how many measurements a bucket holds.
 func bucketCount(bucket bson.Doc, timeField string) int {
-	col, ok := bucket.LookupPath("data", timeField)
-	if !ok || col.Type != bson.TypeDocument {
-		return 0
-	}
-	return col.Document().Len()
+	return timeseries.BucketCount(bucket, timeField)
 }

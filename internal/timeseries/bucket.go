@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/bsoncolumn"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -140,12 +141,49 @@ func (b *Bucket) Add(o *Options, m Measurement) {
 	}
 }
 
-// Encode builds the bucket document (control.version 1).
+// Encode builds the bucket document: compressed (control.version 2)
+// when the bucket is closed (Closed), uncompressed (control.version 1)
+// while it is open or when its values do not compress (MinKey, MaxKey
+// or code with scope in a column, which BSONColumn does not hold).
 func (b *Bucket) Encode(o *Options) bson.Doc {
+	if b.Closed() {
+		if d, err := b.encodeCompressed(o); err == nil {
+			return d
+		}
+	}
+	return b.encodeUncompressed(o)
+}
+
+// encodeUncompressed builds the control.version 1 bucket document.
+func (b *Bucket) encodeUncompressed(o *Options) bson.Doc {
 	var d bson.Builder
 	d.AppendObjectID("_id", b.ID)
 	d.StartDocument("control")
 	d.AppendInt32("version", 1)
+	b.appendMinMax(o, &d)
+	d.End()
+	if b.Meta.Type != 0 {
+		d.AppendValue("meta", b.Meta)
+	}
+	d.StartDocument("data")
+	var key []byte
+	for _, c := range b.columns {
+		d.StartDocument(c.name)
+		for i, v := range c.vals {
+			if v.Type != 0 {
+				key = strconv.AppendInt(key[:0], int64(i), 10)
+				d.AppendValue(string(key), v)
+			}
+		}
+		d.End()
+	}
+	d.End()
+	return d.Finish()
+}
+
+// appendMinMax appends control.min and control.max: each field's smallest
+// and largest value, the time's minimum being the bucket's start.
+func (b *Bucket) appendMinMax(o *Options, d *bson.Builder) {
 	for _, which := range []int{-1, 1} {
 		if which < 0 {
 			d.StartDocument("min")
@@ -173,28 +211,11 @@ func (b *Bucket) Encode(o *Options) bson.Doc {
 		}
 		d.End()
 	}
-	d.End()
-	if b.Meta.Type != 0 {
-		d.AppendValue("meta", b.Meta)
-	}
-	d.StartDocument("data")
-	var key []byte
-	for _, c := range b.columns {
-		d.StartDocument(c.name)
-		for i, v := range c.vals {
-			if v.Type != 0 {
-				key = strconv.AppendInt(key[:0], int64(i), 10)
-				d.AppendValue(string(key), v)
-			}
-		}
-		d.End()
-	}
-	d.End()
-	return d.Finish()
 }
 
-// Decode reads a stored bucket (control.version 1) for more
-// measurements; its values point into doc.
+// Decode reads a stored bucket (control.version 1 or 2) for more
+// measurements; its values point into doc (or, for a compressed bucket,
+// into memory of their own).
 func Decode(o *Options, doc bson.Doc) (*Bucket, error) {
 	b := &Bucket{byName: map[string]int{}, size: len(doc)}
 	id, ok := doc.Lookup("_id")
@@ -202,10 +223,9 @@ func Decode(o *Options, doc bson.Doc) (*Bucket, error) {
 		return nil, fmt.Errorf("timeseries: bucket without an ObjectId _id")
 	}
 	b.ID = id.ObjectID()
-	if v, ok := doc.LookupPath("control", "version"); ok {
-		if n, _ := v.AsInt64(); n != 1 {
-			return nil, mongoerr.New(mongoerr.TimeseriesBucketCompressionFailed, "Cairn does not read time-series buckets of control.version %d", n)
-		}
+	version, err := bucketVersion(doc)
+	if err != nil {
+		return nil, err
 	}
 	start, ok := doc.LookupPath("control", "min", o.TimeField)
 	if !ok || start.Type != bson.TypeDateTime {
@@ -218,6 +238,12 @@ func Decode(o *Options, doc bson.Doc) (*Bucket, error) {
 	data, ok := doc.Lookup("data")
 	if !ok || data.Type != bson.TypeDocument {
 		return nil, fmt.Errorf("timeseries: bucket %x without data", b.ID)
+	}
+	if version == 2 {
+		if err := b.decodeCompressed(data.Document()); err != nil {
+			return nil, fmt.Errorf("timeseries: bucket %x: %w", b.ID, err)
+		}
+		return b, nil
 	}
 	it := data.Document().Iter()
 	for it.Next() {
@@ -253,6 +279,10 @@ type Unpacker struct {
 	Include map[string]bool
 	cols    []unpackCol
 	b       bson.Builder
+	// For compressed buckets: a decoder and the values of each column.
+	decoders []bsoncolumn.Decoder
+	vals     [][]bson.Value
+	names    []string
 }
 
 type unpackCol struct {
@@ -281,14 +311,16 @@ func (u *Unpacker) Unpack(bucket bson.Doc, emit func(bson.Doc) bool) error {
 	if !ok || data.Type != bson.TypeDocument {
 		return fmt.Errorf("timeseries: bucket without data")
 	}
-	if v, ok := bucket.LookupPath("control", "version"); ok {
-		if n, _ := v.AsInt64(); n != 1 {
-			return mongoerr.New(mongoerr.TimeseriesBucketCompressionFailed, "Cairn does not read time-series buckets of control.version %d", n)
-		}
+	version, err := bucketVersion(bucket)
+	if err != nil {
+		return err
 	}
 	var meta bson.Value
 	if u.MetaField != "" && (u.Include == nil || u.Include[u.MetaField]) {
 		meta, _ = bucket.Lookup("meta")
+	}
+	if version == 2 {
+		return u.unpackCompressed(data.Document(), meta, emit)
 	}
 	u.cols = u.cols[:0]
 	timeAt := -1
@@ -345,7 +377,12 @@ func (u *Unpacker) Unpack(bucket bson.Doc, emit func(bson.Doc) bool) error {
 // Rebuild is a bucket with _id id, start and meta holding only the
 // measurements keep (unpacked measurements, in order).
 func Rebuild(o *Options, id [12]byte, start int64, meta bson.Value, keep []bson.Doc) bson.Doc {
+	return rebuilt(o, id, start, meta, keep).Encode(o)
+}
+
+func rebuilt(o *Options, id [12]byte, start int64, meta bson.Value, keep []bson.Doc) *Bucket {
 	b := &Bucket{ID: id, Start: start, Meta: meta, byName: map[string]int{}}
+	b.size = 200 + len(meta.Data)
 	for _, d := range keep {
 		m := Measurement{Doc: d, Meta: meta}
 		if tv, ok := d.Lookup(o.TimeField); ok {
@@ -353,7 +390,7 @@ func Rebuild(o *Options, id [12]byte, start int64, meta bson.Value, keep []bson.
 		}
 		b.Add(o, m)
 	}
-	return b.Encode(o)
+	return b
 }
 
 // WithMeta is bucket with its meta value replaced (Type 0: removed).

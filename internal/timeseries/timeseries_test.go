@@ -1,7 +1,9 @@
 package timeseries
 
 import (
+	"cmp"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/cairndb/cairn/bson"
@@ -247,4 +249,143 @@ func FuzzUnpack(f *testing.F) {
 		u := &Unpacker{TimeField: "t", MetaField: "m"}
 		_ = u.Unpack(bson.Doc(data), func(bson.Doc) bool { return true })
 	})
+}
+
+// TestCompressedBucket: a closed bucket is stored compressed (version 2,
+// BSONColumn columns, control.count), its measurements sorted by time;
+// it decodes and unpacks to the same measurements, reopens for more and
+// keeps its compression through RebuildLike; a bucket holding a value
+// BSONColumn cannot hold stays uncompressed.
+func TestCompressedBucket(t *testing.T) {
+	seed := rand.Int64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(uint64(seed), 2))
+	o, _ := Parse("create", docValue(doc(t, `{"timeField": "t", "metaField": "m"}`)))
+	meta := docValue(doc(t, `{"sensor": 3}`))
+	base := int64(1_700_000_000_000)
+	build := func(n int, extra func(d *bson.Builder, i int)) (*Bucket, []bson.Doc) {
+		b := NewBucket(o, meta, base)
+		var in []bson.Doc
+		for i := 0; i < n; i++ {
+			var d bson.Builder
+			d.AppendObjectID("_id", [12]byte{0, 0, 0, byte(i >> 8), 1, 1, 1, 1, 1, 0, byte(i >> 8), byte(i)})
+			d.AppendDateTime("t", base+int64(i)*1000-int64(r.IntN(3))*1000) // a little out of order
+			if r.IntN(5) > 0 {
+				d.AppendDouble("v", float64(r.IntN(10000))/100)
+			}
+			if i%3 == 0 {
+				d.AppendInt32("n", int32(i))
+			}
+			if i%10 == 0 {
+				d.StartDocument("o")
+				d.AppendString("s", "x")
+				d.End()
+			}
+			if extra != nil {
+				extra(&d, i)
+			}
+			d.AppendValue("m", meta)
+			m, err := Prepare(o, d.Finish(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b.Add(o, m)
+			in = append(in, m.Doc)
+		}
+		return b, in
+	}
+	b, in := build(MaxCount, nil)
+	if !b.Closed() {
+		t.Fatal("a bucket of MaxCount measurements is not closed")
+	}
+	enc := b.Encode(o)
+	if v, _ := enc.LookupPath("control", "version"); v.Int32() != 2 {
+		t.Fatalf("closed bucket has control.version %v", v)
+	}
+	if c, _ := enc.LookupPath("control", "count"); c.Int32() != MaxCount {
+		t.Fatalf("control.count %v", c)
+	}
+	if col, _ := enc.LookupPath("data", "t"); col.Type != bson.TypeBinary {
+		t.Fatalf("data.t is %v, not a binary", col.Type)
+	} else if sub, _ := col.Binary(); sub != 7 {
+		t.Fatalf("data.t has subtype %d", sub)
+	}
+	if n := BucketCount(enc, "t"); n != MaxCount {
+		t.Fatalf("BucketCount %d", n)
+	}
+	// Measurements come out in time order (stable).
+	want := append([]bson.Doc(nil), in...)
+	sortByTime := func(ds []bson.Doc) {
+		slices.SortStableFunc(ds, func(a, b bson.Doc) int {
+			x, _ := a.Lookup("t")
+			y, _ := b.Lookup("t")
+			return cmp.Compare(x.DateTime(), y.DateTime())
+		})
+	}
+	sortByTime(want)
+	unpack := func(bucket bson.Doc) []bson.Doc {
+		var out []bson.Doc
+		u := &Unpacker{TimeField: "t", MetaField: "m"}
+		for range 2 { // the unpacker's memory is reused
+			out = out[:0]
+			if err := u.Unpack(bucket, func(d bson.Doc) bool { out = append(out, d); return true }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return out
+	}
+	same := func(got, want []bson.Doc) {
+		t.Helper()
+		if len(got) != len(want) {
+			t.Fatalf("unpacked %d, want %d", len(got), len(want))
+		}
+		for i := range want {
+			for _, k := range []string{"_id", "t", "v", "n", "o", "m"} {
+				a, okA := want[i].Lookup(k)
+				c, okC := got[i].Lookup(k)
+				if okA != okC || (okA && !bson.Equal(a, c)) {
+					t.Fatalf("measurement %d field %s: %v vs %v", i, k, c, a)
+				}
+			}
+		}
+	}
+	same(unpack(enc), want)
+	plain := b.encodeUncompressed(o)
+	if len(enc)*3 > len(plain) {
+		t.Errorf("compressed bucket %d bytes, uncompressed %d", len(enc), len(plain))
+	}
+	// Decoding reads the same measurements; a reopened bucket that is no
+	// longer full is written uncompressed.
+	dec, err := Decode(o, enc)
+	if err != nil || dec.Count != MaxCount || dec.Start != b.Start || !bson.Equal(dec.Meta, meta) {
+		t.Fatalf("decode: %v count %d", err, dec.Count)
+	}
+	same(unpack(dec.Encode(o)), want)
+	keep := unpack(enc)[10:]
+	re, err := RebuildLike(o, enc, keep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := re.LookupPath("control", "version"); v.Int32() != 2 {
+		t.Fatalf("rebuilt compressed bucket has control.version %v", v)
+	}
+	same(unpack(re), want[10:])
+	dec, _ = Decode(o, re)
+	if dec.Closed() {
+		t.Fatal("a bucket with room is closed")
+	}
+	if v, _ := dec.Encode(o).LookupPath("control", "version"); v.Int32() != 1 {
+		t.Fatalf("open bucket has control.version %v", v)
+	}
+	// MinKey does not compress: the bucket stays version 1.
+	b, in = build(MaxCount, func(d *bson.Builder, i int) {
+		if i == 5 {
+			d.AppendMinKey("k")
+		}
+	})
+	enc = b.Encode(o)
+	if v, _ := enc.LookupPath("control", "version"); v.Int32() != 1 {
+		t.Fatalf("bucket with MinKey has control.version %v", v)
+	}
+	same(unpack(enc), in)
 }
