@@ -113,7 +113,7 @@ func TestTimeseriesCompressedBuckets(t *testing.T) {
 			{{Key: "$sort", Value: bson.D{{Key: "_id", Value: 1}}}}},
 		{{{Key: "$match", Value: bson.D{{Key: "o.ok", Value: true}}}}, {{Key: "$count", Value: "n"}}},
 		{{{Key: "$group", Value: bson.D{{Key: "_id", Value: "$m.sensor"}, {Key: "first", Value: bson.D{{Key: "$min", Value: "$t"}}},
-			{Key: "last", Value: bson.D{{Key: "$max", Value: "$t"}}}, {Key: "s", Value: bson.D{{Key: "$addToSet", Value: "$s"}}}}}},
+			{Key: "last", Value: bson.D{{Key: "$max", Value: "$t"}}}, {Key: "n", Value: bson.D{{Key: "$sum", Value: "$n"}}}}}},
 			{{Key: "$sort", Value: bson.D{{Key: "_id", Value: 1}}}}},
 	}
 	filters := []bson.D{
