@@ -2,15 +2,19 @@
 // collection holding the same measurements (issue 26): N measurements
 // (default 1,000,000) of 100 sensors, one per sensor per second, in time
 // order, inserted through the official Go driver in batches of 1,000 into
-// two cairnd servers (one per collection kind, each on its own data
-// directory, loaded one after the other); then the insert rate (wall and
-// server CPU), the stored size per measurement (collStats totalSize: data
-// and indexes; for the time-series collection, its buckets collection's),
-// and an hourly $group with $dateTrunc (avg, min, max and count per hour)
-// and the same per sensor, run -rounds times alternating between the two
-// servers, median wall and server CPU times.
+// cairnd servers (one per collection kind, each on its own data
+// directory; with -base, a third server running that cairnd binary — main's
+// build — with the time-series collection), each batch going to every
+// server in turn so that the loads are alternated; then the insert rate
+// (wall and server CPU), the stored size per measurement (collStats
+// totalSize: data and indexes; for the time-series collection, its buckets
+// collection's), how many buckets are compressed (control.version 2), and
+// an hourly $group with $dateTrunc (avg, min, max and count per hour), the
+// same per sensor and one sensor's hour, run -rounds times alternating
+// between the servers, median wall and server CPU times. Every cairnd runs
+// with --wiredTigerCacheSizeGB 1 and GOMEMLIMIT=2GiB.
 //
-//	go run ./cmd/tsbench -n 1000000
+//	go run ./cmd/tsbench -n 1000000 -base /path/to/main/cairnd
 package main
 
 import (
@@ -44,6 +48,7 @@ func main() {
 	n := flag.Int("n", 1_000_000, "measurements")
 	rounds := flag.Int("rounds", 5, "query rounds per collection")
 	bin := flag.String("cairnd", "", "cairnd binary (default: build ../cmd/cairnd)")
+	base := flag.String("base", "", "a second cairnd binary (the base build) to load with the time-series collection too")
 	dir := flag.String("dir", "", "working directory (default: a temporary one)")
 	flag.Parse()
 	ctx := context.Background()
@@ -58,19 +63,28 @@ func main() {
 		check(err)
 		*bin = b
 	}
+	check(os.Setenv("GOMEMLIMIT", "2GiB"))
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var targets []*target
-	for _, kind := range []string{"timeseries", "regular"} {
+	kinds := []string{"timeseries", "regular"}
+	if *base != "" {
+		kinds = append(kinds, "ts-base")
+	}
+	for _, kind := range kinds {
 		d := *dir + "/" + kind
 		check(os.MkdirAll(d, 0o755))
-		srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: *bin, Dir: d})
+		b := *bin
+		if kind == "ts-base" {
+			b = *base
+		}
+		srv, err := cairndproc.Start(ctx, cairndproc.Options{Binary: b, Dir: d, Args: []string{"--wiredTigerCacheSizeGB", "1"}})
 		check(err)
 		defer srv.Stop()
 		client, err := mongo.Connect(options.Client().ApplyURI(srv.URI))
 		check(err)
 		db := client.Database("bench")
 		t := &target{name: kind, srv: srv, client: client, coll: db.Collection("m"), stats: "m"}
-		if kind == "timeseries" {
+		if kind != "regular" {
 			to := options.TimeSeries().SetTimeField("t").SetMetaField("meta").SetGranularity("seconds")
 			check(db.CreateCollection(ctx, "m", options.CreateCollection().SetTimeSeriesOptions(to)))
 			t.stats = "system.buckets.m"
@@ -80,35 +94,49 @@ func main() {
 		targets = append(targets, t)
 	}
 	fmt.Printf("tsbench: %d measurements, %d sensors, 1 s apart, batches of 1000\n", *n, sensors)
-	for _, t := range targets {
-		r := rand.New(rand.NewPCG(26, 26))
-		level := make([]float64, sensors)
-		for i := range level {
-			level[i] = 20 + r.Float64()*10
-		}
-		cpu0, t0 := cairndproc.CPU(t.srv.Pid()), time.Now()
-		batch := make([]any, 0, 1000)
-		for i := 0; i < *n; i++ {
-			s := i % sensors
-			level[s] += (r.Float64() - 0.5) / 10
-			batch = append(batch, bson.D{
-				{Key: "t", Value: start.Add(time.Duration(i/sensors) * time.Second)},
-				{Key: "meta", Value: bson.D{{Key: "sensor", Value: int32(s)}, {Key: "kind", Value: "temperature"}}},
-				{Key: "v", Value: math.Round(level[s]*100) / 100},
-			})
-			if len(batch) == cap(batch) || i == *n-1 {
+	r := rand.New(rand.NewPCG(26, 26))
+	level := make([]float64, sensors)
+	for i := range level {
+		level[i] = 20 + r.Float64()*10
+	}
+	walls := make([]time.Duration, len(targets))
+	cpu0 := make([]time.Duration, len(targets))
+	for i, t := range targets {
+		cpu0[i] = cairndproc.CPU(t.srv.Pid())
+	}
+	batch := make([]any, 0, 1000)
+	for i := 0; i < *n; i++ {
+		s := i % sensors
+		level[s] += (r.Float64() - 0.5) / 10
+		batch = append(batch, bson.D{
+			{Key: "t", Value: start.Add(time.Duration(i/sensors) * time.Second)},
+			{Key: "meta", Value: bson.D{{Key: "sensor", Value: int32(s)}, {Key: "kind", Value: "temperature"}}},
+			{Key: "v", Value: math.Round(level[s]*100) / 100},
+		})
+		if len(batch) == cap(batch) || i == *n-1 {
+			for j, t := range targets {
+				t0 := time.Now()
 				_, err := t.coll.InsertMany(ctx, batch)
 				check(err)
-				batch = batch[:0]
+				walls[j] += time.Since(t0)
 			}
+			batch = batch[:0]
 		}
-		wall, cpu := time.Since(t0), cairndproc.CPU(t.srv.Pid())-cpu0
+	}
+	for i, t := range targets {
+		wall, cpu := walls[i], cairndproc.CPU(t.srv.Pid())-cpu0[i]
 		var st bson.M
 		check(t.client.Database("bench").RunCommand(ctx, bson.D{{Key: "collStats", Value: t.stats}}).Decode(&st))
 		size := toInt(st["totalSize"])
 		docs := toInt(st["count"])
-		fmt.Printf("%-10s insert: %8.0f measurements/s wall (%.1f s), %6.1f µs server CPU per measurement; stored %d documents, %d bytes (data+indexes), %.1f bytes per measurement\n",
+		fmt.Printf("%-10s insert: %8.0f measurements/s wall (%.1f s), %6.1f µs server CPU per measurement; stored %d documents, %d bytes (data+indexes), %.1f bytes per measurement",
 			t.name, float64(*n)/wall.Seconds(), wall.Seconds(), float64(cpu.Microseconds())/float64(*n), docs, size, float64(size)/float64(*n))
+		if t.stats != "m" {
+			v2, err := t.client.Database("bench").Collection(t.stats).CountDocuments(ctx, bson.D{{Key: "control.version", Value: 2}})
+			check(err)
+			fmt.Printf("; %d buckets compressed", v2)
+		}
+		fmt.Println()
 	}
 	queries := []struct {
 		name string
@@ -128,7 +156,7 @@ func main() {
 	for _, q := range queries {
 		walls := map[string][]time.Duration{}
 		cpus := map[string][]time.Duration{}
-		var answers [2][]bson.Raw
+		answers := make([][]bson.Raw, len(targets))
 		for round := 0; round < *rounds+1; round++ { // the first round warms up
 			for i, t := range targets {
 				cpu0, t0 := cairndproc.CPU(t.srv.Pid()), time.Now()
@@ -143,7 +171,10 @@ func main() {
 				answers[i] = docs
 			}
 		}
-		same := len(answers[0]) == len(answers[1])
+		same := true
+		for _, a := range answers[1:] {
+			same = same && len(a) == len(answers[0])
+		}
 		fmt.Printf("%-22s", q.name)
 		for _, t := range targets {
 			fmt.Printf("  %s %7.1f ms wall %7.1f ms CPU", t.name, ms(median(walls[t.name])), ms(median(cpus[t.name])))
