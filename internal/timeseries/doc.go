@@ -19,7 +19,8 @@
 // A bucket holds the measurements of one meta value (the metaField's
 // value, compared as BSON) whose times lie in [start, start +
 // bucketMaxSpanSeconds), where start is the first measurement's time
-// rounded down to bucketRoundingSeconds:
+// rounded down to bucketRoundingSeconds. While it takes measurements it
+// is uncompressed (control.version 1):
 //
 //	{_id: ObjectId(start seconds, ...),
 //	 control: {version: 1, min: {...}, max: {...}},
@@ -31,9 +32,14 @@
 // the field has no key at its position. control.min and control.max hold
 // each field's smallest and largest value in BSON order, except that
 // control.min.<timeField> is the bucket's rounded start, as in mongod.
-// Buckets are control.version 1 (uncompressed columns): mongod 7.0
-// compresses closed buckets into BSONColumn binaries (control.version 2),
-// which Cairn neither writes nor reads (docs/compatibility.md).
+//
+// A bucket written full (Closed: MaxCount measurements, or no room for
+// one more of their average size) is compressed as mongod 7.0 compresses
+// the buckets it closes (compress.go): control.version 2 with
+// control.count, the measurements sorted by time, and each data.<field> a
+// BSONColumn binary (BinData subtype 7, internal/bsoncolumn) with a skip
+// where a measurement lacks the field. Every read (Unpack, Decode,
+// BucketCount) takes both versions.
 //
 // # Inserts
 //
