@@ -4,7 +4,10 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 
 	"github.com/cairndb/cairn/bson"
@@ -24,12 +27,56 @@ type Bucket struct {
 	byName  map[string]int
 	// size estimates the encoded size (bytes).
 	size int
+	// arena holds copies of the added values (a chunk never moves, so
+	// that a bucket kept by the catalog does not point into requests).
+	arena []byte
 }
 
-// column is one field's values by position (Type 0: missing there).
+// column is one field's values by position (Type 0: missing there) and
+// their smallest and largest value in BSON order.
 type column struct {
-	name string
-	vals []bson.Value
+	name   string
+	vals   []bson.Value
+	lo, hi bson.Value
+}
+
+// bound widens the column's bounds to v.
+func (c *column) bound(v bson.Value) {
+	if v.Type == 0 {
+		return
+	}
+	if c.lo.Type == 0 || bson.Compare(v, c.lo) < 0 {
+		c.lo = v
+	}
+	if c.hi.Type == 0 || bson.Compare(v, c.hi) > 0 {
+		c.hi = v
+	}
+}
+
+// own copies v's bytes into the bucket's arena.
+func (b *Bucket) own(v bson.Value) bson.Value {
+	n := len(v.Data)
+	if cap(b.arena)-len(b.arena) < n {
+		b.arena = make([]byte, 0, max(8192, n))
+	}
+	at := len(b.arena)
+	b.arena = append(b.arena, v.Data...)
+	v.Data = b.arena[at : at+n : at+n]
+	return v
+}
+
+// clone is a copy of b that Add may grow without changing b (their
+// values are shared, never written).
+func (b *Bucket) clone() *Bucket {
+	c := *b
+	c.columns = make([]column, len(b.columns))
+	for i, col := range b.columns {
+		col.vals = slices.Clip(col.vals)
+		c.columns[i] = col
+	}
+	c.byName = maps.Clone(b.byName)
+	c.arena = nil
+	return &c
 }
 
 // oidProcess and oidCounter make bucket _ids unique after their
@@ -58,7 +105,8 @@ func roundDown(t, rounding int64) int64 {
 
 // NewBucket starts a bucket for meta whose first measurement is at t (ms).
 func NewBucket(o *Options, meta bson.Value, t int64) *Bucket {
-	b := &Bucket{Start: roundDown(t, o.Rounding), Meta: meta, byName: map[string]int{}}
+	b := &Bucket{Start: roundDown(t, o.Rounding), byName: map[string]int{}}
+	b.Meta = b.own(meta) // the catalog may keep the bucket beyond the request
 	binary.BigEndian.PutUint32(b.ID[:4], uint32(int32(b.Start/1000)))
 	copy(b.ID[4:9], oidProcess[:])
 	n := oidCounter.Add(1)
@@ -129,14 +177,17 @@ func (b *Bucket) Add(o *Options, m Measurement) {
 		i, ok := b.byName[e.Key]
 		if !ok {
 			i = len(b.columns)
-			b.columns = append(b.columns, column{name: e.Key})
-			b.byName[e.Key] = i
+			name := strings.Clone(e.Key) // keys point into the request
+			b.columns = append(b.columns, column{name: name})
+			b.byName[name] = i
 		}
 		c := &b.columns[i]
 		for len(c.vals) < pos {
 			c.vals = append(c.vals, bson.Value{})
 		}
-		c.vals = append(c.vals, e.Value)
+		v := b.own(e.Value)
+		c.vals = append(c.vals, v)
+		c.bound(v)
 		b.size += len(e.Value.Data) + len(strconv.Itoa(pos)) + 2
 	}
 }
@@ -157,6 +208,7 @@ func (b *Bucket) Encode(o *Options) bson.Doc {
 // encodeUncompressed builds the control.version 1 bucket document.
 func (b *Bucket) encodeUncompressed(o *Options) bson.Doc {
 	var d bson.Builder
+	d.Reset(make([]byte, 0, b.size+b.size/4))
 	d.AppendObjectID("_id", b.ID)
 	d.StartDocument("control")
 	d.AppendInt32("version", 1)
@@ -191,14 +243,9 @@ func (b *Bucket) appendMinMax(o *Options, d *bson.Builder) {
 			d.StartDocument("max")
 		}
 		for _, c := range b.columns {
-			var best bson.Value
-			for _, v := range c.vals {
-				if v.Type == 0 {
-					continue
-				}
-				if best.Type == 0 || bson.Compare(v, best)*which > 0 {
-					best = v
-				}
+			best := c.lo
+			if which > 0 {
+				best = c.hi
 			}
 			if best.Type == 0 {
 				continue
@@ -263,6 +310,7 @@ func Decode(o *Options, doc bson.Doc) (*Bucket, error) {
 				c.vals = append(c.vals, bson.Value{})
 			}
 			c.vals = append(c.vals, ce.Value)
+			c.bound(ce.Value)
 		}
 		b.Count = max(b.Count, len(c.vals))
 		b.byName[c.name] = len(b.columns)

@@ -1,6 +1,7 @@
 package timeseries
 
 import (
+	"bytes"
 	"fmt"
 	"sort"
 	"sync"
@@ -25,19 +26,40 @@ type Store interface {
 // Catalog remembers, per buckets collection and meta value, the buckets
 // last written (hints checked against the stored buckets: see the
 // package documentation). It is safe for concurrent use.
+//
+// The newest bucket of a meta value is kept decoded with the document it
+// was written as (up to cacheLimit bytes in all), so that the next insert
+// that finds the same document stored (compared byte for byte: another
+// writer's change is seen) grows a copy of it instead of decoding the
+// document again.
 type Catalog struct {
-	mu    sync.Mutex
-	colls map[[16]byte]*collHints
+	mu     sync.Mutex
+	colls  map[[16]byte]*collHints
+	cached int // estimated bytes of the kept buckets
 }
 
 type collHints struct {
 	byMeta map[string][]hint
+	cached int
 }
 
 // hint is a bucket that measurements may join.
 type hint struct {
 	id    [12]byte
 	start int64
+	// b, when set, is the bucket decoded from doc, its stored form.
+	b   *Bucket
+	doc bson.Doc
+}
+
+// cacheLimit bounds the decoded buckets a catalog keeps.
+const cacheLimit = 64 << 20
+
+func (h *hint) cost() int {
+	if h.b == nil {
+		return 0
+	}
+	return 3 * len(h.doc)
 }
 
 // Hints kept per meta value, and meta values per collection (beyond it
@@ -55,6 +77,9 @@ func NewCatalog() *Catalog { return &Catalog{colls: map[[16]byte]*collHints{}} }
 // (dropped, or its bucketing changed).
 func (c *Catalog) Forget(uuid [16]byte) {
 	c.mu.Lock()
+	if ch := c.colls[uuid]; ch != nil {
+		c.cached -= ch.cached
+	}
 	delete(c.colls, uuid)
 	c.mu.Unlock()
 }
@@ -69,13 +94,33 @@ func (c *Catalog) hints(uuid [16]byte, meta string) []hint {
 	return append([]hint(nil), ch.byMeta[meta]...)
 }
 
+// remember replaces the hints of meta; the decoded buckets among them
+// are kept while the catalog has room.
 func (c *Catalog) remember(uuid [16]byte, meta string, hs []hint) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ch := c.colls[uuid]
 	if ch == nil || len(ch.byMeta) >= maxMetas {
+		if ch != nil {
+			c.cached -= ch.cached
+		}
 		ch = &collHints{byMeta: map[string][]hint{}}
 		c.colls[uuid] = ch
+	}
+	for _, h := range ch.byMeta[meta] {
+		ch.cached -= h.cost()
+		c.cached -= h.cost()
+	}
+	for i := range hs {
+		if hs[i].b == nil {
+			continue
+		}
+		if c.cached+hs[i].cost() > cacheLimit {
+			hs[i].b, hs[i].doc = nil, nil
+			continue
+		}
+		ch.cached += hs[i].cost()
+		c.cached += hs[i].cost()
 	}
 	ch.byMeta[meta] = hs
 }
@@ -120,7 +165,9 @@ func (c *Catalog) insertGroup(st Store, uuid [16]byte, o *Options, key string, m
 			return nil, err
 		}
 		w := &working{}
-		if doc != nil {
+		if doc != nil && hs[i].b != nil && bytes.Equal(doc, hs[i].doc) {
+			w.b, w.old = hs[i].b.clone(), doc
+		} else if doc != nil {
 			b, err := Decode(o, doc)
 			if err != nil || !bson.Equal(b.Meta, ms[idx[0]].Meta) {
 				doc = nil // not a bucket this insert may grow
@@ -193,6 +240,7 @@ func (c *Catalog) insertGroup(st Store, uuid [16]byte, o *Options, key string, m
 	for i, w := range buckets {
 		if w != nil && w.dirty {
 			doc := w.b.Encode(o)
+			hs[i].b, hs[i].doc = w.b, doc // not grown again: the next insert clones it
 			var err error
 			if w.old == nil {
 				err = st.Insert(doc)

@@ -124,14 +124,16 @@ func (b *Bucket) decodeCompressed(data bson.Doc) error {
 		if len(vals) > MaxCount*100 {
 			return fmt.Errorf("data.%s holds %d values", e.Key, len(vals))
 		}
+		c := column{name: e.Key, vals: vals}
 		for i, v := range vals {
 			if v.Type != 0 {
 				b.size += len(v.Data) + len(strconv.Itoa(i)) + 2
+				c.bound(v)
 			}
 		}
 		b.Count = max(b.Count, len(vals))
 		b.byName[e.Key] = len(b.columns)
-		b.columns = append(b.columns, column{name: e.Key, vals: vals})
+		b.columns = append(b.columns, c)
 	}
 	return nil
 }

@@ -389,3 +389,86 @@ func TestCompressedBucket(t *testing.T) {
 	}
 	same(unpack(enc), in)
 }
+
+// memStore is a buckets collection in memory.
+type memStore struct{ docs map[[12]byte]bson.Doc }
+
+func (m *memStore) Get(id [12]byte) (bson.Doc, error) {
+	if d := m.docs[id]; d != nil {
+		return append(bson.Doc(nil), d...), nil
+	}
+	return nil, nil
+}
+
+func (m *memStore) Insert(d bson.Doc) error {
+	id, _ := d.Lookup("_id")
+	m.docs[id.ObjectID()] = d
+	return nil
+}
+
+func (m *memStore) Replace(id [12]byte, _, d bson.Doc) error {
+	m.docs[id] = d
+	return nil
+}
+
+func (m *memStore) Reopen(*Options, bson.Value, int64) ([][12]byte, error) { return nil, nil }
+
+// TestCatalogReusedRequests: the catalog keeps the bucket it last wrote
+// for each meta value decoded; the measurements it took point into
+// requests whose memory is reused afterwards, which must not change the
+// buckets written later (nor their field names).
+func TestCatalogReusedRequests(t *testing.T) {
+	o, _ := Parse("create", docValue(doc(t, `{"timeField": "t", "metaField": "m"}`)))
+	st := &memStore{docs: map[[12]byte]bson.Doc{}}
+	c := NewCatalog()
+	buf := make([]byte, 0, 1<<20)
+	want := map[int64]float64{}
+	n := 0
+	for batch := 0; batch < 30; batch++ {
+		buf = append(buf[:0], make([]byte, 1+batch%5)...) // documents at other offsets than the last batch's
+		var ms []Measurement
+		for i := 0; i < 100; i++ {
+			var b bson.Builder
+			b.AppendObjectID("_id", [12]byte{byte(n >> 16), byte(n >> 8), byte(n)})
+			b.AppendDateTime("t", 1767225600000+int64(n)*1000)
+			b.StartDocument("m")
+			b.AppendInt32("sensor", int32(n%3))
+			b.End()
+			b.AppendDouble("v", float64(n))
+			want[1767225600000+int64(n)*1000] = float64(n)
+			n++
+			at := len(buf)
+			buf = append(buf, b.Finish()...)
+			m, err := Prepare(o, bson.Doc(buf[at:len(buf):len(buf)]), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms = append(ms, m)
+		}
+		if err := c.Insert(st, [16]byte{}, o, ms); err != nil {
+			t.Fatal(err)
+		}
+		for i := range buf {
+			buf[i] = 0xEE // the request's memory is reused
+		}
+	}
+	got := 0
+	u := &Unpacker{TimeField: "t", MetaField: "m"}
+	for _, d := range st.docs {
+		if err := u.Unpack(d, func(m bson.Doc) bool {
+			tv, _ := m.Lookup("t")
+			v, _ := m.Lookup("v")
+			s, _ := m.LookupPath("m", "sensor")
+			if v.Type != bson.TypeDouble || want[tv.DateTime()] != v.Double() || int(s.Int32()) != int(v.Double())%3 {
+				t.Fatalf("measurement %s", m)
+			}
+			got++
+			return true
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got != n {
+		t.Fatalf("buckets hold %d measurements, want %d", got, n)
+	}
+}
