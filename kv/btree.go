@@ -116,6 +116,9 @@ func (tx *Tx) retireRef(r *childRef) {
 // mutable returns a version of n that tx may modify in place.
 func (tx *Tx) mutable(n *node) *node {
 	if n.txid == tx.id {
+		if n.packed { // a leaf putPacked made (packed.go)
+			n.unpackOwn()
+		}
 		return n
 	}
 	tx.retire(n)
@@ -146,6 +149,11 @@ func (tx *Tx) insert(n *node, key, val []byte, kp uint64, s span, depth int, tr 
 				return []*node{nl, n}, false, appended, nil
 			}
 			return []*node{n, nl}, false, appended, nil
+		}
+		if !appended {
+			if res := tx.putPacked(n, i, found, key, val); res != nil {
+				return res, found, false, nil
+			}
 		}
 		m := tx.mutable(n)
 		if found {
@@ -294,6 +302,10 @@ func (tx *Tx) splitGreedy(m *node, limit, max, minE int) []*node {
 		if i-start >= minE && len(m.keys)-i >= minE && size+es > limit {
 			if start == 0 {
 				first, firstSize = i, size
+				// limit is the first piece's: the others fill pages
+				// (a half split must leave two halves, not two and
+				// a piece of one entry).
+				limit = max
 			} else {
 				out = append(out, m.slice(tx.id, start, i, size))
 			}
