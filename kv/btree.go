@@ -116,9 +116,6 @@ func (tx *Tx) retireRef(r *childRef) {
 // mutable returns a version of n that tx may modify in place.
 func (tx *Tx) mutable(n *node) *node {
 	if n.txid == tx.id {
-		if n.packed { // a leaf putPacked made (packed.go)
-			n.unpackOwn()
-		}
 		return n
 	}
 	tx.retire(n)
@@ -149,11 +146,6 @@ func (tx *Tx) insert(n *node, key, val []byte, kp uint64, s span, depth int, tr 
 				return []*node{nl, n}, false, appended, nil
 			}
 			return []*node{n, nl}, false, appended, nil
-		}
-		if !appended {
-			if res := tx.putPacked(n, i, found, key, val); res != nil {
-				return res, found, false, nil
-			}
 		}
 		m := tx.mutable(n)
 		if found {
@@ -289,9 +281,9 @@ func (tx *Tx) maybeSplit(m *node, at int) []*node {
 	return out
 }
 
-// splitGreedy cuts m into pieces, each holding entries while its size stays
-// within limit (at least minE entries per piece); a last piece larger than
-// max is split again. m, private to tx, becomes the first piece (its
+// splitGreedy cuts m into pieces: the first holds entries while its size
+// stays within limit, the others while theirs stays within max (at least
+// minE entries per piece); a last piece larger than max is split again. m, private to tx, becomes the first piece (its
 // arrays are truncated, not copied); the others are new nodes.
 func (tx *Tx) splitGreedy(m *node, limit, max, minE int) []*node {
 	out := []*node{m}

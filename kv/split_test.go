@@ -11,14 +11,14 @@ import (
 	"github.com/cairndb/cairn/kv/vfs"
 )
 
-// TestPutPacked puts into trees whose leaves are packed (bulk loaded and
-// checkpointed, or read back after a reopen), in transactions that insert
-// new keys, replace values (smaller, equal and larger), touch a leaf
-// several times and split full leaves. After every transaction the tree
-// must hold the model, a snapshot taken before it must still hold the
-// state before, the offline check must pass after a reopen, and a leaf
-// must never be split into more than two pieces by one put.
-func TestPutPacked(t *testing.T) {
+// TestPutIntoPackedLeaves puts into trees whose leaves are packed (bulk
+// loaded and checkpointed, or read back after a reopen), in transactions
+// that insert new keys, replace values (smaller, equal and larger), touch
+// a leaf several times and split full leaves. After every transaction the
+// tree must hold the model, a snapshot taken before it must still hold the
+// state before, the offline check must pass after a reopen, and no put may
+// add more than one leaf (a split leaves two pieces).
+func TestPutIntoPackedLeaves(t *testing.T) {
 	cases := []struct {
 		name   string
 		n      int    // keys bulk loaded
