@@ -52,4 +52,3 @@ func BenchmarkBatchWrites(b *testing.B) {
 	}
 	clk.stop(b)
 }
-
