@@ -26,7 +26,12 @@ import (
 //     worker's hash table, and folds the accumulators of field-path and
 //     constant arguments from the columns (expr.ArgAdder); an _id or an
 //     argument of another expression is evaluated on the row's narrow
-//     document, built once per row that needs it.
+//     document, built once per row that needs it;
+//   - projections between the $match stages and the $group compute their
+//     fields from the columns once per row, and the group reads them
+//     (vector_project.go); a group's sum families (expr.SumFamilies)
+//     fold their term's value once per row whatever their number of
+//     members.
 //
 // The groups are those of the parallel run (parallel.go): the same
 // tables, memory accounting, spilling past the limit and merge by first
@@ -70,6 +75,14 @@ type vecPlan struct {
 	idExpr *vecExpr
 	accs   []vecAcc
 	slots  int // the compiled expressions' scratch buffers
+	// proj are the projection stages before the group (vector_project.go)
+	// and projX their computed fields compiled from the columns, in
+	// order; famX are the terms of the group's sum families.
+	proj  []*projectStage
+	projX []*vecExpr
+	famX  []*vecExpr
+	// allAccs numbers the accumulators, plainAccs those of no family.
+	allAccs, plainAccs []int
 	// fields are the source's columns; names their element keys' lengths.
 	fields []string
 }
@@ -88,15 +101,16 @@ func (p *Pipeline) planVector(fields []string) (*vecPlan, bool) {
 	if ti < 0 || p.ctx.collation() != nil {
 		return nil, false
 	}
-	need := readFields(p.stages[:ti+1], p.stageSpecs[:ti+1])
-	if need == nil {
+	if readFields(p.stages[:ti+1], p.stageSpecs[:ti+1]) == nil {
 		return nil, false
 	}
 	colOf := map[string]int{}
 	for i, f := range fields {
 		colOf[f] = i
 	}
-	for _, f := range need {
+	// The fields the $match and projection stages read must be columns
+	// (the group's are checked through the projections below).
+	for _, f := range readFields(p.stages[:ti], p.stageSpecs[:ti]) {
 		if _, ok := colOf[f]; !ok {
 			return nil, false
 		}
@@ -110,7 +124,7 @@ func (p *Pipeline) planVector(fields []string) (*vecPlan, bool) {
 	vp := &vecPlan{p: p, ti: ti, fields: fields, idCol: -1}
 	switch st := p.stages[ti].(type) {
 	case *groupStage:
-		if st.fam != nil || st.firstKeys > 0 {
+		if st.firstKeys > 0 {
 			return nil, false
 		}
 		vp.group = st
@@ -119,17 +133,28 @@ func (p *Pipeline) planVector(fields []string) (*vecPlan, bool) {
 	default:
 		return nil, false
 	}
-	for _, s := range p.stages[:ti] {
+	cc := &vxCompiler{field: colField(col)}
+	for i, s := range p.stages[:ti] {
 		switch st := s.(type) {
 		case *matchStage:
+			if len(vp.proj) > 0 {
+				return nil, false // it reads the projected document
+			}
 			vm := vecMatch{m: st, residual: st.exp != nil}
 			var res bool
 			vm.preds, res = compileMatch(st.plain, col)
 			vm.residual = vm.residual || res
 			vp.matches = append(vp.matches, vm)
 		case *projectStage:
-			// A projection of no computed field changes no count.
-			if vp.count == nil || !computesNothing(st.p.root) {
+			if vp.count != nil {
+				// A projection of no computed field changes no count.
+				if !computesNothing(st.p.root) {
+					return nil, false
+				}
+				vp.proj = append(vp.proj, st)
+				continue
+			}
+			if !vp.planProjection(st, p.stageSpecs[i], cc) {
 				return nil, false
 			}
 		default:
@@ -137,6 +162,21 @@ func (p *Pipeline) planVector(fields []string) (*vecPlan, bool) {
 		}
 	}
 	if g := vp.group; g != nil {
+		if len(vp.proj) > 0 && g.heavy {
+			// A heavy group counts its input documents' sizes: those of
+			// the projected documents.
+			return nil, false
+		}
+		for _, d := range g.deps {
+			if _, ok := cc.field(d); !ok {
+				return nil, false
+			}
+		}
+		if len(vp.proj) > 0 {
+			// The _id and the arguments read the projected fields:
+			// compiled through cc.field, never from a column directly.
+			col = func(string) int { return -1 }
+		}
 		if path, ok := expr.FieldPath(g.id); ok && col(path) >= 0 {
 			vp.idCol = col(path)
 		} else if cols, keys, ok := fieldDocID(p.stageSpecs[ti], col); ok {
@@ -150,9 +190,11 @@ func (p *Pipeline) planVector(fields []string) (*vecPlan, bool) {
 			vp.idDoc = true
 		}
 		idSpec, argSpecs := groupSpecParts(p.stageSpecs[ti])
-		cc := &vxCompiler{col: col}
 		if vp.idDoc {
 			vp.idExpr, _ = cc.compile(idSpec, true)
+		}
+		if g.fam != nil && !vp.planFamilies(cc) {
+			return nil, false
 		}
 		probe := expr.AccAlloc{}
 		for ai, a := range g.accs {
@@ -178,10 +220,14 @@ func (p *Pipeline) planVector(fields []string) (*vecPlan, bool) {
 					}
 				}
 			}
+			vp.allAccs = append(vp.allAccs, ai)
+			if g.fam == nil || g.fam.FamilyOf(ai) < 0 {
+				vp.plainAccs = append(vp.plainAccs, ai)
+			}
 			vp.accs = append(vp.accs, va)
 		}
-		vp.slots = cc.slots
 	}
+	vp.slots = cc.slots
 	return vp, true
 }
 
@@ -301,11 +347,21 @@ type vecWorker struct {
 	idBuf  []byte // the current row's _id of field paths
 	docRow int    // the row doc holds, or -1
 	xs     vxScratch
+	famV   []bson.Value // the row's family terms (evalRow)
+	// The row's projected document (groupDoc), built by the projection
+	// stages with their own environment and builders.
+	projRow int
+	projDoc bson.Doc
+	projEnv *expr.Env
+	projB   []bson.Builder
+	projBuf [][]byte
 }
 
 func (vp *vecPlan) newWorker() *vecWorker {
 	return &vecWorker{vp: vp, env: expr.NewEnv(vp.p.ctx.Expr), sel: make([]int32, 0, vecRows), unsure: make([]bool, vecRows),
-		xs: make(vxScratch, vp.slots)}
+		xs:   vxScratch{buf: make([][]byte, vp.slots), refs: make([]bson.Value, len(vp.projX))},
+		famV: make([]bson.Value, len(vp.famX)), projRow: -1, projEnv: expr.NewEnv(vp.p.ctx.Expr),
+		projB: make([]bson.Builder, len(vp.proj)), projBuf: make([][]byte, len(vp.proj))}
 }
 
 // rowDoc returns row r's narrow document (base: the vector's first row).
@@ -396,7 +452,7 @@ func (vp *vecPlan) eachChunk(src ColumnSource, ws []*vecWorker, fn func(w int, c
 					return
 				}
 				ch := src.ColumnChunk(ci)
-				ws[i].docRow = -1
+				ws[i].docRow, ws[i].projRow = -1, -1
 				if err := fn(i, ci, &ch); err != nil {
 					errs[i] = err
 					failed.Store(true)
@@ -496,7 +552,11 @@ func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool)
 		r := int(r32)
 		pos := seq + int64(r)
 		needEnv := true
+		// slow: a projected field or a family term needs the row's
+		// document, and the group adds the projected document.
+		slow := !w.evalRow(ch, r)
 		switch {
+		case constID:
 		case vp.idCol >= 0:
 			if id = ch.Cols[vp.idCol].Value(r); id.Type == 0 {
 				id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
@@ -505,26 +565,23 @@ func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool)
 		case vp.idCols != nil:
 			id = w.fieldDoc(ch, r)
 			key = g.groupKey(key[:0], id)
-		case vp.idExpr != nil:
-			v, ok := vp.idExpr.eval(ch, r, w.xs)
-			if ok {
-				if id = v; id.Type == 0 {
-					id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+		default:
+			if vp.idExpr != nil && !slow {
+				if v, ok := vp.idExpr.eval(ch, r, w.xs); ok {
+					if id = v; id.Type == 0 {
+						id = bson.Value{Type: bson.TypeNull, Data: []byte{}}
+					}
+					key = g.groupKey(key[:0], id)
+					break
 				}
-				key = g.groupKey(key[:0], id)
-				break
 			}
-			w.env.NewDocument()
-			needEnv = false
-			var err error
-			if id, key, err = g.idKey(key, w.rowDoc(ch, r), w.env); err != nil {
+			d, err := w.groupDoc(ch, r)
+			if err != nil {
 				return grown, err
 			}
-		case vp.idDoc:
 			w.env.NewDocument()
 			needEnv = false
-			var err error
-			if id, key, err = g.idKey(key, w.rowDoc(ch, r), w.env); err != nil {
+			if id, key, err = g.idKey(key, d, w.env); err != nil {
 				return grown, err
 			}
 		}
@@ -535,7 +592,11 @@ func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool)
 		}
 		if gr == nil {
 			if full {
-				if err := gw.spill.add(h, key, pos, id, w.rowDoc(ch, r)); err != nil {
+				d, err := w.groupDoc(ch, r)
+				if err != nil {
+					return grown, err
+				}
+				if err := gw.spill.add(h, key, pos, id, d); err != nil {
 					return grown, err
 				}
 				continue
@@ -553,38 +614,74 @@ func (w *vecWorker) fold(gw *groupWorker, ch *ColumnChunk, seq int64, full bool)
 		if g.heavy {
 			grown += int64(w.docLen(ch, r))
 		}
-		for ai := range vp.accs {
-			va := &vp.accs[ai]
-			var err error
-			switch {
-			case va.x != nil:
-				if v, ok := va.x.eval(ch, r, w.xs); ok {
-					err = gr.accs[ai].(expr.ArgAdder).AddArg(v)
-					break
-				}
-				if needEnv {
-					w.env.NewDocument()
-					needEnv = false
-				}
-				err = gr.accs[ai].Add(w.rowDoc(ch, r), w.env)
-			case va.doc:
-				if needEnv {
-					w.env.NewDocument()
-					needEnv = false
-				}
-				err = gr.accs[ai].Add(w.rowDoc(ch, r), w.env)
-			case va.col >= 0:
-				err = gr.accs[ai].(expr.ArgAdder).AddArg(ch.Cols[va.col].Value(r))
-			default:
-				err = gr.accs[ai].(expr.ArgAdder).AddArg(va.cnst)
+		if slow {
+			d, err := w.groupDoc(ch, r)
+			if err == nil {
+				err = g.add(gr, d, w.env)
 			}
 			if err != nil {
 				return grown, err
 			}
+			continue
+		}
+		if err := w.addAccs(gr, ch, r, needEnv); err != nil {
+			return grown, err
 		}
 	}
 	gw.key = key
 	return grown, nil
+}
+
+// addAccs folds row r into gr's accumulators (the row's projected fields
+// and family terms computed by evalRow); env is set when the expression
+// environment has not yet been moved to the row.
+func (w *vecWorker) addAccs(gr *group, ch *ColumnChunk, r int, needEnv bool) error {
+	vp := w.vp
+	fam := vp.group.fam
+	on := len(vp.famX) > 0
+	for i := range vp.famX {
+		fam.AddValue(gr.fam, gr.accs, i, w.famV[i])
+		on = on && !fam.Off(gr.fam, i)
+	}
+	idx := vp.plainAccs // the accumulators of no family, while all fold
+	if !on {
+		idx = vp.allAccs
+	}
+	for _, ai := range idx {
+		if !on && fam != nil {
+			if fi := fam.FamilyOf(ai); fi >= 0 && !fam.Off(gr.fam, fi) {
+				continue // the family folded it
+			}
+		}
+		va := &vp.accs[ai]
+		var err error
+		switch {
+		case va.x != nil:
+			if v, ok := va.x.eval(ch, r, w.xs); ok {
+				err = gr.accs[ai].(expr.ArgAdder).AddArg(v)
+				break
+			}
+			fallthrough
+		case va.doc:
+			var d bson.Doc
+			if d, err = w.groupDoc(ch, r); err != nil {
+				return err
+			}
+			if needEnv {
+				w.env.NewDocument()
+				needEnv = false
+			}
+			err = gr.accs[ai].Add(d, w.env)
+		case va.col >= 0:
+			err = gr.accs[ai].(expr.ArgAdder).AddArg(ch.Cols[va.col].Value(r))
+		default:
+			err = gr.accs[ai].(expr.ArgAdder).AddArg(va.cnst)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // fieldDoc builds row r's _id of field paths: the document of the keys

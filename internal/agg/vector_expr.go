@@ -12,7 +12,9 @@ import (
 // argument that is not a plain field path from the columns when the
 // expression is made of operators compiled here: field paths of top-level
 // columns, constants, $toString, $concat, $strLenBytes, $toDecimal,
-// $minute/$hour/... of a date and, for the _id, a document of these
+// $minute/$hour/... of a date, $add, $subtract, $toInt, $toLong and
+// $toDouble (vector_arith.go), the fields a preceding projection computes
+// (vector_project.go) and, for the _id, a document of these
 // ({k: expr, ...}). A compiled expression answers only for the value
 // types whose result is plain (integers and strings to $toString, strings
 // to $concat, dates to the date parts, ...); for any other value (an
@@ -34,6 +36,10 @@ const (
 	vxToDecimal
 	vxDatePart
 	vxObject
+	vxRef     // a field a preceding projection computed (vector_arith.go)
+	vxConvert // $toInt, $toLong, $toDouble
+	vxAdd
+	vxSubtract
 )
 
 // vecExpr is an expression compiled to read a chunk's columns.
@@ -45,6 +51,8 @@ type vecExpr struct {
 	keys [][]byte // vxObject: the element keys, with their NUL
 	part int      // vxDatePart: one of the datePart constants
 	slot int      // the worker's scratch buffer of this node
+	ref  int      // vxRef: the index of the projected value
+	to   bson.Type
 }
 
 // Date parts a vxDatePart computes (UTC, no timezone argument).
@@ -57,10 +65,23 @@ const (
 
 var vecDateParts = map[string]int{"$hour": partHour, "$minute": partMinute, "$second": partSecond, "$millisecond": partMillisecond}
 
-// vxCompiler numbers the nodes' scratch slots.
+// vxCompiler numbers the nodes' scratch slots. field resolves a
+// top-level field path to the node that reads it: a column (vxField), a
+// field a projection computes (vxRef) or one it leaves missing (a vxConst
+// of Type 0).
 type vxCompiler struct {
-	col   func(string) int
+	field func(string) (*vecExpr, bool)
 	slots int
+}
+
+// colField resolves field paths to the columns col numbers.
+func colField(col func(string) int) func(string) (*vecExpr, bool) {
+	return func(name string) (*vecExpr, bool) {
+		if c := col(name); c >= 0 {
+			return &vecExpr{kind: vxField, col: c}, true
+		}
+		return nil, false
+	}
 }
 
 func (c *vxCompiler) node(e *vecExpr) *vecExpr {
@@ -77,10 +98,14 @@ func (c *vxCompiler) compile(v bson.Value, top bool) (*vecExpr, bool) {
 		if !strings.HasPrefix(s, "$") {
 			return c.node(&vecExpr{kind: vxConst, c: v}), true
 		}
-		if strings.HasPrefix(s, "$$") || strings.Contains(s, ".") || c.col(s[1:]) < 0 {
+		if strings.HasPrefix(s, "$$") || strings.Contains(s, ".") {
 			return nil, false
 		}
-		return c.node(&vecExpr{kind: vxField, col: c.col(s[1:])}), true
+		f, ok := c.field(s[1:])
+		if !ok {
+			return nil, false
+		}
+		return c.node(f), true
 	case bson.TypeInt32, bson.TypeInt64, bson.TypeDouble, bson.TypeBoolean, bson.TypeNull:
 		return c.node(&vecExpr{kind: vxConst, c: v}), true
 	case bson.TypeDocument:
@@ -133,6 +158,15 @@ func (c *vxCompiler) compile(v bson.Value, top bool) (*vecExpr, bool) {
 		e.kind = vxToDecimal
 	case "$concat":
 		e.kind = vxConcat
+	case "$toInt", "$toLong", "$toDouble":
+		e.kind, e.to = vxConvert, convertTargets[first.Key]
+	case "$add":
+		e.kind = vxAdd
+	case "$subtract":
+		e.kind = vxSubtract
+		if len(args) != 2 {
+			return nil, false
+		}
 	default:
 		p, ok := vecDateParts[first.Key]
 		if !ok {
@@ -140,7 +174,7 @@ func (c *vxCompiler) compile(v bson.Value, top bool) (*vecExpr, bool) {
 		}
 		e.kind, e.part = vxDatePart, p
 	}
-	if e.kind != vxConcat && len(args) != 1 {
+	if e.kind != vxConcat && e.kind != vxAdd && e.kind != vxSubtract && len(args) != 1 {
 		return nil, false
 	}
 	for _, a := range args {
@@ -153,8 +187,12 @@ func (c *vxCompiler) compile(v bson.Value, top bool) (*vecExpr, bool) {
 	return c.node(e), true
 }
 
-// vxScratch is a worker's buffers, one per compiled node.
-type vxScratch [][]byte
+// vxScratch is a worker's buffers, one per compiled node, and the values
+// of the row's projected fields (vxRef).
+type vxScratch struct {
+	buf  [][]byte
+	refs []bson.Value
+}
 
 // Results of eval besides a value.
 var (
@@ -242,9 +280,9 @@ func (e *vecExpr) eval(ch *ColumnChunk, r int, s vxScratch) (bson.Value, bool) {
 			return v, false
 		}
 		hi, lo := bson.Decimal128FromInt64(n)
-		b := binary.LittleEndian.AppendUint64(s[e.slot][:0], lo)
+		b := binary.LittleEndian.AppendUint64(s.buf[e.slot][:0], lo)
 		b = binary.LittleEndian.AppendUint64(b, hi)
-		s[e.slot] = b
+		s.buf[e.slot] = b
 		return bson.Value{Type: bson.TypeDecimal128, Data: b}, true
 	case vxDatePart:
 		v, ok := e.args[0].eval(ch, r, s)
@@ -253,7 +291,7 @@ func (e *vecExpr) eval(ch *ColumnChunk, r int, s vxScratch) (bson.Value, bool) {
 		}
 		return e.int32(s, datePart(v.DateTime(), e.part)), true
 	case vxObject:
-		b := append(s[e.slot][:0], 0, 0, 0, 0)
+		b := append(s.buf[e.slot][:0], 0, 0, 0, 0)
 		for k, a := range e.args {
 			v, ok := a.eval(ch, r, s)
 			if !ok {
@@ -268,8 +306,16 @@ func (e *vecExpr) eval(ch *ColumnChunk, r int, s vxScratch) (bson.Value, bool) {
 		}
 		b = append(b, 0)
 		binary.LittleEndian.PutUint32(b, uint32(len(b)))
-		s[e.slot] = b
+		s.buf[e.slot] = b
 		return bson.Value{Type: bson.TypeDocument, Data: b}, true
+	case vxRef:
+		return s.refs[e.ref], true
+	case vxConvert:
+		return e.convert(ch, r, s)
+	case vxAdd:
+		return e.add(ch, r, s)
+	case vxSubtract:
+		return e.subtract(ch, r, s)
 	}
 	return bson.Value{}, false
 }
@@ -293,18 +339,18 @@ func datePart(ms int64, part int) int32 {
 }
 
 // strStart returns e's scratch buffer with room for a string's length.
-func (e *vecExpr) strStart(s vxScratch) []byte { return append(s[e.slot][:0], 0, 0, 0, 0) }
+func (e *vecExpr) strStart(s vxScratch) []byte { return append(s.buf[e.slot][:0], 0, 0, 0, 0) }
 
 // str finishes the string value of b (from strStart).
 func (e *vecExpr) str(s vxScratch, b []byte) bson.Value {
 	b = append(b, 0)
 	binary.LittleEndian.PutUint32(b, uint32(len(b)-4))
-	s[e.slot] = b
+	s.buf[e.slot] = b
 	return bson.Value{Type: bson.TypeString, Data: b}
 }
 
 func (e *vecExpr) int32(s vxScratch, n int32) bson.Value {
-	b := binary.LittleEndian.AppendUint32(s[e.slot][:0], uint32(n))
-	s[e.slot] = b
+	b := binary.LittleEndian.AppendUint32(s.buf[e.slot][:0], uint32(n))
+	s.buf[e.slot] = b
 	return bson.Value{Type: bson.TypeInt32, Data: b}
 }

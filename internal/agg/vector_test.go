@@ -279,7 +279,9 @@ func TestVectorMatchesRowPath(t *testing.T) {
 }
 
 func TestCanRunVector(t *testing.T) {
-	fields := []string{"_id", "a", "b"}
+	// x: a column scan serves the fields a projection computes as well
+	// (readFields), all missing.
+	fields := []string{"_id", "a", "b", "x"}
 	for _, c := range []struct {
 		pipeline string
 		want     bool
@@ -289,9 +291,17 @@ func TestCanRunVector(t *testing.T) {
 		{`[{"$project": {"x": {"$add": ["$a", 1]}}}, {"$count": "c"}]`, false},
 		{`[{"$group": {"_id": "$a", "n": {"$sum": 1}, "m": {"$max": "$b"}}}, {"$sort": {"n": -1}}]`, true},
 		{`[{"$group": {"_id": "$c"}}]`, false}, // c is not a column
-		{`[{"$set": {"x": 1}}, {"$group": {"_id": "$a"}}]`, false},
+		{`[{"$set": {"x": 1}}, {"$group": {"_id": "$a"}}]`, true},
 		{`[{"$group": {"_id": "$a", "p": {"$push": "$b"}}}]`, false}, // $push does not merge
 		{`[{"$sort": {"a": 1}}, {"$limit": 3}]`, false},
+		// Projections before a group (vector_project.go).
+		{`[{"$project": {"x": {"$toLong": "$a"}}}, {"$group": {"_id": null, "s": {"$sum": "$x"}}}]`, true},
+		{`[{"$project": {"_id": 0, "a": {"$add": ["$a", 1, "$b"]}}}, {"$group": {"_id": "$a"}}]`, true},
+		{`[{"$project": {"x": {"$toLower": "$a"}}}, {"$group": {"_id": "$x"}}]`, false}, // does not compile
+		{`[{"$project": {"x": "$$ROOT"}}, {"$group": {"_id": "$x"}}]`, false},
+		{`[{"$project": {"a.b": 1}}, {"$group": {"_id": "$a"}}]`, false}, // nested
+		{`[{"$project": {"x": {"$toLong": "$a"}}}, {"$match": {"x": 1}}, {"$group": {"_id": null}}]`, false},
+		{`[{"$project": {"x": {"$toLong": "$a"}}}, {"$group": {"_id": null, "p": {"$push": "$x"}}}]`, false}, // heavy
 	} {
 		ctx := &Context{DB: "test", Coll: "c"}
 		p, err := Parse(ctx, parseJSONArray(t, c.pipeline))
@@ -363,6 +373,7 @@ func TestVectorCompilesExpressions(t *testing.T) {
 		{`[{"$group": {"_id": null, "x": {"$avg": {"$toDecimal": "$a"}}}}]`, false, []bool{true}},
 		{`[{"$group": {"_id": "$b", "l": {"$avg": {"$strLenBytes": "$s"}}, "f": {"$first": {"$toString": "$a"}}}}]`, false, []bool{true, false}},
 		{`[{"$group": {"_id": {"$toLower": "$s"}, "x": {"$sum": {"$multiply": ["$a", 2]}}}}]`, false, []bool{false}},
+		{`[{"$group": {"_id": {"$toLong": "$a"}, "x": {"$sum": {"$add": ["$a", 2, "$b"]}}, "y": {"$avg": {"$subtract": ["$a", {"$toDouble": "$b"}]}}}}]`, true, []bool{true, true}},
 		{`[{"$group": {"_id": {"$concat": ["$s", {"$substrBytes": ["$s", 0, 1]}]}, "x": {"$max": {"$hour": {"date": "$t", "timezone": "+01"}}}}}]`, false, []bool{false}},
 	} {
 		p, err := Parse(&Context{DB: "test", Coll: "c"}, parseJSONArray(t, c.pipeline))

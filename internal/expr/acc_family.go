@@ -177,6 +177,61 @@ func (f *SumFamilies) Add(st []FamilyState, accs []Accumulator, root bson.Doc, e
 	return nil
 }
 
+// Len returns the number of families.
+func (f *SumFamilies) Len() int { return len(f.fams) }
+
+// Path returns the dotted path of family i's term.
+func (f *SumFamilies) Path(i int) string { return f.fams[i].term.dotted }
+
+// FamilyOf returns the family of accumulator j, or -1.
+func (f *SumFamilies) FamilyOf(j int) int { return f.famOf[j] }
+
+// Off reports whether family i of a group with states st was written to
+// its members, which then add on their own.
+func (f *SumFamilies) Off(st []FamilyState, i int) bool { return st[i].off }
+
+// AddValue folds v, the value of family i's term in one document (Type 0
+// when missing), into a group's family state, as Add does for a term of a
+// top-level field: a vectorized $group computes the term from a column
+// instead of the document. When the value ends the shortcut the family is
+// flushed, and its members must then take the document themselves (Off
+// reports true).
+func (f *SumFamilies) AddValue(st []FamilyState, accs []Accumulator, i int, v bson.Value) {
+	fs := &st[i]
+	if fs.off {
+		return
+	}
+	var x int64
+	switch v.Type {
+	case 0, bson.TypeNull:
+		return // $add gives null, which $sum ignores
+	case bson.TypeInt32:
+		if fs.n >= math.MaxInt32 {
+			f.flush(i, fs, accs)
+			return
+		}
+		x = int64(v.Int32())
+		if fs.n32 == 0 || x < fs.lo {
+			fs.lo = x
+		}
+		if fs.n32 == 0 || x > fs.hi {
+			fs.hi = x
+		}
+		fs.n32++
+	case bson.TypeInt64:
+		if x = v.Int64(); fs.n >= math.MaxInt32 || x < math.MinInt32 || x > math.MaxInt32 {
+			f.flush(i, fs, accs)
+			return
+		}
+		fs.any64 = true
+	default:
+		f.flush(i, fs, accs)
+		return
+	}
+	fs.n++
+	fs.s += x
+}
+
 // Flush writes every family's state to its members, which from then on
 // add on their own; it must run before a group's results are read or its
 // accumulators merged.
