@@ -73,16 +73,24 @@ func (s *raftSet) track(c *mongo.Client) {
 // poller is a direct client of member i for the polling helpers, made
 // once per host (the driver reconnects it when the member restarts).
 func (s *raftSet) poller(i int) *mongo.Client {
+	h := s.host(i)
+	s.pollMu.Lock()
+	c, ok := s.polls[h]
+	s.pollMu.Unlock()
+	if ok {
+		return c
+	}
+	// direct registers the client with track, which takes pollMu: the
+	// client is made outside it.
+	c = s.direct(i)
 	s.pollMu.Lock()
 	defer s.pollMu.Unlock()
-	h := s.host(i)
-	if c, ok := s.polls[h]; ok {
-		return c
+	if old, ok := s.polls[h]; ok {
+		return old // made meanwhile by another poller; c is still tracked
 	}
 	if s.polls == nil {
 		s.polls = map[string]*mongo.Client{}
 	}
-	c := s.direct(i)
 	s.polls[h] = c
 	return c
 }
