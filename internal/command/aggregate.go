@@ -62,7 +62,7 @@ func aggregate(c *Ctx) error {
 	}
 	defer cancel()
 	collation, _ := c.Body.Lookup("collation")
-	qopts, err := c.queryOptionsFor(a, collation, name)
+	qopts, err := queryOptionsFor(c, a, collation, name)
 	if err != nil {
 		return err
 	}

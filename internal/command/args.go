@@ -1,6 +1,8 @@
 package command
 
 import (
+	"strings"
+
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
@@ -173,4 +175,17 @@ func (c *Ctx) collectionArg() (string, error) {
 		return "", mongoerr.New(mongoerr.InvalidNamespace, "Invalid namespace specified '%s.'", c.DB)
 	}
 	return name, nil
+}
+
+// dataSizeNamespace reads dataSize's argument, "db.collection".
+func dataSizeNamespace(c *Ctx) (db, coll string, err error) {
+	v := newArgs(c).first()
+	if v.Type != bson.TypeString {
+		return "", "", mongoerr.New(mongoerr.TypeMismatch, "BSON field 'dataSize.dataSize' is the wrong type '%s', expected type 'string'", v.Type)
+	}
+	db, coll, ok := strings.Cut(v.StringValue(), ".")
+	if !ok || db == "" || coll == "" {
+		return "", "", mongoerr.New(mongoerr.InvalidNamespace, "Invalid namespace specified '%s'", v.StringValue())
+	}
+	return db, coll, nil
 }

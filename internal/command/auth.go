@@ -14,7 +14,7 @@ import (
 
 // authManager returns the server's access control, or an error when the
 // server has none (a bare Env in tests).
-func (c *Ctx) authManager() (*auth.Manager, error) {
+func authManager(c *Ctx) (*auth.Manager, error) {
 	if c.Env.Auth == nil || c.Conn == nil {
 		return nil, mongoerr.New(mongoerr.CommandNotSupported, "access control is not available on this server")
 	}
@@ -70,7 +70,7 @@ func startSASL(c *Ctx, m *auth.Manager, a args, db string) (auth.SASLStep, error
 }
 
 func saslStart(c *Ctx) error {
-	m, err := c.authManager()
+	m, err := authManager(c)
 	if err != nil {
 		return err
 	}
@@ -87,7 +87,7 @@ func saslStart(c *Ctx) error {
 }
 
 func saslContinue(c *Ctx) error {
-	m, err := c.authManager()
+	m, err := authManager(c)
 	if err != nil {
 		return err
 	}

@@ -64,7 +64,7 @@ func changeStream(c *Ctx, a args, name string, stages []bson.Doc, batchSize int6
 	var pipe *agg.Pipeline
 	if len(rest) > 0 {
 		collation, _ := c.Body.Lookup("collation")
-		qopts, err := c.queryOptionsFor(a, collation, name)
+		qopts, err := queryOptionsFor(c, a, collation, name)
 		if err != nil {
 			return err
 		}

@@ -11,7 +11,7 @@ import (
 
 // defaultCollation returns the default collation of collection name of
 // the command's database (nil: none, or no such collection).
-func (c *Ctx) defaultCollation(name string) (*query.Collation, error) {
+func defaultCollation(c *Ctx, name string) (*query.Collation, error) {
 	if name == "" || !c.Env.collations.Any(&c.Env.Engine) {
 		return nil, nil
 	}
@@ -35,14 +35,14 @@ func given(collation bson.Value) bool {
 // queryOptionsFor is parseQueryOptions with collection name's default
 // collation when the command gives none; a view refuses another
 // collation than its own.
-func (c *Ctx) queryOptionsFor(a args, collation bson.Value, name string) (*query.Options, error) {
+func queryOptionsFor(c *Ctx, a args, collation bson.Value, name string) (*query.Options, error) {
 	opts, err := parseQueryOptions(a, collation)
 	if err != nil {
 		return opts, err
 	}
-	opts.Scripts = c.scripts()
+	opts.Scripts = scripts(c)
 	if !given(collation) {
-		opts.Collation, err = c.defaultCollation(name)
+		opts.Collation, err = defaultCollation(c, name)
 		return opts, err
 	}
 	if name == "" || !c.Env.collations.Any(&c.Env.Engine) {

@@ -5,224 +5,17 @@
 package command
 
 import (
-	"context"
-	"crypto/tls"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
-	"github.com/cairndb/cairn/internal/auth"
-	"github.com/cairndb/cairn/internal/changestream"
 	"github.com/cairndb/cairn/internal/concern"
 	"github.com/cairndb/cairn/internal/exec"
-	"github.com/cairndb/cairn/internal/failpoint"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/opctx"
-	"github.com/cairndb/cairn/internal/repl"
-	"github.com/cairndb/cairn/internal/serverstatus"
-	"github.com/cairndb/cairn/internal/session"
+	"github.com/cairndb/cairn/internal/params"
 )
-
-// Env is the server state commands share. It is created once per server.
-type Env struct {
-	// Engine is what the executors share: the store, the spill
-	// directory and the column cache.
-	exec.Engine
-	Cursors *exec.Cursors
-	Log     *slog.Logger
-	Started time.Time
-	// Argv and Parsed are what getCmdLineOpts reports.
-	Argv   []string
-	Parsed bson.Doc
-	// StartupWarnings are returned by getLog("startupWarnings").
-	StartupWarnings []string
-	Stats           Stats
-	// MaxConns is the connection limit (serverStatus connections.available;
-	// 0 means mongod's default, 1,000,000).
-	MaxConns int
-	// CommitInterval is the journal commit interval (for serverStatus).
-	CommitInterval time.Duration
-	// LogLevel is the log's level (setParameter logLevel); may be nil.
-	LogLevel *slog.LevelVar
-	// RotateLog rotates the log file (logRotate); may be nil.
-	RotateLog func() error
-	// RecentLog returns the most recent log lines and how many were
-	// written in all (getLog global); may be nil.
-	RecentLog func() ([]string, int)
-	// ObserveLatency, if set, receives every command's duration by class
-	// (0 reads, 1 writes, 2 other commands); the metrics endpoint sets it.
-	ObserveLatency func(class int, d time.Duration)
-	// Ops lists the operations in progress (currentOp, killOp).
-	Ops opctx.Table
-	// Top accumulates per-namespace usage (top).
-	Top opctx.Top
-	// rw holds the default read and write concerns (rwconcern.go).
-	rw concern.Defaults
-	// MemberTLS is the TLS configuration of the connections to the other
-	// members of the set (nil: plain; server.TLSOptions.MemberConfig).
-	MemberTLS *tls.Config
-	// Auth is access control: users, roles and whether commands are
-	// checked (nil: no checks, no user commands).
-	Auth *auth.Manager
-	// SlowMS is the slow-operation log's threshold in milliseconds
-	// (mongod's slowms; the profile command changes it). Commands that run
-	// at least this long are logged; the server sets it, 0 logs every one.
-	SlowMS atomic.Int64
-	// collations tells whether collections with default collations exist
-	// (exec.DefaultCollations).
-	collations exec.DefaultCollations
-	// profiler holds the databases' profiling levels.
-	profiler opctx.Profiler
-	// state is the commands' other mutable state (env.go).
-	state envState
-	// Repl is the replica-set state in replica-set mode; nil on a
-	// standalone server.
-	Repl *repl.Set
-	// ChangeStreams is what the change streams on Oplog share (a cache of
-	// decoded entries and built events, one oplog watch); nil: each
-	// stream decodes for itself and watches the oplog per getMore.
-	ChangeStreams *changestream.Hub
-	// Sessions are the logical sessions (nil: lsids are not tracked).
-	Sessions *session.Registry
-	// PreAuthMaxMessageSize is the largest message a connection may send
-	// before it authenticates when access control is on (mongod's
-	// preAuthMaximumMessageSizeBytes; 0 means the default, 16 KiB).
-	PreAuthMaxMessageSize atomic.Int64
-	// TestCommands is enableTestCommands: test-only commands
-	// (configureFailPoint) exist only when it is set.
-	TestCommands bool
-	// FailPoints are the fail points configureFailPoint sets (failpoint.go);
-	// nil: none.
-	FailPoints *failpoint.Registry
-	// TTLMonitorSleep is the TTL monitor's interval (getParameter
-	// ttlMonitorSleepSecs; 0: the default, 60 s).
-	TTLMonitorSleep time.Duration
-	// NoScripting is --noscripting (security.javascriptEnabled: false):
-	// $where, $function, $accumulator and mapReduce are refused (scripts.go).
-	NoScripting bool
-}
-
-// DefaultPreAuthMaxMessageSize is preAuthMaximumMessageSizeBytes' default,
-// as mongod's.
-const DefaultPreAuthMaxMessageSize = 16 << 10
-
-// PreAuthMaxMessageSizeBytes is the effective pre-authentication message
-// size limit.
-func (e *Env) PreAuthMaxMessageSizeBytes() int {
-	if n := e.PreAuthMaxMessageSize.Load(); n > 0 {
-		return int(n)
-	}
-	return DefaultPreAuthMaxMessageSize
-}
-
-// Stats are the server-wide counters serverStatus reports
-// (internal/serverstatus).
-type Stats = serverstatus.Stats
-
-// Conn describes the client connection a command arrived on.
-type Conn struct {
-	ID         int64
-	Remote     string
-	Local      string
-	ClientMeta bson.Doc // hello's "client" document from the handshake
-	// Compressors the connection negotiated in hello.
-	Compressors []string
-	// OfferedCompressors is filled by the server with what it supports.
-	OfferedCompressors []string
-	// Auth is the connection's authentication state.
-	Auth auth.Session
-}
-
-// Ctx is one command invocation.
-type Ctx struct {
-	context.Context
-	Env  *Env
-	Conn *Conn
-	// Name is the command name as the client spelled it.
-	Name string
-	// DB is the request's $db.
-	DB   string
-	Body bson.Doc
-	// Seqs holds OP_MSG kind-1 document sequences by identifier.
-	Seqs map[string][]bson.Doc
-	// Reply receives the reply's fields; "ok" is appended by Dispatch.
-	Reply *bson.Builder
-	// Unacknowledged is set for w:0 writes (moreToCome): no reply is sent.
-	Unacknowledged bool
-	// explain is set when the command runs inside explain: it describes
-	// its plan (and, with executionStats, runs it) instead of answering.
-	explain *explainState
-	// cmd is the command being run (set by Dispatch).
-	cmd *Command
-	// CloseConnection is set by a failCommand fail point with
-	// closeConnection: the server drops the connection instead of replying.
-	CloseConnection bool
-	// labelled is set when a failCommand's errorLabels gave the error its
-	// labels: fail adds none of its own.
-	labelled bool
-	// snap is the command's read snapshot, opened by its first read and
-	// ended by Dispatch (storage.go).
-	snap exec.Snapshot
-	// sess is the request's session (nil: none), stmt the retryable
-	// statement being written (retry.go).
-	sess *sessionInfo
-	stmt *repl.Stmt
-	// txn is the session's open transaction the command is a statement
-	// of (nil: none; transactions.go).
-	txn *session.Slot
-	// txnStart is the transaction the command starts, begun by openTxn
-	// (nil: none).
-	txnStart *session.Start
-	// Replica-set mode (replset_reply.go): the parsed write concern and
-	// the error a one-member set reports after the write (nil: met), the
-	// stamp of the write transaction in progress and of the last one
-	// committed, and whether the read is linearizable.
-	wc           concern.Write
-	wcPending    *mongoerr.Error
-	txTS, opTime repl.Timestamp
-	// snapAt is a snapshot read's cluster time (replset_reply.go; 0: not
-	// one), reported as atClusterTime.
-	snapAt       repl.Timestamp
-	linearizable bool
-	// On a set of several members: the rollback epoch the command
-	// started in, and whether it reads with readConcern "majority"
-	// (replset_multi.go).
-	raftEpoch    uint64
-	majorityRead bool
-	// wcTimeout: the write concern's wait ran out of wtimeout
-	// (writeConcernError.errInfo.wtimeout).
-	wcTimeout bool
-	// applying is set on a command a member runs to apply a DDL entry of
-	// the primary's (replset_multi.go): not refused as a write on a
-	// secondary, and it waits for no write concern.
-	applying bool
-}
-
-// Handler runs a command.
-type Handler func(c *Ctx) error
-
-// Command describes one command.
-type Command struct {
-	Name string
-	// Aliases are other names that reach the same handler.
-	Aliases []string
-	Run     Handler
-	Help    string
-	// AdminOnly commands must be run against the admin database.
-	AdminOnly bool
-	// Write commands modify data (counted, refused on read-only servers).
-	Write bool
-	// Needs is what access control requires (authz.go): the privilege
-	// actions on the request's database (cluster actions on the server),
-	// auth.Open or auth.Authenticated. Zero means root only, so a command
-	// added without a declaration fails closed.
-	Needs auth.Action
-	// TestOnly commands exist only with enableTestCommands.
-	TestOnly bool
-}
 
 // Lookup finds a command by the name a client used.
 func Lookup(name string) (*Command, bool) {
@@ -430,3 +223,7 @@ func appendExtra(b *bson.Builder, extra []byte) {
 // ErrorReply builds an error reply outside any command (e.g. for a malformed
 // message).
 func ErrorReply(err error) bson.Doc { return errorReply(&bson.Builder{}, err) }
+
+// checkAPIParameters applies the Stable API rules to the command cmd that
+// c names (internal/params).
+func checkAPIParameters(c *Ctx, cmd *Command) error { return params.CheckAPI(cmd.Name, c.Body) }

@@ -24,7 +24,7 @@ func count(c *Ctx) error {
 	}
 	defer cancel()
 	collation, _ := c.Body.Lookup("collation")
-	opts, err := c.queryOptionsFor(a, collation, name)
+	opts, err := queryOptionsFor(c, a, collation, name)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func distinct(c *Ctx) error {
 		return mongoerr.New(mongoerr.BadValue, "FieldPath cannot be constructed with empty string")
 	}
 	collation, _ := c.Body.Lookup("collation")
-	opts, err := c.queryOptionsFor(a, collation, name)
+	opts, err := queryOptionsFor(c, a, collation, name)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func distinct(c *Ctx) error {
 		// view's pipeline (where MongoDB refuses $text, 17313).
 		viewStages = append(viewStages, stage("$match", bson.Value{Type: bson.TypeDocument, Data: q}))
 	}
-	if isView, err := c.viewAggregate(name, viewStages, bson.Value{}); err != nil {
+	if isView, err := viewAggregate(c, name, viewStages, bson.Value{}); err != nil {
 		return err
 	} else if isView {
 		docs, err := runAggregate(c)

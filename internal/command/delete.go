@@ -105,7 +105,7 @@ func deleteOne(c *Ctx, a args, tx *exec.Tx, coll *catalog.Collection, st bson.Do
 	if err != nil {
 		return 0, err
 	}
-	opts.Scripts = c.scripts()
+	opts.Scripts = scripts(c)
 	if coll != nil && !given(collation) {
 		if opts.Collation, err = exec.CollectionCollation(coll); err != nil {
 			return 0, err

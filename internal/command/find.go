@@ -84,7 +84,7 @@ func find(c *Ctx) error {
 	}
 	defer cancel()
 	collation, _ := c.Body.Lookup("collation")
-	opts, err := c.queryOptionsFor(a, collation, name)
+	opts, err := queryOptionsFor(c, a, collation, name)
 	if err != nil {
 		return err
 	}

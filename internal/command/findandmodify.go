@@ -60,7 +60,7 @@ func findAndModify(c *Ctx) error {
 		return mongoerr.New(mongoerr.FailedToParse, "Update argument must be either an object or an array")
 	}
 	collation, _ := c.Body.Lookup("collation")
-	opts, err := c.queryOptionsFor(a, collation, name)
+	opts, err := queryOptionsFor(c, a, collation, name)
 	if err != nil {
 		return err
 	}

@@ -23,12 +23,6 @@ const (
 // Version is Cairn's own version, set by the binary.
 var Version = "0.1.0-dev"
 
-// processID identifies this server process in topologyVersion.
-var processID = exec.NewObjectID()
-
-// ProcessID is the processId this server reports in topologyVersion.
-func ProcessID() [12]byte { return processID }
-
 // hello answers hello, isMaster and ismaster: the handshake every driver
 // sends first. It also negotiates wire compression. A replica-set member
 // answers as mongod's HelloResponse (appendReplHello).
@@ -129,16 +123,6 @@ func buildInfo(c *Ctx) error {
 func whatsmyuri(c *Ctx) error {
 	c.Reply.AppendString("you", c.Conn.Remote)
 	return nil
-}
-
-// TopologyVersion is the counter of topologyVersion and a channel closed
-// at the next topology change (nil on a standalone, whose topology never
-// changes): the awaitable hello waits on it.
-func (e *Env) TopologyVersion() (int64, <-chan struct{}) {
-	if e.Repl == nil {
-		return 0, nil
-	}
-	return e.Repl.Topology()
 }
 
 // appendReplHello appends a replica-set member's fields in mongod's order

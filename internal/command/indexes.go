@@ -36,7 +36,7 @@ func createIndexes(c *Ctx) error {
 	if !ok {
 		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'createIndexes.indexes' is missing but a required field")
 	}
-	def, err := c.defaultCollation(name)
+	def, err := defaultCollation(c, name)
 	if err != nil {
 		return err
 	}

@@ -60,7 +60,7 @@ func mapReduceCmd(c *Ctx) error {
 		return err
 	}
 	defer cancel()
-	scripts := c.scripts()
+	scripts := scripts(c)
 	if !scripts.Enabled() {
 		return mongoerr.New(mongoerr.MapReduceScriptingDisabled, "Cannot run server-side javascript without the javascript engine enabled")
 	}

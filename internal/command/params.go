@@ -26,7 +26,7 @@ import (
 const MinPreAuthMaxMessageSize = 4096
 
 // parameters is the registry over the server's state.
-func (e *Env) parameters() *params.Registry {
+func parameters(e *Env) *params.Registry {
 	secs := func(d time.Duration) int64 { return int64(d / time.Second) }
 	ps := []params.Param{
 		params.Fixed("featureCompatibilityVersion", func(b *bson.Builder, key string) {
@@ -46,7 +46,7 @@ func (e *Env) parameters() *params.Registry {
 			Msg:  "internalQueryMaxBlockingSortMemoryUsageBytes must be a number of at least 1",
 			Load: func() int64 { return int64(int32(exec.SortMemoryBudget())) }, Store: exec.SetSortMemoryBudget}.Param(),
 		params.Int{Name: "logLevel", Min: 0, Max: 5, Msg: "logLevel must be a number from 0 to 5",
-			Load: func() int64 { return int64(e.state.logLevel.Load()) }, Store: e.setLogLevel}.Param(),
+			Load: func() int64 { return int64(e.state.logLevel.Load()) }, Store: func(n int64) { setLogLevel(e, n) }}.Param(),
 		params.Int{Name: "minSnapshotHistoryWindowInSeconds", Min: 0, Max: math.MaxInt32,
 			Msg:  "minSnapshotHistoryWindowInSeconds must be a number of at least 0",
 			Load: func() int64 { return secs(e.state.rs.SnapWindow()) }, Store: func(n int64) { e.state.rs.SnapWindowSecs.Store(n + 1) }}.Param(),
@@ -77,7 +77,7 @@ func (e *Env) parameters() *params.Registry {
 
 // setLogLevel is setParameter's logLevel: mongod's level, and the log's
 // debug lines on from 1.
-func (e *Env) setLogLevel(n int64) {
+func setLogLevel(e *Env, n int64) {
 	e.state.logLevel.Store(int32(n))
 	if e.LogLevel != nil {
 		if n > 0 {
@@ -89,11 +89,11 @@ func (e *Env) setLogLevel(n int64) {
 }
 
 func getParameter(c *Ctx) error {
-	return c.Env.parameters().Get(c.Reply, newArgs(c).first(), c.Body, isGenericField)
+	return parameters(c.Env).Get(c.Reply, newArgs(c).first(), c.Body, isGenericField)
 }
 
 func setParameter(c *Ctx) error {
-	return c.Env.parameters().Set(c.Reply, c.Body, isGenericField)
+	return parameters(c.Env).Set(c.Reply, c.Body, isGenericField)
 }
 
 // logRotate rotates the log file, as SIGUSR1 does.
@@ -106,10 +106,6 @@ func logRotate(c *Ctx) error {
 	}
 	return nil
 }
-
-// checkAPIParameters applies the Stable API rules to the command cmd that
-// c names (internal/params).
-func checkAPIParameters(c *Ctx, cmd *Command) error { return params.CheckAPI(cmd.Name, c.Body) }
 
 // testAPICommand is mongod's testVersion2, testVersions1And2,
 // testDeprecation and testDeprecationInVersion2: test commands that do

@@ -6,90 +6,9 @@ package command
 // _raftSnapshot), and applying a DDL entry by running its command.
 
 import (
-	"context"
-	"errors"
-
-	"github.com/cairndb/cairn/bson"
-	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
-	"github.com/cairndb/cairn/internal/opctx"
 	"github.com/cairndb/cairn/internal/raftrepl"
-	"github.com/cairndb/cairn/internal/repl"
-	"github.com/cairndb/cairn/internal/replset"
 )
-
-// member is the replica-set member made of the server's state.
-func (e *Env) member() replset.Member {
-	return replset.Member{Set: e.Repl, Engine: &e.Engine, Log: e.Log, Auth: e.Auth, TLS: e.MemberTLS,
-		Sessions: e.Sessions, Host: e, State: &e.state.rs}
-}
-
-// AttachRepl connects the replica-set state to storage (replset.Member's
-// Attach): a set initiated before a restart is loaded, and its member
-// elected.
-func (e *Env) AttachRepl(adoptName bool) error {
-	if e.Repl == nil {
-		return nil
-	}
-	return e.member().Attach(adoptName)
-}
-
-// StartRepl starts replication of a set of several members found in
-// storage at start, once the member knows its address (the server calls
-// it when it listens).
-func (e *Env) StartRepl() error {
-	if e.Repl == nil {
-		return nil
-	}
-	return e.member().Start()
-}
-
-// StopRepl stops the Raft node (server shutdown).
-func (e *Env) StopRepl() { e.member().Stop() }
-
-// Raft is the member's Raft node (nil: not a member of a set of several
-// members).
-func (e *Env) Raft() *raftrepl.Node { return e.state.rs.Raft() }
-
-// StreamCommitPoint is what change streams deliver up to
-// (replset.Member's StreamCommitPoint).
-func (e *Env) StreamCommitPoint() (repl.Timestamp, <-chan struct{}) {
-	return e.member().StreamCommitPoint()
-}
-
-// CloseSnapshots drops the snapshots retained for snapshot reads (before
-// the engine closes).
-func (e *Env) CloseSnapshots() { e.state.rs.Snaps.CloseAll() }
-
-// ApplyEntryCommand runs a DDL entry's command as the member applying it
-// (replset.Host): past the primary check and without waiting for a write
-// concern.
-func (e *Env) ApplyEntryCommand(ctx context.Context, db string, o bson.Doc) error {
-	var b bson.Builder
-	it := o.Iter()
-	for it.Next() {
-		b.AppendElement(it.Element())
-	}
-	b.AppendString("$db", db)
-	c := &Ctx{Context: ctx, Env: e, DB: db, Body: b.Finish(), Reply: &bson.Builder{}, applying: true}
-	reply := Dispatch(c)
-	if isErrorReply(reply) {
-		msg, _ := reply.Lookup("errmsg")
-		return errors.New(msg.StringValue())
-	}
-	return nil
-}
-
-// RestoredSnapshot drops what the layers above derived from the data a
-// snapshot replaced (replset.Host).
-func (e *Env) RestoredSnapshot() {
-	if e.Auth != nil {
-		if err := e.Auth.Changed(); err != nil {
-			e.Log.Warn("Reloading the users after an initial sync failed", "c", "ACCESS", "error", err.Error())
-		}
-	}
-	e.collations.Note(&e.Engine)
-}
 
 // raftMessages steps a peer's Raft messages into this member's node.
 func raftMessages(c *Ctx) error {
@@ -109,36 +28,3 @@ func raftJoin(c *Ctx) error { return c.Env.member().Join(c.Body) }
 
 // raftSnapshot answers one chunk of a snapshot this member serves.
 func raftSnapshot(c *Ctx) error { return c.Env.member().SnapshotChunk(c.Body, c.Reply) }
-
-// waitWriteConcern waits, on a member of a set of several members, until
-// the command's writes meet its write concern (replset.Member's
-// WaitWrite); past wtimeout the reply carries WriteConcernFailed with
-// errInfo.wtimeout.
-func waitWriteConcern(c *Ctx) {
-	if c.Env.Raft() == nil || c.applying || c.cmd == nil || c.wcPending != nil || !takesWriteConcern(c.cmd, c.Body) {
-		return
-	}
-	// The operation's own context: a command's maxTimeMS context ended
-	// with its handler; wtimeout bounds the wait.
-	var ctx context.Context = c.Context
-	if op := opctx.Of(c); op != nil {
-		ctx = op
-	}
-	c.wcPending, c.wcTimeout = c.Env.member().WaitWrite(ctx, c.wc, c.opTime, c.raftEpoch)
-}
-
-// beginRaftRead records the rollback epoch the command starts in and
-// confirms a linearizable read's leadership (replset.Member's BeginRead).
-func beginRaftRead(c *Ctx) error {
-	if c.applying {
-		return nil
-	}
-	epoch, err := c.Env.member().BeginRead(c, c.linearizable)
-	c.raftEpoch = epoch
-	return err
-}
-
-// noop commits an empty write transaction (replset.Noop).
-func (c *Ctx) noop(d exec.Durability) error {
-	return c.writeTx(d, func(*exec.Tx) error { return nil })
-}

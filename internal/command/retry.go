@@ -7,7 +7,6 @@ package command
 // command that is not a retryable write has a nil *retryState.
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
@@ -128,18 +127,4 @@ func (c *Ctx) onPrimaryTransactionalWrite() error {
 		return mongoerr.New(d.FailCode, "Failing write for %s:%d due to failpoint. The write must not be reflected.", c.sess.key.String(), c.sess.txnNumber)
 	}
 	return nil
-}
-
-// copyValue detaches v from the buffer it points into.
-func copyValue(v bson.Value) bson.Value {
-	return bson.Value{Type: v.Type, Data: append([]byte(nil), v.Data...)}
-}
-
-// fatal makes a statement's error end the whole command (w.run treats
-// only bare *mongoerr.Error as a statement's error).
-func fatal(err error) error {
-	if err == nil {
-		return nil
-	}
-	return fmt.Errorf("%w", err)
 }

@@ -53,7 +53,7 @@ func refuseAuthRestrictions(c *Ctx, a args) error {
 // roleRequest reads what every role command shares: the auth manager,
 // the command's other fields (fields) and the role it names.
 func roleRequest(c *Ctx, fields ...string) (*auth.Manager, args, auth.RoleRef, error) {
-	m, err := c.authManager()
+	m, err := authManager(c)
 	if err != nil {
 		return nil, args{}, auth.RoleRef{}, err
 	}
@@ -193,7 +193,7 @@ func revokeRolesFromRole(c *Ctx) error { return changeRoleRoles(c, false) }
 // showBuiltinRoles its built-in ones too), a name, {role, db} or an array
 // of those; showPrivileges true or "asUserFragment" (auth.AppendRolesInfo).
 func rolesInfo(c *Ctx) error {
-	m, err := c.authManager()
+	m, err := authManager(c)
 	if err != nil {
 		return err
 	}

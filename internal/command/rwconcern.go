@@ -11,7 +11,7 @@ import (
 // The default read and write concerns' commands (internal/concern keeps
 // the defaults).
 
-func (e *Env) rwDefaults() (concern.RWDefaults, error) {
+func rwDefaults(e *Env) (concern.RWDefaults, error) {
 	if e == nil || e.KV == nil { // unit tests without an engine
 		return concern.RWDefaults{}, nil
 	}
@@ -20,8 +20,8 @@ func (e *Env) rwDefaults() (concern.RWDefaults, error) {
 
 // defaultWriteConcern returns the global default write concern document
 // (nil if none was set).
-func (e *Env) defaultWriteConcern() (bson.Doc, error) {
-	d, err := e.rwDefaults()
+func defaultWriteConcern(e *Env) (bson.Doc, error) {
+	d, err := rwDefaults(e)
 	return d.WriteConcern, err
 }
 
@@ -30,7 +30,7 @@ func getDefaultRWConcern(c *Ctx) error {
 	if err := newArgs(c).check("inMemory"); err != nil {
 		return err
 	}
-	d, err := c.Env.rwDefaults()
+	d, err := rwDefaults(c.Env)
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func setDefaultRWConcern(c *Ctx) error {
 		_, err := concern.Next(concern.RWDefaults{}, rv, false, wv, false, false)
 		return err
 	}
-	cur, err := c.Env.rwDefaults()
+	cur, err := rwDefaults(c.Env)
 	if err != nil {
 		return err
 	}

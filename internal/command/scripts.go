@@ -6,7 +6,7 @@ import "github.com/cairndb/cairn/internal/js"
 // engine, off with --noscripting, and the command's context, whose
 // killOp, maxTimeMS and disconnect interrupt its scripts. The interpreter
 // itself is created only when a script is compiled.
-func (c *Ctx) scripts() *js.Scripts {
+func scripts(c *Ctx) *js.Scripts {
 	e := js.On
 	if c.Env.NoScripting {
 		e = js.Off

@@ -1,7 +1,6 @@
 package command
 
 import (
-	"strings"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
@@ -85,19 +84,6 @@ func dbStats(c *Ctx) error {
 	}
 	defer tx.Rollback()
 	return exec.AppendDBStats(c.Reply, tx, c.DB, scale)
-}
-
-// dataSizeNamespace reads dataSize's argument, "db.collection".
-func dataSizeNamespace(c *Ctx) (db, coll string, err error) {
-	v := newArgs(c).first()
-	if v.Type != bson.TypeString {
-		return "", "", mongoerr.New(mongoerr.TypeMismatch, "BSON field 'dataSize.dataSize' is the wrong type '%s', expected type 'string'", v.Type)
-	}
-	db, coll, ok := strings.Cut(v.StringValue(), ".")
-	if !ok || db == "" || coll == "" {
-		return "", "", mongoerr.New(mongoerr.InvalidNamespace, "Invalid namespace specified '%s'", v.StringValue())
-	}
-	return db, coll, nil
 }
 
 // dataSize (alias datasize): the documents of a namespace and their bytes,

@@ -104,7 +104,7 @@ func checkUpdatePipelines(c *Ctx, a args, stmts []bson.Doc) error {
 // update pipeline).
 func stmtOptions(c *Ctx, a args, u, collation bson.Value, constants bson.Doc) (*query.Options, error) {
 	name, _ := c.collectionArg()
-	opts, err := c.queryOptionsFor(a, collation, name)
+	opts, err := queryOptionsFor(c, a, collation, name)
 	if err != nil {
 		return nil, err
 	}

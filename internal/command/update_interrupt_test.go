@@ -2,9 +2,10 @@ package command
 
 import (
 	"context"
-	"github.com/cairndb/cairn/internal/opctx"
 	"testing"
 	"time"
+
+	"github.com/cairndb/cairn/internal/opctx"
 
 	dbson "go.mongodb.org/mongo-driver/v2/bson"
 )

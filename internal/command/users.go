@@ -73,7 +73,7 @@ func userTx(c *Ctx, m *auth.Manager, fn func(tx *exec.Tx) error) error {
 
 // parseUserSpec reads createUser's and updateUser's request.
 func parseUserSpec(c *Ctx) (*auth.Manager, *auth.UserSpec, error) {
-	m, err := c.authManager()
+	m, err := authManager(c)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -137,7 +137,7 @@ func updateUser(c *Ctx) error {
 // userRequest reads what dropUser and dropAllUsersFromDatabase share:
 // the manager and no other field.
 func userRequest(c *Ctx) (*auth.Manager, error) {
-	m, err := c.authManager()
+	m, err := authManager(c)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func dropAllUsersFromDatabase(c *Ctx) error {
 
 // changeRoles is grantRolesToUser and revokeRolesFromUser.
 func changeRoles(c *Ctx, grant bool) error {
-	m, err := c.authManager()
+	m, err := authManager(c)
 	if err != nil {
 		return err
 	}
@@ -202,7 +202,7 @@ func revokeRolesFromUser(c *Ctx) error { return changeRoles(c, false) }
 // usersInfo: {usersInfo: 1} (the database's users), a name, {user, db},
 // an array of those, or {forAllDBs: true} (auth.AppendUsersInfo).
 func usersInfo(c *Ctx) error {
-	m, err := c.authManager()
+	m, err := authManager(c)
 	if err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func createView(c *Ctx, name string) error {
 // viewAggregate reports whether the command's collection is a view, and
 // if so rewrites the request as an aggregate on the view with the stages
 // the command implies (aggregate expands the view's pipeline in front).
-func (c *Ctx) viewAggregate(name string, extra []bson.Doc, batch bson.Value) (bool, error) {
+func viewAggregate(c *Ctx, name string, extra []bson.Doc, batch bson.Value) (bool, error) {
 	view, err := isView(c, name)
 	if err != nil || !view {
 		return false, err
@@ -70,12 +70,12 @@ func findOnView(c *Ctx, name string) (bool, error) {
 		return false, err
 	}
 	batch, _ := c.Body.Lookup("batchSize")
-	return c.viewAggregate(name, exec.FindOnViewStages(c.Body), batch)
+	return viewAggregate(c, name, exec.FindOnViewStages(c.Body), batch)
 }
 
 // countOnView answers count on a view from an aggregation's $count.
 func countOnView(c *Ctx, name string) (bool, error) {
-	isView, err := c.viewAggregate(name, exec.CountOnViewStages(c.Body), bson.Value{})
+	isView, err := viewAggregate(c, name, exec.CountOnViewStages(c.Body), bson.Value{})
 	if err != nil || !isView {
 		return isView, err
 	}

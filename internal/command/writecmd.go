@@ -2,6 +2,7 @@ package command
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
@@ -84,4 +85,18 @@ func (w *writeCmd) run(apply func(i int, st bson.Doc) error) ([]writeError, erro
 		}
 	}
 	return errs, nil
+}
+
+// copyValue detaches v from the buffer it points into.
+func copyValue(v bson.Value) bson.Value {
+	return bson.Value{Type: v.Type, Data: append([]byte(nil), v.Data...)}
+}
+
+// fatal makes a statement's error end the whole command (w.run treats
+// only bare *mongoerr.Error as a statement's error).
+func fatal(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w", err)
 }

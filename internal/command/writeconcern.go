@@ -21,7 +21,7 @@ func parseWriteConcern(c *Ctx) (writeConcern, error) {
 	v, ok := c.Body.Lookup("writeConcern")
 	var def []byte
 	if !ok || v.Type == bson.TypeNull || (v.Type == bson.TypeDocument && v.Document().Len() == 0) {
-		d, err := c.Env.defaultWriteConcern()
+		d, err := defaultWriteConcern(c.Env)
 		if err != nil {
 			return writeConcern{concern.Write{W: 1}}, err
 		}
