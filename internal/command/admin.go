@@ -54,7 +54,7 @@ func listCommands(c *Ctx) error {
 }
 
 func getLog(c *Ctx) error {
-	first := newArgs(c).first()
+	first := NewArgs(c).First()
 	if first.Type != bson.TypeString {
 		return mongoerr.New(mongoerr.TypeMismatch, "Argument to getLog must be of type String; found %s of type %s", first.String(), first.Type)
 	}
@@ -93,11 +93,11 @@ func getLog(c *Ctx) error {
 // dropConnections drops outgoing connection pools to the given hosts; a
 // standalone Cairn keeps none, so there is nothing to drop.
 func dropConnections(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("hostAndPort"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("hostAndPort"); err != nil {
 		return err
 	}
-	if _, ok, err := a.array("hostAndPort"); err != nil {
+	if _, ok, err := a.Array("hostAndPort"); err != nil {
 		return err
 	} else if !ok {
 		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'dropConnections.hostAndPort' is missing but a required field")

@@ -13,13 +13,13 @@ import (
 // whose source is exec.AggSource (exec/aggsource.go); $out and $merge run
 // to completion in the command and write in one transaction.
 func aggregate(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("pipeline", "cursor", "explain", "allowDiskUse", "collation", "hint", "let",
+	a := NewArgs(c)
+	if err := a.Check("pipeline", "cursor", "explain", "allowDiskUse", "collation", "hint", "let",
 		"bypassDocumentValidation", "fromMongos", "needsMerge", "isMapReduceCommand", "rawData"); err != nil {
 		return err
 	}
 	var name string
-	switch first := a.first(); first.Type {
+	switch first := a.First(); first.Type {
 	case bson.TypeString:
 		name = first.StringValue()
 		if err := catalog.ValidateCollectionName(c.DB, name); err != nil {
@@ -32,23 +32,23 @@ func aggregate(c *Ctx) error {
 	default:
 		return mongoerr.New(mongoerr.FailedToParse, "Invalid aggregate namespace: collection name must be a string or 1")
 	}
-	explain, _, err := a.boolean("explain")
+	explain, _, err := a.Boolean("explain")
 	if err != nil {
 		return err
 	}
 	// MongoDB 7.0's allowDiskUseByDefault is true: blocking stages spill
 	// unless the command says allowDiskUse: false.
-	allowDisk, set, err := a.boolean("allowDiskUse")
+	allowDisk, set, err := a.Boolean("allowDiskUse")
 	if err != nil {
 		return err
 	}
 	if !set {
 		allowDisk = true
 	}
-	if _, _, err := a.boolean("bypassDocumentValidation"); err != nil {
+	if _, _, err := a.Boolean("bypassDocumentValidation"); err != nil {
 		return err
 	}
-	if _, ok := a.lookup("cursor"); !ok && !explain {
+	if _, ok := a.Lookup("cursor"); !ok && !explain {
 		return mongoerr.New(mongoerr.FailedToParse, "The 'cursor' option is required, except for aggregate with the explain argument")
 	}
 	batchSize, err := cursorBatchSize(a)
@@ -86,7 +86,7 @@ func aggregate(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if v, ok := a.lookup("hint"); ok && name != "" {
+	if v, ok := a.Lookup("hint"); ok && name != "" {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
@@ -125,7 +125,7 @@ func aggregate(c *Ctx) error {
 // expandView resolves name; for a view it returns the underlying
 // collection and the views' pipelines followed by stages.
 func expandView(c *Ctx, name string, stages []bson.Doc) (string, []bson.Doc, error) {
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return "", nil, err
 	}
@@ -146,16 +146,16 @@ func expandView(c *Ctx, name string, stages []bson.Doc) (string, []bson.Doc, err
 	return source, append(vstages, stages...), nil
 }
 
-func lookupBatchSize(a args) (bson.Value, bool) {
-	cur, ok, _ := a.doc("cursor")
+func lookupBatchSize(a Args) (bson.Value, bool) {
+	cur, ok, _ := a.Doc("cursor")
 	if !ok {
 		return bson.Value{}, false
 	}
 	return cur.Lookup("batchSize")
 }
 
-func pipelineArg(a args) ([]bson.Doc, error) {
-	stagesDoc, ok, err := a.array("pipeline")
+func pipelineArg(a Args) ([]bson.Doc, error) {
+	stagesDoc, ok, err := a.Array("pipeline")
 	if err != nil {
 		return nil, err
 	}

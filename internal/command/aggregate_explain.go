@@ -10,7 +10,7 @@ import (
 // explainAggregate answers explain: true with the plan, in the command's
 // snapshot (exec.Engine.AppendAggregateStages).
 func explainAggregate(c *Ctx, ns, source string, p *agg.Pipeline, planning *exec.AggPlanning) error {
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return err
 	}

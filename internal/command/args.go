@@ -18,18 +18,18 @@ var genericFields = map[string]bool{
 	"$replData": true, "clientOperationKey": true, "$queryOptions": true, "readPreference": true,
 }
 
-// args gives typed access to a command's fields with MongoDB's IDL errors.
-type args struct {
-	cmd  string
-	body bson.Doc
+// Args gives typed access to a command's fields with MongoDB's IDL errors.
+type Args struct {
+	Cmd  string
+	Body bson.Doc
 }
 
-func newArgs(c *Ctx) args { return args{cmd: c.Name, body: c.Body} }
+func NewArgs(c *Ctx) Args { return Args{Cmd: c.Name, Body: c.Body} }
 
-// check rejects fields that are neither generic nor in known, with
+// Check rejects fields that are neither generic nor in known, with
 // MongoDB's IDLUnknownField error (40415).
-func (a args) check(known ...string) error {
-	it := a.body.Iter()
+func (a Args) Check(known ...string) error {
+	it := a.Body.Iter()
 	it.Next() // the command name itself
 	for it.Next() {
 		k := it.Element().Key
@@ -44,72 +44,72 @@ func (a args) check(known ...string) error {
 			}
 		}
 		if !found {
-			return mongoerr.New(mongoerr.IDLUnknownField, "BSON field '%s.%s' is an unknown field.", a.cmd, k)
+			return mongoerr.New(mongoerr.IDLUnknownField, "BSON field '%s.%s' is an unknown field.", a.Cmd, k)
 		}
 	}
 	return nil
 }
 
-func (a args) first() bson.Value {
-	it := a.body.Iter()
+func (a Args) First() bson.Value {
+	it := a.Body.Iter()
 	it.Next()
 	return it.Element().Value
 }
 
-func (a args) wrongType(field string, v bson.Value, expected string) error {
-	return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type '%s'", a.cmd, field, v.Type, expected)
+func (a Args) WrongType(field string, v bson.Value, expected string) error {
+	return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type '%s'", a.Cmd, field, v.Type, expected)
 }
 
-func (a args) wrongTypes(field string, v bson.Value, expected string) error {
-	return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected types '[%s]'", a.cmd, field, v.Type, expected)
+func (a Args) WrongTypes(field string, v bson.Value, expected string) error {
+	return mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected types '[%s]'", a.Cmd, field, v.Type, expected)
 }
 
-// lookup returns a field unless it is absent (null counts as absent for
+// Lookup returns a field unless it is absent (null counts as absent for
 // optional fields, as MongoDB's IDL treats it).
-func (a args) lookup(field string) (bson.Value, bool) {
-	v, ok := a.body.Lookup(field)
+func (a Args) Lookup(field string) (bson.Value, bool) {
+	v, ok := a.Body.Lookup(field)
 	if !ok || v.Type == bson.TypeNull || v.Type == bson.TypeUndefined {
 		return bson.Value{}, false
 	}
 	return v, true
 }
 
-func (a args) str(field string) (string, bool, error) {
-	v, ok := a.lookup(field)
+func (a Args) Str(field string) (string, bool, error) {
+	v, ok := a.Lookup(field)
 	if !ok {
 		return "", false, nil
 	}
 	if v.Type != bson.TypeString {
-		return "", false, a.wrongType(field, v, "string")
+		return "", false, a.WrongType(field, v, "string")
 	}
 	return v.StringValue(), true, nil
 }
 
-func (a args) doc(field string) (bson.Doc, bool, error) {
-	v, ok := a.lookup(field)
+func (a Args) Doc(field string) (bson.Doc, bool, error) {
+	v, ok := a.Lookup(field)
 	if !ok {
 		return nil, false, nil
 	}
 	if v.Type != bson.TypeDocument {
-		return nil, false, a.wrongType(field, v, "object")
+		return nil, false, a.WrongType(field, v, "object")
 	}
 	return v.Document(), true, nil
 }
 
-func (a args) array(field string) (bson.Doc, bool, error) {
-	v, ok := a.lookup(field)
+func (a Args) Array(field string) (bson.Doc, bool, error) {
+	v, ok := a.Lookup(field)
 	if !ok {
 		return nil, false, nil
 	}
 	if v.Type != bson.TypeArray {
-		return nil, false, a.wrongType(field, v, "array")
+		return nil, false, a.WrongType(field, v, "array")
 	}
 	return v.Document(), true, nil
 }
 
-// boolean accepts booleans and numbers, as MongoDB's "safeBool" fields do.
-func (a args) boolean(field string) (bool, bool, error) {
-	v, ok := a.lookup(field)
+// Boolean accepts booleans and numbers, as MongoDB's "safeBool" fields do.
+func (a Args) Boolean(field string) (bool, bool, error) {
+	v, ok := a.Lookup(field)
 	if !ok {
 		return false, false, nil
 	}
@@ -117,38 +117,38 @@ func (a args) boolean(field string) (bool, bool, error) {
 	case bson.TypeBoolean, bson.TypeInt32, bson.TypeInt64, bson.TypeDouble, bson.TypeDecimal128:
 		return v.Truthy(), true, nil
 	}
-	return false, false, a.wrongTypes(field, v, "bool, long, int, decimal, double")
+	return false, false, a.WrongTypes(field, v, "bool, long, int, decimal, double")
 }
 
-// integer accepts any numeric type whose value is whole (doubles are
+// Integer accepts any numeric type whose value is whole (doubles are
 // truncated as MongoDB's "safeInt64" does when exactly representable).
-func (a args) integer(field string) (int64, bool, error) {
-	v, ok := a.lookup(field)
+func (a Args) Integer(field string) (int64, bool, error) {
+	v, ok := a.Lookup(field)
 	if !ok {
 		return 0, false, nil
 	}
-	n, err := numberArg(v)
+	n, err := NumberArg(v)
 	if err != nil {
-		return 0, false, a.wrongTypes(field, v, "long, int, decimal, double")
+		return 0, false, a.WrongTypes(field, v, "long, int, decimal, double")
 	}
 	return n, true, nil
 }
 
-// numberArg is query.SafeInt64.
-func numberArg(v bson.Value) (int64, error) { return query.SafeInt64(v) }
+// NumberArg is query.SafeInt64.
+func NumberArg(v bson.Value) (int64, error) { return query.SafeInt64(v) }
 
-// docs returns the documents of an array field or of the OP_MSG kind-1
+// Docs returns the documents of an array field or of the OP_MSG kind-1
 // sequence with that name (drivers send insert documents, update and delete
 // statements either way).
-func (c *Ctx) docs(field string) ([]bson.Doc, bool, error) {
+func (c *Ctx) Docs(field string) ([]bson.Doc, bool, error) {
 	if seq, ok := c.Seqs[field]; ok {
 		if _, dup := c.Body.Lookup(field); dup {
 			return nil, false, mongoerr.New(mongoerr.BadValue, "Duplicate field %s.%s", c.Name, field)
 		}
 		return seq, true, nil
 	}
-	a := newArgs(c)
-	arr, ok, err := a.array(field)
+	a := NewArgs(c)
+	arr, ok, err := a.Array(field)
 	if err != nil || !ok {
 		return nil, ok, err
 	}
@@ -164,9 +164,9 @@ func (c *Ctx) docs(field string) ([]bson.Doc, bool, error) {
 	return out, true, nil
 }
 
-// collectionArg returns the collection named by the command's first field.
-func (c *Ctx) collectionArg() (string, error) {
-	v := newArgs(c).first()
+// CollectionArg returns the collection named by the command's first field.
+func (c *Ctx) CollectionArg() (string, error) {
+	v := NewArgs(c).First()
 	if v.Type != bson.TypeString {
 		return "", mongoerr.New(mongoerr.InvalidNamespace, "collection name has invalid type %s", v.Type)
 	}
@@ -177,9 +177,9 @@ func (c *Ctx) collectionArg() (string, error) {
 	return name, nil
 }
 
-// dataSizeNamespace reads dataSize's argument, "db.collection".
-func dataSizeNamespace(c *Ctx) (db, coll string, err error) {
-	v := newArgs(c).first()
+// DataSizeNamespace reads dataSize's argument, "db.collection".
+func DataSizeNamespace(c *Ctx) (db, coll string, err error) {
+	v := NewArgs(c).First()
 	if v.Type != bson.TypeString {
 		return "", "", mongoerr.New(mongoerr.TypeMismatch, "BSON field 'dataSize.dataSize' is the wrong type '%s', expected type 'string'", v.Type)
 	}
@@ -189,3 +189,5 @@ func dataSizeNamespace(c *Ctx) (db, coll string, err error) {
 	}
 	return db, coll, nil
 }
+
+func IsGenericField(k string) bool { return genericFields[k] }

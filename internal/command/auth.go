@@ -23,10 +23,10 @@ func authManager(c *Ctx) (*auth.Manager, error) {
 
 // saslPayload reads a SASL payload: binary data (or a string, which some
 // shells send).
-func saslPayload(a args, field string) ([]byte, error) {
-	v, ok := a.lookup(field)
+func saslPayload(a Args, field string) ([]byte, error) {
+	v, ok := a.Lookup(field)
 	if !ok {
-		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.%s' is missing but a required field", a.cmd, field)
+		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.%s' is missing but a required field", a.Cmd, field)
 	}
 	switch v.Type {
 	case bson.TypeBinary:
@@ -35,7 +35,7 @@ func saslPayload(a args, field string) ([]byte, error) {
 	case bson.TypeString:
 		return []byte(v.StringValue()), nil
 	}
-	return nil, a.wrongTypes(field, v, "string, binData")
+	return nil, a.WrongTypes(field, v, "string, binData")
 }
 
 func appendSASLStep(r *bson.Builder, st auth.SASLStep) {
@@ -46,8 +46,8 @@ func appendSASLStep(r *bson.Builder, st auth.SASLStep) {
 
 // startSASL parses a saslStart document (the command, or hello's
 // speculativeAuthenticate) and runs the first step.
-func startSASL(c *Ctx, m *auth.Manager, a args, db string) (auth.SASLStep, error) {
-	mech, ok, err := a.str("mechanism")
+func startSASL(c *Ctx, m *auth.Manager, a Args, db string) (auth.SASLStep, error) {
+	mech, ok, err := a.Str("mechanism")
 	if err != nil {
 		return auth.SASLStep{}, err
 	}
@@ -59,14 +59,14 @@ func startSASL(c *Ctx, m *auth.Manager, a args, db string) (auth.SASLStep, error
 		return auth.SASLStep{}, err
 	}
 	skipEmpty := false
-	if opts, ok, err := a.doc("options"); err != nil {
+	if opts, ok, err := a.Doc("options"); err != nil {
 		return auth.SASLStep{}, err
 	} else if ok {
 		if v, ok := opts.Lookup("skipEmptyExchange"); ok {
 			skipEmpty = v.Truthy()
 		}
 	}
-	return c.Conn.session().Start(c, m, mech, db, payload, skipEmpty)
+	return c.Conn.Session().Start(c, m, mech, db, payload, skipEmpty)
 }
 
 func saslStart(c *Ctx) error {
@@ -74,8 +74,8 @@ func saslStart(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := newArgs(c)
-	if err := a.check("mechanism", "payload", "autoAuthorize", "options"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("mechanism", "payload", "autoAuthorize", "options"); err != nil {
 		return err
 	}
 	st, err := startSASL(c, m, a, c.DB)
@@ -91,11 +91,11 @@ func saslContinue(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := newArgs(c)
-	if err := a.check("conversationId", "payload"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("conversationId", "payload"); err != nil {
 		return err
 	}
-	id, ok, err := a.integer("conversationId")
+	id, ok, err := a.Integer("conversationId")
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func saslContinue(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := c.Conn.session().Continue(c, m, int32(id), payload)
+	st, err := c.Conn.Session().Continue(c, m, int32(id), payload)
 	if err != nil {
 		return err
 	}
@@ -118,12 +118,12 @@ func saslContinue(c *Ctx) error {
 // "db.user", and the first SASL step of speculativeAuthenticate (omitted
 // when it fails: the client then authenticates normally and gets the
 // error).
-func helloAuth(c *Ctx, a args) error {
+func helloAuth(c *Ctx, a Args) error {
 	m := c.Env.Auth
 	if m == nil || c.Conn == nil {
 		return nil
 	}
-	if name, ok, err := a.str("saslSupportedMechs"); err != nil {
+	if name, ok, err := a.Str("saslSupportedMechs"); err != nil {
 		return err
 	} else if ok {
 		db, user, found := strings.Cut(name, ".")
@@ -143,14 +143,14 @@ func helloAuth(c *Ctx, a args) error {
 			r.End()
 		}
 	}
-	spec, ok, err := a.doc("speculativeAuthenticate")
+	spec, ok, err := a.Doc("speculativeAuthenticate")
 	if err != nil || !ok {
 		return err
 	}
 	if _, ok := spec.Lookup("saslStart"); !ok {
 		return nil // MONGODB-X509's authenticate: not supported, not answered
 	}
-	sa := args{cmd: "saslStart", body: spec}
+	sa := Args{Cmd: "saslStart", Body: spec}
 	db := "admin"
 	if v, ok := spec.Lookup("db"); ok && v.Type == bson.TypeString {
 		db = v.StringValue()
@@ -168,23 +168,23 @@ func helloAuth(c *Ctx, a args) error {
 // logout ends the connection's authentication on the request's database.
 func logout(c *Ctx) error {
 	if c.Conn != nil {
-		c.Conn.session().Logout(c.DB)
+		c.Conn.Session().Logout(c.DB)
 	}
 	return nil
 }
 
 func connectionStatus(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("showPrivileges"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("showPrivileges"); err != nil {
 		return err
 	}
-	showPrivs, _, err := a.boolean("showPrivileges")
+	showPrivs, _, err := a.Boolean("showPrivileges")
 	if err != nil {
 		return err
 	}
 	var s *auth.Session
 	if c.Conn != nil && c.Env.Auth != nil {
-		s = c.Conn.session()
+		s = c.Conn.Session()
 	}
 	return c.Env.Auth.AppendConnectionStatus(c.Reply, s, showPrivs)
 }

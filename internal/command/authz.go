@@ -17,9 +17,9 @@ import (
 // need is a set of actions on one database.
 type need = auth.Need
 
-// session returns the connection's authentication state, filling in the
+// Session returns the connection's authentication state, filling in the
 // client's address on first use.
-func (cn *Conn) session() *auth.Session {
+func (cn *Conn) Session() *auth.Session {
 	s := &cn.Auth
 	if s.Remote == "" {
 		s.Remote = cn.Remote
@@ -34,7 +34,7 @@ func authorize(c *Ctx, cmd *Command) error {
 	if !m.Enabled() || cmd.Needs&auth.Open != 0 || c.Conn == nil {
 		return nil
 	}
-	s := c.Conn.session()
+	s := c.Conn.Session()
 	if !s.Authenticated() {
 		if localhostException(c, cmd) {
 			return nil
@@ -50,7 +50,7 @@ func authorize(c *Ctx, cmd *Command) error {
 	}
 	for _, n := range requirements(c, cmd) {
 		if !privs.Permits(n) {
-			return notAuthorized(c, n.DB)
+			return NotAuthorized(c, n.DB)
 		}
 	}
 	return nil
@@ -59,10 +59,10 @@ func authorize(c *Ctx, cmd *Command) error {
 // localhostException: with access control on and no user at all, a client
 // on a loopback address may create the first user, on admin.
 func localhostException(c *Ctx, cmd *Command) bool {
-	return cmd.Name == "createUser" && c.DB == "admin" && !c.Env.Auth.HasUsers() && c.Conn.session().Loopback
+	return cmd.Name == "createUser" && c.DB == "admin" && !c.Env.Auth.HasUsers() && c.Conn.Session().Loopback
 }
 
-func notAuthorized(c *Ctx, db string) error {
+func NotAuthorized(c *Ctx, db string) error {
 	return mongoerr.New(mongoerr.Unauthorized, "not authorized on %s to execute command %s", db, opctx.Redacted(c.Name, c.Body).String())
 }
 
@@ -73,7 +73,7 @@ func requirements(c *Ctx, cmd *Command) []need {
 		Statements: func(body bson.Doc, field string) []bson.Doc {
 			cc := *c
 			cc.Body = body
-			stmts, _, err := cc.docs(field)
+			stmts, _, err := cc.Docs(field)
 			if err != nil {
 				return nil
 			}
@@ -82,7 +82,7 @@ func requirements(c *Ctx, cmd *Command) []need {
 		DataSizeNS: func(body bson.Doc) (string, string, bool) {
 			cc := *c
 			cc.Body = body
-			db, coll, err := dataSizeNamespace(&cc)
+			db, coll, err := DataSizeNamespace(&cc)
 			return db, coll, err == nil
 		},
 		Lookup: func(name string) (string, auth.Action, bool) {
@@ -102,7 +102,7 @@ func (c *Ctx) allowed(db string, actions auth.Action) (bool, error) {
 	if !m.Enabled() || c.Conn == nil {
 		return true, nil
 	}
-	s := c.Conn.session()
+	s := c.Conn.Session()
 	if !s.Authenticated() {
 		return !m.HasUsers() && s.Loopback, nil
 	}
@@ -113,26 +113,26 @@ func (c *Ctx) allowed(db string, actions auth.Action) (bool, error) {
 	return privs.Allows(db, actions), nil
 }
 
-// require is allowed as an error: Unauthorized unless the connection holds
+// Require is allowed as an error: Unauthorized unless the connection holds
 // actions on db.
-func (c *Ctx) require(db string, actions auth.Action) error {
+func (c *Ctx) Require(db string, actions auth.Action) error {
 	ok, err := c.allowed(db, actions)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return notAuthorized(c, db)
+		return NotAuthorized(c, db)
 	}
 	return nil
 }
 
-// visibleDatabases is listDatabases' filter under access control: nil
+// VisibleDatabases is listDatabases' filter under access control: nil
 // when the caller may list every database (listDatabases privilege),
 // otherwise the databases its roles grant something on, as MongoDB's
 // authorizedDatabases does. authorizedDatabases: false without the
 // privilege is refused.
-func (c *Ctx) visibleDatabases() (func(string) bool, error) {
+func (c *Ctx) VisibleDatabases() (func(string) bool, error) {
 	v, ok := c.Body.Lookup("authorizedDatabases")
 	refuse := ok && v.Type == bson.TypeBoolean && !v.Boolean()
-	return c.Env.Auth.VisibleDatabases(connSession(c.Conn), refuse, func() error { return notAuthorized(c, "admin") })
+	return c.Env.Auth.VisibleDatabases(connSession(c.Conn), refuse, func() error { return NotAuthorized(c, "admin") })
 }

@@ -9,15 +9,15 @@ import (
 )
 
 func convertToCapped(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("size"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("size"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
-	v, ok := a.lookup("size")
+	v, ok := a.Lookup("size")
 	size, err := exec.CappedSizeArg(v, ok, "convertToCapped")
 	if err != nil {
 		return err
@@ -26,26 +26,26 @@ func convertToCapped(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.writeTx(wc.durability(), func(tx *exec.Tx) error { return exec.ConvertToCapped(tx, c.DB, name, size) })
+	return c.WriteTx(wc.durability(), func(tx *exec.Tx) error { return exec.ConvertToCapped(tx, c.DB, name, size) })
 }
 
 func cloneCollectionAsCapped(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("toCollection", "size", "temp"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("toCollection", "size", "temp"); err != nil {
 		return err
 	}
-	from, err := c.collectionArg()
+	from, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
-	to, ok, err := a.str("toCollection")
+	to, ok, err := a.Str("toCollection")
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'cloneCollectionAsCapped.toCollection' is missing but a required field")
 	}
-	v, ok := a.lookup("size")
+	v, ok := a.Lookup("size")
 	size, err := exec.CappedSizeArg(v, ok, "cloneCollectionAsCapped")
 	if err != nil {
 		return err
@@ -54,5 +54,5 @@ func cloneCollectionAsCapped(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.writeTx(wc.durability(), func(tx *exec.Tx) error { return exec.CloneCollectionAsCapped(tx, c.DB, from, to, size) })
+	return c.WriteTx(wc.durability(), func(tx *exec.Tx) error { return exec.CloneCollectionAsCapped(tx, c.DB, from, to, size) })
 }

@@ -23,7 +23,7 @@ func isChangeStream(stages []bson.Doc) bool {
 
 // changeStream opens a change stream on the aggregate's namespace (name ""
 // for {aggregate: 1}) and answers its first batch.
-func changeStream(c *Ctx, a args, name string, stages []bson.Doc, batchSize int64, explain bool) error {
+func changeStream(c *Ctx, a Args, name string, stages []bson.Doc, batchSize int64, explain bool) error {
 	if c.Env.Oplog == nil {
 		return mongoerr.New(mongoerr.ChangeStreamReplicaSetOnly, "The $changeStream stage is only supported on replica sets")
 	}
@@ -96,19 +96,19 @@ func requireEveryDatabase(c *Ctx, actions auth.Action) error {
 	if !m.Enabled() || c.Conn == nil {
 		return nil
 	}
-	s := c.Conn.session()
+	s := c.Conn.Session()
 	if !s.Authenticated() {
 		if !m.HasUsers() && s.Loopback {
 			return nil
 		}
-		return notAuthorized(c, c.DB)
+		return NotAuthorized(c, c.DB)
 	}
 	privs, _, err := s.Privileges(m)
 	if err != nil {
 		return err
 	}
 	if !privs.AnyDatabase(actions) {
-		return notAuthorized(c, c.DB)
+		return NotAuthorized(c, c.DB)
 	}
 	return nil
 }

@@ -13,23 +13,23 @@ import (
 )
 
 func setClusterParameter(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check(); err != nil {
+	a := NewArgs(c)
+	if err := a.Check(); err != nil {
 		return err
 	}
 	if c.Env.Oplog == nil {
 		return mongoerr.New(mongoerr.IllegalOperation, "setClusterParameter cannot be run on standalones")
 	}
-	first := a.first()
+	first := a.First()
 	if first.Type != bson.TypeDocument {
-		return a.wrongType("setClusterParameter", first, "object")
+		return a.WrongType("setClusterParameter", first, "object")
 	}
 	opts, err := params.ParseSetClusterParameter(first.Document())
 	if err != nil {
 		return err
 	}
 	l := c.Env.Oplog
-	if err := c.writeTx(exec.Sync, func(tx *exec.Tx) error { return l.SaveChangeStreamOptions(tx, opts) }); err != nil {
+	if err := c.WriteTx(exec.Sync, func(tx *exec.Tx) error { return l.SaveChangeStreamOptions(tx, opts) }); err != nil {
 		return err
 	}
 	l.SetPreImageExpiry(oplog.ExpiryOf(opts))
@@ -37,27 +37,27 @@ func setClusterParameter(c *Ctx) error {
 }
 
 func getClusterParameter(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check(); err != nil {
+	a := NewArgs(c)
+	if err := a.Check(); err != nil {
 		return err
 	}
 	if c.Env.Oplog == nil {
 		return mongoerr.New(mongoerr.IllegalOperation, "getClusterParameter cannot be run on standalones")
 	}
 	var names []string
-	switch first := a.first(); first.Type {
+	switch first := a.First(); first.Type {
 	case bson.TypeString:
 		names = []string{first.StringValue()}
 	case bson.TypeArray:
 		it := first.Document().Iter()
 		for it.Next() {
 			if it.Element().Value.Type != bson.TypeString {
-				return a.wrongType("getClusterParameter", first, "string or array of strings")
+				return a.WrongType("getClusterParameter", first, "string or array of strings")
 			}
 			names = append(names, it.Element().Value.StringValue())
 		}
 	default:
-		return a.wrongType("getClusterParameter", first, "string or array of strings")
+		return a.WrongType("getClusterParameter", first, "string or array of strings")
 	}
 	if err := params.CheckClusterParameterNames(names); err != nil {
 		return err

@@ -12,10 +12,10 @@ import (
 // defaultCollation returns the default collation of collection name of
 // the command's database (nil: none, or no such collection).
 func defaultCollation(c *Ctx, name string) (*query.Collation, error) {
-	if name == "" || !c.Env.collations.Any(&c.Env.Engine) {
+	if name == "" || !c.Env.Collations.Any(&c.Env.Engine) {
 		return nil, nil
 	}
-	coll, err := c.collectionMeta(name)
+	coll, err := c.CollectionMeta(name)
 	if err != nil || coll == nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func given(collation bson.Value) bool {
 // queryOptionsFor is parseQueryOptions with collection name's default
 // collation when the command gives none; a view refuses another
 // collation than its own.
-func queryOptionsFor(c *Ctx, a args, collation bson.Value, name string) (*query.Options, error) {
+func queryOptionsFor(c *Ctx, a Args, collation bson.Value, name string) (*query.Options, error) {
 	opts, err := parseQueryOptions(a, collation)
 	if err != nil {
 		return opts, err
@@ -45,10 +45,10 @@ func queryOptionsFor(c *Ctx, a args, collation bson.Value, name string) (*query.
 		opts.Collation, err = defaultCollation(c, name)
 		return opts, err
 	}
-	if name == "" || !c.Env.collations.Any(&c.Env.Engine) {
+	if name == "" || !c.Env.Collations.Any(&c.Env.Engine) {
 		return opts, nil
 	}
-	coll, err := c.collectionMeta(name)
+	coll, err := c.CollectionMeta(name)
 	if err != nil {
 		return opts, err
 	}

@@ -74,7 +74,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if err := authorize(c, cmd); err != nil {
 		return c.fail(err)
 	}
-	c.cmd = cmd
+	c.Cmd = cmd
 	if cmd.AdminOnly && c.DB != "admin" {
 		return c.fail(mongoerr.New(mongoerr.Unauthorized, "%s may only be run against the admin database.", cmd.Name))
 	}
@@ -82,7 +82,7 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	if err := beginSession(c, cmd); err != nil {
 		return c.fail(c.finishTxnStatement(err))
 	}
-	defer c.releaseSnapshot()
+	defer c.ReleaseSnapshot()
 	if c.Env.Repl != nil {
 		if err := checkReplCommand(c, cmd); err != nil {
 			return c.fail(c.finishTxnStatement(err))
@@ -93,8 +93,8 @@ func Dispatch(c *Ctx) (reply bson.Doc) {
 	}
 	start := time.Now()
 	op := beginOp(c, cmd.Name, start)
-	if c.sess != nil {
-		op.SetSession(c.sess.key)
+	if c.Sess != nil {
+		op.SetSession(c.Sess.Key)
 	}
 	collName := commandCollection(c)
 	defer func() {
@@ -177,7 +177,7 @@ func startErrorReply(b *bson.Builder, err error) {
 	b.AppendString("errmsg", e.Message)
 	b.AppendInt32("code", e.Code)
 	b.AppendString("codeName", e.CodeName())
-	appendExtra(b, e.Extra)
+	AppendExtra(b, e.Extra)
 }
 
 // fail is the command's error reply; a replica-set member adds
@@ -201,16 +201,16 @@ func (c *Ctx) fail(err error) bson.Doc {
 	}
 	if c.Env.Repl != nil {
 		if code := asMongoErr(err).Code; mongoerr.InCategory(code, mongoerr.CategoryNotPrimaryError) || mongoerr.InCategory(code, mongoerr.CategoryShutdownError) {
-			c.Env.member().AppendTopologyVersion(c.Reply, processID)
+			c.Env.Member().AppendTopologyVersion(c.Reply, processID)
 		}
 		appendReplReply(c, false)
 	}
 	return c.Reply.Finish()
 }
 
-// appendExtra appends the elements of a raw document (an error's extra
+// AppendExtra appends the elements of a raw document (an error's extra
 // fields) to b.
-func appendExtra(b *bson.Builder, extra []byte) {
+func AppendExtra(b *bson.Builder, extra []byte) {
 	if len(extra) == 0 {
 		return
 	}

@@ -7,11 +7,11 @@ import (
 )
 
 func count(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("query", "limit", "skip", "hint", "collation", "fields", "readConcern"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("query", "limit", "skip", "hint", "collation", "fields", "readConcern"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -28,7 +28,7 @@ func count(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	q, _, err := a.doc("query")
+	q, _, err := a.Doc("query")
 	if err != nil {
 		return err
 	}
@@ -36,21 +36,21 @@ func count(c *Ctx) error {
 	if err := exec.ParseFilterText(spec, orEmptyDoc(q), opts); err != nil {
 		return err
 	}
-	skip, _, err := a.integer("skip")
+	skip, _, err := a.Integer("skip")
 	if err != nil {
 		return err
 	}
 	if skip < 0 {
 		return mongoerr.New(mongoerr.BadValue, "skip value is negative in count query")
 	}
-	limit, _, err := a.integer("limit")
+	limit, _, err := a.Integer("limit")
 	if err != nil {
 		return err
 	}
 	if limit < 0 {
 		limit = -limit
 	}
-	if v, ok := a.lookup("hint"); ok {
+	if v, ok := a.Lookup("hint"); ok {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
@@ -58,7 +58,7 @@ func count(c *Ctx) error {
 	}
 	spec.Skip = skip
 	spec.Limit = limit
-	if c.explain != nil {
+	if c.Explain != nil {
 		return explainFind(c, spec)
 	}
 	n, err := c.Env.Count(c, spec, limit)
@@ -70,11 +70,11 @@ func count(c *Ctx) error {
 }
 
 func distinct(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("key", "query", "collation", "hint", "readConcern"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("key", "query", "collation", "hint", "readConcern"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func distinct(c *Ctx) error {
 		return err
 	}
 	defer cancel()
-	key, ok, err := a.str("key")
+	key, ok, err := a.Str("key")
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func distinct(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	q, _, err := a.doc("query")
+	q, _, err := a.Doc("query")
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func distinct(c *Ctx) error {
 	if err := exec.ParseFilterText(spec, orEmptyDoc(q), opts); err != nil {
 		return err
 	}
-	if v, ok := a.lookup("hint"); ok {
+	if v, ok := a.Lookup("hint"); ok {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
@@ -141,8 +141,8 @@ func distinct(c *Ctx) error {
 		r.AppendValue(bson.Index(i), v)
 	}
 	r.End()
-	if c.snapAt != 0 {
-		r.AppendTimestamp("atClusterTime", c.snapAt.T(), c.snapAt.I())
+	if c.SnapAt != 0 {
+		r.AppendTimestamp("atClusterTime", c.SnapAt.T(), c.SnapAt.I())
 	}
 	return nil
 }

@@ -42,27 +42,27 @@ type Ctx struct {
 	Reply *bson.Builder
 	// Unacknowledged is set for w:0 writes (moreToCome): no reply is sent.
 	Unacknowledged bool
-	// explain is set when the command runs inside explain: it describes
+	// Explain is set when the command runs inside Explain: it describes
 	// its plan (and, with executionStats, runs it) instead of answering.
-	explain *explainState
-	// cmd is the command being run (set by Dispatch).
-	cmd *Command
+	Explain *Explain
+	// Cmd is the command being run (set by Dispatch).
+	Cmd *Command
 	// CloseConnection is set by a failCommand fail point with
 	// closeConnection: the server drops the connection instead of replying.
 	CloseConnection bool
 	// labelled is set when a failCommand's errorLabels gave the error its
 	// labels: fail adds none of its own.
 	labelled bool
-	// snap is the command's read snapshot, opened by its first read and
+	// Snap is the command's read snapshot, opened by its first read and
 	// ended by Dispatch (storage.go).
-	snap exec.Snapshot
-	// sess is the request's session (nil: none), stmt the retryable
+	Snap exec.Snapshot
+	// Sess is the request's session (nil: none), stmt the retryable
 	// statement being written (retry.go).
-	sess *sessionInfo
-	stmt *repl.Stmt
-	// txn is the session's open transaction the command is a statement
+	Sess *SessionInfo
+	Stmt *repl.Stmt
+	// Txn is the session's open transaction the command is a statement
 	// of (nil: none; transactions.go).
-	txn *session.Slot
+	Txn *session.Slot
 	// txnStart is the transaction the command starts, begun by openTxn
 	// (nil: none).
 	txnStart *session.Start
@@ -70,12 +70,12 @@ type Ctx struct {
 	// the error a one-member set reports after the write (nil: met), the
 	// stamp of the write transaction in progress and of the last one
 	// committed, and whether the read is linearizable.
-	wc           concern.Write
-	wcPending    *mongoerr.Error
-	txTS, opTime repl.Timestamp
-	// snapAt is a snapshot read's cluster time (replset_reply.go; 0: not
+	WC           concern.Write
+	WCPending    *mongoerr.Error
+	TxTS, LastOpTime repl.Timestamp
+	// SnapAt is a snapshot read's cluster time (replset_reply.go; 0: not
 	// one), reported as atClusterTime.
-	snapAt       repl.Timestamp
+	SnapAt       repl.Timestamp
 	linearizable bool
 	// On a set of several members: the rollback epoch the command
 	// started in, and whether it reads with readConcern "majority"

@@ -13,28 +13,28 @@ func connSession(cn *Conn) *auth.Session {
 	if cn == nil {
 		return nil
 	}
-	return cn.session()
+	return cn.Session()
 }
 
-// cursorOwner is the user a cursor opened by c belongs to.
-func cursorOwner(c *Ctx) *auth.UserName { return c.Env.Auth.CursorOwner(connSession(c.Conn)) }
+// CursorOwner is the user a cursor opened by c belongs to.
+func CursorOwner(c *Ctx) *auth.UserName { return c.Env.Auth.CursorOwner(connSession(c.Conn)) }
 
-// cursorOrigin is what the command opening a cursor needed (nil without
+// CursorOrigin is what the command opening a cursor needed (nil without
 // access control).
-func cursorOrigin(c *Ctx) []need {
-	if !c.Env.Auth.Enabled() || c.Conn == nil || c.cmd == nil {
+func CursorOrigin(c *Ctx) []need {
+	if !c.Env.Auth.Enabled() || c.Conn == nil || c.Cmd == nil {
 		return nil
 	}
-	return requirements(c, c.cmd)
+	return requirements(c, c.Cmd)
 }
 
-// mayContinueCursor checks a getMore of cur.
-func mayContinueCursor(c *Ctx, cur *exec.Cursor) error {
+// MayContinueCursor checks a getMore of cur.
+func MayContinueCursor(c *Ctx, cur *exec.Cursor) error {
 	return c.Env.Auth.MayContinueCursor(connSession(c.Conn), cur.ID, cur.Owner, cur.Origin)
 }
 
-// mayKillCursor reports whether cn may kill cur.
-func mayKillCursor(env *Env, cn *Conn, cur *exec.Cursor) bool {
+// MayKillCursor reports whether cn may kill cur.
+func MayKillCursor(env *Env, cn *Conn, cur *exec.Cursor) bool {
 	return env.Auth.MayKillCursor(connSession(cn), cur.Owner)
 }
 
@@ -42,7 +42,7 @@ func mayKillCursor(env *Env, cn *Conn, cur *exec.Cursor) bool {
 // may (mongod skips the others silently: the legacy message has no
 // reply); it reports whether the cursor was killed.
 func (env *Env) KillCursorFor(cn *Conn, id int64) bool {
-	if cur := env.Cursors.Get(id); cur == nil || !mayKillCursor(env, cn, cur) {
+	if cur := env.Cursors.Get(id); cur == nil || !MayKillCursor(env, cn, cur) {
 		return false
 	}
 	return env.Cursors.Kill(id)

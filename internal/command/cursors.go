@@ -30,7 +30,7 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 	r.StartDocument("cursor")
 	eo := exec.BatchOptions{BatchSize: opt.batchSize, FirstBatch: opt.firstBatch, Empty: opt.empty,
 		Tailable: opt.tailable, AwaitData: opt.awaitData, Watch: opt.watch, Await: opt.await}
-	b := &exec.Batch{Cur: cur, Src: src, Limit: limit, Opt: eo, Release: c.releaseSnapshot, Wakeups: &c.Env.Stats.AwaitWakeups}
+	b := &exec.Batch{Cur: cur, Src: src, Limit: limit, Opt: eo, Release: c.ReleaseSnapshot, Wakeups: &c.Env.Stats.AwaitWakeups}
 	n, exhausted, err := c.Env.FillBatch(c, c.Env.Cursors, r, b)
 	if err != nil {
 		return err
@@ -39,18 +39,18 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 		r.AppendDocument("postBatchResumeToken", pb.PostBatchResumeToken())
 	}
 	c.Env.Stats.DocsReturned.Add(n)
-	noteReturned(c, n)
+	NoteReturned(c, n)
 	var nc *exec.Cursor
 	if cur == nil {
 		nc = newCursor(c)
 	}
-	id, err := c.Env.Cursors.FinishBatch(b, n, exhausted || singleBatch, ns, nc, &c.snap)
+	id, err := c.Env.Cursors.FinishBatch(b, n, exhausted || singleBatch, ns, nc, &c.Snap)
 	if err != nil {
 		return err
 	}
 	r.AppendInt64("id", id)
 	r.AppendString("ns", ns)
-	if at := snapReadTime(c, cur); at != 0 {
+	if at := SnapReadTime(c, cur); at != 0 {
 		r.AppendTimestamp("atClusterTime", at.T(), at.I())
 	}
 	r.End()
@@ -61,7 +61,7 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 // command knows: its owner, its origin's privileges, its session, its
 // snapshot read's time and noCursorTimeout.
 func newCursor(c *Ctx) *exec.Cursor {
-	nc := &exec.Cursor{Owner: cursorOwner(c), Origin: cursorOrigin(c), AtClusterTime: uint64(c.snapAt)}
+	nc := &exec.Cursor{Owner: CursorOwner(c), Origin: CursorOrigin(c), AtClusterTime: uint64(c.SnapAt)}
 	if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
 		if idv, ok := lsid.Document().Lookup("id"); ok && idv.Type == bson.TypeBinary {
 			nc.Lsid = append([]byte(nil), idv.Data...)
@@ -74,22 +74,22 @@ func newCursor(c *Ctx) *exec.Cursor {
 }
 
 func getMore(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("collection", "batchSize", "maxTimeMS", "term", "lastKnownCommittedOpTime", "comment"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("collection", "batchSize", "maxTimeMS", "term", "lastKnownCommittedOpTime", "comment"); err != nil {
 		return err
 	}
-	first := a.first()
+	first := a.First()
 	if first.Type != bson.TypeInt64 {
-		return a.wrongType("getMore", first, "long")
+		return a.WrongType("getMore", first, "long")
 	}
-	coll, ok, err := a.str("collection")
+	coll, ok, err := a.Str("collection")
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'getMore.collection' is missing but a required field")
 	}
-	batchSize, _, err := a.integer("batchSize")
+	batchSize, _, err := a.Integer("batchSize")
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func getMore(c *Ctx) error {
 	if cur == nil {
 		return mongoerr.New(mongoerr.CursorNotFound, "cursor id %d not found", id)
 	}
-	if err := mayContinueCursor(c, cur); err != nil {
+	if err := MayContinueCursor(c, cur); err != nil {
 		return err
 	}
 	ns := c.DB + "." + coll
@@ -113,7 +113,7 @@ func getMore(c *Ctx) error {
 	}
 	defer cur.Mu.Unlock()
 	_, stream := cur.Src.(postBatchResumer)
-	if err := c.failGetMore(cur.NS); err != nil {
+	if err := c.FailGetMore(cur.NS); err != nil {
 		if stream {
 			err = changestream.ResumableLabel(err)
 		}
@@ -138,10 +138,10 @@ func getMore(c *Ctx) error {
 	c.Env.Stats.GetMore.Add(1)
 	// The batch reads the snapshot the cursor was opened on.
 	if cur.Snap != nil {
-		if c.txn == nil {
-			c.releaseSnapshot()
+		if c.Txn == nil {
+			c.ReleaseSnapshot()
 		}
-		if err = c.snap.Resume(cur.Snap); err != nil {
+		if err = c.Snap.Resume(cur.Snap); err != nil {
 			return err
 		}
 	}
@@ -153,15 +153,15 @@ func getMore(c *Ctx) error {
 }
 
 func killCursors(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("cursors"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("cursors"); err != nil {
 		return err
 	}
-	coll, err := c.collectionArg()
+	coll, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
-	ids, ok, err := a.array("cursors")
+	ids, ok, err := a.Array("cursors")
 	if err != nil {
 		return err
 	}
@@ -181,7 +181,7 @@ func killCursors(c *Ctx) error {
 	// caller may not kill fails the whole command (unknown ids are no
 	// authorization issue: they are reported in cursorsNotFound).
 	for _, id := range list {
-		if cur := c.Env.Cursors.Get(id); cur != nil && !mayKillCursor(c.Env, c.Conn, cur) {
+		if cur := c.Env.Cursors.Get(id); cur != nil && !MayKillCursor(c.Env, c.Conn, cur) {
 			return mongoerr.New(mongoerr.Unauthorized, "not authorized to kill cursor on %s", c.DB+"."+coll)
 		}
 	}

@@ -11,10 +11,8 @@ import (
 // renameCollection and collMod. What they do, in the write transaction
 // they hand it, is exec/ddl.go's.
 
-func isGenericField(k string) bool { return genericFields[k] }
-
 func create(c *Ctx) error {
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -24,7 +22,7 @@ func create(c *Ctx) error {
 	if _, ok := c.Body.Lookup("timeseries"); ok {
 		return createTimeseries(c, name)
 	}
-	opts, err := exec.ParseCreateOptions(c.DB, name, c.Body, isGenericField)
+	opts, err := exec.ParseCreateOptions(c.DB, name, c.Body, IsGenericField)
 	if err != nil {
 		return err
 	}
@@ -33,9 +31,9 @@ func create(c *Ctx) error {
 		return err
 	}
 	if opts.Collated {
-		c.Env.collations.Note(&c.Env.Engine)
+		c.Env.Collations.Note(&c.Env.Engine)
 	}
-	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {
+	err = c.WriteTx(wc.durability(), func(tx *exec.Tx) error {
 		return c.Env.CreateCollection(tx, c.DB, name, opts.Stored)
 	})
 	if err == nil && opts.AutoIndexID {
@@ -45,10 +43,10 @@ func create(c *Ctx) error {
 }
 
 func drop(c *Ctx) error {
-	if err := newArgs(c).check(); err != nil {
+	if err := NewArgs(c).Check(); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -60,7 +58,7 @@ func drop(c *Ctx) error {
 		return err
 	}
 	nIndexes := 0
-	err = c.writeTx(wc.durability(), func(tx *exec.Tx) (err error) {
+	err = c.WriteTx(wc.durability(), func(tx *exec.Tx) (err error) {
 		nIndexes, err = c.Env.DropCollection(tx, c.DB, name)
 		return err
 	})
@@ -68,7 +66,7 @@ func drop(c *Ctx) error {
 		return err
 	}
 	if name == opctx.ProfileCollection {
-		c.Env.profiler.ForgetSize(c.DB)
+		c.Env.Profiler.ForgetSize(c.DB)
 	}
 	if nIndexes > 0 {
 		c.Reply.AppendInt32("nIndexesWas", int32(nIndexes))
@@ -78,7 +76,7 @@ func drop(c *Ctx) error {
 }
 
 func dropDatabase(c *Ctx) error {
-	if err := newArgs(c).check(); err != nil {
+	if err := NewArgs(c).Check(); err != nil {
 		return err
 	}
 	if err := catalog.ValidateDBName(c.DB); err != nil {
@@ -89,14 +87,14 @@ func dropDatabase(c *Ctx) error {
 		return err
 	}
 	dropped := false
-	err = c.writeTx(wc.durability(), func(tx *exec.Tx) (err error) {
+	err = c.WriteTx(wc.durability(), func(tx *exec.Tx) (err error) {
 		dropped, err = c.Env.DropDatabase(tx, c.DB)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	c.Env.profiler.ForgetSize(c.DB)
+	c.Env.Profiler.ForgetSize(c.DB)
 	if dropped {
 		c.Reply.AppendString("dropped", c.DB)
 	}
@@ -104,16 +102,16 @@ func dropDatabase(c *Ctx) error {
 }
 
 func renameCollection(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("to", "dropTarget", "stayTemp"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("to", "dropTarget", "stayTemp"); err != nil {
 		return err
 	}
 	var r exec.Rename
-	from, ok, err := a.str("renameCollection")
+	from, ok, err := a.Str("renameCollection")
 	if err != nil {
 		return err
 	}
-	to, ok2, err := a.str("to")
+	to, ok2, err := a.Str("to")
 	if err != nil {
 		return err
 	}
@@ -121,10 +119,10 @@ func renameCollection(c *Ctx) error {
 		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'renameCollection.to' is missing but a required field")
 	}
 	r.From, r.To = from, to
-	if r.DropTarget, _, err = a.boolean("dropTarget"); err != nil {
+	if r.DropTarget, _, err = a.Boolean("dropTarget"); err != nil {
 		return err
 	}
-	if r.StayTemp, _, err = a.boolean("stayTemp"); err != nil {
+	if r.StayTemp, _, err = a.Boolean("stayTemp"); err != nil {
 		return err
 	}
 	for _, ns := range []string{from, to} {
@@ -136,13 +134,13 @@ func renameCollection(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.writeTx(wc.durability(), func(tx *exec.Tx) error { return c.Env.RenameCollection(tx, r) })
+	return c.WriteTx(wc.durability(), func(tx *exec.Tx) error { return c.Env.RenameCollection(tx, r) })
 }
 
 // collMod changes a collection's validation options and an index's
 // hidden and expireAfterSeconds.
 func collMod(c *Ctx) error {
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -153,9 +151,9 @@ func collMod(c *Ctx) error {
 	if ok, err := timeseriesCollMod(c, name, wc); ok || err != nil {
 		return err
 	}
-	ch, err := exec.ParseCollMod(c.Body, isGenericField)
+	ch, err := exec.ParseCollMod(c.Body, IsGenericField)
 	if err != nil {
 		return err
 	}
-	return c.writeTx(wc.durability(), func(tx *exec.Tx) error { return c.Env.CollMod(tx, c.DB, name, ch) })
+	return c.WriteTx(wc.durability(), func(tx *exec.Tx) error { return c.Env.CollMod(tx, c.DB, name, ch) })
 }

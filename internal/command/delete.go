@@ -14,13 +14,13 @@ func deleteCmd(c *Ctx) error {
 		return err
 	}
 	defer w.cancel()
-	a := newArgs(c)
+	a := NewArgs(c)
 	var errs []writeError
-	var rs *retryState
+	var rs *RetryState
 	n, stmts := 0, 0
-	err = c.writeTx(w.wc.durability(), func(tx *exec.Tx) error {
-		n, stmts = 0, 0 // from scratch when retried (writeTx)
-		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
+	err = c.WriteTx(w.wc.durability(), func(tx *exec.Tx) error {
+		n, stmts = 0, 0 // from scratch when retried (WriteTx)
+		if rs, err = c.BeginRetryable(tx, len(w.stmts)); err != nil {
 			return err
 		}
 		coll, err := catalog.Get(tx, c.DB, w.name)
@@ -29,7 +29,7 @@ func deleteCmd(c *Ctx) error {
 		}
 		errs, err = w.run(func(i int, st bson.Doc) error {
 			stmts++
-			if res, ok, err := rs.executed(i); err != nil {
+			if res, ok, err := rs.Executed(i); err != nil {
 				return fatal(err)
 			} else if ok {
 				n += int(res.N)
@@ -40,41 +40,41 @@ func deleteCmd(c *Ctx) error {
 					return mongoerr.New(mongoerr.InvalidOptions, "Cannot use (or request) retryable writes with limit=0")
 				}
 			}
-			sc := beginStatement(c)
-			rs.start(i)
-			sc.c.stmt = c.stmt // the statement's copy of c writes it
+			sc := BeginStatement(c)
+			rs.Start(i)
+			sc.c.Stmt = c.Stmt // the statement's copy of c writes it
 			k, err := deleteOne(sc.c, a, tx, coll, st)
 			sc.stats.Writes().Ndeleted.Add(int64(k))
-			sc.end("remove", w.name, st, err)
+			sc.End("remove", w.name, st, err)
 			n += k
 			if err != nil || k == 0 {
-				rs.abandon()
+				rs.Abandon()
 				return err
 			}
-			return fatal(rs.done(i, session.StmtResult{N: int32(k)}))
+			return fatal(rs.Done(i, session.StmtResult{N: int32(k)}))
 		})
 		if err != nil {
 			return err
 		}
-		return rs.finish()
+		return rs.Finish()
 	})
 	if err != nil {
 		return err
 	}
-	if c.txn != nil && len(errs) > 0 {
+	if c.Txn != nil && len(errs) > 0 {
 		return errs[0].err // in a transaction a statement's error fails the command
 	}
 	c.Env.Stats.Delete.Add(int64(stmts))
 	c.Env.Stats.DocsDeleted.Add(int64(n))
 	c.Unacknowledged = w.wc.unacknowledged()
 	c.Reply.AppendInt32("n", int32(n))
-	rs.appendRetried(c.Reply)
+	rs.AppendRetried(c.Reply)
 	appendWriteErrors(c, errs)
 	return nil
 }
 
 // deleteOne runs one delete statement {q, limit, collation, hint}.
-func deleteOne(c *Ctx, a args, tx *exec.Tx, coll *catalog.Collection, st bson.Doc) (int, error) {
+func deleteOne(c *Ctx, a Args, tx *exec.Tx, coll *catalog.Collection, st bson.Doc) (int, error) {
 	var q bson.Doc
 	limit := int64(-1)
 	var collation, hint bson.Value
@@ -86,7 +86,7 @@ func deleteOne(c *Ctx, a args, tx *exec.Tx, coll *catalog.Collection, st bson.Do
 		case "q":
 			q = e.Value.Document()
 		case "limit":
-			limit, _ = numberArg(e.Value)
+			limit, _ = NumberArg(e.Value)
 		case "collation":
 			collation = e.Value
 		case "hint":
@@ -124,7 +124,7 @@ func deleteOne(c *Ctx, a args, tx *exec.Tx, coll *catalog.Collection, st bson.Do
 		}
 		return c.Env.DeleteMeasurements(c, tx, ts, q, &where, int(limit))
 	}
-	w, err := c.writer(tx, coll)
+	w, err := c.Writer(tx, coll)
 	if err != nil {
 		return 0, err
 	}

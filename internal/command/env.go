@@ -20,37 +20,37 @@ import (
 	"github.com/cairndb/cairn/internal/session"
 )
 
-// envState is the commands' mutable state that is neither configuration,
+// State is the commands' mutable state that is neither configuration,
 // counters nor another layer's (opctx, exec): it lives in the server's
 // Env, so that two servers in one process (the tests start many) never
 // share it, and the package has no mutable variables.
-type envState struct {
-	// logLevel is mongod's logLevel (0 = informational, 1+ = debug), as
+type State struct {
+	// LogLevel is mongod's LogLevel (0 = informational, 1+ = debug), as
 	// setParameter set it.
-	logLevel atomic.Int32
-	// The tests' hooks: findHook runs between a find's planning and its
+	LogLevel atomic.Int32
+	// The tests' hooks: FindHook runs between a find's planning and its
 	// first batch, updateHook before each document of an update,
 	// indexBuildHook as a build enters each phase; noExpress turns the
 	// _id express path off (tests compare both paths).
-	findHook       func(c *Ctx)
-	updateHook     func(c *Ctx)
-	indexBuildHook func(index.Phase)
-	noExpress      bool
-	// txnLifetimeSecs is transactionLifetimeLimitSeconds (0: the
+	FindHook       func(c *Ctx)
+	UpdateHook     func(c *Ctx)
+	IndexBuildHook func(index.Phase)
+	NoExpress      bool
+	// TxnLifetimeSecs is transactionLifetimeLimitSeconds (0: the
 	// default).
-	txnLifetimeSecs atomic.Int64
-	// ttlSleepSecs is ttlMonitorSleepSecs as setParameter set it (0:
+	TxnLifetimeSecs atomic.Int64
+	// TTLSleepSecs is ttlMonitorSleepSecs as setParameter set it (0:
 	// Env.TTLMonitorSleep, the startup value).
-	ttlSleepSecs atomic.Int64
-	// rs is the replica-set member's state: its Raft node and the
+	TTLSleepSecs atomic.Int64
+	// RS is the replica-set member's state: its Raft node and the
 	// snapshots retained for snapshot reads (replset_multi.go).
-	rs replset.State
+	RS replset.State
 }
 
 // TTLInterval is ttlMonitorSleepSecs: how long the TTL monitor sleeps
 // between passes (setParameter's value, else the startup one, else 60 s).
 func (e *Env) TTLInterval() time.Duration {
-	if s := e.state.ttlSleepSecs.Load(); s > 0 {
+	if s := e.State.TTLSleepSecs.Load(); s > 0 {
 		return time.Duration(s) * time.Second
 	}
 	if e.TTLMonitorSleep > 0 {
@@ -92,8 +92,8 @@ type Env struct {
 	Ops opctx.Table
 	// Top accumulates per-namespace usage (top).
 	Top opctx.Top
-	// rw holds the default read and write concerns (rwconcern.go).
-	rw concern.Defaults
+	// RW holds the default read and write concerns (rwconcern.go).
+	RW concern.Defaults
 	// MemberTLS is the TLS configuration of the connections to the other
 	// members of the set (nil: plain; server.TLSOptions.MemberConfig).
 	MemberTLS *tls.Config
@@ -104,13 +104,13 @@ type Env struct {
 	// (mongod's slowms; the profile command changes it). Commands that run
 	// at least this long are logged; the server sets it, 0 logs every one.
 	SlowMS atomic.Int64
-	// collations tells whether collections with default collations exist
+	// Collations tells whether collections with default Collations exist
 	// (exec.DefaultCollations).
-	collations exec.DefaultCollations
-	// profiler holds the databases' profiling levels.
-	profiler opctx.Profiler
-	// state is the commands' other mutable state (env.go).
-	state envState
+	Collations exec.DefaultCollations
+	// Profiler holds the databases' profiling levels.
+	Profiler opctx.Profiler
+	// State is the commands' other mutable State (env.go).
+	State State
 	// Repl is the replica-set state in replica-set mode; nil on a
 	// standalone server.
 	Repl *repl.Set

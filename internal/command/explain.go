@@ -10,9 +10,9 @@ import (
 	"github.com/cairndb/cairn/internal/query"
 )
 
-// explainState carries explain's verbosity into the explained command.
-type explainState struct {
-	verbosity string // queryPlanner, executionStats or allPlansExecution
+// Explain carries explain's verbosity into the explained command.
+type Explain struct {
+	Verbosity string // queryPlanner, executionStats or allPlansExecution
 }
 
 // explain runs {explain: {<command>}, verbosity}: find, count and
@@ -20,11 +20,11 @@ type explainState struct {
 // and report executionStats; update, delete, findAndModify and distinct
 // describe the plan that selects their documents.
 func explain(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("verbosity"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("verbosity"); err != nil {
 		return err
 	}
-	inner, ok, err := a.doc("explain")
+	inner, ok, err := a.Doc("explain")
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func explain(c *Ctx) error {
 		return mongoerr.New(mongoerr.FailedToParse, "explain command requires a nested object")
 	}
 	verbosity := "allPlansExecution"
-	if v, ok, err := a.str("verbosity"); err != nil {
+	if v, ok, err := a.Str("verbosity"); err != nil {
 		return err
 	} else if ok {
 		switch v {
@@ -58,7 +58,7 @@ func explain(c *Ctx) error {
 	b.AppendString("$db", c.DB)
 	c.Body = b.Finish()
 	c.Name = name
-	c.explain = &explainState{verbosity: verbosity}
+	c.Explain = &Explain{Verbosity: verbosity}
 	switch name {
 	case "find", "count":
 		return byName[name].Run(c)
@@ -73,7 +73,7 @@ func explain(c *Ctx) error {
 // planFor chooses, in the command's snapshot, the plan find would use for
 // spec (exec.Engine.Explain).
 func planFor(c *Ctx, spec *exec.FindSpec) (*exec.Explained, error) {
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return nil, err
 	}
@@ -100,7 +100,7 @@ func explainFind(c *Ctx, spec *exec.FindSpec) error {
 	r := c.Reply
 	r.AppendString("explainVersion", "1")
 	x.AppendQueryPlanner(r, "")
-	if c.explain.verbosity != "queryPlanner" {
+	if c.Explain.Verbosity != "queryPlanner" {
 		start := time.Now()
 		st, err := x.Run(c, &c.Env.Engine, func(scan *exec.ScanSource) (exec.Source, error) {
 			return c.Env.SortedFind(c, scan, spec, allowDiskUse(c))
@@ -131,7 +131,7 @@ func explainWrite(c *Ctx, name string) error {
 		if name == "delete" {
 			field = "deletes"
 		}
-		stmts, _, err := c.docs(field)
+		stmts, _, err := c.Docs(field)
 		if err != nil {
 			return err
 		}
@@ -146,7 +146,7 @@ func explainWrite(c *Ctx, name string) error {
 			filter = q.Document()
 		}
 	}
-	coll, err := c.collectionArg()
+	coll, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}

@@ -11,12 +11,12 @@ import (
 )
 
 // parseQueryOptions reads collation and let, shared by the CRUD commands.
-func parseQueryOptions(a args, collation bson.Value) (*query.Options, error) {
+func parseQueryOptions(a Args, collation bson.Value) (*query.Options, error) {
 	opts := &query.Options{}
 	// collation: {} is none, as mongod treats it (given).
 	if collation.Type != 0 && collation.Type != bson.TypeNull && !(collation.Type == bson.TypeDocument && len(collation.Document()) <= 5) {
 		if collation.Type != bson.TypeDocument {
-			return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.collation' is the wrong type '%s', expected type 'object'", a.cmd, collation.Type)
+			return nil, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.collation' is the wrong type '%s', expected type 'object'", a.Cmd, collation.Type)
 		}
 		coll, err := query.ParseCollation(collation.Document())
 		if err != nil {
@@ -24,7 +24,7 @@ func parseQueryOptions(a args, collation bson.Value) (*query.Options, error) {
 		}
 		opts.Collation = coll
 	}
-	if let, ok, err := a.doc("let"); err != nil {
+	if let, ok, err := a.Doc("let"); err != nil {
 		return nil, err
 	} else if ok {
 		opts.Let = let
@@ -38,7 +38,7 @@ func withMaxTime(c *Ctx) (context.CancelFunc, error) {
 	if !ok || v.Type == bson.TypeNull {
 		return func() {}, nil
 	}
-	ms, err := numberArg(v)
+	ms, err := NumberArg(v)
 	if err != nil {
 		return nil, mongoerr.New(mongoerr.BadValue, "maxTimeMS must be a number")
 	}
@@ -57,18 +57,18 @@ func withMaxTime(c *Ctx) (context.CancelFunc, error) {
 }
 
 func find(c *Ctx) error {
-	if !c.Env.state.noExpress {
+	if !c.Env.State.NoExpress {
 		if done, err := expressFind(c); done || err != nil {
 			return err
 		}
 	}
-	a := newArgs(c)
-	if err := a.check("filter", "projection", "sort", "skip", "limit", "batchSize", "singleBatch", "hint",
+	a := NewArgs(c)
+	if err := a.Check("filter", "projection", "sort", "skip", "limit", "batchSize", "singleBatch", "hint",
 		"collation", "let", "min", "max", "returnKey", "showRecordId", "tailable", "oplogReplay",
 		"noCursorTimeout", "awaitData", "allowPartialResults", "allowDiskUse", "readOnce", "term", "ntoreturn"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func find(c *Ctx) error {
 		return err
 	}
 	spec := &exec.FindSpec{DB: c.DB, Coll: name, Opts: opts}
-	filter, _, err := a.doc("filter")
+	filter, _, err := a.Doc("filter")
 	if err != nil {
 		return err
 	}
@@ -104,7 +104,7 @@ func find(c *Ctx) error {
 		return mongoerr.New(mongoerr.BadValue, "text and geoNear not allowed in same query")
 	}
 	spec.Near = near
-	if p, ok, err := a.doc("projection"); err != nil {
+	if p, ok, err := a.Doc("projection"); err != nil {
 		return err
 	} else if ok && p.Len() > 0 {
 		if spec.Proj, err = query.ParseProjection(p, opts); err != nil {
@@ -112,7 +112,7 @@ func find(c *Ctx) error {
 		}
 		spec.ProjDoc = p
 	}
-	if s, ok, err := a.doc("sort"); err != nil {
+	if s, ok, err := a.Doc("sort"); err != nil {
 		return err
 	} else if ok && s.Len() > 0 {
 		if spec.Sort, err = query.ParseSort(s, opts); err != nil {
@@ -123,28 +123,28 @@ func find(c *Ctx) error {
 			return mongoerr.New(mongoerr.TextScoreUnavailable, "query requires text score metadata, but it is not available")
 		}
 	}
-	if spec.Skip, _, err = a.integer("skip"); err != nil {
+	if spec.Skip, _, err = a.Integer("skip"); err != nil {
 		return err
 	} else if spec.Skip < 0 {
 		return mongoerr.New(mongoerr.IDLValueOutOfRange, "BSON field 'skip' value must be >= 0, actual value '%d'", spec.Skip)
 	}
-	singleBatch, _, err := a.boolean("singleBatch")
+	singleBatch, _, err := a.Boolean("singleBatch")
 	if err != nil {
 		return err
 	}
-	if spec.Limit, _, err = a.integer("limit"); err != nil {
+	if spec.Limit, _, err = a.Integer("limit"); err != nil {
 		return err
 	} else if spec.Limit < 0 {
 		return mongoerr.New(mongoerr.IDLValueOutOfRange, "BSON field 'limit' value must be >= 0, actual value '%d'", spec.Limit)
 	}
-	batchSize, batchSet, err := a.integer("batchSize")
+	batchSize, batchSet, err := a.Integer("batchSize")
 	if err != nil {
 		return err
 	}
 	if batchSize < 0 {
 		return mongoerr.New(mongoerr.IDLValueOutOfRange, "BSON field 'batchSize' value must be >= 0, actual value '%d'", batchSize)
 	}
-	if v, ok := a.lookup("hint"); ok {
+	if v, ok := a.Lookup("hint"); ok {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
@@ -157,7 +157,7 @@ func find(c *Ctx) error {
 	if err := parseFindKeyOptions(a, spec); err != nil {
 		return err
 	}
-	if c.explain != nil {
+	if c.Explain != nil {
 		return explainFind(c, spec)
 	}
 	c.Env.Stats.Query.Add(1)
@@ -165,8 +165,8 @@ func find(c *Ctx) error {
 		return findTailable(c, spec, tail, batchSize, batchSet)
 	}
 	src, err := openFind(c, spec)
-	if c.Env.state.findHook != nil {
-		c.Env.state.findHook(c)
+	if c.Env.State.FindHook != nil {
+		c.Env.State.FindHook(c)
 	}
 	if err != nil {
 		return err
@@ -176,13 +176,13 @@ func find(c *Ctx) error {
 
 // parseFindKeyOptions reads min, max, returnKey and showRecordId (run by
 // exec: findopts.go).
-func parseFindKeyOptions(a args, spec *exec.FindSpec) error {
+func parseFindKeyOptions(a Args, spec *exec.FindSpec) error {
 	var err error
 	var hasMin, hasMax bool
-	if spec.Min, hasMin, err = a.doc("min"); err != nil {
+	if spec.Min, hasMin, err = a.Doc("min"); err != nil {
 		return err
 	}
-	if spec.Max, hasMax, err = a.doc("max"); err != nil {
+	if spec.Max, hasMax, err = a.Doc("max"); err != nil {
 		return err
 	}
 	if hasMin && spec.Min.Len() == 0 {
@@ -194,10 +194,10 @@ func parseFindKeyOptions(a args, spec *exec.FindSpec) error {
 	if spec.HasMinMax() && spec.Hint.Type == 0 {
 		return mongoerr.New(mongoerr.MinMaxRequireHint, "When using min()/max() a hint of which index to use must be provided")
 	}
-	if spec.ReturnKey, _, err = a.boolean("returnKey"); err != nil {
+	if spec.ReturnKey, _, err = a.Boolean("returnKey"); err != nil {
 		return err
 	}
-	if spec.ShowRecordID, _, err = a.boolean("showRecordId"); err != nil {
+	if spec.ShowRecordID, _, err = a.Boolean("showRecordId"); err != nil {
 		return err
 	}
 	return nil
@@ -213,7 +213,7 @@ func orEmptyDoc(d bson.Doc) bson.Doc {
 // checkHint checks a hint against collection name in the command's
 // snapshot (exec.CheckHint).
 func checkHint(c *Ctx, name string, hint bson.Value) error {
-	tx, coll, err := c.snapshotCollection(name)
+	tx, coll, err := c.SnapshotCollection(name)
 	if err != nil {
 		return err
 	}
@@ -224,7 +224,7 @@ func checkHint(c *Ctx, name string, hint bson.Value) error {
 // openFind chooses the find's source in the command's snapshot
 // (exec.Engine.OpenFind).
 func openFind(c *Ctx, spec *exec.FindSpec) (exec.Source, error) {
-	tx, coll, err := c.snapshotCollection(spec.Coll)
+	tx, coll, err := c.SnapshotCollection(spec.Coll)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 // expressFind answers the find if it has the express shape and reports
 // whether it did.
 func expressFind(c *Ctx) (bool, error) {
-	if c.explain != nil || c.snapAt != 0 {
+	if c.Explain != nil || c.SnapAt != 0 {
 		return false, nil
 	}
 	var name string
@@ -76,7 +76,7 @@ func expressFind(c *Ctx) (bool, error) {
 	if id.Type == 0 {
 		return false, nil
 	}
-	tx, err := c.snapshot() // ended by Dispatch
+	tx, err := c.Snapshot() // ended by Dispatch
 	if err != nil {
 		return false, err
 	}
@@ -117,8 +117,8 @@ func expressFind(c *Ctx) (bool, error) {
 		}
 		// The slow-operation log's figures, as mongod reports IDHACK:
 		// a point lookup.
-		noteExamined(c, "IDHACK", n, n)
-		noteReturned(c, n)
+		NoteExamined(c, "IDHACK", n, n)
+		NoteReturned(c, n)
 	}
 	r.End()
 	r.AppendInt64("id", 0)

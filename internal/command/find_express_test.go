@@ -78,9 +78,9 @@ func TestFindExpressMatchesGeneral(t *testing.T) {
 		{dbson.D{{Key: "find", Value: "c"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: "user1"}}}, {Key: "maxTimeMS", Value: int64(1000)}}, false},
 	}
 	for _, tc := range cases {
-		env.state.noExpress = true
+		env.State.NoExpress = true
 		want := run(tc.body)
-		env.state.noExpress = false
+		env.State.NoExpress = false
 		raw, _ := dbson.Marshal(append(tc.body, dbson.E{Key: "$db", Value: "t"}))
 		probe := &Ctx{Context: context.Background(), Env: env, DB: "t", Body: bson.Doc(raw), Reply: &bson.Builder{}}
 		took, err := expressFind(probe)

@@ -10,12 +10,12 @@ import (
 )
 
 func findAndModify(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("query", "sort", "remove", "update", "new", "fields", "upsert", "bypassDocumentValidation",
+	a := NewArgs(c)
+	if err := a.Check("query", "sort", "remove", "update", "new", "fields", "upsert", "bypassDocumentValidation",
 		"collation", "arrayFilters", "hint", "let"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -31,19 +31,19 @@ func findAndModify(c *Ctx) error {
 		return err
 	}
 	defer cancel()
-	remove, _, err := a.boolean("remove")
+	remove, _, err := a.Boolean("remove")
 	if err != nil {
 		return err
 	}
-	returnNew, _, err := a.boolean("new")
+	returnNew, _, err := a.Boolean("new")
 	if err != nil {
 		return err
 	}
-	upsert, _, err := a.boolean("upsert")
+	upsert, _, err := a.Boolean("upsert")
 	if err != nil {
 		return err
 	}
-	u, hasUpdate := a.lookup("update")
+	u, hasUpdate := a.Lookup("update")
 	if remove && hasUpdate {
 		return mongoerr.New(mongoerr.FailedToParse, "Cannot specify both an update and remove=true")
 	}
@@ -64,7 +64,7 @@ func findAndModify(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	q, _, err := a.doc("query")
+	q, _, err := a.Doc("query")
 	if err != nil {
 		return err
 	}
@@ -72,7 +72,7 @@ func findAndModify(c *Ctx) error {
 	if st.Where, err = exec.CompileWriteFilter(orEmptyDoc(q), opts); err != nil {
 		return err
 	}
-	if s, ok, err := a.doc("sort"); err != nil {
+	if s, ok, err := a.Doc("sort"); err != nil {
 		return err
 	} else if ok && s.Len() > 0 {
 		if st.Sort, err = query.ParseSort(s, opts); err != nil {
@@ -83,7 +83,7 @@ func findAndModify(c *Ctx) error {
 		}
 	}
 	var proj *query.Projection
-	if f, ok, err := a.doc("fields"); err != nil {
+	if f, ok, err := a.Doc("fields"); err != nil {
 		return err
 	} else if ok && f.Len() > 0 {
 		if proj, err = query.ParseProjection(f, opts); err != nil {
@@ -92,7 +92,7 @@ func findAndModify(c *Ctx) error {
 	}
 	if hasUpdate {
 		var arrayFilters []bson.Doc
-		if af, ok, err := a.array("arrayFilters"); err != nil {
+		if af, ok, err := a.Array("arrayFilters"); err != nil {
 			return err
 		} else if ok {
 			it := af.Iter()
@@ -107,7 +107,7 @@ func findAndModify(c *Ctx) error {
 			return err
 		}
 	}
-	if v, ok := a.lookup("hint"); ok {
+	if v, ok := a.Lookup("hint"); ok {
 		if err := checkHint(c, name, v); err != nil {
 			return err
 		}
@@ -115,28 +115,28 @@ func findAndModify(c *Ctx) error {
 	}
 	var res exec.UpdateResult
 	var value bson.Doc
-	var rs *retryState
+	var rs *RetryState
 	retried := false
-	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {
-		if rs, err = c.beginRetryable(tx, 1); err != nil {
+	err = c.WriteTx(wc.durability(), func(tx *exec.Tx) error {
+		if rs, err = c.BeginRetryable(tx, 1); err != nil {
 			return err
 		}
-		if rec, ok, err := rs.executed(0); err != nil {
+		if rec, ok, err := rs.Executed(0); err != nil {
 			return err
 		} else if ok {
 			retried = true
 			res, value, err = retriedFindAndModify(rs, rec)
 			return err
 		}
-		rs.start(0)
-		if c.stmt != nil {
-			c.stmt.RetryImage = session.PostImage
+		rs.Start(0)
+		if c.Stmt != nil {
+			c.Stmt.RetryImage = session.PostImage
 			if remove || !returnNew {
-				c.stmt.RetryImage = session.PreImage
+				c.Stmt.RetryImage = session.PreImage
 			}
 		}
 		if res, value, err = c.Env.FindAndModify(c, tx, c.DB, name, remove, returnNew, st); err != nil {
-			rs.abandon()
+			rs.Abandon()
 			return err
 		}
 		return finishFindAndModify(rs, remove, returnNew, res, value)
@@ -149,7 +149,7 @@ func findAndModify(c *Ctx) error {
 
 // findAndModifyReply answers a findAndModify (retried: from its
 // recorded result).
-func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projection, st *exec.UpdateStmt, res exec.UpdateResult, value bson.Doc, rs *retryState, retried bool) error {
+func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projection, st *exec.UpdateStmt, res exec.UpdateResult, value bson.Doc, rs *RetryState, retried bool) error {
 	var err error
 	if remove {
 		c.Env.Stats.Delete.Add(1)
@@ -194,12 +194,12 @@ func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projec
 
 // finishFindAndModify records a retryable findAndModify that wrote, with
 // the image its value is, in config.image_collection.
-func finishFindAndModify(rs *retryState, remove, returnNew bool, res exec.UpdateResult, value bson.Doc) error {
+func finishFindAndModify(rs *RetryState, remove, returnNew bool, res exec.UpdateResult, value bson.Doc) error {
 	if rs == nil {
 		return nil
 	}
 	if !remove && res.Modified == 0 && res.Upserted.Type == 0 || remove && res.Matched == 0 {
-		rs.abandon() // wrote nothing: a retry runs it again, as mongod's
+		rs.Abandon() // wrote nothing: a retry runs it again, as mongod's
 		return nil
 	}
 	rec := session.StmtResult{N: int32(res.Matched), UpdatedExisting: !remove && res.Matched > 0}
@@ -214,7 +214,7 @@ func finishFindAndModify(rs *retryState, remove, returnNew bool, res exec.Update
 	default:
 		rec.Image = session.PostImage
 	}
-	if err := rs.done(0, rec); err != nil {
+	if err := rs.Done(0, rec); err != nil {
 		return err
 	}
 	if rec.Image != "" {
@@ -222,12 +222,12 @@ func finishFindAndModify(rs *retryState, remove, returnNew bool, res exec.Update
 			return err
 		}
 	}
-	return rs.finish()
+	return rs.Finish()
 }
 
 // retriedFindAndModify rebuilds the outcome of an executed findAndModify
 // from its record and image.
-func retriedFindAndModify(rs *retryState, rec session.StmtResult) (exec.UpdateResult, bson.Doc, error) {
+func retriedFindAndModify(rs *RetryState, rec session.StmtResult) (exec.UpdateResult, bson.Doc, error) {
 	res := exec.UpdateResult{Matched: int(rec.N)}
 	if rec.Upserted.Type != 0 {
 		res.Matched = 0

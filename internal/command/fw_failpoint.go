@@ -76,14 +76,14 @@ func takesWriteConcern(cmd *Command, body bson.Doc) bool {
 // writeStage is agg.WriteStage.
 func writeStage(body bson.Doc) string { return agg.WriteStage(body) }
 
-// failGetMore evaluates failGetMoreAfterCursorCheckout for a getMore that
+// FailGetMore evaluates failGetMoreAfterCursorCheckout for a getMore that
 // has checked out its cursor on ns.
-func (c *Ctx) failGetMore(ns string) error {
+func (c *Ctx) FailGetMore(ns string) error {
 	fp := c.Env.FailPoints
 	if fp == nil || !fp.Active() {
 		return nil
 	}
-	q := c.failRequest(c.cmd)
+	q := c.failRequest(c.Cmd)
 	q.NS = ns
 	return fp.GetMore(q.Target)
 }

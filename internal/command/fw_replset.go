@@ -12,10 +12,10 @@ import (
 	"github.com/cairndb/cairn/internal/replset"
 )
 
-// member is the replica-set member made of the server's state.
-func (e *Env) member() replset.Member {
+// Member is the replica-set Member made of the server's state.
+func (e *Env) Member() replset.Member {
 	return replset.Member{Set: e.Repl, Engine: &e.Engine, Log: e.Log, Auth: e.Auth, TLS: e.MemberTLS,
-		Sessions: e.Sessions, Host: e, State: &e.state.rs}
+		Sessions: e.Sessions, Host: e, State: &e.State.RS}
 }
 
 // AttachRepl connects the replica-set state to storage (replset.Member's
@@ -25,7 +25,7 @@ func (e *Env) AttachRepl(adoptName bool) error {
 	if e.Repl == nil {
 		return nil
 	}
-	return e.member().Attach(adoptName)
+	return e.Member().Attach(adoptName)
 }
 
 // StartRepl starts replication of a set of several members found in
@@ -35,25 +35,25 @@ func (e *Env) StartRepl() error {
 	if e.Repl == nil {
 		return nil
 	}
-	return e.member().Start()
+	return e.Member().Start()
 }
 
 // StopRepl stops the Raft node (server shutdown).
-func (e *Env) StopRepl() { e.member().Stop() }
+func (e *Env) StopRepl() { e.Member().Stop() }
 
 // Raft is the member's Raft node (nil: not a member of a set of several
 // members).
-func (e *Env) Raft() *raftrepl.Node { return e.state.rs.Raft() }
+func (e *Env) Raft() *raftrepl.Node { return e.State.RS.Raft() }
 
 // StreamCommitPoint is what change streams deliver up to
 // (replset.Member's StreamCommitPoint).
 func (e *Env) StreamCommitPoint() (repl.Timestamp, <-chan struct{}) {
-	return e.member().StreamCommitPoint()
+	return e.Member().StreamCommitPoint()
 }
 
 // CloseSnapshots drops the snapshots retained for snapshot reads (before
 // the engine closes).
-func (e *Env) CloseSnapshots() { e.state.rs.Snaps.CloseAll() }
+func (e *Env) CloseSnapshots() { e.State.RS.Snaps.CloseAll() }
 
 // ApplyEntryCommand runs a DDL entry's command as the member applying it
 // (replset.Host): past the primary check and without waiting for a write
@@ -82,7 +82,7 @@ func (e *Env) RestoredSnapshot() {
 			e.Log.Warn("Reloading the users after an initial sync failed", "c", "ACCESS", "error", err.Error())
 		}
 	}
-	e.collations.Note(&e.Engine)
+	e.Collations.Note(&e.Engine)
 }
 
 // waitWriteConcern waits, on a member of a set of several members, until
@@ -90,7 +90,7 @@ func (e *Env) RestoredSnapshot() {
 // WaitWrite); past wtimeout the reply carries WriteConcernFailed with
 // errInfo.wtimeout.
 func waitWriteConcern(c *Ctx) {
-	if c.Env.Raft() == nil || c.applying || c.cmd == nil || c.wcPending != nil || !takesWriteConcern(c.cmd, c.Body) {
+	if c.Env.Raft() == nil || c.applying || c.Cmd == nil || c.WCPending != nil || !takesWriteConcern(c.Cmd, c.Body) {
 		return
 	}
 	// The operation's own context: a command's maxTimeMS context ended
@@ -99,7 +99,7 @@ func waitWriteConcern(c *Ctx) {
 	if op := opctx.Of(c); op != nil {
 		ctx = op
 	}
-	c.wcPending, c.wcTimeout = c.Env.member().WaitWrite(ctx, c.wc, c.opTime, c.raftEpoch)
+	c.WCPending, c.wcTimeout = c.Env.Member().WaitWrite(ctx, c.WC, c.LastOpTime, c.raftEpoch)
 }
 
 // beginRaftRead records the rollback epoch the command starts in and
@@ -108,14 +108,14 @@ func beginRaftRead(c *Ctx) error {
 	if c.applying {
 		return nil
 	}
-	epoch, err := c.Env.member().BeginRead(c, c.linearizable)
+	epoch, err := c.Env.Member().BeginRead(c, c.linearizable)
 	c.raftEpoch = epoch
 	return err
 }
 
 // noop commits an empty write transaction (replset.Noop).
 func (c *Ctx) noop(d exec.Durability) error {
-	return c.writeTx(d, func(*exec.Tx) error { return nil })
+	return c.WriteTx(d, func(*exec.Tx) error { return nil })
 }
 
 // processID identifies this server process in topologyVersion.

@@ -11,33 +11,33 @@ import (
 	"github.com/cairndb/cairn/internal/session"
 )
 
-// sessionInfo is a request's session: its key and, for a retryable
+// SessionInfo is a request's session: its key and, for a retryable
 // write, its transaction number.
-type sessionInfo struct {
-	key session.Key
-	// retryable: txnNumber was given (and accepted) on a retryable write
+type SessionInfo struct {
+	Key session.Key
+	// Retryable: txnNumber was given (and accepted) on a Retryable write
 	// command in replica-set mode.
-	retryable bool
-	txnNumber int64
-	// slot is the session's transaction slot while the command holds it
+	Retryable bool
+	TxnNumber int64
+	// Slot is the session's transaction Slot while the command holds it
 	// checked out (transactions.go).
-	slot *session.Slot
+	Slot *session.Slot
 }
 
-// sessionUser is the name ("user@db") of the user authenticated on the
+// SessionUser is the name ("user@db") of the user authenticated on the
 // command's connection ("" when none).
-func sessionUser(c *Ctx) string {
+func SessionUser(c *Ctx) string {
 	if c == nil || c.Conn == nil {
 		return ""
 	}
-	if u := c.Conn.session().User(); u != nil {
+	if u := c.Conn.Session().User(); u != nil {
 		return u.User + "@" + u.DB
 	}
 	return ""
 }
 
-// sessionDigest is the uid of the command's user's sessions.
-func sessionDigest(c *Ctx) [32]byte { return session.UserDigest(sessionUser(c)) }
+// SessionDigest is the uid of the command's user's sessions.
+func SessionDigest(c *Ctx) [32]byte { return session.UserDigest(SessionUser(c)) }
 
 // checkTxnFields refuses, before anything runs, the transaction fields a
 // request may not carry (session.CheckFields).
@@ -55,18 +55,18 @@ func beginSession(c *Ctx, cmd *Command) error {
 	if hasTxn && cmd.Needs == auth.Open {
 		return mongoerr.New(mongoerr.TxnNumberNotAllowed, "It is illegal to provide a txnNumber for this command")
 	}
-	if c.Env.Auth.Enabled() && (c.Conn == nil || !c.Conn.session().Authenticated()) {
+	if c.Env.Auth.Enabled() && (c.Conn == nil || !c.Conn.Session().Authenticated()) {
 		// No user, no uid: mongod ignores the session.
 		return nil
 	}
-	k, err := session.ParseLSID(lsid, sessionDigest(c), "OperationSessionInfo.lsid")
+	k, err := session.ParseLSID(lsid, SessionDigest(c), "OperationSessionInfo.lsid")
 	if err != nil {
 		return err
 	}
-	if err := c.Env.Sessions.Vivify(k, sessionUser(c)); err != nil {
+	if err := c.Env.Sessions.Vivify(k, SessionUser(c)); err != nil {
 		return err
 	}
-	c.sess = &sessionInfo{key: k}
+	c.Sess = &SessionInfo{Key: k}
 	if _, hasAC := c.Body.Lookup("autocommit"); hasAC && hasTxn {
 		return beginTxnStatement(c, cmd, k, txn.Int64())
 	}
@@ -74,7 +74,7 @@ func beginSession(c *Ctx, cmd *Command) error {
 		if !session.RetryableCommands[cmd.Name] {
 			return mongoerr.New(mongoerr.NotARetryableWriteCommand, "txnNumber may only be provided for multi-document transactions and retryable write commands. autocommit:false was not provided, and %s is not a retryable write command.", cmd.Name)
 		}
-		c.sess.retryable, c.sess.txnNumber = true, txn.Int64()
+		c.Sess.Retryable, c.Sess.TxnNumber = true, txn.Int64()
 		return checkRetryableAgainstTxn(c, k, txn.Int64())
 	}
 	return nil
@@ -91,7 +91,7 @@ func checkRetryableAgainstTxn(c *Ctx, k session.Key, n int64) error {
 	if !slot.Checkout(c.Done()) {
 		return ctxErr(c.Err())
 	}
-	c.sess.slot = slot
+	c.Sess.Slot = slot
 	return session.CheckRetryable(slot, k, n)
 }
 
@@ -123,8 +123,8 @@ func (e *Env) KillSessions(keys []session.Key) {
 	})
 }
 
-// sessionTimeoutMinutes is logicalSessionTimeoutMinutes.
-func (e *Env) sessionTimeoutMinutes() int32 {
+// SessionTimeoutMinutes is logicalSessionTimeoutMinutes.
+func (e *Env) SessionTimeoutMinutes() int32 {
 	if e.Sessions == nil {
 		return session.DefaultTimeoutMinutes
 	}
@@ -134,9 +134,9 @@ func (e *Env) sessionTimeoutMinutes() int32 {
 // defaultTxnLifetime is transactionLifetimeLimitSeconds' default.
 const defaultTxnLifetime = 60 * time.Second
 
-// txnLifetime is transactionLifetimeLimitSeconds.
-func (e *Env) txnLifetime() time.Duration {
-	if s := e.state.txnLifetimeSecs.Load(); s > 0 {
+// TxnLifetime is transactionLifetimeLimitSeconds.
+func (e *Env) TxnLifetime() time.Duration {
+	if s := e.State.TxnLifetimeSecs.Load(); s > 0 {
 		return time.Duration(s) * time.Second
 	}
 	return defaultTxnLifetime
@@ -157,7 +157,7 @@ func beginTxnStatement(c *Ctx, cmd *Command, k session.Key, n int64) error {
 	if !slot.Checkout(c.Done()) {
 		return ctxErr(c.Err())
 	}
-	c.sess.slot = slot
+	c.Sess.Slot = slot
 	if slot.Number < 0 {
 		if err := restoreTxn(c, slot, k); err != nil {
 			return err
@@ -177,7 +177,7 @@ func beginTxnStatement(c *Ctx, cmd *Command, k session.Key, n int64) error {
 	case how == session.Answered:
 		return nil
 	}
-	c.txn = slot
+	c.Txn = slot
 	return c.useTxn()
 }
 
@@ -187,7 +187,7 @@ func beginTxnStatement(c *Ctx, cmd *Command, k session.Key, n int64) error {
 // transaction state from storage: a commitTransaction retried across a
 // restart answers ok, the number's other statements TransactionCommitted.
 func restoreTxn(c *Ctx, slot *session.Slot, k session.Key) error {
-	tx, err := c.currentTx()
+	tx, err := c.CurrentTx()
 	if err != nil {
 		return err
 	}
@@ -212,12 +212,12 @@ func (c *Ctx) openTxn() error {
 		return err
 	}
 	slot := st.Slot
-	slot.Begin(st.N, nil, st.ReadConcern, c.Env.txnLifetime(), time.Now())
-	c.txn = slot
+	slot.Begin(st.N, nil, st.ReadConcern, c.Env.TxnLifetime(), time.Now())
+	c.Txn = slot
 	tx, err := c.Env.KV.BeginConcurrent(context.Background())
 	if err != nil {
 		slot.End(false)
-		c.txn = nil
+		c.Txn = nil
 		return err
 	}
 	slot.Tx = tx
@@ -233,27 +233,27 @@ func (c *Ctx) openTxn() error {
 // useTxn makes the transaction's kv transaction the command's snapshot
 // and write transaction.
 func (c *Ctx) useTxn() error {
-	if c.txn.Killed() || c.txn.Tx == nil {
-		n := c.txn.Number
-		c.txn = nil
+	if c.Txn.Killed() || c.Txn.Tx == nil {
+		n := c.Txn.Number
+		c.Txn = nil
 		return mongoerr.New(mongoerr.NoSuchTransaction, "Transaction with { txnNumber: %d } has been aborted.", n)
 	}
-	c.txn.Tx.Lend(true)
-	c.snap.UseTxn(c.txn.Tx)
+	c.Txn.Tx.Lend(true)
+	c.Snap.UseTxn(c.Txn.Tx)
 	return nil
 }
 
 // finishTxnStatement ends a statement of a transaction: its error aborts
 // the transaction.
 func (c *Ctx) finishTxnStatement(err error) error {
-	if c.txn == nil {
+	if c.Txn == nil {
 		return err
 	}
-	if c.txn.Tx != nil {
-		c.txn.Tx.Lend(false)
+	if c.Txn.Tx != nil {
+		c.Txn.Tx.Lend(false)
 	}
-	if err != nil && c.txn.State == session.TxnInProgress && !isCommitOrAbort(c.Name) {
-		c.txn.End(false)
+	if err != nil && c.Txn.State == session.TxnInProgress && !isCommitOrAbort(c.Name) {
+		c.Txn.End(false)
 	}
 	return err
 }
@@ -261,14 +261,14 @@ func (c *Ctx) finishTxnStatement(err error) error {
 // releaseSession gives the session's slot back at the end of the
 // command.
 func (c *Ctx) releaseSession() {
-	if c.sess == nil || c.sess.slot == nil {
+	if c.Sess == nil || c.Sess.Slot == nil {
 		return
 	}
-	if c.txn != nil && c.txn.Tx != nil {
-		c.txn.Tx.Lend(false)
+	if c.Txn != nil && c.Txn.Tx != nil {
+		c.Txn.Tx.Lend(false)
 	}
-	c.snap.Release()
-	c.sess.slot.Release()
+	c.Snap.Release()
+	c.Sess.Slot.Release()
 }
 
 // transientTxnError is the TransientTransactionError label's rule
@@ -300,7 +300,7 @@ func (e *Env) RunTxnReaper(ctx context.Context, interval time.Duration) {
 		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			e.state.rs.Snaps.Prune(now, e.state.rs.SnapWindow())
+			e.State.RS.Snaps.Prune(now, e.State.RS.SnapWindow())
 			if n := e.Sessions.ExpireTxns(now); n > 0 {
 				e.Log.Info("Aborting transactions that exceeded transactionLifetimeLimitSeconds", "c", "TXN", "count", n)
 			}

@@ -27,12 +27,12 @@ var Version = "0.1.0-dev"
 // sends first. It also negotiates wire compression. A replica-set member
 // answers as mongod's HelloResponse (appendReplHello).
 func hello(c *Ctx) error {
-	a := newArgs(c)
-	if v, ok := a.lookup("client"); ok && v.Type == bson.TypeDocument && c.Conn.ClientMeta == nil {
+	a := NewArgs(c)
+	if v, ok := a.Lookup("client"); ok && v.Type == bson.TypeDocument && c.Conn.ClientMeta == nil {
 		c.Conn.ClientMeta = bson.Doc(append([]byte(nil), v.Data...))
 	}
 	var negotiated []string
-	if arr, ok, err := a.array("compression"); err != nil {
+	if arr, ok, err := a.Array("compression"); err != nil {
 		return err
 	} else if ok {
 		it := arr.Iter()
@@ -51,7 +51,7 @@ func hello(c *Ctx) error {
 		c.Conn.Compressors = negotiated
 	}
 	r := c.Reply
-	if helloOk, _, _ := a.boolean("helloOk"); helloOk {
+	if helloOk, _, _ := a.Boolean("helloOk"); helloOk {
 		r.AppendBool("helloOk", true)
 	}
 	if c.Env.Repl != nil {
@@ -63,7 +63,7 @@ func hello(c *Ctx) error {
 			r.AppendBool("ismaster", true)
 		}
 		r.StartDocument("topologyVersion")
-		r.AppendObjectID("processId", processID)
+		r.AppendObjectID("processId", ProcessID())
 		r.AppendInt64("counter", 0)
 		r.End()
 	}
@@ -71,7 +71,7 @@ func hello(c *Ctx) error {
 	r.AppendInt32("maxMessageSizeBytes", MaxMessageSizeBytes)
 	r.AppendInt32("maxWriteBatchSize", MaxWriteBatchSize)
 	r.AppendDateTime("localTime", time.Now().UnixMilli())
-	r.AppendInt32("logicalSessionTimeoutMinutes", c.Env.sessionTimeoutMinutes())
+	r.AppendInt32("logicalSessionTimeoutMinutes", c.Env.SessionTimeoutMinutes())
 	r.AppendInt64("connectionId", c.Conn.ID)
 	r.AppendInt32("minWireVersion", MinWireVersion)
 	r.AppendInt32("maxWireVersion", MaxWireVersion)
@@ -132,5 +132,5 @@ func appendReplHello(c *Ctx) {
 	if c.Name != "hello" {
 		primaryKey = "ismaster"
 	}
-	c.Env.member().AppendHelloFields(c.Reply, primaryKey, processID)
+	c.Env.Member().AppendHelloFields(c.Reply, primaryKey, ProcessID())
 }

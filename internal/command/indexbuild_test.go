@@ -114,8 +114,8 @@ func testDoc(id, u int64, rng *rand.Rand) dbson.D {
 
 // setHook installs the index-build hook for the test.
 func setHook(t *testing.T, env *Env, h func(index.Phase)) {
-	env.state.indexBuildHook = h
-	t.Cleanup(func() { env.state.indexBuildHook = nil })
+	env.State.IndexBuildHook = h
+	t.Cleanup(func() { env.State.IndexBuildHook = nil })
 }
 
 // treesLeft lists the kv trees of indexes being built or named name.

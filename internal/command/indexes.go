@@ -9,16 +9,16 @@ import (
 )
 
 func createIndexes(c *Ctx) error {
-	if name, err := c.collectionArg(); err == nil {
+	if name, err := c.CollectionArg(); err == nil {
 		if _, err := timeseriesIndexes(c, name); err != nil {
 			return err
 		}
 	}
-	a := newArgs(c)
-	if err := a.check("indexes", "commitQuorum", "ignoreUnknownIndexOptions", "isTimeseriesNamespace"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("indexes", "commitQuorum", "ignoreUnknownIndexOptions", "isTimeseriesNamespace"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -29,7 +29,7 @@ func createIndexes(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	arr, ok, err := a.array("indexes")
+	arr, ok, err := a.Array("indexes")
 	if err != nil {
 		return err
 	}
@@ -40,7 +40,7 @@ func createIndexes(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	ignoreUnknown, _, err := a.boolean("ignoreUnknownIndexOptions")
+	ignoreUnknown, _, err := a.Boolean("ignoreUnknownIndexOptions")
 	if err != nil {
 		return err
 	}
@@ -53,14 +53,14 @@ func createIndexes(c *Ctx) error {
 		return err
 	}
 	defer cancel()
-	if c.txn != nil {
+	if c.Txn != nil {
 		if err := c.Env.CheckTxnCreateIndexes(c.DB, name); err != nil {
 			return err
 		}
 	}
-	ib := &exec.IndexBuilder{Engine: &c.Env.Engine, Log: c.Env.Log, Hook: c.Env.state.indexBuildHook}
+	ib := &exec.IndexBuilder{Engine: &c.Env.Engine, Log: c.Env.Log, Hook: c.Env.State.IndexBuildHook}
 	for {
-		st, err := ib.Start(c, wc.durability(), c.DB, name, specs, c.txn != nil)
+		st, err := ib.Start(c, wc.durability(), c.DB, name, specs, c.Txn != nil)
 		if err != nil {
 			return err
 		}
@@ -94,11 +94,11 @@ func createIndexes(c *Ctx) error {
 }
 
 func dropIndexes(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("index"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("index"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -106,7 +106,7 @@ func dropIndexes(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	which, ok := a.lookup("index")
+	which, ok := a.Lookup("index")
 	if !ok {
 		return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'dropIndexes.index' is missing but a required field")
 	}
@@ -124,7 +124,7 @@ func dropIndexes(c *Ctx) error {
 		}
 	}
 	was := 0
-	err = c.writeTx(wc.durability(), func(tx *exec.Tx) error {
+	err = c.WriteTx(wc.durability(), func(tx *exec.Tx) error {
 		was, err = c.Env.DropIndexes(tx, c.DB, name, which)
 		return err
 	})

@@ -28,7 +28,7 @@ func appendWriteErrors(c *Ctx, errs []writeError) {
 		r.AppendInt32("index", int32(we.index))
 		r.AppendInt32("code", we.err.Code)
 		if we.err.Extra != nil {
-			appendExtra(r, we.err.Extra)
+			AppendExtra(r, we.err.Extra)
 		}
 		r.AppendString("errmsg", we.err.Message)
 		r.End()
@@ -50,11 +50,11 @@ func insert(c *Ctx) error {
 	}
 	defer w.cancel()
 	var errs []writeError
-	var rs *retryState
+	var rs *RetryState
 	n := 0
-	err = c.writeTx(w.wc.durability(), func(tx *exec.Tx) error {
-		n = 0 // from scratch when retried (writeTx)
-		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
+	err = c.WriteTx(w.wc.durability(), func(tx *exec.Tx) error {
+		n = 0 // from scratch when retried (WriteTx)
+		if rs, err = c.BeginRetryable(tx, len(w.stmts)); err != nil {
 			return err
 		}
 		coll, err := exec.CollectionForWrite(tx, c.DB, w.name, true, c.Env.Oplog)
@@ -71,31 +71,31 @@ func insert(c *Ctx) error {
 		if ts != nil {
 			coll = ts.Buckets
 		}
-		cw, err := c.writer(tx, coll)
+		cw, err := c.Writer(tx, coll)
 		if err != nil {
 			return err
 		}
 		errs, err = w.run(func(i int, d bson.Doc) error {
-			if res, ok, err := rs.executed(i); err != nil {
+			if res, ok, err := rs.Executed(i); err != nil {
 				return fatal(err)
 			} else if ok {
 				n += int(res.N)
 				return nil
 			}
-			rs.start(i)
+			rs.Start(i)
 			if ts != nil {
 				m, err := timeseries.Prepare(ts.Opts, d, exec.NewObjectID)
 				if err != nil {
-					rs.abandon()
+					rs.Abandon()
 					return err
 				}
 				measurements = append(measurements, m)
 			} else if _, _, err := cw.Insert(d); err != nil {
-				rs.abandon()
+				rs.Abandon()
 				return err
 			}
 			n++
-			return fatal(rs.done(i, session.StmtResult{N: 1}))
+			return fatal(rs.Done(i, session.StmtResult{N: 1}))
 		})
 		if err != nil {
 			return err
@@ -103,21 +103,21 @@ func insert(c *Ctx) error {
 		if err := c.Env.InsertMeasurements(c, cw, ts, measurements); err != nil {
 			return err
 		}
-		return rs.finish()
+		return rs.Finish()
 	})
 	if err != nil {
 		return err
 	}
-	if c.txn != nil && len(errs) > 0 {
+	if c.Txn != nil && len(errs) > 0 {
 		return errs[0].err // in a transaction a statement's error fails the command
 	}
 	c.Env.Stats.Insert.Add(int64(n))
-	if f := writeFiguresOf(c); f != nil {
+	if f := WriteFiguresOf(c); f != nil {
 		f.Ninserted.Add(int64(n))
 	}
 	c.Unacknowledged = w.wc.unacknowledged()
 	c.Reply.AppendInt32("n", int32(n))
-	rs.appendRetried(c.Reply)
+	rs.AppendRetried(c.Reply)
 	appendWriteErrors(c, errs)
 	return nil
 }

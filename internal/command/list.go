@@ -11,19 +11,19 @@ import (
 // catalog reads are exec/listings.go's).
 
 func listDatabases(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("filter", "nameOnly", "authorizedDatabases"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("filter", "nameOnly", "authorizedDatabases"); err != nil {
 		return err
 	}
 	nameOnly, filter, err := listingArgs(a)
 	if err != nil {
 		return err
 	}
-	visible, err := c.visibleDatabases()
+	visible, err := c.VisibleDatabases()
 	if err != nil {
 		return err
 	}
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return err
 	}
@@ -37,8 +37,8 @@ func listDatabases(c *Ctx) error {
 }
 
 func listCollections(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("filter", "nameOnly", "authorizedCollections", "cursor"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("filter", "nameOnly", "authorizedCollections", "cursor"); err != nil {
 		return err
 	}
 	if err := catalog.ValidateDBName(c.DB); err != nil {
@@ -52,7 +52,7 @@ func listCollections(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return err
 	}
@@ -65,8 +65,8 @@ func listCollections(c *Ctx) error {
 }
 
 // cursorBatchSize reads cursor: {batchSize} of commands that return cursors.
-func cursorBatchSize(a args) (int64, error) {
-	cur, ok, err := a.doc("cursor")
+func cursorBatchSize(a Args) (int64, error) {
+	cur, ok, err := a.Doc("cursor")
 	if err != nil || !ok {
 		return 0, err
 	}
@@ -74,7 +74,7 @@ func cursorBatchSize(a args) (int64, error) {
 	if !ok {
 		return 0, nil
 	}
-	n, err := numberArg(v)
+	n, err := NumberArg(v)
 	if err != nil {
 		return 0, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'cursor.batchSize' is the wrong type '%s', expected types '[long, int, decimal, double]'", v.Type)
 	}
@@ -85,11 +85,11 @@ func cursorBatchSize(a args) (int64, error) {
 }
 
 func listIndexes(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("cursor", "includeBuildUUIDs", "includeIndexBuildInfo"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("cursor", "includeBuildUUIDs", "includeIndexBuildInfo"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -97,7 +97,7 @@ func listIndexes(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return err
 	}
@@ -111,11 +111,11 @@ func listIndexes(c *Ctx) error {
 
 // listingArgs reads nameOnly and filter, as listDatabases and
 // listCollections take them (filter is nil when absent).
-func listingArgs(a args) (nameOnly bool, filter *query.Filter, err error) {
-	if nameOnly, _, err = a.boolean("nameOnly"); err != nil {
+func listingArgs(a Args) (nameOnly bool, filter *query.Filter, err error) {
+	if nameOnly, _, err = a.Boolean("nameOnly"); err != nil {
 		return false, nil, err
 	}
-	if f, ok, err := a.doc("filter"); err != nil {
+	if f, ok, err := a.Doc("filter"); err != nil {
 		return false, nil, err
 	} else if ok {
 		if filter, err = query.ParseFilter(f, &query.Options{}); err != nil {

@@ -15,15 +15,15 @@ import (
 // compact returns free space to the file system. Cairn's engine compacts
 // the whole data file (every collection) at once, while readers go on.
 func compact(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("force", "dryRun", "freeSpaceTargetMB"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("force", "dryRun", "freeSpaceTargetMB"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
-	tx, coll, err := c.snapshotCollection(name)
+	tx, coll, err := c.SnapshotCollection(name)
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func compact(c *Ctx) error {
 	if coll == nil {
 		return mongoerr.New(mongoerr.NamespaceNotFound, "collection does not exist")
 	}
-	if v, ok := a.lookup("dryRun"); ok && v.Truthy() {
+	if v, ok := a.Lookup("dryRun"); ok && v.Truthy() {
 		// Only an estimate, as mongod's dryRun: the free pages a compaction
 		// would return now (at most; pages still read by a snapshot stay).
 		st := c.Env.KV.Stats()
@@ -51,12 +51,12 @@ func compact(c *Ctx) error {
 // them all, as mongod's dbHash does (the values are Cairn's own: they
 // compare Cairn servers, not Cairn with mongod).
 func dbHash(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("collections"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("collections"); err != nil {
 		return err
 	}
 	want := map[string]bool{}
-	if arr, ok, err := a.array("collections"); err != nil {
+	if arr, ok, err := a.Array("collections"); err != nil {
 		return err
 	} else if ok {
 		it := arr.Iter()
@@ -67,7 +67,7 @@ func dbHash(c *Ctx) error {
 			want[it.Element().Value.StringValue()] = true
 		}
 	}
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return err
 	}

@@ -11,12 +11,12 @@ import (
 // results inline or writing them through another aggregation. jsMode and
 // verbose are accepted and ignored, as 4.4+ ignores them.
 func mapReduceCmd(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("map", "reduce", "out", "query", "sort", "limit", "finalize", "scope", "jsMode", "verbose",
+	a := NewArgs(c)
+	if err := a.Check("map", "reduce", "out", "query", "sort", "limit", "finalize", "scope", "jsMode", "verbose",
 		"bypassDocumentValidation", "collation", "readConcern", "writeConcern"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -26,28 +26,28 @@ func mapReduceCmd(c *Ctx) error {
 		src      *string
 		required bool
 	}{{"map", &mr.Map, true}, {"reduce", &mr.Reduce, true}, {"finalize", &mr.Finalize, false}} {
-		v, ok := a.lookup(f.name)
+		v, ok := a.Lookup(f.name)
 		switch {
 		case !ok && f.required:
 			return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'mapReduce.%s' is missing but a required field", f.name)
 		case !ok:
 		case v.Type != bson.TypeString && v.Type != bson.TypeJavaScript:
-			return a.wrongTypes(f.name, v, "javascript, string")
+			return a.WrongTypes(f.name, v, "javascript, string")
 		default:
 			*f.src = v.StringValue()
 		}
 	}
-	outV, outOK := a.lookup("out")
-	out, err := js.ParseMapReduceOut(a.cmd, c.DB, outV, outOK)
+	outV, outOK := a.Lookup("out")
+	out, err := js.ParseMapReduceOut(a.Cmd, c.DB, outV, outOK)
 	if err != nil {
 		return err
 	}
 	for _, f := range []string{"jsMode", "verbose", "bypassDocumentValidation"} {
-		if _, _, err := a.boolean(f); err != nil {
+		if _, _, err := a.Boolean(f); err != nil {
 			return err
 		}
 	}
-	scope, _, err := a.doc("scope")
+	scope, _, err := a.Doc("scope")
 	if err != nil {
 		return err
 	}
@@ -114,20 +114,20 @@ func mapReduceCmd(c *Ctx) error {
 
 // mapReduceInput checks query, sort and limit and builds the aggregation
 // that reads the input.
-func mapReduceInput(a args, name string) (bson.Doc, error) {
-	query, ok := a.lookup("query")
+func mapReduceInput(a Args, name string) (bson.Doc, error) {
+	query, ok := a.Lookup("query")
 	if ok && query.Type != bson.TypeDocument {
-		return nil, a.wrongType("query", query, "object")
+		return nil, a.WrongType("query", query, "object")
 	}
-	sort, ok := a.lookup("sort")
+	sort, ok := a.Lookup("sort")
 	if ok && sort.Type != bson.TypeDocument {
-		return nil, a.wrongType("sort", sort, "object")
+		return nil, a.WrongType("sort", sort, "object")
 	}
-	limit, _, err := a.integer("limit")
+	limit, _, err := a.Integer("limit")
 	if err != nil {
 		return nil, err
 	}
-	collation, _ := a.lookup("collation")
+	collation, _ := a.Lookup("collation")
 	return js.MapReduceInput(name, query, sort, limit, collation), nil
 }
 

@@ -36,9 +36,9 @@ func (c *Ctx) request() *opctx.Request {
 	return r
 }
 
-// connCtxName is the "ctx" of the connection's log lines ("conn" and its
+// ConnCtxName is the "ctx" of the connection's log lines ("conn" and its
 // number).
-func connCtxName(c *Ctx) string {
+func ConnCtxName(c *Ctx) string {
 	if c.Conn == nil {
 		return "conn"
 	}
@@ -62,10 +62,10 @@ func logSlowOp(c *Ctx, op *opctx.Op, coll string, d time.Duration, reply bson.Do
 // profileOp writes the command's profile document, if its database's
 // level asks for it.
 func profileOp(c *Ctx, op *opctx.Op, coll string, d time.Duration, reply bson.Doc) {
-	if !c.Env.profiler.Active() {
+	if !c.Env.Profiler.Active() {
 		return
 	}
-	c.Env.profiler.Op(&c.Env.Engine, c.Env.Log, c.Env.SlowMS.Load(), c.request(), op, coll, d, reply)
+	c.Env.Profiler.Op(&c.Env.Engine, c.Env.Log, c.Env.SlowMS.Load(), c.request(), op, coll, d, reply)
 }
 
 // commandCollection is the collection named by the command's first field,
@@ -78,44 +78,44 @@ func commandCollection(c *Ctx) string {
 	return it.Element().Value.StringValue()
 }
 
-// writeFiguresOf returns the write figures ctx's writes add to, or nil.
-func writeFiguresOf(ctx context.Context) *exec.WriteFigures { return opctx.WriteFiguresOf(ctx) }
+// WriteFiguresOf returns the write figures ctx's writes add to, or nil.
+func WriteFiguresOf(ctx context.Context) *exec.WriteFigures { return opctx.WriteFiguresOf(ctx) }
 
-// noteExamined adds index keys and documents a query stage examined, and
+// NoteExamined adds index keys and documents a query stage examined, and
 // the plan it used, to the operation's figures.
-func noteExamined(ctx context.Context, plan string, keys, docs int64) {
+func NoteExamined(ctx context.Context, plan string, keys, docs int64) {
 	exec.NoteExamined(ctx, plan, keys, docs)
 }
 
-// noteReturned counts documents a command returned to the client.
-func noteReturned(ctx context.Context, n int64) { opctx.NoteReturned(ctx, n) }
+// NoteReturned counts documents a command returned to the client.
+func NoteReturned(ctx context.Context, n int64) { opctx.NoteReturned(ctx, n) }
 
-// statement is one update or delete statement being run: its own context
+// Statement is one update or delete Statement being run: its own context
 // for the figures its stages add, and its start.
-type statement struct {
+type Statement struct {
 	c     *Ctx
 	stats opctx.Stats
 	start time.Time
 }
 
-// beginStatement returns a copy of c whose query and write stages add to
+// BeginStatement returns a copy of c whose query and write stages add to
 // a fresh set of figures, the statement's.
-func beginStatement(c *Ctx) *statement {
-	s := &statement{start: time.Now()}
+func BeginStatement(c *Ctx) *Statement {
+	s := &Statement{start: time.Now()}
 	sc := *c
 	sc.Context = opctx.WithStats(c.Context, &s.stats)
 	s.c = &sc
 	return s
 }
 
-// end profiles the statement and logs its slow-operation line (typ
+// End profiles the statement and logs its slow-operation line (typ
 // "update" or "remove") if it took at least slowms; err is the
 // statement's error, if it failed.
-func (s *statement) end(typ, coll string, stmt bson.Doc, err error) {
+func (s *Statement) End(typ, coll string, stmt bson.Doc, err error) {
 	c := s.c
 	d := time.Since(s.start)
-	if c.Env.profiler.On() {
-		c.Env.profiler.Statement(c.Env.SlowMS.Load(), c.request(), opctx.Of(c), typ, coll, stmt, &s.stats, d, err)
+	if c.Env.Profiler.On() {
+		c.Env.Profiler.Statement(c.Env.SlowMS.Load(), c.request(), opctx.Of(c), typ, coll, stmt, &s.stats, d, err)
 	}
 	if slowEnough(c, d) {
 		opctx.LogStatement(c.Env.Log, c.request(), typ, coll, stmt, &s.stats, d, err)

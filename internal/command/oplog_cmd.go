@@ -14,18 +14,18 @@ import (
 // (durably, so it survives restarts, as mongod's), the retention for the
 // running process; the log shrinks from its oldest end as writes go on.
 func replSetResizeOplog(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("size", "minRetentionHours"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("size", "minRetentionHours"); err != nil {
 		return err
 	}
 	number := func(field string) (float64, bool, error) {
-		v, ok := a.lookup(field)
+		v, ok := a.Lookup(field)
 		if !ok {
 			return 0, false, nil
 		}
 		f, isNum := v.AsFloat64()
 		if !v.IsNumber() || !isNum {
-			return 0, false, a.wrongTypes(field, v, "long, int, decimal, double")
+			return 0, false, a.WrongTypes(field, v, "long, int, decimal, double")
 		}
 		return f, true, nil
 	}
@@ -57,7 +57,7 @@ func replSetResizeOplog(c *Ctx) error {
 	var bytes int64
 	if hasSize {
 		bytes = int64(sizeMB * oplog.MB)
-		if err := c.writeTx(exec.Sync, func(tx *exec.Tx) error { return l.SaveSize(tx, bytes) }); err != nil {
+		if err := c.WriteTx(exec.Sync, func(tx *exec.Tx) error { return l.SaveSize(tx, bytes) }); err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,7 @@ import (
 // and the slow-operation threshold.
 
 func currentOp(c *Ctx) error {
-	req, err := opctx.ParseCurrentOp(c.Body, isGenericField)
+	req, err := opctx.ParseCurrentOp(c.Body, IsGenericField)
 	if err != nil {
 		return err
 	}
@@ -28,11 +28,11 @@ func currentOp(c *Ctx) error {
 }
 
 func killOp(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("op"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("op"); err != nil {
 		return err
 	}
-	id, err := opctx.KillOpID(a.lookup("op"))
+	id, err := opctx.KillOpID(a.Lookup("op"))
 	if err != nil {
 		return err
 	}
@@ -53,10 +53,10 @@ func top(c *Ctx) error {
 // its system.profile: opctx.Profiler) and the slowms threshold that the
 // slow-operation log and level 1 share.
 func profile(c *Ctx) error {
-	req, err := opctx.ParseProfile(c.Body, isGenericField)
+	req, err := opctx.ParseProfile(c.Body, IsGenericField)
 	if err != nil {
 		return err
 	}
-	c.Env.profiler.ApplyProfile(c.Reply, req, c.DB, &c.Env.SlowMS, c.Env.Log, connCtxName(c))
+	c.Env.Profiler.ApplyProfile(c.Reply, req, c.DB, &c.Env.SlowMS, c.Env.Log, ConnCtxName(c))
 	return nil
 }

@@ -46,15 +46,15 @@ func parameters(e *Env) *params.Registry {
 			Msg:  "internalQueryMaxBlockingSortMemoryUsageBytes must be a number of at least 1",
 			Load: func() int64 { return int64(int32(exec.SortMemoryBudget())) }, Store: exec.SetSortMemoryBudget}.Param(),
 		params.Int{Name: "logLevel", Min: 0, Max: 5, Msg: "logLevel must be a number from 0 to 5",
-			Load: func() int64 { return int64(e.state.logLevel.Load()) }, Store: func(n int64) { setLogLevel(e, n) }}.Param(),
+			Load: func() int64 { return int64(e.State.LogLevel.Load()) }, Store: func(n int64) { setLogLevel(e, n) }}.Param(),
 		params.Int{Name: "minSnapshotHistoryWindowInSeconds", Min: 0, Max: math.MaxInt32,
 			Msg:  "minSnapshotHistoryWindowInSeconds must be a number of at least 0",
-			Load: func() int64 { return secs(e.state.rs.SnapWindow()) }, Store: func(n int64) { e.state.rs.SnapWindowSecs.Store(n + 1) }}.Param(),
+			Load: func() int64 { return secs(e.State.RS.SnapWindow()) }, Store: func(n int64) { e.State.RS.SnapWindowSecs.Store(n + 1) }}.Param(),
 		params.Int{Name: "transactionLifetimeLimitSeconds", Min: 1, Max: math.MaxInt32,
 			Msg:  "transactionLifetimeLimitSeconds must be a number of at least 1",
-			Load: func() int64 { return secs(e.txnLifetime()) }, Store: e.state.txnLifetimeSecs.Store}.Param(),
+			Load: func() int64 { return secs(e.TxnLifetime()) }, Store: e.State.TxnLifetimeSecs.Store}.Param(),
 		params.Int{Name: "ttlMonitorSleepSecs", Min: 1, Max: math.MaxInt32, Msg: "ttlMonitorSleepSecs must be a number of at least 1",
-			Load: func() int64 { return secs(e.TTLInterval()) }, Store: e.state.ttlSleepSecs.Store}.Param(),
+			Load: func() int64 { return secs(e.TTLInterval()) }, Store: e.State.TTLSleepSecs.Store}.Param(),
 		params.Int{Name: "cursorTimeoutMillis", Min: 0, Max: math.MaxInt64, Wide: true, Msg: "cursorTimeoutMillis must be a number of at least 0",
 			Load:  func() int64 { return int64(e.Cursors.Timeout() / time.Millisecond) },
 			Store: func(n int64) { e.Cursors.SetTimeout(time.Duration(n) * time.Millisecond) }}.Param(),
@@ -78,7 +78,7 @@ func parameters(e *Env) *params.Registry {
 // setLogLevel is setParameter's logLevel: mongod's level, and the log's
 // debug lines on from 1.
 func setLogLevel(e *Env, n int64) {
-	e.state.logLevel.Store(int32(n))
+	e.State.LogLevel.Store(int32(n))
 	if e.LogLevel != nil {
 		if n > 0 {
 			e.LogLevel.Set(slog.LevelDebug)
@@ -89,11 +89,11 @@ func setLogLevel(e *Env, n int64) {
 }
 
 func getParameter(c *Ctx) error {
-	return parameters(c.Env).Get(c.Reply, newArgs(c).first(), c.Body, isGenericField)
+	return parameters(c.Env).Get(c.Reply, NewArgs(c).First(), c.Body, IsGenericField)
 }
 
 func setParameter(c *Ctx) error {
-	return parameters(c.Env).Set(c.Reply, c.Body, isGenericField)
+	return parameters(c.Env).Set(c.Reply, c.Body, IsGenericField)
 }
 
 // logRotate rotates the log file, as SIGUSR1 does.

@@ -9,15 +9,15 @@ import (
 // collation) those of one query shape. sort and projection are accepted:
 // Cairn's cache keys on the filter's shape alone.
 func planCacheClear(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("query", "sort", "projection", "collation"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("query", "sort", "projection", "collation"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
-	q, hasQuery, err := a.doc("query")
+	q, hasQuery, err := a.Doc("query")
 	if err != nil {
 		return err
 	}
@@ -29,7 +29,7 @@ func planCacheClear(c *Ctx) error {
 	if _, err := query.ParseFilter(orEmptyDoc(q), opts); err != nil {
 		return err
 	}
-	tx, coll, err := c.snapshotCollection(name)
+	tx, coll, err := c.SnapshotCollection(name)
 	if err != nil {
 		return err
 	}

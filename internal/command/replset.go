@@ -31,18 +31,18 @@ func replSetInitiate(c *Ctx) error {
 	if c.Env.Repl == nil {
 		return mongoerr.New(mongoerr.NoReplicationEnabled, "This node was not started with replication enabled.")
 	}
-	return c.Env.member().Initiate(newArgs(c).first(), c.Reply)
+	return c.Env.Member().Initiate(NewArgs(c).First(), c.Reply)
 }
 
 func replSetGetConfig(c *Ctx) error {
-	if err := newArgs(c).check("commitmentStatus", "$_internalIncludeNewlyAdded"); err != nil {
+	if err := NewArgs(c).Check("commitmentStatus", "$_internalIncludeNewlyAdded"); err != nil {
 		return err
 	}
 	st, err := replEnabled(c)
 	if err != nil {
 		return err
 	}
-	commitment, _, err := newArgs(c).boolean("commitmentStatus")
+	commitment, _, err := NewArgs(c).Boolean("commitmentStatus")
 	if err != nil {
 		return err
 	}
@@ -57,36 +57,36 @@ func replSetGetConfig(c *Ctx) error {
 }
 
 func replSetReconfig(c *Ctx) error {
-	if err := newArgs(c).check("force", "maxTimeMS"); err != nil {
+	if err := NewArgs(c).Check("force", "maxTimeMS"); err != nil {
 		return err
 	}
 	st, err := replEnabled(c)
 	if err != nil {
 		return err
 	}
-	v := newArgs(c).first()
+	v := NewArgs(c).First()
 	if v.Type != bson.TypeDocument {
 		return mongoerr.New(mongoerr.InvalidReplicaSetConfig, "no configuration specified")
 	}
-	force, _, err := newArgs(c).boolean("force")
+	force, _, err := NewArgs(c).Boolean("force")
 	if err != nil {
 		return err
 	}
-	return c.Env.member().Reconfig(c, st, v, force)
+	return c.Env.Member().Reconfig(c, st, v, force)
 }
 
 func replSetStepDown(c *Ctx) error {
-	if err := newArgs(c).check("force", "secondaryCatchUpPeriodSecs"); err != nil {
+	if err := NewArgs(c).Check("force", "secondaryCatchUpPeriodSecs"); err != nil {
 		return err
 	}
 	if _, err := replEnabled(c); err != nil {
 		return err
 	}
-	force, _, err := newArgs(c).boolean("force")
+	force, _, err := NewArgs(c).Boolean("force")
 	if err != nil {
 		return err
 	}
-	secs, _ := newArgs(c).first().AsInt64()
+	secs, _ := NewArgs(c).First().AsInt64()
 	if secs == 0 {
 		secs = 60
 	} else if secs < 0 {
@@ -96,7 +96,7 @@ func replSetStepDown(c *Ctx) error {
 	if force {
 		catchUp = 0
 	}
-	if n, ok, err := newArgs(c).integer("secondaryCatchUpPeriodSecs"); err != nil {
+	if n, ok, err := NewArgs(c).Integer("secondaryCatchUpPeriodSecs"); err != nil {
 		return err
 	} else if ok {
 		catchUp = n
@@ -110,27 +110,27 @@ func replSetStepDown(c *Ctx) error {
 	if !c.Env.Repl.IsWritablePrimary() {
 		return mongoerr.New(mongoerr.NotWritablePrimary, "not primary so can't step down")
 	}
-	return c.Env.member().StepDown(c, secs, catchUp, force)
+	return c.Env.Member().StepDown(c, secs, catchUp, force)
 }
 
 func replSetFreeze(c *Ctx) error {
 	if _, err := replEnabled(c); err != nil {
 		return err
 	}
-	secs, _ := newArgs(c).first().AsInt64()
-	return c.Env.member().Freeze(secs, c.Reply)
+	secs, _ := NewArgs(c).First().AsInt64()
+	return c.Env.Member().Freeze(secs, c.Reply)
 }
 
 // replSetGetStatus reports the set as mongod's prepareStatusResponse does
 // (replset.Member's AppendStatus).
 func replSetGetStatus(c *Ctx) error {
-	if err := newArgs(c).check("initialSync"); err != nil {
+	if err := NewArgs(c).Check("initialSync"); err != nil {
 		return err
 	}
 	st, err := replEnabled(c)
 	if err != nil {
 		return err
 	}
-	c.Env.member().AppendStatus(c.Reply, st, c.Body)
+	c.Env.Member().AppendStatus(c.Reply, st, c.Body)
 	return nil
 }

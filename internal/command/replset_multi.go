@@ -12,7 +12,7 @@ import (
 
 // raftMessages steps a peer's Raft messages into this member's node.
 func raftMessages(c *Ctx) error {
-	n, err := c.Env.member().Node(c.Body, "message")
+	n, err := c.Env.Member().Node(c.Body, "message")
 	if err != nil {
 		return err
 	}
@@ -24,7 +24,7 @@ func raftMessages(c *Ctx) error {
 }
 
 // raftJoin makes this member join the set whose primary sent it.
-func raftJoin(c *Ctx) error { return c.Env.member().Join(c.Body) }
+func raftJoin(c *Ctx) error { return c.Env.Member().Join(c.Body) }
 
 // raftSnapshot answers one chunk of a snapshot this member serves.
-func raftSnapshot(c *Ctx) error { return c.Env.member().SnapshotChunk(c.Body, c.Reply) }
+func raftSnapshot(c *Ctx) error { return c.Env.Member().SnapshotChunk(c.Body, c.Reply) }

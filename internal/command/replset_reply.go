@@ -6,7 +6,7 @@ package command
 // the readConcern's waits and snapshot reads, waiting for the write
 // concern, and the replies' $clusterTime, operationTime, opTime,
 // electionId and writeConcernError. Writes are stamped inside their
-// transaction (writeTx): the oplog writer reports its entries' stamps
+// transaction (WriteTx): the oplog writer reports its entries' stamps
 // through NoteOpTime; a transaction that wrote no entry gets one stamp of
 // its own, so that the member's applied optime covers every commit.
 
@@ -24,30 +24,30 @@ import (
 // NoteOpTime records the timestamp of an oplog entry the command's
 // current write transaction wrote (the oplog writer calls it).
 func (c *Ctx) NoteOpTime(ts repl.Timestamp) {
-	if ts > c.txTS {
-		c.txTS = ts
+	if ts > c.TxTS {
+		c.TxTS = ts
 	}
 }
 
 // OpTime is the optime of the command's last committed write (0: none).
-func (c *Ctx) OpTime() repl.Timestamp { return c.opTime }
+func (c *Ctx) OpTime() repl.Timestamp { return c.LastOpTime }
 
 // stampTx gives the transaction its stamp if no oplog entry did (called
 // inside the transaction, under the writer lock).
 func (c *Ctx) stampTx() {
-	if c.Env.Repl != nil && c.txTS == 0 {
-		c.txTS = c.Env.Repl.Clock.Next()
+	if c.Env.Repl != nil && c.TxTS == 0 {
+		c.TxTS = c.Env.Repl.Clock.Next()
 	}
 }
 
-// committedTx records the committed transaction's stamp as applied.
-func (c *Ctx) committedTx() {
-	if c.Env.Repl == nil || c.txTS == 0 {
+// CommittedTx records the committed transaction's stamp as applied.
+func (c *Ctx) CommittedTx() {
+	if c.Env.Repl == nil || c.TxTS == 0 {
 		return
 	}
-	c.Env.Repl.NoteApplied(c.txTS, time.Now())
-	c.opTime = max(c.opTime, c.txTS)
-	c.txTS = 0
+	c.Env.Repl.NoteApplied(c.TxTS, time.Now())
+	c.LastOpTime = max(c.LastOpTime, c.TxTS)
+	c.TxTS = 0
 }
 
 // gossipIn advances the clock to the client's $clusterTime.
@@ -55,7 +55,7 @@ func gossipIn(c *Ctx) error {
 	if c.Env.Repl == nil {
 		return nil
 	}
-	return c.Env.member().Gossip(c.Body)
+	return c.Env.Member().Gossip(c.Body)
 }
 
 // checkReplCommand refuses writes on a member that is not primary and
@@ -65,7 +65,7 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 	if cmd.Write && c.DB != "local" && !c.applying && !set.IsWritablePrimary() {
 		return mongoerr.New(mongoerr.NotWritablePrimary, "not primary")
 	}
-	m := c.Env.member()
+	m := c.Env.Member()
 	if !c.applying {
 		if err := m.CheckSecondaryOk(cmd.Name, c.DB, c.Body); err != nil {
 			return err
@@ -78,7 +78,7 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 	if rc.Type != bson.TypeDocument {
 		return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'readConcern' is the wrong type '%s', expected type 'object'", rc.Type)
 	}
-	inTxn := c.txn != nil || c.txnStart != nil
+	inTxn := c.Txn != nil || c.txnStart != nil
 	rcmd := concern.ReadCommand{Name: cmd.Name, Body: c.Body, Primary: set.IsWritablePrimary(), InTxn: inTxn}
 	if cmd.Name == "aggregate" {
 		rcmd.WriteStage = writeStage(c.Body)
@@ -99,7 +99,7 @@ func checkReplCommand(c *Ctx, cmd *Command) error {
 // openSnapshotRead opens the command's snapshot for a snapshot read at
 // atClusterTime at (0: the current data; replset.Member's OpenSnapshot).
 func openSnapshotRead(c *Ctx, m replset.Member, at repl.Timestamp) error {
-	tx, err := c.snapshot()
+	tx, err := c.Snapshot()
 	if err != nil {
 		return err
 	}
@@ -108,25 +108,25 @@ func openSnapshotRead(c *Ctx, m replset.Member, at repl.Timestamp) error {
 		return err
 	}
 	if old != nil {
-		c.snap.Adopt(old)
+		c.Snap.Adopt(old)
 	}
-	c.snapAt = ts
+	c.SnapAt = ts
 	return nil
 }
 
-// snapReadTime is the cluster time a batch reports as atClusterTime (0:
+// SnapReadTime is the cluster time a batch reports as atClusterTime (0:
 // not a snapshot read).
-func snapReadTime(c *Ctx, cur *exec.Cursor) repl.Timestamp {
+func SnapReadTime(c *Ctx, cur *exec.Cursor) repl.Timestamp {
 	if cur != nil {
 		return repl.Timestamp(cur.AtClusterTime)
 	}
-	return c.snapAt
+	return c.SnapAt
 }
 
 // finishLinearizable makes a linearizable or majority read wait, after
 // it read, for what it must (replset.Member's FinishRead).
 func finishLinearizable(c *Ctx) error {
-	return c.Env.member().FinishRead(c, c.linearizable, c.raftEpoch, c.noop)
+	return c.Env.Member().FinishRead(c, c.linearizable, c.raftEpoch, c.noop)
 }
 
 // writeReplyCommands are the commands whose replies carry opTime and
@@ -136,9 +136,9 @@ var writeReplyCommands = map[string]bool{"insert": true, "update": true, "delete
 // appendReplReply appends what a replica-set member adds to a reply
 // (replset.Member's AppendReply).
 func appendReplReply(c *Ctx, ok bool) {
-	rp := replset.Reply{OK: ok && c.cmd != nil, Pending: c.wcPending, Timeout: c.wcTimeout, WC: c.wc, OpTime: c.opTime, SnapAt: c.snapAt}
-	if c.cmd != nil {
-		rp.Write, rp.WriteReply = c.cmd.Write, writeReplyCommands[c.cmd.Name]
+	rp := replset.Reply{OK: ok && c.Cmd != nil, Pending: c.WCPending, Timeout: c.wcTimeout, WC: c.WC, OpTime: c.LastOpTime, SnapAt: c.SnapAt}
+	if c.Cmd != nil {
+		rp.Write, rp.WriteReply = c.Cmd.Write, writeReplyCommands[c.Cmd.Name]
 	}
-	c.Env.member().AppendReply(c.Reply, &rp)
+	c.Env.Member().AppendReply(c.Reply, &rp)
 }

@@ -275,8 +275,8 @@ func TestReplWriteConcern(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		var pending int32
-		if c.wcPending != nil {
-			pending = c.wcPending.Code
+		if c.WCPending != nil {
+			pending = c.WCPending.Code
 		}
 		if (tc.name != "unknown mode" && wc.durability() != tc.dur) || pending != tc.pending || wc.Provenance != tc.prov {
 			t.Fatalf("%s: durability %v, pending %d, provenance %s", tc.name, wc.durability(), pending, wc.Provenance)

@@ -19,12 +19,12 @@ import (
 
 // WriteStmt implements repl.StmtWriter: the retryable statement being
 // written (nil: none).
-func (c *Ctx) WriteStmt() *repl.Stmt { return c.stmt }
+func (c *Ctx) WriteStmt() *repl.Stmt { return c.Stmt }
 
 var _ repl.StmtWriter = (*Ctx)(nil)
 
-// retryState is a retryable write command's session state.
-type retryState struct {
+// RetryState is a retryable write command's session state.
+type RetryState struct {
 	c *Ctx
 	r *session.Retry
 	// txn is the session's state and retried the statements found
@@ -33,21 +33,21 @@ type retryState struct {
 	retried []int32
 }
 
-// beginRetryable opens the command's retryable state in tx; nil when the
+// BeginRetryable opens the command's retryable state in tx; nil when the
 // command is not a retryable write. n is the number of statements.
-func (c *Ctx) beginRetryable(tx *exec.Tx, n int) (*retryState, error) {
-	if c.sess == nil || !c.sess.retryable {
+func (c *Ctx) BeginRetryable(tx *exec.Tx, n int) (*RetryState, error) {
+	if c.Sess == nil || !c.Sess.Retryable {
 		return nil, nil
 	}
-	r, err := c.Env.Sessions.BeginRetry(tx, c.sess.key, c.sess.txnNumber, c.Body, c.Name, n)
+	r, err := c.Env.Sessions.BeginRetry(tx, c.Sess.Key, c.Sess.TxnNumber, c.Body, c.Name, n)
 	if err != nil {
 		return nil, err
 	}
-	return &retryState{c: c, r: r, txn: r.Txn()}, nil
+	return &RetryState{c: c, r: r, txn: r.Txn()}, nil
 }
 
-// executed returns statement i's recorded result if it ran before.
-func (r *retryState) executed(i int) (session.StmtResult, bool, error) {
+// Executed returns statement i's recorded result if it ran before.
+func (r *RetryState) Executed(i int) (session.StmtResult, bool, error) {
 	if r == nil {
 		return session.StmtResult{}, false, nil
 	}
@@ -56,44 +56,44 @@ func (r *retryState) executed(i int) (session.StmtResult, bool, error) {
 	return res, ok, err
 }
 
-// start makes statement i the one WriteStmt answers.
-func (r *retryState) start(i int) {
+// Start makes statement i the one WriteStmt answers.
+func (r *RetryState) Start(i int) {
 	if r != nil {
-		r.c.stmt = r.r.Start(i)
+		r.c.Stmt = r.r.Start(i)
 	}
 }
 
-// abandon ends statement i without recording it (it failed or wrote
+// Abandon ends statement i without recording it (it failed or wrote
 // nothing).
-func (r *retryState) abandon() {
+func (r *RetryState) Abandon() {
 	if r != nil {
-		r.c.stmt = nil
+		r.c.Stmt = nil
 	}
 }
 
-// done records statement i, which wrote, with result res.
-func (r *retryState) done(i int, res session.StmtResult) error {
+// Done records statement i, which wrote, with result res.
+func (r *RetryState) Done(i int, res session.StmtResult) error {
 	if r == nil {
 		return nil
 	}
-	st := r.c.stmt
-	r.c.stmt = nil
+	st := r.c.Stmt
+	r.c.Stmt = nil
 	if err := r.r.Done(i, st, res, r.c.Env.Repl.Clock.Next); err != nil {
 		return err
 	}
 	return r.c.onPrimaryTransactionalWrite()
 }
 
-// finish writes the session's config.transactions record.
-func (r *retryState) finish() error {
+// Finish writes the session's config.transactions record.
+func (r *RetryState) Finish() error {
 	if r == nil {
 		return nil
 	}
 	return r.r.Finish(time.Now(), r.c.Env.Repl.WriteTerm())
 }
 
-// appendRetried adds retriedStmtIds to a write command's reply.
-func (r *retryState) appendRetried(b *bson.Builder) {
+// AppendRetried adds retriedStmtIds to a write command's reply.
+func (r *RetryState) AppendRetried(b *bson.Builder) {
 	if r != nil {
 		r.r.AppendRetried(b)
 	}
@@ -124,7 +124,7 @@ func (c *Ctx) onPrimaryTransactionalWrite() error {
 		c.CloseConnection = true
 	}
 	if d.HasFailCode {
-		return mongoerr.New(d.FailCode, "Failing write for %s:%d due to failpoint. The write must not be reflected.", c.sess.key.String(), c.sess.txnNumber)
+		return mongoerr.New(d.FailCode, "Failing write for %s:%d due to failpoint. The write must not be reflected.", c.Sess.Key.String(), c.Sess.TxnNumber)
 	}
 	return nil
 }

@@ -18,7 +18,7 @@ import (
 // roleNameArg is the command's first field: the role's name on the
 // request's database.
 func roleNameArg(c *Ctx) (auth.RoleRef, error) {
-	v := newArgs(c).first()
+	v := NewArgs(c).First()
 	if v.Type != bson.TypeString {
 		return auth.RoleRef{}, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type 'string'", c.Name, c.Name, v.Type)
 	}
@@ -26,8 +26,8 @@ func roleNameArg(c *Ctx) (auth.RoleRef, error) {
 }
 
 // requiredRoles reads a required roles array.
-func requiredRoles(c *Ctx, a args) ([]auth.RoleRef, error) {
-	rv, ok := a.lookup("roles")
+func requiredRoles(c *Ctx, a Args) ([]auth.RoleRef, error) {
+	rv, ok := a.Lookup("roles")
 	if !ok {
 		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.roles' is missing but a required field", c.Name)
 	}
@@ -35,16 +35,16 @@ func requiredRoles(c *Ctx, a args) ([]auth.RoleRef, error) {
 }
 
 // requiredPrivileges reads a required privileges array.
-func requiredPrivileges(c *Ctx, a args) ([]auth.Privilege, error) {
-	pv, ok := a.lookup("privileges")
+func requiredPrivileges(c *Ctx, a Args) ([]auth.Privilege, error) {
+	pv, ok := a.Lookup("privileges")
 	if !ok {
 		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.privileges' is missing but a required field", c.Name)
 	}
 	return auth.ParsePrivileges(c.Name+".privileges", pv)
 }
 
-func refuseAuthRestrictions(c *Ctx, a args) error {
-	if v, ok := a.lookup("authenticationRestrictions"); ok && !(v.Type == bson.TypeArray && len(v.Document()) <= 5) {
+func refuseAuthRestrictions(c *Ctx, a Args) error {
+	if v, ok := a.Lookup("authenticationRestrictions"); ok && !(v.Type == bson.TypeArray && len(v.Document()) <= 5) {
 		return mongoerr.New(mongoerr.NotImplemented, "Cairn does not support %s's authenticationRestrictions", c.Name)
 	}
 	return nil
@@ -52,18 +52,18 @@ func refuseAuthRestrictions(c *Ctx, a args) error {
 
 // roleRequest reads what every role command shares: the auth manager,
 // the command's other fields (fields) and the role it names.
-func roleRequest(c *Ctx, fields ...string) (*auth.Manager, args, auth.RoleRef, error) {
+func roleRequest(c *Ctx, fields ...string) (*auth.Manager, Args, auth.RoleRef, error) {
 	m, err := authManager(c)
 	if err != nil {
-		return nil, args{}, auth.RoleRef{}, err
+		return nil, Args{}, auth.RoleRef{}, err
 	}
-	a := newArgs(c)
-	if err := a.check(fields...); err != nil {
-		return nil, args{}, auth.RoleRef{}, err
+	a := NewArgs(c)
+	if err := a.Check(fields...); err != nil {
+		return nil, Args{}, auth.RoleRef{}, err
 	}
 	ref, err := roleNameArg(c)
 	if err != nil {
-		return nil, args{}, auth.RoleRef{}, err
+		return nil, Args{}, auth.RoleRef{}, err
 	}
 	return m, a, ref, nil
 }
@@ -97,12 +97,12 @@ func updateRole(c *Ctx) error {
 	}
 	up := &auth.RoleUpdate{Ref: ref}
 	var pv, rv bson.Value
-	if pv, up.SetPrivs = a.lookup("privileges"); up.SetPrivs {
+	if pv, up.SetPrivs = a.Lookup("privileges"); up.SetPrivs {
 		if up.Privileges, err = auth.ParsePrivileges("updateRole.privileges", pv); err != nil {
 			return err
 		}
 	}
-	if rv, up.SetRoles = a.lookup("roles"); up.SetRoles {
+	if rv, up.SetRoles = a.Lookup("roles"); up.SetRoles {
 		if up.Roles, err = parseRoles(c, "roles", rv); err != nil {
 			return err
 		}
@@ -110,14 +110,14 @@ func updateRole(c *Ctx) error {
 	if err := refuseAuthRestrictions(c, a); err != nil {
 		return err
 	}
-	_, setRestrictions := a.lookup("authenticationRestrictions")
+	_, setRestrictions := a.Lookup("authenticationRestrictions")
 	if !up.SetPrivs && !up.SetRoles && !setRestrictions {
 		return mongoerr.New(mongoerr.BadValue, "Must specify at least one field to update in updateRole")
 	}
 	if err := auth.MayGrantToRole(requirer{c}, ref, up.Roles, up.Privileges, auth.GrantRole); err != nil {
 		return err
 	}
-	if err := c.require(ref.DB, auth.RevokeRole); err != nil {
+	if err := c.Require(ref.DB, auth.RevokeRole); err != nil {
 		return err
 	}
 	return userTx(c, m, up.Apply)
@@ -158,7 +158,7 @@ func changeRolePrivileges(c *Ctx, grant bool) error {
 	if len(privs) == 0 {
 		return mongoerr.New(mongoerr.BadValue, "%s command requires a non-empty \"privileges\" array", c.Name)
 	}
-	if err := c.require(ref.DB, auth.GrantAction(grant)); err != nil {
+	if err := c.Require(ref.DB, auth.GrantAction(grant)); err != nil {
 		return err
 	}
 	return userTx(c, m, func(tx *exec.Tx) error { return auth.ChangeRolePrivileges(tx, ref, privs, grant) })
@@ -197,12 +197,12 @@ func rolesInfo(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := newArgs(c)
-	if err := a.check("showPrivileges", "showBuiltinRoles", "showAuthenticationRestrictions"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("showPrivileges", "showBuiltinRoles", "showAuthenticationRestrictions"); err != nil {
 		return err
 	}
 	var o auth.RolesInfoOptions
-	if v, ok := a.lookup("showPrivileges"); ok {
+	if v, ok := a.Lookup("showPrivileges"); ok {
 		switch {
 		case v.Type == bson.TypeString && v.StringValue() == "asUserFragment":
 			o.Fragment = true
@@ -212,22 +212,22 @@ func rolesInfo(c *Ctx) error {
 			return mongoerr.New(mongoerr.FailedToParse, "showPrivileges must be a boolean or the string \"asUserFragment\"")
 		}
 	}
-	if o.Builtin, _, err = a.boolean("showBuiltinRoles"); err != nil {
+	if o.Builtin, _, err = a.Boolean("showBuiltinRoles"); err != nil {
 		return err
 	}
-	if _, _, err := a.boolean("showAuthenticationRestrictions"); err != nil {
+	if _, _, err := a.Boolean("showAuthenticationRestrictions"); err != nil {
 		return err
 	}
-	target, err := auth.ParseInfoTarget(c.Name, c.DB, a.first(), true)
+	target, err := auth.ParseInfoTarget(c.Name, c.DB, a.First(), true)
 	if err != nil {
 		return err
 	}
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	if err := auth.MayViewRoles(m, c.Conn.session(), tx, requirer{c}, c.DB, target); err != nil {
+	if err := auth.MayViewRoles(m, c.Conn.Session(), tx, requirer{c}, c.DB, target); err != nil {
 		return err
 	}
 	return auth.AppendRolesInfo(c.Reply, tx, c.DB, target, o)

@@ -15,7 +15,7 @@ func rwDefaults(e *Env) (concern.RWDefaults, error) {
 	if e == nil || e.KV == nil { // unit tests without an engine
 		return concern.RWDefaults{}, nil
 	}
-	return e.rw.Get(e.KV)
+	return e.RW.Get(e.KV)
 }
 
 // defaultWriteConcern returns the global default write concern document
@@ -27,7 +27,7 @@ func defaultWriteConcern(e *Env) (bson.Doc, error) {
 
 // getDefaultRWConcern reports the defaults.
 func getDefaultRWConcern(c *Ctx) error {
-	if err := newArgs(c).check("inMemory"); err != nil {
+	if err := NewArgs(c).Check("inMemory"); err != nil {
 		return err
 	}
 	d, err := rwDefaults(c.Env)
@@ -41,7 +41,7 @@ func getDefaultRWConcern(c *Ctx) error {
 // setDefaultRWConcern sets the global default read and/or write concern.
 // An empty document unsets one.
 func setDefaultRWConcern(c *Ctx) error {
-	if err := newArgs(c).check("defaultReadConcern", "defaultWriteConcern"); err != nil {
+	if err := NewArgs(c).Check("defaultReadConcern", "defaultWriteConcern"); err != nil {
 		return err
 	}
 	rv, hasRead := c.Body.Lookup("defaultReadConcern")
@@ -58,10 +58,10 @@ func setDefaultRWConcern(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := c.writeTx(exec.Sync, func(tx *exec.Tx) error { return concern.Store(tx, next) }); err != nil {
+	if err := c.WriteTx(exec.Sync, func(tx *exec.Tx) error { return concern.Store(tx, next) }); err != nil {
 		return fmt.Errorf("setDefaultRWConcern: %w", err)
 	}
-	c.Env.rw.Set(next)
+	c.Env.RW.Set(next)
 	concern.AppendDefaults(c.Reply, next, c.Env.Repl != nil)
 	return nil
 }

@@ -22,16 +22,16 @@ func errSearchIndexes() error {
 // IDL does (the collection, the fields it takes and their types) and
 // answers that Atlas is needed.
 func searchIndexCommand(c *Ctx) error {
-	a := newArgs(c)
-	if _, err := c.collectionArg(); err != nil {
+	a := NewArgs(c)
+	if _, err := c.CollectionArg(); err != nil {
 		return err
 	}
 	switch c.Name {
 	case "createSearchIndexes":
-		if err := a.check("indexes"); err != nil {
+		if err := a.Check("indexes"); err != nil {
 			return err
 		}
-		idx, ok, err := a.array("indexes")
+		idx, ok, err := a.Array("indexes")
 		if err != nil {
 			return err
 		}
@@ -45,19 +45,19 @@ func searchIndexCommand(c *Ctx) error {
 			}
 		}
 	case "updateSearchIndex":
-		if err := a.check("id", "name", "definition"); err != nil {
+		if err := a.Check("id", "name", "definition"); err != nil {
 			return err
 		}
 		if err := searchIndexTarget(a); err != nil {
 			return err
 		}
-		if _, ok, err := a.doc("definition"); err != nil {
+		if _, ok, err := a.Doc("definition"); err != nil {
 			return err
 		} else if !ok {
 			return mongoerr.New(mongoerr.IDLFailedToParse, "BSON field 'updateSearchIndex.definition' is missing but a required field")
 		}
 	case "dropSearchIndex":
-		if err := a.check("id", "name"); err != nil {
+		if err := a.Check("id", "name"); err != nil {
 			return err
 		}
 		if err := searchIndexTarget(a); err != nil {
@@ -68,9 +68,9 @@ func searchIndexCommand(c *Ctx) error {
 }
 
 // searchIndexTarget checks id and name, the index a command names.
-func searchIndexTarget(a args) error {
+func searchIndexTarget(a Args) error {
 	for _, f := range []string{"id", "name"} {
-		if _, _, err := a.str(f); err != nil {
+		if _, _, err := a.Str(f); err != nil {
 			return err
 		}
 	}
@@ -83,7 +83,7 @@ func checkSearchIndexSpec(v bson.Value) error {
 	if v.Type != bson.TypeDocument {
 		return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'createSearchIndexes.indexes' is the wrong type '%s', expected type 'object'", v.Type)
 	}
-	spec := args{cmd: "createSearchIndexes.indexes", body: v.Document()}
+	spec := Args{Cmd: "createSearchIndexes.indexes", Body: v.Document()}
 	hasDef := false
 	it := v.Document().Iter()
 	for it.Next() {
@@ -91,11 +91,11 @@ func checkSearchIndexSpec(v bson.Value) error {
 		switch e.Key {
 		case "name", "type":
 			if e.Value.Type != bson.TypeString {
-				return spec.wrongType(e.Key, e.Value, "string")
+				return spec.WrongType(e.Key, e.Value, "string")
 			}
 		case "definition":
 			if e.Value.Type != bson.TypeDocument {
-				return spec.wrongType(e.Key, e.Value, "object")
+				return spec.WrongType(e.Key, e.Value, "object")
 			}
 			hasDef = true
 		default:

@@ -15,7 +15,7 @@ import (
 )
 
 func startSession(c *Ctx) error {
-	if c.Env.Auth.Enabled() && !c.Conn.session().Authenticated() {
+	if c.Env.Auth.Enabled() && !c.Conn.Session().Authenticated() {
 		return mongoerr.New(mongoerr.Unauthorized, "there are no users authenticated")
 	}
 	var k session.Key
@@ -24,22 +24,22 @@ func startSession(c *Ctx) error {
 	}
 	k.ID[6] = k.ID[6]&0x0f | 0x40 // version 4
 	k.ID[8] = k.ID[8]&0x3f | 0x80 // RFC 4122 variant
-	k.UID = sessionDigest(c)
-	if err := c.Env.Sessions.Vivify(k, sessionUser(c)); err != nil {
+	k.UID = SessionDigest(c)
+	if err := c.Env.Sessions.Vivify(k, SessionUser(c)); err != nil {
 		return err
 	}
 	r := c.Reply
 	r.StartDocument("id")
 	r.AppendBinary("id", 4, k.ID[:])
 	r.End()
-	r.AppendInt32("timeoutMinutes", c.Env.sessionTimeoutMinutes())
+	r.AppendInt32("timeoutMinutes", c.Env.SessionTimeoutMinutes())
 	return nil
 }
 
 // sessionList reads the array of lsids of refreshSessions, endSessions
 // and killSessions (session.ParseList).
 func sessionList(c *Ctx) ([]session.Key, error) {
-	return session.ParseList(newArgs(c).first(), sessionDigest(c), c.Name, MaxWriteBatchSize*10)
+	return session.ParseList(NewArgs(c).First(), SessionDigest(c), c.Name, MaxWriteBatchSize*10)
 }
 
 func refreshSessions(c *Ctx) error {
@@ -48,7 +48,7 @@ func refreshSessions(c *Ctx) error {
 		return err
 	}
 	for _, k := range keys {
-		if err := c.Env.Sessions.Vivify(k, sessionUser(c)); err != nil {
+		if err := c.Env.Sessions.Vivify(k, SessionUser(c)); err != nil {
 			return err
 		}
 	}
@@ -73,7 +73,7 @@ func killSessions(c *Ctx) error {
 	if len(keys) == 0 {
 		// Every session of the caller (every session when access
 		// control is off: they all have the empty user's uid).
-		uid := sessionDigest(c)
+		uid := SessionDigest(c)
 		keys = c.Env.Sessions.Matching(func(r *session.Record) bool { return r.UID == uid })
 	}
 	c.Env.KillSessions(keys)

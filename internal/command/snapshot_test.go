@@ -8,8 +8,8 @@ import (
 
 func setFindHook(t *testing.T, env *Env, h func(c *Ctx)) {
 	t.Helper()
-	env.state.findHook = h
-	t.Cleanup(func() { env.state.findHook = nil })
+	env.State.FindHook = h
+	t.Cleanup(func() { env.State.FindHook = nil })
 }
 
 // values lists field a of a batch.

@@ -10,8 +10,8 @@ import (
 )
 
 // scaleArg reads collStats/dbStats' scale (default 1).
-func scaleArg(a args) (int64, error) {
-	scale, ok, err := a.integer("scale")
+func scaleArg(a Args) (int64, error) {
+	scale, ok, err := a.Integer("scale")
 	if err != nil {
 		return 0, err
 	}
@@ -25,11 +25,11 @@ func scaleArg(a args) (int64, error) {
 }
 
 func collStats(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("scale", "verbose"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("scale", "verbose"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func collStats(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	tx, coll, err := c.snapshotCollection(name)
+	tx, coll, err := c.SnapshotCollection(name)
 	if err != nil {
 		return err
 	}
@@ -67,8 +67,8 @@ func collStats(c *Ctx) error {
 }
 
 func dbStats(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("scale", "freeStorage"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("scale", "freeStorage"); err != nil {
 		return err
 	}
 	if err := catalog.ValidateDBName(c.DB); err != nil {
@@ -78,7 +78,7 @@ func dbStats(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return err
 	}
@@ -89,12 +89,12 @@ func dbStats(c *Ctx) error {
 // dataSize (alias datasize): the documents of a namespace and their bytes,
 // all of them or those in an index key range (exec.DataSize).
 func dataSize(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("keyPattern", "min", "max", "estimate", "maxSize", "maxObjects"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("keyPattern", "min", "max", "estimate", "maxSize", "maxObjects"); err != nil {
 		return err
 	}
 	start := time.Now()
-	db, name, err := dataSizeNamespace(c)
+	db, name, err := DataSizeNamespace(c)
 	if err != nil {
 		return err
 	}
@@ -103,20 +103,20 @@ func dataSize(c *Ctx) error {
 		name string
 		dst  *bson.Doc
 	}{{"keyPattern", &o.KeyPattern}, {"min", &o.Min}, {"max", &o.Max}} {
-		if *f.dst, _, err = a.doc(f.name); err != nil {
+		if *f.dst, _, err = a.Doc(f.name); err != nil {
 			return err
 		}
 	}
-	if o.Estimate, _, err = a.boolean("estimate"); err != nil {
+	if o.Estimate, _, err = a.Boolean("estimate"); err != nil {
 		return err
 	}
-	if o.MaxSize, _, err = a.integer("maxSize"); err != nil {
+	if o.MaxSize, _, err = a.Integer("maxSize"); err != nil {
 		return err
 	}
-	if o.MaxObjects, _, err = a.integer("maxObjects"); err != nil {
+	if o.MaxObjects, _, err = a.Integer("maxObjects"); err != nil {
 		return err
 	}
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ func serverStatus(c *Ctx) error {
 		Sessions: c.Env.Sessions, Engine: &c.Env.Engine,
 	})
 	if c.Env.Repl != nil {
-		c.Env.member().AppendServerStatus(c.Reply, processID)
+		c.Env.Member().AppendServerStatus(c.Reply, ProcessID())
 	}
 	return nil
 }

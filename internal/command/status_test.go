@@ -39,7 +39,7 @@ func TestGlobalLockQueue(t *testing.T) {
 	release := make(chan struct{})
 	held := make(chan struct{})
 	go func() {
-		_ = holder.writeTx(kv.NoSync, func(*kv.Tx) error {
+		_ = holder.WriteTx(kv.NoSync, func(*kv.Tx) error {
 			close(held)
 			<-release
 			return nil
@@ -49,7 +49,7 @@ func TestGlobalLockQueue(t *testing.T) {
 	waiter := ctxWith(t, dbson.D{{Key: "insert", Value: "c"}})
 	waiter.Env = env
 	done := make(chan error)
-	go func() { done <- waiter.writeTx(kv.NoSync, func(*kv.Tx) error { return nil }) }()
+	go func() { done <- waiter.WriteTx(kv.NoSync, func(*kv.Tx) error { return nil }) }()
 	var st bson.Doc
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		st = status()

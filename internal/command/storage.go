@@ -9,7 +9,7 @@ import (
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
-// writeTx runs fn in a write transaction and commits it with the given
+// WriteTx runs fn in a write transaction and commits it with the given
 // durability; if fn fails (or panics) the transaction is rolled back, so a
 // command's statements are applied together or not at all. After a commit
 // the command's read snapshot is dropped: what it reads next sees its own
@@ -22,10 +22,10 @@ import (
 // command's context: maxTimeMS, killOp, disconnect) and runs fn again,
 // as mongod's non-transactional writes wait out a transaction's lock: fn
 // must start from scratch each time it is called.
-func (c *Ctx) writeTx(d exec.Durability, fn func(tx *exec.Tx) error) error {
-	if c.txn != nil && c.txn.Tx != nil {
-		c.txn.Wrote = true
-		return fn(c.txn.Tx)
+func (c *Ctx) WriteTx(d exec.Durability, fn func(tx *exec.Tx) error) error {
+	if c.Txn != nil && c.Txn.Tx != nil {
+		c.Txn.Wrote = true
+		return fn(c.Txn.Tx)
 	}
 	for {
 		err := c.writeTxOnce(d, fn)
@@ -47,10 +47,10 @@ func (c *Ctx) writeTxOnce(d exec.Durability, fn func(tx *exec.Tx) error) error {
 	}
 	defer c.Env.Stats.WritersActive.Add(-1)
 	defer tx.Rollback()
-	c.txTS = 0
+	c.TxTS = 0
 	before := c.Env.Oplog.LastAppended()
 	if err := fn(tx); err != nil {
-		c.txTS = 0
+		c.TxTS = 0
 		return err
 	}
 	if last := c.Env.Oplog.LastAppended(); last != before {
@@ -58,11 +58,11 @@ func (c *Ctx) writeTxOnce(d exec.Durability, fn func(tx *exec.Tx) error) error {
 	}
 	c.stampTx()
 	if err := tx.CommitWith(d); err != nil {
-		c.txTS = 0
+		c.TxTS = 0
 		return fmt.Errorf("commit: %w", err)
 	}
-	c.committedTx()
-	c.releaseSnapshot()
+	c.CommittedTx()
+	c.ReleaseSnapshot()
 	return nil
 }
 
@@ -93,22 +93,20 @@ func (c *Ctx) beginWrite() (*exec.Tx, error) {
 // batch all read it; Dispatch releases it. A cursor left open keeps a
 // clone, and its getMores read that snapshot (cursors.go).
 
-// readTx begins a read of the command's snapshot.
-func (c *Ctx) readTx() (*exec.Tx, error) { return c.snap.Read(&c.Env.Engine) }
+// ReadSnapshot begins a read of the command's snapshot
+// (exec.Snapshotter, exec.BuildCmd).
+func (c *Ctx) ReadSnapshot() (*exec.Tx, error) { return c.Snap.Read(&c.Env.Engine) }
 
-// snapshot is the command's snapshot itself, for a read that ends with
+// Snapshot is the command's Snapshot itself, for a read that ends with
 // the command (the caller must not end it).
-func (c *Ctx) snapshot() (*exec.Tx, error) { return c.snap.Shared(&c.Env.Engine) }
+func (c *Ctx) Snapshot() (*exec.Tx, error) { return c.Snap.Shared(&c.Env.Engine) }
 
-// currentTx begins a read of the data as it is now, not of the command's
+// CurrentTx begins a read of the data as it is now, not of the command's
 // snapshot: for loops that wait for another command's commit.
-func (c *Ctx) currentTx() (*exec.Tx, error) { return c.Env.Current() }
+func (c *Ctx) CurrentTx() (*exec.Tx, error) { return c.Env.Current() }
 
-// releaseSnapshot ends the command's snapshot (clones live on).
-func (c *Ctx) releaseSnapshot() { c.snap.Release() }
-
-// ReadSnapshot is the command's read snapshot (exec.Snapshotter).
-func (c *Ctx) ReadSnapshot() (*exec.Tx, error) { return c.readTx() }
+// ReleaseSnapshot ends the command's snapshot (clones live on).
+func (c *Ctx) ReleaseSnapshot() { c.Snap.Release() }
 
 // ctxErr maps a context error to MongoDB's error for the reason.
 func ctxErr(err error) error { return mongoerr.FromContext(err) }
@@ -117,10 +115,10 @@ func ctxErr(err error) error { return mongoerr.FromContext(err) }
 // (exec.AsMongoErr).
 func asMongoErr(err error) *mongoerr.Error { return exec.AsMongoErr(err) }
 
-// snapshotCollection begins a snapshot read and looks up c.DB.name in it
+// SnapshotCollection begins a snapshot read and looks up c.DB.name in it
 // (nil if it does not exist). The caller must roll the transaction back.
-func (c *Ctx) snapshotCollection(name string) (*exec.Tx, *catalog.Collection, error) {
-	tx, err := c.readTx()
+func (c *Ctx) SnapshotCollection(name string) (*exec.Tx, *catalog.Collection, error) {
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -132,11 +130,11 @@ func (c *Ctx) snapshotCollection(name string) (*exec.Tx, *catalog.Collection, er
 	return tx, coll, nil
 }
 
-// collectionMeta returns the catalog entry of db.name as it is now (nil
+// CollectionMeta returns the catalog entry of db.name as it is now (nil
 // if there is none), for decisions made before the command's own
 // transaction.
-func (c *Ctx) collectionMeta(name string) (*catalog.Collection, error) {
-	tx, coll, err := c.snapshotCollection(name)
+func (c *Ctx) CollectionMeta(name string) (*catalog.Collection, error) {
+	tx, coll, err := c.SnapshotCollection(name)
 	if err != nil {
 		return nil, err
 	}

@@ -29,16 +29,16 @@ type tailOptions struct {
 // parseTailable reads tailable, awaitData and oplogReplay (accepted: a
 // no-op since mongod 4.4, which seeks the oplog's ts range by itself, as
 // Cairn does) and applies mongod's rules between them.
-func parseTailable(c *Ctx, a args, spec *exec.FindSpec, singleBatch bool) (tailOptions, error) {
+func parseTailable(c *Ctx, a Args, spec *exec.FindSpec, singleBatch bool) (tailOptions, error) {
 	var t tailOptions
 	var err error
-	if t.tailable, _, err = a.boolean("tailable"); err != nil {
+	if t.tailable, _, err = a.Boolean("tailable"); err != nil {
 		return t, err
 	}
-	if t.awaitData, _, err = a.boolean("awaitData"); err != nil {
+	if t.awaitData, _, err = a.Boolean("awaitData"); err != nil {
 		return t, err
 	}
-	if _, _, err = a.boolean("oplogReplay"); err != nil {
+	if _, _, err = a.Boolean("oplogReplay"); err != nil {
 		return t, err
 	}
 	if t.awaitData && !t.tailable {
@@ -64,7 +64,7 @@ func parseTailable(c *Ctx, a args, spec *exec.FindSpec, singleBatch bool) (tailO
 
 // findTailable answers a tailable find.
 func findTailable(c *Ctx, spec *exec.FindSpec, t tailOptions, batchSize int64, batchSet bool) error {
-	tx, coll, err := c.snapshotCollection(spec.Coll)
+	tx, coll, err := c.SnapshotCollection(spec.Coll)
 	if err != nil {
 		return err
 	}
@@ -93,15 +93,15 @@ func findTailable(c *Ctx, spec *exec.FindSpec, t tailOptions, batchSize int64, b
 // getMore; Cairn applies it as the getMore's time limit (the Go driver's
 // RunCommand adds it to every command under a client timeout), which the
 // caller does.
-func awaitTime(a args, cur *exec.Cursor) (time.Duration, error) {
-	v, ok := a.lookup("maxTimeMS")
+func awaitTime(a Args, cur *exec.Cursor) (time.Duration, error) {
+	v, ok := a.Lookup("maxTimeMS")
 	if !ok || v.Type == bson.TypeNull {
 		if cur.AwaitData {
 			return exec.DefaultAwaitTime, nil
 		}
 		return 0, nil
 	}
-	ms, err := numberArg(v)
+	ms, err := NumberArg(v)
 	if err != nil || ms < 0 || ms > 2147483647 {
 		return 0, mongoerr.New(mongoerr.BadValue, "%s value for maxTimeMS is out of range [0, 2147483647]", v.String())
 	}

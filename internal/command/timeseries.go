@@ -13,7 +13,7 @@ import (
 // timeseriesNamed returns db.name of c's database as a time-series
 // collection (nil: it is none), in a read snapshot.
 func timeseriesNamed(c *Ctx, name string) (*exec.Timeseries, error) {
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +27,7 @@ func timeseriesNamed(c *Ctx, name string) (*exec.Timeseries, error) {
 
 // createTimeseries handles create with timeseries.
 func createTimeseries(c *Ctx, name string) error {
-	r, err := exec.ParseTimeseriesCreate(c.DB, name, c.Body, isGenericField)
+	r, err := exec.ParseTimeseriesCreate(c.DB, name, c.Body, IsGenericField)
 	if err != nil {
 		return err
 	}
@@ -36,9 +36,9 @@ func createTimeseries(c *Ctx, name string) error {
 		return err
 	}
 	if r.Collation != nil {
-		c.Env.collations.Note(&c.Env.Engine)
+		c.Env.Collations.Note(&c.Env.Engine)
 	}
-	return c.writeTx(wc.durability(), func(tx *exec.Tx) error { return c.Env.CreateTimeseries(c, tx, r) })
+	return c.WriteTx(wc.durability(), func(tx *exec.Tx) error { return c.Env.CreateTimeseries(c, tx, r) })
 }
 
 // timeseriesIndexes rewrites createIndexes on a time-series collection
@@ -93,11 +93,11 @@ func timeseriesCollMod(c *Ctx, name string, wc writeConcern) (ok bool, err error
 	if err != nil || ts == nil {
 		return false, err
 	}
-	ch, err := exec.ParseTimeseriesCollMod(c.Body, isGenericField)
+	ch, err := exec.ParseTimeseriesCollMod(c.Body, IsGenericField)
 	if err != nil {
 		return true, err
 	}
-	return true, c.writeTx(wc.durability(), func(tx *exec.Tx) error { return c.Env.CollModTimeseries(tx, c.DB, name, ch) })
+	return true, c.WriteTx(wc.durability(), func(tx *exec.Tx) error { return c.Env.CollModTimeseries(tx, c.DB, name, ch) })
 }
 
 // timeseriesUpdate runs an update statement (raw, parsed as st) on a

@@ -9,7 +9,7 @@ package command
 //
 // A statement reads the transaction's concurrent kv transaction (the
 // command's snapshot is it: exec.Snapshot.UseTxn) and writes in it
-// (writeTx runs fn on it and commits nothing); oplog entries are buffered
+// (WriteTx runs fn on it and commits nothing); oplog entries are buffered
 // by the oplog (oplog/txn.go). Any error of a statement aborts the
 // transaction, as mongod's. commitTransaction commits the kv transaction
 // with the write concern's durability; inside that commit (kv.Tx.OnCommit,
@@ -27,25 +27,25 @@ import (
 
 // commitTransaction commits the session's transaction.
 func commitTransaction(c *Ctx) error {
-	if c.sess == nil || c.sess.slot == nil {
+	if c.Sess == nil || c.Sess.Slot == nil {
 		return mongoerr.New(mongoerr.InvalidOptions, "commitTransaction must be run within a session")
 	}
-	slot := c.sess.slot
+	slot := c.Sess.Slot
 	wc, err := parseWriteConcern(c)
 	if err != nil {
 		return err
 	}
 	if slot.State == session.TxnCommitted {
 		// A retried commit: its outcome again, once durable as asked.
-		if err := c.writeTx(wc.durability(), func(*exec.Tx) error { return nil }); err != nil {
+		if err := c.WriteTx(wc.durability(), func(*exec.Tx) error { return nil }); err != nil {
 			return err
 		}
-		c.opTime = max(c.opTime, repl.Timestamp(slot.CommitTS))
+		c.LastOpTime = max(c.LastOpTime, repl.Timestamp(slot.CommitTS))
 		return nil
 	}
 	tx := slot.Tx
 	tx.Lend(false)
-	k, n := c.sess.key, slot.Number
+	k, n := c.Sess.Key, slot.Number
 	var ts repl.Timestamp
 	tx.OnCommit(func(wt *exec.Tx) error {
 		ops := c.Env.Oplog.TakeTxn(tx)
@@ -68,22 +68,22 @@ func commitTransaction(c *Ctx) error {
 	}
 	slot.CommitTS = int64(ts)
 	slot.End(true)
-	c.txn = nil
-	c.txTS = ts
-	c.committedTx()
+	c.Txn = nil
+	c.TxTS = ts
+	c.CommittedTx()
 	return nil
 }
 
 // abortTransaction aborts the session's transaction.
 func abortTransaction(c *Ctx) error {
-	if c.sess == nil || c.sess.slot == nil {
+	if c.Sess == nil || c.Sess.Slot == nil {
 		return mongoerr.New(mongoerr.InvalidOptions, "abortTransaction must be run within a session")
 	}
 	if _, err := parseWriteConcern(c); err != nil {
 		return err
 	}
-	c.sess.slot.End(false)
-	c.txn = nil
+	c.Sess.Slot.End(false)
+	c.Txn = nil
 	return nil
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/cairndb/cairn/internal/session"
 )
 
-func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*exec.UpdateStmt, error) {
+func parseUpdateStmt(c *Ctx, a Args, st bson.Doc) (*exec.UpdateStmt, error) {
 	s := &exec.UpdateStmt{}
 	var q bson.Doc
 	var u, collation, hint bson.Value
@@ -49,7 +49,7 @@ func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*exec.UpdateStmt, error) {
 
 // compileUpdate parses one statement into s; constants is its c
 // (variables for an update pipeline, beside the command's let).
-func compileUpdate(c *Ctx, a args, s *exec.UpdateStmt, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc, constants bson.Doc) error {
+func compileUpdate(c *Ctx, a Args, s *exec.UpdateStmt, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc, constants bson.Doc) error {
 	opts, err := stmtOptions(c, a, u, collation, constants)
 	if err != nil {
 		return err
@@ -64,7 +64,7 @@ func compileUpdate(c *Ctx, a args, s *exec.UpdateStmt, q bson.Doc, u, collation,
 		return mongoerr.New(mongoerr.FailedToParse, "multi update is not supported for replacement-style update")
 	}
 	if hint.Type != 0 {
-		coll, _ := c.collectionArg()
+		coll, _ := c.CollectionArg()
 		if err := checkHint(c, coll, hint); err != nil {
 			return err
 		}
@@ -77,7 +77,7 @@ func compileUpdate(c *Ctx, a args, s *exec.UpdateStmt, q bson.Doc, u, collation,
 // one before any statement runs: as in mongod, which parses update
 // pipelines with the command, an invalid one fails the command (ok: 0)
 // rather than being a statement's write error.
-func checkUpdatePipelines(c *Ctx, a args, stmts []bson.Doc) error {
+func checkUpdatePipelines(c *Ctx, a Args, stmts []bson.Doc) error {
 	for _, st := range stmts {
 		u, _ := st.Lookup("u")
 		if u.Type != bson.TypeArray {
@@ -102,8 +102,8 @@ func checkUpdatePipelines(c *Ctx, a args, stmts []bson.Doc) error {
 // stmtOptions are one update statement's query options: its collation and
 // the command's let with the statement's constants c (variables for an
 // update pipeline).
-func stmtOptions(c *Ctx, a args, u, collation bson.Value, constants bson.Doc) (*query.Options, error) {
-	name, _ := c.collectionArg()
+func stmtOptions(c *Ctx, a Args, u, collation bson.Value, constants bson.Doc) (*query.Options, error) {
+	name, _ := c.CollectionArg()
 	opts, err := queryOptionsFor(c, a, collation, name)
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func update(c *Ctx) error {
 		return err
 	}
 	defer w.cancel()
-	a := newArgs(c)
+	a := NewArgs(c)
 	stmts := w.stmts
 	if err := checkUpdatePipelines(c, a, stmts); err != nil {
 		return err
@@ -145,11 +145,11 @@ func update(c *Ctx) error {
 	}
 	var ups []upserted
 	var errs []writeError
-	var rs *retryState
+	var rs *RetryState
 	n, nModified := 0, 0
-	err = c.writeTx(w.wc.durability(), func(tx *exec.Tx) error {
-		n, nModified, ups = 0, 0, nil // from scratch when retried (writeTx)
-		if rs, err = c.beginRetryable(tx, len(w.stmts)); err != nil {
+	err = c.WriteTx(w.wc.durability(), func(tx *exec.Tx) error {
+		n, nModified, ups = 0, 0, nil // from scratch when retried (WriteTx)
+		if rs, err = c.BeginRetryable(tx, len(w.stmts)); err != nil {
 			return err
 		}
 		coll, err := catalog.Get(tx, c.DB, w.name)
@@ -157,7 +157,7 @@ func update(c *Ctx) error {
 			return err
 		}
 		errs, err = w.run(func(i int, raw bson.Doc) (err error) {
-			if res, ok, err := rs.executed(i); err != nil {
+			if res, ok, err := rs.Executed(i); err != nil {
 				return fatal(err)
 			} else if ok {
 				n += int(res.N)
@@ -167,8 +167,8 @@ func update(c *Ctx) error {
 				}
 				return nil
 			}
-			sc := beginStatement(c)
-			defer func() { sc.end("update", w.name, raw, err) }()
+			sc := BeginStatement(c)
+			defer func() { sc.End("update", w.name, raw, err) }()
 			st, err := parseUpdateStmt(c, a, raw)
 			if err != nil {
 				return err
@@ -176,9 +176,9 @@ func update(c *Ctx) error {
 			if rs != nil && st.Multi {
 				return mongoerr.New(mongoerr.InvalidOptions, "Cannot use (or request) retryable writes with multi=true")
 			}
-			rs.start(i)
-			sc.c.stmt = c.stmt // the statement's copy of c writes it
-			if h := c.Env.state.updateHook; h != nil {
+			rs.Start(i)
+			sc.c.Stmt = c.Stmt // the statement's copy of c writes it
+			if h := c.Env.State.UpdateHook; h != nil {
 				st.Hook = func() { h(sc.c) }
 			}
 			var res exec.UpdateResult
@@ -187,11 +187,11 @@ func update(c *Ctx) error {
 			} else if ts != nil {
 				res, err = timeseriesUpdate(sc.c, tx, ts, raw, st)
 				if err != nil {
-					rs.abandon()
+					rs.Abandon()
 					return err
 				}
 			} else if res, coll, err = c.Env.ApplyUpdate(sc.c, tx, c.DB, w.name, coll, st); err != nil {
-				rs.abandon()
+				rs.Abandon()
 				return err
 			}
 			n += res.Matched
@@ -204,20 +204,20 @@ func update(c *Ctx) error {
 				ups = append(ups, upserted{i, rec.Upserted})
 			}
 			if res.Modified == 0 && res.Upserted.Type == 0 {
-				rs.abandon() // wrote nothing: a retry runs it again, as mongod's
+				rs.Abandon() // wrote nothing: a retry runs it again, as mongod's
 				return nil
 			}
-			return fatal(rs.done(i, rec))
+			return fatal(rs.Done(i, rec))
 		})
 		if err != nil {
 			return err
 		}
-		return rs.finish()
+		return rs.Finish()
 	})
 	if err != nil {
 		return err
 	}
-	if c.txn != nil && len(errs) > 0 {
+	if c.Txn != nil && len(errs) > 0 {
 		return errs[0].err // in a transaction a statement's error fails the command
 	}
 	c.Env.Stats.Update.Add(int64(len(stmts)))
@@ -236,7 +236,7 @@ func update(c *Ctx) error {
 		}
 		r.End()
 	}
-	rs.appendRetried(r)
+	rs.AppendRetried(r)
 	appendWriteErrors(c, errs)
 	return nil
 }

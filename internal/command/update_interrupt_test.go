@@ -13,8 +13,8 @@ import (
 // setUpdateHook installs h as updateHook for the test.
 func setUpdateHook(t *testing.T, env *Env, h func(c *Ctx)) {
 	t.Helper()
-	env.state.updateHook = h
-	t.Cleanup(func() { env.state.updateHook = nil })
+	env.State.UpdateHook = h
+	t.Cleanup(func() { env.State.UpdateHook = nil })
 }
 
 // TestUpdateInterruptedRollsBack: an update statement interrupted while it

@@ -18,8 +18,8 @@ import (
 // requirer is the command's connection as auth.Requirer.
 type requirer struct{ c *Ctx }
 
-func (r requirer) Require(db string, a auth.Action) error { return r.c.require(db, a) }
-func (r requirer) NotAuthorized(db string) error          { return notAuthorized(r.c, db) }
+func (r requirer) Require(db string, a auth.Action) error { return r.c.Require(db, a) }
+func (r requirer) NotAuthorized(db string) error          { return NotAuthorized(r.c, db) }
 
 // parseRoles reads a roles array (auth.ParseRoleRefs).
 func parseRoles(c *Ctx, field string, v bson.Value) ([]auth.RoleRef, error) {
@@ -28,7 +28,7 @@ func parseRoles(c *Ctx, field string, v bson.Value) ([]auth.RoleRef, error) {
 
 // userNameArg is the command's first field: the user's name.
 func userNameArg(c *Ctx) (string, error) {
-	v := newArgs(c).first()
+	v := NewArgs(c).First()
 	if v.Type != bson.TypeString {
 		return "", mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type 'string'", c.Name, c.Name, v.Type)
 	}
@@ -43,15 +43,15 @@ func userNameArg(c *Ctx) (string, error) {
 
 // passwordArg reads pwd (and refuses digestPassword: false, which only
 // pre-digested SCRAM-SHA-1 passwords use).
-func passwordArg(a args) (string, bool, error) {
-	pwd, ok, err := a.str("pwd")
+func passwordArg(a Args) (string, bool, error) {
+	pwd, ok, err := a.Str("pwd")
 	if err != nil || !ok {
 		return "", ok, err
 	}
 	if pwd == "" {
 		return "", false, mongoerr.New(mongoerr.BadValue, "Password cannot be empty")
 	}
-	if digest, set, err := a.boolean("digestPassword"); err != nil {
+	if digest, set, err := a.Boolean("digestPassword"); err != nil {
 		return "", false, err
 	} else if set && !digest {
 		return "", false, mongoerr.New(mongoerr.BadValue, "Use of SCRAM-SHA-256 requires undigested passwords")
@@ -65,7 +65,7 @@ func userTx(c *Ctx, m *auth.Manager, fn func(tx *exec.Tx) error) error {
 	if _, err := parseWriteConcern(c); err != nil {
 		return err
 	}
-	if err := c.writeTx(exec.Sync, fn); err != nil {
+	if err := c.WriteTx(exec.Sync, fn); err != nil {
 		return err
 	}
 	return m.Changed()
@@ -77,8 +77,8 @@ func parseUserSpec(c *Ctx) (*auth.Manager, *auth.UserSpec, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	a := newArgs(c)
-	if err := a.check("pwd", "roles", "customData", "mechanisms", "digestPassword"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("pwd", "roles", "customData", "mechanisms", "digestPassword"); err != nil {
 		return nil, nil, err
 	}
 	u := &auth.UserSpec{DB: c.DB, Mechs: auth.Mechanisms}
@@ -88,18 +88,18 @@ func parseUserSpec(c *Ctx) (*auth.Manager, *auth.UserSpec, error) {
 	if u.Pwd, u.SetPwd, err = passwordArg(a); err != nil {
 		return nil, nil, err
 	}
-	if rv, ok := a.lookup("roles"); ok {
+	if rv, ok := a.Lookup("roles"); ok {
 		if u.Roles, err = parseRoles(c, "roles", rv); err != nil {
 			return nil, nil, err
 		}
 		u.SetRoles = true
 	}
-	if u.Custom, u.SetCustom, err = a.doc("customData"); err != nil {
+	if u.Custom, u.SetCustom, err = a.Doc("customData"); err != nil {
 		return nil, nil, err
 	} else if u.SetCustom {
 		u.Custom = bson.Doc(append([]byte(nil), u.Custom...))
 	}
-	if arr, ok, err := a.array("mechanisms"); err != nil {
+	if arr, ok, err := a.Array("mechanisms"); err != nil {
 		return nil, nil, err
 	} else if ok {
 		if u.Mechs, err = auth.ParseMechanisms(c.Name, arr); err != nil {
@@ -141,7 +141,7 @@ func userRequest(c *Ctx) (*auth.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m, newArgs(c).check()
+	return m, NewArgs(c).Check()
 }
 
 func dropUser(c *Ctx) error {
@@ -175,8 +175,8 @@ func changeRoles(c *Ctx, grant bool) error {
 	if err != nil {
 		return err
 	}
-	a := newArgs(c)
-	if err := a.check("roles"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("roles"); err != nil {
 		return err
 	}
 	name, err := userNameArg(c)
@@ -206,34 +206,34 @@ func usersInfo(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := newArgs(c)
-	if err := a.check("showCredentials", "showCustomData", "showPrivileges", "showAuthenticationRestrictions", "filter"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("showCredentials", "showCustomData", "showPrivileges", "showAuthenticationRestrictions", "filter"); err != nil {
 		return err
 	}
-	if _, ok := a.lookup("filter"); ok {
+	if _, ok := a.Lookup("filter"); ok {
 		return mongoerr.New(mongoerr.CommandNotSupported, "Cairn does not support usersInfo's filter")
 	}
 	var o auth.UsersInfoOptions
-	if o.Credentials, _, err = a.boolean("showCredentials"); err != nil {
+	if o.Credentials, _, err = a.Boolean("showCredentials"); err != nil {
 		return err
 	}
 	var set bool
-	if o.CustomData, set, err = a.boolean("showCustomData"); err != nil {
+	if o.CustomData, set, err = a.Boolean("showCustomData"); err != nil {
 		return err
 	} else if !set {
 		o.CustomData = true
 	}
-	if o.Privileges, _, err = a.boolean("showPrivileges"); err != nil {
+	if o.Privileges, _, err = a.Boolean("showPrivileges"); err != nil {
 		return err
 	}
-	target, err := auth.ParseInfoTarget(c.Name, c.DB, a.first(), false)
+	target, err := auth.ParseInfoTarget(c.Name, c.DB, a.First(), false)
 	if err != nil {
 		return err
 	}
-	if err := auth.MayViewUsers(m, c.Conn.session(), requirer{c}, c.DB, target); err != nil {
+	if err := auth.MayViewUsers(m, c.Conn.Session(), requirer{c}, c.DB, target); err != nil {
 		return err
 	}
-	tx, err := c.readTx()
+	tx, err := c.ReadSnapshot()
 	if err != nil {
 		return err
 	}

@@ -11,22 +11,22 @@ import (
 // entries its documents produce. full: true also runs the storage engine's
 // page checker over the whole file.
 func validate(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("full", "repair", "metadata", "checkBSONConformance", "background", "scandata"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("full", "repair", "metadata", "checkBSONConformance", "background", "scandata"); err != nil {
 		return err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return err
 	}
-	if rep, _, _ := a.boolean("repair"); rep {
+	if rep, _, _ := a.Boolean("repair"); rep {
 		return mongoerr.New(mongoerr.CommandNotSupported, "validate with repair is not supported by Cairn")
 	}
-	full, _, err := a.boolean("full")
+	full, _, err := a.Boolean("full")
 	if err != nil {
 		return err
 	}
-	tx, coll, err := c.snapshotCollection(name)
+	tx, coll, err := c.SnapshotCollection(name)
 	if err != nil {
 		return err
 	}
@@ -46,11 +46,11 @@ func validate(c *Ctx) error {
 // files, as mongod's fsync does. fsync with lock (fsyncLock) is not
 // supported.
 func fsyncCmd(c *Ctx) error {
-	a := newArgs(c)
-	if err := a.check("lock", "async", "forBackup", "fsyncLockAcquisitionTimeoutMillis"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("lock", "async", "forBackup", "fsyncLockAcquisitionTimeoutMillis"); err != nil {
 		return err
 	}
-	if lock, _, _ := a.boolean("lock"); lock {
+	if lock, _, _ := a.Boolean("lock"); lock {
 		return mongoerr.New(mongoerr.CommandNotSupported, "fsync with lock: true (fsyncLock) is not supported by Cairn")
 	}
 	if err := c.Env.KV.Checkpoint(c); err != nil {

@@ -10,7 +10,7 @@ import (
 
 // isView reports whether db.name is a view.
 func isView(c *Ctx, name string) (bool, error) {
-	coll, err := c.collectionMeta(name)
+	coll, err := c.CollectionMeta(name)
 	if err != nil || coll == nil {
 		return false, err
 	}
@@ -20,19 +20,19 @@ func isView(c *Ctx, name string) (bool, error) {
 
 // createView handles create with viewOn and pipeline.
 func createView(c *Ctx, name string) error {
-	a := newArgs(c)
-	if err := a.check("viewOn", "pipeline", "collation", "writeConcern"); err != nil {
+	a := NewArgs(c)
+	if err := a.Check("viewOn", "pipeline", "collation", "writeConcern"); err != nil {
 		return err
 	}
-	viewOn, _, err := a.str("viewOn")
+	viewOn, _, err := a.Str("viewOn")
 	if err != nil {
 		return err
 	}
-	pipeline, ok, err := a.array("pipeline")
+	pipeline, ok, err := a.Array("pipeline")
 	if err != nil {
 		return err
 	}
-	collation, _ := a.lookup("collation")
+	collation, _ := a.Lookup("collation")
 	view, err := exec.ParseViewDef(c.DB, name, viewOn, pipeline, ok, collation)
 	if err != nil {
 		return err
@@ -42,9 +42,9 @@ func createView(c *Ctx, name string) error {
 		return err
 	}
 	if view.Collation != nil {
-		c.Env.collations.Note(&c.Env.Engine)
+		c.Env.Collations.Note(&c.Env.Engine)
 	}
-	return c.writeTx(wc.durability(), func(tx *exec.Tx) error { return c.Env.CreateView(tx, view) })
+	return c.WriteTx(wc.durability(), func(tx *exec.Tx) error { return c.Env.CreateView(tx, view) })
 }
 
 // viewAggregate reports whether the command's collection is a view, and

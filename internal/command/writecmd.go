@@ -24,11 +24,11 @@ type writeCmd struct {
 // accepting the extra top-level fields given, and checks every statement's
 // shape against spec (nil: documents to insert, checked on insert).
 func parseWriteCmd(c *Ctx, field string, spec map[string]stmtField, extra ...string) (*writeCmd, error) {
-	a := newArgs(c)
-	if err := a.check(append([]string{field, "ordered"}, extra...)...); err != nil {
+	a := NewArgs(c)
+	if err := a.Check(append([]string{field, "ordered"}, extra...)...); err != nil {
 		return nil, err
 	}
-	name, err := c.collectionArg()
+	name, err := c.CollectionArg()
 	if err != nil {
 		return nil, err
 	}
@@ -39,12 +39,12 @@ func parseWriteCmd(c *Ctx, field string, spec map[string]stmtField, extra ...str
 	if w.wc, err = parseWriteConcern(c); err != nil {
 		return nil, err
 	}
-	if v, ok, err := a.boolean("ordered"); err != nil {
+	if v, ok, err := a.Boolean("ordered"); err != nil {
 		return nil, err
 	} else if ok {
 		w.ordered = v
 	}
-	stmts, ok, err := c.docs(field)
+	stmts, ok, err := c.Docs(field)
 	if err != nil {
 		return nil, err
 	}

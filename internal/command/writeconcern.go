@@ -32,8 +32,8 @@ func parseWriteConcern(c *Ctx) (writeConcern, error) {
 		return writeConcern{wc}, err
 	}
 	if replSet {
-		c.wcPending = wc.Satisfiable(c.Env.Repl.Status().Config)
-		c.wc = wc
+		c.WCPending = wc.Satisfiable(c.Env.Repl.Status().Config)
+		c.WC = wc
 	}
 	return writeConcern{wc}, nil
 }

@@ -8,9 +8,9 @@ import (
 	"github.com/cairndb/cairn/internal/opctx"
 )
 
-// writer opens a collection writer for this command, honouring its
-// bypassDocumentValidation.
-func (c *Ctx) writer(tx *exec.Tx, coll *catalog.Collection) (*exec.CollWriter, error) {
+// Writer opens a collection writer for this command, honouring its
+// bypassDocumentValidation (exec.AggCommand, exec.WriteCmd).
+func (c *Ctx) Writer(tx *exec.Tx, coll *catalog.Collection) (*exec.CollWriter, error) {
 	if c.Env.Oplog != nil && coll.IsOplog() {
 		// In replica-set mode only the oplog's own writer appends to it; a
 		// standalone's local.oplog.rs is an ordinary capped collection
@@ -24,7 +24,7 @@ func (c *Ctx) writer(tx *exec.Tx, coll *catalog.Collection) (*exec.CollWriter, e
 	if v, ok := c.Body.Lookup("bypassDocumentValidation"); ok && v.Truthy() {
 		w.Bypass = true
 	}
-	w.Figs = writeFiguresOf(c)
+	w.Figs = WriteFiguresOf(c)
 	w.C = c
 	w.Oplog = c.Env.Oplog
 	for _, x := range w.Indexes {
@@ -33,17 +33,9 @@ func (c *Ctx) writer(tx *exec.Tx, coll *catalog.Collection) (*exec.CollWriter, e
 	return w, nil
 }
 
-// Writer is writer, for the execution layer (exec.AggCommand).
-func (c *Ctx) Writer(tx *exec.Tx, coll *catalog.Collection) (*exec.CollWriter, error) {
-	return c.writer(tx, coll)
-}
-
 // WriteFigures are the command's write figures (exec.WriteCmd; nil: none
 // kept).
-func (c *Ctx) WriteFigures() *exec.WriteFigures { return writeFiguresOf(c) }
-
-// WriteTx is writeTx, for the execution layer (exec.AggCommand).
-func (c *Ctx) WriteTx(d exec.Durability, fn func(tx *exec.Tx) error) error { return c.writeTx(d, fn) }
+func (c *Ctx) WriteFigures() *exec.WriteFigures { return WriteFiguresOf(c) }
 
 // WarnInvalid logs a document that fails a validator whose
 // validationAction is "warn", as mongod does (STORAGE, id 20294); extra
@@ -53,6 +45,6 @@ func (c *Ctx) WarnInvalid(ns string, doc, extra bson.Doc) {
 		return
 	}
 	errInfo, _ := extra.Lookup("errInfo")
-	c.Env.Log.Warn("Document would fail validation", "c", "STORAGE", "id", 20294, "ctx", connCtxName(c),
+	c.Env.Log.Warn("Document would fail validation", "c", "STORAGE", "id", 20294, "ctx", ConnCtxName(c),
 		"namespace", ns, "document", opctx.LoggedDoc(doc), "errInfo", opctx.LoggedDoc(errInfo.Document()))
 }
