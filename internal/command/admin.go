@@ -54,7 +54,7 @@ func listCommands(c *Ctx) error {
 }
 
 func getLog(c *Ctx) error {
-	first := NewArgs(c).First()
+	first := newArgs(c).First()
 	if first.Type != bson.TypeString {
 		return mongoerr.New(mongoerr.TypeMismatch, "Argument to getLog must be of type String; found %s of type %s", first.String(), first.Type)
 	}
@@ -93,7 +93,7 @@ func getLog(c *Ctx) error {
 // dropConnections drops outgoing connection pools to the given hosts; a
 // standalone Cairn keeps none, so there is nothing to drop.
 func dropConnections(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("hostAndPort"); err != nil {
 		return err
 	}

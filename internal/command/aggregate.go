@@ -13,7 +13,7 @@ import (
 // whose source is exec.AggSource (exec/aggsource.go); $out and $merge run
 // to completion in the command and write in one transaction.
 func aggregate(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("pipeline", "cursor", "explain", "allowDiskUse", "collation", "hint", "let",
 		"bypassDocumentValidation", "fromMongos", "needsMerge", "isMapReduceCommand", "rawData"); err != nil {
 		return err
@@ -146,7 +146,7 @@ func expandView(c *Ctx, name string, stages []bson.Doc) (string, []bson.Doc, err
 	return source, append(vstages, stages...), nil
 }
 
-func lookupBatchSize(a Args) (bson.Value, bool) {
+func lookupBatchSize(a args) (bson.Value, bool) {
 	cur, ok, _ := a.Doc("cursor")
 	if !ok {
 		return bson.Value{}, false
@@ -154,7 +154,7 @@ func lookupBatchSize(a Args) (bson.Value, bool) {
 	return cur.Lookup("batchSize")
 }
 
-func pipelineArg(a Args) ([]bson.Doc, error) {
+func pipelineArg(a args) ([]bson.Doc, error) {
 	stagesDoc, ok, err := a.Array("pipeline")
 	if err != nil {
 		return nil, err

@@ -23,7 +23,7 @@ func authManager(c *Ctx) (*auth.Manager, error) {
 
 // saslPayload reads a SASL payload: binary data (or a string, which some
 // shells send).
-func saslPayload(a Args, field string) ([]byte, error) {
+func saslPayload(a args, field string) ([]byte, error) {
 	v, ok := a.Lookup(field)
 	if !ok {
 		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.%s' is missing but a required field", a.Cmd, field)
@@ -46,7 +46,7 @@ func appendSASLStep(r *bson.Builder, st auth.SASLStep) {
 
 // startSASL parses a saslStart document (the command, or hello's
 // speculativeAuthenticate) and runs the first step.
-func startSASL(c *Ctx, m *auth.Manager, a Args, db string) (auth.SASLStep, error) {
+func startSASL(c *Ctx, m *auth.Manager, a args, db string) (auth.SASLStep, error) {
 	mech, ok, err := a.Str("mechanism")
 	if err != nil {
 		return auth.SASLStep{}, err
@@ -74,7 +74,7 @@ func saslStart(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("mechanism", "payload", "autoAuthorize", "options"); err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func saslContinue(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("conversationId", "payload"); err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func saslContinue(c *Ctx) error {
 // "db.user", and the first SASL step of speculativeAuthenticate (omitted
 // when it fails: the client then authenticates normally and gets the
 // error).
-func helloAuth(c *Ctx, a Args) error {
+func helloAuth(c *Ctx, a args) error {
 	m := c.Env.Auth
 	if m == nil || c.Conn == nil {
 		return nil
@@ -150,7 +150,7 @@ func helloAuth(c *Ctx, a Args) error {
 	if _, ok := spec.Lookup("saslStart"); !ok {
 		return nil // MONGODB-X509's authenticate: not supported, not answered
 	}
-	sa := Args{Cmd: "saslStart", Body: spec}
+	sa := args{Cmd: "saslStart", Body: spec}
 	db := "admin"
 	if v, ok := spec.Lookup("db"); ok && v.Type == bson.TypeString {
 		db = v.StringValue()
@@ -174,7 +174,7 @@ func logout(c *Ctx) error {
 }
 
 func connectionStatus(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("showPrivileges"); err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 )
 
 func convertToCapped(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("size"); err != nil {
 		return err
 	}
@@ -30,7 +30,7 @@ func convertToCapped(c *Ctx) error {
 }
 
 func cloneCollectionAsCapped(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("toCollection", "size", "temp"); err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/cairndb/cairn/internal/agg"
 	"github.com/cairndb/cairn/internal/auth"
 	"github.com/cairndb/cairn/internal/changestream"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
@@ -23,7 +24,7 @@ func isChangeStream(stages []bson.Doc) bool {
 
 // changeStream opens a change stream on the aggregate's namespace (name ""
 // for {aggregate: 1}) and answers its first batch.
-func changeStream(c *Ctx, a Args, name string, stages []bson.Doc, batchSize int64, explain bool) error {
+func changeStream(c *Ctx, a args, name string, stages []bson.Doc, batchSize int64, explain bool) error {
 	if c.Env.Oplog == nil {
 		return mongoerr.New(mongoerr.ChangeStreamReplicaSetOnly, "The $changeStream stage is only supported on replica sets")
 	}
@@ -101,14 +102,14 @@ func requireEveryDatabase(c *Ctx, actions auth.Action) error {
 		if !m.HasUsers() && s.Loopback {
 			return nil
 		}
-		return NotAuthorized(c, c.DB)
+		return dispatch.NotAuthorized(c, c.DB)
 	}
 	privs, _, err := s.Privileges(m)
 	if err != nil {
 		return err
 	}
 	if !privs.AnyDatabase(actions) {
-		return NotAuthorized(c, c.DB)
+		return dispatch.NotAuthorized(c, c.DB)
 	}
 	return nil
 }

@@ -13,7 +13,7 @@ import (
 )
 
 func setClusterParameter(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check(); err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func setClusterParameter(c *Ctx) error {
 }
 
 func getClusterParameter(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check(); err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func given(collation bson.Value) bool {
 // queryOptionsFor is parseQueryOptions with collection name's default
 // collation when the command gives none; a view refuses another
 // collation than its own.
-func queryOptionsFor(c *Ctx, a Args, collation bson.Value, name string) (*query.Options, error) {
+func queryOptionsFor(c *Ctx, a args, collation bson.Value, name string) (*query.Options, error) {
 	opts, err := parseQueryOptions(a, collation)
 	if err != nil {
 		return opts, err

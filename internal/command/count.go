@@ -7,7 +7,7 @@ import (
 )
 
 func count(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("query", "limit", "skip", "hint", "collation", "fields", "readConcern"); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func count(c *Ctx) error {
 }
 
 func distinct(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("key", "query", "collation", "hint", "readConcern"); err != nil {
 		return err
 	}

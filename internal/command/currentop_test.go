@@ -18,7 +18,8 @@ func TestKillOp(t *testing.T) {
 	env := &Env{}
 	running := ctxWith(t, dbson.D{{Key: "find", Value: "c"}})
 	running.Env = env
-	op := beginOp(running, "find", time.Now())
+	op := env.Ops.Begin(running.Context, 0, "", running.DB, "find", running.Body, time.Now())
+	running.Context = op // as Dispatch registers a command
 	defer env.Ops.End(op)
 	var id int64
 	env.Ops.Each(func(op *opctx.Op) { id = op.ID() })

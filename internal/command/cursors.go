@@ -5,6 +5,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/changestream"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
@@ -39,7 +40,7 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 		r.AppendDocument("postBatchResumeToken", pb.PostBatchResumeToken())
 	}
 	c.Env.Stats.DocsReturned.Add(n)
-	NoteReturned(c, n)
+	dispatch.NoteReturned(c, n)
 	var nc *exec.Cursor
 	if cur == nil {
 		nc = newCursor(c)
@@ -50,7 +51,7 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 	}
 	r.AppendInt64("id", id)
 	r.AppendString("ns", ns)
-	if at := SnapReadTime(c, cur); at != 0 {
+	if at := dispatch.SnapReadTime(c, cur); at != 0 {
 		r.AppendTimestamp("atClusterTime", at.T(), at.I())
 	}
 	r.End()
@@ -61,7 +62,7 @@ func writeBatch(c *Ctx, cur *exec.Cursor, src exec.Source, ns string, limit int6
 // command knows: its owner, its origin's privileges, its session, its
 // snapshot read's time and noCursorTimeout.
 func newCursor(c *Ctx) *exec.Cursor {
-	nc := &exec.Cursor{Owner: CursorOwner(c), Origin: CursorOrigin(c), AtClusterTime: uint64(c.SnapAt)}
+	nc := &exec.Cursor{Owner: dispatch.CursorOwner(c), Origin: dispatch.CursorOrigin(c), AtClusterTime: uint64(c.SnapAt)}
 	if lsid, ok := c.Body.Lookup("lsid"); ok && lsid.Type == bson.TypeDocument {
 		if idv, ok := lsid.Document().Lookup("id"); ok && idv.Type == bson.TypeBinary {
 			nc.Lsid = append([]byte(nil), idv.Data...)
@@ -74,7 +75,7 @@ func newCursor(c *Ctx) *exec.Cursor {
 }
 
 func getMore(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("collection", "batchSize", "maxTimeMS", "term", "lastKnownCommittedOpTime", "comment"); err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func getMore(c *Ctx) error {
 	if cur == nil {
 		return mongoerr.New(mongoerr.CursorNotFound, "cursor id %d not found", id)
 	}
-	if err := MayContinueCursor(c, cur); err != nil {
+	if err := dispatch.MayContinueCursor(c, cur); err != nil {
 		return err
 	}
 	ns := c.DB + "." + coll
@@ -153,7 +154,7 @@ func getMore(c *Ctx) error {
 }
 
 func killCursors(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("cursors"); err != nil {
 		return err
 	}
@@ -181,7 +182,7 @@ func killCursors(c *Ctx) error {
 	// caller may not kill fails the whole command (unknown ids are no
 	// authorization issue: they are reported in cursorsNotFound).
 	for _, id := range list {
-		if cur := c.Env.Cursors.Get(id); cur != nil && !MayKillCursor(c.Env, c.Conn, cur) {
+		if cur := c.Env.Cursors.Get(id); cur != nil && !dispatch.MayKillCursor(c.Env, c.Conn, cur) {
 			return mongoerr.New(mongoerr.Unauthorized, "not authorized to kill cursor on %s", c.DB+"."+coll)
 		}
 	}

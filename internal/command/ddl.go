@@ -2,6 +2,7 @@ package command
 
 import (
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/opctx"
@@ -22,7 +23,7 @@ func create(c *Ctx) error {
 	if _, ok := c.Body.Lookup("timeseries"); ok {
 		return createTimeseries(c, name)
 	}
-	opts, err := exec.ParseCreateOptions(c.DB, name, c.Body, IsGenericField)
+	opts, err := exec.ParseCreateOptions(c.DB, name, c.Body, dispatch.IsGenericField)
 	if err != nil {
 		return err
 	}
@@ -43,7 +44,7 @@ func create(c *Ctx) error {
 }
 
 func drop(c *Ctx) error {
-	if err := NewArgs(c).Check(); err != nil {
+	if err := newArgs(c).Check(); err != nil {
 		return err
 	}
 	name, err := c.CollectionArg()
@@ -76,7 +77,7 @@ func drop(c *Ctx) error {
 }
 
 func dropDatabase(c *Ctx) error {
-	if err := NewArgs(c).Check(); err != nil {
+	if err := newArgs(c).Check(); err != nil {
 		return err
 	}
 	if err := catalog.ValidateDBName(c.DB); err != nil {
@@ -102,7 +103,7 @@ func dropDatabase(c *Ctx) error {
 }
 
 func renameCollection(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("to", "dropTarget", "stayTemp"); err != nil {
 		return err
 	}
@@ -151,7 +152,7 @@ func collMod(c *Ctx) error {
 	if ok, err := timeseriesCollMod(c, name, wc); ok || err != nil {
 		return err
 	}
-	ch, err := exec.ParseCollMod(c.Body, IsGenericField)
+	ch, err := exec.ParseCollMod(c.Body, dispatch.IsGenericField)
 	if err != nil {
 		return err
 	}

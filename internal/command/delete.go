@@ -3,6 +3,7 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/session"
@@ -14,9 +15,9 @@ func deleteCmd(c *Ctx) error {
 		return err
 	}
 	defer w.cancel()
-	a := NewArgs(c)
+	a := newArgs(c)
 	var errs []writeError
-	var rs *RetryState
+	var rs *dispatch.RetryState
 	n, stmts := 0, 0
 	err = c.WriteTx(w.wc.durability(), func(tx *exec.Tx) error {
 		n, stmts = 0, 0 // from scratch when retried (WriteTx)
@@ -40,11 +41,11 @@ func deleteCmd(c *Ctx) error {
 					return mongoerr.New(mongoerr.InvalidOptions, "Cannot use (or request) retryable writes with limit=0")
 				}
 			}
-			sc := BeginStatement(c)
+			sc := dispatch.BeginStatement(c)
 			rs.Start(i)
-			sc.c.Stmt = c.Stmt // the statement's copy of c writes it
-			k, err := deleteOne(sc.c, a, tx, coll, st)
-			sc.stats.Writes().Ndeleted.Add(int64(k))
+			sc.C.Stmt = c.Stmt // the statement's copy of c writes it
+			k, err := deleteOne(sc.C, a, tx, coll, st)
+			sc.Stats.Writes().Ndeleted.Add(int64(k))
 			sc.End("remove", w.name, st, err)
 			n += k
 			if err != nil || k == 0 {
@@ -74,7 +75,7 @@ func deleteCmd(c *Ctx) error {
 }
 
 // deleteOne runs one delete statement {q, limit, collation, hint}.
-func deleteOne(c *Ctx, a Args, tx *exec.Tx, coll *catalog.Collection, st bson.Doc) (int, error) {
+func deleteOne(c *Ctx, a args, tx *exec.Tx, coll *catalog.Collection, st bson.Doc) (int, error) {
 	var q bson.Doc
 	limit := int64(-1)
 	var collation, hint bson.Value
@@ -86,7 +87,7 @@ func deleteOne(c *Ctx, a Args, tx *exec.Tx, coll *catalog.Collection, st bson.Do
 		case "q":
 			q = e.Value.Document()
 		case "limit":
-			limit, _ = NumberArg(e.Value)
+			limit, _ = dispatch.NumberArg(e.Value)
 		case "collation":
 			collation = e.Value
 		case "hint":

@@ -5,22 +5,18 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
-
-// Explain carries explain's verbosity into the explained command.
-type Explain struct {
-	Verbosity string // queryPlanner, executionStats or allPlansExecution
-}
 
 // explain runs {explain: {<command>}, verbosity}: find, count and
 // aggregate describe their plan and, above queryPlanner verbosity, run it
 // and report executionStats; update, delete, findAndModify and distinct
 // describe the plan that selects their documents.
 func explain(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("verbosity"); err != nil {
 		return err
 	}
@@ -58,7 +54,7 @@ func explain(c *Ctx) error {
 	b.AppendString("$db", c.DB)
 	c.Body = b.Finish()
 	c.Name = name
-	c.Explain = &Explain{Verbosity: verbosity}
+	c.Explain = &dispatch.Explain{Verbosity: verbosity}
 	switch name {
 	case "find", "count":
 		return byName[name].Run(c)

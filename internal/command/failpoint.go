@@ -27,7 +27,7 @@ func configureFailPoint(c *Ctx) error {
 	} else {
 		c.Reply.AppendInt64("count", n)
 	}
-	name := NewArgs(c).First()
+	name := newArgs(c).First()
 	mode, _ := c.Body.Lookup("mode")
 	data, _ := c.Body.Lookup("data")
 	c.Env.Log.Warn("Set failpoint", "c", "CONTROL", "id", 23829, "failPointName", name.String(), "mode", mode.String(), "data", data.String())

@@ -5,13 +5,14 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 )
 
 // parseQueryOptions reads collation and let, shared by the CRUD commands.
-func parseQueryOptions(a Args, collation bson.Value) (*query.Options, error) {
+func parseQueryOptions(a args, collation bson.Value) (*query.Options, error) {
 	opts := &query.Options{}
 	// collation: {} is none, as mongod treats it (given).
 	if collation.Type != 0 && collation.Type != bson.TypeNull && !(collation.Type == bson.TypeDocument && len(collation.Document()) <= 5) {
@@ -38,7 +39,7 @@ func withMaxTime(c *Ctx) (context.CancelFunc, error) {
 	if !ok || v.Type == bson.TypeNull {
 		return func() {}, nil
 	}
-	ms, err := NumberArg(v)
+	ms, err := dispatch.NumberArg(v)
 	if err != nil {
 		return nil, mongoerr.New(mongoerr.BadValue, "maxTimeMS must be a number")
 	}
@@ -62,7 +63,7 @@ func find(c *Ctx) error {
 			return err
 		}
 	}
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("filter", "projection", "sort", "skip", "limit", "batchSize", "singleBatch", "hint",
 		"collation", "let", "min", "max", "returnKey", "showRecordId", "tailable", "oplogReplay",
 		"noCursorTimeout", "awaitData", "allowPartialResults", "allowDiskUse", "readOnce", "term", "ntoreturn"); err != nil {
@@ -176,7 +177,7 @@ func find(c *Ctx) error {
 
 // parseFindKeyOptions reads min, max, returnKey and showRecordId (run by
 // exec: findopts.go).
-func parseFindKeyOptions(a Args, spec *exec.FindSpec) error {
+func parseFindKeyOptions(a args, spec *exec.FindSpec) error {
 	var err error
 	var hasMin, hasMax bool
 	if spec.Min, hasMin, err = a.Doc("min"); err != nil {

@@ -3,6 +3,7 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/query"
 )
@@ -117,8 +118,8 @@ func expressFind(c *Ctx) (bool, error) {
 		}
 		// The slow-operation log's figures, as mongod reports IDHACK:
 		// a point lookup.
-		NoteExamined(c, "IDHACK", n, n)
-		NoteReturned(c, n)
+		dispatch.NoteExamined(c, "IDHACK", n, n)
+		dispatch.NoteReturned(c, n)
 	}
 	r.End()
 	r.AppendInt64("id", 0)

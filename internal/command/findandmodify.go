@@ -3,6 +3,7 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
@@ -10,7 +11,7 @@ import (
 )
 
 func findAndModify(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("query", "sort", "remove", "update", "new", "fields", "upsert", "bypassDocumentValidation",
 		"collation", "arrayFilters", "hint", "let"); err != nil {
 		return err
@@ -115,7 +116,7 @@ func findAndModify(c *Ctx) error {
 	}
 	var res exec.UpdateResult
 	var value bson.Doc
-	var rs *RetryState
+	var rs *dispatch.RetryState
 	retried := false
 	err = c.WriteTx(wc.durability(), func(tx *exec.Tx) error {
 		if rs, err = c.BeginRetryable(tx, 1); err != nil {
@@ -149,7 +150,7 @@ func findAndModify(c *Ctx) error {
 
 // findAndModifyReply answers a findAndModify (retried: from its
 // recorded result).
-func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projection, st *exec.UpdateStmt, res exec.UpdateResult, value bson.Doc, rs *RetryState, retried bool) error {
+func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projection, st *exec.UpdateStmt, res exec.UpdateResult, value bson.Doc, rs *dispatch.RetryState, retried bool) error {
 	var err error
 	if remove {
 		c.Env.Stats.Delete.Add(1)
@@ -186,7 +187,7 @@ func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projec
 		r.AppendDocument("value", value)
 	}
 	if retried {
-		r.AppendInt32("retriedStmtId", rs.retried[0])
+		r.AppendInt32("retriedStmtId", rs.Retried[0])
 	}
 	c.Unacknowledged = wc.unacknowledged()
 	return nil
@@ -194,7 +195,7 @@ func findAndModifyReply(c *Ctx, wc writeConcern, remove bool, proj *query.Projec
 
 // finishFindAndModify records a retryable findAndModify that wrote, with
 // the image its value is, in config.image_collection.
-func finishFindAndModify(rs *RetryState, remove, returnNew bool, res exec.UpdateResult, value bson.Doc) error {
+func finishFindAndModify(rs *dispatch.RetryState, remove, returnNew bool, res exec.UpdateResult, value bson.Doc) error {
 	if rs == nil {
 		return nil
 	}
@@ -218,7 +219,7 @@ func finishFindAndModify(rs *RetryState, remove, returnNew bool, res exec.Update
 		return err
 	}
 	if rec.Image != "" {
-		if err := rs.txn.PutImage(rec.Image, value, rs.txn.LastOpTime); err != nil {
+		if err := rs.Txn.PutImage(rec.Image, value, rs.Txn.LastOpTime); err != nil {
 			return err
 		}
 	}
@@ -227,7 +228,7 @@ func finishFindAndModify(rs *RetryState, remove, returnNew bool, res exec.Update
 
 // retriedFindAndModify rebuilds the outcome of an executed findAndModify
 // from its record and image.
-func retriedFindAndModify(rs *RetryState, rec session.StmtResult) (exec.UpdateResult, bson.Doc, error) {
+func retriedFindAndModify(rs *dispatch.RetryState, rec session.StmtResult) (exec.UpdateResult, bson.Doc, error) {
 	res := exec.UpdateResult{Matched: int(rec.N)}
 	if rec.Upserted.Type != 0 {
 		res.Matched = 0
@@ -236,6 +237,6 @@ func retriedFindAndModify(rs *RetryState, rec session.StmtResult) (exec.UpdateRe
 	if rec.Image == "" {
 		return res, nil, nil
 	}
-	img, err := rs.txn.Image(rec.Image)
+	img, err := rs.Txn.Image(rec.Image)
 	return res, img, err
 }

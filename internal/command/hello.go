@@ -27,7 +27,7 @@ var Version = "0.1.0-dev"
 // sends first. It also negotiates wire compression. A replica-set member
 // answers as mongod's HelloResponse (appendReplHello).
 func hello(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if v, ok := a.Lookup("client"); ok && v.Type == bson.TypeDocument && c.Conn.ClientMeta == nil {
 		c.Conn.ClientMeta = bson.Doc(append([]byte(nil), v.Data...))
 	}

@@ -14,7 +14,7 @@ func createIndexes(c *Ctx) error {
 			return err
 		}
 	}
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("indexes", "commitQuorum", "ignoreUnknownIndexOptions", "isTimeseriesNamespace"); err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func createIndexes(c *Ctx) error {
 }
 
 func dropIndexes(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("index"); err != nil {
 		return err
 	}

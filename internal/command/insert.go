@@ -2,6 +2,7 @@ package command
 
 import (
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/session"
@@ -28,7 +29,7 @@ func appendWriteErrors(c *Ctx, errs []writeError) {
 		r.AppendInt32("index", int32(we.index))
 		r.AppendInt32("code", we.err.Code)
 		if we.err.Extra != nil {
-			AppendExtra(r, we.err.Extra)
+			dispatch.AppendExtra(r, we.err.Extra)
 		}
 		r.AppendString("errmsg", we.err.Message)
 		r.End()
@@ -50,7 +51,7 @@ func insert(c *Ctx) error {
 	}
 	defer w.cancel()
 	var errs []writeError
-	var rs *RetryState
+	var rs *dispatch.RetryState
 	n := 0
 	err = c.WriteTx(w.wc.durability(), func(tx *exec.Tx) error {
 		n = 0 // from scratch when retried (WriteTx)
@@ -112,7 +113,7 @@ func insert(c *Ctx) error {
 		return errs[0].err // in a transaction a statement's error fails the command
 	}
 	c.Env.Stats.Insert.Add(int64(n))
-	if f := WriteFiguresOf(c); f != nil {
+	if f := dispatch.WriteFiguresOf(c); f != nil {
 		f.Ninserted.Add(int64(n))
 	}
 	c.Unacknowledged = w.wc.unacknowledged()

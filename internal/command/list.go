@@ -2,6 +2,7 @@ package command
 
 import (
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
@@ -11,7 +12,7 @@ import (
 // catalog reads are exec/listings.go's).
 
 func listDatabases(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("filter", "nameOnly", "authorizedDatabases"); err != nil {
 		return err
 	}
@@ -37,7 +38,7 @@ func listDatabases(c *Ctx) error {
 }
 
 func listCollections(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("filter", "nameOnly", "authorizedCollections", "cursor"); err != nil {
 		return err
 	}
@@ -65,7 +66,7 @@ func listCollections(c *Ctx) error {
 }
 
 // cursorBatchSize reads cursor: {batchSize} of commands that return cursors.
-func cursorBatchSize(a Args) (int64, error) {
+func cursorBatchSize(a args) (int64, error) {
 	cur, ok, err := a.Doc("cursor")
 	if err != nil || !ok {
 		return 0, err
@@ -74,7 +75,7 @@ func cursorBatchSize(a Args) (int64, error) {
 	if !ok {
 		return 0, nil
 	}
-	n, err := NumberArg(v)
+	n, err := dispatch.NumberArg(v)
 	if err != nil {
 		return 0, mongoerr.New(mongoerr.TypeMismatch, "BSON field 'cursor.batchSize' is the wrong type '%s', expected types '[long, int, decimal, double]'", v.Type)
 	}
@@ -85,7 +86,7 @@ func cursorBatchSize(a Args) (int64, error) {
 }
 
 func listIndexes(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("cursor", "includeBuildUUIDs", "includeIndexBuildInfo"); err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func listIndexes(c *Ctx) error {
 
 // listingArgs reads nameOnly and filter, as listDatabases and
 // listCollections take them (filter is nil when absent).
-func listingArgs(a Args) (nameOnly bool, filter *query.Filter, err error) {
+func listingArgs(a args) (nameOnly bool, filter *query.Filter, err error) {
 	if nameOnly, _, err = a.Boolean("nameOnly"); err != nil {
 		return false, nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // compact returns free space to the file system. Cairn's engine compacts
 // the whole data file (every collection) at once, while readers go on.
 func compact(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("force", "dryRun", "freeSpaceTargetMB"); err != nil {
 		return err
 	}
@@ -51,7 +51,7 @@ func compact(c *Ctx) error {
 // them all, as mongod's dbHash does (the values are Cairn's own: they
 // compare Cairn servers, not Cairn with mongod).
 func dbHash(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("collections"); err != nil {
 		return err
 	}

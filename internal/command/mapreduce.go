@@ -11,7 +11,7 @@ import (
 // results inline or writing them through another aggregation. jsMode and
 // verbose are accepted and ignored, as 4.4+ ignores them.
 func mapReduceCmd(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("map", "reduce", "out", "query", "sort", "limit", "finalize", "scope", "jsMode", "verbose",
 		"bypassDocumentValidation", "collation", "readConcern", "writeConcern"); err != nil {
 		return err
@@ -114,7 +114,7 @@ func mapReduceCmd(c *Ctx) error {
 
 // mapReduceInput checks query, sort and limit and builds the aggregation
 // that reads the input.
-func mapReduceInput(a Args, name string) (bson.Doc, error) {
+func mapReduceInput(a args, name string) (bson.Doc, error) {
 	query, ok := a.Lookup("query")
 	if ok && query.Type != bson.TypeDocument {
 		return nil, a.WrongType("query", query, "object")

@@ -68,7 +68,7 @@ func record(id int, r *rand.Rand) dbson.D {
 	return d
 }
 
-func dispatch(b *testing.B, env *Env, body dbson.D) {
+func benchDispatch(b *testing.B, env *Env, body dbson.D) {
 	raw, err := dbson.Marshal(append(body, dbson.E{Key: "$db", Value: "ycsb"}))
 	if err != nil {
 		b.Fatal(err)
@@ -157,7 +157,7 @@ func BenchmarkOplogInsert(b *testing.B) {
 					env := diskEnv(b, m.replica)
 					wc := dbson.D{{Key: "w", Value: 1}, {Key: "j", Value: j}}
 					parallel(b, env, clients, func(r *rand.Rand, i int) {
-						dispatch(b, env, dbson.D{{Key: "insert", Value: "usertable"}, {Key: "documents", Value: dbson.A{record(i, r)}}, {Key: "writeConcern", Value: wc}})
+						benchDispatch(b, env, dbson.D{{Key: "insert", Value: "usertable"}, {Key: "documents", Value: dbson.A{record(i, r)}}, {Key: "writeConcern", Value: wc}})
 					})
 				})
 			}
@@ -184,16 +184,16 @@ func BenchmarkOplogYCSBA(b *testing.B) {
 				for k := i; k < i+500; k++ {
 					docs = append(docs, record(k, r))
 				}
-				dispatch(b, env, dbson.D{{Key: "insert", Value: "usertable"}, {Key: "documents", Value: docs}})
+				benchDispatch(b, env, dbson.D{{Key: "insert", Value: "usertable"}, {Key: "documents", Value: docs}})
 			}
 			parallel(b, env, 8, func(r *rand.Rand, i int) {
 				id := fmt.Sprintf("user%d", r.IntN(records))
 				if r.IntN(2) == 0 {
-					dispatch(b, env, dbson.D{{Key: "find", Value: "usertable"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: id}}}, {Key: "limit", Value: 1}, {Key: "singleBatch", Value: true}})
+					benchDispatch(b, env, dbson.D{{Key: "find", Value: "usertable"}, {Key: "filter", Value: dbson.D{{Key: "_id", Value: id}}}, {Key: "limit", Value: 1}, {Key: "singleBatch", Value: true}})
 					return
 				}
 				field := fmt.Sprintf("field%d", r.IntN(10))
-				dispatch(b, env, dbson.D{{Key: "update", Value: "usertable"}, {Key: "updates", Value: dbson.A{dbson.D{{Key: "q", Value: dbson.D{{Key: "_id", Value: id}}},
+				benchDispatch(b, env, dbson.D{{Key: "update", Value: "usertable"}, {Key: "updates", Value: dbson.A{dbson.D{{Key: "q", Value: dbson.D{{Key: "_id", Value: id}}},
 					{Key: "u", Value: dbson.D{{Key: "$set", Value: dbson.D{{Key: field, Value: strings.Repeat("z", 100)}}}}}}}}, w1})
 			})
 		})

@@ -14,7 +14,7 @@ import (
 // (durably, so it survives restarts, as mongod's), the retention for the
 // running process; the log shrinks from its oldest end as writes go on.
 func replSetResizeOplog(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("size", "minRetentionHours"); err != nil {
 		return err
 	}

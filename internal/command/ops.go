@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/opctx"
 	"github.com/cairndb/cairn/internal/session"
 )
@@ -14,7 +15,7 @@ import (
 // and the slow-operation threshold.
 
 func currentOp(c *Ctx) error {
-	req, err := opctx.ParseCurrentOp(c.Body, IsGenericField)
+	req, err := opctx.ParseCurrentOp(c.Body, dispatch.IsGenericField)
 	if err != nil {
 		return err
 	}
@@ -28,7 +29,7 @@ func currentOp(c *Ctx) error {
 }
 
 func killOp(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("op"); err != nil {
 		return err
 	}
@@ -53,10 +54,10 @@ func top(c *Ctx) error {
 // its system.profile: opctx.Profiler) and the slowms threshold that the
 // slow-operation log and level 1 share.
 func profile(c *Ctx) error {
-	req, err := opctx.ParseProfile(c.Body, IsGenericField)
+	req, err := opctx.ParseProfile(c.Body, dispatch.IsGenericField)
 	if err != nil {
 		return err
 	}
-	c.Env.Profiler.ApplyProfile(c.Reply, req, c.DB, &c.Env.SlowMS, c.Env.Log, ConnCtxName(c))
+	c.Env.Profiler.ApplyProfile(c.Reply, req, c.DB, &c.Env.SlowMS, c.Env.Log, dispatch.ConnCtxName(c))
 	return nil
 }

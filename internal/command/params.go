@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/params"
@@ -89,11 +90,11 @@ func setLogLevel(e *Env, n int64) {
 }
 
 func getParameter(c *Ctx) error {
-	return parameters(c.Env).Get(c.Reply, NewArgs(c).First(), c.Body, IsGenericField)
+	return parameters(c.Env).Get(c.Reply, newArgs(c).First(), c.Body, dispatch.IsGenericField)
 }
 
 func setParameter(c *Ctx) error {
-	return parameters(c.Env).Set(c.Reply, c.Body, IsGenericField)
+	return parameters(c.Env).Set(c.Reply, c.Body, dispatch.IsGenericField)
 }
 
 // logRotate rotates the log file, as SIGUSR1 does.

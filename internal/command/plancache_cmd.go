@@ -9,7 +9,7 @@ import (
 // collation) those of one query shape. sort and projection are accepted:
 // Cairn's cache keys on the filter's shape alone.
 func planCacheClear(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("query", "sort", "projection", "collation"); err != nil {
 		return err
 	}

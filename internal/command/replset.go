@@ -31,18 +31,18 @@ func replSetInitiate(c *Ctx) error {
 	if c.Env.Repl == nil {
 		return mongoerr.New(mongoerr.NoReplicationEnabled, "This node was not started with replication enabled.")
 	}
-	return c.Env.Member().Initiate(NewArgs(c).First(), c.Reply)
+	return c.Env.Member().Initiate(newArgs(c).First(), c.Reply)
 }
 
 func replSetGetConfig(c *Ctx) error {
-	if err := NewArgs(c).Check("commitmentStatus", "$_internalIncludeNewlyAdded"); err != nil {
+	if err := newArgs(c).Check("commitmentStatus", "$_internalIncludeNewlyAdded"); err != nil {
 		return err
 	}
 	st, err := replEnabled(c)
 	if err != nil {
 		return err
 	}
-	commitment, _, err := NewArgs(c).Boolean("commitmentStatus")
+	commitment, _, err := newArgs(c).Boolean("commitmentStatus")
 	if err != nil {
 		return err
 	}
@@ -57,18 +57,18 @@ func replSetGetConfig(c *Ctx) error {
 }
 
 func replSetReconfig(c *Ctx) error {
-	if err := NewArgs(c).Check("force", "maxTimeMS"); err != nil {
+	if err := newArgs(c).Check("force", "maxTimeMS"); err != nil {
 		return err
 	}
 	st, err := replEnabled(c)
 	if err != nil {
 		return err
 	}
-	v := NewArgs(c).First()
+	v := newArgs(c).First()
 	if v.Type != bson.TypeDocument {
 		return mongoerr.New(mongoerr.InvalidReplicaSetConfig, "no configuration specified")
 	}
-	force, _, err := NewArgs(c).Boolean("force")
+	force, _, err := newArgs(c).Boolean("force")
 	if err != nil {
 		return err
 	}
@@ -76,17 +76,17 @@ func replSetReconfig(c *Ctx) error {
 }
 
 func replSetStepDown(c *Ctx) error {
-	if err := NewArgs(c).Check("force", "secondaryCatchUpPeriodSecs"); err != nil {
+	if err := newArgs(c).Check("force", "secondaryCatchUpPeriodSecs"); err != nil {
 		return err
 	}
 	if _, err := replEnabled(c); err != nil {
 		return err
 	}
-	force, _, err := NewArgs(c).Boolean("force")
+	force, _, err := newArgs(c).Boolean("force")
 	if err != nil {
 		return err
 	}
-	secs, _ := NewArgs(c).First().AsInt64()
+	secs, _ := newArgs(c).First().AsInt64()
 	if secs == 0 {
 		secs = 60
 	} else if secs < 0 {
@@ -96,7 +96,7 @@ func replSetStepDown(c *Ctx) error {
 	if force {
 		catchUp = 0
 	}
-	if n, ok, err := NewArgs(c).Integer("secondaryCatchUpPeriodSecs"); err != nil {
+	if n, ok, err := newArgs(c).Integer("secondaryCatchUpPeriodSecs"); err != nil {
 		return err
 	} else if ok {
 		catchUp = n
@@ -117,14 +117,14 @@ func replSetFreeze(c *Ctx) error {
 	if _, err := replEnabled(c); err != nil {
 		return err
 	}
-	secs, _ := NewArgs(c).First().AsInt64()
+	secs, _ := newArgs(c).First().AsInt64()
 	return c.Env.Member().Freeze(secs, c.Reply)
 }
 
 // replSetGetStatus reports the set as mongod's prepareStatusResponse does
 // (replset.Member's AppendStatus).
 func replSetGetStatus(c *Ctx) error {
-	if err := NewArgs(c).Check("initialSync"); err != nil {
+	if err := newArgs(c).Check("initialSync"); err != nil {
 		return err
 	}
 	st, err := replEnabled(c)

@@ -18,7 +18,7 @@ import (
 // roleNameArg is the command's first field: the role's name on the
 // request's database.
 func roleNameArg(c *Ctx) (auth.RoleRef, error) {
-	v := NewArgs(c).First()
+	v := newArgs(c).First()
 	if v.Type != bson.TypeString {
 		return auth.RoleRef{}, mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type 'string'", c.Name, c.Name, v.Type)
 	}
@@ -26,7 +26,7 @@ func roleNameArg(c *Ctx) (auth.RoleRef, error) {
 }
 
 // requiredRoles reads a required roles array.
-func requiredRoles(c *Ctx, a Args) ([]auth.RoleRef, error) {
+func requiredRoles(c *Ctx, a args) ([]auth.RoleRef, error) {
 	rv, ok := a.Lookup("roles")
 	if !ok {
 		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.roles' is missing but a required field", c.Name)
@@ -35,7 +35,7 @@ func requiredRoles(c *Ctx, a Args) ([]auth.RoleRef, error) {
 }
 
 // requiredPrivileges reads a required privileges array.
-func requiredPrivileges(c *Ctx, a Args) ([]auth.Privilege, error) {
+func requiredPrivileges(c *Ctx, a args) ([]auth.Privilege, error) {
 	pv, ok := a.Lookup("privileges")
 	if !ok {
 		return nil, mongoerr.New(mongoerr.IDLFailedToParse, "BSON field '%s.privileges' is missing but a required field", c.Name)
@@ -43,7 +43,7 @@ func requiredPrivileges(c *Ctx, a Args) ([]auth.Privilege, error) {
 	return auth.ParsePrivileges(c.Name+".privileges", pv)
 }
 
-func refuseAuthRestrictions(c *Ctx, a Args) error {
+func refuseAuthRestrictions(c *Ctx, a args) error {
 	if v, ok := a.Lookup("authenticationRestrictions"); ok && !(v.Type == bson.TypeArray && len(v.Document()) <= 5) {
 		return mongoerr.New(mongoerr.NotImplemented, "Cairn does not support %s's authenticationRestrictions", c.Name)
 	}
@@ -52,18 +52,18 @@ func refuseAuthRestrictions(c *Ctx, a Args) error {
 
 // roleRequest reads what every role command shares: the auth manager,
 // the command's other fields (fields) and the role it names.
-func roleRequest(c *Ctx, fields ...string) (*auth.Manager, Args, auth.RoleRef, error) {
+func roleRequest(c *Ctx, fields ...string) (*auth.Manager, args, auth.RoleRef, error) {
 	m, err := authManager(c)
 	if err != nil {
-		return nil, Args{}, auth.RoleRef{}, err
+		return nil, args{}, auth.RoleRef{}, err
 	}
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check(fields...); err != nil {
-		return nil, Args{}, auth.RoleRef{}, err
+		return nil, args{}, auth.RoleRef{}, err
 	}
 	ref, err := roleNameArg(c)
 	if err != nil {
-		return nil, Args{}, auth.RoleRef{}, err
+		return nil, args{}, auth.RoleRef{}, err
 	}
 	return m, a, ref, nil
 }
@@ -197,7 +197,7 @@ func rolesInfo(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("showPrivileges", "showBuiltinRoles", "showAuthenticationRestrictions"); err != nil {
 		return err
 	}

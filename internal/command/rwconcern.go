@@ -27,7 +27,7 @@ func defaultWriteConcern(e *Env) (bson.Doc, error) {
 
 // getDefaultRWConcern reports the defaults.
 func getDefaultRWConcern(c *Ctx) error {
-	if err := NewArgs(c).Check("inMemory"); err != nil {
+	if err := newArgs(c).Check("inMemory"); err != nil {
 		return err
 	}
 	d, err := rwDefaults(c.Env)
@@ -41,7 +41,7 @@ func getDefaultRWConcern(c *Ctx) error {
 // setDefaultRWConcern sets the global default read and/or write concern.
 // An empty document unsets one.
 func setDefaultRWConcern(c *Ctx) error {
-	if err := NewArgs(c).Check("defaultReadConcern", "defaultWriteConcern"); err != nil {
+	if err := newArgs(c).Check("defaultReadConcern", "defaultWriteConcern"); err != nil {
 		return err
 	}
 	rv, hasRead := c.Body.Lookup("defaultReadConcern")

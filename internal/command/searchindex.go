@@ -22,7 +22,7 @@ func errSearchIndexes() error {
 // IDL does (the collection, the fields it takes and their types) and
 // answers that Atlas is needed.
 func searchIndexCommand(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if _, err := c.CollectionArg(); err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func searchIndexCommand(c *Ctx) error {
 }
 
 // searchIndexTarget checks id and name, the index a command names.
-func searchIndexTarget(a Args) error {
+func searchIndexTarget(a args) error {
 	for _, f := range []string{"id", "name"} {
 		if _, _, err := a.Str(f); err != nil {
 			return err
@@ -83,7 +83,7 @@ func checkSearchIndexSpec(v bson.Value) error {
 	if v.Type != bson.TypeDocument {
 		return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'createSearchIndexes.indexes' is the wrong type '%s', expected type 'object'", v.Type)
 	}
-	spec := Args{Cmd: "createSearchIndexes.indexes", Body: v.Document()}
+	spec := args{Cmd: "createSearchIndexes.indexes", Body: v.Document()}
 	hasDef := false
 	it := v.Document().Iter()
 	for it.Next() {

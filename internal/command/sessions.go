@@ -10,6 +10,7 @@ package command
 import (
 	"crypto/rand"
 
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/session"
 )
@@ -24,8 +25,8 @@ func startSession(c *Ctx) error {
 	}
 	k.ID[6] = k.ID[6]&0x0f | 0x40 // version 4
 	k.ID[8] = k.ID[8]&0x3f | 0x80 // RFC 4122 variant
-	k.UID = SessionDigest(c)
-	if err := c.Env.Sessions.Vivify(k, SessionUser(c)); err != nil {
+	k.UID = dispatch.SessionDigest(c)
+	if err := c.Env.Sessions.Vivify(k, dispatch.SessionUser(c)); err != nil {
 		return err
 	}
 	r := c.Reply
@@ -39,7 +40,7 @@ func startSession(c *Ctx) error {
 // sessionList reads the array of lsids of refreshSessions, endSessions
 // and killSessions (session.ParseList).
 func sessionList(c *Ctx) ([]session.Key, error) {
-	return session.ParseList(NewArgs(c).First(), SessionDigest(c), c.Name, MaxWriteBatchSize*10)
+	return session.ParseList(newArgs(c).First(), dispatch.SessionDigest(c), c.Name, MaxWriteBatchSize*10)
 }
 
 func refreshSessions(c *Ctx) error {
@@ -48,7 +49,7 @@ func refreshSessions(c *Ctx) error {
 		return err
 	}
 	for _, k := range keys {
-		if err := c.Env.Sessions.Vivify(k, SessionUser(c)); err != nil {
+		if err := c.Env.Sessions.Vivify(k, dispatch.SessionUser(c)); err != nil {
 			return err
 		}
 	}
@@ -73,7 +74,7 @@ func killSessions(c *Ctx) error {
 	if len(keys) == 0 {
 		// Every session of the caller (every session when access
 		// control is off: they all have the empty user's uid).
-		uid := SessionDigest(c)
+		uid := dispatch.SessionDigest(c)
 		keys = c.Env.Sessions.Matching(func(r *session.Record) bool { return r.UID == uid })
 	}
 	c.Env.KillSessions(keys)

@@ -5,6 +5,7 @@ package command
 
 import (
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/session"
@@ -17,7 +18,7 @@ func killMatching(c *Ctx, patterns []session.Pattern) {
 }
 
 func killAllSessions(c *Ctx) error {
-	uids, err := session.UserDigests(NewArgs(c).First(), "killAllSessions.killAllSessions")
+	uids, err := session.UserDigests(newArgs(c).First(), "killAllSessions.killAllSessions")
 	if err != nil {
 		return err
 	}
@@ -30,7 +31,7 @@ func killAllSessions(c *Ctx) error {
 }
 
 func killAllSessionsByPattern(c *Ctx) error {
-	first := NewArgs(c).First()
+	first := newArgs(c).First()
 	if first.Type != bson.TypeArray {
 		return mongoerr.New(mongoerr.TypeMismatch, "BSON field 'killAllSessionsByPattern.killAllSessionsByPattern' is the wrong type '%s', expected type 'array'", first.Type)
 	}
@@ -56,10 +57,10 @@ func (l sessionLister) LocalSessions(spec bson.Doc) ([]bson.Doc, error) {
 	if l.c.Env.Sessions == nil {
 		return nil, nil
 	}
-	return l.c.Env.Sessions.LocalSessions(spec, SessionDigest(l.c))
+	return l.c.Env.Sessions.LocalSessions(spec, dispatch.SessionDigest(l.c))
 }
 
 // ListSessions implements $listSessions.
 func (l sessionLister) ListSessions(k *exec.AggCatalog, spec bson.Doc) ([]bson.Doc, error) {
-	return session.ListSessions(k, spec, SessionDigest(l.c))
+	return session.ListSessions(k, spec, dispatch.SessionDigest(l.c))
 }

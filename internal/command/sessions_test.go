@@ -6,6 +6,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/repl"
+	"github.com/cairndb/cairn/internal/session"
 )
 
 // TestCheckTxnFields: the transaction fields are refused as mongod's
@@ -53,7 +54,7 @@ func TestCheckTxnFields(t *testing.T) {
 			env.Repl = repl.NewSet("rs0", nil)
 		}
 		c := &Ctx{Context: context.Background(), Env: env, Name: "insert", Body: b.Finish()}
-		err := checkTxnFields(c)
+		err := session.CheckFields(c.Body, c.Env.Repl != nil) // what Dispatch checks first
 		var got int32
 		if err != nil {
 			got = asMongoErr(err).Code

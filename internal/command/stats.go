@@ -5,12 +5,13 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
 
 // scaleArg reads collStats/dbStats' scale (default 1).
-func scaleArg(a Args) (int64, error) {
+func scaleArg(a args) (int64, error) {
 	scale, ok, err := a.Integer("scale")
 	if err != nil {
 		return 0, err
@@ -25,7 +26,7 @@ func scaleArg(a Args) (int64, error) {
 }
 
 func collStats(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("scale", "verbose"); err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func collStats(c *Ctx) error {
 }
 
 func dbStats(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("scale", "freeStorage"); err != nil {
 		return err
 	}
@@ -89,12 +90,12 @@ func dbStats(c *Ctx) error {
 // dataSize (alias datasize): the documents of a namespace and their bytes,
 // all of them or those in an index key range (exec.DataSize).
 func dataSize(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("keyPattern", "min", "max", "estimate", "maxSize", "maxObjects"); err != nil {
 		return err
 	}
 	start := time.Now()
-	db, name, err := DataSizeNamespace(c)
+	db, name, err := dispatch.DataSizeNamespace(c)
 	if err != nil {
 		return err
 	}

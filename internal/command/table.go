@@ -2,6 +2,7 @@ package command
 
 import (
 	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/raftrepl"
 )
 
@@ -134,4 +135,5 @@ func init() {
 			byName[a] = c
 		}
 	}
+	dispatch.Register(byName)
 }

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/bson"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
@@ -29,7 +30,7 @@ type tailOptions struct {
 // parseTailable reads tailable, awaitData and oplogReplay (accepted: a
 // no-op since mongod 4.4, which seeks the oplog's ts range by itself, as
 // Cairn does) and applies mongod's rules between them.
-func parseTailable(c *Ctx, a Args, spec *exec.FindSpec, singleBatch bool) (tailOptions, error) {
+func parseTailable(c *Ctx, a args, spec *exec.FindSpec, singleBatch bool) (tailOptions, error) {
 	var t tailOptions
 	var err error
 	if t.tailable, _, err = a.Boolean("tailable"); err != nil {
@@ -93,7 +94,7 @@ func findTailable(c *Ctx, spec *exec.FindSpec, t tailOptions, batchSize int64, b
 // getMore; Cairn applies it as the getMore's time limit (the Go driver's
 // RunCommand adds it to every command under a client timeout), which the
 // caller does.
-func awaitTime(a Args, cur *exec.Cursor) (time.Duration, error) {
+func awaitTime(a args, cur *exec.Cursor) (time.Duration, error) {
 	v, ok := a.Lookup("maxTimeMS")
 	if !ok || v.Type == bson.TypeNull {
 		if cur.AwaitData {
@@ -101,7 +102,7 @@ func awaitTime(a Args, cur *exec.Cursor) (time.Duration, error) {
 		}
 		return 0, nil
 	}
-	ms, err := NumberArg(v)
+	ms, err := dispatch.NumberArg(v)
 	if err != nil || ms < 0 || ms > 2147483647 {
 		return 0, mongoerr.New(mongoerr.BadValue, "%s value for maxTimeMS is out of range [0, 2147483647]", v.String())
 	}

@@ -3,6 +3,7 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 )
 
@@ -27,7 +28,7 @@ func timeseriesNamed(c *Ctx, name string) (*exec.Timeseries, error) {
 
 // createTimeseries handles create with timeseries.
 func createTimeseries(c *Ctx, name string) error {
-	r, err := exec.ParseTimeseriesCreate(c.DB, name, c.Body, IsGenericField)
+	r, err := exec.ParseTimeseriesCreate(c.DB, name, c.Body, dispatch.IsGenericField)
 	if err != nil {
 		return err
 	}
@@ -93,7 +94,7 @@ func timeseriesCollMod(c *Ctx, name string, wc writeConcern) (ok bool, err error
 	if err != nil || ts == nil {
 		return false, err
 	}
-	ch, err := exec.ParseTimeseriesCollMod(c.Body, IsGenericField)
+	ch, err := exec.ParseTimeseriesCollMod(c.Body, dispatch.IsGenericField)
 	if err != nil {
 		return true, err
 	}

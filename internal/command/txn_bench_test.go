@@ -67,7 +67,7 @@ func benchTxnUpdates(b *testing.B, n, clients int, hot, txn bool) {
 		for k := i; k < i+1000; k++ {
 			docs = append(docs, dbson.D{{Key: "_id", Value: k}, {Key: "n", Value: int64(0)}})
 		}
-		dispatch(b, env, dbson.D{{Key: "insert", Value: "t"}, {Key: "documents", Value: docs}})
+		benchDispatch(b, env, dbson.D{{Key: "insert", Value: "t"}, {Key: "documents", Value: docs}})
 	}
 	update := func(id int) dbson.D {
 		return dbson.D{{Key: "update", Value: "t"}, {Key: "updates", Value: dbson.A{dbson.D{{Key: "q", Value: dbson.D{{Key: "_id", Value: id}}},
@@ -109,7 +109,7 @@ func benchTxnUpdates(b *testing.B, n, clients int, hot, txn bool) {
 				t0 := time.Now()
 				if !txn {
 					for range n {
-						dispatch(b, env, append(update(key()), w1))
+						benchDispatch(b, env, append(update(key()), w1))
 					}
 					commit(t0, start, c)
 					continue

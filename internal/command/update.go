@@ -3,13 +3,14 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
 	"github.com/cairndb/cairn/internal/session"
 )
 
-func parseUpdateStmt(c *Ctx, a Args, st bson.Doc) (*exec.UpdateStmt, error) {
+func parseUpdateStmt(c *Ctx, a args, st bson.Doc) (*exec.UpdateStmt, error) {
 	s := &exec.UpdateStmt{}
 	var q bson.Doc
 	var u, collation, hint bson.Value
@@ -49,7 +50,7 @@ func parseUpdateStmt(c *Ctx, a Args, st bson.Doc) (*exec.UpdateStmt, error) {
 
 // compileUpdate parses one statement into s; constants is its c
 // (variables for an update pipeline, beside the command's let).
-func compileUpdate(c *Ctx, a Args, s *exec.UpdateStmt, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc, constants bson.Doc) error {
+func compileUpdate(c *Ctx, a args, s *exec.UpdateStmt, q bson.Doc, u, collation, hint bson.Value, arrayFilters []bson.Doc, constants bson.Doc) error {
 	opts, err := stmtOptions(c, a, u, collation, constants)
 	if err != nil {
 		return err
@@ -77,7 +78,7 @@ func compileUpdate(c *Ctx, a Args, s *exec.UpdateStmt, q bson.Doc, u, collation,
 // one before any statement runs: as in mongod, which parses update
 // pipelines with the command, an invalid one fails the command (ok: 0)
 // rather than being a statement's write error.
-func checkUpdatePipelines(c *Ctx, a Args, stmts []bson.Doc) error {
+func checkUpdatePipelines(c *Ctx, a args, stmts []bson.Doc) error {
 	for _, st := range stmts {
 		u, _ := st.Lookup("u")
 		if u.Type != bson.TypeArray {
@@ -102,7 +103,7 @@ func checkUpdatePipelines(c *Ctx, a Args, stmts []bson.Doc) error {
 // stmtOptions are one update statement's query options: its collation and
 // the command's let with the statement's constants c (variables for an
 // update pipeline).
-func stmtOptions(c *Ctx, a Args, u, collation bson.Value, constants bson.Doc) (*query.Options, error) {
+func stmtOptions(c *Ctx, a args, u, collation bson.Value, constants bson.Doc) (*query.Options, error) {
 	name, _ := c.CollectionArg()
 	opts, err := queryOptionsFor(c, a, collation, name)
 	if err != nil {
@@ -134,7 +135,7 @@ func update(c *Ctx) error {
 		return err
 	}
 	defer w.cancel()
-	a := NewArgs(c)
+	a := newArgs(c)
 	stmts := w.stmts
 	if err := checkUpdatePipelines(c, a, stmts); err != nil {
 		return err
@@ -145,7 +146,7 @@ func update(c *Ctx) error {
 	}
 	var ups []upserted
 	var errs []writeError
-	var rs *RetryState
+	var rs *dispatch.RetryState
 	n, nModified := 0, 0
 	err = c.WriteTx(w.wc.durability(), func(tx *exec.Tx) error {
 		n, nModified, ups = 0, 0, nil // from scratch when retried (WriteTx)
@@ -167,7 +168,7 @@ func update(c *Ctx) error {
 				}
 				return nil
 			}
-			sc := BeginStatement(c)
+			sc := dispatch.BeginStatement(c)
 			defer func() { sc.End("update", w.name, raw, err) }()
 			st, err := parseUpdateStmt(c, a, raw)
 			if err != nil {
@@ -177,20 +178,20 @@ func update(c *Ctx) error {
 				return mongoerr.New(mongoerr.InvalidOptions, "Cannot use (or request) retryable writes with multi=true")
 			}
 			rs.Start(i)
-			sc.c.Stmt = c.Stmt // the statement's copy of c writes it
+			sc.C.Stmt = c.Stmt // the statement's copy of c writes it
 			if h := c.Env.State.UpdateHook; h != nil {
-				st.Hook = func() { h(sc.c) }
+				st.Hook = func() { h(sc.C) }
 			}
 			var res exec.UpdateResult
 			if ts, err := exec.TimeseriesOfCollection(tx, coll); err != nil {
 				return err
 			} else if ts != nil {
-				res, err = timeseriesUpdate(sc.c, tx, ts, raw, st)
+				res, err = timeseriesUpdate(sc.C, tx, ts, raw, st)
 				if err != nil {
 					rs.Abandon()
 					return err
 				}
-			} else if res, coll, err = c.Env.ApplyUpdate(sc.c, tx, c.DB, w.name, coll, st); err != nil {
+			} else if res, coll, err = c.Env.ApplyUpdate(sc.C, tx, c.DB, w.name, coll, st); err != nil {
 				rs.Abandon()
 				return err
 			}

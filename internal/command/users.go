@@ -3,6 +3,7 @@ package command
 import (
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/auth"
+	"github.com/cairndb/cairn/internal/dispatch"
 	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/mongoerr"
 )
@@ -19,7 +20,7 @@ import (
 type requirer struct{ c *Ctx }
 
 func (r requirer) Require(db string, a auth.Action) error { return r.c.Require(db, a) }
-func (r requirer) NotAuthorized(db string) error          { return NotAuthorized(r.c, db) }
+func (r requirer) NotAuthorized(db string) error          { return dispatch.NotAuthorized(r.c, db) }
 
 // parseRoles reads a roles array (auth.ParseRoleRefs).
 func parseRoles(c *Ctx, field string, v bson.Value) ([]auth.RoleRef, error) {
@@ -28,7 +29,7 @@ func parseRoles(c *Ctx, field string, v bson.Value) ([]auth.RoleRef, error) {
 
 // userNameArg is the command's first field: the user's name.
 func userNameArg(c *Ctx) (string, error) {
-	v := NewArgs(c).First()
+	v := newArgs(c).First()
 	if v.Type != bson.TypeString {
 		return "", mongoerr.New(mongoerr.TypeMismatch, "BSON field '%s.%s' is the wrong type '%s', expected type 'string'", c.Name, c.Name, v.Type)
 	}
@@ -43,7 +44,7 @@ func userNameArg(c *Ctx) (string, error) {
 
 // passwordArg reads pwd (and refuses digestPassword: false, which only
 // pre-digested SCRAM-SHA-1 passwords use).
-func passwordArg(a Args) (string, bool, error) {
+func passwordArg(a args) (string, bool, error) {
 	pwd, ok, err := a.Str("pwd")
 	if err != nil || !ok {
 		return "", ok, err
@@ -77,7 +78,7 @@ func parseUserSpec(c *Ctx) (*auth.Manager, *auth.UserSpec, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("pwd", "roles", "customData", "mechanisms", "digestPassword"); err != nil {
 		return nil, nil, err
 	}
@@ -141,7 +142,7 @@ func userRequest(c *Ctx) (*auth.Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m, NewArgs(c).Check()
+	return m, newArgs(c).Check()
 }
 
 func dropUser(c *Ctx) error {
@@ -175,7 +176,7 @@ func changeRoles(c *Ctx, grant bool) error {
 	if err != nil {
 		return err
 	}
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("roles"); err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ func usersInfo(c *Ctx) error {
 	if err != nil {
 		return err
 	}
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("showCredentials", "showCustomData", "showPrivileges", "showAuthenticationRestrictions", "filter"); err != nil {
 		return err
 	}

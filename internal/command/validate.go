@@ -11,7 +11,7 @@ import (
 // entries its documents produce. full: true also runs the storage engine's
 // page checker over the whole file.
 func validate(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("full", "repair", "metadata", "checkBSONConformance", "background", "scandata"); err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func validate(c *Ctx) error {
 // files, as mongod's fsync does. fsync with lock (fsyncLock) is not
 // supported.
 func fsyncCmd(c *Ctx) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("lock", "async", "forBackup", "fsyncLockAcquisitionTimeoutMillis"); err != nil {
 		return err
 	}

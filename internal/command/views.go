@@ -20,7 +20,7 @@ func isView(c *Ctx, name string) (bool, error) {
 
 // createView handles create with viewOn and pipeline.
 func createView(c *Ctx, name string) error {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check("viewOn", "pipeline", "collation", "writeConcern"); err != nil {
 		return err
 	}

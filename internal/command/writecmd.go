@@ -24,7 +24,7 @@ type writeCmd struct {
 // accepting the extra top-level fields given, and checks every statement's
 // shape against spec (nil: documents to insert, checked on insert).
 func parseWriteCmd(c *Ctx, field string, spec map[string]stmtField, extra ...string) (*writeCmd, error) {
-	a := NewArgs(c)
+	a := newArgs(c)
 	if err := a.Check(append([]string{field, "ordered"}, extra...)...); err != nil {
 		return nil, err
 	}

@@ -2,7 +2,7 @@
 // family, all registered in one table (table.go). A command receives the
 // parsed request (Ctx) and appends its reply fields to Ctx.Reply; the
 // dispatcher adds "ok" and turns returned errors into MongoDB's error replies.
-package command
+package dispatch
 
 import (
 	"fmt"
@@ -17,11 +17,26 @@ import (
 	"github.com/cairndb/cairn/internal/params"
 )
 
+// commands indexes the command table by every name and alias. Register
+// sets it once, as internal/command initializes; nothing changes it after.
+var commands map[string]*Command
+
+// Register installs the command table, indexed by every name and alias,
+// that Lookup and Dispatch read. internal/command calls it from its init,
+// so any package that can reach Dispatch through it has its commands; a
+// second call panics.
+func Register(byName map[string]*Command) {
+	if commands != nil {
+		panic("dispatch: command table registered twice")
+	}
+	commands = byName
+}
+
 // Lookup finds a command by the name a client used.
 func Lookup(name string) (*Command, bool) {
-	c, ok := byName[name]
+	c, ok := commands[name]
 	if !ok {
-		c, ok = byName[strings.ToLower(name)]
+		c, ok = commands[strings.ToLower(name)]
 		if ok && !caseInsensitive[strings.ToLower(name)] {
 			return nil, false
 		}

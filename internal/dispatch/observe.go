@@ -1,4 +1,4 @@
-package command
+package dispatch
 
 import (
 	"context"
@@ -90,11 +90,11 @@ func NoteExamined(ctx context.Context, plan string, keys, docs int64) {
 // NoteReturned counts documents a command returned to the client.
 func NoteReturned(ctx context.Context, n int64) { opctx.NoteReturned(ctx, n) }
 
-// Statement is one update or delete Statement being run: its own context
-// for the figures its stages add, and its start.
+// Statement is one update or delete statement being run: its own context
+// (C) for the figures its stages add (Stats), and its start.
 type Statement struct {
-	c     *Ctx
-	stats opctx.Stats
+	C     *Ctx
+	Stats opctx.Stats
 	start time.Time
 }
 
@@ -103,8 +103,8 @@ type Statement struct {
 func BeginStatement(c *Ctx) *Statement {
 	s := &Statement{start: time.Now()}
 	sc := *c
-	sc.Context = opctx.WithStats(c.Context, &s.stats)
-	s.c = &sc
+	sc.Context = opctx.WithStats(c.Context, &s.Stats)
+	s.C = &sc
 	return s
 }
 
@@ -112,12 +112,12 @@ func BeginStatement(c *Ctx) *Statement {
 // "update" or "remove") if it took at least slowms; err is the
 // statement's error, if it failed.
 func (s *Statement) End(typ, coll string, stmt bson.Doc, err error) {
-	c := s.c
+	c := s.C
 	d := time.Since(s.start)
 	if c.Env.Profiler.On() {
-		c.Env.Profiler.Statement(c.Env.SlowMS.Load(), c.request(), opctx.Of(c), typ, coll, stmt, &s.stats, d, err)
+		c.Env.Profiler.Statement(c.Env.SlowMS.Load(), c.request(), opctx.Of(c), typ, coll, stmt, &s.Stats, d, err)
 	}
 	if slowEnough(c, d) {
-		opctx.LogStatement(c.Env.Log, c.request(), typ, coll, stmt, &s.stats, d, err)
+		opctx.LogStatement(c.Env.Log, c.request(), typ, coll, stmt, &s.Stats, d, err)
 	}
 }

@@ -1,4 +1,4 @@
-package command
+package dispatch
 
 // Retryable writes on the command side (internal/session/retry.go holds
 // the statements' bookkeeping): the command's Ctx answers WriteStmt with
@@ -27,10 +27,10 @@ var _ repl.StmtWriter = (*Ctx)(nil)
 type RetryState struct {
 	c *Ctx
 	r *session.Retry
-	// txn is the session's state and retried the statements found
+	// Txn is the session's state and Retried the statements found
 	// executed (findAndModify reads them).
-	txn     *session.Txn
-	retried []int32
+	Txn     *session.Txn
+	Retried []int32
 }
 
 // BeginRetryable opens the command's retryable state in tx; nil when the
@@ -43,7 +43,7 @@ func (c *Ctx) BeginRetryable(tx *exec.Tx, n int) (*RetryState, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &RetryState{c: c, r: r, txn: r.Txn()}, nil
+	return &RetryState{c: c, r: r, Txn: r.Txn()}, nil
 }
 
 // Executed returns statement i's recorded result if it ran before.
@@ -52,7 +52,7 @@ func (r *RetryState) Executed(i int) (session.StmtResult, bool, error) {
 		return session.StmtResult{}, false, nil
 	}
 	res, ok, err := r.r.Executed(i)
-	r.retried = r.r.Retried()
+	r.Retried = r.r.Retried()
 	return res, ok, err
 }
 

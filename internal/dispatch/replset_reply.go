@@ -1,4 +1,4 @@
-package command
+package dispatch
 
 // What replica-set mode adds around every command (Dispatch calls these;
 // internal/replset/reply.go describes the rules and holds the mechanism):
