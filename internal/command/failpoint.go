@@ -6,7 +6,7 @@ package command
 // not a command at all (CommandNotFound, as on a mongod without
 // enableTestCommands). The fail points and their evaluation are
 // internal/failpoint's (eval.go there says where mongod applies them);
-// this file describes the running command to them.
+// internal/dispatch/failpoint.go describes the running command to them.
 
 import (
 	"github.com/cairndb/cairn/internal/mongoerr"

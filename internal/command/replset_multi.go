@@ -1,9 +1,9 @@
 package command
 
-// The command layer's side of the replica set (internal/replset holds the
-// mechanism): the member the server's state makes up, the internal
-// commands members send each other (_raftMessages, _raftJoin,
-// _raftSnapshot), and applying a DDL entry by running its command.
+// The internal commands members of a replica set send each other
+// (_raftMessages, _raftJoin, _raftSnapshot). internal/replset holds the
+// mechanism; the member the server's state makes up and applying a DDL
+// entry by running its command are internal/dispatch/replset.go's.
 
 import (
 	"github.com/cairndb/cairn/internal/mongoerr"

@@ -1,11 +1,9 @@
 package command
 
-// Logical sessions on the command path: Dispatch reads a request's lsid,
-// txnNumber, autocommit and startTransaction as mongod's
-// initializeOperationSessionInfo does (sessionInfo), touches the session
-// in the registry (internal/session) and registers the running operation
-// under it, so that killSessions and its relatives can interrupt it. The
-// session commands live here too; retryable writes are in retry.go.
+// The session commands: startSession, refreshSessions, endSessions and
+// killSessions. Dispatch reads a request's lsid, txnNumber, autocommit and
+// startTransaction (internal/dispatch/session.go); retryable writes'
+// statements are internal/dispatch/retry.go's.
 
 import (
 	"crypto/rand"

@@ -1,3 +1,13 @@
+// Package command holds Cairn's database command handlers, one file per
+// command family, all registered in one table (table.go). A handler
+// parses its request (internal/dispatch's Args), calls the domain package
+// that does the work (internal/exec, internal/auth, internal/session, ...)
+// and appends its reply fields to Ctx.Reply. The request framework around
+// every handler — authorization, sessions and transactions, the replica
+// set's rules, currentOp/killOp, the slow-operation log, the profiler, top
+// and the latency counters, error replies — is internal/dispatch's; this
+// package registers its table there at init and gives the server the
+// framework's types under their old names (ctx.go).
 package command
 
 import (

@@ -1,11 +1,10 @@
 package command
 
-// Multi-document transactions on the command path, as mongod 7.0's
-// TransactionParticipant: a command carrying autocommit: false (with lsid
-// and txnNumber; checkTxnFields checked their shapes) checks its
-// session's transaction slot out (internal/session/transaction.go) for
-// its whole run, and begins or continues the transaction by mongod's
-// rules (session.BeginStatement, internal/session/statement.go).
+// commitTransaction and abortTransaction. Multi-document transactions on
+// the command path are mongod 7.0's TransactionParticipant: a command
+// carrying autocommit: false checks its session's transaction slot out for
+// its whole run and begins or continues the transaction
+// (internal/dispatch/session.go, over internal/session).
 //
 // A statement reads the transaction's concurrent kv transaction (the
 // command's snapshot is it: exec.Snapshot.UseTxn) and writes in it

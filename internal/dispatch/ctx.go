@@ -42,7 +42,7 @@ type Ctx struct {
 	Reply *bson.Builder
 	// Unacknowledged is set for w:0 writes (moreToCome): no reply is sent.
 	Unacknowledged bool
-	// Explain is set when the command runs inside Explain: it describes
+	// Explain is set when the command runs inside explain: it describes
 	// its plan (and, with executionStats, runs it) instead of answering.
 	Explain *Explain
 	// Cmd is the command being run (set by Dispatch).
@@ -56,12 +56,12 @@ type Ctx struct {
 	// Snap is the command's read snapshot, opened by its first read and
 	// ended by Dispatch (storage.go).
 	Snap exec.Snapshot
-	// Sess is the request's session (nil: none), stmt the retryable
+	// Sess is the request's session (nil: none), Stmt the retryable
 	// statement being written (retry.go).
 	Sess *SessionInfo
 	Stmt *repl.Stmt
 	// Txn is the session's open transaction the command is a statement
-	// of (nil: none; transactions.go).
+	// of (nil: none; session.go).
 	Txn *session.Slot
 	// txnStart is the transaction the command starts, begun by openTxn
 	// (nil: none).
@@ -79,14 +79,14 @@ type Ctx struct {
 	linearizable bool
 	// On a set of several members: the rollback epoch the command
 	// started in, and whether it reads with readConcern "majority"
-	// (replset_multi.go).
+	// (replset.go).
 	raftEpoch    uint64
 	majorityRead bool
 	// wcTimeout: the write concern's wait ran out of wtimeout
 	// (writeConcernError.errInfo.wtimeout).
 	wcTimeout bool
 	// applying is set on a command a member runs to apply a DDL entry of
-	// the primary's (replset_multi.go): not refused as a write on a
+	// the primary's (replset.go): not refused as a write on a
 	// secondary, and it waits for no write concern.
 	applying bool
 }

@@ -1,7 +1,24 @@
-// Package command owns Cairn's database commands: one file per command
-// family, all registered in one table (table.go). A command receives the
-// parsed request (Ctx) and appends its reply fields to Ctx.Reply; the
-// dispatcher adds "ok" and turns returned errors into MongoDB's error replies.
+// Package dispatch is the request framework every command runs in, the
+// layer around internal/command's handlers: the server's state the
+// commands share (Env, env.go), the connection (Conn) and one invocation
+// (Ctx, ctx.go), the table's entries (Command, registered by
+// internal/command), and Dispatch, which runs a handler and answers for
+// it. Around every handler Dispatch checks the request's generic fields
+// and the Stable API, authorizes it (authz.go), checks the session out and
+// begins or continues its transaction (session.go), applies the replica
+// set's rules and stamps the reply (replset.go, replset_reply.go),
+// evaluates failCommand (failpoint.go), registers the operation for
+// currentOp and killOp and, when it ends, feeds the slow-operation log, the
+// profiler, top and the latency counters (observe.go over internal/opctx),
+// and turns a returned error or a panic into MongoDB's error reply
+// (dispatch.go). What a handler calls on its Ctx is here too: typed access
+// to the command's fields with MongoDB's IDL errors (args.go), the
+// command's snapshot and write transactions (storage.go), its collection
+// writers (writer.go) and its retryable statements (retry.go).
+//
+// It does not import kv, internal/command or internal/server
+// (internal/lint checks it): the handlers are above it, storage is below
+// exec, and only internal/command imports it.
 package dispatch
 
 import (

@@ -25,7 +25,7 @@ import (
 // Env, so that two servers in one process (the tests start many) never
 // share it, and the package has no mutable variables.
 type State struct {
-	// LogLevel is mongod's LogLevel (0 = informational, 1+ = debug), as
+	// LogLevel is mongod's logLevel (0 = informational, 1+ = debug), as
 	// setParameter set it.
 	LogLevel atomic.Int32
 	// The tests' hooks: FindHook runs between a find's planning and its
@@ -43,7 +43,7 @@ type State struct {
 	// Env.TTLMonitorSleep, the startup value).
 	TTLSleepSecs atomic.Int64
 	// RS is the replica-set member's state: its Raft node and the
-	// snapshots retained for snapshot reads (replset_multi.go).
+	// snapshots retained for snapshot reads (replset.go).
 	RS replset.State
 }
 
@@ -92,7 +92,7 @@ type Env struct {
 	Ops opctx.Table
 	// Top accumulates per-namespace usage (top).
 	Top opctx.Top
-	// RW holds the default read and write concerns (rwconcern.go).
+	// RW holds the default read and write concerns (internal/command/rwconcern.go).
 	RW concern.Defaults
 	// MemberTLS is the TLS configuration of the connections to the other
 	// members of the set (nil: plain; server.TLSOptions.MemberConfig).
@@ -104,12 +104,12 @@ type Env struct {
 	// (mongod's slowms; the profile command changes it). Commands that run
 	// at least this long are logged; the server sets it, 0 logs every one.
 	SlowMS atomic.Int64
-	// Collations tells whether collections with default Collations exist
+	// Collations tells whether collections with default collations exist
 	// (exec.DefaultCollations).
 	Collations exec.DefaultCollations
 	// Profiler holds the databases' profiling levels.
 	Profiler opctx.Profiler
-	// State is the commands' other mutable State (env.go).
+	// State is the commands' other mutable state (env.go).
 	State State
 	// Repl is the replica-set state in replica-set mode; nil on a
 	// standalone server.
@@ -127,14 +127,14 @@ type Env struct {
 	// TestCommands is enableTestCommands: test-only commands
 	// (configureFailPoint) exist only when it is set.
 	TestCommands bool
-	// FailPoints are the fail points configureFailPoint sets (failpoint.go);
+	// FailPoints are the fail points configureFailPoint sets (internal/command/failpoint.go);
 	// nil: none.
 	FailPoints *failpoint.Registry
 	// TTLMonitorSleep is the TTL monitor's interval (getParameter
 	// ttlMonitorSleepSecs; 0: the default, 60 s).
 	TTLMonitorSleep time.Duration
 	// NoScripting is --noscripting (security.javascriptEnabled: false):
-	// $where, $function, $accumulator and mapReduce are refused (scripts.go).
+	// $where, $function, $accumulator and mapReduce are refused (internal/command/scripts.go).
 	NoScripting bool
 }
 

@@ -1,5 +1,10 @@
 package dispatch
 
+// The running command described to the fail points (internal/failpoint):
+// failCommand before and after the handler, the error labels of its error
+// reply, and failGetMoreAfterCursorCheckout. configureFailPoint is
+// internal/command's.
+
 import (
 	"strconv"
 

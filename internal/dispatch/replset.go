@@ -1,5 +1,10 @@
 package dispatch
 
+// The replica-set member the server's state makes up (replset.Member, with
+// Env as its replset.Host), what the server starts and stops of it, the
+// waits around a command (a linearizable read's leadership, the write
+// concern) and applying a DDL entry by running its command.
+
 import (
 	"context"
 	"errors"
@@ -12,7 +17,7 @@ import (
 	"github.com/cairndb/cairn/internal/replset"
 )
 
-// Member is the replica-set Member made of the server's state.
+// Member is the replica-set member made of the server's state.
 func (e *Env) Member() replset.Member {
 	return replset.Member{Set: e.Repl, Engine: &e.Engine, Log: e.Log, Auth: e.Auth, TLS: e.MemberTLS,
 		Sessions: e.Sessions, Host: e, State: &e.State.RS}

@@ -1,5 +1,18 @@
 package dispatch
 
+// Logical sessions and transactions around a command: Dispatch reads a
+// request's lsid, txnNumber, autocommit and startTransaction as mongod's
+// initializeOperationSessionInfo does (SessionInfo), touches the session
+// in the registry (internal/session) and registers the running operation
+// under it, so that killSessions and its relatives can interrupt it. A
+// command carrying autocommit: false (with lsid and txnNumber;
+// checkTxnFields checked their shapes) checks its session's transaction
+// slot out (internal/session/transaction.go) for its whole run, and
+// begins or continues the transaction by mongod's rules
+// (session.BeginStatement); the transaction's kv transaction is then the
+// command's snapshot and write transaction (useTxn). commitTransaction and
+// abortTransaction are internal/command's.
+
 import (
 	"context"
 	"time"
@@ -15,12 +28,12 @@ import (
 // write, its transaction number.
 type SessionInfo struct {
 	Key session.Key
-	// Retryable: txnNumber was given (and accepted) on a Retryable write
+	// Retryable: txnNumber was given (and accepted) on a retryable write
 	// command in replica-set mode.
 	Retryable bool
 	TxnNumber int64
-	// Slot is the session's transaction Slot while the command holds it
-	// checked out (transactions.go).
+	// Slot is the session's transaction slot while the command holds it
+	// checked out (session.go).
 	Slot *session.Slot
 }
 

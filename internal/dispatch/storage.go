@@ -97,7 +97,7 @@ func (c *Ctx) beginWrite() (*exec.Tx, error) {
 // (exec.Snapshotter, exec.BuildCmd).
 func (c *Ctx) ReadSnapshot() (*exec.Tx, error) { return c.Snap.Read(&c.Env.Engine) }
 
-// Snapshot is the command's Snapshot itself, for a read that ends with
+// Snapshot is the command's snapshot itself, for a read that ends with
 // the command (the caller must not end it).
 func (c *Ctx) Snapshot() (*exec.Tx, error) { return c.Snap.Shared(&c.Env.Engine) }
 

@@ -186,6 +186,29 @@ var importRules = []struct {
 		},
 	},
 	{
+		"the request framework (internal/dispatch: Env, Ctx, Dispatch, authorization, sessions, observation) is between the server and the handlers: it imports neither kv, internal/command nor internal/server",
+		func(pkg string) bool { return under(pkg, "internal/dispatch") },
+		func(pkg, imp string) string {
+			if under(imp, "kv") {
+				return "the framework holds a command's transactions as exec hands them (exec.Tx, exec.Snapshot), as the handlers do"
+			}
+			if under(imp, "internal/command") || under(imp, "internal/server") {
+				return "dependencies point one way: server → command → dispatch → exec; the handlers register their table with the framework, it never reaches up to them"
+			}
+			return ""
+		},
+	},
+	{
+		"only internal/command imports internal/dispatch",
+		func(pkg string) bool { return !under(pkg, "internal/command") && !under(pkg, "internal/dispatch") },
+		func(pkg, imp string) string {
+			if under(imp, "internal/dispatch") {
+				return "the framework is reached through internal/command, whose import registers the command table before the first Dispatch"
+			}
+			return ""
+		},
+	},
+	{
 		"only the server, metrics and the binaries import internal/command",
 		func(pkg string) bool { return true },
 		func(pkg, imp string) string {
@@ -257,12 +280,13 @@ func TestImportRulesCatch(t *testing.T) {
 		want  []string // substrings of the reports, one per report
 	}{
 		{"allowed", map[string][]string{
-			"cmd/cairnd":       {"internal/server"},
-			"internal/server":  {"internal/command", "internal/wire"},
-			"internal/command": {"internal/replset", "internal/concern", "internal/exec", "bson"},
-			"internal/replset": {"internal/raftrepl", "internal/concern", "internal/exec", "internal/repl"},
-			"internal/concern": {"internal/exec", "internal/repl", "bson"},
-			"kv":               {"kv/vfs", "github.com/klauspost/compress/zstd", "os"},
+			"cmd/cairnd":        {"internal/server"},
+			"internal/server":   {"internal/command", "internal/wire"},
+			"internal/command":  {"internal/dispatch", "internal/replset", "internal/concern", "internal/exec", "bson"},
+			"internal/dispatch": {"internal/opctx", "internal/session", "internal/replset", "internal/exec", "bson"},
+			"internal/replset":  {"internal/raftrepl", "internal/concern", "internal/exec", "internal/repl"},
+			"internal/concern":  {"internal/exec", "internal/repl", "bson"},
+			"kv":                {"kv/vfs", "github.com/klauspost/compress/zstd", "os"},
 		}, nil},
 		{"query imports command", map[string][]string{"internal/query": {"internal/command"}},
 			[]string{"internal/query imports internal/command: dependencies point one way", "internal/query imports internal/command: internal/command is reached through internal/server"}},
@@ -273,6 +297,12 @@ func TestImportRulesCatch(t *testing.T) {
 		{"session imports server", map[string][]string{"internal/session": {"internal/server"}},
 			[]string{"internal/session imports internal/server: dependencies point one way", "internal/session imports internal/server: internal/server is the top of the server"}},
 		{"command imports kv", map[string][]string{"internal/command": {"kv"}}, []string{"internal/command imports kv: a command holds the transaction"}},
+		{"dispatch imports command", map[string][]string{"internal/dispatch": {"internal/command"}},
+			[]string{"internal/dispatch imports internal/command: dependencies point one way: server → command → dispatch", "internal/dispatch imports internal/command: internal/command is reached through internal/server"}},
+		{"dispatch imports kv", map[string][]string{"internal/dispatch": {"kv"}}, []string{"internal/dispatch imports kv: the framework holds a command's transactions"}},
+		{"dispatch imports server", map[string][]string{"internal/dispatch": {"internal/server"}},
+			[]string{"internal/dispatch imports internal/server: dependencies point one way: server → command → dispatch", "internal/dispatch imports internal/server: internal/server is the top of the server"}},
+		{"server imports dispatch", map[string][]string{"internal/server": {"internal/dispatch"}}, []string{"internal/server imports internal/dispatch: the framework is reached through internal/command"}},
 		{"bson imports query", map[string][]string{"bson": {"internal/query"}}, []string{"bson imports internal/query: bson imports nothing of Cairn's"}},
 	}
 	for _, tc := range cases {
