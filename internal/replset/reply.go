@@ -29,7 +29,7 @@ package replset
 //     or the current data.
 //   - Write replies carry opTime and electionId, and a write concern the
 //     set cannot meet is reported in writeConcernError.
-//   - Writes are stamped inside their transaction (writeTx): the oplog
+//   - Writes are stamped inside their transaction (dispatch.Ctx.WriteTx): the oplog
 //     writer reports its entries' stamps through NoteOpTime; a transaction
 //     that wrote no entry gets one stamp of its own, so that the member's
 //     applied optime covers every commit.

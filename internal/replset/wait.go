@@ -19,7 +19,7 @@ import (
 )
 
 // Noop commits an empty write transaction with durability d, stamped as
-// any write (the command's writeTx): the no-op a primary writes so that a
+// any write (the command's Ctx.WriteTx): the no-op a primary writes so that a
 // wait for a cluster time ends.
 type Noop func(d exec.Durability) error
 
