@@ -4,7 +4,7 @@ package dispatch
 // the statements' bookkeeping): the command's Ctx answers WriteStmt with
 // the statement being written, and the onPrimaryTransactionalWrite fail
 // point fires once a statement is recorded. Everything is nil-safe: a
-// command that is not a retryable write has a nil *retryState.
+// command that is not a retryable write has a nil *RetryState.
 
 import (
 	"time"
