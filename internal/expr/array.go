@@ -612,19 +612,13 @@ type filterNode struct {
 }
 
 func parseFilter(p *parser, name string, arg bson.Value) (node, error) {
-	if arg.Type != bson.TypeDocument {
-		return nil, errf(mongoerr.FilterNotObject, "$filter only supports an object as its argument")
-	}
-	m := map[string]bson.Value{}
-	it := arg.Document().Iter()
-	for it.Next() {
-		el := it.Element()
-		switch el.Key {
-		case "input", "as", "cond", "limit":
-			m[el.Key] = el.Value
-		default:
-			return nil, errf(mongoerr.FilterUnknownParameter, "Unrecognized parameter to $filter: %s", el.Key)
-		}
+	m, err := namedValues(arg, []string{"input", "as", "cond", "limit"}, func() error {
+		return errf(mongoerr.FilterNotObject, "$filter only supports an object as its argument")
+	}, func(key string) error {
+		return errf(mongoerr.FilterUnknownParameter, "Unrecognized parameter to $filter: %s", key)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := m["input"]; !ok {
 		return nil, errf(mongoerr.FilterMissingInput, "Missing 'input' parameter to $filter")
@@ -633,7 +627,6 @@ func parseFilter(p *parser, name string, arg bson.Value) (node, error) {
 		return nil, errf(mongoerr.FilterMissingCond, "Missing 'cond' parameter to $filter")
 	}
 	n := &filterNode{}
-	var err error
 	if n.input, err = p.parse(m["input"]); err != nil {
 		return nil, err
 	}
@@ -728,19 +721,13 @@ type mapNode struct {
 }
 
 func parseMap(p *parser, name string, arg bson.Value) (node, error) {
-	if arg.Type != bson.TypeDocument {
-		return nil, errf(mongoerr.MapNotObject, "$map only supports an object as its argument")
-	}
-	m := map[string]bson.Value{}
-	it := arg.Document().Iter()
-	for it.Next() {
-		el := it.Element()
-		switch el.Key {
-		case "input", "as", "in":
-			m[el.Key] = el.Value
-		default:
-			return nil, errf(mongoerr.MapUnknownParameter, "Unrecognized parameter to $map: %s", el.Key)
-		}
+	m, err := namedValues(arg, []string{"input", "as", "in"}, func() error {
+		return errf(mongoerr.MapNotObject, "$map only supports an object as its argument")
+	}, func(key string) error {
+		return errf(mongoerr.MapUnknownParameter, "Unrecognized parameter to $map: %s", key)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if _, ok := m["input"]; !ok {
 		return nil, errf(mongoerr.MapMissingInput, "Missing 'input' parameter to $map")
@@ -749,7 +736,6 @@ func parseMap(p *parser, name string, arg bson.Value) (node, error) {
 		return nil, errf(mongoerr.MapMissingIn, "Missing 'in' parameter to $map")
 	}
 	n := &mapNode{}
-	var err error
 	if n.input, err = p.parse(m["input"]); err != nil {
 		return nil, err
 	}
@@ -803,19 +789,13 @@ type reduceNode struct {
 }
 
 func parseReduce(p *parser, name string, arg bson.Value) (node, error) {
-	if arg.Type != bson.TypeDocument {
-		return nil, errf(mongoerr.ReduceNotObject, "$reduce requires an object as an argument, found: %s", typeName(arg))
-	}
-	m := map[string]bson.Value{}
-	it := arg.Document().Iter()
-	for it.Next() {
-		el := it.Element()
-		switch el.Key {
-		case "input", "initialValue", "in":
-			m[el.Key] = el.Value
-		default:
-			return nil, errf(mongoerr.ReduceUnknownArgument, "$reduce found an unknown argument: %s", el.Key)
-		}
+	m, err := namedValues(arg, []string{"input", "initialValue", "in"}, func() error {
+		return errf(mongoerr.ReduceNotObject, "$reduce requires an object as an argument, found: %s", typeName(arg))
+	}, func(key string) error {
+		return errf(mongoerr.ReduceUnknownArgument, "$reduce found an unknown argument: %s", key)
+	})
+	if err != nil {
+		return nil, err
 	}
 	for _, k := range []struct {
 		name string
@@ -826,7 +806,6 @@ func parseReduce(p *parser, name string, arg bson.Value) (node, error) {
 		}
 	}
 	n := &reduceNode{}
-	var err error
 	if n.input, err = p.parse(m["input"]); err != nil {
 		return nil, err
 	}

@@ -179,22 +179,13 @@ func parseDatePart(part func(time.Time) int) opParser {
 				n.date = x
 				break
 			}
-			it = d.Iter()
-			for it.Next() {
-				el := it.Element()
-				x, err := p.parse(el.Value)
-				if err != nil {
-					return nil, err
-				}
-				switch el.Key {
-				case "date":
-					n.date = x
-				case "timezone":
-					n.tz = x
-				default:
-					return nil, errf(mongoerr.DateUnknownOption, "unrecognized option to %s: \"%s\"", name, el.Key)
-				}
+			m, err := namedArgs(p, arg, []string{"date", "timezone"}, nil, func(key string) error {
+				return errf(mongoerr.DateUnknownOption, "unrecognized option to %s: \"%s\"", name, key)
+			})
+			if err != nil {
+				return nil, err
 			}
+			n.date, n.tz = m["date"], m["timezone"]
 			if n.date == nil {
 				return nil, errf(mongoerr.DateMissingDate, "missing 'date' argument to %s, provided: %s", name, d.String())
 			}
@@ -233,28 +224,15 @@ func (n *datePartNode) eval(e *Env) (bson.Value, error) {
 
 // ---- object-form argument helper ----
 
+// objectArgs is namedArgs with the errors of the date operators that take
+// an object: notObj's "only supports an object" and unknown's
+// "Unrecognized argument".
 func objectArgs(p *parser, name string, arg bson.Value, notObj, unknown int32, allowed ...string) (map[string]node, error) {
-	if arg.Type != bson.TypeDocument {
-		return nil, errf(notObj, "%s only supports an object as its argument", name)
-	}
-	out := map[string]node{}
-	it := arg.Document().Iter()
-	for it.Next() {
-		el := it.Element()
-		ok := false
-		for _, a := range allowed {
-			ok = ok || a == el.Key
-		}
-		if !ok {
-			return nil, errf(unknown, "Unrecognized argument to %s: %s", name, el.Key)
-		}
-		x, err := p.parse(el.Value)
-		if err != nil {
-			return nil, err
-		}
-		out[el.Key] = x
-	}
-	return out, nil
+	return namedArgs(p, arg, allowed, func() error {
+		return errf(notObj, "%s only supports an object as its argument", name)
+	}, func(key string) error {
+		return errf(unknown, "Unrecognized argument to %s: %s", name, key)
+	})
 }
 
 // ---- $dateToString ----

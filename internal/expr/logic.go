@@ -134,25 +134,13 @@ func parseCond(p *parser, name string, arg bson.Value) (node, error) {
 		}
 		return &condNode{args[0], args[1], args[2]}, nil
 	}
-	var c, t, f node
-	it := arg.Document().Iter()
-	for it.Next() {
-		el := it.Element()
-		n, err := p.parse(el.Value)
-		if err != nil {
-			return nil, err
-		}
-		switch el.Key {
-		case "if":
-			c = n
-		case "then":
-			t = n
-		case "else":
-			f = n
-		default:
-			return nil, errf(mongoerr.CondUnknownParameter, "Unrecognized parameter to $cond: %s", el.Key)
-		}
+	m, err := namedArgs(p, arg, []string{"if", "then", "else"}, nil, func(key string) error {
+		return errf(mongoerr.CondUnknownParameter, "Unrecognized parameter to $cond: %s", key)
+	})
+	if err != nil {
+		return nil, err
 	}
+	c, t, f := m["if"], m["then"], m["else"]
 	switch {
 	case c == nil:
 		return nil, errf(mongoerr.CondMissingIf, "Missing 'if' parameter to $cond")
@@ -215,23 +203,13 @@ func parseSwitch(p *parser, name string, arg bson.Value) (node, error) {
 				if b.Type != bson.TypeDocument {
 					return nil, errf(mongoerr.SwitchBranchNotObject, "$switch expected each branch to be an object, found: %s", b.Type.String())
 				}
-				var c, t node
-				fi := b.Document().Iter()
-				for fi.Next() {
-					f := fi.Element()
-					x, err := p.parse(f.Value)
-					if err != nil {
-						return nil, err
-					}
-					switch f.Key {
-					case "case":
-						c = x
-					case "then":
-						t = x
-					default:
-						return nil, errf(mongoerr.SwitchBranchUnknownArgument, "$switch found an unknown argument to a branch: %s", f.Key)
-					}
+				m, err := namedArgs(p, b, []string{"case", "then"}, nil, func(key string) error {
+					return errf(mongoerr.SwitchBranchUnknownArgument, "$switch found an unknown argument to a branch: %s", key)
+				})
+				if err != nil {
+					return nil, err
 				}
+				c, t := m["case"], m["then"]
 				if c == nil {
 					return nil, errf(mongoerr.SwitchBranchMissingCase, "$switch requires each branch have a 'case' expression")
 				}

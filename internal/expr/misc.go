@@ -404,26 +404,15 @@ type nExprNode struct {
 }
 
 func parseNExpr(p *parser, name string, arg bson.Value) (node, error) {
-	if arg.Type != bson.TypeDocument {
-		return nil, errf(mongoerr.TopNSpecNotObject, "specification must be an object; found %s", arg.String())
+	m, err := namedArgs(p, arg, []string{"input", "n"}, func() error {
+		return errf(mongoerr.TopNSpecNotObject, "specification must be an object; found %s", arg.String())
+	}, func(key string) error {
+		return errf(mongoerr.NUnknownArgument, "Unknown argument for 'n' operator: %s", key)
+	})
+	if err != nil {
+		return nil, err
 	}
-	n := &nExprNode{name: name}
-	it := arg.Document().Iter()
-	for it.Next() {
-		el := it.Element()
-		x, err := p.parse(el.Value)
-		if err != nil {
-			return nil, err
-		}
-		switch el.Key {
-		case "input":
-			n.input = x
-		case "n":
-			n.n = x
-		default:
-			return nil, errf(mongoerr.NUnknownArgument, "Unknown argument for 'n' operator: %s", el.Key)
-		}
-	}
+	n := &nExprNode{name: name, input: m["input"], n: m["n"]}
 	if n.n == nil {
 		return nil, errf(mongoerr.NMissing, "Missing value for 'n'")
 	}

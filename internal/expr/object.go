@@ -30,22 +30,15 @@ type letNode struct {
 }
 
 func parseLet(p *parser, name string, arg bson.Value) (node, error) {
-	if arg.Type != bson.TypeDocument {
-		return nil, errf(mongoerr.LetNotObject, "$let only supports an object as its argument")
+	m, err := namedValues(arg, []string{"vars", "in"}, func() error {
+		return errf(mongoerr.LetNotObject, "$let only supports an object as its argument")
+	}, func(key string) error {
+		return errf(mongoerr.LetUnknownParameter, "Unrecognized parameter to $let: %s", key)
+	})
+	if err != nil {
+		return nil, err
 	}
-	var vars, in bson.Value
-	it := arg.Document().Iter()
-	for it.Next() {
-		el := it.Element()
-		switch el.Key {
-		case "vars":
-			vars = el.Value
-		case "in":
-			in = el.Value
-		default:
-			return nil, errf(mongoerr.LetUnknownParameter, "Unrecognized parameter to $let: %s", el.Key)
-		}
-	}
+	vars, in := m["vars"], m["in"]
 	if vars.Type == 0 {
 		return nil, errf(mongoerr.LetMissingVars, "Missing 'vars' parameter to $let")
 	}
@@ -209,25 +202,20 @@ type setFieldNode struct {
 }
 
 func parseSetField(op string) opParser {
+	names := []string{"field", "input"} // $unsetField's
+	if op == "$setField" {
+		names = append(names, "value")
+	}
 	return func(p *parser, name string, arg bson.Value) (node, error) {
-		if arg.Type != bson.TypeDocument {
-			return nil, errf(mongoerr.SetFieldNotObject, "%s only supports an object as its argument", op)
+		m, err := namedValues(arg, names, func() error {
+			return errf(mongoerr.SetFieldNotObject, "%s only supports an object as its argument", op)
+		}, func(key string) error {
+			return errf(mongoerr.SetFieldUnknownArgument, "%s found an unknown argument: %s", op, key)
+		})
+		if err != nil {
+			return nil, err
 		}
-		var fieldV, inV, valV bson.Value
-		it := arg.Document().Iter()
-		for it.Next() {
-			el := it.Element()
-			switch {
-			case el.Key == "field":
-				fieldV = el.Value
-			case el.Key == "input":
-				inV = el.Value
-			case el.Key == "value" && op == "$setField":
-				valV = el.Value
-			default:
-				return nil, errf(mongoerr.SetFieldUnknownArgument, "%s found an unknown argument: %s", op, el.Key)
-			}
-		}
+		fieldV, inV, valV := m["field"], m["input"], m["value"]
 		if fieldV.Type == 0 {
 			return nil, errf(mongoerr.SetFieldMissingField, "%s requires 'field' to be specified", op)
 		}

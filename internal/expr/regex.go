@@ -38,28 +38,15 @@ type regexNode struct {
 
 func parseRegex(name string, mode int) opParser {
 	return func(p *parser, _ string, arg bson.Value) (node, error) {
-		if arg.Type != bson.TypeDocument {
-			return nil, errf(mongoerr.RegexExprNotObject, "%s expects an object of named arguments but found: %s", name, typeName(arg))
+		m, err := namedArgs(p, arg, []string{"input", "regex", "options"}, func() error {
+			return errf(mongoerr.RegexExprNotObject, "%s expects an object of named arguments but found: %s", name, typeName(arg))
+		}, func(key string) error {
+			return errf(mongoerr.RegexUnknownArgument, "%s found an unknown argument: %s", name, key)
+		})
+		if err != nil {
+			return nil, err
 		}
-		n := &regexNode{name: name, mode: mode}
-		it := arg.Document().Iter()
-		for it.Next() {
-			el := it.Element()
-			x, err := p.parse(el.Value)
-			if err != nil {
-				return nil, err
-			}
-			switch el.Key {
-			case "input":
-				n.input = x
-			case "regex":
-				n.regex = x
-			case "options":
-				n.options = x
-			default:
-				return nil, errf(mongoerr.RegexUnknownArgument, "%s found an unknown argument: %s", name, el.Key)
-			}
-		}
+		n := &regexNode{name: name, mode: mode, input: m["input"], regex: m["regex"], options: m["options"]}
 		if n.input == nil {
 			return nil, errf(mongoerr.RegexMissingInput, "%s requires 'input' parameter", name)
 		}

@@ -293,26 +293,15 @@ type trimNode struct {
 
 func parseTrim(name string, left, right bool) opParser {
 	return func(p *parser, _ string, arg bson.Value) (node, error) {
-		if arg.Type != bson.TypeDocument {
-			return nil, errf(mongoerr.TrimNotObject, "%s only supports an object as an argument, found %s", name, typeName(arg))
+		m, err := namedArgs(p, arg, []string{"input", "chars"}, func() error {
+			return errf(mongoerr.TrimNotObject, "%s only supports an object as an argument, found %s", name, typeName(arg))
+		}, func(key string) error {
+			return errf(mongoerr.TrimUnknownArgument, "%s found an unknown argument: %s", name, key)
+		})
+		if err != nil {
+			return nil, err
 		}
-		n := &trimNode{name: name, left: left, right: right}
-		it := arg.Document().Iter()
-		for it.Next() {
-			el := it.Element()
-			x, err := p.parse(el.Value)
-			if err != nil {
-				return nil, err
-			}
-			switch el.Key {
-			case "input":
-				n.input = x
-			case "chars":
-				n.chars = x
-			default:
-				return nil, errf(mongoerr.TrimUnknownArgument, "%s found an unknown argument: %s", name, el.Key)
-			}
-		}
+		n := &trimNode{name: name, left: left, right: right, input: m["input"], chars: m["chars"]}
 		if n.input == nil {
 			return nil, errf(mongoerr.TrimMissingInput, "%s requires an 'input' field", name)
 		}
@@ -462,28 +451,15 @@ type replaceNode struct {
 
 func parseReplace(name string, all bool) opParser {
 	return func(p *parser, _ string, arg bson.Value) (node, error) {
-		if arg.Type != bson.TypeDocument {
-			return nil, errf(mongoerr.ReplaceNotObject, "%s requires an object as an argument, found: %s", name, typeName(arg))
+		m, err := namedArgs(p, arg, []string{"input", "find", "replacement"}, func() error {
+			return errf(mongoerr.ReplaceNotObject, "%s requires an object as an argument, found: %s", name, typeName(arg))
+		}, func(key string) error {
+			return errf(mongoerr.ReplaceUnknownArgument, "%s found an unknown argument: %s", name, key)
+		})
+		if err != nil {
+			return nil, err
 		}
-		n := &replaceNode{name: name, all: all}
-		it := arg.Document().Iter()
-		for it.Next() {
-			el := it.Element()
-			x, err := p.parse(el.Value)
-			if err != nil {
-				return nil, err
-			}
-			switch el.Key {
-			case "input":
-				n.input = x
-			case "find":
-				n.find = x
-			case "replacement":
-				n.repl = x
-			default:
-				return nil, errf(mongoerr.ReplaceUnknownArgument, "%s found an unknown argument: %s", name, el.Key)
-			}
-		}
+		n := &replaceNode{name: name, all: all, input: m["input"], find: m["find"], repl: m["replacement"]}
 		switch {
 		case n.input == nil:
 			return nil, errf(mongoerr.ReplaceMissingInput, "%s requires 'input' to be specified", name)

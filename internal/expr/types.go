@@ -51,30 +51,15 @@ type convertNode struct {
 }
 
 func parseConvert(p *parser, name string, arg bson.Value) (node, error) {
-	if arg.Type != bson.TypeDocument {
-		return nil, errf(mongoerr.FailedToParse, "$convert expects an object of named arguments but found: %s", typeName(arg))
+	m, err := namedArgs(p, arg, []string{"input", "to", "onError", "onNull"}, func() error {
+		return errf(mongoerr.FailedToParse, "$convert expects an object of named arguments but found: %s", typeName(arg))
+	}, func(key string) error {
+		return errf(mongoerr.FailedToParse, "$convert found an unknown argument: %s", key)
+	})
+	if err != nil {
+		return nil, err
 	}
-	n := &convertNode{}
-	it := arg.Document().Iter()
-	for it.Next() {
-		el := it.Element()
-		x, err := p.parse(el.Value)
-		if err != nil {
-			return nil, err
-		}
-		switch el.Key {
-		case "input":
-			n.input = x
-		case "to":
-			n.to = x
-		case "onError":
-			n.onError = x
-		case "onNull":
-			n.onNull = x
-		default:
-			return nil, errf(mongoerr.FailedToParse, "$convert found an unknown argument: %s", el.Key)
-		}
-	}
+	n := &convertNode{input: m["input"], to: m["to"], onError: m["onError"], onNull: m["onNull"]}
 	if n.input == nil {
 		return nil, errf(mongoerr.FailedToParse, "Missing 'input' parameter to $convert")
 	}
