@@ -522,15 +522,11 @@ func sortPattern(d bson.Doc) ([]sortKey, error) {
 }
 
 func (n *sortArrayNode) eval(e *Env) (bson.Value, error) {
-	v, err := n.input.eval(e)
-	if err != nil {
-		return missing, err
-	}
-	if nullish(v) {
-		return vNull, nil
-	}
-	if v.Type != bson.TypeArray {
-		return missing, errf(mongoerr.SortArrayInputNotArray, "The input argument to $sortArray must be an array, but was of type: %s", typeName(v))
+	v, null, err := arrayInput(e, n.input, func(v bson.Value) error {
+		return errf(mongoerr.SortArrayInputNotArray, "The input argument to $sortArray must be an array, but was of type: %s", typeName(v))
+	})
+	if err != nil || null {
+		return vNull, err
 	}
 	start := e.pushElems(v)
 	elems := e.vs[start:]
@@ -606,6 +602,22 @@ func sortKeyValue(v bson.Value, path []string, desc bool) bson.Value {
 
 // ---- $filter, $map, $reduce ----
 
+// arrayInput evaluates input, the array an operator reads: null reports
+// a null or missing value (the operator's answer is then null); anything
+// else that is not an array is refused with notArray's error.
+func arrayInput(e *Env, input node, notArray func(v bson.Value) error) (in bson.Value, null bool, err error) {
+	if in, err = input.eval(e); err != nil {
+		return missing, false, err
+	}
+	if nullish(in) {
+		return missing, true, nil
+	}
+	if in.Type != bson.TypeArray {
+		return missing, false, notArray(in)
+	}
+	return in, false, nil
+}
+
 type filterNode struct {
 	input, cond, limit node
 	slot               int
@@ -662,15 +674,11 @@ func asName(m map[string]bson.Value, op string) (string, error) {
 }
 
 func (n *filterNode) eval(e *Env) (bson.Value, error) {
-	in, err := n.input.eval(e)
-	if err != nil {
-		return missing, err
-	}
-	if nullish(in) {
-		return vNull, nil
-	}
-	if in.Type != bson.TypeArray {
-		return missing, errf(mongoerr.FilterInputNotArray, "input to $filter must be an array not %s", typeName(in))
+	in, null, err := arrayInput(e, n.input, func(v bson.Value) error {
+		return errf(mongoerr.FilterInputNotArray, "input to $filter must be an array not %s", typeName(v))
+	})
+	if err != nil || null {
+		return vNull, err
 	}
 	if len(in.Data) <= 5 {
 		return in, nil
@@ -753,15 +761,11 @@ func parseMap(p *parser, name string, arg bson.Value) (node, error) {
 }
 
 func (n *mapNode) eval(e *Env) (bson.Value, error) {
-	in, err := n.input.eval(e)
-	if err != nil {
-		return missing, err
-	}
-	if nullish(in) {
-		return vNull, nil
-	}
-	if in.Type != bson.TypeArray {
-		return missing, errf(mongoerr.MapInputNotArray, "input to $map must be an array not %s", typeName(in))
+	in, null, err := arrayInput(e, n.input, func(v bson.Value) error {
+		return errf(mongoerr.MapInputNotArray, "input to $map must be an array not %s", typeName(v))
+	})
+	if err != nil || null {
+		return vNull, err
 	}
 	start := len(e.vs)
 	it := in.Document().Iter()
@@ -823,15 +827,11 @@ func parseReduce(p *parser, name string, arg bson.Value) (node, error) {
 }
 
 func (n *reduceNode) eval(e *Env) (bson.Value, error) {
-	in, err := n.input.eval(e)
-	if err != nil {
-		return missing, err
-	}
-	if nullish(in) {
-		return vNull, nil
-	}
-	if in.Type != bson.TypeArray {
-		return missing, errf(mongoerr.ReduceInputNotArray, "$reduce requires that 'input' be an array, found: %s", in.String())
+	in, null, err := arrayInput(e, n.input, func(v bson.Value) error {
+		return errf(mongoerr.ReduceInputNotArray, "$reduce requires that 'input' be an array, found: %s", v.String())
+	})
+	if err != nil || null {
+		return vNull, err
 	}
 	m := e.mark()
 	acc, err := n.init.eval(e)
