@@ -255,17 +255,8 @@ func (a *sumAcc) Add(root bson.Doc, env *Env) error {
 			return nil
 		}
 	}
-	defer env.release(env.mark())
-	v, err := a.spec.eval(a.spec.arg, root, env)
-	if err != nil {
-		return err
-	}
-	a.AddValue(v)
-	return nil
+	return addByArg(a, a.spec, root, env)
 }
-
-// AddValue folds one value (non-numbers are ignored).
-func (a *sumAcc) AddValue(v bson.Value) { a.s.add(v) }
 
 func (a *sumAcc) Result() bson.Value {
 	e := resultEnv()
@@ -298,15 +289,7 @@ func (a *avgAcc) Add(root bson.Doc, env *Env) error {
 			return nil
 		}
 	}
-	defer env.release(env.mark())
-	v, err := a.spec.eval(a.spec.arg, root, env)
-	if err != nil {
-		return err
-	}
-	if a.s.add(v) {
-		a.count++
-	}
-	return nil
+	return addByArg(a, a.spec, root, env)
 }
 
 func (a *avgAcc) Result() bson.Value {
@@ -336,14 +319,7 @@ type minMaxAcc struct {
 	cur  bson.Value
 }
 
-func (a *minMaxAcc) Add(root bson.Doc, env *Env) error {
-	defer env.release(env.mark())
-	v, err := a.spec.eval(a.spec.arg, root, env)
-	if err != nil {
-		return err
-	}
-	return a.AddArg(v)
-}
+func (a *minMaxAcc) Add(root bson.Doc, env *Env) error { return addByArg(a, a.spec, root, env) }
 
 func (a *minMaxAcc) Result() bson.Value {
 	if a.cur.Type == 0 {
@@ -363,15 +339,10 @@ type firstLastAcc struct {
 }
 
 func (a *firstLastAcc) Add(root bson.Doc, env *Env) error {
-	defer env.release(env.mark())
 	if a.first && a.seen {
 		return nil
 	}
-	v, err := a.spec.eval(a.spec.arg, root, env)
-	if err != nil {
-		return err
-	}
-	return a.AddArg(v)
+	return addByArg(a, a.spec, root, env)
 }
 
 func (a *firstLastAcc) Result() bson.Value {
@@ -391,14 +362,7 @@ type pushAcc struct {
 	index *bson.ValueSet // $addToSet: the values in vals, under the collation
 }
 
-func (a *pushAcc) Add(root bson.Doc, env *Env) error {
-	defer env.release(env.mark())
-	v, err := a.spec.eval(a.spec.arg, root, env)
-	if err != nil {
-		return err
-	}
-	return a.AddArg(v)
-}
+func (a *pushAcc) Add(root bson.Doc, env *Env) error { return addByArg(a, a.spec, root, env) }
 
 func (a *pushAcc) Result() bson.Value {
 	e := resultEnv()

@@ -14,6 +14,18 @@ type ArgAdder interface {
 	AddArg(v bson.Value) error
 }
 
+// addByArg is Add for an accumulator that folds its argument's value: it
+// evaluates spec's argument against root and hands the value to a's
+// AddArg, releasing what the evaluation built once a has folded it.
+func addByArg(a ArgAdder, spec *AccumulatorSpec, root bson.Doc, env *Env) error {
+	defer env.release(env.mark())
+	v, err := spec.eval(spec.arg, root, env)
+	if err != nil {
+		return err
+	}
+	return a.AddArg(v)
+}
+
 // Arg returns the accumulator's argument expression (nil for $count).
 func (s *AccumulatorSpec) Arg() Expr { return s.arg }
 
