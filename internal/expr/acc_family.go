@@ -135,30 +135,8 @@ func (f *SumFamilies) Add(st []FamilyState, accs []Accumulator, root bson.Doc, e
 			continue
 		}
 		fam := &f.fams[i]
-		if v, ok := fam.term.value(root, env); ok && fs.n < math.MaxInt32 {
-			var x int64
-			switch v.Type {
-			case bson.TypeInt32:
-				x = int64(v.Int32())
-				if fs.n32 == 0 || x < fs.lo {
-					fs.lo = x
-				}
-				if fs.n32 == 0 || x > fs.hi {
-					fs.hi = x
-				}
-				fs.n32++
-			case bson.TypeInt64:
-				if x = v.Int64(); x < math.MinInt32 || x > math.MaxInt32 {
-					f.flush(i, fs, accs)
-					continue
-				}
-				fs.any64 = true
-			default:
-				f.flush(i, fs, accs)
-				continue
-			}
-			fs.n++
-			fs.s += x
+		if v, ok := fam.term.value(root, env); ok {
+			f.fold(i, fs, accs, v)
 			continue
 		}
 		if missingOrNull(fam.term.walkAny(root)) {
@@ -198,13 +176,19 @@ func (f *SumFamilies) Off(st []FamilyState, i int) bool { return st[i].off }
 // reports true).
 func (f *SumFamilies) AddValue(st []FamilyState, accs []Accumulator, i int, v bson.Value) {
 	fs := &st[i]
-	if fs.off {
-		return
+	if fs.off || v.Type == 0 || v.Type == bson.TypeNull {
+		return // a missing or null term: $add gives null, which $sum ignores
 	}
+	f.fold(i, fs, accs, v)
+}
+
+// fold folds v, the value of family i's term (neither missing nor null),
+// into its state fs: an int32, or an int64 in the int32 range, stays in
+// the shortcut; anything else, or a count about to overflow, flushes the
+// family to its members.
+func (f *SumFamilies) fold(i int, fs *FamilyState, accs []Accumulator, v bson.Value) {
 	var x int64
 	switch v.Type {
-	case 0, bson.TypeNull:
-		return // $add gives null, which $sum ignores
 	case bson.TypeInt32:
 		if fs.n >= math.MaxInt32 {
 			f.flush(i, fs, accs)
