@@ -87,14 +87,9 @@ type objectNode struct {
 }
 
 func (n *objectNode) eval(e *Env) (bson.Value, error) {
-	start := len(e.vs)
-	for _, x := range n.vals {
-		v, err := x.eval(e)
-		if err != nil {
-			e.vs = e.vs[:start]
-			return missing, err
-		}
-		e.vs = append(e.vs, v)
+	start, err := e.pushEvals(n.vals)
+	if err != nil {
+		return missing, err
 	}
 	out := e.document(n.keys, e.vs[start:])
 	e.vs = e.vs[:start]
@@ -105,14 +100,9 @@ func (n *objectNode) eval(e *Env) (bson.Value, error) {
 type arrayNode struct{ elems []node }
 
 func (n *arrayNode) eval(e *Env) (bson.Value, error) {
-	start := len(e.vs)
-	for _, x := range n.elems {
-		v, err := x.eval(e)
-		if err != nil {
-			e.vs = e.vs[:start]
-			return missing, err
-		}
-		e.vs = append(e.vs, v)
+	start, err := e.pushEvals(n.elems)
+	if err != nil {
+		return missing, err
 	}
 	out := e.array(e.vs[start:])
 	e.vs = e.vs[:start]
@@ -130,14 +120,9 @@ type naryNode struct {
 }
 
 func (n *naryNode) eval(e *Env) (bson.Value, error) {
-	start := len(e.vs)
-	for _, x := range n.args {
-		v, err := x.eval(e)
-		if err != nil {
-			e.vs = e.vs[:start]
-			return missing, err
-		}
-		e.vs = append(e.vs, v)
+	start, err := e.pushEvals(n.args)
+	if err != nil {
+		return missing, err
 	}
 	r, err := n.fn(e, e.vs[start:len(e.vs):len(e.vs)])
 	e.vs = e.vs[:start]

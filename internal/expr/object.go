@@ -76,14 +76,9 @@ func parseLet(p *parser, name string, arg bson.Value) (node, error) {
 }
 
 func (n *letNode) eval(e *Env) (bson.Value, error) {
-	start := len(e.vs)
-	for _, x := range n.vals {
-		v, err := x.eval(e)
-		if err != nil {
-			e.vs = e.vs[:start]
-			return missing, err
-		}
-		e.vs = append(e.vs, v)
+	start, err := e.pushEvals(n.vals)
+	if err != nil {
+		return missing, err
 	}
 	for i, s := range n.slots {
 		e.vars[s] = e.vs[start+i]

@@ -209,6 +209,21 @@ func (e *Env) pushElems(v bson.Value) int {
 	return start
 }
 
+// pushEvals evaluates xs in order onto the value stack and returns where
+// their values start; on an error the stack is left as it was.
+func (e *Env) pushEvals(xs []node) (int, error) {
+	start := len(e.vs)
+	for _, x := range xs {
+		v, err := x.eval(e)
+		if err != nil {
+			e.vs = e.vs[:start]
+			return start, err
+		}
+		e.vs = append(e.vs, v)
+	}
+	return start, nil
+}
+
 // arrayLen counts the elements of an array value.
 func arrayLen(v bson.Value) int { return bson.Doc(v.Data).Len() }
 
