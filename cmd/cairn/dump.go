@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -34,8 +33,19 @@ type dumpOptions struct {
 
 func runDump(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var o dumpOptions
-	fs := flag.NewFlagSet("dump", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	return tool{
+		name:  "dump",
+		usage: "usage: cairn dump [flags]   (writes mongodump's layout: OUT/<db>/<collection>.bson and .metadata.json)",
+		flags: o.register,
+		work: func(ctx context.Context) error {
+			res, err := dumpData(ctx, &o, stderr)
+			fmt.Fprintf(stderr, "dumped %d document(s) of %d collection(s) and %d view(s) to %s\n", res.docs, res.colls, res.views, o.out)
+			return err
+		},
+	}.run(args, stderr)
+}
+
+func (o *dumpOptions) register(fs *flag.FlagSet) {
 	o.conn.register(fs)
 	stringFlag(fs, &o.db, "db", "d", "", "database to dump (default: all but local and config)")
 	stringFlag(fs, &o.coll, "collection", "c", "", "collection to dump (needs --db)")
@@ -44,22 +54,6 @@ func runDump(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	stringFlag(fs, &o.query, "query", "q", "", "dump only the documents matching this Extended JSON filter (needs --collection)")
 	intFlag(fs, &o.parallel, "numParallelCollections", "j", 4, "collections dumped at once")
 	fs.BoolVar(&o.noProgress, "noProgress", false, "do not show the progress bar")
-	if code, ok := parseFlags(fs, "usage: cairn dump [flags]   (writes mongodump's layout: OUT/<db>/<collection>.bson and .metadata.json)", args, stderr); !ok {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "cairn dump: unexpected arguments: %v\n", fs.Args())
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	res, err := dumpData(ctx, &o, stderr)
-	fmt.Fprintf(stderr, "dumped %d document(s) of %d collection(s) and %d view(s) to %s\n", res.docs, res.colls, res.views, o.out)
-	if err != nil {
-		fmt.Fprintf(stderr, "cairn dump: %v\n", err)
-		return 1
-	}
-	return 0
 }
 
 type dumpResult struct {

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -66,25 +65,16 @@ func (o *exportOptions) register(fs *flag.FlagSet) {
 
 func runExport(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var o exportOptions
-	fs := flag.NewFlagSet("export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o.register(fs)
-	if code, ok := parseFlags(fs, "usage: cairn export --db DB --collection COLL [flags]   (mongoexport's flags)", args, stderr); !ok {
-		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "cairn export: unexpected arguments: %v\n", fs.Args())
-		return 2
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	n, err := exportData(ctx, &o, stdout, stderr)
-	fmt.Fprintf(stderr, "exported %d record(s)\n", n)
-	if err != nil {
-		fmt.Fprintf(stderr, "cairn export: %v\n", err)
-		return 1
-	}
-	return 0
+	return tool{
+		name:  "export",
+		usage: "usage: cairn export --db DB --collection COLL [flags]   (mongoexport's flags)",
+		flags: o.register,
+		work: func(ctx context.Context) error {
+			n, err := exportData(ctx, &o, stdout, stderr)
+			fmt.Fprintf(stderr, "exported %d record(s)\n", n)
+			return err
+		},
+	}.run(args, stderr)
 }
 
 // parseJSONFlag parses a flag's Extended JSON document ("" is nil).

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -71,32 +70,27 @@ func (o *importOptions) register(fs *flag.FlagSet) {
 
 func runImport(args []string, stdin io.Reader, _, stderr io.Writer) int {
 	var o importOptions
-	fs := flag.NewFlagSet("import", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	o.register(fs)
-	if code, ok := parseFlags(fs, "usage: cairn import [flags] [FILE]   (mongoimport's flags; reads standard input without FILE)", args, stderr); !ok {
-		return code
-	}
-	if fs.NArg() > 1 {
-		fmt.Fprintf(stderr, "cairn import: too many positional arguments: %v\n", fs.Args())
-		return 2
-	}
-	if fs.NArg() == 1 {
-		if o.file != "" {
-			fmt.Fprintln(stderr, "cairn import: give the file either as --file or as an argument, not both")
-			return 2
-		}
-		o.file = fs.Arg(0)
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	res, err := importData(ctx, &o, stdin, stderr)
-	fmt.Fprintf(stderr, "%d document(s) imported successfully. %d document(s) failed to import.\n", res.ok, res.failed)
-	if err != nil {
-		fmt.Fprintf(stderr, "cairn import: %v\n", err)
-		return 1
-	}
-	return 0
+	return tool{
+		name:  "import",
+		usage: "usage: cairn import [flags] [FILE]   (mongoimport's flags; reads standard input without FILE)",
+		flags: o.register,
+		args: func(rest []string) error {
+			switch {
+			case len(rest) > 1:
+				return fmt.Errorf("too many positional arguments: %v", rest)
+			case len(rest) == 1 && o.file != "":
+				return errors.New("give the file either as --file or as an argument, not both")
+			case len(rest) == 1:
+				o.file = rest[0]
+			}
+			return nil
+		},
+		work: func(ctx context.Context) error {
+			res, err := importData(ctx, &o, stdin, stderr)
+			fmt.Fprintf(stderr, "%d document(s) imported successfully. %d document(s) failed to import.\n", res.ok, res.failed)
+			return err
+		},
+	}.run(args, stderr)
 }
 
 // importResult counts what an import did.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -39,8 +38,32 @@ type restoreOptions struct {
 
 func runRestore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	var o restoreOptions
-	fs := flag.NewFlagSet("restore", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	return tool{
+		name:  "restore",
+		usage: "usage: cairn restore [flags] [DIR]   (reads mongodump's layout: DIR/<db>/<collection>.bson and .metadata.json, optionally .gz)",
+		flags: o.register,
+		args: func(rest []string) error {
+			switch {
+			case len(rest) > 1:
+				return fmt.Errorf("too many arguments: %v", rest)
+			case len(rest) == 1 && o.dir != "":
+				return errors.New("give the directory either as --dir or as an argument, not both")
+			case len(rest) == 1:
+				o.dir = rest[0]
+			case o.dir == "":
+				o.dir = "dump"
+			}
+			return nil
+		},
+		work: func(ctx context.Context) error {
+			res, err := restoreData(ctx, &o, stderr)
+			fmt.Fprintf(stderr, "%d document(s) restored successfully. %d document(s) failed to restore.\n", res.ok.Load(), res.failed.Load())
+			return err
+		},
+	}.run(args, stderr)
+}
+
+func (o *restoreOptions) register(fs *flag.FlagSet) {
 	o.conn.register(fs)
 	stringFlag(fs, &o.db, "db", "d", "", "restore only this database (or, with a database directory or .bson file, restore into it)")
 	stringFlag(fs, &o.coll, "collection", "c", "", "restore only this collection (or, with a .bson file, restore into it); needs --db")
@@ -54,30 +77,6 @@ func runRestore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 	fs.BoolVar(&o.maintainOrder, "maintainInsertionOrder", false, "insert in file order (ordered inserts, one worker)")
 	fs.BoolVar(&o.bypassValidation, "bypassDocumentValidation", false, "skip the collections' schema validation")
 	fs.BoolVar(&o.noProgress, "noProgress", false, "do not show the progress bar")
-	if code, ok := parseFlags(fs, "usage: cairn restore [flags] [DIR]   (reads mongodump's layout: DIR/<db>/<collection>.bson and .metadata.json, optionally .gz)", args, stderr); !ok {
-		return code
-	}
-	switch {
-	case fs.NArg() > 1:
-		fmt.Fprintf(stderr, "cairn restore: too many arguments: %v\n", fs.Args())
-		return 2
-	case fs.NArg() == 1 && o.dir != "":
-		fmt.Fprintln(stderr, "cairn restore: give the directory either as --dir or as an argument, not both")
-		return 2
-	case fs.NArg() == 1:
-		o.dir = fs.Arg(0)
-	case o.dir == "":
-		o.dir = "dump"
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	res, err := restoreData(ctx, &o, stderr)
-	fmt.Fprintf(stderr, "%d document(s) restored successfully. %d document(s) failed to restore.\n", res.ok.Load(), res.failed.Load())
-	if err != nil {
-		fmt.Fprintf(stderr, "cairn restore: %v\n", err)
-		return 1
-	}
-	return 0
 }
 
 // restoreJob is one collection or view to restore.

@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
 	"strings"
 	"time"
@@ -173,37 +171,43 @@ func humanBytes(b float64) string {
 }
 
 func runStats(args []string, _ io.Reader, stdout, stderr io.Writer) int {
-	var conn connFlags
-	fs := flag.NewFlagSet("stats", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	conn.register(fs)
-	rows := fs.Int("rowcount", 0, "stop after this many lines (0: run until interrupted)")
-	fs.IntVar(rows, "n", 0, "shorthand for --rowcount")
-	noHeaders := fs.Bool("noheaders", false, "do not print the column names")
-	asJSON := fs.Bool("json", false, "print each line as a JSON object")
-	if code, ok := parseFlags(fs, "usage: cairn stats [flags] [SECONDS]   (one line of server figures every SECONDS, default 1; like mongostat)", args, stderr); !ok {
-		return code
-	}
+	var (
+		conn              connFlags
+		rows              int
+		noHeaders, asJSON bool
+	)
 	interval := time.Second
-	if fs.NArg() > 1 {
-		fmt.Fprintf(stderr, "cairn stats: too many arguments: %v\n", fs.Args())
-		return 2
-	}
-	if fs.NArg() == 1 {
-		secs, err := strconv.ParseFloat(fs.Arg(0), 64)
-		if err != nil || secs <= 0 {
-			fmt.Fprintf(stderr, "cairn stats: invalid interval %q\n", fs.Arg(0))
-			return 2
-		}
-		interval = time.Duration(secs * float64(time.Second))
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	if err := stats(ctx, &conn, interval, *rows, !*noHeaders, *asJSON, stdout); err != nil && ctx.Err() == nil {
-		fmt.Fprintf(stderr, "cairn stats: %v\n", err)
-		return 1
-	}
-	return 0
+	return tool{
+		name:  "stats",
+		usage: "usage: cairn stats [flags] [SECONDS]   (one line of server figures every SECONDS, default 1; like mongostat)",
+		flags: func(fs *flag.FlagSet) {
+			conn.register(fs)
+			fs.IntVar(&rows, "rowcount", 0, "stop after this many lines (0: run until interrupted)")
+			fs.IntVar(&rows, "n", 0, "shorthand for --rowcount")
+			fs.BoolVar(&noHeaders, "noheaders", false, "do not print the column names")
+			fs.BoolVar(&asJSON, "json", false, "print each line as a JSON object")
+		},
+		args: func(rest []string) error {
+			if len(rest) > 1 {
+				return fmt.Errorf("too many arguments: %v", rest)
+			}
+			if len(rest) == 1 {
+				secs, err := strconv.ParseFloat(rest[0], 64)
+				if err != nil || secs <= 0 {
+					return fmt.Errorf("invalid interval %q", rest[0])
+				}
+				interval = time.Duration(secs * float64(time.Second))
+			}
+			return nil
+		},
+		work: func(ctx context.Context) error {
+			err := stats(ctx, &conn, interval, rows, !noHeaders, asJSON, stdout)
+			if ctx.Err() != nil {
+				return nil // interrupted: the figures end there
+			}
+			return err
+		},
+	}.run(args, stderr)
 }
 
 // statLine right-aligns cells in columns at least 8 wide.
