@@ -75,15 +75,7 @@ func runImport(args []string, stdin io.Reader, _, stderr io.Writer) int {
 		usage: "usage: cairn import [flags] [FILE]   (mongoimport's flags; reads standard input without FILE)",
 		flags: o.register,
 		args: func(rest []string) error {
-			switch {
-			case len(rest) > 1:
-				return fmt.Errorf("too many positional arguments: %v", rest)
-			case len(rest) == 1 && o.file != "":
-				return errors.New("give the file either as --file or as an argument, not both")
-			case len(rest) == 1:
-				o.file = rest[0]
-			}
-			return nil
+			return argOrFlag(rest, &o.file, "file", "file", "too many positional arguments")
 		},
 		work: func(ctx context.Context) error {
 			res, err := importData(ctx, &o, stdin, stderr)

@@ -43,17 +43,11 @@ func runRestore(args []string, _ io.Reader, stdout, stderr io.Writer) int {
 		usage: "usage: cairn restore [flags] [DIR]   (reads mongodump's layout: DIR/<db>/<collection>.bson and .metadata.json, optionally .gz)",
 		flags: o.register,
 		args: func(rest []string) error {
-			switch {
-			case len(rest) > 1:
-				return fmt.Errorf("too many arguments: %v", rest)
-			case len(rest) == 1 && o.dir != "":
-				return errors.New("give the directory either as --dir or as an argument, not both")
-			case len(rest) == 1:
-				o.dir = rest[0]
-			case o.dir == "":
+			err := argOrFlag(rest, &o.dir, "dir", "directory", "too many arguments")
+			if o.dir == "" {
 				o.dir = "dump"
 			}
-			return nil
+			return err
 		},
 		work: func(ctx context.Context) error {
 			res, err := restoreData(ctx, &o, stderr)

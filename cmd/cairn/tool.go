@@ -25,6 +25,22 @@ type tool struct {
 	work func(ctx context.Context) error
 }
 
+// argOrFlag takes rest, the arguments after the flags of a tool that
+// takes at most one, the value of flag --name given in its place: into
+// *dst, unless the flag was given too. what names the value in the error,
+// tooMany heads the error for more than one argument.
+func argOrFlag(rest []string, dst *string, name, what, tooMany string) error {
+	switch {
+	case len(rest) > 1:
+		return fmt.Errorf("%s: %v", tooMany, rest)
+	case len(rest) == 1 && *dst != "":
+		return fmt.Errorf("give the %s either as --%s or as an argument, not both", what, name)
+	case len(rest) == 1:
+		*dst = rest[0]
+	}
+	return nil
+}
+
 // run parses args and runs the tool's work.
 func (t tool) run(args []string, stderr io.Writer) int {
 	fs := flag.NewFlagSet(t.name, flag.ContinueOnError)
