@@ -54,6 +54,23 @@ func randFields(r *rand.Rand, b *bson.Builder, d int) {
 
 // mutate returns a variant of doc: fields kept, changed, removed, added,
 // moved; nested values mutated in turn.
+// randPair makes case n's pair of documents with _id n: a random document
+// and, one time in ten, another random one, else a mutation of it.
+func randPair(r *rand.Rand, n int) (pre, post bson.Doc) {
+	var pb bson.Builder
+	pb.AppendInt32("_id", int32(n))
+	randFields(r, &pb, 3)
+	pre = pb.Finish()
+	var qb bson.Builder
+	if r.IntN(10) == 0 {
+		qb.AppendInt32("_id", int32(n))
+		randFields(r, &qb, 3)
+	} else {
+		mutate(r, &qb, pre, 2)
+	}
+	return pre, qb.Finish()
+}
+
 func mutate(r *rand.Rand, b *bson.Builder, doc bson.Doc, d int) {
 	els := doc.Elements()
 	if r.IntN(6) == 0 && len(els) > 1 {
@@ -108,18 +125,7 @@ func TestDiffAppliesToNew(t *testing.T) {
 	t.Logf("seed %d", seed)
 	r := rand.New(rand.NewPCG(seed, 7))
 	for n := range 20000 {
-		var pb bson.Builder
-		pb.AppendInt32("_id", int32(n))
-		randFields(r, &pb, 3)
-		pre := pb.Finish()
-		var qb bson.Builder
-		if r.IntN(10) == 0 {
-			qb.AppendInt32("_id", int32(n))
-			randFields(r, &qb, 3)
-		} else {
-			mutate(r, &qb, pre, 2)
-		}
-		post := qb.Finish()
+		pre, post := randPair(r, n)
 		d := Diff(pre, post)
 		if d == nil {
 			if string(pre) != string(post) {

@@ -39,18 +39,7 @@ func TestModifierObjectAsReference(t *testing.T) {
 	d := getDiffBuf()
 	defer putDiffBuf(d)
 	for n := range 20000 {
-		var pb bson.Builder
-		pb.AppendInt32("_id", int32(n))
-		randFields(r, &pb, 3)
-		pre := pb.Finish()
-		var qb bson.Builder
-		if r.IntN(10) == 0 {
-			qb.AppendInt32("_id", int32(n))
-			randFields(r, &qb, 3)
-		} else {
-			mutate(r, &qb, pre, 2)
-		}
-		post := qb.Finish()
+		pre, post := randPair(r, n)
 		want := refModifierObject(pre, post)
 		if got := ModifierObject(pre, post); string(got) != string(want) {
 			t.Fatalf("seed %d case %d: ModifierObject(%s, %s) = %s, want %s", seed, n, pre.String(), post.String(), got.String(), want.String())
