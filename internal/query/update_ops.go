@@ -340,6 +340,12 @@ func (o *pullOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value,
 	if old.Type != bson.TypeArray {
 		return badValue("Cannot apply $pull to a non-array value")
 	}
+	return pullFrom(c, b, key, old, o.matches)
+}
+
+// pullFrom writes old, an array, as key without the elements drop picks,
+// each element counted against the operation's limits (c.tick).
+func pullFrom(c *applyCtx, b *bson.Builder, key string, old bson.Value, drop func(bson.Value) bool) error {
 	b.StartArray(key)
 	i := 0
 	it := bson.Doc(old.Data).Iter()
@@ -348,7 +354,7 @@ func (o *pullOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Value,
 			return err
 		}
 		v := it.Element().Value
-		if o.matches(v) {
+		if drop(v) {
 			continue
 		}
 		b.AppendValue(bson.Index(i), v)
@@ -379,22 +385,7 @@ func (o *pullAllOp) apply(c *applyCtx, b *bson.Builder, key string, old bson.Val
 		}
 		set.Add(x)
 	}
-	b.StartArray(key)
-	i := 0
-	it := bson.Doc(old.Data).Iter()
-	for it.Next() {
-		if err := c.tick(); err != nil {
-			return err
-		}
-		v := it.Element().Value
-		if set.Has(v) {
-			continue
-		}
-		b.AppendValue(bson.Index(i), v)
-		i++
-	}
-	b.End()
-	return nil
+	return pullFrom(c, b, key, old, set.Has)
 }
 
 func (o *pullAllOp) create(*applyCtx, *bson.Builder, string, []string) error { return nil }
