@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"go.mongodb.org/mongo-driver/v2/bson"
+	"go.mongodb.org/mongo-driver/v2/mongo"
 	"go.mongodb.org/mongo-driver/v2/mongo/options"
 	"go.mongodb.org/mongo-driver/v2/x/mongo/driver/xoptions"
 )
@@ -70,53 +71,59 @@ func insertMany(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 }
 
 func deleteOne(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
-	coll, err := em.collection(obj)
-	if err != nil {
-		return opResult{}, err
-	}
-	filter := filterArg(a)
-	opts := options.DeleteOne()
-	setSelectionOptions(opts, a)
-	setLet(opts, a)
-	rawData(a, opts, xoptions.SetInternalDeleteOneOptions)
-	return deleteResult(coll.DeleteOne(ctx, filter, opts)), nil
+	return deleteWith(ctx, em, obj, a, options.DeleteOne(), xoptions.SetInternalDeleteOneOptions, (*mongo.Collection).DeleteOne)
 }
 
 func deleteMany(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
+	return deleteWith(ctx, em, obj, a, options.DeleteMany(), xoptions.SetInternalDeleteManyOptions, (*mongo.Collection).DeleteMany)
+}
+
+// deleteOptions are the option setters deleteOne and deleteMany share; O
+// is the options type the builder B lists.
+type deleteOptions[O, B any] interface {
+	selectionOptions[B]
+	SetLet(any) B
+	options.Lister[O]
+}
+
+// deleteWith runs deleteOne or deleteMany (del) with the arguments both
+// take; internal sets the driver's internal options (rawData).
+func deleteWith[O any, B deleteOptions[O, B]](ctx context.Context, em *entityMap, obj string, a *args, opts B,
+	internal func(B, string, any) error, del func(*mongo.Collection, context.Context, any, ...options.Lister[O]) (*mongo.DeleteResult, error)) (opResult, error) {
 	coll, err := em.collection(obj)
 	if err != nil {
 		return opResult{}, err
 	}
 	filter := filterArg(a)
-	opts := options.DeleteMany()
 	setSelectionOptions(opts, a)
 	setLet(opts, a)
-	rawData(a, opts, xoptions.SetInternalDeleteManyOptions)
-	return deleteResult(coll.DeleteMany(ctx, filter, opts)), nil
+	rawData(a, opts, internal)
+	return deleteResult(del(coll, ctx, filter, opts)), nil
 }
 
 func updateOne(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
-	coll, err := em.collection(obj)
-	if err != nil {
-		return opResult{}, err
-	}
-	filter := filterArg(a)
-	update, err := updateArg(a)
-	if err != nil {
-		return opResult{}, err
-	}
 	opts := options.UpdateOne()
-	setArrayFilters(opts, a)
-	setBypass(opts, a)
-	setSelectionOptions(opts, a)
-	setLet(opts, a)
 	setSort(opts, a)
-	setUpsert(opts, a)
-	rawData(a, opts, xoptions.SetInternalUpdateOneOptions)
-	return updateResult(coll.UpdateOne(ctx, filter, update, opts)), nil
+	return updateWith(ctx, em, obj, a, opts, xoptions.SetInternalUpdateOneOptions, (*mongo.Collection).UpdateOne)
 }
 
 func updateMany(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
+	return updateWith(ctx, em, obj, a, options.UpdateMany(), xoptions.SetInternalUpdateManyOptions, (*mongo.Collection).UpdateMany)
+}
+
+// updateOptions are the option setters updateOne and updateMany share; O
+// is the options type the builder B lists.
+type updateOptions[O, B any] interface {
+	deleteOptions[O, B]
+	SetArrayFilters([]any) B
+	SetBypassDocumentValidation(bool) B
+	SetUpsert(bool) B
+}
+
+// updateWith runs updateOne or updateMany (upd) with the arguments both
+// take; internal sets the driver's internal options (rawData).
+func updateWith[O any, B updateOptions[O, B]](ctx context.Context, em *entityMap, obj string, a *args, opts B,
+	internal func(B, string, any) error, upd func(*mongo.Collection, context.Context, any, any, ...options.Lister[O]) (*mongo.UpdateResult, error)) (opResult, error) {
 	coll, err := em.collection(obj)
 	if err != nil {
 		return opResult{}, err
@@ -126,14 +133,13 @@ func updateMany(ctx context.Context, em *entityMap, obj string, a *args) (opResu
 	if err != nil {
 		return opResult{}, err
 	}
-	opts := options.UpdateMany()
 	setArrayFilters(opts, a)
 	setBypass(opts, a)
 	setSelectionOptions(opts, a)
 	setLet(opts, a)
 	setUpsert(opts, a)
-	rawData(a, opts, xoptions.SetInternalUpdateManyOptions)
-	return updateResult(coll.UpdateMany(ctx, filter, update, opts)), nil
+	rawData(a, opts, internal)
+	return updateResult(upd(coll, ctx, filter, update, opts)), nil
 }
 
 func replaceOne(ctx context.Context, em *entityMap, obj string, a *args) (opResult, error) {
