@@ -311,31 +311,36 @@ func (a *avgAcc) Result() bson.Value {
 	return e.double(total / float64(a.count))
 }
 
+// heldValue is the state of an accumulator whose result is one of the
+// values it was given ($min, $max, $first, $last): null until it holds
+// one.
+type heldValue struct{ cur bson.Value }
+
+func (h *heldValue) Result() bson.Value {
+	if h.cur.Type == 0 {
+		return vNull
+	}
+	return h.cur
+}
+
 // ---- $min, $max ----
 
 type minMaxAcc struct {
+	heldValue
 	spec *AccumulatorSpec
 	sign int
-	cur  bson.Value
 }
 
 func (a *minMaxAcc) Add(root bson.Doc, env *Env) error { return addByArg(a, a.spec, root, env) }
 
-func (a *minMaxAcc) Result() bson.Value {
-	if a.cur.Type == 0 {
-		return vNull
-	}
-	return a.cur
-}
-
 // ---- $first, $last ----
 
 type firstLastAcc struct {
+	heldValue
 	spec  *AccumulatorSpec
 	al    *AccAlloc // $first keeps its value in al's blocks (nil: alone)
 	first bool
 	seen  bool
-	cur   bson.Value
 }
 
 func (a *firstLastAcc) Add(root bson.Doc, env *Env) error {
@@ -343,13 +348,6 @@ func (a *firstLastAcc) Add(root bson.Doc, env *Env) error {
 		return nil
 	}
 	return addByArg(a, a.spec, root, env)
-}
-
-func (a *firstLastAcc) Result() bson.Value {
-	if a.cur.Type == 0 {
-		return vNull
-	}
-	return a.cur
 }
 
 // ---- $push, $addToSet ----
