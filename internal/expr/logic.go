@@ -8,19 +8,12 @@ import (
 // Comparison, boolean and conditional operators.
 
 func init() {
-	for _, op := range []struct {
-		name string
-		test func(c int) bool
-	}{
-		{"$eq", func(c int) bool { return c == 0 }},
-		{"$ne", func(c int) bool { return c != 0 }},
-		{"$gt", func(c int) bool { return c > 0 }},
-		{"$gte", func(c int) bool { return c >= 0 }},
-		{"$lt", func(c int) bool { return c < 0 }},
-		{"$lte", func(c int) bool { return c <= 0 }},
-	} {
-		register(op.name, parseCompare(op.test))
-	}
+	regBinary("$eq", func(e *Env, a, b bson.Value) (bson.Value, error) { return vBool(e.compare(a, b) == 0), nil })
+	regBinary("$ne", func(e *Env, a, b bson.Value) (bson.Value, error) { return vBool(e.compare(a, b) != 0), nil })
+	regBinary("$gt", func(e *Env, a, b bson.Value) (bson.Value, error) { return vBool(e.compare(a, b) > 0), nil })
+	regBinary("$gte", func(e *Env, a, b bson.Value) (bson.Value, error) { return vBool(e.compare(a, b) >= 0), nil })
+	regBinary("$lt", func(e *Env, a, b bson.Value) (bson.Value, error) { return vBool(e.compare(a, b) < 0), nil })
+	regBinary("$lte", func(e *Env, a, b bson.Value) (bson.Value, error) { return vBool(e.compare(a, b) <= 0), nil })
 	register("$cmp", parseCmp)
 	register("$and", parseAndOr(true))
 	register("$or", parseAndOr(false))
@@ -34,33 +27,6 @@ func init() {
 // missing (below null), as in MongoDB's Value comparison.
 func (e *Env) compare(a, b bson.Value) int {
 	return bson.CompareCollated(a, b, e.opts.Collation)
-}
-
-type compareNode struct {
-	a, b node
-	test func(int) bool
-}
-
-func parseCompare(test func(int) bool) opParser {
-	return func(p *parser, name string, arg bson.Value) (node, error) {
-		args, err := p.exactArgs(name, arg, 2)
-		if err != nil {
-			return nil, err
-		}
-		return p.fold(&compareNode{a: args[0], b: args[1], test: test}, args...), nil
-	}
-}
-
-func (n *compareNode) eval(e *Env) (bson.Value, error) {
-	a, err := n.a.eval(e)
-	if err != nil {
-		return missing, err
-	}
-	b, err := n.b.eval(e)
-	if err != nil {
-		return missing, err
-	}
-	return vBool(n.test(e.compare(a, b))), nil
 }
 
 var (
