@@ -241,6 +241,37 @@ func (s *AccumulatorSpec) evalN(root bson.Doc, env *Env) (int, error) {
 	return validN(v)
 }
 
+// nOnce sets *n, an N accumulator's n, from the group's first document
+// (n is 0 until then).
+func (s *AccumulatorSpec) nOnce(n *int, root bson.Doc, env *Env) error {
+	if *n != 0 {
+		return nil
+	}
+	v, err := s.evalN(root, env)
+	if err != nil {
+		return err
+	}
+	*n = v
+	return nil
+}
+
+// insertBest inserts v at i in s, a list sorted best first that keeps
+// its n best (i is where sort.Search places v): inserted is false, and s
+// unchanged, when v ranks n-th or below.
+func insertBest[T any](s []T, i, n int, v T) (_ []T, inserted bool) {
+	if i >= n {
+		return s, false
+	}
+	var zero T
+	s = append(s, zero)
+	copy(s[i+1:], s[i:])
+	s[i] = v
+	if len(s) > n {
+		s = s[:n]
+	}
+	return s, true
+}
+
 // ---- $sum, $count, $avg ----
 
 type sumAcc struct {
@@ -513,15 +544,10 @@ func sortKeyAt(key bson.Value, i int) bson.Value {
 
 func (a *topAcc) Add(root bson.Doc, env *Env) error {
 	defer env.release(env.mark())
-	if a.n == 0 {
+	if a.single {
 		a.n = 1
-		if !a.single {
-			n, err := a.spec.evalN(root, env)
-			if err != nil {
-				return err
-			}
-			a.n = n
-		}
+	} else if err := a.spec.nOnce(&a.n, root, env); err != nil {
+		return err
 	}
 	out, err := EvalKeep(a.spec.out, root, env)
 	if err != nil {
@@ -538,14 +564,9 @@ func (a *topAcc) Add(root bson.Doc, env *Env) error {
 	item := ranked{key: bson.Value{Type: bson.TypeDocument, Data: b.Finish()}, out: out, seq: a.seq}
 	a.seq++
 	i := sort.Search(len(a.items), func(i int) bool { return a.less(item, a.items[i]) })
-	if i >= a.n {
+	var inserted bool
+	if a.items, inserted = insertBest(a.items, i, a.n, item); !inserted {
 		return nil
-	}
-	a.items = append(a.items, ranked{})
-	copy(a.items[i+1:], a.items[i:])
-	a.items[i] = item
-	if len(a.items) > a.n {
-		a.items = a.items[:a.n]
 	}
 	a.bytes += len(out.Data) + len(item.key.Data)
 	if a.bytes > maxAccumulatorBytes && len(a.items) == a.n {
@@ -590,12 +611,8 @@ type firstNAcc struct {
 
 func (a *firstNAcc) Add(root bson.Doc, env *Env) error {
 	defer env.release(env.mark())
-	if a.n == 0 {
-		n, err := a.spec.evalN(root, env)
-		if err != nil {
-			return err
-		}
-		a.n = n
+	if err := a.spec.nOnce(&a.n, root, env); err != nil {
+		return err
 	}
 	if !a.last && len(a.vals) >= a.n {
 		return nil
@@ -631,12 +648,8 @@ type minMaxNAcc struct {
 
 func (a *minMaxNAcc) Add(root bson.Doc, env *Env) error {
 	defer env.release(env.mark())
-	if a.n == 0 {
-		n, err := a.spec.evalN(root, env)
-		if err != nil {
-			return err
-		}
-		a.n = n
+	if err := a.spec.nOnce(&a.n, root, env); err != nil {
+		return err
 	}
 	v, err := EvalKeep(a.spec.arg, root, env)
 	if err != nil {
@@ -658,15 +671,7 @@ func (a *minMaxNAcc) insert(v bson.Value) {
 		return c < 0
 	}
 	i := sort.Search(len(a.vals), func(i int) bool { return better(v, a.vals[i]) })
-	if i >= a.n {
-		return
-	}
-	a.vals = append(a.vals, bson.Value{})
-	copy(a.vals[i+1:], a.vals[i:])
-	a.vals[i] = v
-	if len(a.vals) > a.n {
-		a.vals = a.vals[:a.n]
-	}
+	a.vals, _ = insertBest(a.vals, i, a.n, v)
 }
 
 func (a *minMaxNAcc) Result() bson.Value {
