@@ -413,19 +413,7 @@ func validateProjPath(path, key string) error {
 		return mongoerr.New(mongoerr.PositionalProjectionMidPath, "As of 4.4, it's illegal to specify positional operator in the middle of a path.Positional projection may only be used at the end, for example: a.b.$. If the query previously used a form like a.b.$.d, remove the parts following the '$' and the results will be equivalent.")
 	}
 	// A positional projection names the path before ".$".
-	path = strings.TrimSuffix(path, ".$")
-	if strings.HasSuffix(path, ".") {
-		return mongoerr.New(mongoerr.FieldPathTrailingDot, "FieldPath must not end with a '.'.")
-	}
-	for _, c := range splitPath(path) {
-		if c == "" {
-			return mongoerr.New(mongoerr.FieldPathEmptyName, "FieldPath field names may not be empty strings.")
-		}
-		if strings.HasPrefix(c, "$") {
-			return mongoerr.New(mongoerr.FieldPathDollarPrefix, "FieldPath field names may not start with '$'. Consider using $getField or $setField.")
-		}
-	}
-	return nil
+	return validatePathNames(strings.TrimSuffix(path, ".$"))
 }
 
 // addNode inserts node at path, reporting MongoDB's path collisions.

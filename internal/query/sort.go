@@ -100,6 +100,13 @@ func validateSortPath(p string) error {
 	if p == "" {
 		return mongoerr.New(mongoerr.FieldPathEmpty, "FieldPath cannot be constructed with empty string")
 	}
+	return validatePathNames(p)
+}
+
+// validatePathNames checks the names of a field path p, as MongoDB's
+// FieldPath does: no trailing dot, no empty name, no name starting with
+// '$'.
+func validatePathNames(p string) error {
 	if strings.HasSuffix(p, ".") {
 		return mongoerr.New(mongoerr.FieldPathTrailingDot, "FieldPath must not end with a '.'.")
 	}
