@@ -51,29 +51,24 @@ func (a *args) fail(k, want string, v bson.RawValue) {
 	}
 }
 
-func (a *args) str(k string) string {
+// typedArg reads argument k with get, recording a type error (want names
+// the type) when get refuses the value; an absent argument is T's zero.
+func typedArg[T any](a *args, k, want string, get func(bson.RawValue) (T, bool)) T {
 	v := a.raw(k)
 	if isMissing(v) {
-		return ""
+		var zero T
+		return zero
 	}
-	s, ok := v.StringValueOK()
+	x, ok := get(v)
 	if !ok {
-		a.fail(k, "string", v)
+		a.fail(k, want, v)
 	}
-	return s
+	return x
 }
 
-func (a *args) bool(k string) bool {
-	v := a.raw(k)
-	if isMissing(v) {
-		return false
-	}
-	b, ok := v.BooleanOK()
-	if !ok {
-		a.fail(k, "boolean", v)
-	}
-	return b
-}
+func (a *args) str(k string) string { return typedArg(a, k, "string", bson.RawValue.StringValueOK) }
+
+func (a *args) bool(k string) bool { return typedArg(a, k, "boolean", bson.RawValue.BooleanOK) }
 
 func (a *args) int(k string) int64 {
 	v := a.raw(k)
