@@ -99,18 +99,28 @@ func (a *args) doc(k string) (bson.Raw, bool) {
 	return d, true
 }
 
-// docs returns an array-of-documents argument.
-func (a *args) docs(k string) []bson.Raw {
+// array returns the elements of an array argument; ok is false when it
+// is absent or not an array.
+func (a *args) array(k string) (vals []bson.RawValue, ok bool) {
 	v := a.raw(k)
 	if isMissing(v) {
-		return nil
+		return nil, false
 	}
 	arr, ok := v.ArrayOK()
 	if !ok {
 		a.fail(k, "array", v)
+		return nil, false
+	}
+	vals, _ = arr.Values()
+	return vals, true
+}
+
+// docs returns an array-of-documents argument.
+func (a *args) docs(k string) []bson.Raw {
+	vals, ok := a.array(k)
+	if !ok {
 		return nil
 	}
-	vals, _ := arr.Values()
 	out := make([]bson.Raw, 0, len(vals))
 	for _, e := range vals {
 		d, ok := e.DocumentOK()
@@ -124,16 +134,10 @@ func (a *args) docs(k string) []bson.Raw {
 }
 
 func (a *args) strings(k string) []string {
-	v := a.raw(k)
-	if isMissing(v) {
-		return nil
-	}
-	arr, ok := v.ArrayOK()
+	vals, ok := a.array(k)
 	if !ok {
-		a.fail(k, "array", v)
 		return nil
 	}
-	vals, _ := arr.Values()
 	out := make([]string, 0, len(vals))
 	for _, e := range vals {
 		out = append(out, e.StringValue())
