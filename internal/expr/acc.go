@@ -88,29 +88,21 @@ func ParseAccumulator(op string, arg bson.Value, opts *Options) (*AccumulatorSpe
 }
 
 func (s *AccumulatorSpec) parseN(arg bson.Value) error {
-	if arg.Type != bson.TypeDocument {
+	m, err := namedValues(arg, []string{"input", "n"}, func() error {
 		return errf(mongoerr.TopNSpecNotObject, "specification must be an object; found %s", arg.String())
+	}, func(key string) error {
+		return errf(mongoerr.NUnknownArgument, "Unknown argument for 'n' operator: %s", key)
+	})
+	if err != nil {
+		return err
 	}
-	var input, n bson.Value
-	it := arg.Document().Iter()
-	for it.Next() {
-		el := it.Element()
-		switch el.Key {
-		case "input":
-			input = el.Value
-		case "n":
-			n = el.Value
-		default:
-			return errf(mongoerr.NUnknownArgument, "Unknown argument for 'n' operator: %s", el.Key)
-		}
-	}
+	input, n := m["input"], m["n"]
 	if n.Type == 0 {
 		return errf(mongoerr.NMissing, "Missing value for 'n'")
 	}
 	if input.Type == 0 {
 		return errf(mongoerr.NMissingInput, "Missing value for 'input'")
 	}
-	var err error
 	if s.arg, err = Parse(input, s.opts); err != nil {
 		return err
 	}
@@ -140,27 +132,23 @@ func validN(v bson.Value) (int, error) {
 }
 
 func (s *AccumulatorSpec) parseTopBottom(arg bson.Value) error {
-	if arg.Type != bson.TypeDocument {
+	single := s.Op == "$top" || s.Op == "$bottom"
+	names := []string{"output", "sortBy", "n"}
+	if single {
+		names = names[:2]
+	}
+	m, err := namedValues(arg, names, func() error {
 		return errf(mongoerr.TopSpecNotObject, "specification must be an object; found %s", arg.String())
-	}
-	var out, sortBy, n bson.Value
-	it := arg.Document().Iter()
-	for it.Next() {
-		el := it.Element()
-		switch el.Key {
-		case "output":
-			out = el.Value
-		case "sortBy":
-			sortBy = el.Value
-		case "n":
-			if s.Op == "$top" || s.Op == "$bottom" {
-				return errf(mongoerr.NAccumulatorUnknownArgument, "Unknown argument to %s 'n'", s.Op)
-			}
-			n = el.Value
-		default:
-			return errf(mongoerr.TopUnknownArgument, "Unknown argument to %s '%s'", s.Op, el.Key)
+	}, func(key string) error {
+		if key == "n" {
+			return errf(mongoerr.NAccumulatorUnknownArgument, "Unknown argument to %s 'n'", s.Op)
 		}
+		return errf(mongoerr.TopUnknownArgument, "Unknown argument to %s '%s'", s.Op, key)
+	})
+	if err != nil {
+		return err
 	}
+	out, sortBy, n := m["output"], m["sortBy"], m["n"]
 	if out.Type == 0 {
 		return errf(mongoerr.TopMissingOutput, "Missing value for 'output'")
 	}
