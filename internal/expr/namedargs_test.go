@@ -62,3 +62,38 @@ func TestNamedArgsRefusals(t *testing.T) {
 		{expr: `{"$setField": {"field": "a", "input": {}, "value": 1}}`, want: `object {"a":1}`},
 	})
 }
+
+// TestNamedAccumulatorArgsRefusals is TestNamedArgsRefusals for the
+// accumulators whose specification is an object of named arguments.
+func TestNamedAccumulatorArgsRefusals(t *testing.T) {
+	for _, c := range []struct {
+		op, arg string
+		code    int32
+		msg     string
+	}{
+		{"$firstN", `1`, mongoerr.TopNSpecNotObject, "specification must be an object; found 1"},
+		{"$lastN", `{"input": "$a", "n": 1, "x": 1}`, mongoerr.NUnknownArgument, "Unknown argument for 'n' operator: x"},
+		{"$top", `[]`, mongoerr.TopSpecNotObject, "specification must be an object; found []"},
+		{"$top", `{"output": "$a", "sortBy": {"a": 1}, "n": 1}`, mongoerr.NAccumulatorUnknownArgument, "Unknown argument to $top 'n'"},
+		{"$bottomN", `{"output": "$a", "sortBy": {"a": 1}, "n": 1, "x": 1}`, mongoerr.TopUnknownArgument, "Unknown argument to $bottomN 'x'"},
+		{"$topN", `{"sortBy": {"a": 1}, "n": 1}`, mongoerr.TopMissingOutput, "Missing value for 'output'"},
+	} {
+		_, err := NewAccumulator(c.op, value(t, c.arg), nil)
+		if errCode(err) != c.code || err.Error() != c.msg {
+			t.Errorf("%s %s: got %v, want %d %q", c.op, c.arg, err, c.code, c.msg)
+		}
+	}
+	acc, err := NewAccumulator("$topN", value(t, `{"output": "$a", "sortBy": {"a": -1}, "n": 2}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := NewEnv(nil)
+	for _, d := range []string{`{"a": 1}`, `{"a": 3}`, `{"a": 2}`} {
+		if err := acc.Add(doc(t, d), env); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := show(t, acc.Result()); got != "array [3,2]" {
+		t.Errorf("$topN: got %s", got)
+	}
+}
