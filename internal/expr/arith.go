@@ -24,8 +24,8 @@ func init() {
 	regUnary("$ceil", numericUnary("$ceil", func(e *Env, v bson.Value) (bson.Value, error) { return roundingUnary(e, v, roundCeil, math.Ceil) }))
 	regUnary("$floor", numericUnary("$floor", func(e *Env, v bson.Value) (bson.Value, error) { return roundingUnary(e, v, roundFloor, math.Floor) }))
 	regUnary("$exp", numericUnary("$exp", expNum))
-	regUnary("$ln", numericUnary("$ln", lnNum))
-	regUnary("$log10", numericUnary("$log10", log10Num))
+	regUnary("$ln", numericUnary("$ln", logNum("$ln", mongoerr.LnArgNotPositive, decLn, math.Log)))
+	regUnary("$log10", numericUnary("$log10", logNum("$log10", mongoerr.Log10ArgNotPositive, decLog10, math.Log10)))
 	regUnary("$sqrt", numericUnary("$sqrt", sqrtNum))
 	regBinary("$log", evalLog)
 	regBinary("$pow", evalPow)
@@ -756,32 +756,23 @@ func expNum(e *Env, v bson.Value) (bson.Value, error) {
 	return e.double(math.Exp(toFloat(v))), nil
 }
 
-func lnNum(e *Env, v bson.Value) (bson.Value, error) {
-	if v.Type == bson.TypeDecimal128 {
-		d := decOf(v)
-		if d.kind == decNaN || !d.neg && !d.isZero() {
-			return e.dec(decLn(d)), nil
+// logNum is $ln and $log10 (name): the logarithm of a positive number or
+// NaN, decLog's for a decimal and log's for the others; anything else is
+// refused with code.
+func logNum(name string, code int32, decLog func(dec) dec, log func(float64) float64) func(e *Env, v bson.Value) (bson.Value, error) {
+	return func(e *Env, v bson.Value) (bson.Value, error) {
+		if v.Type == bson.TypeDecimal128 {
+			d := decOf(v)
+			if d.kind == decNaN || !d.neg && !d.isZero() {
+				return e.dec(decLog(d)), nil
+			}
 		}
-	}
-	f := toFloat(v)
-	if !(f > 0 || math.IsNaN(f)) {
-		return missing, errf(mongoerr.LnArgNotPositive, "$ln's argument must be a positive number, but is %s", fmtDouble(f))
-	}
-	return e.double(math.Log(f)), nil
-}
-
-func log10Num(e *Env, v bson.Value) (bson.Value, error) {
-	if v.Type == bson.TypeDecimal128 {
-		d := decOf(v)
-		if d.kind == decNaN || !d.neg && !d.isZero() {
-			return e.dec(decLog10(d)), nil
+		f := toFloat(v)
+		if !(f > 0 || math.IsNaN(f)) {
+			return missing, errf(code, "%s's argument must be a positive number, but is %s", name, fmtDouble(f))
 		}
+		return e.double(log(f)), nil
 	}
-	f := toFloat(v)
-	if !(f > 0 || math.IsNaN(f)) {
-		return missing, errf(mongoerr.Log10ArgNotPositive, "$log10's argument must be a positive number, but is %s", fmtDouble(f))
-	}
-	return e.double(math.Log10(f)), nil
 }
 
 func sqrtNum(e *Env, v bson.Value) (bson.Value, error) {
