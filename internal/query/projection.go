@@ -532,7 +532,7 @@ func (p *Projection) apply(dst []byte, doc bson.Doc, md *MatchDetails) (bson.Doc
 			return applyPositional(dst, b.Finish(), p.positional, md.ElemMatchKey)
 		}
 	} else {
-		err = p.exclude(b, doc, p.root, true)
+		p.exclude(b, doc, p.root, true)
 	}
 	if err != nil {
 		return nil, err
@@ -740,7 +740,7 @@ func hasComputed(n *projNode) bool {
 	return false
 }
 
-func (p *Projection) exclude(b *bson.Builder, d bson.Doc, n *projNode, top bool) error {
+func (p *Projection) exclude(b *bson.Builder, d bson.Doc, n *projNode, top bool) {
 	it := d.Iter()
 	for it.Next() {
 		e := it.Element()
@@ -768,41 +768,29 @@ func (p *Projection) exclude(b *bson.Builder, d bson.Doc, n *projNode, top bool)
 				b.End()
 			}
 		case projSub:
-			switch e.Value.Type {
-			case bson.TypeDocument:
-				b.StartDocument(e.Key)
-				if err := p.exclude(b, bson.Doc(e.Value.Data), c, false); err != nil {
-					return err
-				}
-				b.End()
-			case bson.TypeArray:
-				b.StartArray(e.Key)
-				p.excludeArray(b, bson.Doc(e.Value.Data), c)
-				b.End()
-			default:
-				b.AppendElement(e)
-			}
+			p.excludeNested(b, e, c)
 		}
 	}
-	return nil
 }
 
-func (p *Projection) excludeArray(b *bson.Builder, arr bson.Doc, n *projNode) {
-	it := arr.Iter()
-	for it.Next() {
-		e := it.Element()
-		switch e.Value.Type {
-		case bson.TypeDocument:
-			b.StartDocument(e.Key)
-			p.exclude(b, bson.Doc(e.Value.Data), n, false)
-			b.End()
-		case bson.TypeArray:
-			b.StartArray(e.Key)
-			p.excludeArray(b, bson.Doc(e.Value.Data), n)
-			b.End()
-		default:
-			b.AppendElement(e)
+// excludeNested writes e, a field or array element under the exclusion
+// n: a document projected by n, an array with n applied to its elements
+// (at any depth), anything else as it is.
+func (p *Projection) excludeNested(b *bson.Builder, e bson.Element, n *projNode) {
+	switch e.Value.Type {
+	case bson.TypeDocument:
+		b.StartDocument(e.Key)
+		p.exclude(b, bson.Doc(e.Value.Data), n, false)
+		b.End()
+	case bson.TypeArray:
+		b.StartArray(e.Key)
+		it := bson.Doc(e.Value.Data).Iter()
+		for it.Next() {
+			p.excludeNested(b, it.Element(), n)
 		}
+		b.End()
+	default:
+		b.AppendElement(e)
 	}
 }
 
