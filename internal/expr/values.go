@@ -198,7 +198,7 @@ func (e *Env) document(keys []string, vals []bson.Value) bson.Value {
 	return bson.Value{Type: bson.TypeDocument, Data: b}
 }
 
-// elems appends the values of array (or document) v to the value stack and
+// pushElems appends the values of array (or document) v to the value stack and
 // returns the start index; callers read e.vs[start:] and truncate.
 func (e *Env) pushElems(v bson.Value) int {
 	start := len(e.vs)
