@@ -339,20 +339,24 @@ func (a *firstLastAcc) Add(root bson.Doc, env *Env) error {
 
 // ---- $push, $addToSet ----
 
+// heldValues is the state of an accumulator whose result is the array of
+// the values it keeps ($push, $addToSet, $firstN, $lastN, $maxN, $minN).
+type heldValues struct{ vals []bson.Value }
+
+func (h *heldValues) Result() bson.Value {
+	e := resultEnv()
+	return e.array(h.vals)
+}
+
 type pushAcc struct {
+	heldValues
 	spec  *AccumulatorSpec
 	set   bool
-	vals  []bson.Value
 	bytes int
 	index *bson.ValueSet // $addToSet: the values in vals, under the collation
 }
 
 func (a *pushAcc) Add(root bson.Doc, env *Env) error { return addByArg(a, a.spec, root, env) }
-
-func (a *pushAcc) Result() bson.Value {
-	e := resultEnv()
-	return e.array(a.vals)
-}
 
 // ---- $stdDevPop, $stdDevSamp ----
 

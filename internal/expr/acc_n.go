@@ -152,10 +152,10 @@ func (a *topAcc) Result() bson.Value {
 // ---- $firstN, $lastN ----
 
 type firstNAcc struct {
+	heldValues
 	spec *AccumulatorSpec
 	last bool
 	n    int
-	vals []bson.Value
 }
 
 func (a *firstNAcc) Add(root bson.Doc, env *Env) error {
@@ -181,18 +181,13 @@ func (a *firstNAcc) Add(root bson.Doc, env *Env) error {
 	return nil
 }
 
-func (a *firstNAcc) Result() bson.Value {
-	e := resultEnv()
-	return e.array(a.vals)
-}
-
 // ---- $maxN, $minN ----
 
 type minMaxNAcc struct {
-	spec *AccumulatorSpec
-	max  bool
-	n    int
-	vals []bson.Value // sorted best first
+	heldValues // vals sorted best first
+	spec       *AccumulatorSpec
+	max        bool
+	n          int
 }
 
 func (a *minMaxNAcc) Add(root bson.Doc, env *Env) error {
@@ -221,11 +216,6 @@ func (a *minMaxNAcc) insert(v bson.Value) {
 	}
 	i := sort.Search(len(a.vals), func(i int) bool { return better(v, a.vals[i]) })
 	a.vals, _ = insertBest(a.vals, i, a.n, v)
-}
-
-func (a *minMaxNAcc) Result() bson.Value {
-	e := resultEnv()
-	return e.array(a.vals)
 }
 
 // ---- $median, $percentile ----
