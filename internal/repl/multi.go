@@ -86,6 +86,5 @@ func (s *Set) RolledBack(ts Timestamp, wall time.Time) {
 		return
 	}
 	s.applied, s.appliedWall = ts, wall
-	close(s.appliedCond)
-	s.appliedCond = make(chan struct{})
+	s.wakeApplied()
 }

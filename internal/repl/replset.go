@@ -97,6 +97,9 @@ type Set struct {
 	changed     chan struct{}
 	applied     Timestamp
 	appliedWall time.Time
+	// appliedCond is closed when applied next moves; nil until a waiter
+	// asks for it (AppliedAt), so that a write nobody waits on allocates
+	// no channel.
 	appliedCond chan struct{}
 	// multi: a set of several members, whose state the consensus sets
 	// (multi.go; set under mu, read without); primary is the primary's
@@ -112,7 +115,7 @@ func NewSet(name string, now func() time.Time) *Set {
 		now = time.Now
 	}
 	return &Set{Name: name, Clock: NewClock(now, 0), now: now, started: now(),
-		changed: make(chan struct{}), appliedCond: make(chan struct{})}
+		changed: make(chan struct{})}
 }
 
 // SetMe sets the host:port this member advertises (hello's me, the
@@ -433,8 +436,15 @@ func (s *Set) noteAppliedLocked(ts Timestamp, wall time.Time) {
 		return
 	}
 	s.applied, s.appliedWall = ts, wall
-	close(s.appliedCond)
-	s.appliedCond = make(chan struct{})
+	s.wakeApplied()
+}
+
+// wakeApplied wakes the waiters for the applied optime (s.mu held).
+func (s *Set) wakeApplied() {
+	if s.appliedCond != nil {
+		close(s.appliedCond)
+		s.appliedCond = nil
+	}
 }
 
 // Applied returns the last applied optime and its wall time.
@@ -449,5 +459,8 @@ func (s *Set) Applied() (Timestamp, time.Time) {
 func (s *Set) AppliedAt(ts Timestamp) (bool, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.appliedCond == nil {
+		s.appliedCond = make(chan struct{})
+	}
 	return s.applied >= ts, s.appliedCond
 }
