@@ -15,10 +15,14 @@ package repl
 // The clock's time is also the node's cluster time ($clusterTime) and the
 // operationTime of a command that wrote (the stamp of its last write) or
 // read (the clock's time when it read).
+//
+// The clock is one atomic word: in replica-set mode every reply reads it
+// ($clusterTime) and every write advances it, from every connection, so
+// it takes no lock that all connections would share.
 
 import (
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,8 +48,7 @@ func (ts Timestamp) String() string { return fmt.Sprintf("Timestamp(%d, %d)", ts
 // Clock hands out increasing timestamps. The zero value is not usable:
 // call NewClock.
 type Clock struct {
-	mu   sync.Mutex
-	last Timestamp
+	last atomic.Uint64 // the largest Timestamp handed out or observed
 	now  func() time.Time
 }
 
@@ -56,38 +59,39 @@ func NewClock(now func() time.Time, after Timestamp) *Clock {
 	if now == nil {
 		now = time.Now
 	}
-	return &Clock{now: now, last: after}
+	c := &Clock{now: now}
+	c.last.Store(uint64(after))
+	return c
 }
 
 // Next returns a new timestamp larger than every one returned or observed
 // before. Writers call it inside their write transaction.
 func (c *Clock) Next() Timestamp {
 	secs := c.now().Unix()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if secs > int64(c.last.T()) && secs <= int64(^uint32(0)) {
-		c.last = MakeTimestamp(uint32(secs), 1)
-	} else {
-		c.last++ // same second (or the wall clock went back): count up
+	for {
+		last := Timestamp(c.last.Load())
+		next := last + 1 // same second (or the wall clock went back): count up
+		if secs > int64(last.T()) && secs <= int64(^uint32(0)) {
+			next = MakeTimestamp(uint32(secs), 1)
+		}
+		if c.last.CompareAndSwap(uint64(last), uint64(next)) {
+			return next
+		}
 	}
-	return c.last
 }
 
 // Now returns the cluster time: the largest timestamp handed out or
 // observed. It does not advance the clock.
-func (c *Clock) Now() Timestamp {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.last
-}
+func (c *Clock) Now() Timestamp { return Timestamp(c.last.Load()) }
 
 // Observe advances the clock to ts if ts is later (a timestamp recovered
 // from storage or gossiped by a client whose signature was checked), so
 // that later stamps are larger.
 func (c *Clock) Observe(ts Timestamp) {
-	c.mu.Lock()
-	if ts > c.last {
-		c.last = ts
+	for {
+		last := c.last.Load()
+		if uint64(ts) <= last || c.last.CompareAndSwap(last, uint64(ts)) {
+			return
+		}
 	}
-	c.mu.Unlock()
 }

@@ -1,6 +1,8 @@
 package repl
 
 import (
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -43,5 +45,53 @@ func TestClockObserveAndRecovery(t *testing.T) {
 	}
 	if ts := MakeTimestamp(7, 9); ts.T() != 7 || ts.I() != 9 {
 		t.Fatalf("T/I of %v", ts)
+	}
+}
+
+// Stamps taken and observed from many goroutines at once are all distinct,
+// and each goroutine's stamps increase: the clock is one atomic word, and
+// a stamp lost between a load and a compare-and-swap would be handed out
+// twice.
+func TestClockConcurrent(t *testing.T) {
+	var wall atomic.Int64
+	wall.Store(1000)
+	c := NewClock(func() time.Time { return time.Unix(wall.Load(), 0) }, 0)
+	const workers, each = 8, 5000
+	stamps := make([][]Timestamp, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				switch {
+				case w == 0 && i%100 == 0:
+					wall.Add(1) // the seconds move while others stamp
+				case w == 1 && i%50 == 0:
+					c.Observe(c.Now() + 3) // a gossiped time a little ahead
+				}
+				stamps[w] = append(stamps[w], c.Next())
+			}
+		}()
+	}
+	wg.Wait()
+	seen := make(map[Timestamp]bool, workers*each)
+	var max Timestamp
+	for w, s := range stamps {
+		for i, ts := range s {
+			if i > 0 && ts <= s[i-1] {
+				t.Fatalf("worker %d: stamp %d %v after %v", w, i, ts, s[i-1])
+			}
+			if seen[ts] {
+				t.Fatalf("stamp %v handed out twice", ts)
+			}
+			seen[ts] = true
+			if ts > max {
+				max = ts
+			}
+		}
+	}
+	if c.Now() < max {
+		t.Fatalf("Now() = %v, below the largest stamp %v", c.Now(), max)
 	}
 }
