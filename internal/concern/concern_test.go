@@ -241,3 +241,26 @@ func FuzzParseRead(f *testing.F) {
 		_, _ = ParseDoc(d, true)
 	})
 }
+
+func TestDurabilityReplicated(t *testing.T) {
+	cases := []struct {
+		name string
+		wc   Write
+		want exec.Durability
+	}{
+		{"majority, one member", Write{W: -1, Majority: true}, exec.Sync},
+		{"majority, several", Write{W: -1, Majority: true, Replicated: true}, exec.Lazy},
+		{"majority j: false, several", Write{W: -1, Majority: true, JSet: true, Replicated: true}, exec.Lazy},
+		{"majority j: true, several", Write{W: -1, Majority: true, J: true, JSet: true, Replicated: true}, exec.Sync},
+		{"majority j: true, one member", Write{W: -1, Majority: true, J: true, JSet: true}, exec.Sync},
+		{"w: 1 j: true, several", Write{W: 1, J: true, JSet: true, Replicated: true}, exec.Sync},
+		{"w: 1, several", Write{W: 1, Replicated: true}, exec.Lazy},
+		{"w: 2, several", Write{W: 2, Replicated: true}, exec.Lazy},
+		{"w: 1, one member", Write{W: 1}, exec.Lazy},
+	}
+	for _, c := range cases {
+		if got := c.wc.Durability(); got != c.want {
+			t.Errorf("%s: Durability() = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -46,6 +46,10 @@ type Write struct {
 	Mode       string
 	WTimeout   int64
 	Provenance string
+	// Replicated is set by the caller on a member of a set of several
+	// members, where a majority write is acknowledged only once Raft
+	// committed it (Durability); it is not part of the document.
+	Replicated bool
 }
 
 // Unacknowledged reports w: 0 without j: true.
@@ -58,8 +62,20 @@ func (wc Write) Unacknowledged() bool {
 // MongoDB) wait for the journal flush, shared with every writer committing
 // at that moment; everything else is acknowledged once applied and made
 // durable within the journal commit interval.
+//
+// On a member of a set of several members (Replicated), w: "majority"
+// without j: true commits Lazy: its acknowledgement waits for the commit
+// point to pass the write's oplog entry, which the primary moves only once
+// it applied the Raft entry carrying it, after its own Raft log write of
+// that entry committed with kv.Sync (internal/raftrepl's Ready loop saves
+// a Ready's entries before it applies the committed ones). That commit
+// comes after the write's in kv's commit order, and kv makes commits
+// durable in that order, so the write is on the primary's disk before it
+// is acknowledged, as well as in a majority's Raft logs; waiting for the
+// write's own flush first only adds a flush to the write's path. j: true
+// still waits for it.
 func (wc Write) Durability() exec.Durability {
-	if wc.J || wc.Majority {
+	if wc.J || (wc.Majority && !wc.Replicated) {
 		return exec.Sync
 	}
 	return exec.Lazy

@@ -114,13 +114,18 @@ func (n *Node) apply(ctx context.Context, ents []*pb.Entry) error {
 		n.applied = e.GetIndex()
 		n.mu.Unlock()
 	}
+	n.appliedAll(ents)
+	return nil
+}
+
+// appliedAll wakes the waits on the applied index once ents are applied.
+func (n *Node) appliedAll(ents []*pb.Entry) {
 	if len(ents) > 0 {
 		n.mu.Lock()
 		close(n.commitCh) // ReadIndex waits on the applied index
 		n.commitCh = make(chan struct{})
 		n.mu.Unlock()
 	}
-	return nil
 }
 
 // applyConf applies a membership change and installs the configuration
@@ -158,12 +163,46 @@ func (n *Node) applyConf(ctx context.Context, cc *pb.ConfChange) error {
 
 // applyOps applies the oplog entries of log entry index.
 func (n *Node) applyOps(ctx context.Context, index uint64, data []byte) error {
-	var docs []bson.Doc
-	eachDoc(data, func(d bson.Doc) bool { docs = append(docs, d); return true })
+	docs := splitDocs(data)
 	if len(docs) == 0 {
 		return nil
 	}
-	// Fast path (the primary's own entries): all held already.
+	last := docs[len(docs)-1]
+	// Fast path (the primary's own entries): all held already. Only a
+	// member that took writes holds entries before it applies them
+	// (besides those re-delivered after a restart, which applyDocs skips
+	// one by one), so a secondary does not read them twice.
+	n.mu.Lock()
+	writable := n.writable
+	n.mu.Unlock()
+	if writable {
+		held, err := n.holdsAll(docs)
+		if err != nil {
+			return err
+		}
+		if held {
+			n.noteOps(index, last, false)
+			return nil
+		}
+	}
+	wrote, err := n.applyDocs(ctx, index, docs)
+	if err != nil {
+		return err
+	}
+	n.noteOps(index, last, wrote)
+	return nil
+}
+
+// splitDocs returns the oplog entries of an entryOps payload (after its
+// kind byte).
+func splitDocs(data []byte) []bson.Doc {
+	var docs []bson.Doc
+	eachDoc(data, func(d bson.Doc) bool { docs = append(docs, d); return true })
+	return docs
+}
+
+// holdsAll reports whether the member's oplog holds every one of docs.
+func (n *Node) holdsAll(docs []bson.Doc) (bool, error) {
 	held := true
 	err := n.opts.DB.View(func(tx *kv.Tx) error {
 		for _, d := range docs {
@@ -178,14 +217,13 @@ func (n *Node) applyOps(ctx context.Context, index uint64, data []byte) error {
 		}
 		return nil
 	})
-	if err != nil {
-		return err
-	}
-	last := docs[len(docs)-1]
-	if !held {
-		if err := n.applyDocs(ctx, index, docs); err != nil {
-			return err
-		}
+	return held, err
+}
+
+// noteOps moves the commit point to the last oplog entry of log entry
+// index, once what applying it wrote is committed (wrote: it was not held).
+func (n *Node) noteOps(index uint64, last bson.Doc, wrote bool) {
+	if wrote {
 		n.opts.Set.NoteApplied(docTS(last), docWall(last))
 	}
 	n.mu.Lock()
@@ -198,66 +236,86 @@ func (n *Node) applyOps(ctx context.Context, index uint64, data []byte) error {
 	close(n.commitCh)
 	n.commitCh = make(chan struct{})
 	n.mu.Unlock()
-	return nil
 }
 
 // applyDocs writes the entries a member does not hold: document changes in
-// one transaction, DDL through the command layer between them.
-func (n *Node) applyDocs(ctx context.Context, index uint64, docs []bson.Doc) error {
-	var tx *kv.Tx
-	flush := func() error {
-		if tx == nil {
-			return nil
-		}
-		err := putApplied(tx, index)
-		if err == nil {
-			err = tx.CommitWith(kv.Lazy)
-		}
-		tx.Rollback()
-		tx = nil
-		return err
-	}
-	defer func() {
-		if tx != nil {
-			tx.Rollback()
-		}
-	}()
-	for _, d := range docs {
-		ts := docTS(d)
-		if isDDL(d) {
-			if err := flush(); err != nil {
-				return err
+// one transaction per run between DDL entries, DDL through the command
+// layer. It reports whether it applied any.
+func (n *Node) applyDocs(ctx context.Context, index uint64, docs []bson.Doc) (bool, error) {
+	wrote := false
+	for len(docs) > 0 {
+		if isDDL(docs[0]) {
+			ok, err := n.applyDDL(ctx, docTS(docs[0]), docs[0])
+			if err != nil {
+				return wrote, err
 			}
-			if err := n.applyDDL(ctx, ts, d); err != nil {
-				return err
-			}
+			wrote = wrote || ok
+			docs = docs[1:]
 			continue
 		}
-		if tx == nil {
-			var err error
-			if tx, err = n.opts.DB.BeginWrite(ctx); err != nil {
-				return err
-			}
+		run := 1
+		for run < len(docs) && !isDDL(docs[run]) {
+			run++
 		}
+		ok, err := n.applyRun(ctx, index, docs[:run])
+		if err != nil {
+			return wrote, err
+		}
+		wrote = wrote || ok
+		docs = docs[run:]
+	}
+	return wrote, nil
+}
+
+// applyRun applies document entries (no DDL) of log entry index in one
+// transaction with the applied index, committed Lazy (the Raft log is the
+// durable copy); nothing is committed when the member held them all.
+func (n *Node) applyRun(ctx context.Context, index uint64, docs []bson.Doc) (bool, error) {
+	tx, err := n.opts.DB.BeginWrite(ctx)
+	if err != nil {
+		return false, fmt.Errorf("applying log entry %d: %w", index, err)
+	}
+	defer tx.Rollback()
+	wrote, err := n.writeDocs(tx, docs)
+	if err != nil || !wrote {
+		return false, err
+	}
+	if err := putApplied(tx, index); err != nil {
+		return false, fmt.Errorf("recording the applied index %d: %w", index, err)
+	}
+	if err := tx.CommitWith(kv.Lazy); err != nil {
+		return false, fmt.Errorf("applying log entry %d: %w", index, err)
+	}
+	return true, nil
+}
+
+// writeDocs applies, in tx, the document entries (no DDL) the member does
+// not hold, each with its retryable write's record and its oplog entry as
+// the primary wrote it; it reports whether it wrote any.
+func (n *Node) writeDocs(tx *kv.Tx, docs []bson.Doc) (bool, error) {
+	wrote := false
+	for _, d := range docs {
+		ts := docTS(d)
 		ok, err := oplog.Has(tx, ts)
 		if err != nil {
-			return err
+			return wrote, err
 		}
 		if ok {
 			continue
 		}
 		pre, post, err := applyOp(tx, d)
 		if err != nil {
-			return fmt.Errorf("applying %s: %w", d, err)
+			return wrote, fmt.Errorf("applying %s: %w", d, err)
 		}
 		if err := recordStatement(tx, d, pre, post); err != nil {
-			return fmt.Errorf("recording the retryable write of %s: %w", d, err)
+			return wrote, fmt.Errorf("recording the retryable write of %s: %w", d, err)
 		}
 		if err := n.opts.Oplog.PutRaw(tx, ts, d); err != nil {
-			return err
+			return wrote, err
 		}
+		wrote = true
 	}
-	return flush()
+	return wrote, nil
 }
 
 // isDDL reports an entry applied by running its command: op "c" other
@@ -275,15 +333,16 @@ func isDDL(d bson.Doc) bool {
 	return it.Next() && it.Element().Key != "applyOps"
 }
 
-// applyDDL runs a DDL entry's command with the oplog replaying the entry.
-func (n *Node) applyDDL(ctx context.Context, ts repl.Timestamp, d bson.Doc) error {
+// applyDDL runs a DDL entry's command with the oplog replaying the entry;
+// it reports false when the member held the entry already.
+func (n *Node) applyDDL(ctx context.Context, ts repl.Timestamp, d bson.Doc) (bool, error) {
 	held := false
 	if err := n.opts.DB.View(func(tx *kv.Tx) error {
 		var err error
 		held, err = oplog.Has(tx, ts)
 		return err
 	}); err != nil || held {
-		return err
+		return false, err
 	}
 	ns, _ := d.Lookup("ns")
 	o, _ := d.Lookup("o")
@@ -304,13 +363,14 @@ func (n *Node) applyDDL(ctx context.Context, ts repl.Timestamp, d bson.Doc) erro
 	}
 	// The command may have written no entry (it failed, or wrote none):
 	// the entry is written now, so that the oplog holds it.
-	return n.opts.DB.Update(ctx, func(tx *kv.Tx) error {
+	err := n.opts.DB.Update(ctx, func(tx *kv.Tx) error {
 		ok, err := oplog.Has(tx, ts)
 		if err != nil || ok {
 			return err
 		}
 		return n.opts.Oplog.PutRaw(tx, ts, d)
 	})
+	return true, err
 }
 
 // ddlCommand is the command a DDL entry's o runs: the entry's own shape

@@ -165,7 +165,7 @@ func bootstrapLog(db *kv.DB, id, term uint64) (bool, error) {
 	one, et := uint64(1), pb.EntryConfChange
 	ent := &pb.Entry{Term: &term, Index: &one, Type: &et, Data: cc}
 	hs := &pb.HardState{Term: &term, Commit: &one}
-	if err := save(context.Background(), db, hs, []*pb.Entry{ent}); err != nil {
+	if err := save(context.Background(), db, hs, []*pb.Entry{ent}, true); err != nil {
 		return false, err
 	}
 	err = db.Update(context.Background(), func(tx *kv.Tx) error {

@@ -9,9 +9,12 @@ package raftrepl
 //     writes overlap the leader's, and the leader counts itself toward a
 //     majority only at Advance, after its write;
 //  3. write the new entries and the hard state in one kv transaction
-//     committed with kv.Sync (save, storage.go: one fdatasync per Ready,
-//     shared with the writers committing at that moment), then append
-//     them to the MemoryStorage Raft reads;
+//     committed with kv.Sync when Raft must sync (new entries, term or
+//     vote; Lazy when only the commit index moved) (save, storage.go: one
+//     fdatasync per Ready, shared with the writers committing at that
+//     moment), then append them to the MemoryStorage Raft reads; a
+//     follower whose committed entries are document changes applies them
+//     in the same transaction (follow.go) and notes them at step 6;
 //  4. take the soft state (leader, term); a member that accepted writes
 //     and no longer leads that term rolls back what the set did not
 //     commit before it applies anything of a later term (rollback.go);
@@ -85,8 +88,18 @@ func (n *Node) handle(rd raft.Ready) error {
 	if early {
 		n.tr.send(n.unfrozen(rd.Messages))
 	}
+	// A follower persists and applies in one transaction when it can
+	// (follow.go).
+	var fusedNotes []fusedOps
+	fused := false
 	if len(rd.Entries) > 0 || (rd.HardState != nil && !raft.IsEmptyHardState(rd.HardState)) {
-		if err := save(ctx, n.opts.DB, rd.HardState, rd.Entries); err != nil {
+		var err error
+		if fused = n.fusable(rd, early); fused {
+			fusedNotes, err = n.saveAndApply(ctx, rd)
+		} else {
+			err = save(ctx, n.opts.DB, rd.HardState, rd.Entries, rd.MustSync)
+		}
+		if err != nil {
 			return err
 		}
 		if err := n.mem.Append(rd.Entries); err != nil {
@@ -139,7 +152,9 @@ func (n *Node) handle(rd raft.Ready) error {
 	if !early {
 		n.tr.send(n.unfrozen(rd.Messages))
 	}
-	if err := n.apply(ctx, rd.CommittedEntries); err != nil {
+	if fused {
+		n.noteFused(rd.CommittedEntries, fusedNotes)
+	} else if err := n.apply(ctx, rd.CommittedEntries); err != nil {
 		return err
 	}
 	n.met.committed(rd.CommittedEntries)

@@ -8,7 +8,8 @@ package raftrepl
 // index, each log entry, all protobuf-encoded as raftpb marshals them. A
 // Ready's entries and hard state are written in one transaction committed
 // with kv.Sync before any of its messages leave (Raft's rule: persist, then
-// send), and a later entry at an index already stored replaces it and
+// send) when Raft says it must be (MustSync: entries, term or vote; a
+// moved commit index alone is committed Lazy), and a later entry at an index already stored replaces it and
 // every entry after it (the leader overwrote an uncommitted suffix). At
 // start the tree is read into a raft.MemoryStorage, which serves the raft
 // library's reads.
@@ -152,14 +153,33 @@ func (st *stored) memory() (*raft.MemoryStorage, error) {
 	return m, nil
 }
 
-// save persists a Ready's hard state and entries, durably, and creates
-// the tree on the first call.
-func save(ctx context.Context, db *kv.DB, hs *pb.HardState, ents []*pb.Entry) error {
+// save persists a Ready's hard state and entries, and creates the tree on
+// the first call. With sync (Raft's MustSync: new entries, term or vote)
+// the commit is durable before save returns; without (only the commit
+// index moved) it is Lazy, as etcd writes it: a lost commit index is
+// learnt again from the leader, and kv makes commits durable in commit
+// order, so a later applied index is never durable without it.
+func save(ctx context.Context, db *kv.DB, hs *pb.HardState, ents []*pb.Entry, sync bool) error {
 	tx, err := db.BeginWrite(ctx)
 	if err != nil {
 		return fmt.Errorf("raftrepl: saving the raft log: %w", err)
 	}
 	defer tx.Rollback()
+	if err := saveIn(tx, hs, ents); err != nil {
+		return err
+	}
+	d := kv.Lazy
+	if sync {
+		d = kv.Sync
+	}
+	if err := tx.CommitWith(d); err != nil {
+		return fmt.Errorf("raftrepl: saving the raft log: %w", err)
+	}
+	return nil
+}
+
+// saveIn writes a Ready's hard state and entries in tx.
+func saveIn(tx *kv.Tx, hs *pb.HardState, ents []*pb.Entry) error {
 	t, err := tx.CreateTreeIfNotExists(raftTree)
 	if err != nil {
 		return fmt.Errorf("raftrepl: saving the raft log: %w", err)
@@ -172,7 +192,7 @@ func save(ctx context.Context, db *kv.DB, hs *pb.HardState, ents []*pb.Entry) er
 		for i := range ents {
 			b, err := proto.Marshal(ents[i])
 			if err != nil {
-				return err
+				return fmt.Errorf("raftrepl: encoding log entry %d: %w", ents[i].GetIndex(), err)
 			}
 			if err := t.Put(entryKey(ents[i].GetIndex()), b); err != nil {
 				return fmt.Errorf("raftrepl: appending to the raft log: %w", err)
@@ -182,14 +202,11 @@ func save(ctx context.Context, db *kv.DB, hs *pb.HardState, ents []*pb.Entry) er
 	if hs != nil && !raft.IsEmptyHardState(hs) {
 		b, err := proto.Marshal(hs)
 		if err != nil {
-			return err
+			return fmt.Errorf("raftrepl: encoding the hard state: %w", err)
 		}
 		if err := t.Put(keyHard, b); err != nil {
 			return fmt.Errorf("raftrepl: saving the hard state: %w", err)
 		}
-	}
-	if err := tx.CommitWith(kv.Sync); err != nil {
-		return fmt.Errorf("raftrepl: saving the raft log: %w", err)
 	}
 	return nil
 }

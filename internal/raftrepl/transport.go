@@ -23,12 +23,12 @@ package raftrepl
 import (
 	"context"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
 	pb "go.etcd.io/raft/v3/raftpb"
-	dbson "go.mongodb.org/mongo-driver/v2/bson"
 	"go.mongodb.org/mongo-driver/v2/mongo"
 	"google.golang.org/protobuf/proto"
 )
@@ -59,7 +59,10 @@ type transport struct {
 	mu    sync.Mutex
 	peers map[uint64]*peer
 	done  chan struct{}
-	wg    sync.WaitGroup
+	// ctx ends when the transport stops (cancel, with done closed).
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
 }
 
 type peer struct {
@@ -80,7 +83,9 @@ type peer struct {
 }
 
 func newTransport(set string, from uint64, auth MemberAuth, log *slog.Logger, report func(uint64)) *transport {
-	return &transport{set: set, from: from, auth: auth, log: log, report: report, peers: map[uint64]*peer{}, done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &transport{set: set, from: from, auth: auth, log: log, report: report, peers: map[uint64]*peer{},
+		done: make(chan struct{}), ctx: ctx, cancel: cancel}
 }
 
 // setPeers makes the peers exactly hosts (raft id → host:port).
@@ -148,6 +153,7 @@ func (t *transport) stop() {
 	case <-t.done:
 	default:
 		close(t.done)
+		t.cancel()
 	}
 	for id, p := range t.peers {
 		close(p.q)
@@ -214,30 +220,15 @@ func (t *transport) run(p *peer) {
 }
 
 func (t *transport) sendBatch(client *mongo.Client, p *peer, batch []*pb.Message) {
-	msgs := make(dbson.A, 0, len(batch))
-	for _, m := range batch {
-		b, err := proto.Marshal(m)
-		if err != nil {
-			continue
-		}
-		msgs = append(msgs, dbson.Binary{Subtype: 0, Data: b})
-	}
-	cmd := dbson.D{{Key: CommandName, Value: 1}, {Key: "setName", Value: t.set},
-		{Key: "from", Value: int64(t.from)}, {Key: "msgs", Value: msgs}}
-	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+	cmd := t.encode(batch)
+	// t.ctx ends at stop: a send under way then returns at once.
+	ctx, cancel := context.WithTimeout(t.ctx, sendTimeout)
 	defer cancel()
-	go func() {
-		select {
-		case <-t.done:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	start := time.Now()
 	p.mu.Lock()
 	p.lastSent = start
 	p.mu.Unlock()
-	err := client.Database("admin").RunCommand(ctx, cmd).Err()
+	err := client.Database("admin").RunCommand(ctx, []byte(cmd)).Err()
 	p.mu.Lock()
 	if err != nil {
 		p.fails++
@@ -256,6 +247,33 @@ func (t *transport) sendBatch(client *mongo.Client, p *peer, batch []*pb.Message
 	p.lastOK = time.Now()
 	p.rtt = p.lastOK.Sub(start)
 	p.mu.Unlock()
+}
+
+// encode builds the _raftMessages command carrying batch, as raw BSON: the
+// driver takes it as it is, without reflecting over a document of
+// values for every send.
+func (t *transport) encode(batch []*pb.Message) bson.Doc {
+	size := 64 + len(t.set)
+	for _, m := range batch {
+		size += proto.Size(m) + 16
+	}
+	b := bson.NewBuilder(make([]byte, 0, size))
+	b.AppendInt32(CommandName, 1)
+	b.AppendString("setName", t.set)
+	b.AppendInt64("from", int64(t.from))
+	b.StartArray("msgs")
+	var data []byte
+	i := 0
+	for _, m := range batch {
+		var err error
+		if data, err = (proto.MarshalOptions{}).MarshalAppend(data[:0], m); err != nil {
+			continue // Raft resends what does not arrive
+		}
+		b.AppendBinary(strconv.Itoa(i), 0, data)
+		i++
+	}
+	b.End()
+	return b.Finish()
 }
 
 // DecodeMessages parses a _raftMessages command's msgs.
