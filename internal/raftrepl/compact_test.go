@@ -13,6 +13,7 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/catalog"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/oplog"
 	"github.com/cairndb/cairn/internal/repl"
 	"github.com/cairndb/cairn/kv"
@@ -125,6 +126,16 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	for i := 0; i < 150; i++ {
 		commitWrite(t, a, na, i)
 	}
+	// A collection created and not written to: its data and _id index
+	// trees are empty, and the receiver must create them too (before,
+	// an empty tree sent nothing, and the first insert a member applied
+	// into it failed with "tree not found").
+	if err := a.db.Update(context.Background(), func(tx *kv.Tx) error {
+		_, err := exec.CollectionForWrite(tx, "db", "empty", true, a.log)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	src, err := na.newSource()
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +210,14 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			t.Errorf("tree %q differs", name)
 		}
 	}
-	if got, want := len(mustList(t, btx, "db")), len(mustList(t, atx, "db")); got != want || got != 1 {
+	empty, err := catalog.Get(btx, "db", "empty")
+	if err != nil || empty == nil {
+		t.Fatalf("the empty collection on the receiver: %v, %v", empty, err)
+	}
+	if _, err := btx.Tree(empty.DataTree()); err != nil {
+		t.Fatalf("the empty collection's data tree on the receiver: %v", err)
+	}
+	if got, want := len(mustList(t, btx, "db")), len(mustList(t, atx, "db")); got != want || got != 2 {
 		t.Fatalf("receiver's db collections %d, source's %d", got, want)
 	}
 	// The receiver's local database is its own still.

@@ -291,14 +291,17 @@ type recordReader struct {
 	r    *bufio.Reader
 	name string
 	data []byte
-	err  error
-	eof  bool
+	// empty: the segment held is an empty tree's (no records), which the
+	// installer creates and then drops (took).
+	empty bool
+	err   error
+	eof   bool
 }
 
-// load makes the reader hold a segment with records left (false at the
-// end, or on an error in r.err).
+// load makes the reader hold a segment with records left, or an empty
+// tree's segment (false at the end, or on an error in r.err).
 func (r *recordReader) load() bool {
-	for len(r.data) == 0 {
+	for len(r.data) == 0 && !r.empty {
 		if r.eof || r.err != nil {
 			return false
 		}
@@ -326,10 +329,13 @@ func (r *recordReader) load() bool {
 			r.err = fmt.Errorf("a staged snapshot is damaged: %w", err)
 			return false
 		}
-		r.name, r.data = string(name), data
+		r.name, r.data, r.empty = string(name), data, dl == 0
 	}
 	return true
 }
+
+// took drops the empty tree's segment held (see empty).
+func (r *recordReader) took() { r.empty = false }
 
 func (r *recordReader) field() []byte {
 	l, k := binary.Uvarint(r.data)
@@ -346,7 +352,7 @@ func (r *recordReader) field() []byte {
 // next returns the next record of tree name (false when the next record
 // is another tree's, or there is none).
 func (r *recordReader) next(name string) (key, value []byte, ok bool, err error) {
-	if !r.load() || r.name != name {
+	if !r.load() || r.name != name || r.empty {
 		return nil, nil, false, r.err
 	}
 	key = r.field()
@@ -485,6 +491,17 @@ func (n *Node) installData(ctx context.Context, snap *pb.Snapshot, d *descriptor
 	oplogDone := false
 	for r.load() {
 		name := r.name
+		if r.empty {
+			// A tree with no records (a collection not written to yet).
+			r.took()
+			if name == catalog.TreeName || name == oplogSegment {
+				continue
+			}
+			if _, err := tx.CreateTreeIfNotExists(name); err != nil {
+				return 0, fmt.Errorf("creating %q: %w", name, err)
+			}
+			continue
+		}
 		switch name {
 		case catalog.TreeName:
 			for {

@@ -429,6 +429,11 @@ func (s *snapSource) chunk(tree int, after []byte, limit int) (*Chunk, error) {
 			return nil, fmt.Errorf("raftrepl: snapshot of %q: %w", name, err)
 		}
 		seg := name
+		// A tree empty from its start is sent as an empty segment, so
+		// that the member creates it: a collection created and not yet
+		// written to has empty data and index trees its catalog entry
+		// names (the oplog and the catalog always have records).
+		whole := after == nil && name != s.oplogTree && name != catalog.TreeName
 		cur := t.Cursor()
 		var k, v []byte
 		switch {
@@ -460,7 +465,7 @@ func (s *snapSource) chunk(tree int, after []byte, limit int) (*Chunk, error) {
 		if err := cur.Err(); err != nil {
 			return nil, fmt.Errorf("raftrepl: snapshot of %q: %w", name, err)
 		}
-		if len(data) > 0 {
+		if len(data) > 0 || (whole && k == nil) {
 			c.Segments = append(c.Segments, Segment{Name: seg, Data: data})
 			size += len(data)
 		}
