@@ -4,7 +4,8 @@
 # the deployments run alternately (one, three, one, three, ...) so that
 # they see the same machine load. With CAIRND_BASE a second 3-member set
 # runs that cairnd binary (a base build) and joins the rotation (three-base),
-# for an A B A B comparison of two builds in one run. Each member gets
+# for an A B A B comparison of two builds in one run; CAIRND_ALT, a third
+# build, joins it the same way (three-alt, ports PORT+7..PORT+9). Each member gets
 # --wiredTigerCacheSizeGB 0.5 and GOMEMLIMIT=1GiB. Prints the ycsb tables
 # of each run and the Raft commit latency of each set's primary; results
 # in $B.
@@ -14,6 +15,7 @@
 # PORT (base port, default 37600), RECORDS (20000), OPS (20000 per run),
 # MAXTIME (30s per run), WORKLOADS (a,c), THREADS (8; a list such as 8,40
 # runs each count), CAIRND_BASE (a base cairnd binary; unset: none),
+# CAIRND_ALT (another cairnd binary; unset: none),
 # SECONDARY (1: also run the 3-member set with readPreference=secondary,
 # reads spread over the two secondaries: three-sec).
 set -euo pipefail
@@ -65,12 +67,17 @@ if [ -n "${CAIRND_BASE:-}" ]; then
 	sets+=(three-base)
 	startset three-base "$CAIRND_BASE" $((PORT + 4))
 fi
+if [ -n "${CAIRND_ALT:-}" ]; then
+	sets+=(three-alt)
+	startset three-alt "$CAIRND_ALT" $((PORT + 7))
+fi
 uri() { # DEPLOYMENT
 	case $1 in
 	one) echo "mongodb://127.0.0.1:$PORT/?directConnection=true&w=1&journal=true" ;;
 	three*)
 		local p=$((PORT + 1))
 		[ "$1" = three-base ] && p=$((PORT + 4))
+		[ "$1" = three-alt ] && p=$((PORT + 7))
 		local u="mongodb://127.0.0.1:$p,127.0.0.1:$((p + 1)),127.0.0.1:$((p + 2))/?replicaSet=rs0&w=majority"
 		[ "$1" = three-sec ] && u="$u&readPreference=secondary"
 		echo "$u"
@@ -80,6 +87,7 @@ uri() { # DEPLOYMENT
 rotation=(one three)
 [ "${SECONDARY:-0}" = 1 ] && rotation+=(three-sec)
 [ -n "${CAIRND_BASE:-}" ] && rotation+=(three-base)
+[ -n "${CAIRND_ALT:-}" ] && rotation+=(three-alt)
 for d in one "${sets[@]}"; do
 	"$B/ycsb" -uri "$(uri "$d")" -recordcount "$RECORDS" -loadonly -loadthreads 8 >"$B/load-$d.txt" 2>&1
 done
@@ -101,6 +109,7 @@ done
 for s in "${sets[@]}"; do
 	p=$((PORT + 1))
 	[ "$s" = three-base ] && p=$((PORT + 4))
+	[ "$s" = three-alt ] && p=$((PORT + 7))
 	for i in 0 1 2; do
 		if r=$("$B/ycsb" -uri "mongodb://127.0.0.1:$((p + i))/?directConnection=true" -raftstats 2>/dev/null); then
 			echo "$s: $r"
