@@ -32,6 +32,10 @@ func parseWriteConcern(c *Ctx) (writeConcern, error) {
 		return writeConcern{wc}, err
 	}
 	if replSet {
+		// On a set replicated by Raft a majority write needs no flush of
+		// its own before the commit point passes it (concern.Write's
+		// Durability says why).
+		wc.Replicated = c.Env.Raft() != nil
 		c.WCPending = wc.Satisfiable(c.Env.Repl.Status().Config)
 		c.WC = wc
 	}
