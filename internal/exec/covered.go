@@ -22,6 +22,13 @@ import (
 // for a missing field, and strings under a collation are stored as sort
 // keys that cannot be decoded. Hashed fields are never covered; multikey
 // indexes never are (an entry holds one array element).
+//
+// _id is returned from an index without it too: every entry's value is its
+// document's key in the collection's tree (DocKey, _id key-encoded without
+// a collation), so an ObjectId or string _id is decoded from it exactly;
+// an entry whose _id is of another type (numbers lose theirs) fetches.
+// mongod cannot cover _id this way (its entries hold a record id), so such
+// a plan explains PROJECTION_COVERED where mongod's says FETCH.
 
 // coverNeed is what a query needs of one index field.
 type coverNeed uint8
@@ -48,6 +55,9 @@ type coverage struct {
 	// numSets is the index's NumTypes numAs was made from: a walk that
 	// finds them changed (a later batch) fetches instead.
 	numSets []byte
+	// idFromRef: the projection returns _id, which the index does not
+	// hold; it is decoded from the entry's document key.
+	idFromRef bool
 }
 
 // CoverPlan marks p covered when spec's filter, projection and sort need
@@ -121,6 +131,10 @@ func CoverPlan(coll *catalog.Collection, spec *FindSpec, p *Plan) *Plan {
 			return p
 		}
 		for _, f := range out {
+			if _, inIndex := paths[f]; f == "_id" && !inIndex {
+				cv.idFromRef = true
+				continue
+			}
 			if !need(f, needOutput) {
 				return p
 			}
@@ -265,7 +279,7 @@ func coverableProjection(proj bson.Doc) (paths []string, ok bool) {
 // doc rebuilds from key the fields the query needs, with b reset to dst;
 // ok is false when a needed value cannot be recovered exactly (the
 // document must then be fetched).
-func (cv *coverage) doc(b *bson.Builder, dst, key []byte) (bson.Doc, bool) {
+func (cv *coverage) doc(b *bson.Builder, dst, key, ref []byte) (bson.Doc, bool) {
 	// Decode the needed values first: the document is written with _id
 	// first, as stored documents have it, then the others in key order.
 	var local [8]bson.Value
@@ -302,6 +316,13 @@ func (cv *coverage) doc(b *bson.Builder, dst, key []byte) (bson.Doc, bool) {
 		}
 	}
 	b.Reset(dst)
+	if cv.idFromRef {
+		id, rest, err := bson.DecodeKey(ref)
+		if err != nil || len(rest) != 0 || (id.Type != bson.TypeObjectID && id.Type != bson.TypeString) {
+			return nil, false
+		}
+		b.AppendValue("_id", id)
+	}
 	if idAt >= 0 && !cv.appendValue(b, idAt, vals[idAt]) {
 		return nil, false
 	}

@@ -263,7 +263,7 @@ func walkBranch(ctx context.Context, tx *kv.Tx, coll *catalog.Collection, data *
 			var doc bson.Doc
 			covered := false
 			if cv != nil {
-				if doc, covered = cv.doc(&st.cover, st.coverBuf, k); covered {
+				if doc, covered = cv.doc(&st.cover, st.coverBuf, k, v); covered {
 					st.coverBuf = doc
 				}
 			}

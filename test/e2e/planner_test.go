@@ -152,7 +152,9 @@ func TestPlannerCovered(t *testing.T) {
 		{"sort by the index", bson.D{{Key: "t", Value: bson.D{{Key: "$lte", Value: "t03"}}}}, bson.D{{Key: "t", Value: 1}, {Key: "_id", Value: 0}}, bson.D{{Key: "t", Value: -1}}, nil, "PROJECTION_COVERED>IXSCAN[t_-1__id_1]", true},
 		{"sort on a covered field", sRange, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}, bson.D{{Key: "n", Value: -1}, {Key: "s", Value: 1}}, nil, "PROJECTION_COVERED>SORT>IXSCAN[s_1_n_1]", false},
 		{"hinted full index", bson.D{}, bson.D{{Key: "d.x", Value: 1}, {Key: "_id", Value: 0}}, nil, "d.x_1_d.y_-1", "PROJECTION_COVERED>IXSCAN[d.x_1_d.y_-1]", true},
-		{"_id not in the index", sRange, bson.D{{Key: "s", Value: 1}}, nil, nil, "PROJECTION_DEFAULT>FETCH>IXSCAN[s_1_n_1]", false},
+		// _id comes from the entry's document key; these are numbers,
+		// whose type the key loses, so each entry fetches.
+		{"_id not in the index, numbers", sRange, bson.D{{Key: "s", Value: 1}}, nil, nil, "PROJECTION_COVERED>IXSCAN[s_1_n_1]", false},
 		{"field outside the index", sRange, bson.D{{Key: "s", Value: 1}, {Key: "other", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_DEFAULT>FETCH>IXSCAN[s_1_n_1]", false},
 		{"filter outside the index", bson.D{{Key: "s", Value: "s001"}, {Key: "other", Value: 1}}, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_DEFAULT>FETCH>IXSCAN[s_1_n_1]", false},
 		{"$type needs the stored type", bson.D{{Key: "s", Value: "s001"}, {Key: "n", Value: bson.D{{Key: "$type", Value: "double"}}}}, bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}, nil, nil, "PROJECTION_DEFAULT>FETCH>IXSCAN[s_1_n_1]", false},
@@ -194,6 +196,34 @@ func TestPlannerCovered(t *testing.T) {
 	}
 	if n, err := coll.CountDocuments(ctx(t), bson.D{{Key: "s", Value: "s002"}, {Key: "n", Value: bson.D{{Key: "$lt", Value: 3}}}}); err != nil || n != 2 {
 		t.Errorf("covered countDocuments = %d, %v", n, err)
+	}
+	// ObjectId and string _ids are returned from the entries' document
+	// keys: the default projection of an indexed field reads no document.
+	ids := db.Collection("covid")
+	var idDocs []any
+	for i := 0; i < 60; i++ {
+		var id any = bson.NewObjectIDFromTimestamp(time.Unix(int64(1e9+i), 0))
+		if i%3 == 0 {
+			id = fmt.Sprintf("id\x00%03d", i) // a NUL survives the key encoding
+		}
+		idDocs = append(idDocs, bson.D{{Key: "_id", Value: id}, {Key: "s", Value: fmt.Sprintf("s%02d", i%20)}, {Key: "x", Value: i}})
+	}
+	if _, err := ids.InsertMany(ctx(t), idDocs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ids.Indexes().CreateOne(ctx(t), mongo.IndexModel{Keys: bson.D{{Key: "s", Value: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	idFilter := bson.D{{Key: "s", Value: bson.D{{Key: "$gte", Value: "s05"}, {Key: "$lt", Value: "s12"}}}}
+	idProj := bson.D{{Key: "s", Value: 1}}
+	ex = explainFind(t, db, bson.D{{Key: "find", Value: "covid"}, {Key: "filter", Value: idFilter}, {Key: "projection", Value: idProj}})
+	if ex.tree != "PROJECTION_COVERED>IXSCAN[s_1]" || ex.docsExamined != 0 || ex.nReturned != 21 {
+		t.Errorf("_id from the document key: %+v", ex)
+	}
+	got := sortedResults(t, ids, idFilter, idProj, nil, nil)
+	want := sortedResults(t, ids, idFilter, idProj, nil, bson.D{{Key: "$natural", Value: 1}})
+	if !slices.Equal(got, want) || len(got) != 21 {
+		t.Errorf("_id from the document key: results differ from a scan:\n%v\n%v", got, want)
 	}
 	// Small batches resume a covered walk.
 	cur, err := coll.Find(ctx(t), sRange, options.Find().SetProjection(bson.D{{Key: "s", Value: 1}, {Key: "_id", Value: 0}}).SetBatchSize(7))
