@@ -203,7 +203,11 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	btx, _ := b.db.BeginRead()
 	defer btx.Rollback()
 	for _, name := range src.trees {
-		if name == src.oplogTree {
+		if name == src.oplogTree || name == "_oplogundo" {
+			// The source's undo records are its own bookkeeping: its
+			// replicator drops them up to the commit point on its own,
+			// after the snapshot was taken, so the source's tree now
+			// need not be the one it sent.
 			continue
 		}
 		if !equalTrees(t, atx, btx, name, name) {
