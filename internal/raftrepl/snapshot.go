@@ -23,7 +23,7 @@ package raftrepl
 // position to continue from: a chunk is asked for again after a failure,
 // and no message ever holds the whole data. The records are every kv
 // tree's entries but those of the member itself: the _raft tree, the
-// oplog's figures, and the trees and catalog entries of the local
+// oplog's figures and undo records, and the trees and catalog entries of the local
 // database; the oplog's entries from the commit point on travel as one
 // more segment, which the receiver writes into its own oplog (as mongod's
 // initial sync copies the databases but local, then the oplog). The kv
@@ -317,7 +317,7 @@ func (s *snapSource) listTrees() (int64, error) {
 	s.oplogTree = oplogTree
 	var records int64
 	err = s.tx.ForEachTree(func(name string) error {
-		if name == raftTree || name == oplog.MetaTreeName || isLocalTree(name, locals) {
+		if name == raftTree || name == oplog.MetaTreeName || name == undoTree || isLocalTree(name, locals) {
 			return nil
 		}
 		s.trees = append(s.trees, name)
@@ -337,6 +337,13 @@ func (s *snapSource) listTrees() (int64, error) {
 	}
 	return records, nil
 }
+
+// undoTree is the oplog's undo records (internal/oplog's _oplogundo): the
+// member's own bookkeeping of its writes Raft has not committed, which a
+// rollback reads. They describe the source's oplog, not the receiver's,
+// so a snapshot leaves them out, and the receiver drops its own
+// (installData): the oplog it installs holds no entry of its own.
+const undoTree = "_oplogundo"
 
 // localTrees returns the UUIDs (hex) of tx's local collections and the
 // oplog's data tree.
