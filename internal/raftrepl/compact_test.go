@@ -234,7 +234,7 @@ func TestSnapshotRoundTrip(t *testing.T) {
 	if _, err := btx.Tree(undoTree); err == nil {
 		t.Fatalf("the receiver holds a %s tree after the install", undoTree)
 	}
-		empty, err := catalog.Get(btx, "db", "empty")
+	empty, err := catalog.Get(btx, "db", "empty")
 	if err != nil || empty == nil {
 		t.Fatalf("the empty collection on the receiver: %v, %v", empty, err)
 	}
