@@ -6,30 +6,36 @@ package raftrepl
 //
 //	{_raftMessages: 1, setName, from: <raft id>, msgs: [BinData, ...], $db: "admin"}
 //
-// sent with the official Go driver (one direct connection pool per peer).
-// Each peer has a bounded queue and one sender goroutine that sends what
-// has queued up in one command; when the queue is full (the peer is slow,
-// paused or gone) messages are dropped, which Raft tolerates (it resends),
-// and a failed send reports the peer unreachable so that the leader probes
-// it instead of streaming to it. A peer sent nothing for a heartbeat
-// period gets an empty command, so that every member knows the health and
-// round trip of every other (replSetGetStatus), as mongod's heartbeats
-// between all members. The receiving member steps the messages
+// sent as OP_MSG with the moreToCome flag on one persistent connection per
+// peer (peerconn.go): the peer runs the commands of a connection in order
+// and answers none of them, so a batch costs one write and no round trip.
+// Each peer has a bounded queue of the Readys' messages for it and one
+// sender goroutine that writes what has queued up as one command; when the
+// queue is full (the peer is slow, paused or gone) messages are dropped,
+// which Raft tolerates (it resends), and a failed write or connection
+// reports the peer unreachable so that the leader probes it instead of
+// streaming to it; the connection is made again after a backoff. Every
+// heartbeat period the peer gets the same command without moreToCome and
+// without messages: its reply gives every member the health and round
+// trip of every other (replSetGetStatus), as mongod's heartbeats between
+// all members, and a reply not back within sendTimeout fails the
+// connection (a paused peer). The receiving member steps the messages
 // into its node (Node.Receive). With access control on, the members
-// authenticate as __system with the --keyFile key (memberClientOptions),
-// and the command needs the internal action only __system holds; with
-// --tlsMode preferTLS or requireTLS they connect with TLS (MemberAuth).
+// authenticate as __system with the --keyFile key, and the command needs
+// the internal action only __system holds (refused otherwise, whether or
+// not a reply is wanted); with --tlsMode preferTLS or requireTLS they
+// connect with TLS (MemberAuth).
 
 import (
-	"context"
+	"errors"
+	"fmt"
 	"log/slog"
-	"strconv"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/cairndb/cairn/bson"
 	pb "go.etcd.io/raft/v3/raftpb"
-	"go.mongodb.org/mongo-driver/v2/mongo"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -37,15 +43,21 @@ import (
 const CommandName = "_raftMessages"
 
 const (
-	// peerQueue bounds the messages waiting for one peer.
-	peerQueue = 4096
+	// peerQueue bounds the Readys' batches waiting for one peer.
+	peerQueue = 1024
 	// maxBatchBytes bounds one command's messages.
 	maxBatchBytes = 8 << 20
-	// sendTimeout bounds one send (a paused peer).
+	// sendTimeout bounds one write (a paused peer) and the wait for a
+	// heartbeat's reply.
 	sendTimeout = 2 * time.Second
-	// heartbeat is how long a peer may go without a command before it is
-	// sent an empty one (mongod's heartbeatIntervalMillis is 2 s).
+	// heartbeat is the period of the acknowledged, empty command that
+	// gives a peer's health and round trip (mongod's
+	// heartbeatIntervalMillis is 2 s).
 	heartbeat = time.Second
+	// minBackoff and maxBackoff bound the wait before connecting again
+	// after a failure; it doubles with each failure in a row.
+	minBackoff = 50 * time.Millisecond
+	maxBackoff = time.Second
 )
 
 // transport sends messages to the other members.
@@ -59,33 +71,29 @@ type transport struct {
 	mu    sync.Mutex
 	peers map[uint64]*peer
 	done  chan struct{}
-	// ctx ends when the transport stops (cancel, with done closed).
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	wg    sync.WaitGroup
 }
 
 type peer struct {
 	id   uint64
 	host string
-	q    chan *pb.Message
-	// lastOK is when a send last succeeded (replSetGetStatus'
-	// lastHeartbeat); rtt its round trip (pingMs).
+	q    chan []*pb.Message // a Ready's messages for the peer, each
+	// lastOK is when a heartbeat's reply last came (replSetGetStatus'
+	// lastHeartbeat); rtt its round trip (pingMs); fails the failures
+	// since.
 	mu     sync.Mutex
 	lastOK time.Time
 	rtt    time.Duration
 	fails  int
-	// lastSent is when a send last started: a peer idle for a heartbeat
-	// period gets an empty command, so that every member knows every
-	// other's health (Raft's own messages go between the leader and the
-	// followers only).
-	lastSent time.Time
+	// conn is the open connection, closed by shut (the sender may be
+	// blocked in a write to a paused peer); closed once shut.
+	conn   *peerConn
+	closed bool
 }
 
 func newTransport(set string, from uint64, auth MemberAuth, log *slog.Logger, report func(uint64)) *transport {
-	ctx, cancel := context.WithCancel(context.Background())
 	return &transport{set: set, from: from, auth: auth, log: log, report: report, peers: map[uint64]*peer{},
-		done: make(chan struct{}), ctx: ctx, cancel: cancel}
+		done: make(chan struct{})}
 }
 
 // setPeers makes the peers exactly hosts (raft id → host:port).
@@ -94,7 +102,7 @@ func (t *transport) setPeers(hosts map[uint64]string) {
 	defer t.mu.Unlock()
 	for id, p := range t.peers {
 		if h, ok := hosts[id]; !ok || h != p.host {
-			close(p.q)
+			p.shut()
 			delete(t.peers, id)
 		}
 	}
@@ -105,24 +113,41 @@ func (t *transport) setPeers(hosts map[uint64]string) {
 		if _, ok := t.peers[id]; ok {
 			continue
 		}
-		p := &peer{id: id, host: h, q: make(chan *pb.Message, peerQueue)}
+		p := &peer{id: id, host: h, q: make(chan []*pb.Message, peerQueue)}
 		t.peers[id] = p
 		t.wg.Add(1)
 		go t.run(p)
 	}
 }
 
-// send queues msgs for their peers, dropping what a full queue cannot take.
+// send queues a Ready's msgs for their peers, one batch per peer,
+// dropping what a full queue cannot take.
 func (t *transport) send(msgs []*pb.Message) {
+	if len(msgs) == 0 {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	for _, m := range msgs {
-		p := t.peers[m.GetTo()]
+	var seen [8]uint64
+	done := seen[:0]
+	for i, m := range msgs {
+		to := m.GetTo()
+		if slices.Contains(done, to) {
+			continue
+		}
+		done = append(done, to)
+		p := t.peers[to]
 		if p == nil {
 			continue
 		}
+		var batch []*pb.Message
+		for _, m := range msgs[i:] {
+			if m.GetTo() == to {
+				batch = append(batch, m)
+			}
+		}
 		select {
-		case p.q <- m:
+		case p.q <- batch:
 		default:
 		}
 	}
@@ -153,127 +178,232 @@ func (t *transport) stop() {
 	case <-t.done:
 	default:
 		close(t.done)
-		t.cancel()
 	}
 	for id, p := range t.peers {
-		close(p.q)
+		p.shut()
 		delete(t.peers, id)
 	}
 	t.mu.Unlock()
 	t.wg.Wait()
 }
 
+// shut ends p's sender: its queue closes, and its connection, so that a
+// write under way returns at once. Under t.mu.
+func (p *peer) shut() {
+	close(p.q)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if p.conn != nil {
+		p.conn.close()
+	}
+}
+
+// adopt makes c p's connection, unless p is shut.
+func (p *peer) adopt(c *peerConn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	p.conn = c
+	return true
+}
+
+// drop closes c, p's connection.
+func (p *peer) drop(c *peerConn) {
+	p.mu.Lock()
+	if p.conn == c {
+		p.conn = nil
+	}
+	p.mu.Unlock()
+	c.close()
+}
+
+// sender is the state of one peer's sender goroutine (run).
+type sender struct {
+	t       *transport
+	p       *peer
+	c       *peerConn // nil: not connected
+	hbSent  time.Time // when the heartbeat waiting for its reply was sent
+	retryAt time.Time // no connection before
+	backoff time.Duration
+	enc     encoder
+}
+
 // run sends p's queue until it is closed.
 func (t *transport) run(p *peer) {
 	defer t.wg.Done()
-	opts := memberClientOptions(p.host, t.auth).SetServerSelectionTimeout(time.Second).
-		SetHeartbeatInterval(time.Second).SetMaxPoolSize(2)
-	client, err := mongo.Connect(opts)
-	if err != nil {
-		t.log.Error("Cannot create a client for a replica set member", "c", "REPL", "host", p.host, "error", err.Error())
-		for range p.q {
-		}
-		return
-	}
+	s := &sender{t: t, p: p, backoff: minBackoff}
 	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		_ = client.Disconnect(ctx)
+		if s.c != nil {
+			p.drop(s.c)
+		}
 	}()
 	var batch []*pb.Message
 	beat := time.NewTicker(heartbeat)
 	defer beat.Stop()
 	for {
-		var m *pb.Message
+		var replies <-chan error
+		if s.c != nil {
+			replies = s.c.replies
+		}
 		select {
-		case msg, ok := <-p.q:
+		case msgs, ok := <-p.q:
 			if !ok {
 				return
 			}
-			m = msg
-		case <-beat.C:
-			p.mu.Lock()
-			idle := time.Since(p.lastSent) >= heartbeat
-			p.mu.Unlock()
-			if idle {
-				t.sendBatch(client, p, nil) // a heartbeat: no messages
+			batch = append(batch[:0], msgs...)
+			size := 0
+			for _, m := range msgs {
+				size += proto.Size(m)
 			}
-			continue
-		}
-		batch = append(batch[:0], m)
-		size := proto.Size(m)
-	more:
-		for size < maxBatchBytes {
-			select {
-			case m, ok := <-p.q:
-				if !ok {
+		more:
+			for size < maxBatchBytes {
+				select {
+				case msgs, ok := <-p.q:
+					if !ok {
+						return
+					}
+					batch = append(batch, msgs...)
+					for _, m := range msgs {
+						size += proto.Size(m)
+					}
+				default:
 					break more
 				}
-				batch = append(batch, m)
-				size += proto.Size(m)
+			}
+			if !s.connect() {
+				continue // dropped: Raft resends
+			}
+			if err := s.c.write(s.enc.encode(t, batch), false, sendTimeout); err != nil {
+				s.fail(fmt.Errorf("sending Raft messages: %w", err))
+			}
+			clear(batch) // the messages are garbage once written
+		case err, ok := <-replies:
+			if !ok && err == nil {
+				err = errors.New("connection closed")
+			}
+			if err != nil {
+				s.fail(err)
+				continue
+			}
+			t.reachable(p, time.Since(s.hbSent))
+			s.hbSent = time.Time{}
+			s.backoff = minBackoff
+		case <-beat.C:
+			switch {
+			case !s.hbSent.IsZero():
+				if time.Since(s.hbSent) > sendTimeout {
+					s.fail(fmt.Errorf("no heartbeat reply in %v", sendTimeout))
+				}
+			case s.c == nil:
+				s.connect() // and its first heartbeat
 			default:
-				break more
+				s.beat()
 			}
 		}
-		t.sendBatch(client, p, batch)
 	}
 }
 
-func (t *transport) sendBatch(client *mongo.Client, p *peer, batch []*pb.Message) {
-	cmd := t.encode(batch)
-	// t.ctx ends at stop: a send under way then returns at once.
-	ctx, cancel := context.WithTimeout(t.ctx, sendTimeout)
-	defer cancel()
-	start := time.Now()
-	p.mu.Lock()
-	p.lastSent = start
-	p.mu.Unlock()
-	err := client.Database("admin").RunCommand(ctx, []byte(cmd)).Err()
-	p.mu.Lock()
+// connect makes the connection if there is none and the backoff allows,
+// and sends its first heartbeat; it reports whether there is one.
+func (s *sender) connect() bool {
+	if s.c != nil {
+		return true
+	}
+	if time.Now().Before(s.retryAt) {
+		return false
+	}
+	c, err := dialPeer(s.p.host, s.t.auth)
 	if err != nil {
-		p.fails++
-		first := p.fails == 1
-		p.mu.Unlock()
-		if first {
-			t.log.Info("A replica set member is unreachable", "c", "REPL", "host", p.host, "error", err.Error())
-		}
-		t.report(p.id)
+		s.fail(err)
+		return false
+	}
+	if !s.p.adopt(c) {
+		c.close()
+		return false
+	}
+	s.c = c
+	s.beat()
+	return s.c != nil
+}
+
+// beat sends a heartbeat: the command without messages, acknowledged.
+func (s *sender) beat() {
+	s.hbSent = time.Now()
+	if err := s.c.write(s.enc.encode(s.t, nil), true, sendTimeout); err != nil {
+		s.fail(fmt.Errorf("sending a heartbeat: %w", err))
+	}
+}
+
+// fail closes the connection, sets the backoff and reports the peer
+// unreachable.
+func (s *sender) fail(err error) {
+	if s.c != nil {
+		s.p.drop(s.c)
+		s.c = nil
+	}
+	s.hbSent = time.Time{}
+	s.retryAt = time.Now().Add(s.backoff)
+	s.backoff = min(2*s.backoff, maxBackoff)
+	p := s.p
+	p.mu.Lock()
+	p.fails++
+	first := p.fails == 1
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
 		return
 	}
+	if first {
+		s.t.log.Info("A replica set member is unreachable", "c", "REPL", "host", p.host, "error", err.Error())
+	}
+	s.t.report(p.id)
+}
+
+// reachable records a heartbeat's reply after rtt.
+func (t *transport) reachable(p *peer, rtt time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if p.fails > 0 {
 		t.log.Info("A replica set member is reachable again", "c", "REPL", "host", p.host)
 	}
 	p.fails = 0
 	p.lastOK = time.Now()
-	p.rtt = p.lastOK.Sub(start)
-	p.mu.Unlock()
+	p.rtt = rtt
 }
 
-// encode builds the _raftMessages command carrying batch, as raw BSON: the
-// driver takes it as it is, without reflecting over a document of
-// values for every send.
-func (t *transport) encode(batch []*pb.Message) bson.Doc {
-	size := 64 + len(t.set)
-	for _, m := range batch {
-		size += proto.Size(m) + 16
-	}
-	b := bson.NewBuilder(make([]byte, 0, size))
+// encoder builds _raftMessages commands into buffers it reuses.
+type encoder struct {
+	body, data []byte
+}
+
+// encode builds the _raftMessages command carrying batch, as raw BSON,
+// valid until the next call.
+func (e *encoder) encode(t *transport, batch []*pb.Message) bson.Doc {
+	b := bson.NewBuilder(e.body)
 	b.AppendInt32(CommandName, 1)
 	b.AppendString("setName", t.set)
 	b.AppendInt64("from", int64(t.from))
 	b.StartArray("msgs")
-	var data []byte
 	i := 0
 	for _, m := range batch {
 		var err error
-		if data, err = (proto.MarshalOptions{}).MarshalAppend(data[:0], m); err != nil {
+		if e.data, err = (proto.MarshalOptions{}).MarshalAppend(e.data[:0], m); err != nil {
 			continue // Raft resends what does not arrive
 		}
-		b.AppendBinary(strconv.Itoa(i), 0, data)
+		b.AppendBinary(bson.Index(i), 0, e.data)
 		i++
 	}
 	b.End()
-	return b.Finish()
+	b.AppendString("$db", "admin")
+	doc := b.Finish()
+	e.body = doc[:0]
+	if cap(e.body) > 1<<20 {
+		e.body, e.data = nil, nil // do not keep a large batch's buffers
+	}
+	return doc
 }
 
 // DecodeMessages parses a _raftMessages command's msgs.
