@@ -106,4 +106,6 @@ func TestRaftKeyFile(t *testing.T) {
 	if err := gc.Database("admin").RunCommand(ctx(t), msgs).Err(); err != nil {
 		t.Fatalf("_raftMessages as __system: %v", err)
 	}
+	// The same without a reply (moreToCome, as the members send it).
+	checkUnackedRaftMessagesRefused(t, s, cred, good.Password)
 }
