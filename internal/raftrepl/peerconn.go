@@ -110,6 +110,15 @@ func (c *peerConn) roundTrip(body bson.Doc) (bson.Doc, error) {
 	return reply, replyError(reply)
 }
 
+// commandError is a command's error reply (ok: 0): the peer answered,
+// the connection is sound.
+type commandError struct {
+	msg  string
+	code int64
+}
+
+func (e *commandError) Error() string { return fmt.Sprintf("%s (code %d)", e.msg, e.code) }
+
 // replyError is the error a command's reply reports, nil for ok: 1.
 func replyError(reply bson.Doc) error {
 	if v, ok := reply.Lookup("ok"); ok {
@@ -117,15 +126,14 @@ func replyError(reply bson.Doc) error {
 			return nil
 		}
 	}
-	msg := "command failed"
+	e := &commandError{msg: "command failed"}
 	if v, ok := reply.Lookup("errmsg"); ok && v.Type == bson.TypeString {
-		msg = v.StringValue()
+		e.msg = v.StringValue()
 	}
-	code := int64(0)
 	if v, ok := reply.Lookup("code"); ok {
-		code, _ = v.AsInt64()
+		e.code, _ = v.AsInt64()
 	}
-	return fmt.Errorf("%s (code %d)", msg, code)
+	return e
 }
 
 // authenticate runs SCRAM-SHA-256 as __system on local with key, as the

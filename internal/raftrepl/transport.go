@@ -284,6 +284,14 @@ func (t *transport) run(p *peer) {
 			if !ok && err == nil {
 				err = errors.New("connection closed")
 			}
+			var ce *commandError
+			if errors.As(err, &ce) {
+				// The peer answered with an error (say, it has no
+				// configuration yet): down, but the connection is sound.
+				s.hbSent = time.Time{}
+				s.failed(err)
+				continue
+			}
 			if err != nil {
 				s.fail(err)
 				continue
@@ -347,6 +355,12 @@ func (s *sender) fail(err error) {
 	s.hbSent = time.Time{}
 	s.retryAt = time.Now().Add(s.backoff)
 	s.backoff = min(2*s.backoff, maxBackoff)
+	s.failed(err)
+}
+
+// failed counts a failure, logs the first of a series and reports the
+// peer unreachable.
+func (s *sender) failed(err error) {
 	p := s.p
 	p.mu.Lock()
 	p.fails++

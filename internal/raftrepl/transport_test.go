@@ -27,6 +27,7 @@ type fakePeer struct {
 	batches [][]uint64 // each moreToCome command's messages' indexes
 	beats   int        // acknowledged commands (heartbeats)
 	accepts int
+	refuse  bool // answer heartbeats with an error
 }
 
 func newFakePeer(t *testing.T) *fakePeer {
@@ -89,9 +90,16 @@ func (f *fakePeer) serve(c net.Conn) {
 			}
 			f.mu.Lock()
 			f.beats++
+			refuse := f.refuse
 			f.mu.Unlock()
 			var b bson.Builder
-			b.AppendDouble("ok", 1)
+			if refuse {
+				b.AppendDouble("ok", 0)
+				b.AppendString("errmsg", "no replset config has been received")
+				b.AppendInt32("code", 94)
+			} else {
+				b.AppendDouble("ok", 1)
+			}
 			if _, err := c.Write(wire.AppendMsg(nil, 1, m.Header.RequestID, 0, b.Finish())); err != nil {
 				return
 			}
@@ -256,6 +264,39 @@ func TestTransportPausedPeer(t *testing.T) {
 	}
 	if pi, _ := tr.info(2); pi.up {
 		t.Fatalf("a peer answering no heartbeat is up: %+v", pi)
+	}
+}
+
+// TestTransportErrorReply: a peer answering heartbeats with an error is
+// down and reported, on the same connection (it is sound), and up again
+// once it answers ok.
+func TestTransportErrorReply(t *testing.T) {
+	f := newFakePeer(t)
+	f.refuse = true
+	reported := make(chan uint64, 64)
+	tr := newTransport("rs0", 1, MemberAuth{}, slog.New(slog.NewTextHandler(io.Discard, nil)), func(id uint64) {
+		select {
+		case reported <- id:
+		default:
+		}
+	})
+	defer tr.stop()
+	tr.setPeers(map[uint64]string{2: f.ln.Addr().String()})
+	tr.send([]*pb.Message{msgTo(2, 1)})
+	select {
+	case <-reported:
+	case <-time.After(5 * time.Second):
+		t.Fatal("an error reply was not reported")
+	}
+	if pi, _ := tr.info(2); pi.up {
+		t.Fatalf("up after an error reply: %+v", pi)
+	}
+	f.mu.Lock()
+	f.refuse = false
+	f.mu.Unlock()
+	waitFor(t, "peer 2 up", func() bool { pi, _ := tr.info(2); return pi.up })
+	if _, beats, acc := f.snapshot(); acc != 1 || beats < 2 {
+		t.Fatalf("%d connections, %d heartbeats; want 1 connection, at least 2 heartbeats", acc, beats)
 	}
 }
 
