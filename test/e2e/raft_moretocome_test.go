@@ -7,6 +7,7 @@ package e2e
 
 import (
 	"testing"
+	"time"
 
 	pb "go.etcd.io/raft/v3/raftpb"
 	"go.mongodb.org/mongo-driver/v2/bson"
@@ -17,10 +18,12 @@ import (
 )
 
 // checkUnackedRaftMessagesRefused sends a secondary of s (a set with
-// --keyFile key) a moreToCome _raftMessages carrying a heartbeat of a
-// much higher term, first unauthenticated, then as root (cred), and checks
-// its term did not move; then as __system, and checks it did (so that the
-// check could fail). It leaves the set electing a new primary.
+// --keyFile key) moreToCome _raftMessages carrying a heartbeat of a much
+// higher term (+1000), unauthenticated and as root (cred), then the same
+// with a lower one (+100) as __system, and waits for the member's Raft
+// term to reach the latter: the Raft node steps messages in order, so had
+// a refused one been stepped, the term would be past +1000 by then. It
+// leaves the set electing a new primary.
 func checkUnackedRaftMessagesRefused(t *testing.T, s *raftSet, cred options.Credential, key string) {
 	t.Helper()
 	p := s.primary()
@@ -31,28 +34,37 @@ func checkUnackedRaftMessagesRefused(t *testing.T, s *raftSet, cred options.Cred
 	root := dial(t, "mongodb://"+s.host(j)+"/?directConnection=true", options.Client().SetAuth(cred))
 	term := func() int64 {
 		var st struct {
-			Term int64 `bson:"term"`
+			Repl struct {
+				Raft struct {
+					Term int64 `bson:"term"`
+				} `bson:"raft"`
+			} `bson:"repl"`
 		}
-		if err := root.Database("admin").RunCommand(ctx(t), bson.D{{Key: "replSetGetStatus", Value: 1}}).Decode(&st); err != nil {
-			t.Fatalf("replSetGetStatus: %v", err)
+		if err := root.Database("admin").RunCommand(ctx(t), bson.D{{Key: "serverStatus", Value: 1}}).Decode(&st); err != nil {
+			t.Fatalf("serverStatus: %v", err)
 		}
-		return st.Term
+		return st.Repl.Raft.Term
 	}
 	before := term()
-	high := uint64(before) + 100
-	hb, err := proto.Marshal(&pb.Message{Type: pb.MessageType_MsgHeartbeat.Enum(),
-		To: proto.Uint64(uint64(j + 1)), From: proto.Uint64(uint64(p + 1)), Term: proto.Uint64(high)})
-	if err != nil {
-		t.Fatal(err)
+	if before <= 0 {
+		t.Fatalf("Raft term %d", before)
 	}
-	cmd, err := bson.Marshal(bson.D{{Key: "_raftMessages", Value: 1}, {Key: "setName", Value: s.name},
-		{Key: "from", Value: int64(p + 1)}, {Key: "msgs", Value: bson.A{bson.Binary{Data: hb}}}, {Key: "$db", Value: "admin"}})
-	if err != nil {
-		t.Fatal(err)
+	command := func(term int64) []byte {
+		hb, err := proto.Marshal(&pb.Message{Type: pb.MessageType_MsgHeartbeat.Enum(),
+			To: proto.Uint64(uint64(j + 1)), From: proto.Uint64(uint64(p + 1)), Term: proto.Uint64(uint64(term))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd, err := bson.Marshal(bson.D{{Key: "_raftMessages", Value: 1}, {Key: "setName", Value: s.name},
+			{Key: "from", Value: int64(p + 1)}, {Key: "msgs", Value: bson.A{bson.Binary{Data: hb}}}, {Key: "$db", Value: "admin"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cmd
 	}
 	// send writes cmd with moreToCome, then a ping on the same connection:
 	// its reply comes after the server ran the message (in order).
-	send := func(c *loadConn) {
+	send := func(c *loadConn, cmd []byte) {
 		t.Helper()
 		c.id++
 		if _, err := c.nc.Write(wire.AppendMsg(nil, c.id, 0, wire.FlagMoreToCome, cmd)); err != nil {
@@ -62,25 +74,29 @@ func checkUnackedRaftMessagesRefused(t *testing.T, s *raftSet, cred options.Cred
 			t.Fatalf("ping after the unacknowledged _raftMessages: %v", err)
 		}
 	}
-	anon := dialLoad(t, s.members[j])
-	send(anon)
-	if got := term(); got >= int64(high) {
-		t.Fatalf("an unauthenticated moreToCome _raftMessages moved the term %d → %d", before, got)
-	}
+	refused := before + 1000
+	send(dialLoad(t, s.members[j]), command(refused))
 	asRoot := dialLoad(t, s.members[j])
 	if _, err := scramAuth(t, asRoot, "admin", cred.Username, cred.Password); err != nil {
 		t.Fatal(err)
 	}
-	send(asRoot)
-	if got := term(); got >= int64(high) {
-		t.Fatalf("root's moreToCome _raftMessages moved the term %d → %d", before, got)
-	}
+	send(asRoot, command(refused))
 	system := dialLoad(t, s.members[j])
 	if _, err := scramAuth(t, system, "local", "__system", key); err != nil {
 		t.Fatal(err)
 	}
-	send(system)
-	if got := term(); got < int64(high) {
-		t.Fatalf("__system's moreToCome _raftMessages: term %d, want at least %d", got, high)
+	accepted := before + 100
+	send(system, command(accepted))
+	deadline := time.Now().Add(10 * time.Second)
+	got := term()
+	for got < accepted && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+		got = term()
+	}
+	if got < accepted {
+		t.Fatalf("__system's moreToCome _raftMessages: term %d, want at least %d", got, accepted)
+	}
+	if got >= refused {
+		t.Fatalf("an unauthenticated or root moreToCome _raftMessages was stepped: term %d → %d", before, got)
 	}
 }
