@@ -48,9 +48,11 @@
 // # Transport
 //
 // Members talk on their ordinary host:port over the MongoDB wire protocol:
-// Raft messages travel in the internal command _raftMessages, a new member
-// is told to join with _raftJoin (transport.go, join.go), both sent with
-// the official Go driver. With --keyFile the members authenticate to each
+// Raft messages travel in the internal command _raftMessages, sent with
+// moreToCome (no reply) on one raw connection per peer, with an
+// acknowledged heartbeat every second for the peer's health (transport.go,
+// peerconn.go); a new member is told to join with _raftJoin (join.go),
+// sent with the official Go driver. With --keyFile the members authenticate to each
 // other as __system with the key and the internal commands need an action
 // only __system holds, so no other client can join or inject entries;
 // with --tlsMode preferTLS or requireTLS they connect with TLS, presenting
