@@ -19,7 +19,9 @@ package raftrepl
 // without messages: its reply gives every member the health and round
 // trip of every other (replSetGetStatus), as mongod's heartbeats between
 // all members, and a reply not back within sendTimeout fails the
-// connection (a paused peer). The receiving member steps the messages
+// connection (a paused peer). While the peer is down (no heartbeat
+// answered ok since a failure) the heartbeat comes every downBeat and
+// after every batch, so that the peer shows healthy as soon as it is. The receiving member steps the messages
 // into its node (Node.Receive). With access control on, the members
 // authenticate as __system with the --keyFile key, and the command needs
 // the internal action only __system holds (refused otherwise, whether or
@@ -58,6 +60,11 @@ const (
 	// after a failure; it doubles with each failure in a row.
 	minBackoff = 50 * time.Millisecond
 	maxBackoff = time.Second
+	// downBeat is the heartbeat period while the peer is down, and the
+	// sender also sends one after each batch until the peer answers, so
+	// that the peer shows healthy again as soon as it answers (as when
+	// every batch was a command with a reply).
+	downBeat = 100 * time.Millisecond
 )
 
 // transport sends messages to the other members.
@@ -229,20 +236,37 @@ type sender struct {
 	retryAt time.Time // no connection before
 	backoff time.Duration
 	enc     encoder
+	// down: no heartbeat answered ok since the last failure; beat ticks
+	// every heartbeat, every downBeat while down.
+	down bool
+	beat *time.Ticker
+}
+
+// setDown sets s.down and the heartbeat period that goes with it.
+func (s *sender) setDown(down bool) {
+	if down == s.down {
+		return
+	}
+	s.down = down
+	if down {
+		s.beat.Reset(downBeat)
+	} else {
+		s.beat.Reset(heartbeat)
+	}
 }
 
 // run sends p's queue until it is closed.
 func (t *transport) run(p *peer) {
 	defer t.wg.Done()
-	s := &sender{t: t, p: p, backoff: minBackoff}
+	// Down until the first heartbeat's reply.
+	s := &sender{t: t, p: p, backoff: minBackoff, down: true, beat: time.NewTicker(downBeat)}
+	defer s.beat.Stop()
 	defer func() {
 		if s.c != nil {
 			p.drop(s.c)
 		}
 	}()
 	var batch []*pb.Message
-	beat := time.NewTicker(heartbeat)
-	defer beat.Stop()
 	for {
 		var replies <-chan error
 		if s.c != nil {
@@ -278,6 +302,8 @@ func (t *transport) run(p *peer) {
 			}
 			if err := s.c.write(s.enc.encode(t, batch), false, sendTimeout); err != nil {
 				s.fail(fmt.Errorf("sending Raft messages: %w", err))
+			} else if s.down && s.hbSent.IsZero() {
+				s.sendBeat()
 			}
 			clear(batch) // the messages are garbage once written
 		case err, ok := <-replies:
@@ -289,6 +315,7 @@ func (t *transport) run(p *peer) {
 				// The peer answered with an error (say, it has no
 				// configuration yet): down, but the connection is sound.
 				s.hbSent = time.Time{}
+				s.setDown(true)
 				s.failed(err)
 				continue
 			}
@@ -299,7 +326,8 @@ func (t *transport) run(p *peer) {
 			t.reachable(p, time.Since(s.hbSent))
 			s.hbSent = time.Time{}
 			s.backoff = minBackoff
-		case <-beat.C:
+			s.setDown(false)
+		case <-s.beat.C:
 			switch {
 			case !s.hbSent.IsZero():
 				if time.Since(s.hbSent) > sendTimeout {
@@ -308,7 +336,7 @@ func (t *transport) run(p *peer) {
 			case s.c == nil:
 				s.connect() // and its first heartbeat
 			default:
-				s.beat()
+				s.sendBeat()
 			}
 		}
 	}
@@ -333,12 +361,12 @@ func (s *sender) connect() bool {
 		return false
 	}
 	s.c = c
-	s.beat()
+	s.sendBeat()
 	return s.c != nil
 }
 
-// beat sends a heartbeat: the command without messages, acknowledged.
-func (s *sender) beat() {
+// sendBeat sends a heartbeat: the command without messages, acknowledged.
+func (s *sender) sendBeat() {
 	s.hbSent = time.Now()
 	if err := s.c.write(s.enc.encode(s.t, nil), true, sendTimeout); err != nil {
 		s.fail(fmt.Errorf("sending a heartbeat: %w", err))
@@ -353,6 +381,7 @@ func (s *sender) fail(err error) {
 		s.c = nil
 	}
 	s.hbSent = time.Time{}
+	s.setDown(true)
 	s.retryAt = time.Now().Add(s.backoff)
 	s.backoff = min(2*s.backoff, maxBackoff)
 	s.failed(err)
