@@ -42,8 +42,8 @@ type peerConn struct {
 	replies chan error
 	done    chan struct{} // closed by close
 	once    sync.Once
-	// body and msg are the reused buffers of a batch's command and message.
-	body, msg []byte
+	// msg is the reused buffer of a batch's OP_MSG.
+	msg []byte
 }
 
 // dialPeer connects to host and authenticates with auth.
