@@ -342,8 +342,11 @@ func (j *journal) waitDurable(lsn int64) error {
 			j.noteGroup(recs - j.durableRecs)
 			j.durable, j.durableRecs = target, recs
 		}
-		j.marks.advance(mark)
+		// The committers first: the durable mark's advance may wake many
+		// waiters (change streams' getMores) that would otherwise run
+		// before them.
 		j.cond.Broadcast()
+		j.marks.advance(mark)
 	}
 	return nil
 }

@@ -36,6 +36,15 @@ type op struct {
 	o, o2 bson.Doc
 }
 
+// wallMillis is the operation's wall time in milliseconds since the epoch
+// (0: the entry has none).
+func wallMillis(o *op) int64 {
+	if o.wall.Type != bson.TypeDateTime {
+		return 0
+	}
+	return o.wall.DateTime()
+}
+
 // readOp reads the fields of an entry or an applyOps operation.
 func readOp(d bson.Doc, o *op) {
 	it := d.Iter()
@@ -185,7 +194,7 @@ func (s *Stream) event(tx *kv.Tx, e *entry, i, v int, opType, db, coll string) (
 		if err != nil {
 			return nil, err
 		}
-		s.own = builtEvent{tok: tok, doc: doc}
+		s.own = builtEvent{tok: tok, doc: doc, wall: wallMillis(o)}
 		return &s.own, nil
 	}
 	slot := &e.events[v][i]
@@ -197,7 +206,7 @@ func (s *Stream) event(tx *kv.Tx, e *entry, i, v int, opType, db, coll string) (
 	if err != nil {
 		return nil, err
 	}
-	be := &builtEvent{tok: tok, doc: doc, shared: true}
+	be := &builtEvent{tok: tok, doc: doc, shared: true, wall: wallMillis(o)}
 	if id, ok := doc.Lookup("_id"); ok && id.Type == bson.TypeDocument {
 		be.tokDoc = id.Document()
 	}

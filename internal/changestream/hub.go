@@ -63,10 +63,10 @@ type HubOptions struct {
 	// (shape.go), a power of two (default 1024; another value is
 	// rounded up to one).
 	ShapeSlots int
-	// Linger is how long a woken getMore whose read brought at least
-	// LingerEvents events waits for more before it answers (commit.go;
-	// default DefaultLinger, negative: never), and LingerEvents that
-	// count (default DefaultLingerEvents).
+	// Linger is how old the first event of a batch may grow while a
+	// getMore whose read brought at least LingerEvents events waits for
+	// more (Stream.Linger; default DefaultLinger, negative: never), and
+	// LingerEvents that count (default DefaultLingerEvents).
 	Linger       time.Duration
 	LingerEvents int64
 	// CommitPoint is what the streams deliver up to (commit.go): the
@@ -85,6 +85,9 @@ type Hub struct {
 	slots       []atomic.Pointer[entry]
 	bytes       atomic.Int64
 	shapesState // the pipeline shapes (shape.go)
+	// hwm is the last high-water-mark token encoded: after each advance
+	// of the commit point every caught-up stream answers the same one.
+	hwm atomic.Pointer[hwmToken]
 
 	// Hits, Misses and Builds count cache lookups that found the entry,
 	// lookups that did not, and shared event documents built (tests and
@@ -166,6 +169,23 @@ func (h *Hub) entry(ts repl.Timestamp, raw bson.Doc) *entry {
 	return e
 }
 
+// hwmToken is a high-water-mark token's {_data} document.
+type hwmToken struct {
+	ts  repl.Timestamp
+	doc bson.Doc
+}
+
+// hwmDoc returns the {_data} of the high-water-mark token at ts, encoded
+// once for the streams that answer it (never modified once stored).
+func (h *Hub) hwmDoc(ts repl.Timestamp) bson.Doc {
+	if t := h.hwm.Load(); t != nil && t.ts == ts {
+		return t.doc
+	}
+	t := &hwmToken{ts: ts, doc: hwm(ts).Doc()}
+	h.hwm.Store(t)
+	return t.doc
+}
+
 // entry is a decoded oplog entry: its operations (the entry itself, or the
 // operations of its applyOps), each one's kind under both values of
 // showExpandedEvents, and, when the entry is cached, each operation's
@@ -197,6 +217,9 @@ type builtEvent struct {
 	// shared is set on the events the hub keeps (the only ones a shape
 	// caches outputs for: their pointer identifies the event).
 	shared bool
+	// wall is the operation's wall time, ms since the epoch (0: none):
+	// how old the event is, for the linger (Stream.Linger).
+	wall int64
 }
 
 // decodeEntry decodes the entry at ts (raw must outlive the entry);

@@ -1,6 +1,7 @@
 package changestream
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"testing"
@@ -8,9 +9,11 @@ import (
 
 	"github.com/cairndb/cairn/bson"
 	"github.com/cairndb/cairn/internal/agg"
+	"github.com/cairndb/cairn/internal/exec"
 	"github.com/cairndb/cairn/internal/expr"
 	"github.com/cairndb/cairn/internal/mongoerr"
 	"github.com/cairndb/cairn/internal/query"
+	"github.com/cairndb/cairn/kv"
 )
 
 // parsePipe parses a change stream's later stages (the $changeStream
@@ -257,35 +260,110 @@ func same(t *testing.T, what string, got, want []bson.Doc) {
 	}
 }
 
-// TestLingerPolicy: a stream of a hub lingers after a wake-up read that
-// brought LingerEvents events or more, for the hub's Linger; a stream
-// without a hub, or a hub whose Linger is negative, never does.
+// TestLingerPolicy: a stream of a hub whose read brought LingerEvents
+// events or more lingers until the first of them is the hub's Linger old
+// (from its entry's wall time), never longer than Linger; a read that
+// brought fewer, a first event already that old, a stream without a hub
+// and a hub whose Linger is negative never linger.
 func TestLingerPolicy(t *testing.T) {
 	h := newHarness(t)
 	spec := Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff}
-	open := func(hub *Hub) *Stream {
+	type stream struct {
+		s *Stream
+		n int64 // the events its last Fill returned
+	}
+	open := func(hub *Hub) *stream {
 		s, err := Open(h.db, h.log, hub, Scope{DB: "db", Coll: "c"}, &spec, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(s.Close)
-		return s
+		return &stream{s: s}
 	}
 	tests := []struct {
-		name string
-		hub  *Hub
-		n    int64
-		want time.Duration
+		name    string
+		hub     *Hub
+		n       int64
+		age     time.Duration // slept between the writes and the read
+		longest time.Duration // 0: no linger
 	}{
-		{"default, few events", NewHub(h.db, h.log, HubOptions{}), DefaultLingerEvents - 1, 0},
-		{"default, a group", NewHub(h.db, h.log, HubOptions{}), DefaultLingerEvents, DefaultLinger},
-		{"set", NewHub(h.db, h.log, HubOptions{Linger: 7 * time.Millisecond, LingerEvents: 2}), 2, 7 * time.Millisecond},
-		{"disabled", NewHub(h.db, h.log, HubOptions{Linger: -1}), 100, 0},
-		{"no hub", nil, 100, 0},
+		{"default, few events", NewHub(h.db, h.log, HubOptions{}), DefaultLingerEvents - 1, 0, 0},
+		{"default, a group", NewHub(h.db, h.log, HubOptions{}), DefaultLingerEvents, 0, DefaultLinger},
+		{"set", NewHub(h.db, h.log, HubOptions{Linger: 700 * time.Millisecond, LingerEvents: 2}), 2, 0, 700 * time.Millisecond},
+		{"first event already old", NewHub(h.db, h.log, HubOptions{Linger: 2 * time.Millisecond}), DefaultLingerEvents, 20 * time.Millisecond, 0},
+		{"disabled", NewHub(h.db, h.log, HubOptions{Linger: -1}), 100, 0, 0},
+		{"no hub", nil, 100, 0, 0},
 	}
+	next := 0
 	for _, tc := range tests {
-		if got := open(tc.hub).Linger(tc.n); got != tc.want {
-			t.Errorf("%s: Linger(%d) = %v, want %v", tc.name, tc.n, got, tc.want)
+		st := open(tc.hub)
+		if got := st.s.Linger(tc.n); got != 0 {
+			t.Errorf("%s: Linger(%d) before any read = %v, want 0", tc.name, tc.n, got)
 		}
+		h.write("c", func(_ *kv.Tx, w *exec.CollWriter) error {
+			for range tc.n {
+				if _, _, err := w.Insert(js(t, fmt.Sprintf(`{"_id": %d}`, next))); err != nil {
+					return err
+				}
+				next++
+			}
+			return nil
+		})
+		time.Sleep(tc.age)
+		if evs := drain(t, st.s); int64(len(evs)) != tc.n {
+			t.Fatalf("%s: %d events, want %d", tc.name, len(evs), tc.n)
+		}
+		got := st.s.Linger(tc.n)
+		switch {
+		case tc.longest == 0 && got != 0:
+			t.Errorf("%s: Linger(%d) = %v, want 0", tc.name, tc.n, got)
+		case tc.longest > 0 && (got <= 0 || got > tc.longest):
+			t.Errorf("%s: Linger(%d) = %v, want in (0, %v]", tc.name, tc.n, got, tc.longest)
+		}
+	}
+}
+
+// TestHubHighWaterMarkToken: caught-up streams of one hub answer the same
+// post-batch token, byte for byte the token a stream without the hub
+// encodes, and it advances with the oplog.
+func TestHubHighWaterMarkToken(t *testing.T) {
+	h := newHarness(t)
+	hub := NewHub(h.db, h.log, HubOptions{})
+	spec := Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff}
+	var streams []*Stream
+	for _, hb := range []*Hub{hub, hub, nil} {
+		s, err := Open(h.db, h.log, hb, Scope{DB: "db", Coll: "c"}, &spec, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		streams = append(streams, s)
+	}
+	var prev Token
+	for round := range 3 {
+		h.write("other", func(_ *kv.Tx, w *exec.CollWriter) error {
+			_, _, err := w.Insert(js(t, fmt.Sprintf(`{"_id": %d}`, round)))
+			return err
+		})
+		var toks []bson.Doc
+		for _, s := range streams {
+			if evs := drain(t, s); len(evs) != 0 {
+				t.Fatalf("round %d: events of another collection: %v", round, opTypes(evs))
+			}
+			toks = append(toks, s.PostBatchResumeToken())
+		}
+		for i, tok := range toks[1:] {
+			if !bytes.Equal(tok, toks[0]) {
+				t.Errorf("round %d: stream %d's token %s, stream 0's %s", round, i+1, str(t, tok), str(t, toks[0]))
+			}
+		}
+		tok, err := DecodeToken(toks[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tok.Compare(prev) <= 0 {
+			t.Errorf("round %d: token %s did not advance", round, str(t, toks[0]))
+		}
+		prev = tok
 	}
 }

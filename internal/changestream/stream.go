@@ -55,6 +55,10 @@ type Stream struct {
 	closed atomic.Bool // Close may race a getMore at shutdown (KillAll)
 	b      bson.Builder
 	own    builtEvent // the last event built into b
+	// fillWall is the wall time (ms) of the first event the last Fill
+	// returned (0: none or unknown): Linger holds a batch only while that
+	// event is young.
+	fillWall int64
 	// Examined counts the oplog entries read (the pushdown's effect is
 	// visible in it against the events returned).
 	Examined int64
@@ -180,6 +184,9 @@ func (s *Stream) PostBatchResumeToken() bson.Doc {
 	if s.posDoc != nil {
 		return s.posDoc
 	}
+	if s.hub != nil && s.pos.Type == highWaterMark {
+		return s.hub.hwmDoc(s.pos.TS)
+	}
 	return s.pos.Doc()
 }
 
@@ -194,29 +201,36 @@ func (s *Stream) Changed() <-chan struct{} {
 	return ch
 }
 
-// DefaultLinger is how long a woken getMore lingers for more events when
-// its commit-point advance brought DefaultLingerEvents or more
-// (HubOptions.Linger, HubOptions.LingerEvents). One advance bringing four
-// events means four writes grouped in one journal flush or Raft commit:
-// writers faster than the flushes, whose next group is about one flush
-// away. A paced writer whose writes each get their own flush (1,000
-// writes/s against a sub-millisecond fdatasync) brings one or two and is
-// answered at once.
+// DefaultLinger is how old the first event of a batch may grow while its
+// getMore lingers for more, and DefaultLingerEvents the events a read
+// must bring for it to linger at all (HubOptions.Linger,
+// HubOptions.LingerEvents). A read that brings four events or more finds
+// writers faster than the stream's round trips: four writes grouped in
+// one journal flush or Raft commit, or a backlog that built up while the
+// previous reply travelled. Holding the batch until its first event is
+// 5 ms old lets one round trip carry several flushes' events — each round
+// trip costs the server and the client tens of microseconds of CPU
+// whatever it carries — while an event is never held past that age: a
+// paced writer whose writes each get their own flush (1,000 writes/s
+// against a sub-millisecond fdatasync) brings one or two and is answered
+// at once, and a stream already behind by more than the age is answered
+// at once too.
 const (
-	DefaultLinger       = 2 * time.Millisecond
+	DefaultLinger       = 5 * time.Millisecond
 	DefaultLingerEvents = 4
 )
 
-// Linger implements exec.Lingerer: a getMore woken by an advance of the
-// commit point whose read brought n events keeps reading at each advance
-// for the hub's Linger when n is at least LingerEvents, so that its round
-// trip carries the events of several flushes (DefaultLinger). Streams
-// without a hub never linger.
+// Linger implements exec.Lingerer: a getMore whose read brought n events,
+// n at least the hub's LingerEvents, waits until the first of them is
+// the hub's Linger old (from the entry's wall time), then reads once more
+// into the same batch (DefaultLinger). Streams without a hub never
+// linger, nor do streams whose first event's age is unknown.
 func (s *Stream) Linger(n int64) time.Duration {
-	if s.hub == nil || s.hub.opts.Linger <= 0 || n < s.hub.opts.LingerEvents {
+	if s.hub == nil || s.hub.opts.Linger <= 0 || n < s.hub.opts.LingerEvents || s.fillWall == 0 {
 		return 0
 	}
-	return s.hub.opts.Linger
+	d := time.Until(time.UnixMilli(s.fillWall).Add(s.hub.opts.Linger))
+	return min(max(d, 0), s.hub.opts.Linger)
 }
 
 // Close implements exec.Source; it may be called more than once.
@@ -232,6 +246,7 @@ func (s *Stream) Close() {
 // entries up to the commit point (commit.go) are all read. It is
 // exhausted once it has returned an invalidate.
 func (s *Stream) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, error) {
+	s.fillWall = 0
 	if s.done {
 		return true, nil
 	}
@@ -279,9 +294,14 @@ func (s *Stream) Fill(ctx context.Context, emit func(bson.Doc) bool) (bool, erro
 				return false, err
 			}
 		}
-		if doc != nil && !emit(doc) {
-			stopped = true
-			return false, nil
+		if doc != nil {
+			if !emit(doc) {
+				stopped = true
+				return false, nil
+			}
+			if s.fillWall == 0 {
+				s.fillWall = be.wall
+			}
 		}
 		s.pos, s.posDoc = tok, be.tokDoc
 		if tok.FromInvalidate {

@@ -20,14 +20,14 @@ package exec
 // a disconnect, shutdown), and with CursorKilled when killCursors kills
 // the cursor. It never polls.
 //
-// A source may ask a woken getMore to linger (Lingerer): when the read
-// after a wake-up brought documents and more are coming fast — a change
-// stream whose one commit-point advance brought several events —, the
-// getMore waits a short, bounded moment and reads once more into the
-// same batch before it answers, so that one round trip carries the
-// events of several commits instead of one: it reads again at each
-// advance until the linger time is over (never past the await time), and
-// a context end or killCursors meanwhile answers the batch read so far.
+// A source may ask a getMore to linger (Lingerer): when a read brought
+// documents and more are coming fast — a change stream whose read found
+// a group of events, at once or after a wake-up —, the getMore waits a
+// short, bounded moment and reads once more into the same batch before
+// it answers, so that one round trip carries the events of several
+// commits instead of one (never past the await time; a context end or
+// killCursors meanwhile answers the batch read so far, and a batch
+// already full answers at once).
 
 import (
 	"context"
@@ -73,6 +73,9 @@ type Batch struct {
 	// before a read after a wake-up; Wakeups counts those wake-ups.
 	Release func()
 	Wakeups *atomic.Int64
+	// full is set once the batch holds its count or refused a document:
+	// a getMore that might linger answers at once.
+	full bool
 }
 
 // FillBatch appends b's documents to r as the array firstBatch or
@@ -96,14 +99,19 @@ func (e *Engine) FillBatch(ctx context.Context, cs *Cursors, r *bson.Builder, b 
 	// that would overflow the batch.
 	emit := func(d bson.Doc) bool {
 		if b.Opt.Empty || (maxDocs > 0 && n >= maxDocs) {
+			b.full = true
 			return false
 		}
 		if n > 0 && bytes+int64(len(d)) > MaxBatchBytes {
+			b.full = true
 			return false
 		}
 		r.AppendDocument(bson.Index(int(n)), d)
 		n++
 		bytes += int64(len(d))
+		if maxDocs > 0 && n >= maxDocs {
+			b.full = true
+		}
 		return true
 	}
 	fill := func() (bool, error) { return b.Src.Fill(ctx, emit) }
@@ -143,12 +151,17 @@ func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func
 		}
 	}
 	ch := changed()
-	exhausted, err := fill()
-	if err != nil || exhausted || *n > 0 {
-		return exhausted, err
-	}
 	timer := time.NewTimer(b.Opt.Await)
 	defer timer.Stop()
+	exhausted, err := fill()
+	if err != nil || exhausted {
+		return exhausted, err
+	}
+	if *n > 0 {
+		// Documents were waiting: a source that is being written faster
+		// than its reader's round trips may still ask to linger.
+		return e.linger(ctx, b, timer, fill, *n)
+	}
 	if cs.AwaitHook != nil {
 		cs.AwaitHook(cur)
 	}
@@ -171,20 +184,24 @@ func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func
 		}
 		if exhausted, err = fill(); err != nil || exhausted || *n > 0 {
 			if err == nil && !exhausted {
-				return e.linger(ctx, cur, timer, ch, changed, fill, *n)
+				return e.linger(ctx, b, timer, fill, *n)
 			}
 			return exhausted, err
 		}
 	}
 }
 
-// linger, when the cursor's source asks for it after a wake-up read that
-// brought n documents, keeps reading into the batch at each advance of ch
-// (loaded before that read; changed loads the next) until the source's
-// linger time is over.
-func (e *Engine) linger(ctx context.Context, cur *Cursor, await *time.Timer, ch <-chan struct{}, changed func() <-chan struct{}, fill func() (bool, error), n int64) (bool, error) {
+// linger, when the cursor's source asks for it after a read that brought
+// n documents (Lingerer), waits the time the source names and reads once
+// more into the batch before it answers. It sleeps through the commits
+// meanwhile rather than reading at each: a hundred lingering change
+// streams then cost one wake-up and one read each, not one per journal
+// flush. A batch already full, the await time's end, the command's end
+// and killCursors answer what the batch holds.
+func (e *Engine) linger(ctx context.Context, b *Batch, await *time.Timer, fill func() (bool, error), n int64) (bool, error) {
+	cur := b.Cur
 	lg, ok := cur.Src.(Lingerer)
-	if !ok {
+	if !ok || b.full {
 		return false, nil
 	}
 	d := lg.Linger(n)
@@ -193,28 +210,24 @@ func (e *Engine) linger(ctx context.Context, cur *Cursor, await *time.Timer, ch 
 	}
 	t := time.NewTimer(d)
 	defer t.Stop()
-	for {
-		select {
-		case <-ch:
-		case <-t.C:
-			return false, nil
-		case <-await.C:
-			return false, nil
-		case <-ctx.Done():
-			return false, nil // answer what the batch holds
-		case <-cur.Killed():
-			return false, nil
-		}
-		ch = changed()
-		if exhausted, err := fill(); err != nil || exhausted {
-			return exhausted, err
-		}
+	select {
+	case <-t.C:
+	case <-await.C:
+		return false, nil
+	case <-ctx.Done():
+		return false, nil // answer what the batch holds
+	case <-cur.Killed():
+		return false, nil
 	}
+	if b.Release != nil {
+		b.Release()
+	}
+	return fill()
 }
 
-// Lingerer is a source that may ask a woken awaitData getMore whose read
-// brought n documents to wait d for more before it answers (0: answer
-// now).
+// Lingerer is a source that may ask an awaitData getMore whose read
+// brought n documents — at once, or after a wake-up — to wait d for more
+// and read once more before it answers (0: answer now).
 type Lingerer interface {
 	Linger(n int64) (d time.Duration)
 }

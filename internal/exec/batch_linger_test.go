@@ -135,3 +135,70 @@ func TestAwaitLinger(t *testing.T) {
 		})
 	}
 }
+
+// TestAwaitLingerImmediate: a getMore whose first read finds documents
+// waiting lingers too when its source asks (a change stream behind its
+// writers), and reads once more before it answers; one that finds fewer
+// answers at once, and so does one whose batch is already full, without
+// asking the source.
+func TestAwaitLingerImmediate(t *testing.T) {
+	const linger = 300 * time.Millisecond
+	tests := []struct {
+		name      string
+		pending   int // documents waiting before the getMore
+		later     int // documents added 30 ms into it
+		batchSize int64
+		want      int64
+		lingers   bool
+		asked     bool
+	}{
+		{"waiting documents linger", 3, 2, 0, 5, true, true},
+		{"a lone waiting document is answered at once", 1, 2, 0, 1, false, true},
+		{"a full batch is answered at once", 3, 2, 3, 3, false, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newLingerSource(linger, 2)
+			src.advance(tc.pending)
+			cs := NewCursors(0)
+			cur := &Cursor{Src: src, Tailable: true, AwaitData: true}
+			cur.NewKilled()
+			cs.Add(cur)
+			done := make(chan struct{})
+			defer close(done)
+			go func() {
+				select {
+				case <-time.After(30 * time.Millisecond):
+					src.advance(tc.later)
+				case <-done:
+				}
+			}()
+			var e Engine
+			var r bson.Builder
+			start := time.Now()
+			n, _, err := e.FillBatch(context.Background(), cs, &r, &Batch{Cur: cur, Src: src, Opt: BatchOptions{Tailable: true, AwaitData: true, Await: 10 * time.Second, BatchSize: tc.batchSize}})
+			elapsed := time.Since(start)
+			if err != nil {
+				t.Fatalf("FillBatch: %v", err)
+			}
+			if n != tc.want {
+				t.Errorf("batch of %d documents, want %d", n, tc.want)
+			}
+			if tc.lingers && elapsed < linger {
+				t.Errorf("answered after %v, before the linger of %v was over", elapsed, linger)
+			}
+			if !tc.lingers && elapsed >= linger {
+				t.Errorf("answered after %v: lingered", elapsed)
+			}
+			src.mu.Lock()
+			asked := src.asked
+			src.mu.Unlock()
+			if tc.asked && (len(asked) != 1 || asked[0] != int64(tc.pending)) {
+				t.Errorf("Linger asked with %v, want once with %d", asked, tc.pending)
+			}
+			if !tc.asked && len(asked) != 0 {
+				t.Errorf("Linger asked with %v for a full batch", asked)
+			}
+		})
+	}
+}
