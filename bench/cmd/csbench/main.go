@@ -229,7 +229,9 @@ func run(ctx context.Context, client *mongo.Client, pid, nw, rate, writers int, 
 	total.Store(-1)
 	hists := make([]*hdrhistogram.Histogram, nw)
 	sendHists := make([]*hdrhistogram.Histogram, nw)
-	var delivered atomic.Int64
+	// got[i] is watcher i's count of events, summed once they are done
+	// (a shared counter would be one contended cache line per event).
+	got := make([]int64, nw)
 	var wg sync.WaitGroup
 	wctx, cancel := context.WithTimeout(ctx, d+60*time.Second)
 	defer cancel()
@@ -242,9 +244,10 @@ func run(ctx context.Context, client *mongo.Client, pid, nw, rate, writers int, 
 		go func() {
 			defer wg.Done()
 			defer cs.Close(context.Background())
-			var got int64
+			var n int64
+			defer func() { got[i] = n }()
 			for {
-				if n := total.Load(); n >= 0 && got >= n {
+				if want := total.Load(); want >= 0 && n >= want {
 					return
 				}
 				if !cs.TryNext(wctx) {
@@ -266,8 +269,7 @@ func run(ctx context.Context, client *mongo.Client, pid, nw, rate, writers int, 
 				}
 				_ = h.RecordValue(max(lat, 1))
 				_ = hs.RecordValue(max(slat, 1))
-				got++
-				delivered.Add(1)
+				n++
 			}
 		}()
 	}
@@ -329,7 +331,9 @@ func run(ctx context.Context, client *mongo.Client, pid, nw, rate, writers int, 
 		return c, err
 	}
 	c.getMores = gm1 - gm0
-	c.delivered = delivered.Load()
+	for _, g := range got {
+		c.delivered += g
+	}
 	c.complete = c.delivered == n*int64(nw)
 	if nw == 0 && n > 0 {
 		writeCPU[rate] = cpu / time.Duration(n)
