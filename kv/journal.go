@@ -342,11 +342,8 @@ func (j *journal) waitDurable(lsn int64) error {
 			j.noteGroup(recs - j.durableRecs)
 			j.durable, j.durableRecs = target, recs
 		}
-		// The committers first: the durable mark's advance may wake many
-		// waiters (change streams' getMores) that would otherwise run
-		// before them.
-		j.cond.Broadcast()
 		j.marks.advance(mark)
+		j.cond.Broadcast()
 	}
 	return nil
 }
