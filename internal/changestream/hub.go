@@ -63,12 +63,16 @@ type HubOptions struct {
 	// (shape.go), a power of two (default 1024; another value is
 	// rounded up to one).
 	ShapeSlots int
-	// Linger is how old the first event of a batch may grow while a
-	// getMore whose read brought at least LingerEvents events waits for
-	// more (Stream.Linger; default DefaultLinger, negative: never), and
-	// LingerEvents that count (default DefaultLingerEvents).
-	Linger       time.Duration
+	// LingerEvents, Linger and LingerAge are the linger policy of a
+	// getMore whose read brought several events (Stream.Linger): the
+	// events that count (default DefaultLingerEvents), how long a woken
+	// getMore lingers at least (default DefaultLinger; negative: no
+	// getMore ever lingers) and how old the batch's first event may grow
+	// meanwhile (default DefaultLingerAge; negative: only the woken
+	// getMore's Linger).
 	LingerEvents int64
+	Linger       time.Duration
+	LingerAge    time.Duration
 	// CommitPoint is what the streams deliver up to (commit.go): the
 	// oplog's durable point when nil.
 	CommitPoint CommitPoint
@@ -123,6 +127,9 @@ func NewHub(kvdb *kv.DB, log *oplog.Log, o HubOptions) *Hub {
 	}
 	if o.Linger == 0 {
 		o.Linger = DefaultLinger
+	}
+	if o.LingerAge == 0 {
+		o.LingerAge = DefaultLingerAge
 	}
 	if o.LingerEvents <= 0 {
 		o.LingerEvents = DefaultLingerEvents

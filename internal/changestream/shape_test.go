@@ -261,43 +261,41 @@ func same(t *testing.T, what string, got, want []bson.Doc) {
 }
 
 // TestLingerPolicy: a stream of a hub whose read brought LingerEvents
-// events or more lingers until the first of them is the hub's Linger old
-// (from its entry's wall time), never longer than Linger; a read that
-// brought fewer, a first event already that old, a stream without a hub
-// and a hub whose Linger is negative never linger.
+// events or more lingers while the first of them is younger than the
+// hub's LingerAge (from its entry's wall time), and after a wake-up for
+// at least the hub's Linger; a read that brought fewer, a first event
+// already that old (unless woken), a stream without a hub and a hub whose
+// Linger is negative never linger.
 func TestLingerPolicy(t *testing.T) {
 	h := newHarness(t)
 	spec := Spec{FullDocument: FullDefault, FullDocumentBeforeChange: BeforeOff}
-	type stream struct {
-		s *Stream
-		n int64 // the events its last Fill returned
+	tests := []struct {
+		name     string
+		hub      *Hub
+		n        int64
+		age      time.Duration // slept between the writes and the read
+		woken    bool
+		shortest time.Duration // the linger is in [shortest, longest]
+		longest  time.Duration
+	}{
+		{"few events", NewHub(h.db, h.log, HubOptions{}), DefaultLingerEvents - 1, 0, true, 0, 0},
+		{"a group waiting", NewHub(h.db, h.log, HubOptions{LingerAge: time.Second}), DefaultLingerEvents, 0, false, time.Nanosecond, time.Second},
+		{"a group woken", NewHub(h.db, h.log, HubOptions{}), DefaultLingerEvents, 0, true, DefaultLinger, DefaultLingerAge},
+		{"set", NewHub(h.db, h.log, HubOptions{LingerAge: 700 * time.Millisecond, LingerEvents: 2}), 2, 0, false, 300 * time.Millisecond, 700 * time.Millisecond},
+		{"an old group waiting", NewHub(h.db, h.log, HubOptions{LingerAge: 2 * time.Millisecond}), DefaultLingerEvents, 20 * time.Millisecond, false, 0, 0},
+		{"an old group woken", NewHub(h.db, h.log, HubOptions{LingerAge: 2 * time.Millisecond}), DefaultLingerEvents, 20 * time.Millisecond, true, DefaultLinger, DefaultLinger},
+		{"age off", NewHub(h.db, h.log, HubOptions{LingerAge: -1}), DefaultLingerEvents, 0, false, 0, 0},
+		{"disabled", NewHub(h.db, h.log, HubOptions{Linger: -1}), 100, 0, true, 0, 0},
+		{"no hub", nil, 100, 0, true, 0, 0},
 	}
-	open := func(hub *Hub) *stream {
-		s, err := Open(h.db, h.log, hub, Scope{DB: "db", Coll: "c"}, &spec, nil, nil)
+	next := 0
+	for _, tc := range tests {
+		s, err := Open(h.db, h.log, tc.hub, Scope{DB: "db", Coll: "c"}, &spec, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(s.Close)
-		return &stream{s: s}
-	}
-	tests := []struct {
-		name    string
-		hub     *Hub
-		n       int64
-		age     time.Duration // slept between the writes and the read
-		longest time.Duration // 0: no linger
-	}{
-		{"default, few events", NewHub(h.db, h.log, HubOptions{}), DefaultLingerEvents - 1, 0, 0},
-		{"default, a group", NewHub(h.db, h.log, HubOptions{}), DefaultLingerEvents, 0, DefaultLinger},
-		{"set", NewHub(h.db, h.log, HubOptions{Linger: 700 * time.Millisecond, LingerEvents: 2}), 2, 0, 700 * time.Millisecond},
-		{"first event already old", NewHub(h.db, h.log, HubOptions{Linger: 2 * time.Millisecond}), DefaultLingerEvents, 20 * time.Millisecond, 0},
-		{"disabled", NewHub(h.db, h.log, HubOptions{Linger: -1}), 100, 0, 0},
-		{"no hub", nil, 100, 0, 0},
-	}
-	next := 0
-	for _, tc := range tests {
-		st := open(tc.hub)
-		if got := st.s.Linger(tc.n); got != 0 {
+		if got := s.Linger(tc.n, false); got != 0 {
 			t.Errorf("%s: Linger(%d) before any read = %v, want 0", tc.name, tc.n, got)
 		}
 		h.write("c", func(_ *kv.Tx, w *exec.CollWriter) error {
@@ -310,15 +308,11 @@ func TestLingerPolicy(t *testing.T) {
 			return nil
 		})
 		time.Sleep(tc.age)
-		if evs := drain(t, st.s); int64(len(evs)) != tc.n {
+		if evs := drain(t, s); int64(len(evs)) != tc.n {
 			t.Fatalf("%s: %d events, want %d", tc.name, len(evs), tc.n)
 		}
-		got := st.s.Linger(tc.n)
-		switch {
-		case tc.longest == 0 && got != 0:
-			t.Errorf("%s: Linger(%d) = %v, want 0", tc.name, tc.n, got)
-		case tc.longest > 0 && (got <= 0 || got > tc.longest):
-			t.Errorf("%s: Linger(%d) = %v, want in (0, %v]", tc.name, tc.n, got, tc.longest)
+		if got := s.Linger(tc.n, tc.woken); got < tc.shortest || got > tc.longest {
+			t.Errorf("%s: Linger(%d, woken %v) = %v, want in [%v, %v]", tc.name, tc.n, tc.woken, got, tc.shortest, tc.longest)
 		}
 	}
 }

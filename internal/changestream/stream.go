@@ -56,8 +56,8 @@ type Stream struct {
 	b      bson.Builder
 	own    builtEvent // the last event built into b
 	// fillWall is the wall time (ms) of the first event the last Fill
-	// returned (0: none or unknown): Linger holds a batch only while that
-	// event is young.
+	// returned (0: none or unknown): Linger holds a batch longer only
+	// while that event is young.
 	fillWall int64
 	// Examined counts the oplog entries read (the pushdown's effect is
 	// visible in it against the events returned).
@@ -201,36 +201,47 @@ func (s *Stream) Changed() <-chan struct{} {
 	return ch
 }
 
-// DefaultLinger is how old the first event of a batch may grow while its
-// getMore lingers for more, and DefaultLingerEvents the events a read
-// must bring for it to linger at all (HubOptions.Linger,
-// HubOptions.LingerEvents). A read that brings four events or more finds
-// writers faster than the stream's round trips: four writes grouped in
-// one journal flush or Raft commit, or a backlog that built up while the
-// previous reply travelled. Holding the batch until its first event is
-// 5 ms old lets one round trip carry several flushes' events — each round
-// trip costs the server and the client tens of microseconds of CPU
-// whatever it carries — while an event is never held past that age: a
-// paced writer whose writes each get their own flush (1,000 writes/s
-// against a sub-millisecond fdatasync) brings one or two and is answered
-// at once, and a stream already behind by more than the age is answered
-// at once too.
+// DefaultLingerEvents is the events a read must bring for its getMore to
+// linger at all, DefaultLinger how long a getMore woken by an advance of
+// the commit point lingers at least, and DefaultLingerAge how old the
+// first event of a batch may grow while its getMore lingers
+// (HubOptions.LingerEvents, Linger, LingerAge).
+//
+// A read that brings four events or more finds writers faster than the
+// stream's round trips: four writes grouped in one journal flush or Raft
+// commit, or a backlog that built up while the previous reply travelled.
+// Each round trip costs the server and the client tens of microseconds
+// of CPU whatever it carries, so such a getMore waits and reads once more
+// before it answers: a woken one for DefaultLinger (its events are one
+// flush old), or longer while its first event is younger than
+// DefaultLingerAge; one that found the events waiting only while the
+// first of them is younger than DefaultLingerAge. A stream already behind
+// by more than that age is answered at once, which keeps the tail of the
+// latency where it was; a paced writer whose writes each get their own
+// flush (1,000 writes/s against a sub-millisecond fdatasync) brings one
+// or two events per read and is answered at once.
 const (
-	DefaultLinger       = 5 * time.Millisecond
 	DefaultLingerEvents = 4
+	DefaultLinger       = 2 * time.Millisecond
+	DefaultLingerAge    = 5 * time.Millisecond
 )
 
-// Linger implements exec.Lingerer: a getMore whose read brought n events,
-// n at least the hub's LingerEvents, waits until the first of them is
-// the hub's Linger old (from the entry's wall time), then reads once more
-// into the same batch (DefaultLinger). Streams without a hub never
-// linger, nor do streams whose first event's age is unknown.
-func (s *Stream) Linger(n int64) time.Duration {
-	if s.hub == nil || s.hub.opts.Linger <= 0 || n < s.hub.opts.LingerEvents || s.fillWall == 0 {
+// Linger implements exec.Lingerer: the policy of DefaultLinger above,
+// with the hub's options; the first event's age is from its entry's wall
+// time. Streams without a hub never linger, nor do any when the hub's
+// Linger is negative.
+func (s *Stream) Linger(n int64, woken bool) time.Duration {
+	if s.hub == nil || s.hub.opts.Linger < 0 || n < s.hub.opts.LingerEvents {
 		return 0
 	}
-	d := time.Until(time.UnixMilli(s.fillWall).Add(s.hub.opts.Linger))
-	return min(max(d, 0), s.hub.opts.Linger)
+	var d time.Duration
+	if age := s.hub.opts.LingerAge; age > 0 && s.fillWall != 0 {
+		d = min(max(time.Until(time.UnixMilli(s.fillWall).Add(age)), 0), age)
+	}
+	if woken {
+		d = max(d, s.hub.opts.Linger)
+	}
+	return d
 }
 
 // Close implements exec.Source; it may be called more than once.

@@ -160,7 +160,7 @@ func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func
 	if *n > 0 {
 		// Documents were waiting: a source that is being written faster
 		// than its reader's round trips may still ask to linger.
-		return e.linger(ctx, b, timer, fill, *n)
+		return e.linger(ctx, b, timer, fill, *n, false)
 	}
 	if cs.AwaitHook != nil {
 		cs.AwaitHook(cur)
@@ -184,7 +184,7 @@ func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func
 		}
 		if exhausted, err = fill(); err != nil || exhausted || *n > 0 {
 			if err == nil && !exhausted {
-				return e.linger(ctx, b, timer, fill, *n)
+				return e.linger(ctx, b, timer, fill, *n, true)
 			}
 			return exhausted, err
 		}
@@ -192,19 +192,19 @@ func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func
 }
 
 // linger, when the cursor's source asks for it after a read that brought
-// n documents (Lingerer), waits the time the source names and reads once
+// n documents (Lingerer; woken: the read followed a wake-up), waits the time the source names and reads once
 // more into the batch before it answers. It sleeps through the commits
 // meanwhile rather than reading at each: a hundred lingering change
 // streams then cost one wake-up and one read each, not one per journal
 // flush. A batch already full, the await time's end, the command's end
 // and killCursors answer what the batch holds.
-func (e *Engine) linger(ctx context.Context, b *Batch, await *time.Timer, fill func() (bool, error), n int64) (bool, error) {
+func (e *Engine) linger(ctx context.Context, b *Batch, await *time.Timer, fill func() (bool, error), n int64, woken bool) (bool, error) {
 	cur := b.Cur
 	lg, ok := cur.Src.(Lingerer)
 	if !ok || b.full {
 		return false, nil
 	}
-	d := lg.Linger(n)
+	d := lg.Linger(n, woken)
 	if d <= 0 {
 		return false, nil
 	}
@@ -226,10 +226,10 @@ func (e *Engine) linger(ctx context.Context, b *Batch, await *time.Timer, fill f
 }
 
 // Lingerer is a source that may ask an awaitData getMore whose read
-// brought n documents — at once, or after a wake-up — to wait d for more
-// and read once more before it answers (0: answer now).
+// brought n documents — at once, or after a wake-up (woken) — to wait d
+// for more and read once more before it answers (0: answer now).
 type Lingerer interface {
-	Linger(n int64) (d time.Duration)
+	Linger(n int64, woken bool) (d time.Duration)
 }
 
 // ChangeNotifier is a source that provides its own wake-up channel (a

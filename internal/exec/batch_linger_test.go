@@ -19,6 +19,7 @@ type lingerSource struct {
 	d       time.Duration
 	minN    int64
 	asked   []int64 // the n of each Linger call
+	woken   []bool  // and its woken
 }
 
 func newLingerSource(d time.Duration, minN int64) *lingerSource {
@@ -54,10 +55,11 @@ func (s *lingerSource) Fill(_ context.Context, emit func(bson.Doc) bool) (bool, 
 
 func (s *lingerSource) Close() {}
 
-func (s *lingerSource) Linger(n int64) time.Duration {
+func (s *lingerSource) Linger(n int64, woken bool) time.Duration {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.asked = append(s.asked, n)
+	s.woken = append(s.woken, woken)
 	if n < s.minN {
 		return 0
 	}
@@ -129,8 +131,8 @@ func TestAwaitLinger(t *testing.T) {
 			case tc.end != "" && elapsed >= linger:
 				t.Errorf("answered after %v: the %s did not end the linger", elapsed, tc.end)
 			}
-			if len(src.asked) != 1 || src.asked[0] != int64(tc.advances[0]) {
-				t.Errorf("Linger asked with %v, want once with %d", src.asked, tc.advances[0])
+			if len(src.asked) != 1 || src.asked[0] != int64(tc.advances[0]) || !src.woken[0] {
+				t.Errorf("Linger asked with %v (woken %v), want once with %d, woken", src.asked, src.woken, tc.advances[0])
 			}
 		})
 	}
@@ -191,10 +193,10 @@ func TestAwaitLingerImmediate(t *testing.T) {
 				t.Errorf("answered after %v: lingered", elapsed)
 			}
 			src.mu.Lock()
-			asked := src.asked
+			asked, woken := src.asked, src.woken
 			src.mu.Unlock()
-			if tc.asked && (len(asked) != 1 || asked[0] != int64(tc.pending)) {
-				t.Errorf("Linger asked with %v, want once with %d", asked, tc.pending)
+			if tc.asked && (len(asked) != 1 || asked[0] != int64(tc.pending) || woken[0]) {
+				t.Errorf("Linger asked with %v (woken %v), want once with %d, not woken", asked, woken, tc.pending)
 			}
 			if !tc.asked && len(asked) != 0 {
 				t.Errorf("Linger asked with %v for a full batch", asked)
