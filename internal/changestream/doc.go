@@ -74,11 +74,14 @@
 //
 // # Lingering
 //
-// A getMore woken by an advance of the commit point whose read brought a
-// group of events (DefaultLingerEvents: writers faster than the flushes)
-// keeps reading at each advance for DefaultLinger before it answers
-// (Stream.Linger, exec.Lingerer), so that one round trip carries several
-// flushes' events; a lone event is answered at once.
+// A getMore whose read brought a group of events (DefaultLingerEvents:
+// writers faster than the flushes, or than the stream's round trips)
+// waits and reads once more before it answers (Stream.Linger,
+// exec.Lingerer), so that one round trip carries several flushes' events:
+// after a wake-up for DefaultLinger at least, and either kind while the
+// batch's first event is younger than DefaultLingerAge by its entry's
+// wall time; an event older than that is answered at once, and a lone
+// event too.
 //
 // # Images
 //

@@ -151,8 +151,6 @@ func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func
 		}
 	}
 	ch := changed()
-	timer := time.NewTimer(b.Opt.Await)
-	defer timer.Stop()
 	exhausted, err := fill()
 	if err != nil || exhausted {
 		return exhausted, err
@@ -160,8 +158,11 @@ func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func
 	if *n > 0 {
 		// Documents were waiting: a source that is being written faster
 		// than its reader's round trips may still ask to linger.
-		return e.linger(ctx, b, timer, fill, *n, false)
+		return e.linger(ctx, b, b.Opt.Await, fill, *n, false)
 	}
+	deadline := time.Now().Add(b.Opt.Await)
+	timer := time.NewTimer(b.Opt.Await)
+	defer timer.Stop()
 	if cs.AwaitHook != nil {
 		cs.AwaitHook(cur)
 	}
@@ -184,7 +185,7 @@ func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func
 		}
 		if exhausted, err = fill(); err != nil || exhausted || *n > 0 {
 			if err == nil && !exhausted {
-				return e.linger(ctx, b, timer, fill, *n, true)
+				return e.linger(ctx, b, time.Until(deadline), fill, *n, true)
 			}
 			return exhausted, err
 		}
@@ -192,19 +193,20 @@ func (e *Engine) awaitFill(ctx context.Context, cs *Cursors, b *Batch, fill func
 }
 
 // linger, when the cursor's source asks for it after a read that brought
-// n documents (Lingerer; woken: the read followed a wake-up), waits the time the source names and reads once
-// more into the batch before it answers. It sleeps through the commits
-// meanwhile rather than reading at each: a hundred lingering change
-// streams then cost one wake-up and one read each, not one per journal
-// flush. A batch already full, the await time's end, the command's end
+// n documents (Lingerer; woken: the read followed a wake-up), waits the
+// time the source names, never more than left of the await time, and
+// reads once more into the batch before it answers. It sleeps through
+// the commits meanwhile rather than reading at each: a hundred lingering
+// change streams then cost one wake-up and one read each, not one per
+// journal flush. A batch already full answers at once; the command's end
 // and killCursors answer what the batch holds.
-func (e *Engine) linger(ctx context.Context, b *Batch, await *time.Timer, fill func() (bool, error), n int64, woken bool) (bool, error) {
+func (e *Engine) linger(ctx context.Context, b *Batch, left time.Duration, fill func() (bool, error), n int64, woken bool) (bool, error) {
 	cur := b.Cur
 	lg, ok := cur.Src.(Lingerer)
 	if !ok || b.full {
 		return false, nil
 	}
-	d := lg.Linger(n, woken)
+	d := min(lg.Linger(n, woken), left)
 	if d <= 0 {
 		return false, nil
 	}
@@ -212,8 +214,6 @@ func (e *Engine) linger(ctx context.Context, b *Batch, await *time.Timer, fill f
 	defer t.Stop()
 	select {
 	case <-t.C:
-	case <-await.C:
-		return false, nil
 	case <-ctx.Done():
 		return false, nil // answer what the batch holds
 	case <-cur.Killed():

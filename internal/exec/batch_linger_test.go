@@ -150,13 +150,15 @@ func TestAwaitLingerImmediate(t *testing.T) {
 		pending   int // documents waiting before the getMore
 		later     int // documents added 30 ms into it
 		batchSize int64
+		await     time.Duration // 0: 10 s
 		want      int64
 		lingers   bool
 		asked     bool
 	}{
-		{"waiting documents linger", 3, 2, 0, 5, true, true},
-		{"a lone waiting document is answered at once", 1, 2, 0, 1, false, true},
-		{"a full batch is answered at once", 3, 2, 3, 3, false, false},
+		{"waiting documents linger", 3, 2, 0, 0, 5, true, true},
+		{"a lone waiting document is answered at once", 1, 2, 0, 0, 1, false, true},
+		{"a full batch is answered at once", 3, 2, 3, 0, 3, false, false},
+		{"the await time bounds the linger", 3, 2, 0, 100 * time.Millisecond, 5, false, true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -178,7 +180,11 @@ func TestAwaitLingerImmediate(t *testing.T) {
 			var e Engine
 			var r bson.Builder
 			start := time.Now()
-			n, _, err := e.FillBatch(context.Background(), cs, &r, &Batch{Cur: cur, Src: src, Opt: BatchOptions{Tailable: true, AwaitData: true, Await: 10 * time.Second, BatchSize: tc.batchSize}})
+			await := tc.await
+			if await == 0 {
+				await = 10 * time.Second
+			}
+			n, _, err := e.FillBatch(context.Background(), cs, &r, &Batch{Cur: cur, Src: src, Opt: BatchOptions{Tailable: true, AwaitData: true, Await: await, BatchSize: tc.batchSize}})
 			elapsed := time.Since(start)
 			if err != nil {
 				t.Fatalf("FillBatch: %v", err)
